@@ -1,0 +1,391 @@
+"""Boards: a grid of face strings, its notations, and the neighbour geometry.
+
+A face is a non-empty string of letters (``a``, ``qu``, ``th``, ``·l``) or ``""`` for a blank
+(blocked) cell. Faces are stored case-folded and NFC-normalised.
+
+Notations (format -> parse round-trips exactly):
+
+* **compact**: row-major, one character a face; ``q`` is the Qu cell, ``.`` a blank, and any
+  other face is written in brackets (``[th]``, ``[q]`` for a plain Q). The shape is inferred
+  for square boards, given as ``RxC`` otherwise. Example: ``perslatgsineters``.
+* **grid**: one row a line, faces separated by spaces, ``.`` for a blank. Faces are literal.
+* **algs4**: first line ``ROWS COLS``, then ROWS x COLS tokens; ``Qu`` and ``Q`` are the Qu cell.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from pipeline.errors import BoardError
+
+QU = "qu"
+BLANK = ""
+BLANK_TOKEN = "."
+# Allowed inside a face besides letters and combining marks: the Catalan middle dot ("·l").
+_EXTRA_FACE_CHARS = frozenset("·")
+
+
+def normalise_text(text: str) -> str:
+    """Case-fold and NFC-normalise (the form every word and face is compared in)."""
+    return unicodedata.normalize("NFC", text.casefold())
+
+
+def is_face_char(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "LM" or ch in _EXTRA_FACE_CHARS
+
+
+def check_face(face: str, where: str) -> str:
+    """Return the normalised face or raise a BoardError naming ``where``."""
+    if face in (BLANK, BLANK_TOKEN):
+        return BLANK
+    norm = normalise_text(face)
+    bad = [ch for ch in norm if not is_face_char(ch)]
+    if bad:
+        raise BoardError(f"{where}: unknown face {face!r} (faces are letters; '.' is a blank)")
+    return norm
+
+
+@dataclass(frozen=True)
+class Board:
+    """An R x C grid of faces, row-major."""
+
+    rows: int
+    cols: int
+    faces: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if self.rows < 1 or self.cols < 1:
+            raise BoardError(f"board shape {self.rows}x{self.cols}: rows and cols must be >= 1")
+        if len(self.faces) != self.rows * self.cols:
+            raise BoardError(
+                f"board has {len(self.faces)} faces, expected {self.rows * self.cols} "
+                f"for shape {self.rows}x{self.cols}"
+            )
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.rows, self.cols)
+
+    @property
+    def n_cells(self) -> int:
+        return self.rows * self.cols
+
+    def face(self, r: int, c: int) -> str:
+        return self.faces[r * self.cols + c]
+
+    def grid(self) -> list[list[str]]:
+        return [list(self.faces[r * self.cols : (r + 1) * self.cols]) for r in range(self.rows)]
+
+    def __str__(self) -> str:
+        return format_compact(self)
+
+
+# ---------------------------------------------------------------- shapes
+
+
+def parse_shape(text: str) -> tuple[int, int]:
+    """Parse ``RxC`` (also ``R x C``, ``RXC``) into (rows, cols)."""
+    parts = text.lower().replace(" ", "").split("x")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise BoardError(f"shape {text!r}: expected RxC, e.g. 4x4 or 3x5")
+    rows, cols = int(parts[0]), int(parts[1])
+    if rows < 1 or cols < 1:
+        raise BoardError(f"shape {text!r}: rows and cols must be >= 1")
+    return rows, cols
+
+
+def format_shape(rows: int, cols: int) -> str:
+    return f"{rows}x{cols}"
+
+
+# ---------------------------------------------------------------- compact
+
+
+def _compact_tokens(text: str) -> Iterator[tuple[int, str]]:
+    """Yield (position, raw face) for a compact string, handling bracketed faces."""
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "[":
+            end = text.find("]", i + 1)
+            if end < 0:
+                raise BoardError(f"position {i + 1}: '[' without a closing ']'")
+            inner = text[i + 1 : end]
+            if not inner:
+                raise BoardError(f"position {i + 1}: empty face '[]'")
+            yield i + 1, inner
+            i = end + 1
+        else:
+            yield i + 1, (QU if ch in ("q", "Q") else ch)
+            i += 1
+
+
+def parse_compact(text: str, shape: tuple[int, int] | None = None) -> Board:
+    """Parse a compact board string.
+
+    >>> parse_compact("qaaa").faces
+    ('qu', 'a', 'a', 'a')
+    """
+    stripped = unicodedata.normalize("NFC", text.strip())
+    if not stripped:
+        raise BoardError("empty board")
+    faces: list[str] = []
+    for pos, raw in _compact_tokens(stripped):
+        if raw == BLANK_TOKEN:
+            faces.append(BLANK)
+        else:
+            face = check_face(raw, f"position {pos}")
+            if face == BLANK:
+                raise BoardError(f"position {pos}: empty face")
+            faces.append(face)
+    n = len(faces)
+    if shape is None:
+        side = math.isqrt(n)
+        if side * side != n:
+            raise BoardError(
+                f"board {stripped!r} has {n} faces, not a square number; give the shape as RxC"
+            )
+        shape = (side, side)
+    rows, cols = shape
+    if rows * cols != n:
+        raise BoardError(f"board {stripped!r} has {n} faces, expected {rows * cols} for {rows}x{cols}")
+    return Board(rows, cols, tuple(faces))
+
+
+def _compact_face(face: str) -> str:
+    if face == BLANK:
+        return BLANK_TOKEN
+    if face == QU:
+        return "q"
+    if len(face) == 1 and face not in ("q", "[", "]", BLANK_TOKEN):
+        return face
+    return f"[{face}]"
+
+
+def format_compact(board: Board) -> str:
+    """The compact string (without the shape)."""
+    return "".join(_compact_face(f) for f in board.faces)
+
+
+# ---------------------------------------------------------------- grid text
+
+
+def parse_grid(text: str, *, source: str | None = None, first_line: int = 1) -> Board:
+    """Parse grid text: one row a line, faces separated by whitespace, '.' for a blank."""
+    rows: list[list[str]] = []
+    width = None
+    for offset, line in enumerate(text.splitlines()):
+        if not line.strip():
+            continue
+        lineno = first_line + offset
+        row = []
+        for k, tok in enumerate(line.split(), start=1):
+            try:
+                row.append(check_face(tok, f"line {lineno}, token {k}"))
+            except BoardError as exc:
+                raise BoardError(exc.message, source=source) from None
+        if width is None:
+            width = len(row)
+        elif len(row) != width:
+            raise BoardError(
+                f"line {lineno}: expected {width} faces like the first row, found {len(row)}",
+                source=source,
+            )
+        rows.append(row)
+    if not rows or width is None:
+        raise BoardError("empty board", source=source)
+    return Board(len(rows), width, tuple(f for row in rows for f in row))
+
+
+def format_grid(board: Board) -> str:
+    return "\n".join(
+        " ".join(f if f != BLANK else BLANK_TOKEN for f in row) for row in board.grid()
+    )
+
+
+# ---------------------------------------------------------------- algs4
+
+
+def parse_algs4(text: str, *, source: str | None = None) -> Board:
+    """Parse the algs4 board format: ``ROWS COLS`` then the tokens; ``Qu``/``Q`` = Qu."""
+    lines = text.splitlines()
+    header_idx = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if header_idx is None:
+        raise BoardError("empty board file", source=source)
+    header = lines[header_idx].split()
+    if len(header) != 2 or not all(h.isdigit() for h in header):
+        raise BoardError(
+            f"line {header_idx + 1}: expected 'ROWS COLS', found {lines[header_idx].strip()!r}",
+            source=source,
+        )
+    rows, cols = int(header[0]), int(header[1])
+    if rows < 1 or cols < 1:
+        raise BoardError(f"line {header_idx + 1}: rows and cols must be >= 1", source=source)
+    faces: list[str] = []
+    for i in range(header_idx + 1, len(lines)):
+        for k, tok in enumerate(lines[i].split(), start=1):
+            if len(faces) == rows * cols:
+                raise BoardError(
+                    f"line {i + 1}, token {k}: {tok!r} after the {rows * cols} faces of a "
+                    f"{rows}x{cols} board",
+                    source=source,
+                )
+            low = tok.casefold()
+            try:
+                faces.append(QU if low in ("q", "qu") else check_face(tok, f"line {i + 1}, token {k}"))
+            except BoardError as exc:
+                raise BoardError(exc.message, source=source) from None
+    if len(faces) != rows * cols:
+        raise BoardError(
+            f"expected {rows * cols} faces for a {rows}x{cols} board, found {len(faces)}",
+            source=source,
+        )
+    return Board(rows, cols, tuple(faces))
+
+
+def format_algs4(board: Board) -> str:
+    """The algs4 format. Faces are upper-cased (``Qu`` for the Qu cell); blanks are '.'."""
+    if "q" in board.faces:
+        raise BoardError("a plain Q face cannot be written in the algs4 format (Q means Qu there)")
+
+    def tok(f: str) -> str:
+        return BLANK_TOKEN if f == BLANK else f[:1].upper() + f[1:]
+
+    body = "\n".join(" ".join(tok(f) for f in row) for row in board.grid())
+    return f"{board.rows} {board.cols}\n{body}"
+
+
+# ---------------------------------------------------------------- files
+
+
+def parse_board_text(text: str, *, source: str | None = None, shape: tuple[int, int] | None = None) -> list[Board]:
+    """Parse a text holding boards in any notation, detected from the content.
+
+    * first non-empty line ``ROWS COLS`` -> one algs4 board;
+    * lines with spaces -> grid boards, separated by blank lines;
+    * otherwise one compact board a line.
+    """
+    lines = text.splitlines()
+    nonempty = [(i, ln) for i, ln in enumerate(lines, start=1) if ln.strip()]
+    if not nonempty:
+        raise BoardError("no boards found", source=source)
+    first = nonempty[0][1].split()
+    if len(first) == 2 and all(t.isdigit() for t in first):
+        return [parse_algs4(text, source=source)]
+    if any(len(ln.split()) > 1 for _, ln in nonempty):
+        boards = []
+        block: list[str] = []
+        start = 1
+        for i, ln in enumerate([*lines, ""], start=1):
+            if ln.strip():
+                if not block:
+                    start = i
+                block.append(ln)
+            elif block:
+                boards.append(parse_grid("\n".join(block), source=source, first_line=start))
+                block = []
+        return boards
+    out = []
+    for i, ln in nonempty:
+        try:
+            out.append(parse_compact(ln, shape))
+        except BoardError as exc:
+            raise BoardError(exc.message, source=source, line=i) from None
+    return out
+
+
+# ---------------------------------------------------------------- geometry
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Neighbour tables for an R x C grid, shared by the kernel and the reference solver.
+
+    ``nbr_list[c, :deg[c]]`` are the neighbours of cell ``c``; ``nbr_mask[c]`` is the same as a
+    bit mask (only for boards of at most 64 cells, else all zeros).
+    """
+
+    rows: int
+    cols: int
+    nbr_list: np.ndarray  # int32 [n, 8], -1 padded
+    deg: np.ndarray  # int32 [n]
+    nbr_mask: np.ndarray  # uint64 [n]
+
+    @property
+    def n_cells(self) -> int:
+        return self.rows * self.cols
+
+    def neighbours(self, cell: int) -> list[int]:
+        return [int(x) for x in self.nbr_list[cell, : self.deg[cell]]]
+
+
+@lru_cache(maxsize=64)
+def geometry(rows: int, cols: int) -> Geometry:
+    n = rows * cols
+    nbr_list = np.full((n, 8), -1, dtype=np.int32)
+    deg = np.zeros(n, dtype=np.int32)
+    nbr_mask = np.zeros(n, dtype=np.uint64)
+    for r in range(rows):
+        for c in range(cols):
+            cell = r * cols + c
+            k = 0
+            m = 0
+            for dr in (-1, 0, 1):
+                for dc in (-1, 0, 1):
+                    if dr == 0 and dc == 0:
+                        continue
+                    rr, cc = r + dr, c + dc
+                    if 0 <= rr < rows and 0 <= cc < cols:
+                        nb = rr * cols + cc
+                        nbr_list[cell, k] = nb
+                        k += 1
+                        if n <= 64:
+                            m |= 1 << nb
+            deg[cell] = k
+            nbr_mask[cell] = np.uint64(m)
+    for arr in (nbr_list, deg, nbr_mask):
+        arr.setflags(write=False)
+    return Geometry(rows, cols, nbr_list, deg, nbr_mask)
+
+
+# ---------------------------------------------------------------- symmetries
+
+
+def symmetry_maps(rows: int, cols: int) -> list[tuple[int, int, np.ndarray]]:
+    """The 8 symmetries of the rectangle as (new_rows, new_cols, perm).
+
+    ``new_faces[i] = faces[perm[i]]``. Transposing symmetries swap rows and cols.
+    """
+    idx = np.arange(rows * cols).reshape(rows, cols)
+    out = []
+    for t in range(2):
+        g = idx.T if t else idx
+        for k in range(4):
+            h = np.rot90(g, k)
+            out.append((h.shape[0], h.shape[1], h.reshape(-1).copy()))
+    # the rotations of the grid and of its transpose are the 8 elements of the dihedral group
+    return out
+
+
+def symmetries(board: Board) -> list[Board]:
+    """The board under each of the 8 symmetries of its rectangle (rotations and mirrors)."""
+    out = []
+    for r, c, perm in symmetry_maps(board.rows, board.cols):
+        out.append(Board(r, c, tuple(board.faces[i] for i in perm)))
+    return out
+
+
+def canonical(board: Board) -> Board:
+    """The representative of the board's symmetry class (smallest (shape, faces))."""
+    return min(symmetries(board), key=lambda b: (b.rows, b.cols, b.faces))
+
+
+def faces_of(boards: Iterable[Board]) -> set[str]:
+    return {f for b in boards for f in b.faces if f != BLANK}

@@ -1,0 +1,340 @@
+"""Lexicons: load a word list (plain, gzip, or a Tanglet language pack), normalise it, report
+what was dropped, and compile it (with a disk cache) for a face alphabet and a rule set.
+
+Normalisation (DOMAIN.md): trim, case-fold (Unicode-aware) and NFC-normalise each entry, then
+drop empty lines and duplicates; compiling drops words shorter than the minimum length (in
+letters) and words no sequence of the alphabet's faces can spell. Every drop is counted by
+reason in a :class:`DropReport`; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.boards import normalise_text
+from pipeline.errors import LexiconError
+from pipeline.rules import Rules
+from pipeline.trie import Alphabet, Trie, build_trie
+
+TANGLET_PREFIX = "tanglet:"
+DEFAULT_TANGLET_DIR = "/usr/share/tanglet/gamedata"
+CACHE_FORMAT = 1
+MAX_EXAMPLES = 5
+
+
+def tanglet_dir() -> Path:
+    return Path(os.environ.get("TANGLET_DATA", DEFAULT_TANGLET_DIR))
+
+
+def tanglet_languages() -> list[str]:
+    root = tanglet_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "words").is_file())
+
+
+def _no_lexicon_help() -> str:
+    return (
+        "install the Tanglet word lists with `sudo apt-get install tanglet-data` "
+        "(Debian/Ubuntu; or set TANGLET_DATA to a folder of language packs), "
+        "or pass a word-list file with --dictionary PATH (one word a line, optionally gzip)"
+    )
+
+
+def tanglet_pack(lang: str) -> Path:
+    """The folder of a Tanglet language pack, or a LexiconError saying how to get one."""
+    path = tanglet_dir() / lang
+    if not (path / "words").is_file():
+        have = tanglet_languages()
+        hint = f"installed: {', '.join(have)}" if have else _no_lexicon_help()
+        raise LexiconError(f"Tanglet language pack {lang!r} not found in {tanglet_dir()}; {hint}")
+    return path
+
+
+def default_dictionary() -> str:
+    """``$BOGGLE_DICTIONARY`` if set, else ``tanglet:en`` (which may not be installed)."""
+    return os.environ.get("BOGGLE_DICTIONARY", "tanglet:en")
+
+
+@dataclass
+class DropReport:
+    """How many entries were read, kept and dropped (by reason, with a few examples)."""
+
+    n_input: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def drop(self, reason: str, entry: str) -> None:
+        self.dropped[reason] = self.dropped.get(reason, 0) + 1
+        ex = self.examples.setdefault(reason, [])
+        if len(ex) < MAX_EXAMPLES:
+            ex.append(entry)
+
+    def drop_many(self, reason: str, entries: list[str]) -> None:
+        if not entries:
+            return
+        self.dropped[reason] = self.dropped.get(reason, 0) + len(entries)
+        ex = self.examples.setdefault(reason, [])
+        ex.extend(entries[: max(0, MAX_EXAMPLES - len(ex))])
+
+    @property
+    def n_dropped(self) -> int:
+        return sum(self.dropped.values())
+
+    @property
+    def n_kept(self) -> int:
+        return self.n_input - self.n_dropped
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n_input": self.n_input,
+            "n_kept": self.n_kept,
+            "dropped": dict(self.dropped),
+            "examples": {k: list(v) for k, v in self.examples.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DropReport:
+        return cls(int(d["n_input"]), dict(d["dropped"]), {k: list(v) for k, v in d["examples"].items()})
+
+    def summary(self) -> str:
+        parts = [f"{self.n_input} entries read, {self.n_kept} kept"]
+        for reason, n in sorted(self.dropped.items()):
+            ex = ", ".join(repr(e) for e in self.examples.get(reason, [])[:3])
+            parts.append(f"{n} dropped as {reason}" + (f" (e.g. {ex})" if ex else ""))
+        return "; ".join(parts)
+
+
+@dataclass
+class Lexicon:
+    """A normalised word list: sorted, unique, non-empty entries."""
+
+    name: str
+    source: str
+    content_hash: str
+    words: list[str]
+    report: DropReport
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _read_source(spec: str) -> tuple[str, Path, bytes, bool]:
+    """Resolve a dictionary spec to (name, path, raw bytes, is_tanglet)."""
+    if spec.startswith(TANGLET_PREFIX):
+        lang = spec[len(TANGLET_PREFIX) :]
+        path = tanglet_pack(lang) / "words"
+        return spec, path, path.read_bytes(), True
+    path = Path(spec).expanduser()
+    if not path.exists():
+        raise LexiconError(f"dictionary file not found: {spec}; {_no_lexicon_help()}")
+    if path.is_dir():
+        raise LexiconError(f"dictionary {spec} is a directory, expected a word-list file")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise LexiconError(f"cannot read dictionary {spec}: {exc.strerror}") from None
+    return path.name, path, raw, False
+
+
+def _decode(raw: bytes, source: str) -> str:
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error):
+            raise LexiconError("not a valid gzip file", source=source) from None
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        line = raw.count(b"\n", 0, nul) + 1
+        raise LexiconError("binary data (NUL byte), expected a text word list", source=source, line=line)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise LexiconError("not UTF-8 text, expected a word list", source=source, line=line) from None
+    return text
+
+
+def load_lexicon(spec: str) -> Lexicon:
+    """Load and normalise a word list: a file path (plain or gzip) or ``tanglet:<lang>``."""
+    name, path, raw, is_tanglet = _read_source(spec)
+    return _parse_lexicon(name, path, raw, is_tanglet)
+
+
+def _parse_lexicon(name: str, path: Path, raw: bytes, is_tanglet: bool) -> Lexicon:
+    text = _decode(raw, str(path))
+    report = DropReport()
+    seen: set[str] = set()
+    lines = text.splitlines()
+    report.n_input = len(lines)
+    for line in lines:
+        entry = line.split(None, 1)[0] if is_tanglet and line.strip() else line.strip()
+        if not entry:
+            report.drop("empty", line)
+            continue
+        word = normalise_text(entry)
+        if word in seen:
+            report.drop("duplicate", entry)
+            continue
+        seen.add(word)
+    if not seen:
+        raise LexiconError("no words (the file is empty or blank)", source=str(path))
+    return Lexicon(name, str(path), hashlib.sha256(raw).hexdigest(), sorted(seen), report)
+
+
+# ---------------------------------------------------------------- compiling
+
+
+@dataclass
+class CompiledLexicon:
+    """A lexicon compiled for one alphabet and rule set: the trie, word table and points."""
+
+    name: str
+    source: str
+    content_hash: str
+    alphabet: Alphabet
+    rules: Rules
+    trie: Trie
+    report: DropReport
+    word_points: np.ndarray  # int32 [n_words]
+    from_cache: bool = False
+
+    @property
+    def words(self) -> list[str]:
+        return self.trie.words
+
+    @property
+    def n_words(self) -> int:
+        return len(self.trie.words)
+
+    def provenance(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "source": self.source,
+            "content_hash": self.content_hash,
+            "n_words": self.n_words,
+            "alphabet": list(self.alphabet.faces),
+            "report": self.report.to_dict(),
+        }
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("BOGGLE_CACHE_DIR")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "boggle-pipeline"
+
+
+def _cache_key(content_hash: str, alphabet: Alphabet, rules: Rules) -> str:
+    # Only the minimum length changes which words the trie holds; points are recomputed on load.
+    text = f"v{CACHE_FORMAT}|{content_hash}|{alphabet.key()}|min={rules.min_length}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def compile_lexicon(
+    spec: str,
+    alphabet: Alphabet,
+    rules: Rules,
+    *,
+    use_cache: bool = True,
+) -> CompiledLexicon:
+    """Load ``spec`` and compile it for ``alphabet`` and ``rules``, using the disk cache.
+
+    >>> from pipeline.rules import get_rules
+    >>> lex = compile_lexicon("words.txt", Alphabet.english(), get_rules("boggle"))  # doctest: +SKIP
+    """
+    name, path, raw, is_tanglet = _read_source(spec)
+    content_hash = hashlib.sha256(raw).hexdigest()
+    cache_file = cache_dir() / f"{_cache_key(content_hash, alphabet, rules)}.npz"
+    if use_cache and cache_file.is_file():
+        try:
+            trie, meta = Trie.load(cache_file)
+        except (OSError, ValueError, KeyError):
+            trie = None  # a corrupt cache entry is rebuilt below
+        if trie is not None and trie.alphabet == alphabet:
+            report = DropReport.from_dict(meta["report"])
+            return CompiledLexicon(
+                name, str(path), content_hash, alphabet, rules, trie, report,
+                points_for(trie, rules), from_cache=True,
+            )
+    lexicon = _parse_lexicon(name, path, raw, is_tanglet)
+    compiled = compile_words(lexicon, alphabet, rules)
+    if use_cache:
+        try:
+            compiled.trie.save(cache_file, {"report": compiled.report.to_dict()})
+        except OSError:
+            pass  # a read-only cache only costs speed
+    return compiled
+
+
+def compile_words(lexicon: Lexicon, alphabet: Alphabet, rules: Rules) -> CompiledLexicon:
+    """Compile an already loaded lexicon (no cache)."""
+    report = DropReport(
+        lexicon.report.n_input, dict(lexicon.report.dropped),
+        {k: list(v) for k, v in lexicon.report.examples.items()},
+    )
+    long_enough = [w for w in lexicon.words if len(w) >= rules.min_length]
+    report.drop_many(
+        f"shorter than {rules.min_length} letters",
+        [w for w in lexicon.words if len(w) < rules.min_length],
+    )
+    trie, unspellable = build_trie(long_enough, alphabet)
+    report.drop_many("not spellable with the faces " + alphabet.describe(), unspellable)
+    return CompiledLexicon(
+        lexicon.name, lexicon.source, lexicon.content_hash, alphabet, rules, trie, report,
+        points_for(trie, rules),
+    )
+
+
+def points_for(trie: Trie, rules: Rules) -> np.ndarray:
+    table = rules.points_table(int(trie.word_len.max(initial=0)))
+    return table[trie.word_len].astype(np.int32)
+
+
+def compile_for_boards(
+    spec: str, rules: Rules, faces: set[str] | None = None, *, use_cache: bool = True
+) -> CompiledLexicon:
+    """Compile ``spec`` with the compact alphabet of its letters plus ``faces``.
+
+    The compact alphabet is every letter the lexicon uses, with ``q`` standing for the Qu face
+    (so words with a ``q`` not followed by ``u`` are unspellable); extra faces (multi-letter
+    dice faces, a plain ``q``) are added when boards show them.
+    """
+    alphabet = lexicon_alphabet(spec)
+    if faces:
+        alphabet = alphabet.union(faces)
+    return compile_lexicon(spec, alphabet, rules, use_cache=use_cache)
+
+
+def lexicon_alphabet(spec: str) -> Alphabet:
+    """The compact alphabet for a lexicon: its letters, with ``qu`` in place of ``q``.
+
+    Cached on disk by content hash, since finding the letters means reading every word.
+    """
+    name, path, raw, is_tanglet = _read_source(spec)
+    content_hash = hashlib.sha256(raw).hexdigest()
+    marker = cache_dir() / f"letters-{content_hash[:32]}.txt"
+    if marker.is_file():
+        try:
+            return Alphabet(tuple(marker.read_text(encoding="utf-8").split("\n")))
+        except (OSError, ValueError):
+            pass
+    lexicon = _parse_lexicon(name, path, raw, is_tanglet)
+    alphabet = Alphabet.compact_for(lexicon.words)
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        tmp = marker.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text("\n".join(alphabet.faces), encoding="utf-8")
+        os.replace(tmp, marker)
+    except OSError:
+        pass
+    return alphabet

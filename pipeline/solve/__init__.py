@@ -1,0 +1,130 @@
+"""Solving boards: the public wrapper around the numba kernel.
+
+``solve_arrays`` takes a batch of encoded boards of one shape and returns a :class:`BatchResult`
+(per board: score, distinct words, longest word length, dead cells, and the found word ids as
+CSR offsets + ids). ``solve_boards`` does the same for :class:`~pipeline.boards.Board` objects
+of any shapes and gives one :class:`BoardResult` each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.boards import Board, geometry
+from pipeline.lexicon import CompiledLexicon
+
+
+@dataclass
+class BatchResult:
+    score: np.ndarray  # int32 [n]
+    n_words: np.ndarray  # int32 [n]
+    longest: np.ndarray  # int16 [n], letters of the longest word found
+    dead_cells: np.ndarray  # int16/int32 [n], non-blank cells no found word uses
+    offsets: np.ndarray  # int64 [n + 1]
+    word_ids: np.ndarray  # int32 [offsets[-1]], in discovery order within a board
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+    def ids_of(self, i: int) -> np.ndarray:
+        return self.word_ids[self.offsets[i] : self.offsets[i + 1]]
+
+    def sorted_ids(self) -> np.ndarray:
+        """Word ids sorted within each board (ids follow the lexicon's sorted order)."""
+        if len(self.word_ids) == 0:
+            return self.word_ids
+        board = np.repeat(np.arange(len(self.score)), np.diff(self.offsets))
+        return self.word_ids[np.lexsort((self.word_ids, board))]
+
+
+@dataclass(frozen=True)
+class BoardResult:
+    board: Board
+    words: list[str]  # sorted
+    points: list[int]  # per word
+    score: int
+    longest: int
+    dead_cells: int
+
+    @property
+    def n_words(self) -> int:
+        return len(self.words)
+
+
+def solve_arrays(
+    boards: np.ndarray, rows: int, cols: int, lexicon: CompiledLexicon, *, collect: bool = True
+) -> BatchResult:
+    """Solve a batch of encoded boards (int8 [n_boards, rows*cols], blank = -1).
+
+    With ``collect=False`` the word ids are not gathered (offsets are all zero).
+    """
+    from pipeline.solve import kernel
+
+    boards = np.ascontiguousarray(boards, dtype=np.int8)
+    if boards.ndim != 2 or boards.shape[1] != rows * cols:
+        raise ValueError(f"boards must have shape (n, {rows * cols}), got {boards.shape}")
+    trie = lexicon.trie
+    geo = geometry(rows, cols)
+    common = (trie.mask, trie.first_child, trie.word_id, lexicon.word_points, trie.word_len,
+              max(trie.max_depth, 1), collect)
+    if lexicon.rules.revisit:
+        out = kernel._solve_revisit(boards, geo.nbr_list, geo.deg, *common)
+    elif rows * cols <= 64:
+        out = kernel._solve_small(boards, geo.nbr_mask, *common)
+    else:
+        out = kernel._solve_large(boards, geo.nbr_list, geo.deg, *common)
+    return BatchResult(*out)
+
+
+def encode_boards(boards: Sequence[Board], lexicon: CompiledLexicon) -> np.ndarray:
+    """Boards of one shape -> int8 [n, cells]; a face outside the alphabet is a BoardError."""
+    alphabet = lexicon.alphabet
+    out = np.empty((len(boards), boards[0].n_cells if boards else 0), dtype=np.int8)
+    for i, b in enumerate(boards):
+        out[i] = alphabet.encode(b.faces, where=f"board {b}")
+    return out
+
+
+def solve_boards(boards: Sequence[Board], lexicon: CompiledLexicon) -> list[BoardResult]:
+    """Solve boards of any shapes; results come back in input order."""
+    results: list[BoardResult | None] = [None] * len(boards)
+    by_shape: dict[tuple[int, int], list[int]] = {}
+    for i, b in enumerate(boards):
+        by_shape.setdefault(b.shape, []).append(i)
+    words = lexicon.words
+    for (rows, cols), idx in by_shape.items():
+        batch = solve_arrays(encode_boards([boards[i] for i in idx], lexicon), rows, cols, lexicon)
+        ids = batch.sorted_ids()
+        for k, i in enumerate(idx):
+            mine = ids[batch.offsets[k] : batch.offsets[k + 1]]
+            results[i] = BoardResult(
+                boards[i],
+                [words[j] for j in mine],
+                [int(lexicon.word_points[j]) for j in mine],
+                int(batch.score[k]),
+                int(batch.longest[k]),
+                int(batch.dead_cells[k]),
+            )
+    return [r for r in results if r is not None]
+
+
+def kernel_needs_compile() -> bool:
+    """True when numba has no cached machine code for the kernel yet (the first run on a
+    machine compiles it, which takes several seconds)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pipeline.solve.kernel")
+    if spec is None or spec.origin is None:
+        return True
+    import os
+
+    origin = Path(spec.origin)
+    base = os.environ.get("NUMBA_CACHE_DIR")
+    roots = [origin.parent / "__pycache__"]
+    if base:
+        roots.append(Path(base))
+    return not any(any(r.rglob("kernel._solve_small-*.nbi")) for r in roots if r.is_dir())
