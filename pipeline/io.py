@@ -1,0 +1,63 @@
+"""Atomic file writes and provenance shared by every stage that writes output.
+
+Every output file is written to a hidden temporary name in the same directory and renamed into
+place, so a reader (or a resumed run) never sees a partial file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import metadata
+from pathlib import Path
+from typing import IO, Any
+
+PACKAGES = ("boggle-pipeline", "numpy", "numba", "pandas", "pyarrow", "joblib", "typer")
+
+
+@contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it into place if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        yield tmp
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+@contextmanager
+def atomic_open(path: Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
+    with atomic_path(path) as tmp:
+        kwargs = {} if "b" in mode else {"encoding": encoding}
+        with open(tmp, mode, **kwargs) as fh:
+            yield fh
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    with atomic_open(path) as fh:
+        json.dump(data, fh, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+        fh.write("\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    with atomic_open(path) as fh:
+        fh.write(text)
+
+
+def package_versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
