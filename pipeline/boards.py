@@ -155,7 +155,9 @@ def parse_compact(text: str, shape: tuple[int, int] | None = None) -> Board:
         shape = (side, side)
     rows, cols = shape
     if rows * cols != n:
-        raise BoardError(f"board {stripped!r} has {n} faces, expected {rows * cols} for {rows}x{cols}")
+        raise BoardError(
+            f"board {stripped!r} has {n} faces, expected {rows * cols} for {rows}x{cols}"
+        )
     return Board(rows, cols, tuple(faces))
 
 
@@ -239,7 +241,9 @@ def parse_algs4(text: str, *, source: str | None = None) -> Board:
                 )
             low = tok.casefold()
             try:
-                faces.append(QU if low in ("q", "qu") else check_face(tok, f"line {i + 1}, token {k}"))
+                faces.append(
+                    QU if low in ("q", "qu") else check_face(tok, f"line {i + 1}, token {k}")
+                )
             except BoardError as exc:
                 raise BoardError(exc.message, source=source) from None
     if len(faces) != rows * cols:
@@ -265,7 +269,9 @@ def format_algs4(board: Board) -> str:
 # ---------------------------------------------------------------- files
 
 
-def parse_board_text(text: str, *, source: str | None = None, shape: tuple[int, int] | None = None) -> list[Board]:
+def parse_board_text(
+    text: str, *, source: str | None = None, shape: tuple[int, int] | None = None
+) -> list[Board]:
     """Parse a text holding boards in any notation, detected from the content.
 
     * first non-empty line ``ROWS COLS`` -> one algs4 board;

@@ -70,21 +70,26 @@ def announce_kernel_compile() -> None:
 DictionaryOpt = Annotated[
     str | None,
     typer.Option(
-        "--dictionary", "-d",
+        "--dictionary",
+        "-d",
         help="Word list: a file (one word a line, optionally gzip) or tanglet:<lang>. "
         "Default: $BOGGLE_DICTIONARY, else tanglet:en.",
     ),
 ]
 RulesOpt = Annotated[
     str | None,
-    typer.Option("--rules", "-r", help="Rule preset: boggle, big or superbig. Default: by board size."),
+    typer.Option(
+        "--rules",
+        "-r",
+        help="Rule preset: boggle, big or superbig. Default: big for 5x5, superbig for 6x6, else boggle.",
+    ),
 ]
 MinLengthOpt = Annotated[
     int | None, typer.Option("--min-length", min=1, help="Override the minimum word length (letters).")
 ]
 RevisitOpt = Annotated[
     bool | None,
-    typer.Option("--revisit/--no-revisit", help="Allow a word to revisit cells (each step still moves)."),
+    typer.Option("--revisit/--no-revisit", help="Let a word revisit cells (each step still moves)."),
 ]
 ShapeOpt = Annotated[
     str | None, typer.Option("--shape", help="Board shape RxC for non-square compact boards.")
@@ -135,7 +140,9 @@ def solve(
     boards: Annotated[list[str] | None, typer.Argument(help="Compact boards, e.g. perslatgsineters.")] = None,
     file: Annotated[
         Path | None,
-        typer.Option("--file", "-f", help="Boards from a file (compact lines, grid text or algs4); - for stdin."),
+        typer.Option(
+            "--file", "-f", help="Boards from a file (compact lines, grid text or algs4); - for stdin."
+        ),
     ] = None,
     dictionary: DictionaryOpt = None,
     rules: RulesOpt = None,
@@ -143,7 +150,9 @@ def solve(
     revisit: RevisitOpt = None,
     shape: ShapeOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per board per line.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Report what the lexicon dropped.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Report what the lexicon dropped.")
+    ] = False,
 ) -> None:
     """Find every word on each board and score it.
 
@@ -161,17 +170,22 @@ def solve(
     announce_kernel_compile()
     for res in solve_boards(parsed, lexicon):
         if as_json:
-            typer.echo(json.dumps({
-                "board": format_compact(res.board),
-                "rows": res.board.rows,
-                "cols": res.board.cols,
-                "rules": rule_set.name,
-                "score": res.score,
-                "n_words": res.n_words,
-                "longest_word": res.longest,
-                "dead_cells": res.dead_cells,
-                "words": res.words,
-            }, ensure_ascii=False))
+            typer.echo(
+                json.dumps(
+                    {
+                        "board": format_compact(res.board),
+                        "rows": res.board.rows,
+                        "cols": res.board.cols,
+                        "rules": rule_set.name,
+                        "score": res.score,
+                        "n_words": res.n_words,
+                        "longest_word": res.longest,
+                        "dead_cells": res.dead_cells,
+                        "words": res.words,
+                    },
+                    ensure_ascii=False,
+                )
+            )
             continue
         typer.echo(f"Board {format_compact(res.board)} ({res.board.rows}x{res.board.cols})")
         typer.echo(format_grid(res.board))
@@ -188,7 +202,9 @@ def solve(
 def lookup(
     words: Annotated[list[str], typer.Argument(help="Words to look up.")],
     dictionary: DictionaryOpt = None,
-    rules: Annotated[str, typer.Option("--rules", "-r", help="Rule preset (sets the minimum length).")] = "boggle",
+    rules: Annotated[
+        str, typer.Option("--rules", "-r", help="Rule preset (sets the minimum length).")
+    ] = "boggle",
     min_length: MinLengthOpt = None,
 ) -> None:
     """Say whether each WORD is a word, a prefix of a word, or neither in the lexicon.
@@ -198,7 +214,8 @@ def lookup(
     from pipeline.lexicon import compile_for_boards, default_dictionary
     from pipeline.rules import get_rules
 
-    lexicon = compile_for_boards(dictionary or default_dictionary(), get_rules(rules, min_length=min_length))
+    rule_set = get_rules(rules, min_length=min_length)
+    lexicon = compile_for_boards(dictionary or default_dictionary(), rule_set)
     for w in words:
         typer.echo(f"{w} {lexicon.trie.lookup(w)}")
 

@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 import numpy as np
 
@@ -28,10 +29,32 @@ GENERATORS = ("uniform", "english")
 # Relative frequency of letters in English text (per 100,000 letters), the table from
 # Lewand, "Cryptological Mathematics" (2000). Only ratios matter.
 ENGLISH_FREQUENCIES = {
-    "a": 8167, "b": 1492, "c": 2782, "d": 4253, "e": 12702, "f": 2228, "g": 2015, "h": 6094,
-    "i": 6966, "j": 153, "k": 772, "l": 4025, "m": 2406, "n": 6749, "o": 7507, "p": 1929,
-    "q": 95, "r": 5987, "s": 6327, "t": 9056, "u": 2758, "v": 978, "w": 2360, "x": 150,
-    "y": 1974, "z": 74,
+    "a": 8167,
+    "b": 1492,
+    "c": 2782,
+    "d": 4253,
+    "e": 12702,
+    "f": 2228,
+    "g": 2015,
+    "h": 6094,
+    "i": 6966,
+    "j": 153,
+    "k": 772,
+    "l": 4025,
+    "m": 2406,
+    "n": 6749,
+    "o": 7507,
+    "p": 1929,
+    "q": 95,
+    "r": 5987,
+    "s": 6327,
+    "t": 9056,
+    "u": 2758,
+    "v": 978,
+    "w": 2360,
+    "x": 150,
+    "y": 1974,
+    "z": 74,
 }
 
 
@@ -79,9 +102,9 @@ def _normalise_face(face: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _dice_json() -> dict[str, dict[str, object]]:
+def _dice_json() -> dict[str, dict[str, Any]]:
     text = resources.files("pipeline").joinpath("data/dice_sets.json").read_text(encoding="utf-8")
-    data: dict[str, dict[str, object]] = json.loads(text)
+    data: dict[str, dict[str, Any]] = json.loads(text)
     return data
 
 
@@ -99,11 +122,12 @@ def load_dice_set(name: str, rows: int | None = None, cols: int | None = None) -
         choices = ", ".join([*data, *GENERATORS, "tanglet:<lang>"])
         raise BoggleError(f"unknown dice set {name!r}; choose one of {choices}")
     entry = data[name]
-    size = int(entry["size"])  # type: ignore[call-overload]
+    size = int(entry["size"])
     if (rows, cols) not in ((None, None), (size, size)):
         raise BoggleError(f"dice set {name!r} is for {size}x{size} boards, not {rows}x{cols}")
-    dice = tuple(tuple(_normalise_face(f) for f in die) for die in entry["dice"])  # type: ignore[attr-defined]
-    return DiceSet(name, size, size, dice, int(entry["default_min_word_length"]), str(entry["name"]))  # type: ignore[call-overload]
+    dice = tuple(tuple(_normalise_face(f) for f in die) for die in entry["dice"])
+    min_length = int(entry["default_min_word_length"])
+    return DiceSet(name, size, size, dice, min_length, str(entry["name"]))
 
 
 def _tanglet_dice(name: str, rows: int, cols: int) -> DiceSet:
@@ -125,8 +149,8 @@ def _tanglet_dice(name: str, rows: int, cols: int) -> DiceSet:
     raise BoggleError(f"{name}: no set of {rows * cols} dice for {rows}x{cols} (the pack has {sizes})")
 
 
-def generator_alphabet(source: str, rows: int = 4, cols: int = 4) -> Alphabet:
-    """The faces a generator can show."""
+def generator_alphabet(source: str, rows: int | None = None, cols: int | None = None) -> Alphabet:
+    """The faces a generator can show (``rows``/``cols`` pick a Tanglet pack's dice)."""
     if source in GENERATORS:
         return Alphabet.english()
     return Alphabet.from_faces(load_dice_set(source, rows, cols).faces)
@@ -142,7 +166,11 @@ def roll_dice(dice: DiceSet, alphabet: Alphabet, rng: np.random.Generator, count
 
 
 def roll_letters(
-    alphabet: Alphabet, rng: np.random.Generator, count: int, cells: int, weights: dict[str, int] | None = None
+    alphabet: Alphabet,
+    rng: np.random.Generator,
+    count: int,
+    cells: int,
+    weights: dict[str, int] | None = None,
 ) -> np.ndarray:
     """Boards of independent letters (q shows as Qu), uniform or with ``weights``."""
     letters = [chr(c) for c in range(ord("a"), ord("z") + 1)]
@@ -156,7 +184,12 @@ def roll_letters(
 
 
 def generate_boards(
-    source: str, alphabet: Alphabet, rng: np.random.Generator, count: int, rows: int = 4, cols: int = 4
+    source: str,
+    alphabet: Alphabet,
+    rng: np.random.Generator,
+    count: int,
+    rows: int = 4,
+    cols: int = 4,
 ) -> np.ndarray:
     """``count`` boards from a dice set, ``uniform`` or ``english``: int8 [count, rows*cols]."""
     if source == "uniform":

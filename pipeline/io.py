@@ -36,10 +36,8 @@ def atomic_path(path: Path) -> Iterator[Path]:
 
 @contextmanager
 def atomic_open(path: Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
-    with atomic_path(path) as tmp:
-        kwargs = {} if "b" in mode else {"encoding": encoding}
-        with open(tmp, mode, **kwargs) as fh:
-            yield fh
+    with atomic_path(path) as tmp, open(tmp, mode, encoding=None if "b" in mode else encoding) as fh:
+        yield fh
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

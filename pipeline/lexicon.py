@@ -9,6 +9,7 @@ reason in a :class:`DropReport`; nothing is dropped silently.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import os
@@ -250,7 +251,7 @@ def compile_lexicon(
     """Load ``spec`` and compile it for ``alphabet`` and ``rules``, using the disk cache.
 
     >>> from pipeline.rules import get_rules
-    >>> lex = compile_lexicon("words.txt", Alphabet.english(), get_rules("boggle"))  # doctest: +SKIP
+    >>> compile_lexicon("words.txt", Alphabet.english(), get_rules("boggle"))  # doctest: +SKIP
     """
     name, path, raw, is_tanglet = _read_source(spec)
     content_hash = hashlib.sha256(raw).hexdigest()
@@ -263,23 +264,29 @@ def compile_lexicon(
         if trie is not None and trie.alphabet == alphabet:
             report = DropReport.from_dict(meta["report"])
             return CompiledLexicon(
-                name, str(path), content_hash, alphabet, rules, trie, report,
-                points_for(trie, rules), from_cache=True,
+                name,
+                str(path),
+                content_hash,
+                alphabet,
+                rules,
+                trie,
+                report,
+                points_for(trie, rules),
+                from_cache=True,
             )
     lexicon = _parse_lexicon(name, path, raw, is_tanglet)
     compiled = compile_words(lexicon, alphabet, rules)
     if use_cache:
-        try:
+        with contextlib.suppress(OSError):  # a read-only cache only costs speed
             compiled.trie.save(cache_file, {"report": compiled.report.to_dict()})
-        except OSError:
-            pass  # a read-only cache only costs speed
     return compiled
 
 
 def compile_words(lexicon: Lexicon, alphabet: Alphabet, rules: Rules) -> CompiledLexicon:
     """Compile an already loaded lexicon (no cache)."""
     report = DropReport(
-        lexicon.report.n_input, dict(lexicon.report.dropped),
+        lexicon.report.n_input,
+        dict(lexicon.report.dropped),
         {k: list(v) for k, v in lexicon.report.examples.items()},
     )
     long_enough = [w for w in lexicon.words if len(w) >= rules.min_length]
@@ -290,7 +297,13 @@ def compile_words(lexicon: Lexicon, alphabet: Alphabet, rules: Rules) -> Compile
     trie, unspellable = build_trie(long_enough, alphabet)
     report.drop_many("not spellable with the faces " + alphabet.describe(), unspellable)
     return CompiledLexicon(
-        lexicon.name, lexicon.source, lexicon.content_hash, alphabet, rules, trie, report,
+        lexicon.name,
+        lexicon.source,
+        lexicon.content_hash,
+        alphabet,
+        rules,
+        trie,
+        report,
         points_for(trie, rules),
     )
 

@@ -103,10 +103,6 @@ def get_rules(name: str = "boggle", **overrides: Any) -> Rules:
 
 
 def default_rules_for_shape(rows: int, cols: int) -> str:
-    """The usual preset for a board size: 4x4 and smaller boggle, 5x5 big, 6x6+ superbig."""
-    side = max(rows, cols)
-    if side <= 4:
-        return "boggle"
-    if side == 5:
-        return "big"
-    return "superbig"
+    """The preset a board of this shape is played with: ``big`` for 5x5, ``superbig`` for 6x6,
+    ``boggle`` for every other shape."""
+    return {(5, 5): "big", (6, 6): "superbig"}.get((rows, cols), "boggle")

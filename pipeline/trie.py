@@ -48,7 +48,9 @@ class Alphabet:
     @classmethod
     def english(cls) -> Alphabet:
         """a-z with the Qu face in place of q."""
-        return cls.from_faces([chr(c) for c in range(ord("a"), ord("z") + 1) if chr(c) != "q"] + [QU])
+        return cls.from_faces(
+            [chr(c) for c in range(ord("a"), ord("z") + 1) if chr(c) != "q"] + [QU]
+        )
 
     @classmethod
     def compact_for(cls, words: Iterable[str]) -> Alphabet:
@@ -129,7 +131,10 @@ class Trie:
     @property
     def nbytes(self) -> int:
         """Size of the node arrays (what the kernel walks)."""
-        return sum(a.nbytes for a in (self.mask, self.first_child, self.word_id, self.node_face, self.node_depth))
+        return sum(
+            a.nbytes
+            for a in (self.mask, self.first_child, self.word_id, self.node_face, self.node_depth)
+        )
 
     @property
     def n_reachable_words(self) -> int:
@@ -188,8 +193,14 @@ class Trie:
     def copy(self) -> Trie:
         """A deep copy: the arrays and the word table are new objects."""
         return Trie(
-            self.alphabet, self.mask.copy(), self.first_child.copy(), self.word_id.copy(),
-            self.node_face.copy(), self.node_depth.copy(), list(self.words), self.word_len.copy(),
+            self.alphabet,
+            self.mask.copy(),
+            self.first_child.copy(),
+            self.word_id.copy(),
+            self.node_face.copy(),
+            self.node_depth.copy(),
+            list(self.words),
+            self.word_len.copy(),
         )
 
     def parents(self) -> np.ndarray:
@@ -225,8 +236,9 @@ class Trie:
         wid = self.word_id
         is_word = wid >= 0
         if keep_word is not None:
-            word_ok = np.array([bool(keep_word(w)) for w in self.words], dtype=bool)
-            is_word = is_word & word_ok[np.where(is_word, wid, 0)]
+            # one trailing False so that non-word nodes (id -1) index something harmless
+            word_ok = np.array([bool(keep_word(w)) for w in self.words] + [False], dtype=bool)
+            is_word = is_word & word_ok[wid]
         keep_as_word = is_word & allowed
         keep = keep_as_word.copy()
         keep[0] = True
@@ -239,14 +251,22 @@ class Trie:
         face = self.node_face[old]
         new_parent = np.where(parent[old] >= 0, new_index[np.maximum(parent[old], 0)], -1)
         mask = np.zeros(m, dtype=np.uint64)
-        np.bitwise_or.at(mask, new_parent[1:], np.left_shift(np.uint64(1), face[1:].astype(np.uint64)))
+        np.bitwise_or.at(
+            mask, new_parent[1:], np.left_shift(np.uint64(1), face[1:].astype(np.uint64))
+        )
         first_child = np.zeros(m, dtype=np.int32)
         uniq, first = np.unique(new_parent[1:], return_index=True)
         first_child[uniq] = first + 1
         word_id = np.where(keep_as_word[old], wid[old], -1).astype(np.int32)
         return Trie(
-            self.alphabet, mask, first_child, word_id, face.copy(), self.node_depth[old].copy(),
-            self.words, self.word_len,
+            self.alphabet,
+            mask,
+            first_child,
+            word_id,
+            face.copy(),
+            self.node_depth[old].copy(),
+            self.words,
+            self.word_len,
         )
 
     def iter_words(self) -> Iterator[tuple[str, int]]:
@@ -275,8 +295,13 @@ class Trie:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         with open(tmp, "wb") as fh:
             np.savez(
-                fh, mask=self.mask, first_child=self.first_child, word_id=self.word_id,
-                node_face=self.node_face, node_depth=self.node_depth, word_len=self.word_len,
+                fh,
+                mask=self.mask,
+                first_child=self.first_child,
+                word_id=self.word_id,
+                node_face=self.node_face,
+                node_depth=self.node_depth,
+                word_len=self.word_len,
                 words=np.frombuffer(blob, dtype=np.uint8),
                 header=np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8),
             )
@@ -289,8 +314,14 @@ class Trie:
             blob = z["words"].tobytes().decode("utf-8")
             words = blob.split("\n") if blob else []
             trie = cls(
-                Alphabet(tuple(header["faces"])), z["mask"], z["first_child"], z["word_id"],
-                z["node_face"], z["node_depth"], words, z["word_len"],
+                Alphabet(tuple(header["faces"])),
+                z["mask"],
+                z["first_child"],
+                z["word_id"],
+                z["node_face"],
+                z["node_depth"],
+                words,
+                z["word_len"],
             )
         if len(trie.word_len) != len(words):
             raise ValueError("corrupt trie cache: word table sizes differ")
@@ -300,14 +331,50 @@ class Trie:
 # ---------------------------------------------------------------- building
 
 
-def _spellings(words: list[str], alphabet: Alphabet) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
+def _single_face_spellings(
+    words: list[str], subset: list[int], singles: list[tuple[int, int]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
+    """Vectorised spelling of words that use no multi-letter face: each character maps to at
+    most one face. Returns (tokens, lengths, word indices) of the spellable ones and the
+    indices of the others."""
+    text = "".join(words[i] for i in subset)
+    lens = np.fromiter((len(words[i]) for i in subset), dtype=np.int64, count=len(subset))
+    cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    keys = np.array([k for k, _ in singles], dtype=np.uint32)
+    vals = np.array([v for _, v in singles], dtype=np.int8)
+    if len(keys):
+        pos = np.minimum(np.searchsorted(keys, cps), len(keys) - 1)
+        ok = keys[pos] == cps
+        tok = np.where(ok, vals[pos], -1).astype(np.int8)
+    else:
+        ok = np.zeros(len(cps), dtype=bool)
+        tok = np.full(len(cps), -1, dtype=np.int8)
+    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+    good = ~np.logical_or.reduceat(~ok, starts)
+    idx = np.array(subset, dtype=np.int64)
+    glens = lens[good]
+    mat = np.full((len(glens), int(glens.max(initial=1))), -1, dtype=np.int8)
+    if len(glens):
+        row = np.repeat(np.arange(len(glens)), glens)
+        col = np.arange(len(row)) - np.repeat(np.concatenate(([0], np.cumsum(glens)[:-1])), glens)
+        mat[row, col] = tok[np.repeat(good, lens)]
+    return mat, glens, idx[good], [int(i) for i in idx[~good]]
+
+
+def _spellings(
+    words: list[str], alphabet: Alphabet
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
     """Face sequences for every word: (tokens [rows, maxlen] int8 padded with -1, lengths,
     word index per row, indices of unspellable words)."""
     singles = sorted((ord(f), i) for i, f in enumerate(alphabet.faces) if len(f) == 1)
     multis = [f for f in alphabet.faces if len(f) > 1]
     special = [i for i, w in enumerate(words) if any(m in w for m in multis)] if multis else []
     special_set = set(special)
-    simple = [i for i in range(len(words)) if i not in special_set] if special else list(range(len(words)))
+    simple = (
+        [i for i in range(len(words)) if i not in special_set]
+        if special
+        else list(range(len(words)))
+    )
 
     rows_tok: list[np.ndarray] = []
     rows_len: list[np.ndarray] = []
@@ -315,33 +382,12 @@ def _spellings(words: list[str], alphabet: Alphabet) -> tuple[np.ndarray, np.nda
     unspellable: list[int] = []
 
     if simple:
-        text = "".join(words[i] for i in simple)
-        lens = np.fromiter((len(words[i]) for i in simple), dtype=np.int64, count=len(simple))
-        cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-        keys = np.array([k for k, _ in singles], dtype=np.uint32)
-        vals = np.array([v for _, v in singles], dtype=np.int8)
-        if len(keys):
-            pos = np.minimum(np.searchsorted(keys, cps), len(keys) - 1)
-            ok = keys[pos] == cps
-            tok = np.where(ok, vals[pos], -1).astype(np.int8)
-        else:
-            ok = np.zeros(len(cps), dtype=bool)
-            tok = np.full(len(cps), -1, dtype=np.int8)
-        starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
-        bad_word = np.logical_or.reduceat(~ok, starts) if len(cps) else np.zeros(0, dtype=bool)
-        simple_arr = np.array(simple, dtype=np.int64)
-        unspellable.extend(int(i) for i in simple_arr[bad_word])
-        good = ~bad_word
-        maxlen = int(lens.max())
-        glens = lens[good]
-        mat = np.full((int(good.sum()), maxlen), -1, dtype=np.int8)
-        char_good = np.repeat(good, lens)
-        row = np.repeat(np.arange(len(glens)), glens)
-        col = np.arange(len(row)) - np.repeat(np.concatenate(([0], np.cumsum(glens)[:-1])), glens)
-        mat[row, col] = tok[char_good]
-        rows_tok.append(mat)
-        rows_len.append(glens)
-        rows_word.append(simple_arr[good])
+        mat, glens, good_idx, bad_idx = _single_face_spellings(words, simple, singles)
+        unspellable.extend(bad_idx)
+        if len(glens):
+            rows_tok.append(mat)
+            rows_len.append(glens)
+            rows_word.append(good_idx)
 
     extra: list[tuple[int, tuple[int, ...]]] = []
     for i in special:
@@ -381,8 +427,14 @@ def build_trie(words: list[str], alphabet: Alphabet) -> tuple[Trie, list[str]]:
     n_rows = len(lens)
     if n_rows == 0:
         trie = Trie(
-            alphabet, np.zeros(1, np.uint64), np.zeros(1, np.int32), np.full(1, -1, np.int32),
-            np.full(1, -1, np.int8), np.zeros(1, np.int16), kept_words, word_len,
+            alphabet,
+            np.zeros(1, np.uint64),
+            np.zeros(1, np.int32),
+            np.full(1, -1, np.int32),
+            np.full(1, -1, np.int8),
+            np.zeros(1, np.int16),
+            kept_words,
+            word_len,
         )
         return trie, [words[i] for i in unspellable_idx]
 
@@ -427,7 +479,13 @@ def build_trie(words: list[str], alphabet: Alphabet) -> tuple[Trie, list[str]]:
     uniq, first = np.unique(parent[1:], return_index=True)
     first_child[uniq] = first + 1
     trie = Trie(
-        alphabet, mask, first_child, pre_word[bfs_order].copy(), face,
-        pre_depth[bfs_order].copy(), kept_words, word_len,
+        alphabet,
+        mask,
+        first_child,
+        pre_word[bfs_order].copy(),
+        face,
+        pre_depth[bfs_order].copy(),
+        kept_words,
+        word_len,
     )
     return trie, [words[i] for i in unspellable_idx]

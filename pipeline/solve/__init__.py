@@ -69,8 +69,15 @@ def solve_arrays(
         raise ValueError(f"boards must have shape (n, {rows * cols}), got {boards.shape}")
     trie = lexicon.trie
     geo = geometry(rows, cols)
-    common = (trie.mask, trie.first_child, trie.word_id, lexicon.word_points, trie.word_len,
-              max(trie.max_depth, 1), collect)
+    common = (
+        trie.mask,
+        trie.first_child,
+        trie.word_id,
+        lexicon.word_points,
+        trie.word_len,
+        max(trie.max_depth, 1),
+        collect,
+    )
     if lexicon.rules.revisit:
         out = kernel._solve_revisit(boards, geo.nbr_list, geo.deg, *common)
     elif rows * cols <= 64:

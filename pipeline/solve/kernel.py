@@ -66,8 +66,17 @@ def _grow(ids, needed):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def _solve_small(boards, nbr_mask, mask, first_child, word_id, word_points, word_len,  # type: ignore[no-untyped-def]
-                 max_depth, collect):
+def _solve_small(
+    boards,
+    nbr_mask,
+    mask,
+    first_child,
+    word_id,
+    word_points,
+    word_len,  # type: ignore[no-untyped-def]
+    max_depth,
+    collect,
+):
     n_boards, n = boards.shape
     score = np.zeros(n_boards, np.int32)
     n_words = np.zeros(n_boards, np.int32)
@@ -83,7 +92,6 @@ def _solve_small(boards, nbr_mask, mask, first_child, word_id, word_points, word
     st_avail = np.empty(depth_cap, np.uint64)
     open_nbrs = np.empty(n, np.uint64)
     nbr_faces = np.empty(n, np.uint64)
-    root_mask = mask[0]
 
     for b in range(n_boards):
         fa = boards[b]
@@ -177,8 +185,18 @@ def _solve_small(boards, nbr_mask, mask, first_child, word_id, word_points, word
 
 
 @njit(nogil=True, cache=True)
-def _solve_large(boards, nbr_list, deg, mask, first_child, word_id, word_points, word_len,  # type: ignore[no-untyped-def]
-                 max_depth, collect):
+def _solve_large(
+    boards,
+    nbr_list,
+    deg,
+    mask,
+    first_child,
+    word_id,
+    word_points,
+    word_len,  # type: ignore[no-untyped-def]
+    max_depth,
+    collect,
+):
     n_boards, n = boards.shape
     score = np.zeros(n_boards, np.int32)
     n_words = np.zeros(n_boards, np.int32)
@@ -286,8 +304,18 @@ def _solve_large(boards, nbr_list, deg, mask, first_child, word_id, word_points,
 
 
 @njit(nogil=True, cache=True)
-def _solve_revisit(boards, nbr_list, deg, mask, first_child, word_id, word_points, word_len,  # type: ignore[no-untyped-def]
-                   max_depth, collect):
+def _solve_revisit(
+    boards,
+    nbr_list,
+    deg,
+    mask,
+    first_child,
+    word_id,
+    word_points,
+    word_len,  # type: ignore[no-untyped-def]
+    max_depth,
+    collect,
+):
     n_boards, n = boards.shape
     score = np.zeros(n_boards, np.int32)
     n_words = np.zeros(n_boards, np.int32)

@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from pipeline.errors import LexiconError
+from pipeline.lexicon import (
+    compile_for_boards,
+    compile_lexicon,
+    load_lexicon,
+    tanglet_languages,
+)
+from pipeline.rules import get_rules
+from pipeline.trie import Alphabet
+
+
+def write(tmp_path: Path, name: str, data: bytes) -> str:
+    p = tmp_path / name
+    p.write_bytes(data)
+    return str(p)
+
+
+def test_enable2k_loads_every_word_despite_crlf(enable2k_path: str) -> None:
+    lex = load_lexicon(enable2k_path)
+    assert len(lex.words) == 173528
+    assert max(len(w) for w in lex.words) == 28
+    assert all("\r" not in w for w in lex.words[:1000])
+    assert lex.report.n_kept == 173528 and lex.report.n_dropped == 0
+
+
+def test_normalisation_reports_every_drop(tmp_path: Path) -> None:
+    path = write(tmp_path, "w.txt", "Cat\n  dog \n\nCAT\nqat\nquiet\nox\nÉTÉ\n".encode())
+    lex = load_lexicon(path)
+    assert lex.words == ["cat", "dog", "ox", "qat", "quiet", "été"]
+    assert lex.report.dropped == {"empty": 1, "duplicate": 1}
+    compiled = compile_lexicon(path, Alphabet.english(), get_rules("boggle"), use_cache=False)
+    assert compiled.words == ["cat", "dog", "quiet"]
+    rep = compiled.report
+    assert rep.n_input == 8 and rep.n_kept == 3
+    assert rep.dropped["shorter than 3 letters"] == 1
+    unspellable = next(k for k in rep.dropped if k.startswith("not spellable"))
+    assert rep.dropped[unspellable] == 2
+    assert sorted(rep.examples[unspellable]) == ["qat", "été"]
+    assert rep.n_input == rep.n_kept + rep.n_dropped
+
+
+def test_gzip_and_plain_give_the_same_words(tmp_path: Path) -> None:
+    text = b"alpha\nbeta\ngamma\n"
+    a = load_lexicon(write(tmp_path, "w.txt", text))
+    b = load_lexicon(write(tmp_path, "w.txt.gz", gzip.compress(text)))
+    assert a.words == b.words == ["alpha", "beta", "gamma"]
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"", "no words"),
+        (b"\n \n", "no words"),
+        (b"abc\nde\x00f\n", ":2: binary data"),
+        (b"abc\n\xff\xfe\n", ":2: not UTF-8"),
+        (b"\x1f\x8bnot really gzip", "not a valid gzip file"),
+    ],
+)
+def test_bad_lexicon_files(tmp_path: Path, data: bytes, message: str) -> None:
+    with pytest.raises(LexiconError, match=message):
+        load_lexicon(write(tmp_path, "bad.txt", data))
+
+
+def test_missing_lexicon_says_how_to_get_one(tmp_path: Path) -> None:
+    with pytest.raises(LexiconError, match="tanglet-data"):
+        load_lexicon(str(tmp_path / "nope.txt"))
+
+
+def test_missing_tanglet_pack(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TANGLET_DATA", str(tmp_path))
+    with pytest.raises(LexiconError, match="apt-get install tanglet-data"):
+        load_lexicon("tanglet:en")
+
+
+@pytest.mark.skipif("en" not in tanglet_languages(), reason="tanglet-data not installed")
+def test_tanglet_pack_takes_only_the_first_field() -> None:
+    lex = load_lexicon("tanglet:en")
+    assert len(lex.words) > 200_000
+    assert all(" " not in w and w == w.lower() for w in lex.words[:5000])
+
+
+def test_compiled_lexicon_is_cached(tmp_path: Path) -> None:
+    path = write(tmp_path, "w.txt", b"tea\neat\nate\n")
+    rules = get_rules("boggle")
+    first = compile_lexicon(path, Alphabet.english(), rules)
+    second = compile_lexicon(path, Alphabet.english(), rules)
+    assert not first.from_cache and second.from_cache
+    assert second.words == first.words
+    assert second.report.to_dict() == first.report.to_dict()
+    # another minimum length is another cache entry
+    assert not compile_lexicon(path, Alphabet.english(), get_rules("big")).from_cache
+    # changed content, same path: the hash changes, so the cache is not reused
+    Path(path).write_bytes(b"tea\neat\nate\ntae\n")
+    third = compile_lexicon(path, Alphabet.english(), rules)
+    assert not third.from_cache and third.words == ["ate", "eat", "tae", "tea"]
+
+
+def test_corrupt_cache_entry_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOGGLE_CACHE_DIR", str(tmp_path / "cache"))
+    path = write(tmp_path, "w.txt", b"tea\neat\n")
+    compile_lexicon(path, Alphabet.english(), get_rules("boggle"))
+    for f in (tmp_path / "cache").glob("*.npz"):
+        f.write_bytes(b"garbage")
+    again = compile_lexicon(path, Alphabet.english(), get_rules("boggle"))
+    assert again.words == ["eat", "tea"] and not again.from_cache
+
+
+def test_compact_alphabet_uses_qu_for_q(tmp_path: Path) -> None:
+    path = write(tmp_path, "w.txt", b"quiz\nqat\nzebra\n")
+    c = compile_for_boards(path, get_rules("boggle"))
+    assert "qu" in c.alphabet.faces and "q" not in c.alphabet.faces
+    assert c.words == ["quiz", "zebra"]
+    # a board that shows a plain q face adds it to the alphabet, and qat becomes spellable
+    c2 = compile_for_boards(path, get_rules("boggle"), {"q"})
+    assert c2.words == ["qat", "quiz", "zebra"]
+
+
+def test_non_ascii_lexicon(tmp_path: Path) -> None:
+    path = write(tmp_path, "pl.txt", "żółw\nŁĄKA\nkot\n".encode())
+    c = compile_for_boards(path, get_rules("boggle"))
+    assert c.words == ["kot", "łąka", "żółw"]
+    assert {"ż", "ó", "ł", "ą"} <= set(c.alphabet.faces)
