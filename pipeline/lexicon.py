@@ -15,6 +15,7 @@ import hashlib
 import os
 import zlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import numpy as np
 
 from pipeline.boards import normalise_text
 from pipeline.errors import LexiconError
+from pipeline.io import write_text_atomic
 from pipeline.rules import Rules
 from pipeline.trie import Alphabet, Trie, build_trie
 
@@ -128,22 +130,39 @@ class Lexicon:
 # ---------------------------------------------------------------- reading
 
 
-def _read_source(spec: str) -> tuple[str, Path, bytes, bool]:
-    """Resolve a dictionary spec to (name, path, raw bytes, is_tanglet)."""
-    if spec.startswith(TANGLET_PREFIX):
-        lang = spec[len(TANGLET_PREFIX) :]
-        path = tanglet_pack(lang) / "words"
-        return spec, path, path.read_bytes(), True
-    path = Path(spec).expanduser()
-    if not path.exists():
-        raise LexiconError(f"dictionary file not found: {spec}; {_no_lexicon_help()}")
-    if path.is_dir():
-        raise LexiconError(f"dictionary {spec} is a directory, expected a word-list file")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise LexiconError(f"cannot read dictionary {spec}: {exc.strerror}") from None
-    return path.name, path, raw, False
+@dataclass
+class WordSource:
+    """A dictionary spec resolved to its bytes; hashed and parsed at most once."""
+
+    name: str
+    path: Path
+    raw: bytes
+    is_tanglet: bool
+
+    @classmethod
+    def open(cls, spec: str) -> WordSource:
+        """Resolve a file path or ``tanglet:<lang>``; a missing or unreadable file is a LexiconError."""
+        if spec.startswith(TANGLET_PREFIX):
+            path = tanglet_pack(spec[len(TANGLET_PREFIX) :]) / "words"
+            return cls(spec, path, path.read_bytes(), True)
+        path = Path(spec).expanduser()
+        if not path.exists():
+            raise LexiconError(f"dictionary file not found: {spec}; {_no_lexicon_help()}")
+        if path.is_dir():
+            raise LexiconError(f"dictionary {spec} is a directory, expected a word-list file")
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise LexiconError(f"cannot read dictionary {spec}: {exc.strerror}") from None
+        return cls(path.name, path, raw, False)
+
+    @cached_property
+    def content_hash(self) -> str:
+        return hashlib.sha256(self.raw).hexdigest()
+
+    @cached_property
+    def lexicon(self) -> Lexicon:
+        return _parse_lexicon(self)
 
 
 def _decode(raw: bytes, source: str) -> str:
@@ -166,12 +185,12 @@ def _decode(raw: bytes, source: str) -> str:
 
 def load_lexicon(spec: str) -> Lexicon:
     """Load and normalise a word list: a file path (plain or gzip) or ``tanglet:<lang>``."""
-    name, path, raw, is_tanglet = _read_source(spec)
-    return _parse_lexicon(name, path, raw, is_tanglet)
+    return WordSource.open(spec).lexicon
 
 
-def _parse_lexicon(name: str, path: Path, raw: bytes, is_tanglet: bool) -> Lexicon:
-    text = _decode(raw, str(path))
+def _parse_lexicon(src: WordSource) -> Lexicon:
+    text = _decode(src.raw, str(src.path))
+    is_tanglet = src.is_tanglet
     report = DropReport()
     seen: set[str] = set()
     lines = text.splitlines()
@@ -187,8 +206,8 @@ def _parse_lexicon(name: str, path: Path, raw: bytes, is_tanglet: bool) -> Lexic
             continue
         seen.add(word)
     if not seen:
-        raise LexiconError("no words (the file is empty or blank)", source=str(path))
-    return Lexicon(name, str(path), hashlib.sha256(raw).hexdigest(), sorted(seen), report)
+        raise LexiconError("no words (the file is empty or blank)", source=str(src.path))
+    return Lexicon(src.name, str(src.path), src.content_hash, sorted(seen), report)
 
 
 # ---------------------------------------------------------------- compiling
@@ -242,7 +261,7 @@ def _cache_key(content_hash: str, alphabet: Alphabet, rules: Rules) -> str:
 
 
 def compile_lexicon(
-    spec: str,
+    spec: str | WordSource,
     alphabet: Alphabet,
     rules: Rules,
     *,
@@ -253,29 +272,26 @@ def compile_lexicon(
     >>> from pipeline.rules import get_rules
     >>> compile_lexicon("words.txt", Alphabet.english(), get_rules("boggle"))  # doctest: +SKIP
     """
-    name, path, raw, is_tanglet = _read_source(spec)
-    content_hash = hashlib.sha256(raw).hexdigest()
-    cache_file = cache_dir() / f"{_cache_key(content_hash, alphabet, rules)}.npz"
+    src = spec if isinstance(spec, WordSource) else WordSource.open(spec)
+    cache_file = cache_dir() / f"{_cache_key(src.content_hash, alphabet, rules)}.npz"
     if use_cache and cache_file.is_file():
         try:
             trie, meta = Trie.load(cache_file)
         except (OSError, ValueError, KeyError):
             trie = None  # a corrupt cache entry is rebuilt below
         if trie is not None and trie.alphabet == alphabet:
-            report = DropReport.from_dict(meta["report"])
             return CompiledLexicon(
-                name,
-                str(path),
-                content_hash,
+                src.name,
+                str(src.path),
+                src.content_hash,
                 alphabet,
                 rules,
                 trie,
-                report,
+                DropReport.from_dict(meta["report"]),
                 points_for(trie, rules),
                 from_cache=True,
             )
-    lexicon = _parse_lexicon(name, path, raw, is_tanglet)
-    compiled = compile_words(lexicon, alphabet, rules)
+    compiled = compile_words(src.lexicon, alphabet, rules)
     if use_cache:
         with contextlib.suppress(OSError):  # a read-only cache only costs speed
             compiled.trie.save(cache_file, {"report": compiled.report.to_dict()})
@@ -322,32 +338,25 @@ def compile_for_boards(
     (so words with a ``q`` not followed by ``u`` are unspellable); extra faces (multi-letter
     dice faces, a plain ``q``) are added when boards show them.
     """
-    alphabet = lexicon_alphabet(spec)
+    src = WordSource.open(spec)
+    alphabet = _compact_alphabet(src)
     if faces:
         alphabet = alphabet.union(faces)
-    return compile_lexicon(spec, alphabet, rules, use_cache=use_cache)
+    return compile_lexicon(src, alphabet, rules, use_cache=use_cache)
 
 
 def lexicon_alphabet(spec: str) -> Alphabet:
-    """The compact alphabet for a lexicon: its letters, with ``qu`` in place of ``q``.
+    """The compact alphabet for a lexicon: its letters, with ``qu`` in place of ``q``."""
+    return _compact_alphabet(WordSource.open(spec))
 
-    Cached on disk by content hash, since finding the letters means reading every word.
-    """
-    name, path, raw, is_tanglet = _read_source(spec)
-    content_hash = hashlib.sha256(raw).hexdigest()
-    marker = cache_dir() / f"letters-{content_hash[:32]}.txt"
+
+def _compact_alphabet(src: WordSource) -> Alphabet:
+    # Cached on disk by content hash: finding the letters means reading every word.
+    marker = cache_dir() / f"letters-{src.content_hash[:32]}.txt"
     if marker.is_file():
-        try:
+        with contextlib.suppress(OSError, ValueError):
             return Alphabet(tuple(marker.read_text(encoding="utf-8").split("\n")))
-        except (OSError, ValueError):
-            pass
-    lexicon = _parse_lexicon(name, path, raw, is_tanglet)
-    alphabet = Alphabet.compact_for(lexicon.words)
-    try:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        tmp = marker.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text("\n".join(alphabet.faces), encoding="utf-8")
-        os.replace(tmp, marker)
-    except OSError:
-        pass
+    alphabet = Alphabet.compact_for(src.lexicon.words)
+    with contextlib.suppress(OSError):
+        write_text_atomic(marker, "\n".join(alphabet.faces))
     return alphabet

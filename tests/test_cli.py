@@ -140,3 +140,21 @@ def test_help_does_not_import_heavy_modules() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_kernel_cache_detection(tmp_path: Path) -> None:
+    from pipeline.solve import kernel_needs_compile
+
+    assert kernel_needs_compile([tmp_path])
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "kernel._solve_small-123.py311.nbi").write_bytes(b"")
+    assert not kernel_needs_compile([tmp_path])
+
+
+def test_first_run_says_once_that_it_compiles(enable2k_path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pipeline.solve
+
+    monkeypatch.setattr(pipeline.solve, "kernel_needs_compile", lambda: True)
+    res = run("solve", "abcd", "efgh", "--dictionary", enable2k_path)
+    assert res.exit_code == 0
+    assert res.stderr.count("compiling the solver kernel") == 1

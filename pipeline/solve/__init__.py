@@ -119,19 +119,19 @@ def solve_boards(boards: Sequence[Board], lexicon: CompiledLexicon) -> list[Boar
     return [r for r in results if r is not None]
 
 
-def kernel_needs_compile() -> bool:
-    """True when numba has no cached machine code for the kernel yet (the first run on a
-    machine compiles it, which takes several seconds)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("pipeline.solve.kernel")
-    if spec is None or spec.origin is None:
-        return True
+def kernel_cache_dirs() -> list[Path]:
+    """Where numba keeps the kernel's machine code: ``__pycache__`` beside the module, or
+    ``$NUMBA_CACHE_DIR``."""
     import os
 
-    origin = Path(spec.origin)
-    base = os.environ.get("NUMBA_CACHE_DIR")
-    roots = [origin.parent / "__pycache__"]
-    if base:
-        roots.append(Path(base))
-    return not any(any(r.rglob("kernel._solve_small-*.nbi")) for r in roots if r.is_dir())
+    roots = [Path(__file__).parent / "__pycache__"]
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        roots.append(Path(os.environ["NUMBA_CACHE_DIR"]))
+    return roots
+
+
+def kernel_needs_compile(roots: Sequence[Path] | None = None) -> bool:
+    """True when numba has no cached machine code for the kernel yet (the first run on a
+    machine compiles it, which takes several seconds)."""
+    dirs = kernel_cache_dirs() if roots is None else roots
+    return not any(any(d.rglob("kernel._solve_*.nbi")) for d in dirs if d.is_dir())
