@@ -1,0 +1,388 @@
+"""The typed run config: load a TOML file, apply overrides, validate, resolve defaults.
+
+A config has four sections, nested exactly like ``configs/default.toml``::
+
+    [boards]   source ("generate" | "ingest"), dice, count, seed, files, shape, chunk_size,
+               faces, column
+    [lexicon]  path (a word-list file or tanglet:<lang>)
+    [rules]    name (boggle | big | superbig), min_length, scores, revisit
+    [run]      out, n_jobs, backend (loky | threading | dask), scheduler
+
+Unknown sections and keys are errors naming the key (with a suggestion for a typo). Values from
+the command line override the file (``apply_overrides``). :meth:`RunConfig.resolve` fills in
+every default that depends on other values (the shape from the dice set, the rule preset from
+the shape, the dictionary from ``$BOGGLE_DICTIONARY``), and :meth:`RunConfig.to_dict` gives the
+resolved config that every output records. Relative paths are taken from the current directory
+(``[run] out`` is recorded as an absolute path; input and lexicon paths as written).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import glob
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import BoggleError, ConfigError
+
+SOURCES = ("generate", "ingest")
+BACKENDS = ("loky", "threading", "dask")
+DEFAULT_CHUNK_SIZE = 10_000
+MAX_CHUNKS = 99_999  # part numbers have five digits
+
+
+@dataclass(frozen=True)
+class BoardsConfig:
+    """Where boards come from. ``dice``/``count``/``seed`` are for generate; ``files``,
+    ``faces`` and ``column`` for ingest; ``shape`` and ``chunk_size`` for both."""
+
+    source: str = "generate"
+    dice: str = "new"
+    count: int = 100_000
+    seed: int = 0
+    files: tuple[str, ...] = ()
+    shape: str | None = None
+    chunk_size: int = DEFAULT_CHUNK_SIZE
+    faces: tuple[str, ...] = ()
+    column: str = "board"
+
+
+@dataclass(frozen=True)
+class LexiconConfig:
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class RulesConfig:
+    name: str | None = None
+    min_length: int | None = None
+    scores: Mapping[int, int] | None = None
+    revisit: bool | None = None
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How to run (not what): changing these never changes the data."""
+
+    out: str = "runs/default"
+    n_jobs: int = -1
+    backend: str = "loky"
+    scheduler: str | None = None
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    boards: BoardsConfig = field(default_factory=BoardsConfig)
+    lexicon: LexiconConfig = field(default_factory=LexiconConfig)
+    rules: RulesConfig = field(default_factory=RulesConfig)
+    run: RunSettings = field(default_factory=RunSettings)
+    origin: str | None = None  # the file it was loaded from (for messages), not recorded
+
+    # ------------------------------------------------------------ derived values
+
+    @property
+    def shape(self) -> tuple[int, int] | None:
+        from pipeline.boards import parse_shape
+
+        return parse_shape(self.boards.shape) if self.boards.shape else None
+
+    def rule_set(self) -> Any:
+        """The :class:`pipeline.rules.Rules` this config asks for (resolve first)."""
+        from pipeline.rules import get_rules
+
+        r = self.rules
+        return get_rules(r.name or "boggle", min_length=r.min_length, scores=r.scores, revisit=r.revisit)
+
+    def resolve(self) -> RunConfig:
+        """Fill in every default that depends on other values; ``out`` becomes absolute.
+
+        Raises ConfigError (or the dice/rules errors) for values that do not fit together.
+        """
+        from pipeline.boards import format_shape, parse_shape
+        from pipeline.lexicon import default_dictionary
+        from pipeline.rules import default_rules_for_shape
+
+        b = self.boards
+        where = self.origin
+        if b.source == "generate":
+            rows, cols = generator_shape(b.dice, b.shape, where)
+            boards = dataclasses.replace(b, shape=format_shape(rows, cols), files=(), faces=())
+        else:
+            if not b.files:
+                raise ConfigError('[boards] files: source = "ingest" needs input files', source=where)
+            files = tuple(expand_inputs(b.files, where))
+            boards = dataclasses.replace(b, files=files)
+            rows, cols = parse_shape(b.shape) if b.shape else (4, 4)
+        name = self.rules.name or default_rules_for_shape(rows, cols)
+        rule_set = dataclasses.replace(self, rules=dataclasses.replace(self.rules, name=name)).rule_set()
+        rules = RulesConfig(
+            name=rule_set.name,
+            min_length=rule_set.min_length,
+            scores=dict(rule_set.scores),
+            revisit=rule_set.revisit,
+        )
+        spec = self.lexicon.path or default_dictionary()
+        if not spec.startswith("tanglet:"):
+            spec = os.path.expanduser(spec)
+        run = dataclasses.replace(self.run, out=str(Path(self.run.out).expanduser().absolute()))
+        return RunConfig(boards, LexiconConfig(spec), rules, run, self.origin)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as plain data (TOML-like nesting), as recorded in every output."""
+        d: dict[str, Any] = {}
+        for section in ("boards", "lexicon", "rules", "run"):
+            values = dataclasses.asdict(getattr(self, section))
+            for k, v in list(values.items()):
+                if isinstance(v, tuple):
+                    values[k] = list(v)
+                elif isinstance(v, Mapping):
+                    values[k] = {str(kk): vv for kk, vv in v.items()}
+            d[section] = values
+        return d
+
+    def data_dict(self) -> dict[str, Any]:
+        """The part of the resolved config that decides the data: [run] and the keys the
+        board source does not use are left out, so changing them never invalidates a run."""
+        d = self.to_dict()
+        d.pop("run")
+        if self.boards.source == "generate":
+            unused: tuple[str, ...] = ("files", "faces", "column")
+        else:
+            unused = ("dice", "count", "seed")
+        for k in unused:
+            d["boards"].pop(k, None)
+        return d
+
+
+_SECTIONS: dict[str, type] = {
+    "boards": BoardsConfig,
+    "lexicon": LexiconConfig,
+    "rules": RulesConfig,
+    "run": RunSettings,
+}
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_config(
+    path: str | Path | None,
+    overrides: Mapping[str, Any] | None = None,
+    assignments: Sequence[str] = (),
+) -> RunConfig:
+    """Load a TOML config (or start from the defaults when ``path`` is None), apply
+    ``assignments`` (``"boards.count=1000"`` strings, TOML values) and then ``overrides``
+    (``{"boards.count": 1000}``; None values are ignored), validate and resolve.
+
+    >>> load_config("configs/smoke.toml", {"run.out": "/tmp/smoke"}).boards.count  # doctest: +SKIP
+    """
+    raw: dict[str, Any] = {}
+    origin = None
+    if path is not None:
+        origin = str(path)
+        raw = read_toml(Path(path))
+    for text in assignments:
+        key, value = parse_assignment(text)
+        _set_dotted(raw, key, value, origin)
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            _set_dotted(raw, key, value, origin)
+    return config_from_dict(raw, origin=origin).resolve()
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", source=str(path)) from None
+    except UnicodeDecodeError:
+        raise ConfigError("not UTF-8 text", source=str(path)) from None
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """``"section.key=value"`` -> (key, value); the value is read as TOML, else as a string."""
+    if "=" not in text:
+        raise ConfigError(f"--set {text!r}: expected section.key=value, e.g. boards.count=1000")
+    key, value = (s.strip() for s in text.split("=", 1))
+    try:
+        parsed = tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value
+    return key, parsed
+
+
+def _set_dotted(raw: dict[str, Any], key: str, value: Any, origin: str | None) -> None:
+    parts = key.split(".")
+    if len(parts) != 2 or not all(parts):
+        raise ConfigError(f"setting {key!r}: expected section.key, e.g. boards.count", source=origin)
+    section, name = parts
+    table = raw.setdefault(section, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"[{section}] must be a table", source=origin)
+    table[name] = value
+
+
+def _unknown(kind: str, name: str, known: Sequence[str], origin: str | None) -> ConfigError:
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return ConfigError(f"unknown {kind} {name!r}{hint} (known: {', '.join(known)})", source=origin)
+
+
+def config_from_dict(raw: Mapping[str, Any], *, origin: str | None = None) -> RunConfig:
+    """Validate a parsed TOML document (types, ranges, unknown keys) into a RunConfig."""
+    sections: dict[str, Any] = {}
+    for section, values in raw.items():
+        if section not in _SECTIONS:
+            raise _unknown("section", f"[{section}]", [f"[{s}]" for s in _SECTIONS], origin)
+        if not isinstance(values, Mapping):
+            raise ConfigError(f"[{section}] must be a table", source=origin)
+        cls = _SECTIONS[section]
+        known = [f.name for f in dataclasses.fields(cls)]
+        checked: dict[str, Any] = {}
+        for key, value in values.items():
+            if key not in known:
+                raise _unknown(f"key in [{section}]", key, known, origin)
+            if value is None:  # not from TOML (it has no null): a recorded config's unset value
+                continue
+            checked[key] = _check(section, key, value, origin)
+        sections[section] = cls(**checked)
+    return RunConfig(**sections, origin=origin)
+
+
+def _check(section: str, key: str, value: Any, origin: str | None) -> Any:
+    """Type- and range-check one value; return it in the dataclass's type."""
+    where = f"[{section}] {key}"
+
+    def fail(expected: str) -> ConfigError:
+        return ConfigError(f"{where}: expected {expected}, got {value!r}", source=origin)
+
+    def integer(minimum: int | None = None) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise fail("an integer")
+        if minimum is not None and value < minimum:
+            raise fail(f"an integer >= {minimum}")
+        return value
+
+    def text(choices: Sequence[str] | None = None) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise fail("a non-empty string")
+        if choices is not None and value not in choices:
+            raise fail("one of " + ", ".join(repr(c) for c in choices))
+        return value
+
+    def strings() -> tuple[str, ...]:
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(x, str) and x for x in items):
+            raise fail("a list of non-empty strings")
+        return tuple(items)
+
+    match section, key:
+        case "boards", "source":
+            return text(SOURCES)
+        case "boards", "dice" | "column":
+            return text()
+        case "boards", "count":
+            return integer(1)
+        case "boards", "seed":
+            return integer(0)
+        case "boards", "chunk_size":
+            return integer(1)
+        case "boards", "files" | "faces":
+            return strings()
+        case "boards", "shape":
+            from pipeline.boards import format_shape, parse_shape
+
+            try:
+                return format_shape(*parse_shape(text()))
+            except BoggleError:
+                raise fail('a shape RxC, e.g. "4x4"') from None
+        case "lexicon", "path":
+            return text()
+        case "rules", "name":
+            from pipeline.rules import PRESETS
+
+            return text(list(PRESETS))
+        case "rules", "min_length":
+            return integer(1)
+        case "rules", "revisit":
+            if not isinstance(value, bool):
+                raise fail("true or false")
+            return value
+        case "rules", "scores":
+            if not isinstance(value, Mapping) or not value:
+                raise fail("a table of length = points, e.g. {3 = 1, 4 = 1, 5 = 2}")
+            out: dict[int, int] = {}
+            for k, v in value.items():
+                bad_points = isinstance(v, bool) or not isinstance(v, int) or v < 0
+                if not str(k).isdigit() or int(k) < 1 or bad_points:
+                    raise ConfigError(
+                        f"{where}: {k!r} = {v!r}: lengths and points must be whole numbers "
+                        "(length >= 1, points >= 0)",
+                        source=origin,
+                    )
+                out[int(k)] = v
+            return dict(sorted(out.items()))
+        case "run", "out":
+            return text()
+        case "run", "n_jobs":
+            n = integer()
+            if n == 0:
+                raise fail("a non-zero integer (-1 = all cores)")
+            return n
+        case "run", "backend":
+            return text(BACKENDS)
+        case "run", "scheduler":
+            return text()
+    raise AssertionError(f"unhandled config key {where}")  # pragma: no cover
+
+
+# ---------------------------------------------------------------- resolving helpers
+
+
+def generator_shape(dice: str, shape: str | None, where: str | None) -> tuple[int, int]:
+    """The board shape for a generator: the dice set's, or ``shape`` (default 4x4) for the
+    letter generators and Tanglet packs."""
+    from pipeline.boards import parse_shape
+    from pipeline.dice import GENERATORS, dice_set_names, load_dice_set
+
+    wanted = parse_shape(shape) if shape else None
+    if dice in GENERATORS:
+        return wanted or (4, 4)
+    if dice.startswith("tanglet:"):
+        rows, cols = wanted or (4, 4)
+        d = load_dice_set(dice, rows, cols)
+        return d.rows, d.cols
+    if dice not in dice_set_names():
+        choices = ", ".join([*dice_set_names(), *GENERATORS, "tanglet:<lang>"])
+        raise ConfigError(f"[boards] dice: unknown dice set {dice!r}; choose one of {choices}", source=where)
+    d = load_dice_set(dice)
+    if wanted is not None and wanted != (d.rows, d.cols):
+        raise ConfigError(
+            f"[boards] shape: dice set {dice!r} rolls {d.rows}x{d.cols} boards, not {wanted[0]}x{wanted[1]}",
+            source=where,
+        )
+    return d.rows, d.cols
+
+
+def expand_inputs(files: Sequence[str], where: str | None = None) -> list[str]:
+    """Input paths with glob patterns (``*``, ``?``, ``[``) expanded in sorted order. Paths
+    stay as written (relative to the current directory), since they name each board's source."""
+    out: list[str] = []
+    for f in files:
+        path = os.path.expanduser(f)
+        if any(ch in path for ch in "*?["):
+            matches = sorted(glob.glob(path))
+            if not matches:
+                raise ConfigError(f"[boards] files: no file matches {f!r}", source=where)
+            out.extend(matches)
+        else:
+            out.append(path)
+    return out

@@ -1,0 +1,509 @@
+"""The run store: Parquet parts, the ``_SUCCESS`` manifest, resume, and the run lock.
+
+Layout of a run directory (the contract every later stage reads)::
+
+    RUN_DIR/_run.json            the run's record, written first: resolved config + identity
+    RUN_DIR/.lock                fcntl lock held while a run writes (a killed run frees it)
+    RUN_DIR/part-00000.parquet   one part per chunk, zstd, written to a temp name and renamed
+    RUN_DIR/part-00001.parquet   ...
+    RUN_DIR/rejects.csv          rejected input rows: source, line, raw, reason (ingest runs)
+    RUN_DIR/_SUCCESS             the manifest (JSON), written last: a run is finished iff it exists
+
+A chunk is committed iff its part file exists (the rename is atomic), so a re-run after a crash
+skips committed chunks and recomputes the rest. ``open_run`` is how other stages read a finished
+run; it refuses a run without ``_SUCCESS``.
+
+One row per board; see :data:`COLUMNS` for every column. Word counts and points by word length
+are fixed columns ``words_len_<L>`` / ``points_len_<L>`` for L = ``min(3, min_length)`` .. 8 plus
+``words_len_9plus`` / ``points_len_9plus``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from numba import njit
+
+from pipeline.boards import BLANK, Board, format_compact
+from pipeline.errors import BoggleError, OutputConflictError
+from pipeline.io import atomic_path, write_json_atomic
+
+FORMAT = "boggle-run"
+SCHEMA_VERSION = 1
+MANIFEST = "_SUCCESS"
+RUN_RECORD = "_run.json"
+LOCK_FILE = ".lock"
+REJECTS = "rejects.csv"
+REJECT_FIELDS = ("source", "line", "raw", "reason")
+MAX_PART = 99_999  # part numbers are written with five digits
+PART_RE = re.compile(r"^part-(\d{5,})\.parquet$")
+META_CONFIG = "boggle.config"
+META_LEXICON = "boggle.lexicon"
+META_RULES = "boggle.rules"
+META_SCHEMA = "boggle.schema_version"
+COMPRESSION = "zstd"
+STATISTICS_COLUMNS = ["board_id", "chunk", "score", "n_words", "max_word_len", "dead_cells"]
+TOP_LENGTH = 8  # lengths above this share the "9plus" column
+
+COLUMNS: dict[str, str] = {
+    "board_id": "int64: the board's number, 0..N-1 in generation order (or input order of the "
+    "valid rows for ingest); stable across re-runs, backends and worker counts",
+    "board": "string: the board in compact notation (pipeline.boards.format_compact; q = Qu, "
+    "'.' blank, [xy] multi-letter face); parse_compact(board, (rows, cols)) gives it back",
+    "rows": "int16: board rows",
+    "cols": "int16: board columns",
+    "source": "string: the dice set or generator (generate) or the input file (ingest)",
+    "chunk": "int32: the chunk (part file number) the board belongs to",
+    "score": "int32: total points of the distinct words found",
+    "n_words": "int32: distinct words found",
+    "words": "list<string>: the words found, sorted",
+    "longest_word": "string: the longest word found (ties: alphabetically first); '' if none",
+    "max_word_len": "int16: letters in the longest word (0 if none)",
+    "dead_cells": "int16: non-blank cells that no found word uses",
+    "words_len_<L>": "int32: words of exactly L letters (L = min(3, min_length)..8)",
+    "words_len_9plus": "int32: words of 9 or more letters",
+    "points_len_<L>": "int32: points from words of exactly L letters",
+    "points_len_9plus": "int32: points from words of 9 or more letters",
+}
+
+
+# ---------------------------------------------------------------- schema
+
+
+def length_bins(min_length: int) -> list[str]:
+    """Labels of the by-length columns: ``["3", ..., "8", "9plus"]`` (starting lower when the
+    minimum length is below 3)."""
+    lo = min(3, max(1, min_length))
+    return [str(n) for n in range(lo, TOP_LENGTH + 1)] + [f"{TOP_LENGTH + 1}plus"]
+
+
+def board_schema(min_length: int = 3) -> pa.Schema:
+    """The Arrow schema of a part file for a rule set with this minimum word length."""
+    fields = [
+        pa.field("board_id", pa.int64(), nullable=False),
+        pa.field("board", pa.string(), nullable=False),
+        pa.field("rows", pa.int16(), nullable=False),
+        pa.field("cols", pa.int16(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("chunk", pa.int32(), nullable=False),
+        pa.field("score", pa.int32(), nullable=False),
+        pa.field("n_words", pa.int32(), nullable=False),
+        pa.field("words", pa.list_(pa.field("item", pa.string(), nullable=False)), nullable=False),
+        pa.field("longest_word", pa.string(), nullable=False),
+        pa.field("max_word_len", pa.int16(), nullable=False),
+        pa.field("dead_cells", pa.int16(), nullable=False),
+    ]
+    bins = length_bins(min_length)
+    fields += [pa.field(f"words_len_{b}", pa.int32(), nullable=False) for b in bins]
+    fields += [pa.field(f"points_len_{b}", pa.int32(), nullable=False) for b in bins]
+    return pa.schema(fields)
+
+
+def parquet_metadata(
+    config: Mapping[str, Any], lexicon: Mapping[str, Any], rules: Mapping[str, Any]
+) -> dict[str, str]:
+    """Key-value metadata every part carries: the data config, lexicon provenance, rules."""
+    dump = lambda d: json.dumps(d, sort_keys=True, ensure_ascii=False, default=str)  # noqa: E731
+    return {
+        META_CONFIG: dump(config),
+        META_LEXICON: dump(lexicon),
+        META_RULES: dump(rules),
+        META_SCHEMA: str(SCHEMA_VERSION),
+    }
+
+
+# ---------------------------------------------------------------- building tables
+
+
+@njit(nogil=True, cache=True)
+def _summarise(offsets, ids, word_len, word_points, lo, n_bins):
+    """Sort each board's word ids; per board, the longest word's id (ties: smallest id, which is
+    the alphabetically first word) and word counts / points per length bin."""
+    n = len(offsets) - 1
+    out = ids.copy()
+    longest_id = np.full(n, -1, np.int32)
+    counts = np.zeros((n, n_bins), np.int32)
+    points = np.zeros((n, n_bins), np.int32)
+    top = n_bins - 1
+    for b in range(n):
+        s = offsets[b]
+        e = offsets[b + 1]
+        if e - s > 1:
+            out[s:e].sort()
+        best_len = -1
+        best = -1
+        for k in range(s, e):
+            w = out[k]
+            length = int(word_len[w])
+            if length > best_len:
+                best_len = length
+                best = w
+            j = min(max(length - lo, 0), top)
+            counts[b, j] += 1
+            points[b, j] += word_points[w]
+        longest_id[b] = best
+    return out, longest_id, counts, points
+
+
+_WORDS_CACHE: dict[int, tuple[Any, pa.Array]] = {}
+
+
+def _words_array(words: list[str]) -> pa.Array:
+    """The lexicon's word table as an Arrow array, built once per word list per process."""
+    hit = _WORDS_CACHE.get(id(words))
+    if hit is not None and hit[0] is words:
+        return hit[1]
+    arr = pa.array(words, type=pa.string())
+    _WORDS_CACHE.clear()
+    _WORDS_CACHE[id(words)] = (words, arr)
+    return arr
+
+
+def compact_strings(boards: np.ndarray, faces: Sequence[str]) -> pa.Array:
+    """Encoded boards (int8 [n, cells], blank -1) -> Arrow strings in compact notation."""
+    tokens = [format_compact(Board(1, 1, (f,))) for f in faces]
+    n, cells = boards.shape
+    blank = format_compact(Board(1, 1, (BLANK,)))
+    table = [blank, *tokens]  # index 0 is the blank (-1 + 1)
+    if all(len(t) == 1 and t.isascii() for t in table):
+        lut = np.frombuffer("".join(table).encode("ascii"), dtype=np.uint8)
+        codes = lut[boards.astype(np.int16) + 1]
+        raw = np.ascontiguousarray(codes).view(f"S{cells}").reshape(n) if cells else np.zeros(n, "S1")
+        return pa.array(raw, type=pa.binary()).cast(pa.string())
+    return pa.array(["".join(table[c + 1] for c in row) for row in boards.tolist()], type=pa.string())
+
+
+def results_table(
+    boards: np.ndarray,
+    rows: int,
+    cols: int,
+    board_ids: np.ndarray,
+    result: Any,
+    lexicon: Any,
+    *,
+    source: str | pa.Array,
+    chunk: int,
+    schema: pa.Schema | None = None,
+) -> pa.Table:
+    """One Arrow table (schema :func:`board_schema`) for a batch of solved boards.
+
+    ``result`` is a :class:`pipeline.solve.BatchResult` solved with ``collect=True`` for
+    ``boards`` (int8 [n, rows*cols]) and ``lexicon`` (a CompiledLexicon); ``source`` is one
+    string for all rows or an Arrow string array.
+    """
+    n = len(boards)
+    min_length = lexicon.rules.min_length
+    schema = schema or board_schema(min_length)
+    bins = length_bins(min_length)
+    lo = int(bins[0])
+    offsets = np.ascontiguousarray(result.offsets, dtype=np.int64)
+    ids, longest_id, counts, points = _summarise(
+        offsets,
+        np.ascontiguousarray(result.word_ids, dtype=np.int32),
+        lexicon.trie.word_len,
+        lexicon.word_points,
+        lo,
+        len(bins),
+    )
+    words = _words_array(lexicon.words)
+    if offsets[-1] > np.iinfo(np.int32).max:
+        raise BoggleError("a chunk found more than 2**31 words; lower [boards] chunk_size")
+    word_lists = pa.ListArray.from_arrays(
+        pa.array(offsets.astype(np.int32)), words.take(pa.array(ids, type=pa.int32()))
+    )
+    has_word = longest_id >= 0
+    longest_words = words.take(pa.array(np.where(has_word, longest_id, 0), type=pa.int32()))
+    longest_words = pc.if_else(pa.array(has_word), longest_words, pa.scalar("", pa.string()))
+    source_arr = pa.repeat(pa.scalar(source, pa.string()), n) if isinstance(source, str) else source
+    data: dict[str, Any] = {
+        "board_id": pa.array(np.asarray(board_ids, dtype=np.int64)),
+        "board": compact_strings(boards, lexicon.alphabet.faces),
+        "rows": pa.array(np.full(n, rows, np.int16)),
+        "cols": pa.array(np.full(n, cols, np.int16)),
+        "source": source_arr,
+        "chunk": pa.array(np.full(n, chunk, np.int32)),
+        "score": pa.array(np.asarray(result.score, dtype=np.int32)),
+        "n_words": pa.array(np.asarray(result.n_words, dtype=np.int32)),
+        "words": word_lists,
+        "longest_word": longest_words,
+        "max_word_len": pa.array(np.asarray(result.longest, dtype=np.int16)),
+        "dead_cells": pa.array(np.asarray(result.dead_cells, dtype=np.int16)),
+    }
+    for j, b in enumerate(bins):
+        data[f"words_len_{b}"] = pa.array(np.ascontiguousarray(counts[:, j]))
+    for j, b in enumerate(bins):
+        data[f"points_len_{b}"] = pa.array(np.ascontiguousarray(points[:, j]))
+    return pa.Table.from_arrays([data[f.name] for f in schema], schema=schema)
+
+
+# ---------------------------------------------------------------- parts
+
+
+def part_name(chunk: int) -> str:
+    return f"part-{chunk:05d}.parquet"
+
+
+def part_path(run_dir: Path | str, chunk: int) -> Path:
+    return Path(run_dir) / part_name(chunk)
+
+
+def committed_chunks(run_dir: Path | str) -> dict[int, Path]:
+    """The chunks whose part file exists (and is therefore complete), by chunk number."""
+    run_dir = Path(run_dir)
+    out: dict[int, Path] = {}
+    if not run_dir.is_dir():
+        return out
+    for p in run_dir.iterdir():
+        m = PART_RE.match(p.name)
+        if m:
+            out[int(m.group(1))] = p
+    return out
+
+
+def part_rows(path: Path | str) -> int:
+    """Rows in a part file (from its footer; the data is not read)."""
+    return int(pq.ParquetFile(path).metadata.num_rows)
+
+
+def write_part(
+    run_dir: Path | str, chunk: int, table: pa.Table, metadata: Mapping[str, str] | None = None
+) -> int:
+    """Write ``table`` as the chunk's part (zstd), atomically; return the file size in bytes."""
+    path = part_path(run_dir, chunk)
+    if metadata:
+        merged = dict(table.schema.metadata or {})
+        merged.update({k.encode(): v.encode() for k, v in metadata.items()})
+        table = table.replace_schema_metadata(merged)
+    with atomic_path(path) as tmp:
+        # Statistics only where a reader can prune on them: computing min/max over the words
+        # list and board strings costs as much as compressing them.
+        pq.write_table(table, tmp, compression=COMPRESSION, write_statistics=STATISTICS_COLUMNS)
+    return path.stat().st_size
+
+
+# ---------------------------------------------------------------- lock and run state
+
+
+@contextmanager
+def run_lock(run_dir: Path | str) -> Iterator[Path]:
+    """Hold an exclusive ``fcntl.flock`` on RUN_DIR/.lock for the block.
+
+    The OS drops the lock when the holder dies, so a killed run never blocks its re-run. A
+    second run on the same directory gets an :class:`OutputConflictError` at once.
+    """
+    run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise OutputConflictError(f"output {run_dir} exists and is not a directory")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = ""
+            with suppress(OSError):
+                holder = os.pread(fd, 64, 0).decode(errors="replace").strip()
+            who = f" (pid {holder})" if holder else ""
+            raise OutputConflictError(
+                f"output directory {run_dir} is in use by another run{who}; wait for it or "
+                "choose another --out"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield path
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BoggleError(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise BoggleError(f"{path}: expected a JSON object")
+    return data
+
+
+def _owned(p: Path) -> bool:
+    name = p.name
+    return (
+        bool(PART_RE.match(name))
+        or name in (MANIFEST, RUN_RECORD, LOCK_FILE, REJECTS)
+        or (name.startswith(".") and name.endswith(".tmp"))
+    )
+
+
+def remove_temp_files(run_dir: Path) -> None:
+    """Delete temp files a killed writer left behind (call with the lock held)."""
+    for p in run_dir.iterdir():
+        if p.name.startswith(".") and p.name.endswith(".tmp") and p.is_file():
+            p.unlink(missing_ok=True)
+
+
+def clear_run(run_dir: Path) -> None:
+    """Remove every file a run writes (parts, manifest, record, rejects, temp files); other
+    files are left alone. Call with the lock held."""
+    for p in run_dir.iterdir():
+        if p.is_file() and _owned(p) and p.name != LOCK_FILE:
+            p.unlink()
+
+
+def _describe_diff(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> str:
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            return _describe_diff(a, b, f"{prefix}{key}.")
+        return f"{prefix}{key}: {json.dumps(a, default=str)} there, {json.dumps(b, default=str)} now"
+    return "no difference"
+
+
+def prepare_run_dir(run_dir: Path, identity: Mapping[str, Any], *, overwrite: bool) -> str:
+    """Decide what to do with ``run_dir`` (call with the lock held): ``"new"``, ``"resume"``
+    (a started run of the same identity) or ``"done"`` (a finished run of the same identity).
+
+    A directory holding a different run, or files this store did not write, is an
+    :class:`OutputConflictError` unless ``overwrite`` (which removes only run files).
+    """
+    remove_temp_files(run_dir)
+    manifest_path = run_dir / MANIFEST
+    record_path = run_dir / RUN_RECORD
+    previous: dict[str, Any] | None = None
+    if manifest_path.is_file():
+        previous = read_json(manifest_path)
+    elif record_path.is_file():
+        previous = read_json(record_path)
+    if previous is not None:
+        old_identity = previous.get("identity", {})
+        if old_identity == dict(identity):
+            return "done" if manifest_path.is_file() else "resume"
+        if not overwrite:
+            what = "a finished" if manifest_path.is_file() else "an unfinished"
+            raise OutputConflictError(
+                f"output directory {run_dir} holds {what} run with a different config "
+                f"({_describe_diff(old_identity, identity)}); use --overwrite to replace it or "
+                "choose another --out"
+            )
+        clear_run(run_dir)
+        return "new"
+    foreign = sorted(p.name for p in run_dir.iterdir() if p.name != LOCK_FILE)
+    if foreign:
+        runs = [n for n in foreign if _owned(run_dir / n)]
+        if runs and overwrite:
+            clear_run(run_dir)
+            foreign = sorted(p.name for p in run_dir.iterdir() if p.name != LOCK_FILE)
+        if foreign:
+            raise OutputConflictError(
+                f"output directory {run_dir} is not empty and holds no run record "
+                f"(found {', '.join(foreign[:3])}{'...' if len(foreign) > 3 else ''}); "
+                "choose an empty or new directory"
+                + ("" if runs else " (--overwrite only replaces run files)")
+            )
+    return "new"
+
+
+def write_run_record(run_dir: Path, record: Mapping[str, Any]) -> None:
+    write_json_atomic(run_dir / RUN_RECORD, dict(record))
+
+
+# ---------------------------------------------------------------- finished runs
+
+
+class FinishedRun(NamedTuple):
+    """A finished run: its manifest and its part files in chunk order."""
+
+    manifest: dict[str, Any]
+    parts: list[Path]
+
+
+def open_run(run_dir: Path | str) -> FinishedRun:
+    """The manifest and part paths of a finished run; a BoggleError if it is not finished.
+
+    >>> manifest, parts = open_run("runs/default")  # doctest: +SKIP
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise BoggleError(f"run directory not found: {run_dir}")
+    manifest_path = run_dir / MANIFEST
+    if not manifest_path.is_file():
+        state = (
+            "unfinished (no _SUCCESS; re-run `boggle run` to finish it)"
+            if (run_dir / RUN_RECORD).is_file()
+            else "not a run directory (no _SUCCESS manifest)"
+        )
+        raise BoggleError(f"{run_dir}: {state}")
+    manifest = read_json(manifest_path)
+    if manifest.get("format") != FORMAT:
+        raise BoggleError(f"{manifest_path}: not a boggle run manifest")
+    parts = [run_dir / p["file"] for p in manifest.get("parts", [])]
+    missing = [p.name for p in parts if not p.is_file()]
+    if missing:
+        raise BoggleError(f"{run_dir}: part files listed in _SUCCESS are missing: {', '.join(missing[:3])}")
+    return FinishedRun(manifest, parts)
+
+
+def read_run(run_dir: Path | str, columns: Sequence[str] | None = None) -> pa.Table:
+    """A finished run's boards as one Arrow table, in board_id order (for small runs and tests;
+    for large runs read the parts with DuckDB or ``pyarrow.dataset``)."""
+    _, parts = open_run(run_dir)
+    cols = list(columns) if columns is not None else None
+    tables = [pq.read_table(p, columns=cols) for p in parts]
+    if not tables:
+        return board_schema().empty_table()
+    table = pa.concat_tables(tables)
+    if "board_id" in table.column_names:
+        table = table.sort_by("board_id")
+    return table
+
+
+def read_rejects(run_dir: Path | str) -> list[dict[str, str]]:
+    """The rejected rows of a run (empty when it has none)."""
+    import csv
+
+    path = Path(run_dir) / REJECTS
+    if not path.is_file():
+        return []
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+@dataclass
+class PartInfo:
+    """One committed part as the manifest lists it."""
+
+    chunk: int
+    rows: int
+    bytes: int
+
+    @property
+    def file(self) -> str:
+        return part_name(self.chunk)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "chunk": self.chunk, "rows": self.rows, "bytes": self.bytes}
+
+
+def write_manifest(run_dir: Path, manifest: Mapping[str, Any]) -> None:
+    """Write ``_SUCCESS`` last: from this moment the run counts as finished."""
+    data = {"format": FORMAT, "schema_version": SCHEMA_VERSION, **manifest}
+    write_json_atomic(run_dir / MANIFEST, data)

@@ -1,0 +1,155 @@
+"""The run config: TOML loading, strict validation, overrides, resolution."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import RunConfig, config_from_dict, load_config, parse_assignment
+from pipeline.errors import BoggleError, ConfigError
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "job.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", ["default", "smoke", "large"])
+def test_shipped_configs_are_valid(name: str) -> None:
+    cfg = load_config(REPO / "configs" / f"{name}.toml")
+    assert cfg.boards.source == "generate" and cfg.boards.dice == "new"
+    assert cfg.boards.shape == "4x4" and cfg.rules.name == "boggle" and cfg.rules.min_length == 3
+    assert cfg.lexicon.path == "tanglet:en"
+    assert Path(cfg.run.out).is_absolute()
+
+
+def test_shipped_config_sizes() -> None:
+    sizes = {
+        n: load_config(REPO / "configs" / f"{n}.toml").boards.count for n in ("smoke", "default", "large")
+    }
+    assert sizes["smoke"] <= 5000 and sizes["default"] == 100_000 and sizes["large"] >= 1_000_000
+
+
+def test_typo_is_rejected_with_the_key_name_and_a_suggestion(tmp_path: Path) -> None:
+    path = write(tmp_path, "[boards]\ncuont = 10\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    msg = info.value.one_line()
+    assert msg.startswith(f"{path}: ") and "'cuont'" in msg and "did you mean 'count'?" in msg
+
+
+def test_unknown_section_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"unknown section '\[bords\]'; did you mean '\[boards\]'"):
+        load_config(write(tmp_path, "[bords]\ncount = 10\n"))
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('[boards]\ncount = "ten"\n', r"\[boards\] count: expected an integer, got 'ten'"),
+        ("[boards]\ncount = 0\n", r"\[boards\] count: expected an integer >= 1"),
+        ("[boards]\ncount = true\n", r"\[boards\] count: expected an integer"),
+        ("[boards]\nseed = -1\n", r"\[boards\] seed: expected an integer >= 0"),
+        ('[boards]\nsource = "magic"\n', r"\[boards\] source: expected one of 'generate', 'ingest'"),
+        ('[boards]\nshape = "4by4"\n', r"\[boards\] shape: expected a shape RxC"),
+        ("[boards]\nfiles = [1]\n", r"\[boards\] files: expected a list of non-empty strings"),
+        ("[run]\nn_jobs = 0\n", r"\[run\] n_jobs: expected a non-zero integer"),
+        ('[run]\nbackend = "spark"\n', r"\[run\] backend: expected one of 'loky', 'threading', 'dask'"),
+        ('[rules]\nname = "scrabble"\n', r"\[rules\] name: expected one of 'boggle', 'big', 'superbig'"),
+        ("[rules]\nscores = {three = 1}\n", r"\[rules\] scores: 'three' = 1: lengths and points"),
+        ("[rules]\nrevisit = 1\n", r"\[rules\] revisit: expected true or false"),
+        ("boards = 3\n", r"\[boards\] must be a table"),
+        ("[boards\n", r"not valid TOML"),
+    ],
+)
+def test_bad_values_are_rejected(tmp_path: Path, toml: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, toml))
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_overrides_beat_the_file_and_none_is_ignored(tmp_path: Path) -> None:
+    path = write(tmp_path, "[boards]\ncount = 10\nseed = 3\n[run]\nn_jobs = 2\n")
+    cfg = load_config(path, {"boards.count": 99, "boards.seed": None, "run.out": str(tmp_path / "o")})
+    assert cfg.boards.count == 99 and cfg.boards.seed == 3 and cfg.run.n_jobs == 2
+    assert cfg.run.out == str(tmp_path / "o")
+    # overrides are validated like the file
+    with pytest.raises(ConfigError, match="count: expected an integer >= 1"):
+        load_config(path, {"boards.count": -5})
+    with pytest.raises(ConfigError, match="unknown key in \\[run\\] 'jobs'"):
+        load_config(path, {"run.jobs": 3})
+
+
+def test_set_assignments_parse_toml_values(tmp_path: Path) -> None:
+    assert parse_assignment("boards.count=1000") == ("boards.count", 1000)
+    assert parse_assignment("boards.dice = classic") == ("boards.dice", "classic")
+    assert parse_assignment('boards.files=["a.txt", "b.txt"]') == ("boards.files", ["a.txt", "b.txt"])
+    cfg = load_config(None, assignments=["rules.scores={3=2, 4=2}", "rules.revisit=true"])
+    assert dict(cfg.rules.scores or {}) == {3: 2, 4: 2} and cfg.rules.revisit is True
+    assert cfg.rule_set().points(3) == 2
+    with pytest.raises(ConfigError, match=r"expected section\.key=value"):
+        parse_assignment("count")
+
+
+def test_resolution_fills_dependent_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOGGLE_DICTIONARY", "/words.txt")
+    big = load_config(None, {"boards.dice": "big1979"})
+    assert big.boards.shape == "5x5" and big.rules.name == "big" and big.rules.min_length == 4
+    assert big.lexicon.path == "/words.txt"
+    uniform = load_config(None, {"boards.dice": "uniform", "boards.shape": "3x5"})
+    assert uniform.boards.shape == "3x5" and uniform.rules.name == "boggle"
+    six = load_config(None, {"boards.dice": "superbig"})
+    assert six.boards.shape == "6x6" and six.rules.name == "superbig"
+    assert six.rule_set().points(10) == 20  # per-letter scoring kept through resolution
+    # resolving twice changes nothing
+    assert six.resolve() == six and big.resolve() == big
+
+
+def test_inconsistent_values_are_rejected() -> None:
+    with pytest.raises(ConfigError, match=r"\[boards\] shape: dice set 'new' rolls 4x4 boards, not 5x5"):
+        load_config(None, {"boards.shape": "5x5"})
+    with pytest.raises(ConfigError, match=r"\[boards\] dice: unknown dice set 'nwe'"):
+        load_config(None, {"boards.dice": "nwe"})
+    with pytest.raises(ConfigError, match=r"\[boards\] files: source = \"ingest\" needs input files"):
+        load_config(None, {"boards.source": "ingest"})
+    with pytest.raises(ConfigError, match="no file matches"):
+        load_config(None, {"boards.source": "ingest", "boards.files": ["/nonexistent/*.txt"]})
+
+
+def test_to_dict_round_trips_and_data_dict_leaves_out_run(tmp_path: Path) -> None:
+    cfg = load_config(REPO / "configs" / "smoke.toml", {"run.out": str(tmp_path)})
+    again = config_from_dict(cfg.to_dict()).resolve()
+    assert again.to_dict() == cfg.to_dict()
+    data = cfg.data_dict()
+    assert "run" not in data and "files" not in data["boards"] and data["boards"]["seed"] == 1
+    faster = load_config(REPO / "configs" / "smoke.toml", {"run.out": str(tmp_path), "run.n_jobs": 1})
+    assert faster.data_dict() == data  # how it runs is not what it computes
+
+
+def test_ingest_files_expand_globs_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("b.txt", "a.txt", "c.csv"):
+        (tmp_path / name).write_text("x\n")
+    monkeypatch.chdir(tmp_path)
+    cfg = load_config(None, {"boards.source": "ingest", "boards.files": ["*.txt", "c.csv"]})
+    assert cfg.boards.files == ("a.txt", "b.txt", "c.csv")
+    data = cfg.data_dict()["boards"]
+    assert "dice" not in data and "seed" not in data and data["files"] == ["a.txt", "b.txt", "c.csv"]
+
+
+def test_errors_are_boggle_errors_with_exit_code_2() -> None:
+    with pytest.raises(BoggleError) as info:
+        config_from_dict({"run": {"n_jobs": "all"}})
+    assert info.value.exit_code == 2
+
+
+def test_default_config_object() -> None:
+    cfg = RunConfig().resolve()
+    assert cfg.boards.count == 100_000 and cfg.run.backend == "loky"

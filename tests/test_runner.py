@@ -1,0 +1,384 @@
+"""The batch runner end to end: determinism across backends, resume after SIGKILL, ingest
+counts, manifest and schema, the CLI's exit codes, and the run lock."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from pipeline import store
+from pipeline.boards import parse_compact
+from pipeline.cli import app
+from pipeline.config import RunConfig, load_config
+from pipeline.errors import LexiconError, OutputConflictError
+from pipeline.generate import generate_compact
+from pipeline.runner import Progress, execute, run_job
+from pipeline.solve.reference import ReferenceSolver
+from tests.conftest import REPO
+
+CLI = CliRunner()
+
+
+def gen_config(enable2k: str, out: Path, **more: Any) -> RunConfig:
+    values = {
+        "boards.dice": "new", "boards.count": 3000, "boards.seed": 5, "boards.chunk_size": 500,
+        "lexicon.path": enable2k, "run.out": str(out),
+    }  # fmt: skip
+    values.update({k.replace("__", "."): v for k, v in more.items()})
+    return load_config(None, values)
+
+
+def write_toml(path: Path, sections: dict[str, dict[str, Any]]) -> Path:
+    lines = []
+    for name, values in sections.items():
+        lines.append(f"[{name}]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in values.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def part_bytes(run_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(run_dir.glob("part-*.parquet"))}
+
+
+# ---------------------------------------------------------------- determinism
+
+
+def test_same_data_with_n_jobs_1_2_and_dask(tmp_path: Path, enable2k_path: str) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    one = execute(gen_config(enable2k_path, tmp_path / "one"), n_jobs=1)
+    with joblib.parallel_config(backend="loky", n_jobs=2):
+        two = execute(gen_config(enable2k_path, tmp_path / "two"))
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        cfg = gen_config(
+            enable2k_path, tmp_path / "dask", run__backend="dask", run__scheduler=cluster.scheduler_address
+        )
+        on_dask = run_job(cfg)
+    assert one.boards == two.boards == on_dask.boards == 3000
+    reference = part_bytes(tmp_path / "one")
+    assert len(reference) == 6
+    # byte-identical parts: the data and the metadata do not depend on how the run ran
+    assert part_bytes(tmp_path / "two") == reference
+    assert part_bytes(tmp_path / "dask") == reference
+    table = store.read_run(tmp_path / "one")
+    assert table.column("board_id").to_pylist() == list(range(3000))
+    # the boards are the ones `boggle generate` prints for the same dice, seed and chunk size
+    printed = "".join(generate_compact("new", 3000, 5, chunk_size=500)).splitlines()
+    assert table.column("board").to_pylist() == printed
+
+
+def test_results_agree_with_the_reference_solver(
+    tmp_path: Path, enable2k_path: str, enable_words: list[str]
+) -> None:
+    summary = execute(
+        gen_config(enable2k_path, tmp_path / "r", boards__count=40, boards__chunk_size=16), n_jobs=1
+    )
+    assert summary.status == "complete" and summary.chunks == 3
+    ref = ReferenceSolver(enable_words, load_config(None).rule_set())
+    rows = store.read_run(tmp_path / "r").to_pylist()
+    for row in rows:
+        want = ref.solve(parse_compact(row["board"]))
+        assert row["words"] == sorted(want.words) and row["score"] == want.score
+        assert row["dead_cells"] == want.dead_cells
+    assert summary.words_total == sum(r["n_words"] for r in rows)
+
+
+# ---------------------------------------------------------------- resume after kill -9
+
+
+def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: str) -> None:
+    out = tmp_path / "killed"
+    config = write_toml(tmp_path / "job.toml", {
+        "boards": {"dice": "new", "count": 60000, "seed": 11, "chunk_size": 2000},
+        "lexicon": {"path": enable2k_path},
+        "run": {"out": str(out), "n_jobs": 2},
+    })  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "run", str(config), "--quiet"],
+        cwd=REPO,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(store.committed_chunks(out)) < 3:
+            assert proc.poll() is None, f"the run ended early: {proc.stderr.read() if proc.stderr else ''}"
+            assert time.monotonic() < deadline, "no part appeared in time"
+            time.sleep(0.005)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the whole job, workers included, like a crash
+        proc.wait()
+    committed = len(store.committed_chunks(out))
+    assert not (out / store.MANIFEST).exists(), "the run finished before it could be killed"
+    assert 3 <= committed < 30
+    with pytest.raises(Exception, match="unfinished"):
+        store.open_run(out)
+
+    seen: list[Progress] = []
+    resumed = run_job(load_config(config), progress=seen.append)
+    assert resumed.status == "resumed" and resumed.chunks_reused >= committed
+    assert resumed.boards_solved == 60000 - 2000 * resumed.chunks_reused
+    assert seen[0].boards_reused == seen[0].boards_done == 2000 * resumed.chunks_reused
+    clean = execute(load_config(config, {"run.out": str(tmp_path / "clean")}), n_jobs=1)
+    assert clean.status == "complete" and clean.boards == resumed.boards == 60000
+    assert part_bytes(out) == part_bytes(tmp_path / "clean")
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+    # the finished run re-run is a no-op
+    again = run_job(load_config(config))
+    assert again.status == "already complete" and again.boards_solved == 0
+
+
+# ---------------------------------------------------------------- ingest
+
+
+def make_inputs(tmp_path: Path) -> list[Path]:
+    a = tmp_path / "good_and_bad.txt"
+    a.write_text(
+        "perslatgsineters\n"  # ok
+        "perslatgsinete1s\n"  # bad face
+        "qiet\n"  # ok (2x2)
+        "abcde\n"  # not square
+        "PERSLATGSINETERS\n",  # ok
+        encoding="utf-8",
+    )
+    b = tmp_path / "more.csv"
+    b.write_text("board,n\nqqqqqqqqqqqqqqqq,1\n[th]aaaaaaaaaaaaaaa,2\n,3\n", encoding="utf-8")
+    return [a, b]
+
+
+def test_ingest_run_counts_reasons_and_exit_code_3(tmp_path: Path, enable2k_path: str) -> None:
+    files = make_inputs(tmp_path)
+    config = write_toml(tmp_path / "ingest.toml", {
+        "boards": {"source": "ingest", "files": [str(f) for f in files], "chunk_size": 3},
+        "lexicon": {"path": enable2k_path},
+        "run": {"out": str(tmp_path / "run"), "n_jobs": 1},
+    })  # fmt: skip
+    result = CLI.invoke(app, ["run", str(config), "--quiet"])
+    assert result.exit_code == 3, result.output
+    assert "4 of 8 input rows rejected" in result.output
+    manifest, _ = store.open_run(tmp_path / "run")
+    assert manifest["counts"]["input_rows"] == 8
+    assert manifest["counts"]["boards"] == 4 and manifest["counts"]["rejected"] == 4
+    # chunks of 3 records run across files: [a1 a2 a3] [a4 a5 b1] [b2 b3]; the last has no board
+    assert [p["rows"] for p in manifest["parts"]] == [2, 2, 0]
+    rejects = store.read_rejects(tmp_path / "run")
+    a, b = (str(f) for f in files)
+    assert [(r["source"], r["line"], r["raw"]) for r in rejects] == [
+        (a, "2", "perslatgsinete1s"),
+        (a, "4", "abcde"),
+        (b, "3", "[th]aaaaaaaaaaaaaaa"),
+        (b, "4", ""),
+    ]
+    assert rejects[0]["reason"] == "position 15: unknown face '1' (faces are letters; '.' is a blank)"
+    assert "not a square number" in rejects[1]["reason"]
+    assert "face 'th' (cell 1) is not in the run's alphabet" in rejects[2]["reason"]
+    assert rejects[3]["reason"] == "empty board"
+    table = store.read_run(tmp_path / "run")
+    assert table.column("board_id").to_pylist() == [0, 1, 2, 3]
+    assert table.column("board").to_pylist() == [
+        "perslatgsineters",
+        "qiet",
+        "perslatgsineters",
+        "qqqqqqqqqqqqqqqq",
+    ]
+    assert table.column("source").to_pylist() == [a, a, a, b]
+    assert table.column("score").to_pylist()[0] == 3625
+    # a second run is a no-op and still reports the rejects
+    again = CLI.invoke(app, ["run", str(config), "--quiet"])
+    assert again.exit_code == 3 and "already complete" in again.output
+
+    # with the multi-letter face allowed, that row is a board
+    redo = CLI.invoke(app, ["run", str(config), "--quiet", "--set", 'boards.faces=["th"]', "--overwrite"])
+    assert redo.exit_code == 3 and "3 of 8 input rows rejected" in redo.output
+    assert store.read_run(tmp_path / "run").column("board").to_pylist()[-1] == "[th]aaaaaaaaaaaaaaa"
+
+
+def test_ingest_resume_after_lost_chunks(tmp_path: Path, enable2k_path: str) -> None:
+    lines = "".join(generate_compact("new", 400, seed=3, chunk_size=400)).splitlines()
+    for i in range(0, 400, 37):
+        lines[i] = lines[i][:-1] + "!"  # malformed every 37th row
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(lines) + "\n")
+    cfg = load_config(None, {
+        "boards.source": "ingest", "boards.files": [str(src)], "boards.chunk_size": 50,
+        "lexicon.path": enable2k_path, "run.out": str(tmp_path / "run"),
+    })  # fmt: skip
+    first = execute(cfg, n_jobs=1)
+    assert first.boards == 400 - 11 and first.rejected == 11 and first.chunks == 8
+    before = part_bytes(tmp_path / "run")
+    rejects_before = (tmp_path / "run" / store.REJECTS).read_bytes()
+    # the state a crash leaves: some chunks never written, no manifest
+    for k in (2, 5, 7):
+        store.part_path(tmp_path / "run", k).unlink()
+    (tmp_path / "run" / store.MANIFEST).unlink()
+    (tmp_path / "run" / store.REJECTS).unlink()
+    with joblib.parallel_config(backend="threading", n_jobs=2):
+        second = execute(cfg)
+    assert second.status == "resumed" and second.chunks_reused == 5 and second.boards_solved < 200
+    assert part_bytes(tmp_path / "run") == before
+    assert (tmp_path / "run" / store.REJECTS).read_bytes() == rejects_before
+    # a committed part that does not fit its chunk is refused (raised while streaming the input)
+    (tmp_path / "run" / store.MANIFEST).unlink()
+    pq.write_table(store.board_schema().empty_table(), store.part_path(tmp_path / "run", 6))
+    with (
+        joblib.parallel_config(backend="loky", n_jobs=2),
+        pytest.raises(
+            OutputConflictError, match=r"part-00006\.parquet holds 0 boards but chunk 6 of the input has"
+        ),
+    ):
+        execute(cfg)
+    # an input that changed under a started run is refused
+    src.write_text("\n".join(lines[:100]) + "\n")
+    with pytest.raises(OutputConflictError, match="different config"):
+        execute(load_config(None, {**{
+            "boards.source": "ingest", "boards.files": [str(src)], "boards.chunk_size": 50,
+            "lexicon.path": enable2k_path, "run.out": str(tmp_path / "run"),
+        }}), n_jobs=1)  # fmt: skip
+
+
+# ---------------------------------------------------------------- manifest and schema
+
+
+def test_manifest_and_part_metadata(tmp_path: Path, enable2k_path: str) -> None:
+    seen: list[Progress] = []
+    cfg = gen_config(enable2k_path, tmp_path / "m", boards__count=1100)
+    summary = execute(cfg, n_jobs=1, progress=seen.append)
+    manifest, parts = store.open_run(tmp_path / "m")
+    assert [p.name for p in parts] == ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
+    assert [p["rows"] for p in manifest["parts"]] == [500, 500, 100]
+    assert all(p["bytes"] == (tmp_path / "m" / p["file"]).stat().st_size for p in manifest["parts"])
+    assert manifest["config"] == cfg.to_dict() and manifest["config"]["run"]["out"] == str(tmp_path / "m")
+    lex = manifest["lexicon"]
+    assert lex["name"] == "enable2k.txt" and lex["n_words"] > 170_000 and len(lex["content_hash"]) == 64
+    assert "report" in lex and lex["report"]["n_input"] == 173528
+    assert manifest["rules"]["name"] == "boggle" and manifest["rules"]["min_length"] == 3
+    assert {"numpy", "numba", "pyarrow", "joblib"} <= set(manifest["packages"])
+    counts = manifest["counts"]
+    table = store.read_run(tmp_path / "m")
+    assert counts["boards"] == 1100 == table.num_rows and counts["rejected"] == 0
+    assert counts["words_total"] == sum(table.column("n_words").to_pylist()) == summary.words_total
+    assert counts["score_total"] == sum(table.column("score").to_pylist())
+    assert set(manifest["columns"]) >= {"board_id", "words", "words_len_9plus", "points_len_<L>"}
+    assert manifest["started_at"] <= manifest["finished_at"]
+    assert json.loads((tmp_path / "m" / "_run.json").read_text())["identity"] == manifest["identity"]
+    for p in parts:
+        meta = pq.ParquetFile(p).schema_arrow.metadata
+        assert json.loads(meta[b"boggle.config"]) == cfg.data_dict()
+        assert json.loads(meta[b"boggle.lexicon"])["content_hash"] == lex["content_hash"]
+        assert pq.ParquetFile(p).schema_arrow.remove_metadata().equals(store.board_schema(3))
+    # progress: from 0 to all boards, never backwards
+    done = [p.boards_done for p in seen]
+    assert done[0] == 0 and done[-1] == 1100 and done == sorted(done)
+    assert seen[-1].chunks_done == seen[-1].chunks_total == 3
+    # the by-length columns add up to the totals
+    by_len = sum(np.asarray(table.column(f"points_len_{b}")) for b in store.length_bins(3))
+    assert np.array_equal(by_len, np.asarray(table.column("score")))
+
+
+def test_big_boards_and_dice_sources(tmp_path: Path, enable2k_path: str) -> None:
+    summary = execute(
+        gen_config(enable2k_path, tmp_path / "b", boards__dice="big1979", boards__count=50), n_jobs=1
+    )
+    table = store.read_run(tmp_path / "b")
+    assert summary.boards == 50 and set(table.column("rows").to_pylist()) == {5}
+    assert set(table.column("source").to_pylist()) == {"big1979"}
+    assert all(min((len(w) for w in ws), default=4) >= 4 for ws in table.column("words").to_pylist())
+    assert sum(table.column("words_len_3").to_pylist()) == 0  # big rules: min length 4
+
+
+# ---------------------------------------------------------------- conflicts and the CLI
+
+
+def test_config_typo_exit_code_2(tmp_path: Path) -> None:
+    config = write_toml(tmp_path / "bad.toml", {"boards": {"cuont": 5}})
+    result = CLI.invoke(app, ["run", str(config)])
+    assert result.exit_code == 2
+    assert "unknown key in [boards] 'cuont'; did you mean 'count'?" in result.output
+
+
+def test_missing_lexicon_says_how_to_get_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TANGLET_DATA", str(tmp_path / "none"))
+    cfg = load_config(None, {"lexicon.path": "tanglet:en", "run.out": str(tmp_path / "x")})
+    with pytest.raises(LexiconError) as info:
+        execute(cfg, n_jobs=1)
+    msg = info.value.one_line()
+    assert "apt-get install tanglet-data" in msg and "set [lexicon] path" in msg
+    result = CLI.invoke(app, ["run", str(REPO / "configs/smoke.toml"), "--out", str(tmp_path / "y"), "-q"])
+    assert result.exit_code == 2 and "apt-get install tanglet-data" in result.output
+
+
+def test_different_config_refused_then_overwritten(tmp_path: Path, enable2k_path: str) -> None:
+    out = tmp_path / "run"
+    config = write_toml(tmp_path / "job.toml", {
+        "boards": {"count": 600, "chunk_size": 300, "seed": 1},
+        "lexicon": {"path": enable2k_path}, "run": {"out": str(out), "n_jobs": 1},
+    })  # fmt: skip
+    assert CLI.invoke(app, ["run", str(config), "-q"]).exit_code == 0
+    same = CLI.invoke(app, ["run", str(config), "-q", "--n-jobs", "2"])  # how, not what: same run
+    assert same.exit_code == 0 and "already complete (600 boards); nothing to do" in same.output
+    other = CLI.invoke(app, ["run", str(config), "-q", "--seed", "2"])
+    assert other.exit_code == 4
+    assert "holds a finished run with a different config (data.boards.seed: 1 there, 2 now)" in other.output
+    forced = CLI.invoke(app, ["run", str(config), "-q", "--seed", "2", "--overwrite"])
+    assert forced.exit_code == 0
+    assert json.loads((out / "_SUCCESS").read_text())["config"]["boards"]["seed"] == 2
+
+
+def test_concurrent_second_run_refused(tmp_path: Path, enable2k_path: str) -> None:
+    out = tmp_path / "busy"
+    config = write_toml(tmp_path / "job.toml", {
+        "boards": {"count": 2_000_000, "chunk_size": 1000}, "lexicon": {"path": enable2k_path},
+        "run": {"out": str(out), "n_jobs": 1},
+    })  # fmt: skip
+    first = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "run", str(config), "--quiet"],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not store.committed_chunks(out):  # the first run is under way
+            assert first.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        second = CLI.invoke(app, ["run", str(config), "-q", "--count", "100", "--overwrite"])
+        assert second.exit_code == 4
+        assert f"is in use by another run (pid {first.pid})" in second.output
+        assert first.poll() is None  # the first run carries on
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    # the lock died with its holder: the same directory is usable at once
+    assert CLI.invoke(app, ["run", str(config), "-q", "--count", "100", "--overwrite"]).exit_code == 0
+
+
+def test_generate_command_prints_compact_boards() -> None:
+    result = CLI.invoke(app, ["generate", "--dice", "new", "--count", "5", "--seed", "42"])
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert len(lines) == 5 and all(len(x) == 16 for x in lines)
+    assert lines == "".join(generate_compact("new", 5, 42)).splitlines()
+    bad = CLI.invoke(app, ["generate", "--dice", "nope"])
+    assert bad.exit_code == 2 and "unknown dice set 'nope'" in bad.output
+
+
+def test_cli_help_has_examples() -> None:
+    for command in ("run", "generate"):
+        result = CLI.invoke(app, [command, "--help"])
+        assert result.exit_code == 0 and "Example: boggle" in result.output

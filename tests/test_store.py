@@ -1,0 +1,214 @@
+"""The run store: the part schema against the reference solver, manifests, locks, run states."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import store
+from pipeline.boards import Board, format_compact, parse_compact
+from pipeline.errors import BoggleError, OutputConflictError
+from pipeline.lexicon import CompiledLexicon, DropReport, Lexicon, compile_words
+from pipeline.rules import get_rules
+from pipeline.solve import solve_arrays
+from pipeline.solve.reference import ReferenceSolver
+from pipeline.trie import Alphabet
+
+EXPECTED_COLUMNS = [
+    "board_id", "board", "rows", "cols", "source", "chunk", "score", "n_words", "words",
+    "longest_word", "max_word_len", "dead_cells",
+    "words_len_3", "words_len_4", "words_len_5", "words_len_6", "words_len_7", "words_len_8",
+    "words_len_9plus",
+    "points_len_3", "points_len_4", "points_len_5", "points_len_6", "points_len_7", "points_len_8",
+    "points_len_9plus",
+]  # fmt: skip
+
+LOCK_HOLDER = (
+    "import sys, time\n"
+    "from pipeline.store import run_lock\n"
+    "with run_lock(sys.argv[1]):\n"
+    "    print('locked', flush=True)\n"
+    "    time.sleep(60)\n"
+)
+
+
+def table_for(boards: list[Board], lexicon: CompiledLexicon, first_id: int = 0) -> pa.Table:
+    enc = np.stack([lexicon.alphabet.encode(b.faces) for b in boards])
+    rows, cols = boards[0].shape
+    res = solve_arrays(enc, rows, cols, lexicon)
+    ids = np.arange(first_id, first_id + len(boards))
+    return store.results_table(enc, rows, cols, ids, res, lexicon, source="test", chunk=3)
+
+
+def test_schema_columns_and_types() -> None:
+    schema = store.board_schema(3)
+    assert schema.names == EXPECTED_COLUMNS
+    assert schema.field("board_id").type == pa.int64()
+    assert schema.field("words").type == pa.list_(pa.field("item", pa.string(), nullable=False))
+    assert schema.field("rows").type == pa.int16() and schema.field("dead_cells").type == pa.int16()
+    assert schema.field("score").type == pa.int32() and schema.field("words_len_9plus").type == pa.int32()
+    # a rule set with shorter words gets columns from its minimum length up
+    assert "words_len_1" in store.board_schema(1).names
+    assert store.length_bins(2)[0] == "2" and store.length_bins(4)[0] == "3"
+
+
+def test_table_matches_reference_solver(enable_lexicon: CompiledLexicon) -> None:
+    rng = np.random.default_rng(5)
+    letters = [*"abcdefghijklmnoprstuvwxyz", "qu"]
+    boards = [Board(4, 4, tuple(rng.choice(letters, 16))) for _ in range(60)]
+    boards.append(parse_compact("perslatgsineters"))
+    table = table_for(boards, enable_lexicon, first_id=100)
+    assert table.schema.equals(store.board_schema(3))
+    ref = ReferenceSolver(enable_lexicon.words, enable_lexicon.rules)
+    rules = enable_lexicon.rules
+    for i, (board, row) in enumerate(zip(boards, table.to_pylist(), strict=True)):
+        want = ref.solve(board)
+        assert row["board_id"] == 100 + i and row["chunk"] == 3 and row["source"] == "test"
+        assert parse_compact(row["board"], (row["rows"], row["cols"])) == board
+        assert row["words"] == sorted(want.words)
+        assert row["score"] == want.score and row["n_words"] == len(want.words)
+        assert row["dead_cells"] == want.dead_cells and row["max_word_len"] == want.longest
+        if want.words:
+            best = max(len(w) for w in want.words)
+            assert row["longest_word"] == min(w for w in want.words if len(w) == best)
+        else:
+            assert row["longest_word"] == ""
+        for length in range(3, 9):
+            same = [w for w in want.words if len(w) == length]
+            assert row[f"words_len_{length}"] == len(same)
+            assert row[f"points_len_{length}"] == sum(rules.points(len(w)) for w in same)
+        long = [w for w in want.words if len(w) >= 9]
+        assert row["words_len_9plus"] == len(long)
+        assert row["points_len_9plus"] == sum(rules.points(len(w)) for w in long)
+        assert sum(row[f"points_len_{b}"] for b in store.length_bins(3)) == row["score"]
+    golden = table.to_pylist()[-1]
+    assert (golden["score"], golden["n_words"]) == (3625, 1045)
+
+
+def test_longest_word_ties_break_alphabetically() -> None:
+    words = ["cab", "abc", "bca", "ab"]
+    lex = compile_words(Lexicon("t", "t", "0", sorted(words), DropReport(4)), Alphabet.from_faces("abc"),
+                        get_rules("boggle", min_length=2))  # fmt: skip
+    row = table_for([parse_compact("abc.", (2, 2))], lex).to_pylist()[0]
+    assert row["words"] == ["ab", "abc", "bca", "cab"]
+    assert row["longest_word"] == "abc" and row["max_word_len"] == 3
+    assert row["words_len_2"] == 1 and row["words_len_3"] == 3
+    assert row["dead_cells"] == 0  # the blank is not counted
+
+
+def test_compact_strings_round_trip_every_kind_of_face() -> None:
+    faces = ("a", "qu", "th", "q", "ł", "[", "é")
+    alphabet = Alphabet.from_faces(faces)
+    board = Board(2, 4, ("a", "qu", "th", "", "q", "ł", "é", "a"))
+    enc = alphabet.encode(board.faces)[None, :]
+    text = store.compact_strings(enc, alphabet.faces).to_pylist()[0]
+    assert text == format_compact(board)
+    assert parse_compact(text, (2, 4)) == board
+    # the vectorised path (single ASCII faces) agrees with format_compact too
+    plain = Alphabet.english()
+    rng = np.random.default_rng(0)
+    enc = rng.integers(-1, len(plain), size=(50, 9)).astype(np.int8)
+    got = store.compact_strings(enc, plain.faces).to_pylist()
+    want = [format_compact(Board(3, 3, tuple("" if c < 0 else plain.faces[c] for c in row))) for row in enc]
+    assert got == want
+
+
+def test_write_part_is_atomic_zstd_with_metadata(tmp_path: Path, enable_lexicon: CompiledLexicon) -> None:
+    table = table_for([parse_compact("perslatgsineters")], enable_lexicon)
+    meta = store.parquet_metadata({"boards": {"seed": 1}}, enable_lexicon.provenance(), {"name": "boggle"})
+    nbytes = store.write_part(tmp_path, 7, table, meta)
+    path = tmp_path / "part-00007.parquet"
+    assert path.stat().st_size == nbytes
+    assert [p.name for p in tmp_path.iterdir()] == ["part-00007.parquet"]  # no temp file left
+    pf = pq.ParquetFile(path)
+    assert pf.metadata.row_group(0).column(0).compression == "ZSTD"
+    kv = pf.schema_arrow.metadata
+    assert json.loads(kv[b"boggle.config"]) == {"boards": {"seed": 1}}
+    assert json.loads(kv[b"boggle.lexicon"])["content_hash"] == enable_lexicon.content_hash
+    assert store.committed_chunks(tmp_path) == {7: path}
+    assert store.part_rows(path) == 1
+
+
+def test_duckdb_and_pandas_read_parts_naturally(tmp_path: Path, enable_lexicon: CompiledLexicon) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    table = table_for([parse_compact("perslatgsineters"), parse_compact("qietxxxxxxxxxxxx")], enable_lexicon)
+    store.write_part(tmp_path, 0, table)
+    q = f"select sum(points_len_3 + points_len_4) as p, max(len(words)) as w from '{tmp_path}/part-*.parquet'"
+    ((p, w),) = duckdb.sql(q).fetchall()
+    df = pq.read_table(tmp_path / "part-00000.parquet").to_pandas()
+    assert p == int((df.points_len_3 + df.points_len_4).sum()) and w == 1045
+    assert "quiet" in set(df.words[1]) and "quit" not in set(df.words[1])
+    assert df.words[1].tolist() == sorted(df.words[1].tolist())
+
+
+# ---------------------------------------------------------------- run directory states
+
+
+def test_open_run_refuses_unfinished_run(tmp_path: Path) -> None:
+    with pytest.raises(BoggleError, match="not found"):
+        store.open_run(tmp_path / "nope")
+    store.write_run_record(tmp_path, {"identity": {"a": 1}})
+    with pytest.raises(BoggleError, match="unfinished"):
+        store.open_run(tmp_path)
+    store.write_manifest(tmp_path, {"parts": [{"file": "part-00000.parquet", "rows": 0}]})
+    with pytest.raises(BoggleError, match="missing"):
+        store.open_run(tmp_path)
+    pq.write_table(store.board_schema().empty_table(), tmp_path / "part-00000.parquet")
+    manifest, parts = store.open_run(tmp_path)
+    assert manifest["format"] == "boggle-run" and parts == [tmp_path / "part-00000.parquet"]
+
+
+def test_prepare_run_dir_states(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    assert store.prepare_run_dir(run, {"seed": 1}, overwrite=False) == "new"
+    store.write_run_record(run, {"identity": {"seed": 1}})
+    (run / ".part-00000.parquet.123.tmp").write_text("partial")
+    assert store.prepare_run_dir(run, {"seed": 1}, overwrite=False) == "resume"
+    assert not (run / ".part-00000.parquet.123.tmp").exists()  # stale temp files are cleared
+    with pytest.raises(
+        OutputConflictError, match=r"unfinished run with a different config \(seed: 1 there, 2 now\)"
+    ):
+        store.prepare_run_dir(run, {"seed": 2}, overwrite=False)
+    store.write_manifest(run, {"identity": {"seed": 1}, "parts": []})
+    assert store.prepare_run_dir(run, {"seed": 1}, overwrite=False) == "done"
+    with pytest.raises(OutputConflictError, match="finished run"):
+        store.prepare_run_dir(run, {"seed": 2}, overwrite=False)
+    (run / "notes.txt").write_text("mine")
+    assert store.prepare_run_dir(run, {"seed": 2}, overwrite=True) == "new"
+    assert sorted(p.name for p in run.iterdir()) == ["notes.txt"]  # only run files removed
+    with pytest.raises(OutputConflictError, match="not empty"):
+        store.prepare_run_dir(run, {"seed": 2}, overwrite=True)
+
+
+def test_lock_refuses_second_holder_and_frees_on_death(tmp_path: Path) -> None:
+    busy = f"in use by another run \\(pid {os.getpid()}\\)"
+    with store.run_lock(tmp_path), pytest.raises(OutputConflictError, match=busy), store.run_lock(tmp_path):
+        pass
+    # a process holding the lock that is killed frees it at once (no stale lock)
+    code = LOCK_HOLDER
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+        with pytest.raises(OutputConflictError), store.run_lock(tmp_path):
+            pass
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with store.run_lock(tmp_path):
+                break
+        except OutputConflictError:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
