@@ -1,0 +1,210 @@
+"""Board-quality analysis of finished runs: summary tables, plots and an HTML report.
+
+``analyze_runs(["runs/new", "runs/classic"], "reports/dice")`` writes::
+
+    reports/dice/report.html        self-contained page (plots embedded)
+    reports/dice/analysis.json      what was analysed (runs, manifests) and written
+    reports/dice/tables/NAME.parquet and NAME.csv
+    reports/dice/plots/NAME.png
+
+Aggregation runs in DuckDB over the Parquet parts (see :mod:`pipeline.analyze.stats`);
+plotting (:mod:`pipeline.analyze.plots`) and the page (:mod:`pipeline.analyze.report`) only see
+the small result tables.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.analyze.plots import Plot, make_plots
+from pipeline.analyze.report import write_report
+from pipeline.analyze.stats import (
+    ALL_SOURCES,
+    MANIFEST,
+    RunError,
+    RunInfo,
+    Tables,
+    compute_tables,
+    connect,
+    load_run,
+    load_runs,
+    printable,
+)
+from pipeline.errors import EXIT_INTERNAL, BoggleError
+from pipeline.io import atomic_open, atomic_path, package_versions, write_json_atomic
+
+__all__ = [
+    "AnalysisResult",
+    "RunError",
+    "RunInfo",
+    "Tables",
+    "analyze_runs",
+    "compute_tables",
+    "connect",
+    "default_out_dir",
+    "load_run",
+    "load_runs",
+]
+
+TABLE_DIR = "tables"
+PLOT_DIR = "plots"
+ProgressFn = Callable[[str], None]
+
+
+@dataclass
+class AnalysisResult:
+    """What :func:`analyze_runs` wrote."""
+
+    out_dir: Path
+    report: Path
+    runs: list[RunInfo]
+    tables: Tables
+    table_files: dict[str, list[Path]] = field(default_factory=dict)
+    plots: list[Plot] = field(default_factory=list)
+
+
+def default_out_dir(runs: Sequence[RunInfo], base: Path = Path("reports")) -> Path:
+    """``reports/<run>`` for one run, ``reports/<run1>-vs-<run2>...`` for a comparison."""
+    names = [re.sub(r"[^A-Za-z0-9._-]+", "-", r.label).strip("-") or "run" for r in runs]
+    name = "-vs-".join(names)
+    if len(name) > 80:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+        name = f"{names[0][:40]}-and-{len(names) - 1}-more-{digest}"
+    return base / name
+
+
+def write_table(df: pd.DataFrame, out_dir: Path, name: str) -> list[Path]:
+    """Write one table as Parquet and CSV (atomically)."""
+    pq_path, csv_path = out_dir / f"{name}.parquet", out_dir / f"{name}.csv"
+    with atomic_path(pq_path) as tmp:
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp)
+    with atomic_open(csv_path) as fh:
+        df.to_csv(fh, index=False)
+    return [pq_path, csv_path]
+
+
+def _remove_stale(out_dir: Path, keep: set[Path]) -> None:
+    """Delete files an earlier analysis in ``out_dir`` wrote that this one did not."""
+    try:
+        previous = json.loads((out_dir / "analysis.json").read_text(encoding="utf-8"))
+        files = [out_dir / f for f in previous.get("files", [])]
+    except (OSError, ValueError, AttributeError):
+        return
+    for f in files:
+        if f not in keep and f.is_file() and f.parent in (out_dir / TABLE_DIR, out_dir / PLOT_DIR):
+            f.unlink()
+
+
+class ResourceError(BoggleError):
+    """The analysis ran out of memory or disk (exit code 1)."""
+
+    exit_code = EXIT_INTERNAL
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return printable(text.splitlines()[0]) if text else type(exc).__name__
+
+
+def check_counts(runs: Sequence[RunInfo], tables: Tables) -> None:
+    """Refuse a run whose parts hold another number of boards than its manifest records."""
+    summ = tables.summary[tables.summary["source"] != ALL_SOURCES]
+    for run in runs:
+        expected = run.counts.get("boards")
+        if expected is None:
+            continue
+        found = int(summ.loc[summ["run"] == run.label, "boards"].sum())
+        if found != int(expected):
+            raise RunError(
+                f"{run.path}: the part files hold {found:,} boards but {MANIFEST} records "
+                f"{int(expected):,}; the run was changed after it finished"
+            )
+
+
+def _manifest_digest(run: RunInfo) -> str:
+    return hashlib.sha256((run.path / MANIFEST).read_bytes()).hexdigest()
+
+
+def analyze_runs(
+    run_dirs: Sequence[str | os.PathLike[str]],
+    out_dir: str | os.PathLike[str] | None = None,
+    *,
+    top: int = 20,
+    top_words: int = 50,
+    threads: int | None = None,
+    memory_limit: str | None = None,
+    progress: ProgressFn | None = None,
+) -> AnalysisResult:
+    """Analyse one or more finished runs into tables, plots and ``report.html``.
+
+    Raises :class:`RunError` (exit code 2) for a missing or unfinished run.
+    """
+    note = progress or (lambda _msg: None)
+    runs = load_runs(run_dirs)
+    out = Path(out_dir) if out_dir is not None else default_out_dir(runs)
+    note(f"aggregating {len(runs)} run(s) with DuckDB")
+    import duckdb
+
+    try:
+        with connect(runs, threads=threads, memory_limit=memory_limit) as con:
+            tables = compute_tables(con, top=top, top_words=top_words)
+    except duckdb.OutOfMemoryException as exc:
+        raise ResourceError(
+            f"DuckDB ran out of memory ({_first_line(exc)}); "
+            "try --memory-limit with free disk space for spilling, or fewer --threads"
+        ) from None
+    except (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException):
+        raise  # a bug in this module's SQL, not in the data
+    except duckdb.Error as exc:
+        # Damaged part files surface here (I/O, decoding and conversion errors).
+        where = ", ".join(str(r.path) for r in runs)
+        raise RunError(f"reading {where} failed: {_first_line(exc)}") from None
+    check_counts(runs, tables)
+    note("writing tables")
+    table_files = {name: write_table(df, out / TABLE_DIR, name) for name, df in tables.items()}
+    note("drawing plots")
+    plots = make_plots(tables, out / PLOT_DIR)
+    written = {p for files in table_files.values() for p in files}
+    written |= {out / PLOT_DIR / p.file for p in plots}
+    _remove_stale(out, written)
+    note("writing report.html")
+    report = write_report(runs, tables, plots, out, PLOT_DIR)
+    versions = package_versions()
+    for extra in ("duckdb", "matplotlib"):
+        try:
+            from importlib import metadata
+
+            versions[extra] = metadata.version(extra)
+        except Exception:  # a missing distribution only blanks the provenance entry
+            versions[extra] = "not installed"
+    write_json_atomic(
+        out / "analysis.json",
+        {
+            "runs": [
+                {
+                    "label": r.label,
+                    "path": str(r.path.resolve()),
+                    "manifest_sha256": _manifest_digest(r),
+                    "parts": len(r.parts),
+                }
+                for r in runs
+            ],
+            "report": report.name,
+            "tables": sorted(table_files),
+            "plots": [p.file for p in plots],
+            "files": sorted(str(p.relative_to(out)) for p in written),
+            "options": {"top": top, "top_words": top_words},
+            "versions": versions,
+        },
+    )
+    return AnalysisResult(out, report, runs, tables, table_files, plots)

@@ -1,0 +1,595 @@
+"""Aggregations over finished runs, computed by DuckDB straight from the Parquet parts.
+
+Why DuckDB: a run of 10 million boards holds about a billion found words. DuckDB scans the
+part files column by column, unnests the ``words`` lists in a streaming hash aggregate and
+spills to disk when memory runs short, so nothing here ever holds a run's word lists in
+Python (pandas sees only the small result tables). The same SQL reads one run or several at
+once: every table is grouped by ``run`` and ``source`` so runs (dice sets, rules, languages)
+compare side by side.
+
+A run directory (the batch pipeline's contract) holds ``part-*.parquet`` files, one per chunk,
+and a ``_SUCCESS`` JSON manifest written last; a directory without it is refused.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from pipeline.errors import BoggleError
+
+if TYPE_CHECKING:
+    import duckdb
+
+MANIFEST = "_SUCCESS"  # the batch pipeline's manifest name (pipeline.store.MANIFEST)
+# Per-length columns every run has (words_len_3 ... words_len_9plus); shorter ones are optional.
+LENGTH_SUFFIXES: tuple[str, ...] = ("3", "4", "5", "6", "7", "8", "9plus")
+REQUIRED_COLUMNS: tuple[str, ...] = (
+    "board_id",
+    "board",
+    "rows",
+    "cols",
+    "source",
+    "score",
+    "n_words",
+    "words",
+    "longest_word",
+    "max_word_len",
+    "dead_cells",
+    *(f"words_len_{s}" for s in LENGTH_SUFFIXES),
+    *(f"points_len_{s}" for s in LENGTH_SUFFIXES),
+)
+# Word-count thresholds of the "thin board" shares in the summary.
+FEW_WORDS = (10, 25, 50)
+ALL_SOURCES = "(all)"
+
+# Boards sampled for the candidate single-character faces (a check pass finds the rest).
+FACE_SAMPLE = 10_000
+# One compact-notation token: a bracketed multi-letter face or a single character.
+_FACE_TOKEN = r"\[[^\]]*\]|."
+
+
+class RunError(BoggleError):
+    """A run directory that is missing, unfinished or not in the pipeline's layout."""
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A finished run: its directory, ``_SUCCESS`` manifest and part files."""
+
+    label: str
+    path: Path
+    manifest: dict[str, Any] = field(repr=False)
+    parts: tuple[Path, ...]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return _as_dict(self.manifest.get("config"))
+
+    @property
+    def lexicon(self) -> dict[str, Any]:
+        return _as_dict(self.manifest.get("lexicon"))
+
+    @property
+    def rules(self) -> dict[str, Any]:
+        return _as_dict(self.manifest.get("rules"))
+
+    @property
+    def counts(self) -> dict[str, Any]:
+        return _as_dict(self.manifest.get("counts"))
+
+    def manifest_mtime(self) -> float:
+        return (self.path / MANIFEST).stat().st_mtime
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def load_run(run_dir: str | os.PathLike[str], label: str | None = None) -> RunInfo:
+    """Open a finished run directory; raise a BoggleError (exit 2) unless ``_SUCCESS`` is there."""
+    from pipeline.store import open_run
+
+    path = Path(run_dir)
+    manifest, parts = open_run(path)
+    if not parts:
+        raise RunError(f"{path}: the run has no part files (no boards to analyse)")
+    return RunInfo(label or path.resolve().name, path, manifest, tuple(parts))
+
+
+def load_runs(run_dirs: Sequence[str | os.PathLike[str]]) -> list[RunInfo]:
+    """Open several runs, giving each a distinct label (its directory name, made unique)."""
+    if not run_dirs:
+        raise RunError("no run directories given")
+    runs = [load_run(d) for d in run_dirs]
+    seen: dict[str, int] = {}
+    out = []
+    for run in runs:
+        label = run.label
+        if label in seen:
+            parent = run.path.resolve().parent.name
+            label = f"{parent}/{label}" if parent else label
+        while label in seen:
+            seen[label] += 1
+            label = f"{run.label}-{seen[run.label]}"
+        seen.setdefault(label, 1)
+        seen.setdefault(run.label, 1)
+        out.append(RunInfo(label, run.path, run.manifest, run.parts))
+    return out
+
+
+# ---------------------------------------------------------------- DuckDB
+
+
+def _sql_str(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def printable(text: str) -> str:
+    """``text`` on one line with control characters (from damaged files) replaced by '?'."""
+    return "".join(ch if ch.isprintable() else "?" for ch in " ".join(text.split()))
+
+
+def check_columns(run: RunInfo) -> None:
+    """Refuse a run any of whose parts lacks a column the analysis reads (footers only)."""
+    import pyarrow.parquet as pq
+
+    for part in run.parts:
+        try:
+            names = set(pq.read_schema(part).names)
+        except (OSError, ValueError) as exc:
+            raise RunError(f"{part}: not a readable Parquet file ({printable(str(exc))})") from None
+        missing = [c for c in REQUIRED_COLUMNS if c not in names]
+        if missing:
+            raise RunError(
+                f"{part}: lacks column(s) {', '.join(missing)} (not a board run of this pipeline?)"
+            )
+
+
+@contextmanager
+def connect(
+    runs: Sequence[RunInfo], *, threads: int | None = None, memory_limit: str | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB connection with a ``boards`` view over every run's parts (column ``run`` added).
+
+    Spills go to a private temporary directory that is removed afterwards.
+    """
+    import duckdb
+
+    spill = tempfile.mkdtemp(prefix="boggle-duckdb-")
+    con = duckdb.connect()
+    try:
+        con.execute(f"SET temp_directory = {_sql_str(spill)}")
+        # Row order never matters to an aggregate; dropping it lets DuckDB stream with less memory.
+        con.execute("SET preserve_insertion_order = false")
+        if threads:
+            con.execute(f"SET threads = {int(threads)}")
+        if memory_limit:
+            try:
+                con.execute(f"SET memory_limit = {_sql_str(memory_limit)}")
+            except duckdb.Error:
+                raise BoggleError(
+                    f"memory limit {memory_limit!r}: expected a size such as 2GB or 512MB"
+                ) from None
+        selects = []
+        for run in runs:
+            files = ", ".join(_sql_str(str(p)) for p in run.parts)
+            scan = f"read_parquet([{files}], union_by_name = true)"
+            check_columns(run)
+            selects.append(f"SELECT {_sql_str(run.label)} AS run, * FROM {scan}")
+        con.execute("CREATE TABLE run_order (run VARCHAR, idx INTEGER)")
+        if runs:
+            con.executemany("INSERT INTO run_order VALUES (?, ?)", [(r.label, i) for i, r in enumerate(runs)])
+        if selects:
+            con.execute("CREATE VIEW boards AS " + " UNION ALL BY NAME ".join(selects))
+        yield con
+    finally:
+        con.close()
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def query(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
+    """Run SQL and return a pandas frame (only for small result tables), runs in given order."""
+    df = con.execute(sql, params or []).df()
+    if "run" in df.columns and len(df):
+        order = dict(con.execute("SELECT run, idx FROM run_order").fetchall())
+        keys = df["run"].map(order).to_numpy()
+        df = df.iloc[np.argsort(keys, kind="stable")].reset_index(drop=True)
+    return df
+
+
+# ---------------------------------------------------------------- tables
+
+
+QUANTILES: dict[str, float] = {"median": 0.5, "p10": 0.1, "p90": 0.9}
+
+
+def _dist(col: str, name: str) -> str:
+    return (
+        f"avg({col}) AS {name}_mean, stddev_samp({col}) AS {name}_std, "
+        f"min({col}) AS {name}_min, max({col}) AS {name}_max"
+    )
+
+
+def quantiles_from_counts(values: np.ndarray, counts: np.ndarray, qs: Sequence[float]) -> list[float]:
+    """Quantiles of a sample given as distinct values and their counts, interpolated linearly
+    between order statistics exactly as ``numpy.percentile``'s default."""
+    order = np.argsort(values)
+    v = np.asarray(values, dtype=np.float64)[order]
+    cum = np.cumsum(np.asarray(counts, dtype=np.int64)[order])
+    n = int(cum[-1])
+    out = []
+    for q in qs:
+        h = (n - 1) * q
+        lo = math.floor(h)
+        v_lo = v[np.searchsorted(cum, lo, side="right")]
+        v_hi = v[np.searchsorted(cum, min(lo + 1, n - 1), side="right")]
+        out.append(float(v_lo + (h - lo) * (v_hi - v_lo)))
+    return out
+
+
+def _quantiles(con: duckdb.DuckDBPyConnection, col: str, name: str) -> pd.DataFrame:
+    """Median, p10 and p90 of an integer column per run/source and per run.
+
+    Computed from the value counts (a few thousand distinct scores at most) rather than by
+    DuckDB's quantile aggregate, which holds every value in memory: this stays small and exact
+    however many boards a run has.
+    """
+    vc = query(
+        con,
+        f"""SELECT run, CASE WHEN GROUPING(source) = 1 THEN '{ALL_SOURCES}' ELSE source END
+                       AS source, {col} AS v, count(*) AS n
+            FROM boards GROUP BY GROUPING SETS ((run, source, {col}), (run, {col}))""",
+    )
+    rows = []
+    for (run, source), g in vc.groupby(["run", "source"], sort=False):
+        qs = quantiles_from_counts(g["v"].to_numpy(), g["n"].to_numpy(), list(QUANTILES.values()))
+        rows.append(
+            {"run": run, "source": source, **{f"{name}_{k}": x for k, x in zip(QUANTILES, qs, strict=True)}}
+        )
+    return pd.DataFrame(rows, columns=["run", "source", *(f"{name}_{k}" for k in QUANTILES)])
+
+
+def summary(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """One row per run and source: score and word-count distributions, thin and dead boards.
+
+    A run with several sources also gets a row with source ``(all)``. Quantiles interpolate
+    linearly (as numpy's default); the standard deviation is the sample one (ddof=1).
+    """
+    few = ", ".join(f"avg((n_words < {k})::DOUBLE) AS share_lt{k}_words" for k in FEW_WORDS)
+    sql = f"""
+        WITH g AS (
+            SELECT run, source, GROUPING(source) AS is_total,
+                   count(*) AS boards, {_dist("score", "score")}, {_dist("n_words", "words")},
+                   {few},
+                   avg(dead_cells) AS dead_cells_mean,
+                   avg((dead_cells >= 1)::DOUBLE) AS share_dead_ge1,
+                   avg(max_word_len) AS longest_len_mean,
+                   max(max_word_len) AS longest_len_max
+            FROM boards
+            GROUP BY GROUPING SETS ((run, source), (run))
+        ), n AS (SELECT run, count(DISTINCT source) AS n_sources FROM boards GROUP BY run)
+        SELECT g.* EXCLUDE (is_total, source),
+               CASE WHEN is_total = 1 THEN '{ALL_SOURCES}' ELSE g.source END AS source
+        FROM g JOIN n USING (run)
+        WHERE is_total = 0 OR n_sources > 1
+        ORDER BY run, is_total, source
+    """
+    df = query(con, sql)
+    for col, name in (("score", "score"), ("n_words", "words")):
+        df = df.merge(_quantiles(con, col, name), on=["run", "source"], how="left", sort=False)
+    dist = [
+        f"{name}_{stat}"
+        for name in ("score", "words")
+        for stat in ("mean", "median", "std", "p10", "p90", "min", "max")
+    ]
+    rest = [c for c in df.columns if c not in ("run", "source", "boards", *dist)]
+    return df[["run", "source", "boards", *dist, *rest]].reset_index(drop=True)
+
+
+def _front(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    return df[cols + [c for c in df.columns if c not in cols]].reset_index(drop=True)
+
+
+def longest_words(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """How many boards have their longest word of each length (0 = no word at all)."""
+    sql = """
+        SELECT run, source, max_word_len AS length, count(*) AS boards,
+               count(*) / sum(count(*)) OVER (PARTITION BY run, source) AS share,
+               min(longest_word) AS example
+        FROM boards GROUP BY run, source, max_word_len
+        ORDER BY run, source, length
+    """
+    return query(con, sql)
+
+
+def length_columns(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """(column suffix, label) of the per-length columns present, shortest first.
+
+    Runs whose minimum length is below 3 carry extra columns (``words_len_2`` ...).
+    """
+    cols = [r[0] for r in con.execute("DESCRIBE boards").fetchall()]
+    found = {m.group(1) for c in cols if (m := re.fullmatch(r"words_len_(\d+|9plus)", c))}
+    found &= {m.group(1) for c in cols if (m := re.fullmatch(r"points_len_(\d+|9plus)", c))}
+    numeric = sorted(int(x) for x in found if x.isdigit())
+    out = [(str(n), str(n)) for n in numeric]
+    if "9plus" in found:
+        out.append(("9plus", "9+"))
+    return out
+
+
+def by_length(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Words and points by word length (3 ... 8, 9+): totals, per board and share of points.
+
+    A run without a length's columns (another minimum length) counts zero there.
+    """
+    bins = length_columns(con)
+    sums = ", ".join(
+        f"coalesce(sum(words_len_{s}), 0)::BIGINT AS w_{i}, coalesce(sum(points_len_{s}), 0)::BIGINT AS p_{i}"
+        for i, (s, _) in enumerate(bins)
+    )
+    wide = query(con, f"SELECT run, source, count(*) AS boards, {sums} FROM boards GROUP BY ALL ORDER BY ALL")
+    rows = []
+    for rec in wide.to_dict("records"):
+        total_points = sum(int(rec[f"p_{i}"]) for i in range(len(bins)))
+        total_words = sum(int(rec[f"w_{i}"]) for i in range(len(bins)))
+        for i, (_, label) in enumerate(bins):
+            words, points = int(rec[f"w_{i}"]), int(rec[f"p_{i}"])
+            rows.append(
+                {
+                    "run": rec["run"],
+                    "source": rec["source"],
+                    "length": label,
+                    "words_total": words,
+                    "points_total": points,
+                    "words_per_board": words / rec["boards"],
+                    "points_per_board": points / rec["boards"],
+                    "share_of_words": words / total_words if total_words else 0.0,
+                    "share_of_points": points / total_points if total_points else 0.0,
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "run", "source", "length", "words_total", "points_total", "words_per_board",
+            "points_per_board", "share_of_words", "share_of_points",
+        ],
+    )  # fmt: skip
+
+
+def top_boards(con: duckdb.DuckDBPyConnection, n: int = 20) -> pd.DataFrame:
+    """The ``n`` highest-scoring boards of each run and source (ties: lower board_id), with
+    their words."""
+    # A bounded top-n aggregate picks the winners (ties: lower board_id) in O(n) memory per
+    # group; only their rows, word lists included, are then read back.
+    sql = """
+        WITH best AS (
+            SELECT run, source, unnest(max_by(board_id, (score, -board_id), ?)) AS board_id
+            FROM boards GROUP BY run, source
+        ), rows AS (
+            SELECT b.run, b.source, b.board_id, b.board, b.rows, b.cols, b.score, b.n_words,
+                   b.longest_word, b.dead_cells, array_to_string(b.words, ' ') AS words
+            FROM boards b JOIN best USING (run, source, board_id)
+        )
+        SELECT run, source,
+               row_number() OVER (PARTITION BY run, source ORDER BY score DESC, board_id) AS rank,
+               * EXCLUDE (run, source)
+        FROM rows ORDER BY run, source, rank
+    """
+    return query(con, sql, [int(n)])
+
+
+def frequent_words(con: duckdb.DuckDBPyConnection, n: int = 50) -> pd.DataFrame:
+    """The ``n`` words found on most boards of each run and source (share of boards).
+
+    Each board's word list holds distinct words, so counting rows after the unnest counts boards.
+    """
+    sql = """
+        WITH totals AS (SELECT run, source, count(*) AS n FROM boards GROUP BY ALL),
+        w AS (SELECT run, source, unnest(words) AS word FROM boards),
+        c AS (SELECT run, source, word, count(*) AS boards FROM w GROUP BY ALL)
+        SELECT run, source,
+               row_number() OVER (PARTITION BY run, source ORDER BY boards DESC, word) AS rank,
+               word, length(word) AS letters, boards, boards / totals.n AS share
+        FROM c JOIN totals USING (run, source)
+        QUALIFY rank <= ?
+        ORDER BY run, source, rank
+    """
+    return query(con, sql, [int(n)])
+
+
+def faces_sql(board_col: str = "board") -> str:
+    """SQL for the distinct non-blank faces of a compact board (``q`` = Qu, ``[th]`` = th)."""
+    tokens = f"regexp_extract_all({board_col}, '{_FACE_TOKEN}')"
+    face = (
+        "lambda t: CASE WHEN t IN ('q', 'Q') THEN 'qu' WHEN t[1] = '[' THEN lower(t[2:-2]) ELSE lower(t) END"
+    )
+    return f"list_distinct(list_filter(list_transform({tokens}, {face}), lambda f: f <> '.'))"
+
+
+def board_faces(con: duckdb.DuckDBPyConnection, boards: Sequence[str]) -> list[list[str]]:
+    """The face sets the SQL parser reads from compact boards (sorted; for checks and notebooks)."""
+    sql = f"SELECT list_sort({faces_sql('b')}) FROM unnest(?) AS t(b)"
+    return [list(r[0]) for r in con.execute(sql, [list(boards)]).fetchall()]
+
+
+def _char_class(chars: set[str]) -> str:
+    return "[^" + "".join(f"\\x{{{ord(c):x}}}" for c in sorted(chars)) + "]"
+
+
+def single_chars(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Every character of the boards written without brackets (where one character is a face).
+
+    Candidates come from a sample; each check pass finds boards with a character outside them,
+    so the loop ends with the exact set after one or two cheap scans of the board column.
+    """
+    rows = con.execute(
+        f"SELECT board FROM boards WHERE NOT contains(board, '[') LIMIT {int(FACE_SAMPLE)}"
+    ).fetchall()
+    chars = {ch for (b,) in rows for ch in b}
+    while True:
+        pattern = _sql_str(_char_class(chars)) if chars else "'.'"
+        extra = con.execute(
+            f"SELECT board FROM boards WHERE NOT contains(board, '[') "
+            f"AND regexp_matches(board, {pattern}) LIMIT 10000"
+        ).fetchall()
+        new = {ch for (b,) in extra for ch in b} - chars
+        if not new:
+            return chars
+        chars |= new
+
+
+def _single_face(ch: str) -> str:
+    return "qu" if ch in ("q", "Q") else ch.lower()
+
+
+def _face_counts(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """(run, source, face, boards_with, s_with): boards showing each face and their score sum."""
+    chars = single_chars(con) - {".", "["}
+    by_face: dict[str, list[str]] = {}
+    for ch in sorted(chars):
+        by_face.setdefault(_single_face(ch), []).append(ch)
+    frames = []
+    if by_face:
+        # One pass with a filtered aggregate per face: a substring test per board and face is
+        # several times faster than splitting every board into a list and unnesting it.
+        faces = sorted(by_face)
+        aggs = []
+        for i, face in enumerate(faces):
+            cond = " OR ".join(f"contains(board, {_sql_str(ch)})" for ch in by_face[face])
+            aggs.append(
+                f"count(*) FILTER (WHERE NOT br AND ({cond})) AS n_{i}, "
+                f"coalesce(sum(score) FILTER (WHERE NOT br AND ({cond})), 0)::DOUBLE AS s_{i}"
+            )
+        wide = query(
+            con,
+            f"SELECT run, source, {', '.join(aggs)} FROM "
+            "(SELECT run, source, score, board, contains(board, '[') AS br FROM boards) "
+            "GROUP BY run, source",
+        )
+        for i, face in enumerate(faces):
+            part = wide[["run", "source", f"n_{i}", f"s_{i}"]].copy()
+            part.columns = pd.Index(["run", "source", "boards_with", "s_with"])
+            part["face"] = face
+            frames.append(part)
+    # Boards with multi-letter faces ([th]) are parsed token by token.
+    frames.append(
+        query(
+            con,
+            f"""WITH f AS (SELECT run, source, score, unnest({faces_sql()}) AS face
+                           FROM boards WHERE contains(board, '['))
+                SELECT run, source, face, count(*) AS boards_with, sum(score)::DOUBLE AS s_with
+                FROM f GROUP BY ALL""",
+        )
+    )
+    counts = pd.concat(frames, ignore_index=True)
+    counts = counts.groupby(["run", "source", "face"], as_index=False, sort=False)[
+        ["boards_with", "s_with"]
+    ].sum()
+    return counts[counts["boards_with"] > 0]
+
+
+def face_effects(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """For each face: share of boards showing it and mean score with it vs without it.
+
+    ``effect`` = mean score with the face minus mean score without it; a face every board
+    shows has no "without" group (NaN). Faces are read from the compact board text.
+    """
+    counts = _face_counts(con)
+    totals = query(con, "SELECT run, source, count(*) AS n, sum(score)::DOUBLE AS s FROM boards GROUP BY ALL")
+    df = counts.merge(totals, on=["run", "source"], how="inner")
+    n, s = df["n"].astype(float), df["s"]
+    with_n = df["boards_with"].astype(float)
+    without_n = n - with_n
+    out = pd.DataFrame(
+        {
+            "run": df["run"],
+            "source": df["source"],
+            "face": df["face"],
+            "boards_with": df["boards_with"].astype("int64"),
+            "boards_without": (df["n"] - df["boards_with"]).astype("int64"),
+            "share_with": with_n / n,
+            "mean_score_with": df["s_with"] / with_n,
+            "mean_score_without": ((s - df["s_with"]) / without_n).where(without_n > 0),
+        }
+    )
+    out["effect"] = out["mean_score_with"] - out["mean_score_without"]
+    order = dict(con.execute("SELECT run, idx FROM run_order").fetchall())
+    out["_run"] = out["run"].map(order)
+    out["_neg"] = -out["effect"]
+    out = out.sort_values(["_run", "source", "_neg", "face"], na_position="last", kind="stable")
+    return out.drop(columns=["_run", "_neg"]).reset_index(drop=True)
+
+
+def histogram(con: duckdb.DuckDBPyConnection, column: str, bins: int = 60) -> pd.DataFrame:
+    """Counts of ``column`` (score or n_words) in equal-width integer bins shared by all runs."""
+    if column not in ("score", "n_words", "dead_cells", "max_word_len"):
+        raise ValueError(f"no histogram for column {column!r}")
+    top = con.execute(f"SELECT max({column}) FROM boards").fetchone()
+    hi = int(top[0]) if top and top[0] is not None else 0
+    width = max(1, math.ceil((hi + 1) / bins))
+    sql = f"""
+        WITH b AS (SELECT run, source, ({column} // {width}) * {width} AS bin_lo FROM boards)
+        SELECT run, source, bin_lo::BIGINT AS bin_lo, (bin_lo + {width})::BIGINT AS bin_hi,
+               count(*) AS boards,
+               count(*) / sum(count(*)) OVER (PARTITION BY run, source) AS share
+        FROM b GROUP BY run, source, bin_lo ORDER BY run, source, bin_lo
+    """
+    return query(con, sql)
+
+
+def series_labels(df: pd.DataFrame) -> pd.Series:
+    """A display label per row: the run, with the source added where a run has several."""
+    per_run = df[df["source"] != ALL_SOURCES].groupby("run")["source"].nunique()
+    return pd.Series(
+        [
+            f"{r} · {s}" if per_run.get(r, 1) > 1 else str(r)
+            for r, s in zip(df["run"], df["source"], strict=True)
+        ],
+        index=df.index,
+        dtype=object,
+    )
+
+
+@dataclass
+class Tables:
+    """Every summary table of an analysis, as pandas frames (small: aggregates only)."""
+
+    summary: pd.DataFrame
+    by_length: pd.DataFrame
+    longest_words: pd.DataFrame
+    top_boards: pd.DataFrame
+    frequent_words: pd.DataFrame
+    face_effects: pd.DataFrame
+    score_histogram: pd.DataFrame
+    words_histogram: pd.DataFrame
+
+    def items(self) -> list[tuple[str, pd.DataFrame]]:
+        return [(name, getattr(self, name)) for name in self.__dataclass_fields__]
+
+
+def compute_tables(
+    con: duckdb.DuckDBPyConnection, *, top: int = 20, top_words: int = 50, bins: int = 60
+) -> Tables:
+    """Compute every table over the ``boards`` view of :func:`connect`."""
+    return Tables(
+        summary=summary(con),
+        by_length=by_length(con),
+        longest_words=longest_words(con),
+        top_boards=top_boards(con, top),
+        frequent_words=frequent_words(con, top_words),
+        face_effects=face_effects(con),
+        score_histogram=histogram(con, "score", bins),
+        words_histogram=histogram(con, "n_words", bins),
+    )

@@ -1,0 +1,89 @@
+"""The board-quality notebook runs clean against a small run and is committed without outputs.
+
+Parameters are injected the way papermill does it (a cell right after the one tagged
+``parameters``), with nbformat and nbclient alone: no extra dependency for one assignment.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from tests.test_analyze import ALPHA, smoke_run, write_run
+
+__all__ = ["smoke_run"]  # the fixture, imported for pytest
+
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOK = REPO / "notebooks" / "board_quality.ipynb"
+
+
+def execute(run_dir: Path, **params: Any) -> nbformat.NotebookNode:
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    idx = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
+    assigns = {"run_dir": str(run_dir), **params}
+    source = "\n".join(f"{k} = {json.dumps(v)}" for k, v in assigns.items())
+    injected = nbformat.v4.new_code_cell(source, metadata={"tags": ["injected-parameters"]})
+    nb.cells.insert(idx + 1, injected)
+    # CellExecutionError (with the failing cell's traceback) if any cell raises.
+    NotebookClient(
+        nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}
+    ).execute()
+    return nb
+
+
+def outputs_text(nb: nbformat.NotebookNode) -> str:
+    parts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                parts.append(out["text"])
+            for key in ("text/plain", "text/html"):
+                if key in out.get("data", {}):
+                    parts.append(out["data"][key])
+    return "\n".join(parts)
+
+
+def test_notebook_is_committed_clean_and_parameterised() -> None:
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.outputs == [] and c.execution_count is None for c in code)
+    tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1 and "run_dir" in tagged[0].source
+    # The notebook calls the library rather than re-implementing it.
+    assert "from pipeline.analyze import" in "\n".join(c.source for c in code)
+
+
+def test_notebook_runs_against_a_small_run(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "alpha", ALPHA)
+    nb = execute(run, top=3)
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert errors == []
+    text = outputs_text(nb)
+    assert "test-words" in text  # provenance
+    assert "[th]ose" in text  # the best board
+    images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert len(images) == 6  # 2 distributions, by length, longest word, faces, best board
+
+
+def test_notebook_runs_against_the_smoke_run(smoke_run: Path) -> None:
+    nb = execute(smoke_run)
+    text = outputs_text(nb)
+    manifest = json.loads((smoke_run / "_SUCCESS").read_text())
+    assert manifest["lexicon"]["name"] in text
+    assert "2000" in text.replace(",", "")
+    images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert len(images) == 6
+
+
+def test_notebook_refuses_an_unfinished_run(tmp_path: Path) -> None:
+    from nbclient.exceptions import CellExecutionError
+
+    run = write_run(tmp_path / "half", ALPHA, finished=False)
+    with pytest.raises(CellExecutionError, match="_SUCCESS"):
+        execute(run)
