@@ -8,13 +8,14 @@ of any shapes and gives one :class:`BoardResult` each.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from pipeline.boards import Board, geometry
+from pipeline.errors import BoardError
 from pipeline.lexicon import CompiledLexicon
 
 
@@ -92,19 +93,35 @@ def encode_boards(boards: Sequence[Board], lexicon: CompiledLexicon) -> np.ndarr
     alphabet = lexicon.alphabet
     out = np.empty((len(boards), boards[0].n_cells if boards else 0), dtype=np.int8)
     for i, b in enumerate(boards):
-        out[i] = alphabet.encode(b.faces, where=f"board {b}")
+        try:
+            out[i] = alphabet.encode(b.faces)
+        except BoardError as exc:
+            # name the board only on failure: formatting a 100x100 board costs more than solving it
+            raise BoardError(exc.message.replace("board:", f"board {b}:", 1)) from None
     return out
 
 
-def solve_boards(boards: Sequence[Board], lexicon: CompiledLexicon) -> list[BoardResult]:
-    """Solve boards of any shapes; results come back in input order."""
+BatchSolver = Callable[[Sequence[Board], CompiledLexicon], BatchResult]
+
+
+def solve_trie_batch(boards: Sequence[Board], lexicon: CompiledLexicon) -> BatchResult:
+    """Boards of one shape through the trie kernel."""
+    rows, cols = boards[0].shape
+    return solve_arrays(encode_boards(boards, lexicon), rows, cols, lexicon)
+
+
+def solve_boards(
+    boards: Sequence[Board], lexicon: CompiledLexicon, solve_batch: BatchSolver = solve_trie_batch
+) -> list[BoardResult]:
+    """Solve boards of any shapes, one shape at a time with ``solve_batch`` (boards of one
+    shape -> :class:`BatchResult`; the trie kernel by default). Results come in input order."""
     results: list[BoardResult | None] = [None] * len(boards)
     by_shape: dict[tuple[int, int], list[int]] = {}
     for i, b in enumerate(boards):
         by_shape.setdefault(b.shape, []).append(i)
     words = lexicon.words
-    for (rows, cols), idx in by_shape.items():
-        batch = solve_arrays(encode_boards([boards[i] for i in idx], lexicon), rows, cols, lexicon)
+    for idx in by_shape.values():
+        batch = solve_batch([boards[i] for i in idx], lexicon)
         ids = batch.sorted_ids()
         for k, i in enumerate(idx):
             mine = ids[batch.offsets[k] : batch.offsets[k + 1]]

@@ -1,0 +1,299 @@
+"""Word-check queries: can this word be spelled on this board?
+
+Two rules (DOMAIN.md): the standard one (each cell at most once per word) and the revisit one
+(cells may repeat, but every step moves to one of the up to 8 neighbours).
+
+Both start from a memo table over (cell, position in the word): ``ok[pos]`` is the set of cells
+from which a walk can spell ``word[pos:]``, cell ``c`` (face ``g``) qualifying when ``g`` equals
+``word[pos:pos+|g|]`` and either the word ends there or a neighbour of ``c`` is in
+``ok[pos+|g|]``. Each (cell, position) pair is settled once, so a long word on a 100x100 board
+costs at most cells x letters x 8 steps; the table is filled from the end of the word backwards
+(the order a memoised recursion would settle it in, without its recursion depth).
+
+* Revisit rule: the word is on the board when ``ok[0]`` is not empty. Exact.
+* Standard rule: the table ignores reuse, so it only prunes: a backtracking search from the
+  cells of ``ok[0]`` moves only to unused cells the table allows, and answers at the first path.
+
+The classic contest input (AlgoSpot's BOGGLE) is parsed and written here too: the first line is
+the number of test cases; each case is the board as lines of letters (one letter a cell, ``Q`` is
+just Q), then the number of words, then one word a line. Answers are ``WORD YES`` / ``WORD NO``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.boards import (
+    BLANK,
+    Board,
+    geometry,
+    is_face_char,
+    normalise_text,
+    parse_compact,
+    parse_shape,
+)
+from pipeline.errors import BoardError, BoggleError
+
+# ---------------------------------------------------------------- queries
+
+
+def _ok_table(board: Board, word: str) -> list[np.ndarray]:
+    """``ok[pos]`` (bool per cell): the cells from which a walk (revisits allowed) spells
+    ``word[pos:]``. One vectorised step per position: a cell qualifies through a neighbour when
+    any entry of its neighbour row is set (the -1 padding reads a trailing False)."""
+    geo = geometry(board.rows, board.cols)
+    n = board.n_cells
+    faces = np.array(board.faces, dtype=object)
+    masks = {face: faces == face for face in set(board.faces) if face != BLANK}
+    length = len(word)
+    ok = [np.zeros(n, dtype=bool) for _ in range(length + 1)]
+    padded = np.zeros(n + 1, dtype=bool)
+    for pos in range(length - 1, -1, -1):
+        row = ok[pos]
+        for face, mask in masks.items():
+            if not word.startswith(face, pos):
+                continue
+            nxt = pos + len(face)
+            if nxt == length:
+                row |= mask
+            elif ok[nxt].any():
+                padded[:n] = ok[nxt]
+                row |= mask & padded[geo.nbr_list].any(axis=1)
+    return ok
+
+
+def _path_without_reuse(board: Board, word: str, ok: list[np.ndarray]) -> bool:
+    """Backtracking (explicit stack) through the cells ``ok`` allows, never reusing a cell."""
+    geo = geometry(board.rows, board.cols)
+    faces = board.faces
+    length = len(word)
+    allowed = [row.tolist() for row in ok]
+    free = sum(1 for f in faces if f != BLANK)
+    widest = max(len(f) for f in faces)
+    for start in np.flatnonzero(ok[0]).tolist():
+        # frame: (cell, position after its face, neighbours still to try)
+        stack = [(start, len(faces[start]), iter(geo.neighbours(start)))]
+        used = {start}
+        while stack:
+            cell, pos, todo = stack[-1]
+            if pos == length:
+                return True
+            nb = next(todo, None)
+            if nb is None:
+                stack.pop()
+                used.discard(cell)
+                continue
+            if nb in used or not allowed[pos][nb]:
+                continue
+            if (length - pos + widest - 1) // widest > free - len(used):
+                continue  # too few unused cells left for the rest of the word
+            used.add(nb)
+            stack.append((nb, pos + len(faces[nb]), iter(geo.neighbours(nb))))
+    return False
+
+
+def can_spell(board: Board, word: str, *, revisit: bool = False) -> bool:
+    """Whether ``word`` (letters, case-insensitive) can be spelled on ``board``.
+
+    >>> can_spell(parse_compact("abcd"), "abdc")  # doctest: +SKIP
+    True
+    """
+    word = normalise_text(word.strip())
+    if not word:
+        return False
+    ok = _ok_table(board, word)
+    if not ok[0].any():
+        return False
+    return True if revisit else _path_without_reuse(board, word, ok)
+
+
+def check_words(board: Board, words: Iterable[str], *, revisit: bool = False) -> list[tuple[str, bool]]:
+    """``(word as given, answer)`` for each word."""
+    return [(w, can_spell(board, w, revisit=revisit)) for w in words]
+
+
+def format_answers(answers: Iterable[tuple[str, bool]]) -> list[str]:
+    """``WORD YES`` / ``WORD NO`` lines."""
+    return [f"{w} {'YES' if ok else 'NO'}" for w, ok in answers]
+
+
+def check_board_words(
+    board_text: str, words: Sequence[str], *, shape: tuple[int, int] | None = None, revisit: bool = False
+) -> list[tuple[str, bool]]:
+    """Check words against a compact board (``q`` = Qu, ``.`` blank, ``[th]`` a multi-letter
+    face); the ``boggle check BOARD WORD...`` entry point."""
+    if not words:
+        raise BoggleError("no words given: pass the board, then one or more words")
+    try:
+        board = parse_compact(board_text, shape)
+    except BoardError as exc:
+        raise BoardError(f"board {board_text!r}: {exc.message}") from None
+    return check_words(board, words, revisit=revisit)
+
+
+# ---------------------------------------------------------------- contest format
+
+
+@dataclass(frozen=True)
+class ContestCase:
+    board: Board
+    words: tuple[str, ...]
+
+
+def _count(line: str) -> int | None:
+    s = line.strip()
+    return int(s) if s.isascii() and s.isdigit() else None
+
+
+def parse_contest(text: str, *, source: str = "<contest>") -> list[ContestCase]:
+    """Parse the contest input. Blank lines are ignored; every error names its line.
+
+    Board lines hold one letter a cell (letters are plain: ``Q`` is a Q, not Qu) and all have
+    the same length; the first line that is a number after them is the word count.
+    """
+    lines = [(i, ln.strip()) for i, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
+    if not lines:
+        raise BoardError("empty input, expected the number of test cases", source=source)
+    pos = 0
+
+    def take() -> tuple[int, str]:
+        nonlocal pos
+        if pos >= len(lines):
+            last = lines[-1][0] if lines else 1
+            raise BoardError("unexpected end of input", source=source, line=last)
+        item = lines[pos]
+        pos += 1
+        return item
+
+    lineno, first = take()
+    n_cases = _count(first)
+    if n_cases is None:
+        raise BoardError(f"expected the number of test cases, found {first!r}", source=source, line=lineno)
+    cases: list[ContestCase] = []
+    for case_no in range(1, n_cases + 1):
+        rows: list[tuple[str, ...]] = []
+        while True:
+            if pos >= len(lines):
+                raise BoardError(
+                    f"test case {case_no}: input ends before its word count",
+                    source=source,
+                    line=lines[-1][0],
+                )
+            lineno, line = lines[pos]
+            if _count(line) is not None:
+                break
+            pos += 1
+            row = []
+            for k, ch in enumerate(line, start=1):
+                face = normalise_text(ch)
+                if not is_face_char(ch) or len(face) != 1:
+                    raise BoardError(
+                        f"column {k}: {ch!r} is not a letter (board lines hold one letter a cell)",
+                        source=source,
+                        line=lineno,
+                    )
+                row.append(face)
+            if rows and len(row) != len(rows[0]):
+                raise BoardError(
+                    f"board row has {len(row)} letters, the first row has {len(rows[0])}",
+                    source=source,
+                    line=lineno,
+                )
+            rows.append(tuple(row))
+        if not rows:
+            raise BoardError(
+                f"test case {case_no}: no board lines before the word count", source=source, line=lineno
+            )
+        lineno, line = take()
+        n_words = int(line)  # the loop above stopped on a line of digits
+        words = []
+        for _ in range(n_words):
+            lineno, word = take()
+            if len(word.split()) != 1:
+                raise BoardError(f"expected one word a line, found {word!r}", source=source, line=lineno)
+            words.append(word)
+        board = Board(len(rows), len(rows[0]), tuple(f for row in rows for f in row))
+        cases.append(ContestCase(board, tuple(words)))
+    if pos < len(lines):
+        lineno, line = lines[pos]
+        raise BoardError(
+            f"unexpected {line!r} after the {n_cases} test case(s) the first line announced",
+            source=source,
+            line=lineno,
+        )
+    return cases
+
+
+def _contest_letter(face: str) -> str:
+    if len(face) != 1 or face == BLANK:
+        raise BoardError(
+            f"face {face!r} cannot be written in the contest format (one letter a cell, no blanks)"
+        )
+    up = face.upper()
+    # upper-case where it reads back as the same letter (not for e.g. a final sigma)
+    return up if len(up) == 1 and normalise_text(up) == face else face
+
+
+def format_contest(cases: Sequence[ContestCase]) -> str:
+    """Write cases in the contest format (letters upper-cased); inverse of :func:`parse_contest`."""
+    out = [str(len(cases))]
+    for case in cases:
+        for row in case.board.grid():
+            out.append("".join(_contest_letter(f) for f in row))
+        out.append(str(len(case.words)))
+        for w in case.words:
+            if len(w.split()) != 1:
+                raise BoggleError(f"word {w!r} cannot be written in the contest format (one word a line)")
+            out.append(w)
+    return "\n".join(out) + "\n"
+
+
+def answer_contest(cases: Iterable[ContestCase], *, revisit: bool = False) -> list[tuple[str, bool]]:
+    """Every case's answers, in order."""
+    return [a for case in cases for a in check_words(case.board, case.words, revisit=revisit)]
+
+
+def check_contest(spec: str, *, revisit: bool = False) -> list[tuple[str, bool]]:
+    """Answer a contest input read from a file path, or from standard input when ``spec`` is
+    ``-``; the ``boggle check --contest`` entry point."""
+    if spec == "-":
+        text, source = sys.stdin.read(), "<stdin>"
+    else:
+        path = Path(spec)
+        if not path.is_file():
+            raise BoggleError(f"contest file not found: {spec}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise BoggleError(f"{spec}: not UTF-8 text") from None
+        source = spec
+    return answer_contest(parse_contest(text, source=source), revisit=revisit)
+
+
+def run_check(
+    board_and_words: Sequence[str],
+    *,
+    contest: str | None = None,
+    shape: str | None = None,
+    revisit: bool = False,
+) -> list[str]:
+    """The ``boggle check`` entry point: answer ``BOARD WORD...`` or a contest input (a file, or
+    ``-`` for standard input) as ``WORD YES`` / ``WORD NO`` lines."""
+    if contest is not None:
+        if board_and_words:
+            raise BoggleError(
+                "--contest reads boards and words from its input; give no BOARD or WORD arguments"
+            )
+        if shape is not None:
+            raise BoggleError("--shape applies to a BOARD argument; contest boards give their own shape")
+        return format_answers(check_contest(contest, revisit=revisit))
+    if not board_and_words:
+        raise BoggleError("nothing to check: pass BOARD WORD... or --contest FILE")
+    shp = parse_shape(shape) if shape is not None else None
+    board, *words = board_and_words
+    return format_answers(check_board_words(board, words, shape=shp, revisit=revisit))
