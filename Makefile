@@ -54,5 +54,27 @@ bench:  ## solver benchmark on ENABLE2K (figures and ratios side by side)
 	$(PY) -m pipeline.perf --dictionary $(ENABLE2K) --shape 5x5 --count 100000
 	$(PY) -m pipeline.perf --dictionary $(ENABLE2K) --shape 100x100 --count 1 --rules boggle
 
+.PHONY: bench-algorithms
+bench-algorithms:  ## trie vs word-driven DP vs binary search: 4x4, 6x6, 100x100 and a ~545k-word list
+	$(PY) -m pipeline.perf_algorithms --dictionary $(ENABLE2K) --big $(ENABLE2K) --big tanglet:en --big tanglet:nl
+
+RUN_DIR ?= runs/$(basename $(notdir $(CONFIG)))
+REPORT_DIR ?= reports/$(basename $(notdir $(CONFIG)))
+.PHONY: analyze
+# Each stage is skipped when done: `boggle run` does nothing for a finished run (it resumes an
+# interrupted one), and the analysis reruns only when the run's _SUCCESS is newer than the report.
+analyze: setup  ## generate, solve and analyse $(CONFIG) into $(RUN_DIR) and $(REPORT_DIR)/report.html
+	$(BIN)/boggle run $(CONFIG) --out $(RUN_DIR)
+	@if [ $(REPORT_DIR)/report.html -nt $(RUN_DIR)/_SUCCESS ]; then \
+	  echo "$(REPORT_DIR) is up to date with $(RUN_DIR)"; \
+	  echo "report: $(abspath $(REPORT_DIR))/report.html"; \
+	else \
+	  $(BIN)/boggle analyze $(RUN_DIR) --out $(REPORT_DIR); \
+	fi
+
+.PHONY: bench-pipeline
+bench-pipeline:  ## batch pipeline: 1M new-dice boards end to end vs the kernel, 1 vs 2 processes, RSS
+	$(PY) -m pipeline.bench_pipeline --dictionary $(ENABLE2K) --count 1000000 --jobs 2
+
 clean:
 	rm -rf runs reports .pytest_cache .mypy_cache .ruff_cache

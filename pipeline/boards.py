@@ -149,15 +149,11 @@ def parse_compact(text: str, shape: tuple[int, int] | None = None) -> Board:
     if shape is None:
         side = math.isqrt(n)
         if side * side != n:
-            raise BoardError(
-                f"board {stripped!r} has {n} faces, not a square number; give the shape as RxC"
-            )
+            raise BoardError(f"board {stripped!r} has {n} faces, not a square number; give the shape as RxC")
         shape = (side, side)
     rows, cols = shape
     if rows * cols != n:
-        raise BoardError(
-            f"board {stripped!r} has {n} faces, expected {rows * cols} for {rows}x{cols}"
-        )
+        raise BoardError(f"board {stripped!r} has {n} faces, expected {rows * cols} for {rows}x{cols}")
     return Board(rows, cols, tuple(faces))
 
 
@@ -207,9 +203,7 @@ def parse_grid(text: str, *, source: str | None = None, first_line: int = 1) -> 
 
 
 def format_grid(board: Board) -> str:
-    return "\n".join(
-        " ".join(f if f != BLANK else BLANK_TOKEN for f in row) for row in board.grid()
-    )
+    return "\n".join(" ".join(f if f != BLANK else BLANK_TOKEN for f in row) for row in board.grid())
 
 
 # ---------------------------------------------------------------- algs4
@@ -241,9 +235,7 @@ def parse_algs4(text: str, *, source: str | None = None) -> Board:
                 )
             low = tok.casefold()
             try:
-                faces.append(
-                    QU if low in ("q", "qu") else check_face(tok, f"line {i + 1}, token {k}")
-                )
+                faces.append(QU if low in ("q", "qu") else check_face(tok, f"line {i + 1}, token {k}"))
             except BoardError as exc:
                 raise BoardError(exc.message, source=source) from None
     if len(faces) != rows * cols:

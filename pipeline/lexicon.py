@@ -14,6 +14,7 @@ import gzip
 import hashlib
 import os
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -360,3 +361,24 @@ def _compact_alphabet(src: WordSource) -> Alphabet:
     with contextlib.suppress(OSError):
         write_text_atomic(marker, "\n".join(alphabet.faces))
     return alphabet
+
+
+def playable_words(
+    spec: str, rules: Rules, *, max_length: int | None = None, dice: str | None = None
+) -> Iterator[str]:
+    """The words of ``spec`` a board can show, in trie order (alphabetical for single-letter
+    faces), optionally pruned to ``max_length`` letters and to the faces of a dice set."""
+    from pipeline.dice import load_dice_set
+
+    faces = load_dice_set(dice).faces if dice else None
+    trie = compile_for_boards(spec, rules, faces).trie
+    if max_length is not None or faces is not None:
+        trie = trie.prune(
+            keep_word=None if max_length is None else (lambda w: len(w) <= max_length),
+            keep_face=None if faces is None else (lambda f: f in faces),
+        )
+    seen: set[int] = set()
+    for _, word_id in trie.iter_words():
+        if word_id not in seen:  # a word with several spellings is listed once
+            seen.add(word_id)
+            yield trie.words[word_id]

@@ -28,9 +28,7 @@ from pipeline.trie import Alphabet
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 
-def random_uniform_boards(
-    count: int, rows: int, cols: int, alphabet: Alphabet, seed: int = 0
-) -> np.ndarray:
+def random_uniform_boards(count: int, rows: int, cols: int, alphabet: Alphabet, seed: int = 0) -> np.ndarray:
     """Uniform letters a-z (q = Qu) encoded for ``alphabet``: int8 [count, rows*cols]."""
     letters = Alphabet.english().faces
     codes = np.array([alphabet.index[f] for f in letters], dtype=np.int8)
@@ -43,9 +41,7 @@ def main(
     file: Annotated[Path | None, typer.Option(help="Compact boards, one a line.")] = None,
     count: Annotated[int, typer.Option(help="Random boards to solve (without --file).")] = 200_000,
     shape: Annotated[str, typer.Option(help="Board shape RxC.")] = "4x4",
-    dictionary: Annotated[
-        str | None, typer.Option(help="Word list file or tanglet:<lang>.")
-    ] = None,
+    dictionary: Annotated[str | None, typer.Option(help="Word list file or tanglet:<lang>.")] = None,
     rules: Annotated[str | None, typer.Option(help="Rule preset (default: by shape).")] = None,
     reference: Annotated[int, typer.Option(help="Also time the reference solver on K boards.")] = 0,
     seed: Annotated[int, typer.Option(help="Seed for random boards.")] = 0,
@@ -94,9 +90,7 @@ def main(
         from pipeline.boards import Board
 
         faces = lexicon.alphabet.faces
-        ref_boards = [
-            Board(rows, cols, tuple(faces[i] if i >= 0 else "" for i in row)) for row in boards[:k]
-        ]
+        ref_boards = [Board(rows, cols, tuple(faces[i] if i >= 0 else "" for i in row)) for row in boards[:k]]
         t0 = time.perf_counter()
         ref_scores = [solver.solve(b).score for b in ref_boards]
         t_ref = time.perf_counter() - t0

@@ -37,9 +37,7 @@ class Alphabet:
         if list(self.faces) != sorted(set(self.faces)) or BLANK in self.faces:
             raise ValueError("alphabet faces must be sorted, unique and non-blank")
         if len(self.faces) > MAX_FACES:
-            raise LexiconError(
-                f"the alphabet has {len(self.faces)} faces; at most {MAX_FACES} are supported"
-            )
+            raise LexiconError(f"the alphabet has {len(self.faces)} faces; at most {MAX_FACES} are supported")
 
     @classmethod
     def from_faces(cls, faces: Iterable[str]) -> Alphabet:
@@ -48,9 +46,7 @@ class Alphabet:
     @classmethod
     def english(cls) -> Alphabet:
         """a-z with the Qu face in place of q."""
-        return cls.from_faces(
-            [chr(c) for c in range(ord("a"), ord("z") + 1) if chr(c) != "q"] + [QU]
-        )
+        return cls.from_faces([chr(c) for c in range(ord("a"), ord("z") + 1) if chr(c) != "q"] + [QU])
 
     @classmethod
     def compact_for(cls, words: Iterable[str]) -> Alphabet:
@@ -132,8 +128,7 @@ class Trie:
     def nbytes(self) -> int:
         """Size of the node arrays (what the kernel walks)."""
         return sum(
-            a.nbytes
-            for a in (self.mask, self.first_child, self.word_id, self.node_face, self.node_depth)
+            a.nbytes for a in (self.mask, self.first_child, self.word_id, self.node_face, self.node_depth)
         )
 
     @property
@@ -251,9 +246,7 @@ class Trie:
         face = self.node_face[old]
         new_parent = np.where(parent[old] >= 0, new_index[np.maximum(parent[old], 0)], -1)
         mask = np.zeros(m, dtype=np.uint64)
-        np.bitwise_or.at(
-            mask, new_parent[1:], np.left_shift(np.uint64(1), face[1:].astype(np.uint64))
-        )
+        np.bitwise_or.at(mask, new_parent[1:], np.left_shift(np.uint64(1), face[1:].astype(np.uint64)))
         first_child = np.zeros(m, dtype=np.int32)
         uniq, first = np.unique(new_parent[1:], return_index=True)
         first_child[uniq] = first + 1
@@ -361,20 +354,14 @@ def _single_face_spellings(
     return mat, glens, idx[good], [int(i) for i in idx[~good]]
 
 
-def _spellings(
-    words: list[str], alphabet: Alphabet
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
+def _spellings(words: list[str], alphabet: Alphabet) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
     """Face sequences for every word: (tokens [rows, maxlen] int8 padded with -1, lengths,
     word index per row, indices of unspellable words)."""
     singles = sorted((ord(f), i) for i, f in enumerate(alphabet.faces) if len(f) == 1)
     multis = [f for f in alphabet.faces if len(f) > 1]
     special = [i for i, w in enumerate(words) if any(m in w for m in multis)] if multis else []
     special_set = set(special)
-    simple = (
-        [i for i in range(len(words)) if i not in special_set]
-        if special
-        else list(range(len(words)))
-    )
+    simple = [i for i in range(len(words)) if i not in special_set] if special else list(range(len(words)))
 
     rows_tok: list[np.ndarray] = []
     rows_len: list[np.ndarray] = []

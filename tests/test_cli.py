@@ -158,3 +158,14 @@ def test_first_run_says_once_that_it_compiles(enable2k_path: str, monkeypatch: p
     res = run("solve", "abcd", "efgh", "--dictionary", enable2k_path)
     assert res.exit_code == 0
     assert res.stderr.count("compiling the solver kernel") == 1
+
+
+def test_words_prunes_by_length_and_dice(tmp_path: Path) -> None:
+    words = tmp_path / "w.txt"
+    words.write_text("then\nthe\nqat\nquit\ntee\nteeth\nhex\n")
+    res = run("words", "--dictionary", str(words), "--max-length", "4")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines() == ["hex", "quit", "tee", "the", "then"]
+    # superbig dice show Th and He faces: "the" is listed once however many spellings it has
+    res = run("words", "--dictionary", str(words), "--dice", "superbig")
+    assert res.stdout.splitlines() == ["hex", "quit", "tee", "teeth", "the", "then"]

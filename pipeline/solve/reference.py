@@ -75,11 +75,7 @@ class ReferenceSolver:
         prefixes = self.prefixes
         # forward: every reachable (cell, text) state, with its successors
         succ: dict[tuple[int, str], list[tuple[int, str]]] = {}
-        todo = [
-            (c, faces[c])
-            for c in range(board.n_cells)
-            if faces[c] != BLANK and faces[c] in prefixes
-        ]
+        todo = [(c, faces[c]) for c in range(board.n_cells) if faces[c] != BLANK and faces[c] in prefixes]
         seen = set(todo)
         while todo:
             state = todo.pop()
