@@ -76,5 +76,10 @@ analyze: setup  ## generate, solve and analyse $(CONFIG) into $(RUN_DIR) and $(R
 bench-pipeline:  ## batch pipeline: 1M new-dice boards end to end vs the kernel, 1 vs 2 processes, RSS
 	$(PY) -m pipeline.bench_pipeline --dictionary $(ENABLE2K) --count 1000000 --jobs 2
 
+.PHONY: optimize-4x4
+optimize-4x4:  ## best-board search: 10 annealing restarts, each until 3625 (ENABLE2K optimum) or 120 s
+	$(BIN)/boggle optimize --dictionary $(ENABLE2K) --restarts 10 --time-limit 120 --target 3625 \
+	  --n-jobs 2 --seed 0 --out runs/optimize-4x4 --overwrite
+
 clean:
 	rm -rf runs reports .pytest_cache .mypy_cache .ruff_cache

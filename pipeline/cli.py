@@ -576,8 +576,8 @@ def optimize(
         int, typer.Option("--seed", min=0, help="Seed (restart i: SeedSequence(seed).spawn(n)[i]).")
     ] = 0,
     strategy: Annotated[
-        str, typer.Option("--strategy", help="hill (pool hill climbing) or anneal.")
-    ] = "hill",
+        str, typer.Option("--strategy", help="anneal (simulated annealing) or hill (pool hill climbing).")
+    ] = "anneal",
     objective: Annotated[
         str,
         typer.Option(
@@ -604,10 +604,10 @@ def optimize(
         int, typer.Option("--keep", min=1, help="Best distinct boards to report and write.")
     ] = 10,
     t_start: Annotated[float, typer.Option("--t-start", help="Annealing: starting temperature.")] = 100.0,
-    t_end: Annotated[float, typer.Option("--t-end", help="Annealing: final temperature of a cycle.")] = 2.0,
+    t_end: Annotated[float, typer.Option("--t-end", help="Annealing: final temperature of a cycle.")] = 20.0,
     cycle: Annotated[
         int, typer.Option("--cycle", min=1, help="Annealing: moves per cooling cycle.")
-    ] = 400_000,
+    ] = 80_000,
     n_jobs: Annotated[int, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")] = -1,
     out: Annotated[
         str, typer.Option("--out", "-o", help="Output directory (Parquet + _SUCCESS).")

@@ -26,7 +26,7 @@ from pipeline.boards import Board, geometry
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
 from pipeline.solve.algorithms import empty_batch, encode_face_letters, word_table
-from pipeline.solve.dp import _grow
+from pipeline.solve.kernel import _grow
 
 
 @njit(nogil=True, cache=True, inline="always")

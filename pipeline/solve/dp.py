@@ -31,6 +31,7 @@ from pipeline.boards import Board, geometry
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
 from pipeline.solve.algorithms import empty_batch, encode_face_letters, word_table
+from pipeline.solve.kernel import _grow
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -39,16 +40,6 @@ def _face_matches(letters, cell, f, flat, pos):
         if letters[cell, t] != flat[pos + t]:
             return False
     return True
-
-
-@njit(nogil=True, cache=True)
-def _grow(ids, needed):
-    cap = len(ids)
-    while cap < needed:
-        cap *= 2
-    out = np.empty(cap, dtype=np.int32)
-    out[: len(ids)] = ids
-    return out
 
 
 @njit(nogil=True, cache=True)
