@@ -21,10 +21,8 @@ just Q), then the number of words, then one word a line. Answers are ``WORD YES`
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -38,6 +36,7 @@ from pipeline.boards import (
     parse_shape,
 )
 from pipeline.errors import BoardError, BoggleError
+from pipeline.io import read_text_input
 
 # ---------------------------------------------------------------- queries
 
@@ -261,17 +260,7 @@ def answer_contest(cases: Iterable[ContestCase], *, revisit: bool = False) -> li
 def check_contest(spec: str, *, revisit: bool = False) -> list[tuple[str, bool]]:
     """Answer a contest input read from a file path, or from standard input when ``spec`` is
     ``-``; the ``boggle check --contest`` entry point."""
-    if spec == "-":
-        text, source = sys.stdin.read(), "<stdin>"
-    else:
-        path = Path(spec)
-        if not path.is_file():
-            raise BoggleError(f"contest file not found: {spec}")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise BoggleError(f"{spec}: not UTF-8 text") from None
-        source = spec
+    text, source = read_text_input(spec, "contest")
     return answer_contest(parse_contest(text, source=source), revisit=revisit)
 
 

@@ -113,6 +113,7 @@ ShapeOpt = Annotated[
 
 def _read_boards(boards: list[str], file: Path | None, shape: str | None) -> list[Any]:
     from pipeline.boards import parse_board_text, parse_compact, parse_shape
+    from pipeline.io import read_text_input
 
     shp = parse_shape(shape) if shape else None
     out = []
@@ -122,16 +123,7 @@ def _read_boards(boards: list[str], file: Path | None, shape: str | None) -> lis
         except BoggleError as exc:
             raise type(exc)(f"board argument {i}: {exc.message}") from None
     if file is not None:
-        if str(file) == "-":
-            text, source = sys.stdin.read(), "<stdin>"
-        else:
-            if not file.is_file():
-                raise BoggleError(f"board file not found: {file}")
-            try:
-                text = file.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                raise BoggleError(f"{file}: not UTF-8 text") from None
-            source = str(file)
+        text, source = read_text_input(file, "board")
         out.extend(parse_board_text(text, source=source, shape=shp))
     if not out:
         raise BoggleError("no boards given: pass BOARD arguments or --file PATH")

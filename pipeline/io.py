@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
@@ -49,6 +50,22 @@ def write_json_atomic(path: Path, data: Any) -> None:
 def write_text_atomic(path: Path, text: str) -> None:
     with atomic_open(path) as fh:
         fh.write(text)
+
+
+def read_text_input(spec: str | Path, what: str = "input") -> tuple[str, str]:
+    """(text, source name) of a UTF-8 file, or of standard input when ``spec`` is ``-``; a
+    missing or non-UTF-8 file is a one-line BoggleError."""
+    from pipeline.errors import BoggleError
+
+    if str(spec) == "-":
+        return sys.stdin.read(), "<stdin>"
+    path = Path(spec)
+    if not path.is_file():
+        raise BoggleError(f"{what} file not found: {spec}")
+    try:
+        return path.read_text(encoding="utf-8"), str(spec)
+    except UnicodeDecodeError:
+        raise BoggleError(f"{spec}: not UTF-8 text") from None
 
 
 def package_versions() -> dict[str, str]:
