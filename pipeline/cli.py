@@ -64,10 +64,10 @@ def handle_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def announce_kernel_compile() -> None:
+def announce_kernel_compile(module: str = "kernel") -> None:
     from pipeline.solve import kernel_needs_compile
 
-    if kernel_needs_compile():
+    if kernel_needs_compile(module=module):
         err("note: compiling the solver kernel (first run on this machine, about 10-20 s)...")
 
 
@@ -184,7 +184,7 @@ def solve(
     lexicon = compile_for_boards(dictionary or default_dictionary(), rule_set, faces_of(parsed))
     if verbose:
         err(f"lexicon {lexicon.name}: {lexicon.report.summary()}")
-    announce_kernel_compile()
+    announce_kernel_compile({"trie": "kernel"}.get(algorithm.value, algorithm.value))
     for res in solve_with(algorithm.value, parsed, lexicon):
         if as_json:
             typer.echo(

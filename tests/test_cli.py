@@ -154,7 +154,7 @@ def test_kernel_cache_detection(tmp_path: Path) -> None:
 def test_first_run_says_once_that_it_compiles(enable2k_path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import pipeline.solve
 
-    monkeypatch.setattr(pipeline.solve, "kernel_needs_compile", lambda: True)
+    monkeypatch.setattr(pipeline.solve, "kernel_needs_compile", lambda module: True)
     res = run("solve", "abcd", "efgh", "--dictionary", enable2k_path)
     assert res.exit_code == 0
     assert res.stderr.count("compiling the solver kernel") == 1

@@ -147,8 +147,9 @@ def kernel_cache_dirs() -> list[Path]:
     return roots
 
 
-def kernel_needs_compile(roots: Sequence[Path] | None = None) -> bool:
-    """True when numba has no cached machine code for the kernel yet (the first run on a
-    machine compiles it, which takes several seconds)."""
+def kernel_needs_compile(roots: Sequence[Path] | None = None, module: str = "kernel") -> bool:
+    """True when numba has no cached machine code yet for the kernels of ``module`` (a module
+    of this package: ``kernel``, ``dp``, ``binary``); the first run on a machine compiles them,
+    which takes several seconds."""
     dirs = kernel_cache_dirs() if roots is None else roots
-    return not any(any(d.rglob("kernel._solve_*.nbi")) for d in dirs if d.is_dir())
+    return not any(any(d.rglob(f"{module}.*.nbi")) for d in dirs if d.is_dir())
