@@ -23,6 +23,7 @@ from numba.extending import intrinsic
 
 ONE = np.uint64(1)
 ZERO = np.uint64(0)
+ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @intrinsic
@@ -53,6 +54,29 @@ def _child(mask, first_child, node, f):  # type: ignore[no-untyped-def]
     if (m >> fb) & ONE == ZERO:
         return -1
     return np.int64(first_child[node]) + np.int64(_popcount(m & ((ONE << fb) - ONE)))
+
+
+@njit(nogil=True, cache=True)
+def _prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, wild):
+    """Per cell of a board of <= 64 cells: the mask of its non-blank neighbours and the mask of
+    the faces they show (a wildcard cell ``wild`` >= 0 shows every face). Returns the mask of
+    non-blank cells."""
+    n = len(fa)
+    nonblank = ZERO
+    for c in range(n):
+        if fa[c] >= 0 or c == wild:
+            nonblank |= ONE << np.uint64(c)
+    for c in range(n):
+        m = nbr_mask[c] & nonblank
+        open_nbrs[c] = m
+        fm = ZERO
+        while m != ZERO:
+            low = m & (~m + ONE)
+            k = np.int64(_ctz(low))
+            fm |= ALL if k == wild else ONE << np.uint64(fa[k])
+            m ^= low
+        nbr_faces[c] = fm
+    return nonblank
 
 
 @njit(nogil=True, cache=True)
@@ -95,19 +119,7 @@ def _solve_small(
 
     for b in range(n_boards):
         fa = boards[b]
-        nonblank = ZERO
-        for c in range(n):
-            if fa[c] >= 0:
-                nonblank |= ONE << np.uint64(c)
-        for c in range(n):
-            m = nbr_mask[c] & nonblank
-            open_nbrs[c] = m
-            fm = ZERO
-            while m != ZERO:
-                low = m & (~m + ONE)
-                fm |= ONE << np.uint64(fa[np.int64(_ctz(low))])
-                m ^= low
-            nbr_faces[c] = fm
+        nonblank = _prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, -1)
         live = ZERO
         sc = 0
         nw = 0

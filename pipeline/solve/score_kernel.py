@@ -21,9 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from pipeline.solve.kernel import ONE, ZERO, _ctz, _popcount
-
-ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+from pipeline.solve.kernel import ALL, ONE, ZERO, _ctz, _popcount, _prepare_masks
 
 
 class Scratch:
@@ -61,30 +59,6 @@ class Scratch:
 
 
 @njit(nogil=True, cache=True)
-def _prepare(fa, nbr_mask, open_nbrs, nbr_faces, wild):
-    """Per-cell masks of open neighbours and of the faces they show; the wildcard cell
-    (``wild`` >= 0) shows every face."""
-    n = len(fa)
-    nonblank = ZERO
-    for c in range(n):
-        if fa[c] >= 0 or c == wild:
-            nonblank |= ONE << np.uint64(c)
-    for c in range(n):
-        m = nbr_mask[c] & nonblank
-        open_nbrs[c] = m
-        fm = ZERO
-        while m != ZERO:
-            low = m & (~m + ONE)
-            k = np.int64(_ctz(low))
-            if k == wild:
-                fm = ALL
-            else:
-                fm |= ONE << np.uint64(fa[k])
-            m ^= low
-        nbr_faces[c] = fm
-
-
-@njit(nogil=True, cache=True)
 def score_one(
     fa,
     nbr_mask,
@@ -104,7 +78,7 @@ def score_one(
     n = len(fa)
     stamp[0] += 1
     tag = stamp[0]
-    _prepare(fa, nbr_mask, open_nbrs, nbr_faces, -1)
+    _prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, -1)
     sc = 0
     for s in range(n):
         f0 = fa[s]
@@ -232,7 +206,7 @@ def cell_scores(
     n = len(fa)
     stamp[0] += 1
     tag = stamp[0]
-    _prepare(fa, nbr_mask, open_nbrs, nbr_faces, wild)
+    _prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, wild)
     n_found = 0
     wbit = ONE << np.uint64(wild)
     root_m = mask[0]
