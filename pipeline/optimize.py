@@ -491,6 +491,24 @@ def _keep_best(found: dict[bytes, Found], new: Sequence[Found], keep: int) -> di
     return {f.key: f for f in ranked}
 
 
+def _restart_result(
+    clock: _Clock, scorer: Scorer, kept: dict[bytes, Found], iterations: int, climbs: int, stopped_by: str
+) -> RestartResult:
+    """What one restart of either strategy reports: its distinct boards best first."""
+    return RestartResult(
+        clock.restart,
+        max(f.score for f in kept.values()),
+        iterations,
+        scorer.evaluations,
+        climbs,
+        clock.elapsed(),
+        clock.target_s,
+        clock.target_iteration,
+        stopped_by,
+        sorted(kept.values(), key=lambda f: (-f.score, f.key)),
+    )
+
+
 def hill_climb(
     space: SearchSpace, scorer: Scorer, rng: np.random.Generator, cfg: OptimizeConfig, clock: _Clock
 ) -> RestartResult:
@@ -560,18 +578,7 @@ def hill_climb(
             break
         if stopped_by == "iterations" or not budget:
             break
-    return RestartResult(
-        clock.restart,
-        max(f.score for f in kept.values()),
-        iteration,
-        scorer.evaluations,
-        climbs,
-        clock.elapsed(),
-        clock.target_s,
-        clock.target_iteration,
-        stopped_by,
-        sorted(kept.values(), key=lambda f: (-f.score, f.key)),
-    )
+    return _restart_result(clock, scorer, kept, iteration, climbs, stopped_by)
 
 
 def simulated_annealing(
@@ -622,18 +629,7 @@ def simulated_annealing(
             break
         if not budget:
             break
-    return RestartResult(
-        clock.restart,
-        max(f.score for f in kept.values()),
-        moves,
-        scorer.evaluations,
-        cycles,
-        clock.elapsed(),
-        clock.target_s,
-        clock.target_iteration,
-        stopped_by,
-        sorted(kept.values(), key=lambda f: (-f.score, f.key)),
-    )
+    return _restart_result(clock, scorer, kept, moves, cycles, stopped_by)
 
 
 @dataclass(frozen=True)

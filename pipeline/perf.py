@@ -19,6 +19,7 @@ import numpy as np
 import typer
 
 from pipeline.boards import parse_compact, parse_shape
+from pipeline.dice import roll_letters
 from pipeline.lexicon import compile_for_boards, compile_lexicon, default_dictionary
 from pipeline.rules import default_rules_for_shape, get_rules
 from pipeline.solve import encode_boards, solve_arrays
@@ -26,14 +27,6 @@ from pipeline.solve.reference import ReferenceSolver
 from pipeline.trie import Alphabet
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-
-
-def random_uniform_boards(count: int, rows: int, cols: int, alphabet: Alphabet, seed: int = 0) -> np.ndarray:
-    """Uniform letters a-z (q = Qu) encoded for ``alphabet``: int8 [count, rows*cols]."""
-    letters = Alphabet.english().faces
-    codes = np.array([alphabet.index[f] for f in letters], dtype=np.int8)
-    rng = np.random.default_rng(seed)
-    return codes[rng.integers(0, len(letters), size=(count, rows * cols))]
 
 
 @app.command()
@@ -68,7 +61,8 @@ def main(
         parsed = [parse_compact(ln, (rows, cols)) for ln in lines]
         boards = encode_boards(parsed, lexicon)
     else:
-        boards = random_uniform_boards(count, rows, cols, lexicon.alphabet, seed)
+        rng = np.random.default_rng(seed)
+        boards = roll_letters(lexicon.alphabet, rng, count, rows * cols)
     n = len(boards)
 
     solve_arrays(boards[: min(n, 100)], rows, cols, lexicon)  # compile / load the kernel
