@@ -439,7 +439,7 @@ def run(
     """Run a batch job: generate or ingest boards, solve them in parallel, write Parquet.
 
     Re-running the same command resumes an interrupted run, or does nothing if it finished.
-    Exit codes: 0 ok, 2 bad input or config, 3 finished with rejected rows (see rejects.csv),
+    Exit codes: 0 ok, 2 bad input or config, 3 finished with rejected rows (see _rejects.csv),
     4 output directory busy or holding a different run.
 
     Example: boggle run configs/smoke.toml --out runs/smoke --n-jobs 2

@@ -9,7 +9,7 @@ How the work flows:
 * Generated boards: each task carries only (dice, seed, chunk); the worker rolls the chunk's
   boards from ``SeedSequence(seed).spawn(n_chunks)[chunk]`` (see :mod:`pipeline.generate`).
 * Ingested boards: the main process streams the inputs, parses a chunk at a time (rejects go
-  straight to ``rejects.csv``) and ships the encoded boards (16 bytes a 4x4 board).
+  straight to ``_rejects.csv``) and ships the encoded boards (16 bytes a 4x4 board).
 * Each worker solves its chunk with the numba kernel, builds the Arrow table and writes its own
   part file (atomic rename), returning only small stats, so results stream back as they finish
   and memory stays flat. On dask the workers may not share a disk, so they return the table and

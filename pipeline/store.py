@@ -3,11 +3,17 @@
 Layout of a run directory (the contract every later stage reads)::
 
     RUN_DIR/_run.json            the run's record, written first: resolved config + identity
-    RUN_DIR/.lock                fcntl lock held while a run writes (a killed run frees it)
+    RUN_DIR/.lock                fcntl lock, there only while a run writes (or after a kill)
     RUN_DIR/part-00000.parquet   one part per chunk, zstd, written to a temp name and renamed
     RUN_DIR/part-00001.parquet   ...
-    RUN_DIR/rejects.csv          rejected input rows: source, line, raw, reason (ingest runs)
+    RUN_DIR/_rejects.csv         rejected input rows: source, line, raw, reason (ingest runs)
     RUN_DIR/_SUCCESS             the manifest (JSON), written last: a run is finished iff it exists
+
+Every file that is not board data starts with ``_`` or ``.`` (temp files are
+``.<name>.<pid>.tmp``), the names pyarrow, pandas and Spark skip when they read a directory, so
+``pandas.read_parquet(RUN_DIR)`` and ``pyarrow.dataset.dataset(RUN_DIR)`` read exactly the
+boards. Polars reads every file of a directory unless told ``hidden_file_prefix=["_", "."]``;
+the glob ``RUN_DIR/*.parquet`` works for every reader, DuckDB included.
 
 A chunk is committed iff its part file exists (the rename is atomic), so a re-run after a crash
 skips committed chunks and recomputes the rest. ``open_run`` is how other stages read a finished
@@ -42,11 +48,14 @@ from pipeline.errors import BoggleError, OutputConflictError
 from pipeline.io import atomic_path, write_json_atomic
 
 FORMAT = "boggle-run"
-SCHEMA_VERSION = 1
+# 2: provenance columns lexicon, lexicon_hash, rules; rejects file renamed _rejects.csv
+SCHEMA_VERSION = 2
 MANIFEST = "_SUCCESS"
 RUN_RECORD = "_run.json"
 LOCK_FILE = ".lock"
-REJECTS = "rejects.csv"
+REJECTS = "_rejects.csv"
+LEGACY_REJECTS = "rejects.csv"  # schema 1 runs; read, and removed by --overwrite
+HASH_CHARS = 12  # hex digits of a SHA-256 kept in the provenance columns
 REJECT_FIELDS = ("source", "line", "raw", "reason")
 MAX_PART = 99_999  # part numbers are written with five digits
 PART_RE = re.compile(r"^part-(\d{5,})\.parquet$")
@@ -66,6 +75,12 @@ COLUMNS: dict[str, str] = {
     "rows": "int16: board rows",
     "cols": "int16: board columns",
     "source": "string: the dice set or generator (generate) or the input file (ingest)",
+    "lexicon": "dictionary<string>: the word list's name as the manifest's lexicon.name gives it "
+    "(file name such as enable2k.txt, or tanglet:<lang>)",
+    "lexicon_hash": "dictionary<string>: first 12 hex digits of the word list's SHA-256 "
+    "(the manifest's lexicon.content_hash); two lists of one name tell apart by it",
+    "rules": "dictionary<string>: the rule preset (boggle, big, superbig); when fields were "
+    "overridden, '<preset>+<first 8 hex of the SHA-256 of Rules.key()>'",
     "chunk": "int32: the chunk (part file number) the board belongs to",
     "score": "int32: total points of the distinct words found",
     "n_words": "int32: distinct words found",
@@ -81,6 +96,9 @@ COLUMNS: dict[str, str] = {
 
 
 # ---------------------------------------------------------------- schema
+
+# One value per run in each provenance column: dictionary-encoded, a few bytes per part.
+LABEL_TYPE = pa.dictionary(pa.int32(), pa.string())
 
 
 def length_bins(min_length: int) -> list[str]:
@@ -98,6 +116,9 @@ def board_schema(min_length: int = 3) -> pa.Schema:
         pa.field("rows", pa.int16(), nullable=False),
         pa.field("cols", pa.int16(), nullable=False),
         pa.field("source", pa.string(), nullable=False),
+        pa.field("lexicon", LABEL_TYPE, nullable=False),
+        pa.field("lexicon_hash", LABEL_TYPE, nullable=False),
+        pa.field("rules", LABEL_TYPE, nullable=False),
         pa.field("chunk", pa.int32(), nullable=False),
         pa.field("score", pa.int32(), nullable=False),
         pa.field("n_words", pa.int32(), nullable=False),
@@ -123,6 +144,34 @@ def parquet_metadata(
         META_RULES: dump(rules),
         META_SCHEMA: str(SCHEMA_VERSION),
     }
+
+
+def rules_label(rules: Any) -> str:
+    """The ``rules`` column value: the preset name, plus a short hash when fields differ from
+    the preset (``boggle`` vs ``boggle+1a2b3c4d``)."""
+    import hashlib
+
+    from pipeline.rules import PRESETS
+
+    if PRESETS.get(rules.name) == rules:
+        return str(rules.name)
+    return f"{rules.name}+{hashlib.sha256(rules.key().encode()).hexdigest()[:8]}"
+
+
+def provenance_labels(lexicon: Any) -> dict[str, str]:
+    """The provenance column values for a CompiledLexicon (one value per run)."""
+    return {
+        "lexicon": str(lexicon.name),
+        "lexicon_hash": str(lexicon.content_hash)[:HASH_CHARS],
+        "rules": rules_label(lexicon.rules),
+    }
+
+
+def label_column(value: str, n: int) -> pa.DictionaryArray:
+    """``n`` copies of ``value`` as a dictionary array (one dictionary entry, int32 indices)."""
+    return pa.DictionaryArray.from_arrays(
+        pa.array(np.zeros(n, np.int32)), pa.array([value], type=pa.string())
+    )
 
 
 # ---------------------------------------------------------------- building tables
@@ -234,6 +283,7 @@ def results_table(
         "rows": pa.array(np.full(n, rows, np.int16)),
         "cols": pa.array(np.full(n, cols, np.int16)),
         "source": source_arr,
+        **{k: label_column(v, n) for k, v in provenance_labels(lexicon).items()},
         "chunk": pa.array(np.full(n, chunk, np.int32)),
         "score": pa.array(np.asarray(result.score, dtype=np.int32)),
         "n_words": pa.array(np.asarray(result.n_words, dtype=np.int32)),
@@ -297,35 +347,61 @@ def write_part(
 # ---------------------------------------------------------------- lock and run state
 
 
-@contextmanager
-def run_lock(run_dir: Path | str) -> Iterator[Path]:
-    """Hold an exclusive ``fcntl.flock`` on RUN_DIR/.lock for the block.
-
-    The OS drops the lock when the holder dies, so a killed run never blocks its re-run. A
-    second run on the same directory gets an :class:`OutputConflictError` at once.
-    """
-    run_dir = Path(run_dir)
-    if run_dir.exists() and not run_dir.is_dir():
-        raise OutputConflictError(f"output {run_dir} exists and is not a directory")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    path = run_dir / LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
+def _lock_fd(run_dir: Path, path: Path) -> int:
+    """A descriptor holding the exclusive flock on ``path``, which names that very file."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = ""
             with suppress(OSError):
                 holder = os.pread(fd, 64, 0).decode(errors="replace").strip()
+            os.close(fd)
             who = f" (pid {holder})" if holder else ""
             raise OutputConflictError(
                 f"output directory {run_dir} is in use by another run{who}; wait for it or "
                 "choose another --out"
             ) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        # The holder before us unlinks the file before it lets go, so the inode we opened may
+        # no longer be at ``path``; a lock on it would exclude nobody. Try again on the new file.
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)
+
+
+@contextmanager
+def run_lock(run_dir: Path | str) -> Iterator[Path]:
+    """Hold an exclusive ``fcntl.flock`` on RUN_DIR/.lock for the block, and remove the file
+    when the block ends, so a finished run leaves no lock file among its parts.
+
+    The OS drops the lock when the holder dies, so a killed run never blocks its re-run (the
+    file stays until the next run on the directory ends). A second run on the same directory
+    gets an :class:`OutputConflictError` at once. Unlinking a held lock file is safe because
+    every taker checks, once it holds the lock, that the path still names the file it locked.
+    """
+    run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise OutputConflictError(f"output {run_dir} exists and is not a directory")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / LOCK_FILE
+    fd = _lock_fd(run_dir, path)
+    try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield path
     finally:
+        # Unlink while still holding the lock: a waiter that opened the old file sees it is
+        # gone (samestat fails) and retries on a fresh one.
+        with suppress(OSError):
+            path.unlink()
         os.close(fd)  # closing the descriptor releases the lock
 
 
@@ -347,7 +423,7 @@ def _owned(p: Path) -> bool:
     name = p.name
     return (
         bool(PART_RE.match(name))
-        or name in (MANIFEST, RUN_RECORD, LOCK_FILE, REJECTS)
+        or name in (MANIFEST, RUN_RECORD, LOCK_FILE, REJECTS, LEGACY_REJECTS)
         or (name.startswith(".") and name.endswith(".tmp"))
     )
 
@@ -481,6 +557,8 @@ def read_rejects(run_dir: Path | str) -> list[dict[str, str]]:
     import csv
 
     path = Path(run_dir) / REJECTS
+    if not path.is_file():
+        path = Path(run_dir) / LEGACY_REJECTS
     if not path.is_file():
         return []
     with open(path, encoding="utf-8", newline="") as fh:

@@ -24,7 +24,7 @@ from pipeline.solve.reference import ReferenceSolver
 from pipeline.trie import Alphabet
 
 EXPECTED_COLUMNS = [
-    "board_id", "board", "rows", "cols", "source", "chunk", "score", "n_words", "words",
+    "board_id", "board", "rows", "cols", "source", "lexicon", "lexicon_hash", "rules", "chunk", "score", "n_words", "words",
     "longest_word", "max_word_len", "dead_cells",
     "words_len_3", "words_len_4", "words_len_5", "words_len_6", "words_len_7", "words_len_8",
     "words_len_9plus",
@@ -212,3 +212,39 @@ def test_lock_refuses_second_holder_and_frees_on_death(tmp_path: Path) -> None:
         except OutputConflictError:
             assert time.monotonic() < deadline
             time.sleep(0.05)
+
+
+def test_lock_file_removed_when_the_run_lets_go(tmp_path: Path) -> None:
+    with store.run_lock(tmp_path) as path:
+        assert path.is_file() and path.read_text() == str(os.getpid())
+    assert not (tmp_path / store.LOCK_FILE).exists()
+    with store.run_lock(tmp_path):  # and the next run takes it again
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_lock_taken_on_an_unlinked_file_is_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The race of removing a held lock file: a taker opens the file, the holder unlinks it and
+    lets go, the taker's flock then succeeds on a file nobody else can see. The taker must
+    notice and lock the file that is at the path now."""
+    import fcntl
+
+    real = fcntl.flock
+    raced: list[int] = []
+
+    def flock(fd: int, op: int) -> None:
+        if not raced:
+            raced.append(fd)
+            os.unlink(tmp_path / store.LOCK_FILE)  # the previous holder finishing meanwhile
+        real(fd, op)
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with store.run_lock(tmp_path) as path:
+        monkeypatch.setattr(fcntl, "flock", real)
+        assert raced and path.is_file() and path.read_text() == str(os.getpid())
+        other = os.open(path, os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):  # the file at the path is the one held
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(other)
