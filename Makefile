@@ -72,6 +72,18 @@ analyze: setup  ## generate, solve and analyse $(CONFIG) into $(RUN_DIR) and $(R
 	  $(BIN)/boggle analyze $(RUN_DIR) --out $(REPORT_DIR); \
 	fi
 
+.PHONY: notebook
+# The notebook reads $(RUN_DIR) (BOGGLE_RUN_DIR), made or brought up to date by `make analyze`;
+# outputs go to $(REPORT_DIR)/board_quality.ipynb, so the committed notebook stays output-free.
+notebook: analyze $(VENV)/.notebook  ## run $(CONFIG) if needed, then execute notebooks/board_quality.ipynb on it
+	BOGGLE_RUN_DIR=$(abspath $(RUN_DIR)) $(BIN)/jupyter execute notebooks/board_quality.ipynb \
+	  --output=$(abspath $(REPORT_DIR))/board_quality.ipynb
+	@echo "notebook: $(abspath $(REPORT_DIR))/board_quality.ipynb"
+
+$(VENV)/.notebook: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[notebook]'
+	touch $@
+
 .PHONY: bench-pipeline
 bench-pipeline:  ## batch pipeline: 1M new-dice boards end to end vs the kernel, 1 vs 2 processes, RSS
 	$(PY) -m pipeline.bench_pipeline --dictionary $(ENABLE2K) --count 1000000 --jobs 2

@@ -1,3 +1,30 @@
-"""Boggle board-quality pipeline: generate or ingest boards, solve them exactly, analyse."""
+"""Boggle board-quality pipeline: generate or ingest boards, solve them exactly, analyse.
+
+Reading finished runs (see :mod:`pipeline.dataset`)::
+
+    from pipeline import read_run, read_run_pandas, run_relation
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# Imported on first use, so `import pipeline` (and `boggle --help`) loads no pyarrow or pandas.
+_LAZY = {"read_run": "dataset", "read_run_pandas": "dataset", "run_relation": "dataset"}
+__all__ = ["__version__", *_LAZY]
+
+if TYPE_CHECKING:
+    from pipeline.dataset import read_run, read_run_pandas, run_relation
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pipeline' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"pipeline.{module}"), name)
+    globals()[name] = value
+    return value

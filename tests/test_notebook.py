@@ -7,6 +7,10 @@ Parameters are injected the way papermill does it (a cell right after the one ta
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +26,10 @@ REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "notebooks" / "board_quality.ipynb"
 
 
+# A number in scientific notation as pandas would print it (1.5e+06, 2e-05).
+SCIENTIFIC = re.compile(r"\d(?:\.\d+)?e[+-]\d+")
+
+
 def execute(run_dir: Path, **params: Any) -> nbformat.NotebookNode:
     nb = nbformat.read(NOTEBOOK, as_version=4)
     idx = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
@@ -29,9 +37,10 @@ def execute(run_dir: Path, **params: Any) -> nbformat.NotebookNode:
     source = "\n".join(f"{k} = {json.dumps(v)}" for k, v in assigns.items())
     injected = nbformat.v4.new_code_cell(source, metadata={"tags": ["injected-parameters"]})
     nb.cells.insert(idx + 1, injected)
-    # CellExecutionError (with the failing cell's traceback) if any cell raises.
+    # CellExecutionError (with the failing cell's traceback) if any cell raises. The kernel
+    # starts in notebooks/, as Jupyter starts it.
     NotebookClient(
-        nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}
+        nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
     ).execute()
     return nb
 
@@ -54,7 +63,7 @@ def test_notebook_is_committed_clean_and_parameterised() -> None:
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.outputs == [] and c.execution_count is None for c in code)
     tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
-    assert len(tagged) == 1 and "run_dir" in tagged[0].source
+    assert len(tagged) == 1 and "run_dir = None" in tagged[0].source
     # The notebook calls the library rather than re-implementing it.
     assert "from pipeline.analyze import" in "\n".join(c.source for c in code)
 
@@ -66,6 +75,9 @@ def test_notebook_runs_against_a_small_run(tmp_path: Path) -> None:
     assert errors == []
     text = outputs_text(nb)
     assert "test-words" in text  # provenance
+    # the whole run (5 boards in parts of 3), not its first part
+    assert re.search(r"count\s+5\.00\s+5\.00\s+5\.00", text), text
+    assert not SCIENTIFIC.search(text)
     assert "[th]ose" in text  # the best board
     images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
     assert len(images) == 6  # 2 distributions, by length, longest word, faces, best board
@@ -77,6 +89,8 @@ def test_notebook_runs_against_the_smoke_run(smoke_run: Path) -> None:
     manifest = json.loads((smoke_run / "_SUCCESS").read_text())
     assert manifest["lexicon"]["name"] in text
     assert "2000" in text.replace(",", "")
+    assert re.search(r"count\s+2,000\.00", text)
+    assert not SCIENTIFIC.search(text)
     images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
     assert len(images) == 6
 
@@ -87,3 +101,21 @@ def test_notebook_refuses_an_unfinished_run(tmp_path: Path) -> None:
     run = write_run(tmp_path / "half", ALPHA, finished=False)
     with pytest.raises(CellExecutionError, match="_SUCCESS"):
         execute(run)
+
+
+def test_jupyter_execute_from_the_notebooks_folder(tmp_path: Path) -> None:
+    """What a user types: ``jupyter execute`` on the committed notebook, started in notebooks/
+    (Jupyter's default), the run named by $BOGGLE_RUN_DIR instead of an injected parameter."""
+    run = write_run(tmp_path / "alpha", ALPHA)
+    out = tmp_path / "executed.ipynb"
+    jupyter = Path(sys.executable).with_name("jupyter")
+    env = {**os.environ, "BOGGLE_RUN_DIR": str(run)}
+    res = subprocess.run(
+        [str(jupyter), "execute", NOTEBOOK.name, f"--output={out}"],
+        cwd=NOTEBOOK.parent, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    text = outputs_text(nbformat.read(out, as_version=4))
+    assert "test-words" in text and "[th]ose" in text  # the run $BOGGLE_RUN_DIR names
+    assert re.search(r"count\s+5\.00", text)
+    assert nbformat.read(NOTEBOOK, as_version=4).cells[2].get("outputs") == []  # committed copy untouched

@@ -1,0 +1,135 @@
+"""Read finished runs as data: an Arrow table, a pandas DataFrame or a DuckDB relation.
+
+Each function takes one run directory or several; a directory without ``_SUCCESS`` (an
+unfinished or foreign one) is refused with a :class:`~pipeline.errors.BoggleError`. Only the
+part files the manifest lists are read, so nothing a crashed writer left behind gets in.
+Several runs are combined by column name: a column one run lacks (a schema-1 run has no
+``lexicon``; a ``min_length = 2`` run has ``words_len_2``) is null in the other's rows. Rows
+keep the order of the runs given and board_id order within each; board_ids restart at 0 in
+every run, so tell runs apart by ``lexicon``, ``rules`` or ``source``.
+
+>>> from pipeline import read_run, read_run_pandas, run_relation
+>>> read_run("runs/default", columns=["board_id", "score"]).num_rows  # doctest: +SKIP
+100000
+>>> run_relation(["runs/en", "runs/enable"]).aggregate(  # doctest: +SKIP
+...     "lexicon, avg(score) AS mean_score", "lexicon")
+
+:func:`pipeline.store.open_run` gives a run's manifest and part paths, for anything else.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipeline import store
+from pipeline.errors import BoggleError
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+    import pyarrow as pa
+
+RunPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def run_dirs(runs: RunPaths) -> list[Path]:
+    """One path or a sequence of paths as a non-empty list of paths."""
+    paths = [Path(runs)] if isinstance(runs, str | os.PathLike) else [Path(r) for r in runs]
+    if not paths:
+        raise BoggleError("no run directories given")
+    return paths
+
+
+def run_parts(runs: RunPaths) -> list[Path]:
+    """The part files of every run, in run then chunk order (each run must be finished)."""
+    return [part for d in run_dirs(runs) for part in store.open_run(d).parts]
+
+
+def read_run(runs: RunPaths, columns: Sequence[str] | None = None) -> pa.Table:
+    """The boards of one finished run or several as one Arrow table.
+
+    ``columns`` picks columns (all by default); a name no run has is a BoggleError. The table
+    is held in memory: for runs of millions of boards pick columns, or use
+    :func:`run_relation`, which streams.
+    """
+    import pyarrow as pa
+
+    tables = []
+    for d in run_dirs(runs):
+        if columns is not None:
+            _check_columns(d, columns)
+        tables.append(store.read_run(d, columns=columns))
+    # Runs may differ in their length columns or schema version: combine by name, nulls where
+    # a run lacks a column. Each part carries its own dictionary for the provenance columns;
+    # Arrow's group_by refuses differing ones, so give every chunk the same.
+    table = tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="permissive")
+    return table.unify_dictionaries()
+
+
+def read_run_pandas(runs: RunPaths, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """:func:`read_run` as a pandas DataFrame (provenance columns become categoricals)."""
+    return read_run(runs, columns).to_pandas()
+
+
+def run_relation(runs: RunPaths, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyRelation:
+    """A lazy DuckDB relation over the parts of one finished run or several (combined by
+    column name). Nothing is read until it is queried; ``con`` defaults to a new in-memory
+    connection, which the relation keeps alive.
+
+    >>> run_relation("runs/default").filter("score > 100").count("*").fetchall()  # doctest: +SKIP
+    """
+    import duckdb
+
+    parts = [str(p) for p in run_parts(runs)]
+    if not parts:
+        raise BoggleError(f"{', '.join(str(d) for d in run_dirs(runs))}: no part files (no boards)")
+    if con is None:
+        con = duckdb.connect()
+    return con.read_parquet(parts, union_by_name=True)
+
+
+DEFAULT_RUN = "runs/default"  # what `make analyze` writes (configs/default.toml's [run] out)
+RUN_DIR_ENV = "BOGGLE_RUN_DIR"
+
+
+def repo_root() -> Path | None:
+    """The source checkout this package runs from (the folder with its pyproject.toml), or
+    None for an installed copy. Found from the package's own path, never from the cwd, so a
+    notebook finds it whatever folder Jupyter starts in."""
+    here = Path(__file__).resolve().parent
+    for folder in here.parents:
+        if (folder / "pyproject.toml").is_file() and (folder / "pipeline" / "__init__.py").is_file():
+            return folder
+    return None
+
+
+def resolve_run_dir(run_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where a notebook or script should read a run from.
+
+    ``None`` means ``$BOGGLE_RUN_DIR`` if set, else ``runs/default`` of the checkout. A relative
+    path is taken from the cwd when it exists there, else from the checkout's root (so
+    ``"runs/smoke"`` works from ``notebooks/`` too). Nothing is checked beyond that: reading a
+    missing or unfinished run is what raises.
+    """
+    if run_dir is None:
+        run_dir = os.environ.get(RUN_DIR_ENV) or DEFAULT_RUN
+    path = Path(run_dir).expanduser()
+    if path.is_absolute() or path.exists():
+        return path
+    root = repo_root()
+    return root / path if root is not None else path
+
+
+def _check_columns(run_dir: Path, columns: Sequence[str]) -> None:
+    import pyarrow.parquet as pq
+
+    parts = store.open_run(run_dir).parts
+    if not parts:
+        return
+    names = pq.read_schema(parts[0]).names
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise BoggleError(f"{run_dir}: no column(s) {', '.join(missing)}; it has {', '.join(names)}")

@@ -1,0 +1,283 @@
+"""A finished run directory is a dataset: pandas, pyarrow, polars and DuckDB read it directly
+and get exactly its boards; every row names its lexicon, rules and source; ``read_run`` and
+friends read one run or several."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+
+import pipeline
+from pipeline import store
+from pipeline.dataset import repo_root, resolve_run_dir
+from pipeline.errors import BoggleError
+from pipeline.runner import execute, run_job
+from tests.conftest import REPO
+from tests.test_runner import gen_config, make_inputs, write_toml
+
+
+def board_ids_by_reader(run: Path) -> dict[str, list[int]]:
+    """board_id of every row each reader returns for the run directory itself."""
+    return {
+        "pandas": sorted(pd.read_parquet(run)["board_id"]),
+        "pyarrow.dataset": sorted(ds.dataset(run).to_table(columns=["board_id"])["board_id"].to_pylist()),
+        "pyarrow.parquet": sorted(pq.read_table(run, columns=["board_id"])["board_id"].to_pylist()),
+        # polars reads every file of a directory unless told which names are hidden
+        "polars dir": sorted(
+            pl.scan_parquet(run, hidden_file_prefix=["_", "."]).select("board_id").collect()["board_id"]
+        ),
+        "polars glob": sorted(pl.scan_parquet(f"{run}/*.parquet").select("board_id").collect()["board_id"]),
+        "duckdb": sorted(
+            r[0] for r in duckdb.sql(f"SELECT board_id FROM read_parquet('{run}/**/*.parquet')").fetchall()
+        ),
+    }
+
+
+def manifest_of(run: Path) -> dict[str, Any]:
+    return json.loads((run / store.MANIFEST).read_text())
+
+
+@pytest.fixture(scope="module")
+def gen_run(tmp_path_factory: pytest.TempPathFactory, enable2k_path: str) -> Path:
+    out = tmp_path_factory.mktemp("gen") / "run"
+    execute(gen_config(enable2k_path, out, boards__count=700, boards__chunk_size=250), n_jobs=1)
+    return out
+
+
+@pytest.fixture(scope="module")
+def short_words(tmp_path_factory: pytest.TempPathFactory, enable2k_path: str) -> Path:
+    """A second word list: ENABLE2K's words of at most 5 letters (another name and hash)."""
+    path = tmp_path_factory.mktemp("lex") / "short5.txt"
+    words = [w for w in Path(enable2k_path).read_text().split() if len(w) <= 5]
+    path.write_text("\n".join(words) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def short_run(tmp_path_factory: pytest.TempPathFactory, short_words: Path, enable2k_path: str) -> Path:
+    """Same dice and seed as gen_run (chunk 0 holds the same boards), solved with the short
+    list and min_length 4."""
+    out = tmp_path_factory.mktemp("short") / "run"
+    cfg = gen_config(
+        enable2k_path, out, boards__count=400, boards__chunk_size=250, lexicon__path=str(short_words),
+        rules__min_length=4,
+    )  # fmt: skip
+    execute(cfg, n_jobs=1)
+    return out
+
+
+@pytest.fixture(scope="module")
+def ingest_run(tmp_path_factory: pytest.TempPathFactory, enable2k_path: str) -> Path:
+    tmp = tmp_path_factory.mktemp("ingest")
+    files = make_inputs(tmp)
+    config = write_toml(tmp / "ingest.toml", {
+        "boards": {"source": "ingest", "files": [str(f) for f in files], "chunk_size": 3},
+        "lexicon": {"path": enable2k_path},
+        "run": {"out": str(tmp / "run"), "n_jobs": 1},
+    })  # fmt: skip
+    from pipeline.runner import run_from_file
+
+    summary = run_from_file(config)
+    assert summary.rejected == 4  # the case the rejects file must not break
+    return tmp / "run"
+
+
+# ---------------------------------------------------------------- the directory as a dataset
+
+
+@pytest.mark.parametrize("which", ["gen_run", "ingest_run"])
+def test_every_reader_reads_exactly_the_runs_boards(which: str, request: pytest.FixtureRequest) -> None:
+    run: Path = request.getfixturevalue(which)
+    n = manifest_of(run)["counts"]["boards"]
+    assert n > 0
+    got = board_ids_by_reader(run)
+    assert got == {reader: list(range(n)) for reader in got}
+
+
+def test_only_data_files_have_visible_names_and_no_lock_is_left(gen_run: Path, ingest_run: Path) -> None:
+    for run in (gen_run, ingest_run):
+        names = sorted(p.name for p in run.iterdir())
+        parts = [p["file"] for p in manifest_of(run)["parts"]]
+        assert names == sorted([store.MANIFEST, store.REJECTS, store.RUN_RECORD, *parts])
+        assert store.REJECTS == "_rejects.csv" and store.LOCK_FILE not in names
+    assert len(store.read_rejects(ingest_run)) == 4
+    assert manifest_of(ingest_run)["rejects_file"] == "_rejects.csv"
+
+
+def test_a_part_being_written_is_never_read(gen_run: Path, tmp_path: Path) -> None:
+    """A writer's temp file (what a crashed or running worker leaves) is invisible to readers."""
+    run = tmp_path / "run"
+    shutil.copytree(gen_run, run)
+    src = run / store.part_name(0)
+    (run / f".{store.part_name(3)}.4242.tmp").write_bytes(src.read_bytes())  # a whole part
+    (run / store.LOCK_FILE).write_text("4242")  # as a killed run leaves it
+    n = manifest_of(run)["counts"]["boards"]
+    got = board_ids_by_reader(run)
+    assert got == {reader: list(range(n)) for reader in got}
+
+
+def test_optimize_output_reads_as_a_dataset(tmp_path: Path, enable2k_path: str) -> None:
+    from pipeline.optimize import OptimizeConfig, run_optimize
+
+    out = tmp_path / "opt"
+    cfg = OptimizeConfig(
+        enable2k_path, strategy="hill", restarts=2, iterations=2, pool_size=8, keep=4, out=str(out), n_jobs=1
+    )
+    run_optimize(cfg)
+    assert sorted(p.name for p in out.iterdir()) == ["_SUCCESS", "part-00000.parquet"]
+    want = pq.read_table(out / "part-00000.parquet")["board"].to_pylist()
+    assert pd.read_parquet(out)["board"].tolist() == want
+    assert ds.dataset(out).to_table()["board"].to_pylist() == want
+    assert pl.scan_parquet(out, hidden_file_prefix=["_"]).collect()["board"].to_list() == want
+    assert [r[0] for r in duckdb.sql(f"SELECT board FROM '{out}/*.parquet'").fetchall()] == want
+
+
+# ---------------------------------------------------------------- provenance columns
+
+
+def test_rows_name_their_lexicon_rules_and_source(gen_run: Path, short_run: Path, ingest_run: Path) -> None:
+    for run, rules in ((gen_run, "boggle"), (ingest_run, "boggle")):
+        m = manifest_of(run)
+        t = pq.read_table(run, columns=["lexicon", "lexicon_hash", "rules", "source"])
+        assert set(t["lexicon"].to_pylist()) == {"enable2k.txt"} == {m["lexicon"]["name"]}
+        assert set(t["lexicon_hash"].to_pylist()) == {m["lexicon"]["content_hash"][:12]}
+        assert set(t["rules"].to_pylist()) == {rules}
+        assert pa.types.is_dictionary(t.schema.field("lexicon").type)
+    assert set(pq.read_table(gen_run)["source"].to_pylist()) == {"new"}  # the dice set
+    inputs = {i["file"] for i in manifest_of(ingest_run)["inputs"]}
+    assert set(pq.read_table(ingest_run)["source"].to_pylist()) == inputs  # the files
+    # overridden rules: the preset name plus a hash of what they resolved to
+    short = pq.read_table(short_run, columns=["rules", "lexicon"])
+    m = manifest_of(short_run)
+    from pipeline.rules import Rules
+
+    resolved = Rules(**{**m["rules"], "scores": {int(k): v for k, v in m["rules"]["scores"].items()}})
+    digest = hashlib.sha256(resolved.key().encode()).hexdigest()[:8]
+    assert set(short["rules"].to_pylist()) == {f"boggle+{digest}"}
+    assert set(short["lexicon"].to_pylist()) == {"short5.txt"}
+
+
+def test_two_lexicons_read_together_separate_by_lexicon(gen_run: Path, short_run: Path) -> None:
+    want = {"enable2k.txt": 700, "short5.txt": 400}
+    both = f"['{gen_run}/*.parquet', '{short_run}/*.parquet']"
+    rows = duckdb.sql(f"SELECT lexicon, count(*) FROM read_parquet({both}, union_by_name = true) GROUP BY 1")
+    assert dict(rows.fetchall()) == want
+    table = ds.dataset([ds.dataset(gen_run), ds.dataset(short_run)]).to_table(
+        columns=["lexicon", "score", "board_id"]
+    )
+    counts = table.unify_dictionaries().group_by("lexicon").aggregate([([], "count_all")]).to_pylist()
+    assert {r["lexicon"]: r["count_all"] for r in counts} == want
+    # the same boards score differently under the two lexicons: the column is what separates them
+    frame = pipeline.read_run_pandas([gen_run, short_run], columns=["board_id", "board", "lexicon", "score"])
+    by_lex = {str(k): g for k, g in frame.groupby("lexicon", observed=True)}
+    same = by_lex["enable2k.txt"].merge(by_lex["short5.txt"], on=["board_id", "board"])
+    assert len(same) >= 250  # chunk 0 holds the same boards in both runs
+    assert (same["score_y"] < same["score_x"]).any() and (same["score_y"] <= same["score_x"]).all()
+
+
+# ---------------------------------------------------------------- the API
+
+
+def test_read_run_one_and_several(gen_run: Path, short_run: Path) -> None:
+    one = pipeline.read_run(gen_run)
+    assert one.num_rows == 700 and one["board_id"].to_pylist() == list(range(700))
+    assert one.equals(store.read_run(gen_run).unify_dictionaries())
+    both = pipeline.read_run([gen_run, short_run])
+    assert both.num_rows == 1100
+    assert both["board_id"].to_pylist() == [*range(700), *range(400)]
+    # short_run has min_length 4 and the same length columns; a column only one run had is null
+    assert both.group_by("lexicon").aggregate([([], "count_all")]).num_rows == 2
+    cols = pipeline.read_run(short_run, columns=["board_id", "score"])
+    assert cols.column_names == ["board_id", "score"]
+    with pytest.raises(BoggleError, match="no column"):
+        pipeline.read_run(gen_run, columns=["nope"])
+
+
+def test_read_run_pandas_and_relation(gen_run: Path, short_run: Path) -> None:
+    df = pipeline.read_run_pandas(gen_run, columns=["board_id", "score", "lexicon"])
+    table = pq.read_table(gen_run, columns=["board_id", "score"]).sort_by("board_id")
+    assert df["score"].tolist() == table["score"].to_pylist()
+    assert isinstance(df["lexicon"].dtype, pd.CategoricalDtype)
+    rel = pipeline.run_relation([gen_run, short_run])
+    assert isinstance(rel, duckdb.DuckDBPyRelation)
+    got = dict(rel.aggregate("lexicon, sum(score)", "lexicon").fetchall())
+    assert got["enable2k.txt"] == manifest_of(gen_run)["counts"]["score_total"]
+    assert got["short5.txt"] == manifest_of(short_run)["counts"]["score_total"]
+    con = duckdb.connect()
+    assert pipeline.run_relation(gen_run, con=con).count("*").fetchall() == [(700,)]
+
+
+def test_api_refuses_unfinished_and_missing_runs(gen_run: Path, tmp_path: Path) -> None:
+    half = tmp_path / "half"
+    shutil.copytree(gen_run, half)
+    (half / store.MANIFEST).unlink()
+    for fn in (pipeline.read_run, pipeline.read_run_pandas, pipeline.run_relation):
+        with pytest.raises(BoggleError, match="unfinished"):
+            fn(half)  # type: ignore[operator]
+        with pytest.raises(BoggleError, match="unfinished"):
+            fn([gen_run, half])  # type: ignore[operator]
+        with pytest.raises(BoggleError, match="not found"):
+            fn(tmp_path / "nowhere")  # type: ignore[operator]
+        with pytest.raises(BoggleError, match="no run directories"):
+            fn([])  # type: ignore[operator]
+
+
+def test_previous_layout_still_opens(gen_run: Path, tmp_path: Path) -> None:
+    """A schema-1 run: rejects.csv (not hidden); read_rejects and read_run still work."""
+    old = tmp_path / "old"
+    shutil.copytree(gen_run, old)
+    (old / store.REJECTS).rename(old / store.LEGACY_REJECTS)
+    (old / store.LEGACY_REJECTS).write_text("source,line,raw,reason\nf.txt,3,abc,too short\n")
+    assert store.read_rejects(old) == [{"source": "f.txt", "line": "3", "raw": "abc", "reason": "too short"}]
+    assert pipeline.read_run(old).num_rows == 700
+
+
+def test_lock_is_gone_after_a_finished_and_a_repeated_run(tmp_path: Path, enable2k_path: str) -> None:
+    out = tmp_path / "run"
+    cfg = gen_config(enable2k_path, out, boards__count=50, boards__chunk_size=25, run__n_jobs=1)
+    assert run_job(cfg).status == "complete"
+    assert not (out / store.LOCK_FILE).exists()
+    (out / store.LOCK_FILE).write_text("999999")  # left by a killed run
+    assert run_job(cfg).status == "already complete"
+    assert not (out / store.LOCK_FILE).exists()
+
+
+def test_import_pipeline_is_light_and_exports_lazily() -> None:
+    code = (
+        "import sys, pipeline\n"
+        "heavy = [m for m in ('numpy', 'pyarrow', 'pandas', 'duckdb', 'polars') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+        "from pipeline import read_run, read_run_pandas, run_relation\n"
+        "assert 'pyarrow' in sys.modules and read_run.__module__ == 'pipeline.dataset'\n"
+        "try:\n    pipeline.nope\nexcept AttributeError:\n    pass\nelse:\n    raise SystemExit('no error')\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert res.returncode == 0, res.stderr
+
+
+def test_run_dir_resolves_from_the_checkout_not_the_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert repo_root() == REPO
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("BOGGLE_RUN_DIR", raising=False)
+    assert resolve_run_dir() == REPO / "runs" / "default"
+    assert resolve_run_dir("notebooks") == REPO / "notebooks"  # not in the cwd: from the checkout
+    (tmp_path / "notebooks").mkdir()
+    assert resolve_run_dir("notebooks") == Path("notebooks")  # in the cwd: that one
+    monkeypatch.setenv("BOGGLE_RUN_DIR", str(tmp_path / "elsewhere"))
+    assert resolve_run_dir() == tmp_path / "elsewhere"
+    assert resolve_run_dir("/abs/run") == Path("/abs/run")
