@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 
 # Imported on first use, so `import pipeline` (and `boggle --help`) loads no pyarrow or pandas.
 _LAZY = {"read_run": "dataset", "read_run_pandas": "dataset", "run_relation": "dataset"}
-__all__ = ["__version__", *_LAZY]
+__all__ = ["__version__", "read_run", "read_run_pandas", "run_relation"]
 
 if TYPE_CHECKING:
     from pipeline.dataset import read_run, read_run_pandas, run_relation

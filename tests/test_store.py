@@ -24,7 +24,8 @@ from pipeline.solve.reference import ReferenceSolver
 from pipeline.trie import Alphabet
 
 EXPECTED_COLUMNS = [
-    "board_id", "board", "rows", "cols", "source", "lexicon", "lexicon_hash", "rules", "chunk", "score", "n_words", "words",
+    "board_id", "board", "rows", "cols", "source", "lexicon", "lexicon_hash", "rules", "chunk", "score",
+    "n_words", "words",
     "longest_word", "max_word_len", "dead_cells",
     "words_len_3", "words_len_4", "words_len_5", "words_len_6", "words_len_7", "words_len_8",
     "words_len_9plus",
