@@ -41,8 +41,9 @@ format:
 format-check:
 	$(BIN)/ruff format --check pipeline tests
 
-lint:
+lint:  ## ruff, and the import contract of pyproject.toml ([tool.importlinter])
 	$(BIN)/ruff check pipeline tests
+	$(BIN)/lint-imports
 
 typecheck:
 	$(BIN)/mypy

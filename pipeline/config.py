@@ -29,11 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import BoggleError, ConfigError
+from pipeline.generate import DEFAULT_CHUNK_SIZE, generator_shape
 
 SOURCES = ("generate", "ingest")
 BACKENDS = ("loky", "threading", "dask")
-DEFAULT_CHUNK_SIZE = 10_000
-MAX_CHUNKS = 99_999  # part numbers have five digits
 
 
 @dataclass(frozen=True)
@@ -106,6 +105,7 @@ class RunConfig:
         from pipeline.boards import format_shape, parse_shape
         from pipeline.lexicon import default_dictionary
         from pipeline.rules import default_rules_for_shape
+        from pipeline.tanglet import TANGLET_PREFIX
 
         b = self.boards
         where = self.origin
@@ -127,7 +127,7 @@ class RunConfig:
             revisit=rule_set.revisit,
         )
         spec = self.lexicon.path or default_dictionary()
-        if not spec.startswith("tanglet:"):
+        if not spec.startswith(TANGLET_PREFIX):
             spec = os.path.expanduser(spec)
         run = dataclasses.replace(self.run, out=str(Path(self.run.out).expanduser().absolute()))
         return RunConfig(boards, LexiconConfig(spec), rules, run, self.origin)
@@ -345,31 +345,6 @@ def _check(section: str, key: str, value: Any, origin: str | None) -> Any:
 
 
 # ---------------------------------------------------------------- resolving helpers
-
-
-def generator_shape(dice: str, shape: str | None, where: str | None) -> tuple[int, int]:
-    """The board shape for a generator: the dice set's, or ``shape`` (default 4x4) for the
-    letter generators and Tanglet packs."""
-    from pipeline.boards import parse_shape
-    from pipeline.dice import GENERATORS, dice_set_names, load_dice_set
-
-    wanted = parse_shape(shape) if shape else None
-    if dice in GENERATORS:
-        return wanted or (4, 4)
-    if dice.startswith("tanglet:"):
-        rows, cols = wanted or (4, 4)
-        d = load_dice_set(dice, rows, cols)
-        return d.rows, d.cols
-    if dice not in dice_set_names():
-        choices = ", ".join([*dice_set_names(), *GENERATORS, "tanglet:<lang>"])
-        raise ConfigError(f"[boards] dice: unknown dice set {dice!r}; choose one of {choices}", source=where)
-    d = load_dice_set(dice)
-    if wanted is not None and wanted != (d.rows, d.cols):
-        raise ConfigError(
-            f"[boards] shape: dice set {dice!r} rolls {d.rows}x{d.cols} boards, not {wanted[0]}x{wanted[1]}",
-            source=where,
-        )
-    return d.rows, d.cols
 
 
 def expand_inputs(files: Sequence[str], where: str | None = None) -> list[str]:
