@@ -15,6 +15,7 @@ import numpy as np
 
 from pipeline.boards import Board, symmetry_maps
 from pipeline.errors import ConfigError
+from pipeline.solve.score_kernel import REROLL
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,10 @@ def dice_space(rows: int, cols: int, dice: Any, alphabet: Any) -> SearchSpace:
 
 
 def apply_move(die: np.ndarray, fidx: np.ndarray, kind: int, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
-    """A new state: re-roll (kind 0) puts face index ``b`` of its die on cell ``a``; swap
-    (kind 1) exchanges the dice of cells ``a`` and ``b`` with the faces they show."""
+    """A new state: re-roll (kind REROLL) puts face index ``b`` of its die on cell ``a``; swap
+    (kind SWAP) exchanges the dice of cells ``a`` and ``b`` with the faces they show."""
     die, fidx = die.copy(), fidx.copy()
-    if kind == 0:
+    if kind == REROLL:
         fidx[a] = b
     else:
         die[a], die[b] = die[b], die[a]
