@@ -556,7 +556,7 @@ def optimize(
     config: Annotated[
         Path | None,
         typer.Argument(
-            metavar="[CONFIG.toml]", help="Settings ([optimize] section), e.g. configs/optimize-4x4.toml."
+            metavar="CONFIG.toml", help="Settings ([optimize] section), e.g. configs/optimize-4x4.toml."
         ),
     ] = None,
     dictionary: DictionaryOpt = None,
