@@ -41,8 +41,9 @@ format:
 format-check:
 	$(BIN)/ruff format --check pipeline tests
 
-lint:
+lint:  ## ruff, and the import contract of pyproject.toml ([tool.importlinter])
 	$(BIN)/ruff check pipeline tests
+	$(BIN)/lint-imports
 
 typecheck:
 	$(BIN)/mypy
@@ -89,9 +90,8 @@ bench-pipeline:  ## batch pipeline: 1M new-dice boards end to end vs the kernel,
 	$(PY) -m pipeline.bench_pipeline --dictionary $(ENABLE2K) --count 1000000 --jobs 2
 
 .PHONY: optimize-4x4
-optimize-4x4:  ## best-board search: 10 annealing restarts, each until 3625 (ENABLE2K optimum) or 120 s
-	$(BIN)/boggle optimize --dictionary $(ENABLE2K) --restarts 10 --time-limit 120 --target 3625 \
-	  --n-jobs 2 --seed 0 --out runs/optimize-4x4 --overwrite
+optimize-4x4:  ## best-board search (configs/optimize-4x4.toml): 10 annealing restarts, each until 3625 or 120 s
+	$(BIN)/boggle optimize configs/optimize-4x4.toml --dictionary $(ENABLE2K) --overwrite
 
 clean:
 	rm -rf runs reports .pytest_cache .mypy_cache .ruff_cache

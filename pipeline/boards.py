@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -387,3 +388,19 @@ def canonical(board: Board) -> Board:
 
 def faces_of(boards: Iterable[Board]) -> set[str]:
     return {f for b in boards for f in b.faces if f != BLANK}
+
+
+def compact_strings(boards: np.ndarray, faces: Sequence[str]) -> Any:
+    """Encoded boards (int8 [n, cells], blank -1) -> an Arrow string array in compact notation."""
+    import pyarrow as pa
+
+    tokens = [format_compact(Board(1, 1, (f,))) for f in faces]
+    n, cells = boards.shape
+    blank = format_compact(Board(1, 1, (BLANK,)))
+    table = [blank, *tokens]  # index 0 is the blank (-1 + 1)
+    if all(len(t) == 1 and t.isascii() for t in table):
+        lut = np.frombuffer("".join(table).encode("ascii"), dtype=np.uint8)
+        codes = lut[boards.astype(np.int16) + 1]
+        raw = np.ascontiguousarray(codes).view(f"S{cells}").reshape(n) if cells else np.zeros(n, "S1")
+        return pa.array(raw, type=pa.binary()).cast(pa.string())
+    return pa.array(["".join(table[c + 1] for c in row) for row in boards.tolist()], type=pa.string())

@@ -553,8 +553,14 @@ def _optimize_display(restarts: int) -> tuple[Any, Callable[[Any], None]]:
 @app.command()
 @handle_errors
 def optimize(
+    config: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="CONFIG.toml", help="Settings ([optimize] section), e.g. configs/optimize-4x4.toml."
+        ),
+    ] = None,
     dictionary: DictionaryOpt = None,
-    shape: Annotated[str, typer.Option("--shape", help="Board shape RxC (at most 64 cells).")] = "4x4",
+    shape: Annotated[str | None, typer.Option("--shape", help="Board shape RxC (at most 64 cells).")] = None,
     dice: Annotated[
         str | None,
         typer.Option(
@@ -563,19 +569,23 @@ def optimize(
     ] = None,
     rules: RulesOpt = None,
     min_length: MinLengthOpt = None,
-    restarts: Annotated[int, typer.Option("--restarts", "-n", min=1, help="Independent searches.")] = 4,
+    restarts: Annotated[
+        int | None, typer.Option("--restarts", "-n", min=1, help="Independent searches.")
+    ] = None,
     seed: Annotated[
-        int, typer.Option("--seed", min=0, help="Seed (restart i: SeedSequence(seed).spawn(n)[i]).")
-    ] = 0,
+        int | None, typer.Option("--seed", min=0, help="Seed (restart i: SeedSequence(seed).spawn(n)[i]).")
+    ] = None,
     strategy: Annotated[
-        str, typer.Option("--strategy", help="anneal (simulated annealing) or hill (pool hill climbing).")
-    ] = "anneal",
+        str | None,
+        typer.Option("--strategy", help="anneal (simulated annealing) or hill (pool hill climbing)."),
+    ] = None,
     objective: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--objective", help="points, words (distinct words) or subset (points of --subset words)."
+            "--objective",
+            help="points, words (distinct words) or subset (points of --subset words).",
         ),
-    ] = "points",
+    ] = None,
     subset: Annotated[
         str | None, typer.Option("--subset", help="Word list whose words alone score (--objective subset).")
     ] = None,
@@ -590,20 +600,31 @@ def optimize(
         int | None, typer.Option("--target", help="Stop a restart once it reaches this score.")
     ] = None,
     pool_size: Annotated[
-        int, typer.Option("--pool-size", min=1, help="Boards in the hill-climbing pool.")
-    ] = 50,
+        int | None, typer.Option("--pool-size", min=1, help="Boards in the hill-climbing pool.")
+    ] = None,
     keep: Annotated[
-        int, typer.Option("--keep", min=1, help="Best distinct boards to report and write.")
-    ] = 10,
-    t_start: Annotated[float, typer.Option("--t-start", help="Annealing: starting temperature.")] = 100.0,
-    t_end: Annotated[float, typer.Option("--t-end", help="Annealing: final temperature of a cycle.")] = 20.0,
+        int | None, typer.Option("--keep", min=1, help="Best distinct boards to report and write.")
+    ] = None,
+    t_start: Annotated[
+        float | None, typer.Option("--t-start", help="Annealing: starting temperature.")
+    ] = None,
+    t_end: Annotated[
+        float | None, typer.Option("--t-end", help="Annealing: final temperature of a cycle.")
+    ] = None,
     cycle: Annotated[
-        int, typer.Option("--cycle", min=1, help="Annealing: moves per cooling cycle.")
-    ] = 80_000,
-    n_jobs: Annotated[int, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")] = -1,
+        int | None, typer.Option("--cycle", min=1, help="Annealing: moves per cooling cycle.")
+    ] = None,
+    n_jobs: Annotated[
+        int | None, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")
+    ] = None,
     out: Annotated[
-        str, typer.Option("--out", "-o", help="Output directory (Parquet + _SUCCESS).")
-    ] = "runs/optimize",
+        str | None,
+        typer.Option("--out", "-o", help="Output directory (Parquet + _SUCCESS)."),
+    ] = None,
+    assignments: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Any [optimize] value as optimize.key=value (TOML value), repeatable."),
+    ] = None,
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace a different run already in the output directory.")
     ] = False,
@@ -611,28 +632,37 @@ def optimize(
 ) -> None:
     """Search for the highest-scoring boards (hill climbing or simulated annealing).
 
-    Without --iterations or --time-limit each restart is one climb (hill) or one cooling
-    cycle (anneal). Writes OUT/part-00000.parquet and OUT/_SUCCESS. The last line printed is
-    `BEST <board> <score>`. Exit codes: 0 ok, 2 bad input, 4 output directory busy or
-    holding a different run.
+    Settings come from the [optimize] section of CONFIG.toml (keys and defaults: README),
+    then --set, then the options. Without --iterations or --time-limit each restart is one
+    climb (hill) or one cooling cycle (anneal). Writes OUT/part-00000.parquet and OUT/_SUCCESS.
+    The last line printed is `BEST <board> <score>`. Exit codes: 0 ok, 2 bad input or config,
+    4 output directory busy or holding a different run.
 
-    Example: boggle optimize -d ../shared/data/enable2k.txt --restarts 4 --time-limit 120 --target 3625
+    Example: boggle optimize configs/optimize-4x4.toml -d ../shared/data/enable2k.txt --restarts 4
     """
-    from pipeline.boards import format_compact
-    from pipeline.lexicon import default_dictionary
-    from pipeline.optimize import OptimizeConfig, run_optimize
+    import dataclasses
 
-    cfg = OptimizeConfig(
-        dictionary or default_dictionary(), shape=shape, dice=dice, rules=rules, min_length=min_length,
-        strategy=strategy, objective=objective, subset=subset, restarts=restarts, seed=seed,
-        iterations=iterations, time_limit=time_limit, target=target, pool_size=pool_size, keep=keep,
-        t_start=t_start, t_end=t_end, cycle=cycle, n_jobs=n_jobs, out=out, overwrite=overwrite,
-    )  # fmt: skip
+    from pipeline.boards import format_compact
+    from pipeline.optimize import DEFAULT_OUT, SECTION, load_optimize_config, run_optimize
+
+    options = {
+        "dictionary": dictionary, "shape": shape, "dice": dice, "rules": rules, "min_length": min_length,
+        "strategy": strategy, "objective": objective, "subset": subset, "restarts": restarts, "seed": seed,
+        "iterations": iterations, "time_limit": time_limit, "target": target, "pool_size": pool_size,
+        "keep": keep, "t_start": t_start, "t_end": t_end, "cycle": cycle, "n_jobs": n_jobs, "out": out,
+        "overwrite": overwrite or None,
+    }  # fmt: skip
+    overrides = {f"{SECTION}.{k}": v for k, v in options.items()}
+    cfg = load_optimize_config(config, overrides, assignments or [])
+    if cfg.out is None:
+        cfg = dataclasses.replace(cfg, out=DEFAULT_OUT)
+    if cfg.n_jobs is None:
+        cfg = dataclasses.replace(cfg, n_jobs=-1)
     if quiet:
         res = run_optimize(cfg)
     else:
         announce_kernel_compile()
-        live, update = _optimize_display(restarts)
+        live, update = _optimize_display(cfg.restarts)
         try:
             res = run_optimize(cfg, progress=update)
         finally:

@@ -9,11 +9,14 @@ A config has four sections, nested exactly like ``configs/default.toml``::
     [run]      out, n_jobs, backend (loky | threading | dask), scheduler
 
 Unknown sections and keys are errors naming the key (with a suggestion for a typo). Values from
-the command line override the file (``apply_overrides``). :meth:`RunConfig.resolve` fills in
+the command line override the file (options and ``--set``). :meth:`RunConfig.resolve` fills in
 every default that depends on other values (the shape from the dice set, the rule preset from
 the shape, the dictionary from ``$BOGGLE_DICTIONARY``), and :meth:`RunConfig.to_dict` gives the
 resolved config that every output records. Relative paths are taken from the current directory
 (``[run] out`` is recorded as an absolute path; input and lexicon paths as written).
+
+Other commands read their own section through the same machinery (:func:`load_section`):
+``boggle optimize`` reads ``[optimize]`` into :class:`pipeline.optimize.OptimizeConfig`.
 """
 
 from __future__ import annotations
@@ -23,17 +26,18 @@ import difflib
 import glob
 import os
 import tomllib
-from collections.abc import Mapping, Sequence
+import typing
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pipeline.errors import BoggleError, ConfigError
+from pipeline.generate import DEFAULT_CHUNK_SIZE, generator_shape
 
+T = TypeVar("T")
 SOURCES = ("generate", "ingest")
 BACKENDS = ("loky", "threading", "dask")
-DEFAULT_CHUNK_SIZE = 10_000
-MAX_CHUNKS = 99_999  # part numbers have five digits
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,7 @@ class RunConfig:
         from pipeline.boards import format_shape, parse_shape
         from pipeline.lexicon import default_dictionary
         from pipeline.rules import default_rules_for_shape
+        from pipeline.tanglet import TANGLET_PREFIX
 
         b = self.boards
         where = self.origin
@@ -127,7 +132,7 @@ class RunConfig:
             revisit=rule_set.revisit,
         )
         spec = self.lexicon.path or default_dictionary()
-        if not spec.startswith("tanglet:"):
+        if not spec.startswith(TANGLET_PREFIX):
             spec = os.path.expanduser(spec)
         run = dataclasses.replace(self.run, out=str(Path(self.run.out).expanduser().absolute()))
         return RunConfig(boards, LexiconConfig(spec), rules, run, self.origin)
@@ -181,6 +186,46 @@ def load_config(
 
     >>> load_config("configs/smoke.toml", {"run.out": "/tmp/smoke"}).boards.count  # doctest: +SKIP
     """
+    raw, origin = read_with_overrides(path, overrides, assignments)
+    return config_from_dict(raw, origin=origin).resolve()
+
+
+def load_section(
+    path: str | Path | None,
+    section: str,
+    cls: type[T],
+    overrides: Mapping[str, Any] | None = None,
+    assignments: Sequence[str] = (),
+) -> T:
+    """One command's section of a TOML file (``[optimize]``, ``[prove]``...) as the dataclass
+    ``cls``, loaded like a run config: ``assignments`` (``--set optimize.seed=3``), then
+    ``overrides`` (``{"optimize.seed": 3}``, None ignored), unknown sections and keys rejected
+    with a hint. Values are checked against the field types (str, int, float, bool, or None
+    where the type allows it); ``cls`` checks ranges and choices, raising ConfigError.
+
+    >>> load_section("configs/optimize-4x4.toml", "optimize", OptimizeConfig).restarts  # doctest: +SKIP
+    10
+    """
+    raw, origin = read_with_overrides(path, overrides, assignments)
+    hints = typing.get_type_hints(cls)
+
+    def check(section: str, key: str, value: Any, origin: str | None) -> Any:
+        return _check_typed(section, key, value, hints[key], origin)
+
+    values = _check_sections(raw, {section: cls}, check, origin).get(section, {})
+    try:
+        return cls(**values)
+    except ConfigError as exc:
+        if exc.source is not None:
+            raise
+        raise ConfigError(exc.message, source=origin) from None
+
+
+def read_with_overrides(
+    path: str | Path | None, overrides: Mapping[str, Any] | None, assignments: Sequence[str]
+) -> tuple[dict[str, Any], str | None]:
+    """The TOML document at ``path`` (empty when None) with ``assignments`` and then
+    ``overrides`` applied, and its origin for messages."""
     raw: dict[str, Any] = {}
     origin = None
     if path is not None:
@@ -192,7 +237,7 @@ def load_config(
     for key, value in (overrides or {}).items():
         if value is not None:
             _set_dotted(raw, key, value, origin)
-    return config_from_dict(raw, origin=origin).resolve()
+    return raw, origin
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -238,23 +283,62 @@ def _unknown(kind: str, name: str, known: Sequence[str], origin: str | None) -> 
 
 def config_from_dict(raw: Mapping[str, Any], *, origin: str | None = None) -> RunConfig:
     """Validate a parsed TOML document (types, ranges, unknown keys) into a RunConfig."""
-    sections: dict[str, Any] = {}
+    checked = _check_sections(raw, _SECTIONS, _check, origin)
+    sections = {name: _SECTIONS[name](**values) for name, values in checked.items()}
+    return RunConfig(**sections, origin=origin)
+
+
+def _check_sections(
+    raw: Mapping[str, Any],
+    sections: Mapping[str, type],
+    check: Callable[[str, str, Any, str | None], Any],
+    origin: str | None,
+) -> dict[str, dict[str, Any]]:
+    """Reject unknown sections and keys (with a suggestion) and ``check`` every value."""
+    out: dict[str, dict[str, Any]] = {}
     for section, values in raw.items():
-        if section not in _SECTIONS:
-            raise _unknown("section", f"[{section}]", [f"[{s}]" for s in _SECTIONS], origin)
+        if section not in sections:
+            raise _unknown("section", f"[{section}]", [f"[{s}]" for s in sections], origin)
         if not isinstance(values, Mapping):
             raise ConfigError(f"[{section}] must be a table", source=origin)
-        cls = _SECTIONS[section]
-        known = [f.name for f in dataclasses.fields(cls)]
+        known = [f.name for f in dataclasses.fields(sections[section])]
         checked: dict[str, Any] = {}
         for key, value in values.items():
             if key not in known:
                 raise _unknown(f"key in [{section}]", key, known, origin)
             if value is None:  # not from TOML (it has no null): a recorded config's unset value
                 continue
-            checked[key] = _check(section, key, value, origin)
-        sections[section] = cls(**checked)
-    return RunConfig(**sections, origin=origin)
+            checked[key] = check(section, key, value, origin)
+        out[section] = checked
+    return out
+
+
+def _check_typed(section: str, key: str, value: Any, hint: Any, origin: str | None) -> Any:
+    """Check a value against a dataclass field's type: str, int, float or bool (or a union of
+    one of them with None). An int is accepted for a float."""
+    kinds = [k for k in typing.get_args(hint) if k is not type(None)] or [hint]
+    kind = kinds[0]
+
+    def fail(expected: str) -> ConfigError:
+        return ConfigError(f"[{section}] {key}: expected {expected}, got {value!r}", source=origin)
+
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise fail("true or false")
+        return value
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise fail("an integer")
+        return value
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise fail("a number")
+        return float(value)
+    if kind is str:
+        if not isinstance(value, str) or not value.strip():
+            raise fail("a non-empty string")
+        return value
+    raise AssertionError(f"unhandled field type {hint!r} for [{section}] {key}")  # pragma: no cover
 
 
 def _check(section: str, key: str, value: Any, origin: str | None) -> Any:
@@ -345,31 +429,6 @@ def _check(section: str, key: str, value: Any, origin: str | None) -> Any:
 
 
 # ---------------------------------------------------------------- resolving helpers
-
-
-def generator_shape(dice: str, shape: str | None, where: str | None) -> tuple[int, int]:
-    """The board shape for a generator: the dice set's, or ``shape`` (default 4x4) for the
-    letter generators and Tanglet packs."""
-    from pipeline.boards import parse_shape
-    from pipeline.dice import GENERATORS, dice_set_names, load_dice_set
-
-    wanted = parse_shape(shape) if shape else None
-    if dice in GENERATORS:
-        return wanted or (4, 4)
-    if dice.startswith("tanglet:"):
-        rows, cols = wanted or (4, 4)
-        d = load_dice_set(dice, rows, cols)
-        return d.rows, d.cols
-    if dice not in dice_set_names():
-        choices = ", ".join([*dice_set_names(), *GENERATORS, "tanglet:<lang>"])
-        raise ConfigError(f"[boards] dice: unknown dice set {dice!r}; choose one of {choices}", source=where)
-    d = load_dice_set(dice)
-    if wanted is not None and wanted != (d.rows, d.cols):
-        raise ConfigError(
-            f"[boards] shape: dice set {dice!r} rolls {d.rows}x{d.cols} boards, not {wanted[0]}x{wanted[1]}",
-            source=where,
-        )
-    return d.rows, d.cols
 
 
 def expand_inputs(files: Sequence[str], where: str | None = None) -> list[str]:

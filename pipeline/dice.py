@@ -22,6 +22,7 @@ import numpy as np
 
 from pipeline.boards import BLANK, QU, Board, normalise_text
 from pipeline.errors import BoggleError
+from pipeline.tanglet import TANGLET_PREFIX, tanglet_pack
 from pipeline.trie import Alphabet
 
 GENERATORS = ("uniform", "english")
@@ -115,7 +116,7 @@ def dice_set_names() -> list[str]:
 def load_dice_set(name: str, rows: int | None = None, cols: int | None = None) -> DiceSet:
     """A named dice set (``new``, ``classic``...) or ``tanglet:<lang>`` (16 dice for 4x4,
     25 for 5x5, chosen by ``rows``/``cols``; 4x4 by default)."""
-    if name.startswith("tanglet:"):
+    if name.startswith(TANGLET_PREFIX):
         return _tanglet_dice(name, rows or 4, cols or rows or 4)
     data = _dice_json()
     if name not in data:
@@ -131,8 +132,6 @@ def load_dice_set(name: str, rows: int | None = None, cols: int | None = None) -
 
 
 def _tanglet_dice(name: str, rows: int, cols: int) -> DiceSet:
-    from pipeline.lexicon import tanglet_pack
-
     lang = name.split(":", 1)[1]
     text = (tanglet_pack(lang) / "dice").read_text(encoding="utf-8")
     groups: list[list[tuple[str, ...]]] = [[]]

@@ -14,9 +14,35 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.dice import generate_boards, generator_alphabet
-from pipeline.errors import BoggleError
+from pipeline.boards import compact_strings, parse_shape
+from pipeline.dice import GENERATORS, dice_set_names, generate_boards, generator_alphabet, load_dice_set
+from pipeline.errors import BoggleError, ConfigError
+from pipeline.tanglet import TANGLET_PREFIX
 from pipeline.trie import Alphabet
+
+DEFAULT_CHUNK_SIZE = 10_000
+
+
+def generator_shape(dice: str, shape: str | None, where: str | None) -> tuple[int, int]:
+    """The board shape for a generator: the dice set's, or ``shape`` (default 4x4) for the
+    letter generators and Tanglet packs. ``where`` names the config file in errors."""
+    wanted = parse_shape(shape) if shape else None
+    if dice in GENERATORS:
+        return wanted or (4, 4)
+    if dice.startswith(TANGLET_PREFIX):
+        rows, cols = wanted or (4, 4)
+        d = load_dice_set(dice, rows, cols)
+        return d.rows, d.cols
+    if dice not in dice_set_names():
+        choices = ", ".join([*dice_set_names(), *GENERATORS, "tanglet:<lang>"])
+        raise ConfigError(f"[boards] dice: unknown dice set {dice!r}; choose one of {choices}", source=where)
+    d = load_dice_set(dice)
+    if wanted is not None and wanted != (d.rows, d.cols):
+        raise ConfigError(
+            f"[boards] shape: dice set {dice!r} rolls {d.rows}x{d.cols} boards, not {wanted[0]}x{wanted[1]}",
+            source=where,
+        )
+    return d.rows, d.cols
 
 
 @dataclass(frozen=True)
@@ -84,9 +110,6 @@ def generate_compact(
     >>> "".join(generate_compact("new", 2, seed=1))  # doctest: +SKIP
     'ncuoerizeriutdaj\\n...'
     """
-    from pipeline.config import DEFAULT_CHUNK_SIZE, generator_shape
-    from pipeline.store import compact_strings
-
     rows, cols = generator_shape(dice, f"{shape[0]}x{shape[1]}" if shape else None, None)
     alphabet = generator_alphabet(dice, rows, cols)
     size = chunk_size or DEFAULT_CHUNK_SIZE

@@ -26,41 +26,11 @@ from pipeline.boards import normalise_text
 from pipeline.errors import LexiconError
 from pipeline.io import write_text_atomic
 from pipeline.rules import Rules
+from pipeline.tanglet import TANGLET_PREFIX, no_lexicon_help, tanglet_pack
 from pipeline.trie import Alphabet, Trie, build_trie
 
-TANGLET_PREFIX = "tanglet:"
-DEFAULT_TANGLET_DIR = "/usr/share/tanglet/gamedata"
 CACHE_FORMAT = 1
 MAX_EXAMPLES = 5
-
-
-def tanglet_dir() -> Path:
-    return Path(os.environ.get("TANGLET_DATA", DEFAULT_TANGLET_DIR))
-
-
-def tanglet_languages() -> list[str]:
-    root = tanglet_dir()
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / "words").is_file())
-
-
-def _no_lexicon_help() -> str:
-    return (
-        "install the Tanglet word lists with `sudo apt-get install tanglet-data` "
-        "(Debian/Ubuntu; or set TANGLET_DATA to a folder of language packs), "
-        "or pass a word-list file with --dictionary PATH (one word a line, optionally gzip)"
-    )
-
-
-def tanglet_pack(lang: str) -> Path:
-    """The folder of a Tanglet language pack, or a LexiconError saying how to get one."""
-    path = tanglet_dir() / lang
-    if not (path / "words").is_file():
-        have = tanglet_languages()
-        hint = f"installed: {', '.join(have)}" if have else _no_lexicon_help()
-        raise LexiconError(f"Tanglet language pack {lang!r} not found in {tanglet_dir()}; {hint}")
-    return path
 
 
 def default_dictionary() -> str:
@@ -148,7 +118,7 @@ class WordSource:
             return cls(spec, path, path.read_bytes(), True)
         path = Path(spec).expanduser()
         if not path.exists():
-            raise LexiconError(f"dictionary file not found: {spec}; {_no_lexicon_help()}")
+            raise LexiconError(f"dictionary file not found: {spec}; {no_lexicon_help()}")
         if path.is_dir():
             raise LexiconError(f"dictionary {spec} is a directory, expected a word-list file")
         try:

@@ -42,8 +42,9 @@ from pipeline.lexicon import (
 )
 from pipeline.rules import get_rules
 from pipeline.solve import BoardResult
-from pipeline.solve.algorithms import solve_with, word_table
+from pipeline.solve.algorithms import solve_with
 from pipeline.solve.dp import solve_dp
+from pipeline.solve.letters import word_table
 from pipeline.trie import Alphabet
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)

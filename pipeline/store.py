@@ -43,7 +43,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from numba import njit
 
-from pipeline.boards import BLANK, Board, format_compact
+from pipeline.boards import compact_strings
 from pipeline.errors import BoggleError, OutputConflictError
 from pipeline.io import atomic_path, write_json_atomic
 
@@ -219,20 +219,6 @@ def _words_array(words: list[str]) -> pa.Array:
     _WORDS_CACHE.clear()
     _WORDS_CACHE[id(words)] = (words, arr)
     return arr
-
-
-def compact_strings(boards: np.ndarray, faces: Sequence[str]) -> pa.Array:
-    """Encoded boards (int8 [n, cells], blank -1) -> Arrow strings in compact notation."""
-    tokens = [format_compact(Board(1, 1, (f,))) for f in faces]
-    n, cells = boards.shape
-    blank = format_compact(Board(1, 1, (BLANK,)))
-    table = [blank, *tokens]  # index 0 is the blank (-1 + 1)
-    if all(len(t) == 1 and t.isascii() for t in table):
-        lut = np.frombuffer("".join(table).encode("ascii"), dtype=np.uint8)
-        codes = lut[boards.astype(np.int16) + 1]
-        raw = np.ascontiguousarray(codes).view(f"S{cells}").reshape(n) if cells else np.zeros(n, "S1")
-        return pa.array(raw, type=pa.binary()).cast(pa.string())
-    return pa.array(["".join(table[c + 1] for c in row) for row in boards.tolist()], type=pa.string())
 
 
 def results_table(

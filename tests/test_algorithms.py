@@ -22,8 +22,9 @@ from pipeline.errors import BoardError, ConfigError
 from pipeline.lexicon import DropReport, Lexicon, compile_lexicon, compile_words
 from pipeline.rules import Rules, get_rules
 from pipeline.solve import BoardResult
-from pipeline.solve.algorithms import ALGORITHMS, _build_word_table, solve_with, word_table
+from pipeline.solve.algorithms import ALGORITHMS, solve_with
 from pipeline.solve.dp import solve_dp
+from pipeline.solve.letters import build_word_table, word_table
 from pipeline.solve.reference import ReferenceSolver
 from pipeline.trie import Alphabet
 
@@ -226,11 +227,11 @@ def test_word_table_reuses_and_rejects_unsorted(enable_lexicon) -> None:  # type
     words = enable_lexicon.words
     for j in (i, i + 1, len(words) - 1):
         assert table.lcp[j] == common_prefix(words[j - 1], words[j])
-    assert _build_word_table(["ab", "abc", "b"]).lcp.tolist() == [0, 2, 0]
+    assert build_word_table(["ab", "abc", "b"]).lcp.tolist() == [0, 2, 0]
     with pytest.raises(ValueError, match="not sorted"):
-        _build_word_table(["b", "a"])
+        build_word_table(["b", "a"])
     with pytest.raises(ValueError, match="not sorted"):
-        _build_word_table(["a", "a"])
+        build_word_table(["a", "a"])
 
 
 def test_cli_solve_algorithm_option(enable2k_path: str) -> None:

@@ -489,8 +489,8 @@ def test_cli_refuses_missing_directory(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``configs/smoke.toml`` run by the batch pipeline (ENABLE2K where Tanglet is missing)."""
-    from pipeline.lexicon import tanglet_languages
     from pipeline.runner import run_from_file
+    from pipeline.tanglet import tanglet_languages
     from tests.conftest import ENABLE2K, REPO
 
     out = tmp_path_factory.mktemp("smoke") / "smoke"

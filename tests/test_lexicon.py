@@ -10,9 +10,9 @@ from pipeline.lexicon import (
     compile_for_boards,
     compile_lexicon,
     load_lexicon,
-    tanglet_languages,
 )
 from pipeline.rules import get_rules
+from pipeline.tanglet import tanglet_languages
 from pipeline.trie import Alphabet
 
 

@@ -25,8 +25,8 @@ from numba.typed import Dict
 from pipeline.boards import Board, geometry
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
-from pipeline.solve.algorithms import empty_batch, encode_face_letters, word_table
-from pipeline.solve.kernel import _grow
+from pipeline.solve.kernel import grow
+from pipeline.solve.letters import empty_batch, encode_face_letters, word_table
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -136,7 +136,7 @@ def _solve_binary(
                         lg = word_len[w]
                     if collect:
                         if n_ids >= len(ids):
-                            ids = _grow(ids, n_ids + 1)
+                            ids = grow(ids, n_ids + 1)
                         ids[n_ids] = w
                         n_ids += 1
             if hi - lo == 1 and is_word:
@@ -197,7 +197,7 @@ def _solve_binary(
                             lg = word_len[w]
                         if collect:
                             if n_ids >= len(ids):
-                                ids = _grow(ids, n_ids + 1)
+                                ids = grow(ids, n_ids + 1)
                             ids[n_ids] = w
                             n_ids += 1
                     if revisit:

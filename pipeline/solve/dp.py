@@ -30,8 +30,8 @@ from numba import njit
 from pipeline.boards import Board, geometry
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
-from pipeline.solve.algorithms import empty_batch, encode_face_letters, word_table
-from pipeline.solve.kernel import _grow
+from pipeline.solve.kernel import grow
+from pipeline.solve.letters import empty_batch, encode_face_letters, word_table
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -234,7 +234,7 @@ def _solve_dp(
                     lg = word_len[i]
                 if collect:
                     if n_ids >= len(ids):
-                        ids = _grow(ids, n_ids + 1)
+                        ids = grow(ids, n_ids + 1)
                     ids[n_ids] = i
                     n_ids += 1
             i += 1

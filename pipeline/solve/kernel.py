@@ -27,7 +27,7 @@ ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @intrinsic
-def _popcount(typingctx, x):  # type: ignore[no-untyped-def]
+def popcount(typingctx, x):  # type: ignore[no-untyped-def]
     sig = types.uint64(types.uint64)
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
@@ -37,7 +37,7 @@ def _popcount(typingctx, x):  # type: ignore[no-untyped-def]
 
 
 @intrinsic
-def _ctz(typingctx, x):  # type: ignore[no-untyped-def]
+def ctz(typingctx, x):  # type: ignore[no-untyped-def]
     sig = types.uint64(types.uint64)
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
@@ -53,11 +53,11 @@ def _child(mask, first_child, node, f):  # type: ignore[no-untyped-def]
     fb = np.uint64(f)
     if (m >> fb) & ONE == ZERO:
         return -1
-    return np.int64(first_child[node]) + np.int64(_popcount(m & ((ONE << fb) - ONE)))
+    return np.int64(first_child[node]) + np.int64(popcount(m & ((ONE << fb) - ONE)))
 
 
 @njit(nogil=True, cache=True)
-def _prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, wild):
+def prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, wild):
     """Per cell of a board of <= 64 cells: the mask of its non-blank neighbours and the mask of
     the faces they show (a wildcard cell ``wild`` >= 0 shows every face). Returns the mask of
     non-blank cells."""
@@ -72,7 +72,7 @@ def _prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, wild):
         fm = ZERO
         while m != ZERO:
             low = m & (~m + ONE)
-            k = np.int64(_ctz(low))
+            k = np.int64(ctz(low))
             fm |= ALL if k == wild else ONE << np.uint64(fa[k])
             m ^= low
         nbr_faces[c] = fm
@@ -80,7 +80,7 @@ def _prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, wild):
 
 
 @njit(nogil=True, cache=True)
-def _grow(ids, needed):  # type: ignore[no-untyped-def]
+def grow(ids, needed):  # type: ignore[no-untyped-def]
     cap = len(ids)
     while cap < needed:
         cap *= 2
@@ -119,7 +119,7 @@ def _solve_small(
 
     for b in range(n_boards):
         fa = boards[b]
-        nonblank = _prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, -1)
+        nonblank = prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, -1)
         live = ZERO
         sc = 0
         nw = 0
@@ -143,7 +143,7 @@ def _solve_small(
                         lg = word_len[w]
                     if collect:
                         if n_ids >= len(ids):
-                            ids = _grow(ids, n_ids + 1)
+                            ids = grow(ids, n_ids + 1)
                         ids[n_ids] = w
                         n_ids += 1
             if mask[node0] & nbr_faces[s] == ZERO:
@@ -161,13 +161,13 @@ def _solve_small(
                     continue
                 low = a & (~a + ONE)
                 st_avail[d] = a ^ low
-                c = np.int64(_ctz(low))
+                c = np.int64(ctz(low))
                 nd = st_node[d]
                 m = mask[nd]
                 fb = np.uint64(fa[c])
                 if (m >> fb) & ONE == ZERO:
                     continue
-                child = np.int64(first_child[nd]) + np.int64(_popcount(m & ((ONE << fb) - ONE)))
+                child = np.int64(first_child[nd]) + np.int64(popcount(m & ((ONE << fb) - ONE)))
                 w = word_id[child]
                 if w >= 0:
                     live |= used | low
@@ -179,7 +179,7 @@ def _solve_small(
                             lg = word_len[w]
                         if collect:
                             if n_ids >= len(ids):
-                                ids = _grow(ids, n_ids + 1)
+                                ids = grow(ids, n_ids + 1)
                             ids[n_ids] = w
                             n_ids += 1
                 if mask[child] & nbr_faces[c] != ZERO:
@@ -191,7 +191,7 @@ def _solve_small(
         score[b] = sc
         n_words[b] = nw
         longest[b] = lg
-        dead[b] = np.int16(_popcount(nonblank & ~live))
+        dead[b] = np.int16(popcount(nonblank & ~live))
         offsets[b + 1] = n_ids
     return score, n_words, longest, dead, offsets, ids[:n_ids].copy()
 
@@ -257,7 +257,7 @@ def _solve_large(
                         lg = word_len[w]
                     if collect:
                         if n_ids >= len(ids):
-                            ids = _grow(ids, n_ids + 1)
+                            ids = grow(ids, n_ids + 1)
                         ids[n_ids] = w
                         n_ids += 1
             if mask[node0] & nbr_faces[s] == ZERO:
@@ -294,7 +294,7 @@ def _solve_large(
                             lg = word_len[w]
                         if collect:
                             if n_ids >= len(ids):
-                                ids = _grow(ids, n_ids + 1)
+                                ids = grow(ids, n_ids + 1)
                             ids[n_ids] = w
                             n_ids += 1
                 if mask[child] & nbr_faces[c] != ZERO:
@@ -367,7 +367,7 @@ def _solve_revisit(
                     break
                 low = root_rem & (~root_rem + ONE)
                 root_rem ^= low
-                g = np.int64(_ctz(low))
+                g = np.int64(ctz(low))
                 child = _child(mask, first_child, 0, g)
                 token += 1
                 cnt = 0
@@ -396,7 +396,7 @@ def _solve_revisit(
                     continue
                 low = rem & (~rem + ONE)
                 remaining[d] = rem ^ low
-                g = np.int64(_ctz(low))
+                g = np.int64(ctz(low))
                 child = _child(mask, first_child, st_node[d], g)
                 token += 1
                 cnt = 0
@@ -431,7 +431,7 @@ def _solve_revisit(
                         lg = word_len[w]
                     if collect:
                         if n_ids >= len(ids):
-                            ids = _grow(ids, n_ids + 1)
+                            ids = grow(ids, n_ids + 1)
                         ids[n_ids] = w
                         n_ids += 1
             remaining[d] = mask[child] & board_faces if d + 1 < depth_cap else ZERO

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from pipeline.solve.kernel import ALL, ONE, ZERO, _ctz, _popcount, _prepare_masks
+from pipeline.solve.kernel import ALL, ONE, ZERO, ctz, popcount, prepare_masks
 
 
 class Scratch:
@@ -78,7 +78,7 @@ def score_one(
     n = len(fa)
     stamp[0] += 1
     tag = stamp[0]
-    _prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, -1)
+    prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, -1)
     sc = 0
     for s in range(n):
         f0 = fa[s]
@@ -88,7 +88,7 @@ def score_one(
         fb0 = np.uint64(f0)
         if (m0 >> fb0) & ONE == ZERO:
             continue
-        node0 = np.int64(first_child[0]) + np.int64(_popcount(m0 & ((ONE << fb0) - ONE)))
+        node0 = np.int64(first_child[0]) + np.int64(popcount(m0 & ((ONE << fb0) - ONE)))
         w = word_id[node0]
         if w >= 0 and seen[w] != tag:
             seen[w] = tag
@@ -108,13 +108,13 @@ def score_one(
                 continue
             low = a & (~a + ONE)
             st_avail[d] = a ^ low
-            c = np.int64(_ctz(low))
+            c = np.int64(ctz(low))
             nd = st_node[d]
             m = mask[nd]
             fb = np.uint64(fa[c])
             if (m >> fb) & ONE == ZERO:
                 continue
-            child = np.int64(first_child[nd]) + np.int64(_popcount(m & ((ONE << fb) - ONE)))
+            child = np.int64(first_child[nd]) + np.int64(popcount(m & ((ONE << fb) - ONE)))
             w = word_id[child]
             if w >= 0 and seen[w] != tag:
                 seen[w] = tag
@@ -206,7 +206,7 @@ def cell_scores(
     n = len(fa)
     stamp[0] += 1
     tag = stamp[0]
-    _prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, wild)
+    prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, wild)
     n_found = 0
     wbit = ONE << np.uint64(wild)
     root_m = mask[0]
@@ -217,8 +217,8 @@ def cell_scores(
         while opts != ZERO:
             lowf = opts & (~opts + ONE)
             opts ^= lowf
-            node0 = np.int64(first_child[0]) + np.int64(_popcount(root_m & (lowf - ONE)))
-            face0 = np.int64(_ctz(lowf)) if s == wild else -1
+            node0 = np.int64(first_child[0]) + np.int64(popcount(root_m & (lowf - ONE)))
+            face0 = np.int64(ctz(lowf)) if s == wild else -1
             w = word_id[node0]
             if w >= 0:
                 n_found = _record(w, ALL if face0 < 0 else lowf, tag, seen, face_mask, found, n_found)
@@ -239,7 +239,7 @@ def cell_scores(
                     # the next face for the wildcard, stepping from depth d
                     lf = wr & (~wr + ONE)
                     st_wrem[d] = wr ^ lf
-                    child = np.int64(first_child[nd]) + np.int64(_popcount(m & (lf - ONE)))
+                    child = np.int64(first_child[nd]) + np.int64(popcount(m & (lf - ONE)))
                     w = word_id[child]
                     if w >= 0:
                         n_found = _record(w, lf, tag, seen, face_mask, found, n_found)
@@ -249,7 +249,7 @@ def cell_scores(
                         st_cell[d] = wild
                         st_node[d] = child
                         st_avail[d] = open_nbrs[wild] & ~used
-                        st_face[d] = np.int64(_ctz(lf))
+                        st_face[d] = np.int64(ctz(lf))
                         st_wrem[d] = ZERO
                     continue
                 a = st_avail[d]
@@ -262,11 +262,11 @@ def cell_scores(
                 if low == wbit:
                     st_wrem[d] = m
                     continue
-                c = np.int64(_ctz(low))
+                c = np.int64(ctz(low))
                 fb = np.uint64(fa[c])
                 if (m >> fb) & ONE == ZERO:
                     continue
-                child = np.int64(first_child[nd]) + np.int64(_popcount(m & ((ONE << fb) - ONE)))
+                child = np.int64(first_child[nd]) + np.int64(popcount(m & ((ONE << fb) - ONE)))
                 face = st_face[d]
                 w = word_id[child]
                 if w >= 0:
@@ -293,7 +293,7 @@ def cell_scores(
             while fm != ZERO:
                 lf = fm & (~fm + ONE)
                 fm ^= lf
-                g = np.int64(_ctz(lf))
+                g = np.int64(ctz(lf))
                 if g < n_faces:
                     out[g] += pts
     return out

@@ -1,0 +1,145 @@
+"""The entry points: :func:`optimize` searches and returns the results, :func:`run_optimize`
+also writes ``OUT/part-00000.parquet`` (columns in :data:`~pipeline.optimize.output.COLUMNS`)
+and ``OUT/_SUCCESS``, a JSON manifest with the resolved config, lexicon provenance, rules,
+package versions, per-restart figures and counts."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from pipeline import store
+from pipeline.boards import format_compact
+from pipeline.io import package_versions, write_json_atomic
+from pipeline.lexicon import CompiledLexicon
+from pipeline.optimize.config import OptimizeConfig
+from pipeline.optimize.driver import ProgressCallback, search
+from pipeline.optimize.objectives import Objective, make_objective
+from pipeline.optimize.output import (
+    COLUMNS,
+    FORMAT,
+    SCHEMA_VERSION,
+    OptimizeResult,
+    collect_boards,
+    results_table,
+)
+from pipeline.optimize.scorer import Tables
+from pipeline.optimize.space import SearchSpace, dice_space, free_space
+
+
+def prepare(cfg: OptimizeConfig) -> tuple[OptimizeConfig, CompiledLexicon, Objective, SearchSpace, Tables]:
+    """Resolve the config and build the lexicon, objective, search space and kernel tables."""
+    from pipeline.dice import load_dice_set
+    from pipeline.lexicon import compile_for_boards, load_lexicon
+    from pipeline.rules import get_rules
+
+    cfg = cfg.resolve()
+    assert cfg.dictionary is not None  # resolve() fills it in
+    rows, cols = cfg.rows_cols
+    rules = get_rules(cfg.rules or "boggle", min_length=cfg.min_length)
+    dice = load_dice_set(cfg.dice, rows, cols) if cfg.dice else None
+    lexicon = compile_for_boards(cfg.dictionary, rules, dice.faces if dice else None)
+    subset = load_lexicon(cfg.subset).words if cfg.subset else None
+    objective = make_objective(lexicon, cfg.objective, subset)
+    if dice is not None:
+        space = dice_space(rows, cols, dice, lexicon.alphabet)
+    else:
+        space = free_space(rows, cols, len(lexicon.alphabet))
+    return cfg, lexicon, objective, space, Tables.of(objective, rows, cols)
+
+
+def optimize(
+    cfg: OptimizeConfig, progress: ProgressCallback | None = None, n_jobs: int | None = None
+) -> OptimizeResult:
+    """Search without writing anything (``n_jobs=None``: the caller's joblib config decides).
+
+    >>> res = optimize(OptimizeConfig("enable2k.txt", restarts=2, iterations=20))  # doctest: +SKIP
+    >>> res.best.score, format_compact(res.best.board)  # doctest: +SKIP
+    """
+    started = store.now_iso()
+    cfg, lexicon, objective, space, tables = prepare(cfg)
+    return search_and_collect(cfg, lexicon, objective, space, tables, progress, n_jobs, started, time.time())
+
+
+def search_and_collect(
+    cfg: OptimizeConfig,
+    lexicon: CompiledLexicon,
+    objective: Objective,
+    space: SearchSpace,
+    tables: Tables,
+    progress: ProgressCallback | None,
+    n_jobs: int | None,
+    started: str,
+    t0: float,
+) -> OptimizeResult:
+    """Run the restarts and build the results and their manifest (a prepared config)."""
+    restarts = search(cfg, space, tables, lexicon.alphabet, progress, n_jobs)
+    boards = collect_boards(restarts, space, objective, lexicon, cfg.keep)
+    reached = [r for r in restarts if r.target_s is not None]
+    manifest: dict[str, Any] = {
+        "format": FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "identity": cfg.identity(),
+        "config": cfg.to_dict(),
+        "lexicon": lexicon.provenance(),
+        "rules": lexicon.rules.to_dict(),
+        "objective": objective.info,
+        "dice": None if space.free else {"name": space.dice_name},
+        "packages": package_versions(),
+        "counts": {
+            "restarts": len(restarts),
+            "boards": len(boards),
+            "evaluations": sum(r.evaluations for r in restarts),
+            "iterations": sum(r.iterations for r in restarts),
+            "restarts_reached_target": len(reached) if cfg.target is not None else None,
+        },
+        "best": {"board": format_compact(boards[0].board), "score": boards[0].score} if boards else None,
+        "restarts": [r.summary() for r in restarts],
+        "columns": COLUMNS,
+        "started_at": started,
+        "finished_at": store.now_iso(),
+        "seconds": round(time.time() - t0, 3),
+    }
+    return OptimizeResult(boards, restarts, manifest, None)
+
+
+def run_optimize(cfg: OptimizeConfig, progress: ProgressCallback | None = None) -> OptimizeResult:
+    """Search and write ``OUT/part-00000.parquet`` and ``OUT/_SUCCESS`` (atomically), under
+    ``joblib.parallel_config(backend=cfg.backend, n_jobs=cfg.n_jobs)``. The output directory is
+    locked for the whole run; a directory holding a different run is an OutputConflictError
+    unless ``overwrite``. Without ``cfg.out`` nothing is written."""
+    import joblib
+
+    started = store.now_iso()
+    t0 = time.time()
+    cfg, lexicon, objective, space, tables = prepare(cfg)
+
+    def go() -> OptimizeResult:
+        with joblib.parallel_config(backend=cfg.backend, n_jobs=cfg.n_jobs if cfg.n_jobs is not None else -1):
+            return search_and_collect(cfg, lexicon, objective, space, tables, progress, None, started, t0)
+
+    if cfg.out is None:
+        return go()
+    out = Path(cfg.out)
+    with store.run_lock(out):
+        check_out(out, cfg)
+        res = go()
+        table = results_table(res.boards, cfg)
+        meta = store.parquet_metadata(cfg.to_dict(), lexicon.provenance(), lexicon.rules.to_dict())
+        size = store.write_part(out, 0, table, metadata=meta)
+        res.manifest["parts"] = [
+            {"file": store.part_name(0), "chunk": 0, "rows": table.num_rows, "bytes": size}
+        ]
+        write_json_atomic(out / store.MANIFEST, res.manifest)
+    res.out = out
+    return res
+
+
+def check_out(out: Path, cfg: OptimizeConfig) -> None:
+    """Refuse to overwrite another run (unless ``overwrite``); a finished run of the same config
+    is searched again (a search with a time limit is not reproducible, so there is nothing to
+    reuse safely)."""
+    state = store.prepare_run_dir(out, cfg.identity(), overwrite=cfg.overwrite)
+    if state != "new":
+        store.clear_run(out)

@@ -1,0 +1,115 @@
+"""What the word-driven (``dp``) and binary-search (``binary``) solvers share: the lexicon as a
+flat array of code points in sorted order (:class:`WordTable`) and boards as per-cell
+code-point rows. Both solvers work on letters, so a face string is matched against the letters
+it shows (``qu``, ``th``, blanks mean the same as for the trie kernel).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from pipeline.boards import BLANK, Board
+from pipeline.lexicon import CompiledLexicon
+from pipeline.solve import BatchResult, encode_boards
+
+
+@dataclass(frozen=True)
+class WordTable:
+    """The lexicon's words as code points, in the lexicon's (sorted) order.
+
+    ``flat[offsets[i]:offsets[i + 1]]`` is word ``i``; ``lcp[i]`` is the length of the prefix
+    word ``i`` shares with word ``i - 1`` (0 for the first word).
+    """
+
+    flat: np.ndarray  # int32 [total letters]
+    offsets: np.ndarray  # int64 [n_words + 1]
+    lcp: np.ndarray  # int32 [n_words]
+    max_len: int
+
+    @property
+    def n_words(self) -> int:
+        return len(self.offsets) - 1
+
+
+@njit(nogil=True, cache=True)
+def _common_prefixes(flat, offsets):
+    """lcp with the previous word, and the index of the first word out of order (-1 if none)."""
+    n = len(offsets) - 1
+    lcp = np.zeros(n, np.int32)
+    bad = -1
+    for i in range(1, n):
+        a, b = offsets[i - 1], offsets[i]
+        la, lb = b - a, offsets[i + 1] - b
+        k = 0
+        while k < la and k < lb and flat[a + k] == flat[b + k]:
+            k += 1
+        lcp[i] = k
+        # in order: the previous word is a proper prefix, or differs by a smaller letter
+        if bad < 0 and not ((k == la and k < lb) or (k < la and k < lb and flat[a + k] < flat[b + k])):
+            bad = i
+    return lcp, bad
+
+
+def build_word_table(words: list[str]) -> WordTable:
+    lens = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
+    offsets = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    flat = np.frombuffer("".join(words).encode("utf-32-le"), dtype=np.uint32).astype(np.int32)
+    lcp, bad = _common_prefixes(flat, offsets)
+    if bad >= 0:
+        # binary search and prefix sharing both rely on code-point order
+        raise ValueError(f"lexicon words are not sorted and unique at {words[bad - 1]!r}, {words[bad]!r}")
+    return WordTable(flat, offsets, lcp, int(lens.max(initial=0)))
+
+
+_TABLES: dict[int, tuple[weakref.ref[CompiledLexicon], WordTable]] = {}
+
+
+def word_table(lexicon: CompiledLexicon) -> WordTable:
+    """The :class:`WordTable` of a compiled lexicon, built once per lexicon object."""
+    key = id(lexicon)
+    hit = _TABLES.get(key)
+    if hit is not None and hit[0]() is lexicon:
+        return hit[1]
+    table = build_word_table(lexicon.words)
+
+    def forget(_ref: weakref.ref[CompiledLexicon]) -> None:
+        _TABLES.pop(key, None)
+
+    _TABLES[key] = (weakref.ref(lexicon, forget), table)
+    return table
+
+
+def encode_face_letters(boards: Sequence[Board], lexicon: CompiledLexicon) -> tuple[np.ndarray, np.ndarray]:
+    """Boards of one shape -> (letters int32 [n, cells, max face length], face length int32
+    [n, cells]); a blank has length 0. A face outside the lexicon's alphabet is a BoardError,
+    as it is for the trie kernel (so all algorithms accept the same boards)."""
+    alphabet = lexicon.alphabet
+    index = alphabet.index
+    if any(f not in index for f in {f for b in boards for f in b.faces if f != BLANK}):
+        encode_boards(boards, lexicon)  # raises the trie kernel's BoardError for the bad face
+    n_cells = boards[0].n_cells if boards else 0
+    codes = np.array([[index.get(f, -1) for f in b.faces] for b in boards], dtype=np.int64)
+    codes = codes.reshape(len(boards), n_cells)
+    faces = alphabet.faces
+    maxf = max((len(f) for f in faces), default=1)
+    # one row per alphabet face, and a last all-zero row that the blank's -1 selects
+    table = np.zeros((len(faces) + 1, maxf), dtype=np.int32)
+    table_len = np.zeros(len(faces) + 1, dtype=np.int32)
+    for i, face in enumerate(faces):
+        table[i, : len(face)] = [ord(ch) for ch in face]
+        table_len[i] = len(face)
+    return table[codes], table_len[codes]
+
+
+def empty_batch() -> BatchResult:
+    """The result of solving no boards."""
+    none = np.zeros(0, np.int32)
+    return BatchResult(
+        none, none.copy(), none.astype(np.int16), none.copy(), np.zeros(1, np.int64), none.copy()
+    )

@@ -1,0 +1,44 @@
+"""Debian's Tanglet language packs (``tanglet:<lang>``): where they are and what is installed.
+
+A pack is a folder holding ``words`` (a word list) and ``dice`` (dice sets); the lexicon reads
+the one, the dice module the other.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pipeline.errors import LexiconError
+
+TANGLET_PREFIX = "tanglet:"
+DEFAULT_TANGLET_DIR = "/usr/share/tanglet/gamedata"
+
+
+def tanglet_dir() -> Path:
+    return Path(os.environ.get("TANGLET_DATA", DEFAULT_TANGLET_DIR))
+
+
+def tanglet_languages() -> list[str]:
+    root = tanglet_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "words").is_file())
+
+
+def no_lexicon_help() -> str:
+    return (
+        "install the Tanglet word lists with `sudo apt-get install tanglet-data` "
+        "(Debian/Ubuntu; or set TANGLET_DATA to a folder of language packs), "
+        "or pass a word-list file with --dictionary PATH (one word a line, optionally gzip)"
+    )
+
+
+def tanglet_pack(lang: str) -> Path:
+    """The folder of a Tanglet language pack, or a LexiconError saying how to get one."""
+    path = tanglet_dir() / lang
+    if not (path / "words").is_file():
+        have = tanglet_languages()
+        hint = f"installed: {', '.join(have)}" if have else no_lexicon_help()
+        raise LexiconError(f"Tanglet language pack {lang!r} not found in {tanglet_dir()}; {hint}")
+    return path
