@@ -18,12 +18,21 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from pipeline.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, BoggleError
+from pipeline.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_IO,
+    EXIT_TERMINATED,
+    BoggleError,
+    Terminated,
+    quote,
+)
 
 app = typer.Typer(
     help="Generate, solve and analyse Boggle boards at scale.",
     no_args_is_help=True,
-    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -31,8 +40,51 @@ app = typer.Typer(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"boggle-pipeline {version('boggle-pipeline')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[
+        bool | None,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    ] = None,
+) -> None:
+    """Generate, solve and analyse Boggle boards at scale."""
+
+
 def err(message: str) -> None:
     typer.echo(message, err=True)
+
+
+def error_outcome(exc: BaseException, command: str = "") -> tuple[int, str]:
+    """The exit code and the one line on stderr (empty: nothing to say) for an exception that
+    ends a command; the one mapping behind :func:`handle_errors` and ``run --summary-json``."""
+    resume = "; re-run the same command to resume" if command == "run" else ""
+    if isinstance(exc, typer.Exit):
+        return exc.exit_code, ""
+    if isinstance(exc, BoggleError):
+        return exc.exit_code, f"error: {exc.one_line()}"
+    if isinstance(exc, Terminated):
+        return EXIT_TERMINATED, f"terminated (SIGTERM): workers stopped{resume}"
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, f"interrupted: workers stopped{resume}"
+    if isinstance(exc, FileNotFoundError):
+        return EXIT_BAD_INPUT, f"error: {exc.filename}: file not found"
+    if isinstance(exc, OSError):
+        # disk full, read-only file system, a file where a directory is expected, no
+        # permission: nothing the data did; parts already committed stay valid
+        where = f"{exc.filename}: " if exc.filename else ""
+        what = exc.strerror or (str(exc).splitlines() or [type(exc).__name__])[0]
+        what = what if len(what) <= 200 else what[:200] + "..."
+        again = "; fix it and re-run the same command to resume" if resume else "; fix it and re-run"
+        return EXIT_IO, f"error: I/O failure: {where}{what}{again}"
+    return EXIT_INTERNAL, f"error: internal error: {type(exc).__name__}: {quote(str(exc), 200)}"
 
 
 def handle_errors(fn: F) -> F:
@@ -42,24 +94,16 @@ def handle_errors(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except BoggleError as exc:
-            err(f"error: {exc.one_line()}")
-            raise typer.Exit(exc.exit_code) from None
-        except FileNotFoundError as exc:
-            err(f"error: {exc.filename}: file not found")
-            raise typer.Exit(EXIT_BAD_INPUT) from None
         except (typer.Exit, typer.Abort):
             raise
         except BrokenPipeError:
             # the reader went away (`boggle words | head`): stop quietly, as Unix tools do
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115
             raise typer.Exit(0) from None
-        except KeyboardInterrupt:
-            err("interrupted")
-            raise typer.Exit(130) from None
-        except OSError as exc:
-            err(f"error: {exc}")
-            raise typer.Exit(EXIT_INTERNAL) from None
+        except (BoggleError, KeyboardInterrupt, OSError) as exc:
+            code, line = error_outcome(exc, fn.__name__)
+            err(line)
+            raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -435,15 +479,27 @@ def run(
         bool, typer.Option("--overwrite", help="Replace a different run already in the output directory.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    summary_json: Annotated[
+        Path | None,
+        typer.Option(
+            "--summary-json",
+            help="Also write the outcome as JSON here (status, exit_code, boards, rejected, elapsed_s, "
+            "run_dir, message), on failure too: for schedulers.",
+        ),
+    ] = None,
 ) -> None:
     """Run a batch job: generate or ingest boards, solve them in parallel, write Parquet.
 
     Re-running the same command resumes an interrupted run, or does nothing if it finished.
-    Exit codes: 0 ok, 2 bad input or config, 3 finished with rejected rows (see rejects.csv),
-    4 output directory busy or holding a different run.
+    Exit codes: 0 ok, 2 bad input or config, 3 finished with rejected rows (see the rejects
+    file; a re-run of such a run returns 3 again), 4 output directory busy or holding a
+    different or damaged run, 5 I/O failure or a worker died (re-run resumes), 130 Ctrl-C,
+    143 SIGTERM (re-run resumes).
 
     Example: boggle run configs/smoke.toml --out runs/smoke --n-jobs 2
     """
+    import time
+
     from pipeline.errors import EXIT_REJECTED_ROWS
     from pipeline.runner import run_from_file
 
@@ -454,28 +510,69 @@ def run(
         "boards.files": input_files or None, "boards.source": "ingest" if input_files else None,
     }  # fmt: skip
     sets = assignments or []
-    if not quiet:
-        announce_kernel_compile()
-        bar, update = _run_progress_bar()
-        try:
-            summary = run_from_file(config, overrides, sets, overwrite=overwrite, progress=update)
-        finally:
-            if bar.live.is_started:
-                bar.stop()
-    else:
-        summary = run_from_file(config, overrides, sets, overwrite=overwrite)
-    if summary.status == "already complete":
-        typer.echo(f"{summary.run_dir}: already complete ({summary.boards:,} boards); nothing to do")
-    else:
-        reused = f", {summary.chunks_reused} chunks reused" if summary.chunks_reused else ""
-        typer.echo(
-            f"{summary.run_dir}: {summary.boards:,} boards in {summary.chunks} parts{reused}; "
-            f"{summary.boards_solved:,} solved in {summary.elapsed_s:.1f} s "
-            f"({summary.boards_per_s:,.0f} boards/s)"
-        )
-    if summary.rejected:
-        err(f"{summary.rejected:,} of {summary.input_rows:,} input rows rejected: see {summary.rejects_file}")
-        raise typer.Exit(EXIT_REJECTED_ROWS)
+    t0 = time.monotonic()
+    outcome: dict[str, Any] = {"run_dir": str(Path(out).absolute()) if out else None}
+    try:
+        if not quiet:
+            announce_kernel_compile()
+            bar, update = _run_progress_bar()
+            try:
+                summary = run_from_file(
+                    config, overrides, sets, overwrite=overwrite, progress=update, note=_note
+                )
+            finally:
+                if bar.live.is_started:
+                    bar.stop()
+        else:
+            summary = run_from_file(config, overrides, sets, overwrite=overwrite, note=_note)
+        outcome.update(
+            status=summary.status, run_dir=str(summary.run_dir), boards=summary.boards,
+            rejected=summary.rejected, input_rows=summary.input_rows, chunks=summary.chunks,
+            chunks_reused=summary.chunks_reused, boards_solved=summary.boards_solved,
+        )  # fmt: skip
+        if summary.status == "already complete":
+            typer.echo(f"{summary.run_dir}: already complete ({summary.boards:,} boards); nothing to do")
+        else:
+            reused = f", {summary.chunks_reused} chunks reused" if summary.chunks_reused else ""
+            typer.echo(
+                f"{summary.run_dir}: {summary.boards:,} boards in {summary.chunks} parts{reused}; "
+                f"{summary.boards_solved:,} solved in {summary.elapsed_s:.1f} s "
+                f"({summary.boards_per_s:,.0f} boards/s)"
+            )
+        if summary.rejected:
+            err(
+                f"{summary.rejected:,} of {summary.input_rows:,} input rows rejected: "
+                f"see {summary.rejects_file}"
+            )
+            raise typer.Exit(EXIT_REJECTED_ROWS)
+        code, message = 0, ""
+    except BaseException as exc:
+        code, message = error_outcome(exc, "run")
+        if not isinstance(exc, typer.Exit):
+            outcome["status"] = {130: "interrupted", 143: "terminated"}.get(code, "failed")
+        raise
+    finally:
+        if summary_json is not None:
+            outcome.update(exit_code=code, message=message, elapsed_s=round(time.monotonic() - t0, 3))
+            _write_summary(summary_json, outcome)
+
+
+def _note(message: str) -> None:
+    err(f"note: {message}")
+
+
+def _write_summary(path: Path, outcome: dict[str, Any]) -> None:
+    """The scheduler's view of a run, written atomically; failing to write it is reported but
+    does not change the exit code (the run's outcome is what matters)."""
+    from pipeline.io import write_json_atomic
+
+    fields = ("status", "exit_code", "message", "boards", "rejected", "input_rows", "chunks",
+              "chunks_reused", "boards_solved", "elapsed_s", "run_dir")  # fmt: skip
+    data = {k: outcome.get(k) for k in fields}
+    try:
+        write_json_atomic(path, data)
+    except OSError as exc:
+        err(f"warning: cannot write --summary-json {path}: {exc.strerror or exc}")
 
 
 @app.command()
@@ -653,7 +750,16 @@ def optimize(
     typer.echo(f"BEST {format_compact(best.board)} {best.score}")
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 def main() -> None:
+    import signal
+
+    # SIGTERM (what schedulers, systemd and `kill` send) unwinds like Ctrl-C: joblib aborts and
+    # kills its workers, and the command exits 143 saying the run can be resumed
+    signal.signal(signal.SIGTERM, _terminate)
     app()
 
 
