@@ -13,8 +13,8 @@ Layout of a run directory (the contract every later stage reads)::
 
 A chunk is committed iff its part file exists (the rename is atomic) and its record in
 ``_parts/`` matches it (size, checksum) and its embedded ``boggle.config`` equals the run's; a
-re-run after a crash reuses those chunks and recomputes the rest, naming every part it distrusts. ``open_run`` is how other stages read a finished
-run; it refuses a run without ``_SUCCESS``.
+re-run after a crash reuses those chunks and recomputes the rest, naming every part it
+distrusts. ``open_run`` is how other stages read a finished run; it refuses a run without ``_SUCCESS``.
 
 One row per board; see :data:`COLUMNS` for every column. Word counts and points by word length
 are fixed columns ``words_len_<L>`` / ``points_len_<L>`` for L = ``min(3, min_length)`` .. 8 plus
