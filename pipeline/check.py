@@ -35,7 +35,7 @@ from pipeline.boards import (
     parse_compact,
     parse_shape,
 )
-from pipeline.errors import BoardError, BoggleError
+from pipeline.errors import BoardError, BoggleError, quote
 from pipeline.io import read_text_input
 
 # ---------------------------------------------------------------- queries
@@ -131,7 +131,7 @@ def check_board_words(
     try:
         board = parse_compact(board_text, shape)
     except BoardError as exc:
-        raise BoardError(f"board {board_text!r}: {exc.message}") from None
+        raise BoardError(f"board {quote(board_text)}: {exc.message}") from None
     return check_words(board, words, revisit=revisit)
 
 
@@ -172,7 +172,9 @@ def parse_contest(text: str, *, source: str = "<contest>") -> list[ContestCase]:
     lineno, first = take()
     n_cases = _count(first)
     if n_cases is None:
-        raise BoardError(f"expected the number of test cases, found {first!r}", source=source, line=lineno)
+        raise BoardError(
+            f"expected the number of test cases, found {quote(first)}", source=source, line=lineno
+        )
     cases: list[ContestCase] = []
     for case_no in range(1, n_cases + 1):
         rows: list[tuple[str, ...]] = []
@@ -214,14 +216,14 @@ def parse_contest(text: str, *, source: str = "<contest>") -> list[ContestCase]:
         for _ in range(n_words):
             lineno, word = take()
             if len(word.split()) != 1:
-                raise BoardError(f"expected one word a line, found {word!r}", source=source, line=lineno)
+                raise BoardError(f"expected one word a line, found {quote(word)}", source=source, line=lineno)
             words.append(word)
         board = Board(len(rows), len(rows[0]), tuple(f for row in rows for f in row))
         cases.append(ContestCase(board, tuple(words)))
     if pos < len(lines):
         lineno, line = lines[pos]
         raise BoardError(
-            f"unexpected {line!r} after the {n_cases} test case(s) the first line announced",
+            f"unexpected {quote(line)} after the {n_cases} test case(s) the first line announced",
             source=source,
             line=lineno,
         )
