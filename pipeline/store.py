@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 from numba import njit
 
 from pipeline.boards import BLANK, Board, format_compact
-from pipeline.errors import BoggleError, OutputConflictError
+from pipeline.errors import BoggleError, OutputConflictError, RunIOError
 from pipeline.io import atomic_path, write_json_atomic
 
 FORMAT = "boggle-run"
@@ -312,7 +312,7 @@ def run_lock(run_dir: Path | str) -> Iterator[Path]:
     """
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
-        raise OutputConflictError(f"output {run_dir} exists and is not a directory")
+        raise RunIOError(f"output {run_dir} exists and is not a directory; a re-run resumes once it is fixed")
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / LOCK_FILE
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
