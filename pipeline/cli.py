@@ -126,6 +126,41 @@ class Algorithm(StrEnum):
     binary = "binary"
 
 
+class RulesName(StrEnum):
+    """The rule presets of pipeline.rules.PRESETS (a test keeps the two in step)."""
+
+    boggle = "boggle"
+    big = "big"
+    superbig = "superbig"
+
+
+class Backend(StrEnum):
+    """pipeline.config.BACKENDS."""
+
+    loky = "loky"
+    threading = "threading"
+    dask = "dask"
+
+
+class Strategy(StrEnum):
+    """pipeline.optimize.STRATEGIES."""
+
+    anneal = "anneal"
+    hill = "hill"
+
+
+class Objective(StrEnum):
+    """pipeline.optimize.OBJECTIVES."""
+
+    points = "points"
+    words = "words"
+    subset = "subset"
+
+
+def _value(choice: StrEnum | None) -> str | None:
+    return None if choice is None else choice.value
+
+
 DictionaryOpt = Annotated[
     str | None,
     typer.Option(
@@ -136,12 +171,8 @@ DictionaryOpt = Annotated[
     ),
 ]
 RulesOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--rules",
-        "-r",
-        help="Rule preset: boggle, big or superbig. Default: big for 5x5, superbig for 6x6, else boggle.",
-    ),
+    RulesName | None,
+    typer.Option("--rules", "-r", help="Rule preset. Default: big for 5x5, superbig for 6x6, else boggle."),
 ]
 MinLengthOpt = Annotated[
     int | None, typer.Option("--min-length", min=1, help="Override the minimum word length (letters).")
@@ -224,7 +255,7 @@ def solve(
     from pipeline.solve.algorithms import solve_with
 
     parsed = _read_boards(boards or [], file, shape)
-    rule_set = _resolve_rules(rules, min_length, revisit, parsed)
+    rule_set = _resolve_rules(_value(rules), min_length, revisit, parsed)
     lexicon = compile_for_boards(dictionary or default_dictionary(), rule_set, faces_of(parsed))
     if verbose:
         err(f"lexicon {lexicon.name}: {lexicon.report.summary()}")
@@ -264,8 +295,8 @@ def lookup(
     words: Annotated[list[str], typer.Argument(help="Words to look up.")],
     dictionary: DictionaryOpt = None,
     rules: Annotated[
-        str, typer.Option("--rules", "-r", help="Rule preset (sets the minimum length).")
-    ] = "boggle",
+        RulesName, typer.Option("--rules", "-r", help="Rule preset (sets the minimum length).")
+    ] = RulesName.boggle,
     min_length: MinLengthOpt = None,
 ) -> None:
     """Say whether each WORD is a word, a prefix of a word, or neither in the lexicon.
@@ -274,7 +305,7 @@ def lookup(
     """
     from pipeline.lexicon import compile_for_boards, default_dictionary
 
-    lexicon = compile_for_boards(dictionary or default_dictionary(), get_rules_for(rules, min_length))
+    lexicon = compile_for_boards(dictionary or default_dictionary(), get_rules_for(rules.value, min_length))
     for w in words:
         typer.echo(f"{w} {lexicon.trie.lookup(w)}")
 
@@ -284,8 +315,8 @@ def lookup(
 def words(
     dictionary: DictionaryOpt = None,
     rules: Annotated[
-        str, typer.Option("--rules", "-r", help="Rule preset (sets the minimum length).")
-    ] = "boggle",
+        RulesName, typer.Option("--rules", "-r", help="Rule preset (sets the minimum length).")
+    ] = RulesName.boggle,
     min_length: MinLengthOpt = None,
     max_length: Annotated[int | None, typer.Option("--max-length", min=1, help="Longest word kept.")] = None,
     dice: Annotated[
@@ -298,7 +329,7 @@ def words(
     """
     from pipeline.lexicon import default_dictionary, playable_words
 
-    rule_set = get_rules_for(rules, min_length)
+    rule_set = get_rules_for(rules.value, min_length)
     for word in playable_words(
         dictionary or default_dictionary(), rule_set, max_length=max_length, dice=dice
     ):
@@ -448,7 +479,7 @@ def run(
         int | None, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores ([run] n_jobs).")
     ] = None,
     backend: Annotated[
-        str | None, typer.Option("--backend", help="loky (default), threading or dask ([run] backend).")
+        Backend | None, typer.Option("--backend", help="Worker pool, default loky ([run] backend).")
     ] = None,
     scheduler: Annotated[
         str | None,
@@ -470,7 +501,9 @@ def run(
     dictionary: Annotated[
         str | None, typer.Option("--dictionary", "-d", help="Word list or tanglet:<lang> ([lexicon] path).")
     ] = None,
-    rules: Annotated[str | None, typer.Option("--rules", "-r", help="Rule preset ([rules] name).")] = None,
+    rules: Annotated[
+        RulesName | None, typer.Option("--rules", "-r", help="Rule preset ([rules] name).")
+    ] = None,
     assignments: Annotated[
         list[str] | None,
         typer.Option("--set", help="Any config value as section.key=value (TOML value), repeatable."),
@@ -504,9 +537,9 @@ def run(
     from pipeline.runner import run_from_file
 
     overrides = {
-        "run.out": out, "run.n_jobs": n_jobs, "run.backend": backend, "run.scheduler": scheduler,
+        "run.out": out, "run.n_jobs": n_jobs, "run.backend": _value(backend), "run.scheduler": scheduler,
         "boards.count": count, "boards.seed": seed, "boards.dice": dice, "boards.shape": shape,
-        "boards.chunk_size": chunk_size, "lexicon.path": dictionary, "rules.name": rules,
+        "boards.chunk_size": chunk_size, "lexicon.path": dictionary, "rules.name": _value(rules),
         "boards.files": input_files or None, "boards.source": "ingest" if input_files else None,
     }  # fmt: skip
     sets = assignments or []
@@ -660,19 +693,21 @@ def optimize(
     ] = None,
     rules: RulesOpt = None,
     min_length: MinLengthOpt = None,
-    restarts: Annotated[int, typer.Option("--restarts", "-n", min=1, help="Independent searches.")] = 4,
+    # no -n: `generate -n` is the board count, and a short flag means one thing in every command
+    restarts: Annotated[int, typer.Option("--restarts", min=1, help="Independent searches.")] = 4,
     seed: Annotated[
         int, typer.Option("--seed", min=0, help="Seed (restart i: SeedSequence(seed).spawn(n)[i]).")
     ] = 0,
     strategy: Annotated[
-        str, typer.Option("--strategy", help="anneal (simulated annealing) or hill (pool hill climbing).")
-    ] = "anneal",
+        Strategy,
+        typer.Option("--strategy", help="anneal (simulated annealing) or hill (pool hill climbing)."),
+    ] = Strategy.anneal,
     objective: Annotated[
-        str,
+        Objective,
         typer.Option(
             "--objective", help="points, words (distinct words) or subset (points of --subset words)."
         ),
-    ] = "points",
+    ] = Objective.points,
     subset: Annotated[
         str | None, typer.Option("--subset", help="Word list whose words alone score (--objective subset).")
     ] = None,
@@ -720,8 +755,9 @@ def optimize(
     from pipeline.optimize import OptimizeConfig, run_optimize
 
     cfg = OptimizeConfig(
-        dictionary or default_dictionary(), shape=shape, dice=dice, rules=rules, min_length=min_length,
-        strategy=strategy, objective=objective, subset=subset, restarts=restarts, seed=seed,
+        dictionary or default_dictionary(), shape=shape, dice=dice, rules=_value(rules),
+        min_length=min_length, strategy=strategy.value, objective=objective.value, subset=subset,
+        restarts=restarts, seed=seed,
         iterations=iterations, time_limit=time_limit, target=target, pool_size=pool_size, keep=keep,
         t_start=t_start, t_end=t_end, cycle=cycle, n_jobs=n_jobs, out=out, overwrite=overwrite,
     )  # fmt: skip

@@ -433,3 +433,33 @@ def test_part_files_stay_readable_as_a_dataset(clean_run: Path) -> None:
     assert all(p.suffix == ".json" for p in (clean_run / store.PARTS_DIR).iterdir())
     rows = sum(pq.read_metadata(p).num_rows for p in clean_run.glob("part-*.parquet"))
     assert rows == 2000
+
+
+def test_choices_match_the_library_and_are_listed_in_help() -> None:
+    from pipeline import cli
+    from pipeline.config import BACKENDS
+    from pipeline.optimize import OBJECTIVES, STRATEGIES
+    from pipeline.rules import PRESETS
+
+    assert [m.value for m in cli.RulesName] == list(PRESETS)
+    assert sorted(m.value for m in cli.Backend) == sorted(BACKENDS)
+    assert sorted(m.value for m in cli.Strategy) == sorted(STRATEGIES)
+    assert sorted(m.value for m in cli.Objective) == sorted(OBJECTIVES)
+    out = CLI.invoke(app, ["run", "--help"], terminal_width=200).output
+    assert "<boggle|big|superbig>" in out and "<loky|threading|dask>" in out
+    bad = CLI.invoke(app, ["optimize", "--strategy", "greedy"])
+    assert bad.exit_code == 2 and "greedy" in bad.output
+
+
+def test_each_short_flag_means_one_thing_across_commands() -> None:
+    import typer.main
+
+    meaning: dict[str, set[str]] = {}
+    group = typer.main.get_group(app)
+    for command in group.commands.values():
+        for param in command.params:
+            for opt in param.opts + param.secondary_opts:
+                if len(opt) == 2 and opt not in ("-h",):
+                    meaning.setdefault(opt, set()).add(param.name or "")
+    clashes = {flag: names for flag, names in meaning.items() if len(names) > 1}
+    assert not clashes, f"short flags with several meanings: {clashes}"
