@@ -51,6 +51,7 @@ from pipeline.errors import (
     ConfigError,
     LexiconError,
     OutputConflictError,
+    RunIOError,
     WorkerLostError,
 )
 from pipeline.io import atomic_open, package_versions
@@ -504,6 +505,15 @@ def execute(
                     solved += res.rows
                     done_chunks += 1
                     report()
+            except OSError as exc:
+                if exc.filename is not None:
+                    raise
+                # pyarrow's write errors name no file (errno 28 inside the text): name the run
+                what = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+                raise RunIOError(
+                    f"I/O failure writing parts: {what}; fix it and re-run the same command to resume",
+                    source=str(run_dir),
+                ) from None
             except BrokenProcessPool as exc:
                 # a worker was killed (OOM killer, kill -9): what was committed stays valid
                 died = str(exc).split("The exit codes of the workers are")[-1].strip(" .{}\n")

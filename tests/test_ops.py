@@ -463,3 +463,21 @@ def test_each_short_flag_means_one_thing_across_commands() -> None:
                     meaning.setdefault(opt, set()).add(param.name or "")
     clashes = {flag: names for flag, names in meaning.items() if len(names) > 1}
     assert not clashes, f"short flags with several meanings: {clashes}"
+
+
+def test_part_write_failure_without_a_file_name_names_the_run(
+    tmp_path: Path, enable2k_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline import runner
+
+    def full_disk(*args: Any, **kwargs: Any) -> int:
+        # what pyarrow raises when the disk fills: an OSError with no filename
+        raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
+
+    monkeypatch.setattr(runner.store, "write_part", full_disk)
+    out = tmp_path / "run"
+    result = CLI.invoke(app, ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out)])
+    assert result.exit_code == EXIT_IO
+    line = result.output.strip()
+    assert len(line.splitlines()) == 1 and line.startswith(f"error: {out}: I/O failure writing parts")
+    assert "No space left on device" in line and "resume" in line
