@@ -455,7 +455,7 @@ def execute(
         else:
             started_at = store.read_json(run_dir / store.RUN_RECORD).get("started_at", store.now_iso())
         committed = store.committed_chunks(run_dir)
-        reusable = _reuse_check(run_dir, metadata[store.META_CONFIG], note)
+        reusable = _Reuse(run_dir, metadata[store.META_CONFIG], note, overwrite)
 
         # Load (or compile) the kernel here once, so workers find numba's cache warm.
         cells = shape[0] * shape[1] if shape else 16
@@ -573,20 +573,36 @@ def _compile(cfg: RunConfig, rules: Rules) -> CompiledLexicon:
         ) from None
 
 
-def _reuse_check(run_dir: Path, config: str, note: NoteCallback | None) -> Callable[[int, Path], bool]:
-    """A predicate: may the committed part of ``chunk`` be reused? A part that fails
-    verification is named in a note and removed, so it is recomputed."""
+@dataclass
+class _Reuse:
+    """Decides which committed parts a started run may reuse (call it with chunk and path): a
+    part that fails verification is named in a note and removed, so it is recomputed. Parts
+    beyond the run's chunks are refused unless ``overwrite``, which removes them."""
 
-    def reusable(chunk: int, path: Path) -> bool:
-        problem = store.part_problem(path, store.read_part_record(run_dir, chunk), config)
+    run_dir: Path
+    config: str
+    note: NoteCallback | None
+    overwrite: bool = False
+
+    def __call__(self, chunk: int, path: Path) -> bool:
+        problem = store.part_problem(path, store.read_part_record(self.run_dir, chunk), self.config)
         if problem is None:
             return True
-        if note is not None:
-            note(f"{path}: {problem}; recomputing it")
-        store.discard_part(run_dir, chunk)
+        self._say(f"{path}: {problem}; recomputing it")
+        store.discard_part(self.run_dir, chunk)
         return False
 
-    return reusable
+    def strays(self, committed: Mapping[int, Path], n_chunks: int) -> None:
+        if not self.overwrite:
+            _check_no_stray_parts(committed, n_chunks)
+            return
+        for k in sorted(k for k in committed if k >= n_chunks):
+            self._say(f"{committed[k]}: beyond this run's {n_chunks} chunks; removed (--overwrite)")
+            store.discard_part(self.run_dir, k)
+
+    def _say(self, message: str) -> None:
+        if self.note is not None:
+            self.note(message)
 
 
 def _damaged_finished_run(run_dir: Path, config: str, overwrite: bool, note: NoteCallback | None) -> bool:
@@ -616,7 +632,7 @@ def _generate_tasks(
     metadata: dict[str, str],
     committed: dict[int, Path],
     counters: _Counters,
-    reusable: Callable[[int, Path], bool],
+    reusable: _Reuse,
 ) -> Iterator[ChunkTask]:
     from pipeline.generate import chunk_plan
 
@@ -629,7 +645,7 @@ def _generate_tasks(
         raise ConfigError(
             f"{len(plan)} chunks is more than {store.MAX_PART}; raise [boards] chunk_size", source=cfg.origin
         )
-    _check_no_stray_parts(committed, len(plan))
+    reusable.strays(committed, len(plan))
     todo = []
     for ch in plan:
         if ch.chunk in committed and reusable(ch.chunk, committed[ch.chunk]):
@@ -657,7 +673,7 @@ def _ingest_tasks(
     committed: dict[int, Path],
     counters: _Counters,
     rejects_fh: Any,
-    reusable: Callable[[int, Path], bool],
+    reusable: _Reuse,
 ) -> Iterator[ChunkTask]:
     """Stream, parse and hand out the ingest chunks (runs lazily, as joblib dispatches)."""
     from pipeline.ingest import iter_ingest_chunks, write_rejects_header
@@ -692,7 +708,7 @@ def _ingest_tasks(
             counters.reused_boards += n_valid
             continue
         yield ChunkTask(parsed.chunk, first, metadata, groups=parsed.groups, sources=parsed.sources)
-    _check_no_stray_parts(committed, counters.chunks)
+    reusable.strays(committed, counters.chunks)
 
 
 def _finish(

@@ -213,7 +213,9 @@ def test_foreign_part_from_another_seed_is_never_certified(
     assert part_bytes(out) == part_bytes(clean_run)
 
 
-def test_extra_part_beyond_the_run_is_refused(tmp_path: Path, enable2k_path: str, clean_run: Path) -> None:
+def test_extra_part_beyond_the_run_is_refused_and_overwrite_removes_it(
+    tmp_path: Path, enable2k_path: str, clean_run: Path
+) -> None:
     out = tmp_path / "run"
     shutil.copytree(clean_run, out)
     (out / store.MANIFEST).unlink()
@@ -222,6 +224,11 @@ def test_extra_part_beyond_the_run_is_refused(tmp_path: Path, enable2k_path: str
     assert result.exit_code == EXIT_OUTPUT_CONFLICT
     assert "part-00009.parquet" in result.output and "Traceback" not in result.output
     assert not (out / store.MANIFEST).exists()
+    fixed = CLI.invoke(
+        app, ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out), "--overwrite"]
+    )
+    assert fixed.exit_code == 0 and "part-00009.parquet" in fixed.output and "removed" in fixed.output
+    assert part_bytes(out) == part_bytes(clean_run)
 
 
 def cli_args(enable2k: str, out: Path) -> list[str]:
