@@ -157,6 +157,19 @@ class Objective(StrEnum):
     subset = "subset"
 
 
+# dice sets (pipeline/data/dice_sets.json) and generators; tanglet:<lang> keeps --dice open-ended,
+# so it is a string with its choices in the help and in shell completion (a test keeps them in step)
+DICE_CHOICES = ("classic", "new", "big1979", "master", "superbig", "big2011", "uniform", "english")
+DICE_HELP = "|".join((*DICE_CHOICES, "tanglet:<lang>"))
+
+
+def _complete_dice(incomplete: str) -> list[str]:
+    from pipeline.lexicon import tanglet_dir
+
+    langs = sorted(p.name for p in tanglet_dir().iterdir()) if tanglet_dir().is_dir() else []
+    return [d for d in (*DICE_CHOICES, *(f"tanglet:{x}" for x in langs)) if d.startswith(incomplete)]
+
+
 def _value(choice: StrEnum | None) -> str | None:
     return None if choice is None else choice.value
 
@@ -320,7 +333,13 @@ def words(
     min_length: MinLengthOpt = None,
     max_length: Annotated[int | None, typer.Option("--max-length", min=1, help="Longest word kept.")] = None,
     dice: Annotated[
-        str | None, typer.Option("--dice", help="Keep only words this dice set's faces can spell.")
+        str | None,
+        typer.Option(
+            "--dice",
+            metavar=f"<{DICE_HELP}>",
+            autocompletion=_complete_dice,
+            help="Keep only words this dice set's faces can spell.",
+        ),
     ] = None,
 ) -> None:
     """Print the lexicon's playable words in order, after pruning the trie.
@@ -488,7 +507,13 @@ def run(
     count: Annotated[int | None, typer.Option("--count", help="Boards to generate ([boards] count).")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Generator seed ([boards] seed).")] = None,
     dice: Annotated[
-        str | None, typer.Option("--dice", help="Dice set, uniform, english, tanglet:<lang> ([boards] dice).")
+        str | None,
+        typer.Option(
+            "--dice",
+            metavar=f"<{DICE_HELP}>",
+            autocompletion=_complete_dice,
+            help="Dice set ([boards] dice).",
+        ),
     ] = None,
     shape: Annotated[str | None, typer.Option("--shape", help="Board shape RxC ([boards] shape).")] = None,
     chunk_size: Annotated[
@@ -611,7 +636,9 @@ def _write_summary(path: Path, outcome: dict[str, Any]) -> None:
 @app.command()
 @handle_errors
 def generate(
-    dice: Annotated[str, typer.Option("--dice", help="Dice set, uniform, english, tanglet:<lang>.")] = "new",
+    dice: Annotated[
+        str, typer.Option("--dice", metavar=f"<{DICE_HELP}>", autocompletion=_complete_dice, help="Dice set.")
+    ] = "new",
     count: Annotated[int, typer.Option("--count", "-n", min=0, help="Boards to generate.")] = 10,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed (same seed, same boards).")] = 0,
     shape: ShapeOpt = None,
@@ -688,7 +715,10 @@ def optimize(
     dice: Annotated[
         str | None,
         typer.Option(
-            "--dice", help="Only rollable boards of this dice set (new, classic, ...); default free letters."
+            "--dice",
+            metavar=f"<{DICE_HELP}>",
+            autocompletion=_complete_dice,
+            help="Only rollable boards of this dice set; default free letters.",
         ),
     ] = None,
     rules: RulesOpt = None,

@@ -452,6 +452,12 @@ def test_choices_match_the_library_and_are_listed_in_help() -> None:
     assert sorted(m.value for m in cli.Backend) == sorted(BACKENDS)
     assert sorted(m.value for m in cli.Strategy) == sorted(STRATEGIES)
     assert sorted(m.value for m in cli.Objective) == sorted(OBJECTIVES)
+    from pipeline.dice import GENERATORS, dice_set_names
+
+    assert list(cli.DICE_CHOICES) == [*dice_set_names(), *GENERATORS]
+    assert cli._complete_dice("big") == ["big1979", "big2011"]
+    if Path("/usr/share/tanglet/gamedata/en").is_dir():
+        assert "tanglet:en" in cli._complete_dice("tanglet:")
     out = CLI.invoke(app, ["run", "--help"], terminal_width=200).output
     assert "<boggle|big|superbig>" in out and "<loky|threading|dask>" in out
     bad = CLI.invoke(app, ["optimize", "--strategy", "greedy"])
