@@ -36,6 +36,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -526,7 +527,11 @@ def execute(
             finally:
                 close = getattr(results, "close", None)
                 if close is not None:
-                    close()
+                    with warnings.catch_warnings():
+                        # stopping early (an error, Ctrl-C, SIGTERM) cancels the queued chunks on
+                        # purpose; joblib would warn about it on stderr below our one line
+                        warnings.filterwarnings("ignore", ".*tasks which were still being processed")
+                        close()
             report()  # chunks found committed after the last result count too
 
         manifest = _finish(
