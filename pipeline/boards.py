@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.errors import BoardError
+from pipeline.errors import BoardError, quote
 
 QU = "qu"
 BLANK = ""
@@ -48,7 +48,7 @@ def check_face(face: str, where: str) -> str:
     norm = normalise_text(face)
     bad = [ch for ch in norm if not is_face_char(ch)]
     if bad:
-        raise BoardError(f"{where}: unknown face {face!r} (faces are letters; '.' is a blank)")
+        raise BoardError(f"{where}: unknown face {quote(face)} (faces are letters; '.' is a blank)")
     return norm
 
 
@@ -150,11 +150,13 @@ def parse_compact(text: str, shape: tuple[int, int] | None = None) -> Board:
     if shape is None:
         side = math.isqrt(n)
         if side * side != n:
-            raise BoardError(f"board {stripped!r} has {n} faces, not a square number; give the shape as RxC")
+            raise BoardError(
+                f"board {quote(stripped)} has {n} faces, not a square number; give the shape as RxC"
+            )
         shape = (side, side)
     rows, cols = shape
     if rows * cols != n:
-        raise BoardError(f"board {stripped!r} has {n} faces, expected {rows * cols} for {rows}x{cols}")
+        raise BoardError(f"board {quote(stripped)} has {n} faces, expected {rows * cols} for {rows}x{cols}")
     return Board(rows, cols, tuple(faces))
 
 
@@ -219,7 +221,7 @@ def parse_algs4(text: str, *, source: str | None = None) -> Board:
     header = lines[header_idx].split()
     if len(header) != 2 or not all(h.isdigit() for h in header):
         raise BoardError(
-            f"line {header_idx + 1}: expected 'ROWS COLS', found {lines[header_idx].strip()!r}",
+            f"line {header_idx + 1}: expected 'ROWS COLS', found {quote(lines[header_idx].strip())}",
             source=source,
         )
     rows, cols = int(header[0]), int(header[1])
@@ -230,7 +232,7 @@ def parse_algs4(text: str, *, source: str | None = None) -> Board:
         for k, tok in enumerate(lines[i].split(), start=1):
             if len(faces) == rows * cols:
                 raise BoardError(
-                    f"line {i + 1}, token {k}: {tok!r} after the {rows * cols} faces of a "
+                    f"line {i + 1}, token {k}: {quote(tok)} after the {rows * cols} faces of a "
                     f"{rows}x{cols} board",
                     source=source,
                 )

@@ -3,16 +3,20 @@
 Two rules (DOMAIN.md): the standard one (each cell at most once per word) and the revisit one
 (cells may repeat, but every step moves to one of the up to 8 neighbours).
 
-Both start from a memo table over (cell, position in the word): ``ok[pos]`` is the set of cells
-from which a walk can spell ``word[pos:]``, cell ``c`` (face ``g``) qualifying when ``g`` equals
-``word[pos:pos+|g|]`` and either the word ends there or a neighbour of ``c`` is in
-``ok[pos+|g|]``. Each (cell, position) pair is settled once, so a long word on a 100x100 board
-costs at most cells x letters x 8 steps; the table is filled from the end of the word backwards
-(the order a memoised recursion would settle it in, without its recursion depth).
+Both settle each (cell, position in the word) pair at most once, one vectorised step per
+position, so a long word on a 100x100 board costs at most cells x letters x 8 steps. Memory
+is O(cells x widest face) under the revisit rule and at most cells x letters / 8 bytes under
+the standard one (a 300x300 board and a 5,000-letter word once took 4 GB; now about 50 MB):
 
-* Revisit rule: the word is on the board when ``ok[0]`` is not empty. Exact.
-* Standard rule: the table ignores reuse, so it only prunes: a backtracking search from the
-  cells of ``ok[0]`` moves only to unused cells the table allows, and answers at the first path.
+* Revisit rule: walk the word forwards keeping, for the next few positions only, the cells
+  where a walk spelling the prefix can end. Exact; memory O(cells x widest face).
+* Standard rule: ``ok[pos]``, the cells from which a walk (reuse allowed) spells ``word[pos:]``,
+  cell ``c`` (face ``g``) qualifying when ``g`` equals ``word[pos:pos+|g|]`` and either the word
+  ends there or a neighbour of ``c`` is in ``ok[pos+|g|]``, is filled from the end of the word
+  backwards and stored compactly (the qualifying cells' ids, or a bitset when that is smaller:
+  at most cells x letters / 8 bytes, next to nothing once the word stops fitting). It ignores
+  reuse, so it only prunes: a backtracking search from the cells of ``ok[0]`` moves only to
+  unused cells the table allows, and answers at the first path.
 
 The classic contest input (AlgoSpot's BOGGLE) is parsed and written here too: the first line is
 the number of test cases; each case is the board as lines of letters (one letter a cell, ``Q`` is
@@ -35,46 +39,124 @@ from pipeline.boards import (
     parse_compact,
     parse_shape,
 )
-from pipeline.errors import BoardError, BoggleError
+from pipeline.errors import BoardError, BoggleError, quote
 from pipeline.io import read_text_input
 
 # ---------------------------------------------------------------- queries
 
 
-def _ok_table(board: Board, word: str) -> list[np.ndarray]:
-    """``ok[pos]`` (bool per cell): the cells from which a walk (revisits allowed) spells
-    ``word[pos:]``. One vectorised step per position: a cell qualifies through a neighbour when
-    any entry of its neighbour row is set (the -1 padding reads a trailing False)."""
-    geo = geometry(board.rows, board.cols)
-    n = board.n_cells
+def _face_cells(board: Board) -> dict[str, np.ndarray]:
+    """The cells showing each face (blanks never match)."""
     faces = np.array(board.faces, dtype=object)
-    masks = {face: faces == face for face in set(board.faces) if face != BLANK}
+    return {f: np.flatnonzero(faces == f).astype(np.int32) for f in set(board.faces) if f != BLANK}
+
+
+def _with_neighbour_in(
+    cells: np.ndarray, targets: np.ndarray, nbr_list: np.ndarray, mark: np.ndarray
+) -> np.ndarray:
+    """The entries of ``cells`` with a neighbour in ``targets``. ``mark`` is a zeroed bool
+    scratch array of n + 1 entries (the last one is what the -1 padding of ``nbr_list`` reads);
+    it is zeroed again on return, so one array serves every step."""
+    mark[targets] = True
+    hit = cells[mark[nbr_list[cells]].any(axis=1)]
+    mark[targets] = False
+    return hit
+
+
+class _Cells:
+    """A set of cells stored the smaller way: sorted int32 ids when few, a bitset (cells / 8
+    bytes) when many, so a whole table of them never exceeds cells x letters / 8 bytes."""
+
+    __slots__ = ("_bits", "_ids", "_lookup", "_n", "size")
+
+    def __init__(self, ids: np.ndarray, n: int):
+        self._n = n
+        self.size = len(ids)
+        self._lookup: set[int] | None = None
+        if 4 * len(ids) > n // 8 + 1:
+            dense = np.zeros(n, dtype=bool)
+            dense[ids] = True
+            self._bits: np.ndarray | None = np.packbits(dense)
+            self._ids: np.ndarray | None = None
+        else:
+            self._bits, self._ids = None, ids
+
+    def ids(self) -> np.ndarray:
+        if self._ids is not None:
+            return self._ids
+        assert self._bits is not None
+        return np.flatnonzero(np.unpackbits(self._bits, count=self._n)).astype(np.int32)
+
+    def __contains__(self, cell: int) -> bool:
+        if self._bits is not None:
+            return bool((self._bits[cell >> 3] >> (7 - (cell & 7))) & 1)
+        if self._lookup is None:  # built when the search first asks
+            self._lookup = set(self.ids().tolist())
+        return cell in self._lookup
+
+
+def _ok_sets(board: Board, word: str) -> list[_Cells]:
+    """``ok[pos]``: the cells (sorted int32) from which a walk (revisits allowed) spells
+    ``word[pos:]``, filled from the end of the word backwards. Only cells that qualify are
+    stored, so memory follows the states that can lie on such a walk (a long word that stops
+    fitting the board early costs next to nothing) instead of cells x letters; each step uses
+    one scratch array of ``cells`` entries."""
+    geo = geometry(board.rows, board.cols)
+    cells_of = _face_cells(board)
     length = len(word)
-    ok = [np.zeros(n, dtype=bool) for _ in range(length + 1)]
-    padded = np.zeros(n + 1, dtype=bool)
+    n = board.n_cells
+    empty = _Cells(np.zeros(0, np.int32), n)
+    ok: list[_Cells] = [empty] * (length + 1)
+    mark = np.zeros(n + 1, dtype=bool)
     for pos in range(length - 1, -1, -1):
-        row = ok[pos]
-        for face, mask in masks.items():
+        found = []
+        for face, cells in cells_of.items():
             if not word.startswith(face, pos):
                 continue
             nxt = pos + len(face)
             if nxt == length:
-                row |= mask
-            elif ok[nxt].any():
-                padded[:n] = ok[nxt]
-                row |= mask & padded[geo.nbr_list].any(axis=1)
+                found.append(cells)
+            elif ok[nxt].size:
+                found.append(_with_neighbour_in(cells, ok[nxt].ids(), geo.nbr_list, mark))
+        if found:
+            ok[pos] = _Cells(np.unique(np.concatenate(found)) if len(found) > 1 else found[0], n)
     return ok
 
 
-def _path_without_reuse(board: Board, word: str, ok: list[np.ndarray]) -> bool:
+def _spelled_with_revisits(board: Board, word: str) -> bool:
+    """Exact answer under the revisit rule, walking the word forwards: ``ends[pos]`` is the set
+    of cells where a walk spelling ``word[:pos]`` can end. Only the positions a face can still
+    reach are kept (the next ``widest`` ones), so memory is O(cells x widest face), whatever
+    the word's length."""
+    geo = geometry(board.rows, board.cols)
+    cells_of = _face_cells(board)
+    length = len(word)
+    mark = np.zeros(board.n_cells + 1, dtype=bool)
+    ends: dict[int, np.ndarray] = {}
+    for face, cells in cells_of.items():
+        if word.startswith(face, 0):
+            ends[len(face)] = np.union1d(ends.get(len(face), cells), cells)
+    for pos in range(1, length):
+        here = ends.pop(pos, None)
+        if here is None or not len(here):
+            continue
+        for face, cells in cells_of.items():
+            if word.startswith(face, pos):
+                step = _with_neighbour_in(cells, here, geo.nbr_list, mark)
+                if len(step):
+                    nxt = pos + len(face)
+                    ends[nxt] = np.union1d(ends[nxt], step) if nxt in ends else step
+    return length in ends and bool(len(ends[length]))
+
+
+def _path_without_reuse(board: Board, word: str, ok: list[_Cells]) -> bool:
     """Backtracking (explicit stack) through the cells ``ok`` allows, never reusing a cell."""
     geo = geometry(board.rows, board.cols)
     faces = board.faces
     length = len(word)
-    allowed = [row.tolist() for row in ok]
     free = sum(1 for f in faces if f != BLANK)
     widest = max(len(f) for f in faces)
-    for start in np.flatnonzero(ok[0]).tolist():
+    for start in ok[0].ids().tolist():
         # frame: (cell, position after its face, neighbours still to try)
         stack = [(start, len(faces[start]), iter(geo.neighbours(start)))]
         used = {start}
@@ -87,7 +169,7 @@ def _path_without_reuse(board: Board, word: str, ok: list[np.ndarray]) -> bool:
                 stack.pop()
                 used.discard(cell)
                 continue
-            if nb in used or not allowed[pos][nb]:
+            if nb in used or nb not in ok[pos]:
                 continue
             if (length - pos + widest - 1) // widest > free - len(used):
                 continue  # too few unused cells left for the rest of the word
@@ -105,10 +187,10 @@ def can_spell(board: Board, word: str, *, revisit: bool = False) -> bool:
     word = normalise_text(word.strip())
     if not word:
         return False
-    ok = _ok_table(board, word)
-    if not ok[0].any():
-        return False
-    return True if revisit else _path_without_reuse(board, word, ok)
+    if revisit:
+        return _spelled_with_revisits(board, word)
+    ok = _ok_sets(board, word)
+    return ok[0].size > 0 and _path_without_reuse(board, word, ok)
 
 
 def check_words(board: Board, words: Iterable[str], *, revisit: bool = False) -> list[tuple[str, bool]]:
@@ -131,7 +213,7 @@ def check_board_words(
     try:
         board = parse_compact(board_text, shape)
     except BoardError as exc:
-        raise BoardError(f"board {board_text!r}: {exc.message}") from None
+        raise BoardError(f"board {quote(board_text)}: {exc.message}") from None
     return check_words(board, words, revisit=revisit)
 
 
@@ -172,7 +254,9 @@ def parse_contest(text: str, *, source: str = "<contest>") -> list[ContestCase]:
     lineno, first = take()
     n_cases = _count(first)
     if n_cases is None:
-        raise BoardError(f"expected the number of test cases, found {first!r}", source=source, line=lineno)
+        raise BoardError(
+            f"expected the number of test cases, found {quote(first)}", source=source, line=lineno
+        )
     cases: list[ContestCase] = []
     for case_no in range(1, n_cases + 1):
         rows: list[tuple[str, ...]] = []
@@ -214,14 +298,14 @@ def parse_contest(text: str, *, source: str = "<contest>") -> list[ContestCase]:
         for _ in range(n_words):
             lineno, word = take()
             if len(word.split()) != 1:
-                raise BoardError(f"expected one word a line, found {word!r}", source=source, line=lineno)
+                raise BoardError(f"expected one word a line, found {quote(word)}", source=source, line=lineno)
             words.append(word)
         board = Board(len(rows), len(rows[0]), tuple(f for row in rows for f in row))
         cases.append(ContestCase(board, tuple(words)))
     if pos < len(lines):
         lineno, line = lines[pos]
         raise BoardError(
-            f"unexpected {line!r} after the {n_cases} test case(s) the first line announced",
+            f"unexpected {quote(line)} after the {n_cases} test case(s) the first line announced",
             source=source,
             line=lineno,
         )

@@ -18,12 +18,21 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from pipeline.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, BoggleError
+from pipeline.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_IO,
+    EXIT_TERMINATED,
+    BoggleError,
+    Terminated,
+    quote,
+)
 
 app = typer.Typer(
     help="Generate, solve and analyse Boggle boards at scale.",
     no_args_is_help=True,
-    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -31,8 +40,51 @@ app = typer.Typer(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"boggle-pipeline {version('boggle-pipeline')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[
+        bool | None,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    ] = None,
+) -> None:
+    """Generate, solve and analyse Boggle boards at scale."""
+
+
 def err(message: str) -> None:
     typer.echo(message, err=True)
+
+
+def error_outcome(exc: BaseException, command: str = "") -> tuple[int, str]:
+    """The exit code and the one line on stderr (empty: nothing to say) for an exception that
+    ends a command; the one mapping behind :func:`handle_errors` and ``run --summary-json``."""
+    resume = "; re-run the same command to resume" if command == "run" else ""
+    if isinstance(exc, typer.Exit):
+        return exc.exit_code, ""
+    if isinstance(exc, BoggleError):
+        return exc.exit_code, f"error: {exc.one_line()}"
+    if isinstance(exc, Terminated):
+        return EXIT_TERMINATED, f"terminated (SIGTERM): workers stopped{resume}"
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, f"interrupted: workers stopped{resume}"
+    if isinstance(exc, FileNotFoundError):
+        return EXIT_BAD_INPUT, f"error: {exc.filename}: file not found"
+    if isinstance(exc, OSError):
+        # disk full, read-only file system, a file where a directory is expected, no
+        # permission: nothing the data did; parts already committed stay valid
+        where = f"{exc.filename}: " if exc.filename else ""
+        what = exc.strerror or (str(exc).splitlines() or [type(exc).__name__])[0]
+        what = what if len(what) <= 200 else what[:200] + "..."
+        again = "; fix it and re-run the same command to resume" if resume else "; fix it and re-run"
+        return EXIT_IO, f"error: I/O failure: {where}{what}{again}"
+    return EXIT_INTERNAL, f"error: internal error: {type(exc).__name__}: {quote(str(exc), 200)}"
 
 
 def handle_errors(fn: F) -> F:
@@ -42,24 +94,16 @@ def handle_errors(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except BoggleError as exc:
-            err(f"error: {exc.one_line()}")
-            raise typer.Exit(exc.exit_code) from None
-        except FileNotFoundError as exc:
-            err(f"error: {exc.filename}: file not found")
-            raise typer.Exit(EXIT_BAD_INPUT) from None
         except (typer.Exit, typer.Abort):
             raise
         except BrokenPipeError:
             # the reader went away (`boggle words | head`): stop quietly, as Unix tools do
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115
             raise typer.Exit(0) from None
-        except KeyboardInterrupt:
-            err("interrupted")
-            raise typer.Exit(130) from None
-        except OSError as exc:
-            err(f"error: {exc}")
-            raise typer.Exit(EXIT_INTERNAL) from None
+        except (BoggleError, KeyboardInterrupt, OSError) as exc:
+            code, line = error_outcome(exc, fn.__name__)
+            err(line)
+            raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -82,6 +126,54 @@ class Algorithm(StrEnum):
     binary = "binary"
 
 
+class RulesName(StrEnum):
+    """The rule presets of pipeline.rules.PRESETS (a test keeps the two in step)."""
+
+    boggle = "boggle"
+    big = "big"
+    superbig = "superbig"
+
+
+class Backend(StrEnum):
+    """pipeline.config.BACKENDS."""
+
+    loky = "loky"
+    threading = "threading"
+    dask = "dask"
+
+
+class Strategy(StrEnum):
+    """pipeline.optimize.STRATEGIES."""
+
+    anneal = "anneal"
+    hill = "hill"
+
+
+class Objective(StrEnum):
+    """pipeline.optimize.OBJECTIVES."""
+
+    points = "points"
+    words = "words"
+    subset = "subset"
+
+
+# dice sets (pipeline/data/dice_sets.json) and generators; tanglet:<lang> keeps --dice open-ended,
+# so it is a string with its choices in the help and in shell completion (a test keeps them in step)
+DICE_CHOICES = ("classic", "new", "big1979", "master", "superbig", "big2011", "uniform", "english")
+DICE_HELP = "|".join((*DICE_CHOICES, "tanglet:<lang>"))
+
+
+def _complete_dice(incomplete: str) -> list[str]:
+    from pipeline.tanglet import TANGLET_PREFIX, tanglet_languages
+
+    langs = [f"{TANGLET_PREFIX}{x}" for x in tanglet_languages()]
+    return [d for d in (*DICE_CHOICES, *langs) if d.startswith(incomplete)]
+
+
+def _value(choice: StrEnum | None) -> str | None:
+    return None if choice is None else choice.value
+
+
 DictionaryOpt = Annotated[
     str | None,
     typer.Option(
@@ -92,12 +184,8 @@ DictionaryOpt = Annotated[
     ),
 ]
 RulesOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--rules",
-        "-r",
-        help="Rule preset: boggle, big or superbig. Default: big for 5x5, superbig for 6x6, else boggle.",
-    ),
+    RulesName | None,
+    typer.Option("--rules", "-r", help="Rule preset. Default: big for 5x5, superbig for 6x6, else boggle."),
 ]
 MinLengthOpt = Annotated[
     int | None, typer.Option("--min-length", min=1, help="Override the minimum word length (letters).")
@@ -180,7 +268,7 @@ def solve(
     from pipeline.solve.algorithms import solve_with
 
     parsed = _read_boards(boards or [], file, shape)
-    rule_set = _resolve_rules(rules, min_length, revisit, parsed)
+    rule_set = _resolve_rules(_value(rules), min_length, revisit, parsed)
     lexicon = compile_for_boards(dictionary or default_dictionary(), rule_set, faces_of(parsed))
     if verbose:
         err(f"lexicon {lexicon.name}: {lexicon.report.summary()}")
@@ -220,8 +308,8 @@ def lookup(
     words: Annotated[list[str], typer.Argument(help="Words to look up.")],
     dictionary: DictionaryOpt = None,
     rules: Annotated[
-        str, typer.Option("--rules", "-r", help="Rule preset (sets the minimum length).")
-    ] = "boggle",
+        RulesName, typer.Option("--rules", "-r", help="Rule preset (sets the minimum length).")
+    ] = RulesName.boggle,
     min_length: MinLengthOpt = None,
 ) -> None:
     """Say whether each WORD is a word, a prefix of a word, or neither in the lexicon.
@@ -230,7 +318,7 @@ def lookup(
     """
     from pipeline.lexicon import compile_for_boards, default_dictionary
 
-    lexicon = compile_for_boards(dictionary or default_dictionary(), get_rules_for(rules, min_length))
+    lexicon = compile_for_boards(dictionary or default_dictionary(), get_rules_for(rules.value, min_length))
     for w in words:
         typer.echo(f"{w} {lexicon.trie.lookup(w)}")
 
@@ -240,12 +328,18 @@ def lookup(
 def words(
     dictionary: DictionaryOpt = None,
     rules: Annotated[
-        str, typer.Option("--rules", "-r", help="Rule preset (sets the minimum length).")
-    ] = "boggle",
+        RulesName, typer.Option("--rules", "-r", help="Rule preset (sets the minimum length).")
+    ] = RulesName.boggle,
     min_length: MinLengthOpt = None,
     max_length: Annotated[int | None, typer.Option("--max-length", min=1, help="Longest word kept.")] = None,
     dice: Annotated[
-        str | None, typer.Option("--dice", help="Keep only words this dice set's faces can spell.")
+        str | None,
+        typer.Option(
+            "--dice",
+            metavar=f"<{DICE_HELP}>",
+            autocompletion=_complete_dice,
+            help="Keep only words this dice set's faces can spell.",
+        ),
     ] = None,
 ) -> None:
     """Print the lexicon's playable words in order, after pruning the trie.
@@ -254,7 +348,7 @@ def words(
     """
     from pipeline.lexicon import default_dictionary, playable_words
 
-    rule_set = get_rules_for(rules, min_length)
+    rule_set = get_rules_for(rules.value, min_length)
     for word in playable_words(
         dictionary or default_dictionary(), rule_set, max_length=max_length, dice=dice
     ):
@@ -404,7 +498,7 @@ def run(
         int | None, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores ([run] n_jobs).")
     ] = None,
     backend: Annotated[
-        str | None, typer.Option("--backend", help="loky (default), threading or dask ([run] backend).")
+        Backend | None, typer.Option("--backend", help="Worker pool, default loky ([run] backend).")
     ] = None,
     scheduler: Annotated[
         str | None,
@@ -413,7 +507,13 @@ def run(
     count: Annotated[int | None, typer.Option("--count", help="Boards to generate ([boards] count).")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Generator seed ([boards] seed).")] = None,
     dice: Annotated[
-        str | None, typer.Option("--dice", help="Dice set, uniform, english, tanglet:<lang> ([boards] dice).")
+        str | None,
+        typer.Option(
+            "--dice",
+            metavar=f"<{DICE_HELP}>",
+            autocompletion=_complete_dice,
+            help="Dice set ([boards] dice).",
+        ),
     ] = None,
     shape: Annotated[str | None, typer.Option("--shape", help="Board shape RxC ([boards] shape).")] = None,
     chunk_size: Annotated[
@@ -426,7 +526,9 @@ def run(
     dictionary: Annotated[
         str | None, typer.Option("--dictionary", "-d", help="Word list or tanglet:<lang> ([lexicon] path).")
     ] = None,
-    rules: Annotated[str | None, typer.Option("--rules", "-r", help="Rule preset ([rules] name).")] = None,
+    rules: Annotated[
+        RulesName | None, typer.Option("--rules", "-r", help="Rule preset ([rules] name).")
+    ] = None,
     assignments: Annotated[
         list[str] | None,
         typer.Option("--set", help="Any config value as section.key=value (TOML value), repeatable."),
@@ -435,53 +537,108 @@ def run(
         bool, typer.Option("--overwrite", help="Replace a different run already in the output directory.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    summary_json: Annotated[
+        Path | None,
+        typer.Option(
+            "--summary-json",
+            help="Also write the outcome as JSON here (status, exit_code, boards, rejected, elapsed_s, "
+            "run_dir, message), on failure too: for schedulers.",
+        ),
+    ] = None,
 ) -> None:
     """Run a batch job: generate or ingest boards, solve them in parallel, write Parquet.
 
     Re-running the same command resumes an interrupted run, or does nothing if it finished.
-    Exit codes: 0 ok, 2 bad input or config, 3 finished with rejected rows (see _rejects.csv),
-    4 output directory busy or holding a different run.
+    Exit codes: 0 ok, 2 bad input or config, 3 finished with rejected rows (see the rejects
+    file; a re-run of such a run returns 3 again), 4 output directory busy or holding a
+    different or damaged run, 5 I/O failure or a worker died (re-run resumes), 130 Ctrl-C,
+    143 SIGTERM (re-run resumes).
 
     Example: boggle run configs/smoke.toml --out runs/smoke --n-jobs 2
     """
+    import time
+
     from pipeline.errors import EXIT_REJECTED_ROWS
     from pipeline.runner import run_from_file
 
     overrides = {
-        "run.out": out, "run.n_jobs": n_jobs, "run.backend": backend, "run.scheduler": scheduler,
+        "run.out": out, "run.n_jobs": n_jobs, "run.backend": _value(backend), "run.scheduler": scheduler,
         "boards.count": count, "boards.seed": seed, "boards.dice": dice, "boards.shape": shape,
-        "boards.chunk_size": chunk_size, "lexicon.path": dictionary, "rules.name": rules,
+        "boards.chunk_size": chunk_size, "lexicon.path": dictionary, "rules.name": _value(rules),
         "boards.files": input_files or None, "boards.source": "ingest" if input_files else None,
     }  # fmt: skip
     sets = assignments or []
-    if not quiet:
-        announce_kernel_compile()
-        bar, update = _run_progress_bar()
-        try:
-            summary = run_from_file(config, overrides, sets, overwrite=overwrite, progress=update)
-        finally:
-            if bar.live.is_started:
-                bar.stop()
-    else:
-        summary = run_from_file(config, overrides, sets, overwrite=overwrite)
-    if summary.status == "already complete":
-        typer.echo(f"{summary.run_dir}: already complete ({summary.boards:,} boards); nothing to do")
-    else:
-        reused = f", {summary.chunks_reused} chunks reused" if summary.chunks_reused else ""
-        typer.echo(
-            f"{summary.run_dir}: {summary.boards:,} boards in {summary.chunks} parts{reused}; "
-            f"{summary.boards_solved:,} solved in {summary.elapsed_s:.1f} s "
-            f"({summary.boards_per_s:,.0f} boards/s)"
-        )
-    if summary.rejected:
-        err(f"{summary.rejected:,} of {summary.input_rows:,} input rows rejected: see {summary.rejects_file}")
-        raise typer.Exit(EXIT_REJECTED_ROWS)
+    t0 = time.monotonic()
+    outcome: dict[str, Any] = {"run_dir": str(Path(out).absolute()) if out else None}
+    try:
+        if not quiet:
+            announce_kernel_compile()
+            bar, update = _run_progress_bar()
+            try:
+                summary = run_from_file(
+                    config, overrides, sets, overwrite=overwrite, progress=update, note=_note
+                )
+            finally:
+                if bar.live.is_started:
+                    bar.stop()
+        else:
+            summary = run_from_file(config, overrides, sets, overwrite=overwrite, note=_note)
+        outcome.update(
+            status=summary.status, run_dir=str(summary.run_dir), boards=summary.boards,
+            rejected=summary.rejected, input_rows=summary.input_rows, chunks=summary.chunks,
+            chunks_reused=summary.chunks_reused, boards_solved=summary.boards_solved,
+        )  # fmt: skip
+        if summary.status == "already complete":
+            typer.echo(f"{summary.run_dir}: already complete ({summary.boards:,} boards); nothing to do")
+        else:
+            reused = f", {summary.chunks_reused} chunks reused" if summary.chunks_reused else ""
+            typer.echo(
+                f"{summary.run_dir}: {summary.boards:,} boards in {summary.chunks} parts{reused}; "
+                f"{summary.boards_solved:,} solved in {summary.elapsed_s:.1f} s "
+                f"({summary.boards_per_s:,.0f} boards/s)"
+            )
+        if summary.rejected:
+            err(
+                f"{summary.rejected:,} of {summary.input_rows:,} input rows rejected: "
+                f"see {summary.rejects_file}"
+            )
+            raise typer.Exit(EXIT_REJECTED_ROWS)
+        code, message = 0, ""
+    except BaseException as exc:
+        code, message = error_outcome(exc, "run")
+        if not isinstance(exc, typer.Exit):
+            outcome["status"] = {130: "interrupted", 143: "terminated"}.get(code, "failed")
+        raise
+    finally:
+        if summary_json is not None:
+            outcome.update(exit_code=code, message=message, elapsed_s=round(time.monotonic() - t0, 3))
+            _write_summary(summary_json, outcome)
+
+
+def _note(message: str) -> None:
+    err(f"note: {message}")
+
+
+def _write_summary(path: Path, outcome: dict[str, Any]) -> None:
+    """The scheduler's view of a run, written atomically; failing to write it is reported but
+    does not change the exit code (the run's outcome is what matters)."""
+    from pipeline.io import write_json_atomic
+
+    fields = ("status", "exit_code", "message", "boards", "rejected", "input_rows", "chunks",
+              "chunks_reused", "boards_solved", "elapsed_s", "run_dir")  # fmt: skip
+    data = {k: outcome.get(k) for k in fields}
+    try:
+        write_json_atomic(path, data)
+    except OSError as exc:
+        err(f"warning: cannot write --summary-json {path}: {exc.strerror or exc}")
 
 
 @app.command()
 @handle_errors
 def generate(
-    dice: Annotated[str, typer.Option("--dice", help="Dice set, uniform, english, tanglet:<lang>.")] = "new",
+    dice: Annotated[
+        str, typer.Option("--dice", metavar=f"<{DICE_HELP}>", autocompletion=_complete_dice, help="Dice set.")
+    ] = "new",
     count: Annotated[int, typer.Option("--count", "-n", min=0, help="Boards to generate.")] = 10,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed (same seed, same boards).")] = 0,
     shape: ShapeOpt = None,
@@ -564,23 +721,25 @@ def optimize(
     dice: Annotated[
         str | None,
         typer.Option(
-            "--dice", help="Only rollable boards of this dice set (new, classic, ...); default free letters."
+            "--dice",
+            metavar=f"<{DICE_HELP}>",
+            autocompletion=_complete_dice,
+            help="Only rollable boards of this dice set; default free letters.",
         ),
     ] = None,
     rules: RulesOpt = None,
     min_length: MinLengthOpt = None,
-    restarts: Annotated[
-        int | None, typer.Option("--restarts", "-n", min=1, help="Independent searches.")
-    ] = None,
+    # no -n: `generate -n` is the board count, and a short flag means one thing in every command
+    restarts: Annotated[int | None, typer.Option("--restarts", min=1, help="Independent searches.")] = None,
     seed: Annotated[
         int | None, typer.Option("--seed", min=0, help="Seed (restart i: SeedSequence(seed).spawn(n)[i]).")
     ] = None,
     strategy: Annotated[
-        str | None,
+        Strategy | None,
         typer.Option("--strategy", help="anneal (simulated annealing) or hill (pool hill climbing)."),
     ] = None,
     objective: Annotated[
-        str | None,
+        Objective | None,
         typer.Option(
             "--objective",
             help="points, words (distinct words) or subset (points of --subset words).",
@@ -646,8 +805,9 @@ def optimize(
     from pipeline.optimize import DEFAULT_OUT, SECTION, load_optimize_config, run_optimize
 
     options = {
-        "dictionary": dictionary, "shape": shape, "dice": dice, "rules": rules, "min_length": min_length,
-        "strategy": strategy, "objective": objective, "subset": subset, "restarts": restarts, "seed": seed,
+        "dictionary": dictionary, "shape": shape, "dice": dice, "rules": _value(rules),
+        "min_length": min_length, "strategy": _value(strategy), "objective": _value(objective),
+        "subset": subset, "restarts": restarts, "seed": seed,
         "iterations": iterations, "time_limit": time_limit, "target": target, "pool_size": pool_size,
         "keep": keep, "t_start": t_start, "t_end": t_end, "cycle": cycle, "n_jobs": n_jobs, "out": out,
         "overwrite": overwrite or None,
@@ -683,7 +843,16 @@ def optimize(
     typer.echo(f"BEST {format_compact(best.board)} {best.score}")
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 def main() -> None:
+    import signal
+
+    # SIGTERM (what schedulers, systemd and `kill` send) unwinds like Ctrl-C: joblib aborts and
+    # kills its workers, and the command exits 143 saying the run can be resumed
+    signal.signal(signal.SIGTERM, _terminate)
     app()
 
 

@@ -34,10 +34,17 @@ from typing import Any, TypeVar
 
 from pipeline.errors import BoggleError, ConfigError
 from pipeline.generate import DEFAULT_CHUNK_SIZE, generator_shape
+from pipeline.store import MAX_PART
 
 T = TypeVar("T")
 SOURCES = ("generate", "ingest")
 BACKENDS = ("loky", "threading", "dask")
+MAX_CHUNKS = MAX_PART  # part numbers have five digits
+# A chunk is solved in one worker's memory (a 4x4 board and its words: about 1 kB while it is
+# solved), and board ids are int64: these caps refuse absurd values before anything is allocated.
+MAX_CHUNK_SIZE = 10_000_000
+MAX_COUNT = MAX_CHUNKS * MAX_CHUNK_SIZE  # 999,990,000,000: far below int64 board ids
+MAX_SEED = 2**128 - 1  # numpy.random.SeedSequence entropy; larger seeds are just wider
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,13 @@ class RunConfig:
         b = self.boards
         where = self.origin
         if b.source == "generate":
+            n_chunks = -(-b.count // b.chunk_size)
+            if n_chunks > MAX_CHUNKS:
+                raise ConfigError(
+                    f"[boards] count: {b.count:,} boards in chunks of {b.chunk_size:,} make {n_chunks:,} "
+                    f"part files, more than {MAX_CHUNKS:,}; raise [boards] chunk_size",
+                    source=where,
+                )
             rows, cols = generator_shape(b.dice, b.shape, where)
             boards = dataclasses.replace(b, shape=format_shape(rows, cols), files=(), faces=())
         else:
@@ -348,11 +362,14 @@ def _check(section: str, key: str, value: Any, origin: str | None) -> Any:
     def fail(expected: str) -> ConfigError:
         return ConfigError(f"{where}: expected {expected}, got {value!r}", source=origin)
 
-    def integer(minimum: int | None = None) -> int:
+    def integer(minimum: int | None = None, maximum: int | None = None) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise fail("an integer")
         if minimum is not None and value < minimum:
             raise fail(f"an integer >= {minimum}")
+        if maximum is not None and value > maximum:
+            shown = f"{value:,}" if len(str(value)) <= 40 else f"a {len(str(value))}-digit number"
+            raise ConfigError(f"{where}: at most {maximum:,}, got {shown}", source=origin)
         return value
 
     def text(choices: Sequence[str] | None = None) -> str:
@@ -374,11 +391,11 @@ def _check(section: str, key: str, value: Any, origin: str | None) -> Any:
         case "boards", "dice" | "column":
             return text()
         case "boards", "count":
-            return integer(1)
+            return integer(1, MAX_COUNT)
         case "boards", "seed":
-            return integer(0)
+            return integer(0, MAX_SEED)
         case "boards", "chunk_size":
-            return integer(1)
+            return integer(1, MAX_CHUNK_SIZE)
         case "boards", "files" | "faces":
             return strings()
         case "boards", "shape":

@@ -5,7 +5,12 @@ Exit codes (documented in the README):
   1  unexpected internal error
   2  bad input: a board, a lexicon, a config or a command-line value
   3  finished, but some input rows were rejected (see the rejects file)
-  4  the output directory is busy or holds a different run
+  4  the output directory is busy or holds a different run, or a damaged finished run
+  5  an I/O failure (disk full, read-only file system, a file where a directory is expected,
+     no permission) or a worker process that died; committed work is kept and a re-run resumes
+  130 interrupted (Ctrl-C), 143 terminated (SIGTERM): workers stopped, a re-run resumes
+
+A re-run of a finished run returns what the first run returned: 0, or 3 when it had rejects.
 """
 
 from __future__ import annotations
@@ -15,6 +20,23 @@ EXIT_INTERNAL = 1
 EXIT_BAD_INPUT = 2
 EXIT_REJECTED_ROWS = 3
 EXIT_OUTPUT_CONFLICT = 4
+EXIT_IO = 5
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+
+QUOTE_LIMIT = 80  # characters of a bad line quoted in a message
+
+
+def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``repr(text)``, cut to about ``limit`` characters with the full length named, so a
+    10 MB bad line never reaches a terminal or a log whole.
+
+    >>> quote("x" * 1000, 10)
+    "'xxxxxxxxxx'... (1,000 characters)"
+    """
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
 
 
 class BoggleError(Exception):
@@ -55,3 +77,21 @@ class OutputConflictError(BoggleError):
     """The output directory is locked by another run or holds a different run."""
 
     exit_code = EXIT_OUTPUT_CONFLICT
+
+
+class RunIOError(BoggleError):
+    """Reading or writing the run failed for a reason outside the data: disk full, read-only
+    file system, a file where a directory is expected, no permission. A re-run resumes."""
+
+    exit_code = EXIT_IO
+
+
+class WorkerLostError(BoggleError):
+    """A worker process died (killed, out of memory) while the run was going."""
+
+    exit_code = EXIT_IO
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised in the main process by the SIGTERM handler the CLI installs, so a terminated run
+    unwinds exactly like Ctrl-C: joblib aborts and kills its workers, temp files are removed."""

@@ -23,7 +23,9 @@ import gzip
 import hashlib
 import io
 import math
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -31,7 +33,7 @@ from typing import IO, Any
 import numpy as np
 
 from pipeline.boards import Board, format_shape, parse_algs4, parse_compact, parse_grid
-from pipeline.errors import BoardError, BoggleError
+from pipeline.errors import QUOTE_LIMIT, BoardError, BoggleError
 from pipeline.trie import Alphabet
 
 MAX_GRID_LINES = 1024
@@ -110,7 +112,7 @@ def check_input(path: str, column: str = "board") -> None:
     if kind == "parquet":
         _parquet_column(path, column)
     elif kind == "csv":
-        with _open_text(path) as fh:
+        with _gzip_errors(path), _open_text(path) as fh:
             header = next(csv.reader(fh), None)
         if header is None:
             raise BoardError("empty CSV file (expected a header row)", source=path)
@@ -176,12 +178,13 @@ def _parquet_column(path: str, column: str) -> Any:
 def read_records(path: str, column: str = "board") -> Iterator[Record]:
     """Stream the records of one input file."""
     kind = file_kind(path)
-    if kind == "csv":
-        yield from _csv_records(path, column)
-    elif kind == "parquet":
-        yield from _parquet_records(path, column)
-    else:
-        yield from _text_records(path)
+    with _gzip_errors(path):
+        if kind == "csv":
+            yield from _csv_records(path, column)
+        elif kind == "parquet":
+            yield from _parquet_records(path, column)
+        else:
+            yield from _text_records(path)
 
 
 def _csv_records(path: str, column: str) -> Iterator[Record]:
@@ -216,6 +219,23 @@ def _parquet_records(path: str, column: str) -> Iterator[Record]:
                 yield Record(path, row, "", "compact", "missing board (null)")
             else:
                 yield Record(path, row, value, "compact")
+
+
+def _clip(raw: str) -> str:
+    """The raw text a rejects row keeps: enough to find the record (its line is recorded too),
+    never a whole 10 MB line."""
+    return raw if len(raw) <= QUOTE_LIMIT else f"{raw[:QUOTE_LIMIT]}... ({len(raw):,} characters)"
+
+
+@contextmanager
+def _gzip_errors(path: str) -> Iterator[None]:
+    """A corrupt or truncated gzip input is one BoardError naming the file (zlib, gzip and
+    EOFError otherwise surface as tracebacks, or as click's bare "Aborted!")."""
+    try:
+        yield
+    except (gzip.BadGzipFile, zlib.error, EOFError) as exc:
+        what = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
+        raise BoardError(f"corrupt or truncated gzip input ({what})", source=path) from None
 
 
 def _printable(text: str) -> str:
@@ -395,7 +415,7 @@ class BoardParser:
                     continue
                 except BoggleError as exc:
                     reason = exc.message
-            out.rejects.append(Reject(rec.source, rec.line, rec.raw, reason))
+            out.rejects.append(Reject(rec.source, rec.line, _clip(rec.raw), reason))
         groups: dict[tuple[int, int], list[tuple[int, np.ndarray, int]]] = {}
         valid = 0
         for rec, item in zip(records, parsed, strict=True):
@@ -432,10 +452,11 @@ def iter_ingest_chunks(
         yield parser.parse(k, block)
 
 
+REJECT_FIELDS = ("source", "line", "raw", "reason")  # the columns of a run's rejects file
+
+
 def write_rejects_header(fh: IO[str]) -> Any:
     """A csv writer on ``fh`` with the rejects header written."""
-    from pipeline.store import REJECT_FIELDS
-
     writer = csv.writer(fh)
     writer.writerow(REJECT_FIELDS)
     return writer

@@ -19,16 +19,26 @@ How the work flows:
   module-level dict keyed by content hash + alphabet + rules. For dask the handle carries the
   compiled arrays and joblib scatters it to the workers once.
 
-Resume: a chunk is done iff its part file exists; a re-run skips those chunks and produces the
-same bytes for the rest, so the final dataset equals an uninterrupted run's.
+Resume: a chunk is done iff its part file exists and matches the size and checksum the main
+process recorded under ``_parts/`` when the worker reported it, with this run's embedded config;
+a re-run reuses those chunks, names and recomputes any other, and produces the same bytes, so
+the final dataset equals an uninterrupted run's.
+
+Orphans: a loky worker whose main process died (``kill -9``) exits within a fraction of a
+second (a watchdog thread watches its parent), and it checks its parent before committing a
+part; a part an orphan committed anyway has no record, so it is never trusted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +47,14 @@ import numpy as np
 
 from pipeline import store
 from pipeline.config import RunConfig, RunSettings, load_config
-from pipeline.errors import BoggleError, ConfigError, LexiconError, OutputConflictError
+from pipeline.errors import (
+    BoggleError,
+    ConfigError,
+    LexiconError,
+    OutputConflictError,
+    RunIOError,
+    WorkerLostError,
+)
 from pipeline.io import atomic_open, package_versions
 from pipeline.lexicon import CompiledLexicon, compile_lexicon, lexicon_alphabet
 from pipeline.rules import Rules
@@ -57,6 +74,8 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
+NoteCallback = Callable[[str], None]  # one-line notes for the user (capped n_jobs, distrusted parts)
+JOBS_PER_CORE = 2  # more worker processes than this per core only add memory and switching
 
 
 @dataclass
@@ -166,6 +185,39 @@ class ChunkResult:
     table: Any = None  # a pyarrow.Table when the worker did not write the part itself
 
 
+_PARENT_PID: int | None = None  # the main process a worker process serves, once watched
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """In a worker process of ``parent_pid``: exit as soon as that parent is gone (re-parented),
+    so a ``kill -9`` of the main process leaves no worker solving or writing. Idempotent; does
+    nothing in the main process itself (threads, n_jobs=1) or under another parent (dask)."""
+    global _PARENT_PID
+    if _PARENT_PID is not None or os.getpid() == parent_pid or os.getppid() != parent_pid:
+        return
+    _PARENT_PID = parent_pid
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="boggle-parent-watchdog", daemon=True).start()
+
+
+def _exit_if_orphaned() -> None:
+    if _PARENT_PID is not None and os.getppid() != _PARENT_PID:
+        os._exit(1)  # never commit a part for a run whose main process is gone
+
+
+def watched_solve_chunk(
+    task: ChunkTask, handle: LexiconHandle, out_dir: str | None, parent_pid: int
+) -> ChunkResult:
+    """:func:`solve_chunk` in a worker that exits when the main process ``parent_pid`` dies."""
+    _watch_parent(parent_pid)
+    return solve_chunk(task, handle, out_dir)
+
+
 def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> ChunkResult:
     """Worker entry point: build the chunk's boards, solve them, write (or return) the part."""
     import pyarrow as pa
@@ -220,6 +272,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
     if out_dir is None:
         table = table.replace_schema_metadata({k.encode(): v.encode() for k, v in task.metadata.items()})
         return ChunkResult(task.chunk, table.num_rows, 0, table)
+    _exit_if_orphaned()
     nbytes = store.write_part(out_dir, task.chunk, table, task.metadata)
     return ChunkResult(task.chunk, table.num_rows, nbytes)
 
@@ -291,18 +344,51 @@ def run_from_file(
     *,
     overwrite: bool = False,
     progress: ProgressCallback | None = None,
+    note: NoteCallback | None = None,
 ) -> RunSummary:
     """Load a config file, apply command-line overrides, and run it (``boggle run``)."""
-    return run_job(load_config(path, overrides, assignments), overwrite=overwrite, progress=progress)
+    return run_job(
+        load_config(path, overrides, assignments), overwrite=overwrite, progress=progress, note=note
+    )
 
 
 def run_job(
-    config: RunConfig, *, overwrite: bool = False, progress: ProgressCallback | None = None
+    config: RunConfig,
+    *,
+    overwrite: bool = False,
+    progress: ProgressCallback | None = None,
+    note: NoteCallback | None = None,
 ) -> RunSummary:
-    """Run a job with the parallelism its ``[run]`` section asks for."""
+    """Run a job with the parallelism its ``[run]`` section asks for (``n_jobs`` capped at the
+    chunk count and at JOBS_PER_CORE x the cores, with a note)."""
+    import dataclasses
+
     config = config.resolve()
+    n_jobs = capped_n_jobs(config, note)
+    if n_jobs != config.run.n_jobs:
+        config = dataclasses.replace(config, run=dataclasses.replace(config.run, n_jobs=n_jobs))
     with parallel_backend(config.run):
-        return execute(config, overwrite=overwrite, progress=progress)
+        return execute(config, overwrite=overwrite, progress=progress, note=note)
+
+
+def capped_n_jobs(config: RunConfig, note: NoteCallback | None = None) -> int:
+    """``[run] n_jobs`` of a resolved config, capped: more workers than chunks would idle, and
+    more than JOBS_PER_CORE per core only cost memory (a remote dask cluster is not capped)."""
+    wanted = config.run.n_jobs
+    if wanted < 0 or (config.run.backend == "dask" and config.run.scheduler):
+        return wanted
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    limit, why = JOBS_PER_CORE * cores, f"{JOBS_PER_CORE} x {cores} cores"
+    b = config.boards
+    if b.source == "generate":
+        n_chunks = -(-b.count // b.chunk_size)
+        if n_chunks < limit:
+            limit, why = n_chunks, f"the run has {n_chunks} chunk{'s' if n_chunks != 1 else ''}"
+    if wanted <= limit:
+        return wanted
+    if note is not None:
+        note(f"n_jobs {wanted} capped to {limit} ({why})")
+    return limit
 
 
 def execute(
@@ -312,6 +398,7 @@ def execute(
     overwrite: bool = False,
     progress: ProgressCallback | None = None,
     workers_write: bool | None = None,
+    note: NoteCallback | None = None,
 ) -> RunSummary:
     """Run a job under the active ``joblib.parallel_config`` (``n_jobs=None`` defers to it).
 
@@ -352,7 +439,9 @@ def execute(
     with store.run_lock(run_dir):
         state = store.prepare_run_dir(run_dir, identity, overwrite=overwrite)
         if state == "done":
-            return _summary_from_manifest(run_dir, "already complete", time.perf_counter() - t_start)
+            if not _damaged_finished_run(run_dir, metadata[store.META_CONFIG], overwrite, note):
+                return _summary_from_manifest(run_dir, "already complete", time.perf_counter() - t_start)
+            state = "resume"
         if state == "new":
             started_at = store.now_iso()
             store.write_run_record(
@@ -367,6 +456,7 @@ def execute(
         else:
             started_at = store.read_json(run_dir / store.RUN_RECORD).get("started_at", store.now_iso())
         committed = store.committed_chunks(run_dir)
+        reusable = _Reuse(run_dir, metadata[store.META_CONFIG], note, overwrite)
 
         # Load (or compile) the kernel here once, so workers find numba's cache warm.
         cells = shape[0] * shape[1] if shape else 16
@@ -380,12 +470,14 @@ def execute(
 
         with atomic_open(run_dir / store.REJECTS, "w") as rejects_fh:
             if ingest:
-                tasks = _ingest_tasks(cfg, lexicon.alphabet, metadata, committed, counters, rejects_fh)
+                tasks = _ingest_tasks(
+                    cfg, lexicon.alphabet, metadata, committed, counters, rejects_fh, reusable
+                )
             else:
                 from pipeline.ingest import write_rejects_header
 
                 write_rejects_header(rejects_fh)
-                tasks = _generate_tasks(cfg, metadata, committed, counters)
+                tasks = _generate_tasks(cfg, metadata, committed, counters, reusable)
             solved = 0
             done_chunks = 0
 
@@ -404,19 +496,42 @@ def execute(
 
             report()
             results = Parallel(n_jobs=n_jobs, return_as="generator_unordered", batch_size=1)(
-                delayed(solve_chunk)(task, handle, out_dir) for task in tasks
+                delayed(watched_solve_chunk)(task, handle, out_dir, os.getpid()) for task in tasks
             )
             try:
                 for res in results:
                     if res.table is not None:
                         store.write_part(run_dir, res.chunk, res.table)
+                    store.record_part(run_dir, res.chunk, res.rows)
                     solved += res.rows
                     done_chunks += 1
                     report()
+            except OSError as exc:
+                if exc.filename is not None:
+                    raise
+                # pyarrow's write errors name no file (errno 28 inside the text): name the run
+                what = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+                raise RunIOError(
+                    f"I/O failure writing parts: {what}; fix it and re-run the same command to resume",
+                    source=str(run_dir),
+                ) from None
+            except BrokenProcessPool as exc:
+                # a worker was killed (OOM killer, kill -9): what was committed stays valid
+                died = str(exc).split("The exit codes of the workers are")[-1].strip(" .{}\n")
+                why = f" (exit {died})" if died and len(died) < 60 else ""
+                raise WorkerLostError(
+                    f"a worker process died{why}; committed parts are kept: re-run the same "
+                    "command to resume",
+                    source=str(run_dir),
+                ) from None
             finally:
                 close = getattr(results, "close", None)
                 if close is not None:
-                    close()
+                    with warnings.catch_warnings():
+                        # stopping early (an error, Ctrl-C, SIGTERM) cancels the queued chunks on
+                        # purpose; joblib would warn about it on stderr below our one line
+                        warnings.filterwarnings("ignore", ".*tasks which were still being processed")
+                        close()
             report()  # chunks found committed after the last result count too
 
         manifest = _finish(
@@ -463,8 +578,66 @@ def _compile(cfg: RunConfig, rules: Rules) -> CompiledLexicon:
         ) from None
 
 
+@dataclass
+class _Reuse:
+    """Decides which committed parts a started run may reuse (call it with chunk and path): a
+    part that fails verification is named in a note and removed, so it is recomputed. Parts
+    beyond the run's chunks are refused unless ``overwrite``, which removes them."""
+
+    run_dir: Path
+    config: str
+    note: NoteCallback | None
+    overwrite: bool = False
+
+    def __call__(self, chunk: int, path: Path) -> bool:
+        problem = store.part_problem(path, store.read_part_record(self.run_dir, chunk), self.config)
+        if problem is None:
+            return True
+        self._say(f"{path}: {problem}; recomputing it")
+        store.discard_part(self.run_dir, chunk)
+        return False
+
+    def strays(self, committed: Mapping[int, Path], n_chunks: int) -> None:
+        if not self.overwrite:
+            _check_no_stray_parts(committed, n_chunks)
+            return
+        for k in sorted(k for k in committed if k >= n_chunks):
+            self._say(f"{committed[k]}: beyond this run's {n_chunks} chunks; removed (--overwrite)")
+            store.discard_part(self.run_dir, k)
+
+    def _say(self, message: str) -> None:
+        if self.note is not None:
+            self.note(message)
+
+
+def _damaged_finished_run(run_dir: Path, config: str, overwrite: bool, note: NoteCallback | None) -> bool:
+    """Check a finished run's parts against its manifest. Intact: False. Damaged: refused
+    (OutputConflictError naming the parts) unless ``overwrite``, which removes the damaged
+    parts and the manifest so the run resumes and recomputes just those (True)."""
+    problems = store.finished_run_problems(run_dir, config)
+    if not problems:
+        return False
+    shown = "; ".join(f"{store.part_name(k)}: {why}" for k, why in problems[:3])
+    more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+    if not overwrite:
+        raise OutputConflictError(
+            f"{run_dir} is a finished run with damaged parts ({shown}{more}); "
+            "re-run with --overwrite to recompute them"
+        )
+    if note is not None:
+        note(f"repairing {run_dir}: {shown}{more}; recomputing")
+    for chunk, _ in problems:
+        store.discard_part(run_dir, chunk)
+    (run_dir / store.MANIFEST).unlink()
+    return True
+
+
 def _generate_tasks(
-    cfg: RunConfig, metadata: dict[str, str], committed: dict[int, Path], counters: _Counters
+    cfg: RunConfig,
+    metadata: dict[str, str],
+    committed: dict[int, Path],
+    counters: _Counters,
+    reusable: _Reuse,
 ) -> Iterator[ChunkTask]:
     from pipeline.generate import chunk_plan
 
@@ -477,10 +650,10 @@ def _generate_tasks(
         raise ConfigError(
             f"{len(plan)} chunks is more than {store.MAX_PART}; raise [boards] chunk_size", source=cfg.origin
         )
-    _check_no_stray_parts(committed, len(plan))
+    reusable.strays(committed, len(plan))
     todo = []
     for ch in plan:
-        if ch.chunk in committed:
+        if ch.chunk in committed and reusable(ch.chunk, committed[ch.chunk]):
             counters.reused_chunks += 1
             counters.reused_boards += ch.count
         else:
@@ -505,6 +678,7 @@ def _ingest_tasks(
     committed: dict[int, Path],
     counters: _Counters,
     rejects_fh: Any,
+    reusable: _Reuse,
 ) -> Iterator[ChunkTask]:
     """Stream, parse and hand out the ingest chunks (runs lazily, as joblib dispatches)."""
     from pipeline.ingest import iter_ingest_chunks, write_rejects_header
@@ -528,7 +702,7 @@ def _ingest_tasks(
         first = next_id
         next_id += n_valid
         done = committed.get(parsed.chunk)
-        if done is not None:
+        if done is not None and reusable(parsed.chunk, done):
             have = store.part_rows(done)
             if have != n_valid:
                 raise OutputConflictError(
@@ -539,7 +713,7 @@ def _ingest_tasks(
             counters.reused_boards += n_valid
             continue
         yield ChunkTask(parsed.chunk, first, metadata, groups=parsed.groups, sources=parsed.sources)
-    _check_no_stray_parts(committed, counters.chunks)
+    reusable.strays(committed, counters.chunks)
 
 
 def _finish(
@@ -571,7 +745,8 @@ def _finish(
         boards += n
         words += int(np.asarray(t.column("n_words")).sum(dtype=np.int64)) if n else 0
         score += int(np.asarray(t.column("score")).sum(dtype=np.int64)) if n else 0
-        parts.append(store.PartInfo(k, n, committed[k].stat().st_size).to_dict())
+        info = store.read_part_record(run_dir, k) or store.record_part(run_dir, k, n)
+        parts.append(info.to_dict())
     if boards != counters.valid:
         raise BoggleError(
             f"{run_dir}: the parts hold {boards} boards but the input gave {counters.valid}; "

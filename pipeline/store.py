@@ -7,6 +7,8 @@ Layout of a run directory (the contract every later stage reads)::
     RUN_DIR/part-00000.parquet   one part per chunk, zstd, written to a temp name and renamed
     RUN_DIR/part-00001.parquet   ...
     RUN_DIR/_rejects.csv         rejected input rows: source, line, raw, reason (ingest runs)
+    RUN_DIR/_parts/part-00000.json  size and BLAKE2b checksum of each part, recorded when the main
+                                 process has the worker's result (a part without one is not trusted)
     RUN_DIR/_SUCCESS             the manifest (JSON), written last: a run is finished iff it exists
 
 Every file that is not board data starts with ``_`` or ``.`` (temp files are
@@ -15,9 +17,10 @@ Every file that is not board data starts with ``_`` or ``.`` (temp files are
 boards. Polars reads every file of a directory unless told ``hidden_file_prefix=["_", "."]``;
 the glob ``RUN_DIR/*.parquet`` works for every reader, DuckDB included.
 
-A chunk is committed iff its part file exists (the rename is atomic), so a re-run after a crash
-skips committed chunks and recomputes the rest. ``open_run`` is how other stages read a finished
-run; it refuses a run without ``_SUCCESS``.
+A chunk is committed iff its part file exists (the rename is atomic) and its record in
+``_parts/`` matches it (size, checksum) and its embedded ``boggle.config`` equals the run's; a
+re-run after a crash reuses those chunks and recomputes the rest, naming every part it
+distrusts. ``open_run`` is how other stages read a finished run; it refuses a run without ``_SUCCESS``.
 
 One row per board; see :data:`COLUMNS` for every column. Word counts and points by word length
 are fixed columns ``words_len_<L>`` / ``points_len_<L>`` for L = ``min(3, min_length)`` .. 8 plus
@@ -27,9 +30,11 @@ are fixed columns ``words_len_<L>`` / ``points_len_<L>`` for L = ``min(3, min_le
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import re
+import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -44,7 +49,7 @@ import pyarrow.parquet as pq
 from numba import njit
 
 from pipeline.boards import compact_strings
-from pipeline.errors import BoggleError, OutputConflictError
+from pipeline.errors import BoggleError, OutputConflictError, RunIOError
 from pipeline.io import atomic_path, write_json_atomic
 
 FORMAT = "boggle-run"
@@ -56,13 +61,13 @@ LOCK_FILE = ".lock"
 REJECTS = "_rejects.csv"
 LEGACY_REJECTS = "rejects.csv"  # schema 1 runs; read, and removed by --overwrite
 HASH_CHARS = 12  # hex digits of a SHA-256 kept in the provenance columns
-REJECT_FIELDS = ("source", "line", "raw", "reason")
 MAX_PART = 99_999  # part numbers are written with five digits
 PART_RE = re.compile(r"^part-(\d{5,})\.parquet$")
 META_CONFIG = "boggle.config"
 META_LEXICON = "boggle.lexicon"
 META_RULES = "boggle.rules"
 META_SCHEMA = "boggle.schema_version"
+PARTS_DIR = "_parts"  # "_": dataset readers (pyarrow, pandas, DuckDB globs of *.parquet) skip it
 COMPRESSION = "zstd"
 STATISTICS_COLUMNS = ["board_id", "chunk", "score", "n_words", "max_word_len", "dead_cells"]
 TOP_LENGTH = 8  # lengths above this share the "9plus" column
@@ -375,7 +380,7 @@ def run_lock(run_dir: Path | str) -> Iterator[Path]:
     """
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
-        raise OutputConflictError(f"output {run_dir} exists and is not a directory")
+        raise RunIOError(f"output {run_dir} exists and is not a directory; a re-run resumes once it is fixed")
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / LOCK_FILE
     fd = _lock_fd(run_dir, path)
@@ -416,9 +421,10 @@ def _owned(p: Path) -> bool:
 
 def remove_temp_files(run_dir: Path) -> None:
     """Delete temp files a killed writer left behind (call with the lock held)."""
-    for p in run_dir.iterdir():
-        if p.name.startswith(".") and p.name.endswith(".tmp") and p.is_file():
-            p.unlink(missing_ok=True)
+    for folder in (run_dir, run_dir / PARTS_DIR):
+        for p in folder.iterdir() if folder.is_dir() else ():
+            if p.name.startswith(".") and p.name.endswith(".tmp") and p.is_file():
+                p.unlink(missing_ok=True)
 
 
 def clear_run(run_dir: Path) -> None:
@@ -427,6 +433,7 @@ def clear_run(run_dir: Path) -> None:
     for p in run_dir.iterdir():
         if p.is_file() and _owned(p) and p.name != LOCK_FILE:
             p.unlink()
+    shutil.rmtree(run_dir / PARTS_DIR, ignore_errors=True)
 
 
 def _describe_diff(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> str:
@@ -468,12 +475,12 @@ def prepare_run_dir(run_dir: Path, identity: Mapping[str, Any], *, overwrite: bo
             )
         clear_run(run_dir)
         return "new"
-    foreign = sorted(p.name for p in run_dir.iterdir() if p.name != LOCK_FILE)
+    foreign = sorted(p.name for p in run_dir.iterdir() if p.name not in (LOCK_FILE, PARTS_DIR))
     if foreign:
         runs = [n for n in foreign if _owned(run_dir / n)]
         if runs and overwrite:
             clear_run(run_dir)
-            foreign = sorted(p.name for p in run_dir.iterdir() if p.name != LOCK_FILE)
+            foreign = sorted(p.name for p in run_dir.iterdir() if p.name not in (LOCK_FILE, PARTS_DIR))
         if foreign:
             raise OutputConflictError(
                 f"output directory {run_dir} is not empty and holds no run record "
@@ -558,16 +565,100 @@ class PartInfo:
     chunk: int
     rows: int
     bytes: int
+    blake2b: str | None = None
 
     @property
     def file(self) -> str:
         return part_name(self.chunk)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "chunk": self.chunk, "rows": self.rows, "bytes": self.bytes}
+        out: dict[str, Any] = {"file": self.file, "chunk": self.chunk, "rows": self.rows, "bytes": self.bytes}
+        if self.blake2b is not None:
+            out["blake2b"] = self.blake2b
+        return out
 
 
 def write_manifest(run_dir: Path, manifest: Mapping[str, Any]) -> None:
     """Write ``_SUCCESS`` last: from this moment the run counts as finished."""
     data = {"format": FORMAT, "schema_version": SCHEMA_VERSION, **manifest}
     write_json_atomic(run_dir / MANIFEST, data)
+
+
+# ---------------------------------------------------------------- part verification
+
+
+def file_blake2b(path: Path | str) -> str:
+    """BLAKE2b (128-bit) of a file's bytes, hex; streamed, so memory stays flat."""
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def part_record_path(run_dir: Path | str, chunk: int) -> Path:
+    return Path(run_dir) / PARTS_DIR / f"{part_name(chunk).removesuffix('.parquet')}.json"
+
+
+def record_part(run_dir: Path | str, chunk: int, rows: int) -> PartInfo:
+    """Record a committed part's size and checksum (atomically, fsynced) so a re-run can tell
+    it from a part that was damaged, truncated or copied in since."""
+    path = part_path(run_dir, chunk)
+    info = PartInfo(chunk, rows, path.stat().st_size, file_blake2b(path))
+    write_json_atomic(part_record_path(run_dir, chunk), info.to_dict())
+    return info
+
+
+def read_part_record(run_dir: Path | str, chunk: int) -> PartInfo | None:
+    try:
+        d = json.loads(part_record_path(run_dir, chunk).read_text(encoding="utf-8"))
+        return PartInfo(int(d["chunk"]), int(d["rows"]), int(d["bytes"]), d.get("blake2b"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def part_problem(path: Path, record: PartInfo | None, config: str) -> str | None:
+    """Why the part at ``path`` cannot be reused (None: it can): no record of it, a size or
+    checksum other than recorded, an unreadable footer, or a ``boggle.config`` other than
+    ``config`` (the run's, as :func:`parquet_metadata` writes it)."""
+    if record is None:
+        return "no record of it being committed by this run"
+    size = path.stat().st_size
+    if size != record.bytes:
+        return f"{size:,} bytes, {record.bytes:,} recorded (truncated or replaced)"
+    if record.blake2b is not None and file_blake2b(path) != record.blake2b:
+        return "checksum differs from the one recorded (damaged or replaced)"
+    try:
+        meta = pq.read_metadata(path)
+    except (OSError, pa.ArrowException) as exc:
+        return f"unreadable Parquet ({str(exc).splitlines()[0][:80]})"
+    kv = meta.metadata or {}
+    if kv.get(META_CONFIG.encode(), b"").decode() != config:
+        return "written by a run with another config"
+    if meta.num_rows != record.rows:
+        return f"{meta.num_rows} rows, {record.rows} recorded"
+    return None
+
+
+def discard_part(run_dir: Path | str, chunk: int) -> None:
+    """Remove a part and its record (call with the lock held)."""
+    part_path(run_dir, chunk).unlink(missing_ok=True)
+    part_record_path(run_dir, chunk).unlink(missing_ok=True)
+
+
+def finished_run_problems(run_dir: Path, config: str) -> list[tuple[int, str]]:
+    """(chunk, problem) for every part of a finished run that is missing, damaged or foreign
+    (checked against the manifest's sizes and checksums), and for parts it does not list."""
+    manifest = read_json(run_dir / MANIFEST)
+    listed: dict[int, PartInfo] = {}
+    for p in manifest.get("parts", []):
+        listed[int(p["chunk"])] = PartInfo(int(p["chunk"]), int(p["rows"]), int(p["bytes"]), p.get("blake2b"))
+    out: list[tuple[int, str]] = []
+    present = committed_chunks(run_dir)
+    for chunk, info in sorted(listed.items()):
+        path = present.get(chunk)
+        problem = "missing" if path is None else part_problem(path, info, config)
+        if problem is not None:
+            out.append((chunk, problem))
+    out += [(k, "not part of the finished run") for k in sorted(set(present) - set(listed))]
+    return out

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -26,6 +29,7 @@ from pipeline.errors import BoardError, BoggleError
 from pipeline.rules import get_rules
 from pipeline.solve import solve_boards
 from pipeline.solve.reference import ReferenceSolver
+from tests.conftest import REPO
 
 # AlgoSpot's BOGGLE sample (its rule lets a path come back to a cell, each step moving); the
 # expected answers are the ones the problem statement gives.
@@ -243,3 +247,28 @@ def test_cli_check_errors_are_one_line_exit_2(tmp_path: Path) -> None:
         res = runner.invoke(app, args)
         assert res.exit_code == 2, (args, res.output)
         assert message in res.output and len(res.output.strip().splitlines()) == 1, res.output
+
+
+def test_huge_board_and_long_word_under_a_memory_limit() -> None:
+    """A 300x300 board and 5,000-letter words (one spelled along a path without reuse, one
+    random) in a process capped at 1.5 GB of address space; the cells x letters table took 4 GB."""
+    code = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))
+import numpy as np
+from pipeline.boards import Board
+from pipeline.check import can_spell
+rng = np.random.default_rng(1)
+letters = rng.choice(list("abcdefghijklmnoprstuvwy"), 300 * 300)
+board = Board(300, 300, tuple(letters))
+path = [r * 300 + (c if r % 2 == 0 else 299 - c) for r in range(300) for c in range(300)][:5000]
+snake = "".join(letters[i] for i in path)
+noise = "".join(rng.choice(list("abcdefghijklmnoprstuvwy"), 5000))
+print(can_spell(board, snake), can_spell(board, snake, revisit=True),
+      can_spell(board, noise), can_spell(board, noise, revisit=True),
+      can_spell(board, snake[:-1] + "z"))
+"""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OPENBLAS_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["True", "True", "False", "False", "False"]

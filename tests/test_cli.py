@@ -74,7 +74,6 @@ def test_solve_revisit_and_min_length(tmp_path: Path) -> None:
             "board file not found: /nonexistent/boards.txt",
         ),
         (["solve"], "no boards given"),
-        (["solve", "abcd", "--rules", "giant"], "unknown rules 'giant'"),
     ],
 )
 def test_bad_boards_give_one_line_and_exit_2(enable2k_path: str, args: list[str], message: str) -> None:
@@ -84,6 +83,12 @@ def test_bad_boards_give_one_line_and_exit_2(enable2k_path: str, args: list[str]
     assert res.stderr.count("\n") == 1
     assert message in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_unknown_choice_is_a_usage_error_listing_the_choices() -> None:
+    res = run("solve", "abcd", "--rules", "giant")
+    assert res.exit_code == 2 and res.stdout == "" and "Traceback" not in res.stderr
+    assert "'giant' is not one of 'boggle', 'big', 'superbig'" in res.stderr
 
 
 def test_bad_lexicons_give_one_line_and_exit_2(tmp_path: Path) -> None:

@@ -1,0 +1,496 @@
+"""The batch-job contract operators rely on: signals, orphaned and crashed workers, verified
+reuse of parts, limits, I/O failures, corrupt inputs, long bad lines, --summary-json, CLI habits.
+
+Subprocess tests run the real ``boggle run`` in its own session and check, with psutil, that no
+process of that session is left."""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from pipeline import store
+from pipeline.cli import app
+from pipeline.config import MAX_COUNT, load_config
+from pipeline.errors import EXIT_IO, EXIT_OUTPUT_CONFLICT, EXIT_TERMINATED, ConfigError
+from pipeline.runner import capped_n_jobs, execute
+from tests.conftest import REPO
+
+CLI = CliRunner()
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def small_config(enable2k: str, out: Path, **more: Any) -> Any:
+    values = {
+        "boards.dice": "new", "boards.count": 2000, "boards.seed": 42, "boards.chunk_size": 500,
+        "lexicon.path": enable2k, "run.out": str(out),
+    }  # fmt: skip
+    values.update({k.replace("__", "."): v for k, v in more.items()})
+    return load_config(None, values)
+
+
+def part_bytes(run_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(run_dir.glob("part-*.parquet"))}
+
+
+def session_processes(sid: int) -> list[int]:
+    out = []
+    for proc in psutil.process_iter():
+        try:
+            if os.getsid(proc.pid) == sid:
+                out.append(proc.pid)
+        except (ProcessLookupError, PermissionError):
+            continue
+    return out
+
+
+def wait_gone(sid: int, limit: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + limit
+    while (alive := session_processes(sid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return alive
+
+
+def start_run(enable2k: str, out: Path, *extra: str) -> subprocess.Popen[str]:
+    """A real `boggle run` long enough to be interrupted (200,000 boards, 2 workers)."""
+    cmd = [
+        sys.executable, "-m", "pipeline.cli", "run", str(REPO / "configs" / "smoke.toml"),
+        "--count", "200000", "--chunk-size", "2000", "--n-jobs", "2", "--seed", "3",
+        "--dictionary", enable2k, "--out", str(out), "--quiet", *extra,
+    ]  # fmt: skip
+    return subprocess.Popen(
+        cmd, cwd=REPO, env=ENV, start_new_session=True, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def wait_for_parts(proc: subprocess.Popen[str], out: Path, n: int) -> None:
+    deadline = time.monotonic() + 120
+    while len(list(out.glob("part-*.parquet"))) < n:
+        assert proc.poll() is None, f"the run ended early: {proc.communicate()}"
+        assert time.monotonic() < deadline, "no part appeared in time"
+        time.sleep(0.01)
+
+
+# ---------------------------------------------------------------- signals and workers
+
+
+def test_sigterm_stops_workers_exits_143_and_resumes(tmp_path: Path, enable2k_path: str) -> None:
+    out = tmp_path / "run"
+    summary = tmp_path / "summary.json"
+    proc = start_run(enable2k_path, out, "--summary-json", str(summary))
+    try:
+        wait_for_parts(proc, out, 2)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == EXIT_TERMINATED
+    assert stderr.strip().splitlines() == [
+        "terminated (SIGTERM): workers stopped; re-run the same command to resume"
+    ]
+    assert wait_gone(proc.pid) == []
+    data = json.loads(summary.read_text())
+    assert data["status"] == "terminated" and data["exit_code"] == EXIT_TERMINATED
+    assert data["run_dir"] == str(out)
+    assert not (out / store.MANIFEST).exists()
+
+
+def test_sigkill_of_the_main_process_leaves_no_worker(tmp_path: Path, enable2k_path: str) -> None:
+    out = tmp_path / "run"
+    proc = start_run(enable2k_path, out)
+    try:
+        wait_for_parts(proc, out, 2)
+        workers = psutil.Process(proc.pid).children(recursive=True)
+        assert len(workers) >= 2
+        proc.kill()  # the main process only, as the OOM killer would
+        proc.communicate(timeout=30)
+        left = wait_gone(proc.pid)
+        assert left == [], f"processes of the run still alive 10 s after its death: {left}"
+        parts = part_bytes(out)
+        time.sleep(1.0)
+        assert part_bytes(out) == parts, "parts were written after the main process died"
+    finally:
+        with_left = session_processes(proc.pid)
+        for pid in with_left:
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_killed_worker_is_one_line_with_a_resume_hint(tmp_path: Path, enable2k_path: str) -> None:
+    out = tmp_path / "run"
+    proc = start_run(enable2k_path, out)
+    try:
+        wait_for_parts(proc, out, 2)
+        workers = [
+            c for c in psutil.Process(proc.pid).children() if "resource_tracker" not in " ".join(c.cmdline())
+        ]
+        workers[0].kill()
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == EXIT_IO
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in stderr
+    assert "a worker process died" in lines[0] and "re-run the same command to resume" in lines[0]
+    assert wait_gone(proc.pid) == []
+
+
+# ---------------------------------------------------------------- verified reuse of parts
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory: pytest.TempPathFactory, enable2k_path: str) -> Path:
+    out = tmp_path_factory.mktemp("clean") / "run"
+    execute(small_config(enable2k_path, out), n_jobs=1)
+    return out
+
+
+def truncate(p: Path) -> None:
+    p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+
+
+def zero(p: Path) -> None:
+    p.write_bytes(bytes(p.stat().st_size))
+
+
+def corrupt(p: Path) -> None:
+    data = bytearray(p.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one byte inside a data page: the footer still reads
+    p.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", [truncate, zero, corrupt, "delete"])
+def test_damaged_part_of_an_unfinished_run_is_named_and_recomputed(
+    tmp_path: Path, enable2k_path: str, clean_run: Path, damage: Any
+) -> None:
+    out = tmp_path / "run"
+    shutil.copytree(clean_run, out)
+    (out / store.MANIFEST).unlink()  # an interrupted run
+    victim = store.part_path(out, 2)
+    if damage == "delete":
+        victim.unlink()
+    else:
+        damage(victim)
+    notes: list[str] = []
+    res = execute(small_config(enable2k_path, out), n_jobs=1, note=notes.append)
+    assert res.status == "resumed" and res.chunks_reused == 3 and res.boards_solved == 500
+    if damage != "delete":
+        assert len(notes) == 1 and str(victim) in notes[0] and "recomputing" in notes[0]
+    assert part_bytes(out) == part_bytes(clean_run)
+
+
+def test_foreign_part_from_another_seed_is_never_certified(
+    tmp_path: Path, enable2k_path: str, clean_run: Path
+) -> None:
+    other = tmp_path / "seed7"
+    execute(small_config(enable2k_path, other, boards__seed=7), n_jobs=1)
+    out = tmp_path / "run"
+    shutil.copytree(clean_run, out)
+    (out / store.MANIFEST).unlink()
+    # the part and its record both copied in: the record matches, the embedded config does not
+    shutil.copy(store.part_path(other, 1), store.part_path(out, 1))
+    shutil.copy(store.part_record_path(other, 1), store.part_record_path(out, 1))
+    notes: list[str] = []
+    res = execute(small_config(enable2k_path, out), n_jobs=1, note=notes.append)
+    assert res.chunks_reused == 3
+    assert len(notes) == 1 and "part-00001.parquet" in notes[0] and "another config" in notes[0]
+    assert part_bytes(out) == part_bytes(clean_run)
+
+
+def test_extra_part_beyond_the_run_is_refused_and_overwrite_removes_it(
+    tmp_path: Path, enable2k_path: str, clean_run: Path
+) -> None:
+    out = tmp_path / "run"
+    shutil.copytree(clean_run, out)
+    (out / store.MANIFEST).unlink()
+    shutil.copy(store.part_path(out, 0), store.part_path(out, 9))
+    result = CLI.invoke(app, ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out)])
+    assert result.exit_code == EXIT_OUTPUT_CONFLICT
+    assert "part-00009.parquet" in result.output and "Traceback" not in result.output
+    assert not (out / store.MANIFEST).exists()
+    fixed = CLI.invoke(
+        app, ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out), "--overwrite"]
+    )
+    assert fixed.exit_code == 0 and "part-00009.parquet" in fixed.output and "removed" in fixed.output
+    assert part_bytes(out) == part_bytes(clean_run)
+
+
+def cli_args(enable2k: str, out: Path) -> list[str]:
+    return [
+        "--count", "2000", "--seed", "42", "--chunk-size", "500", "--dictionary", enable2k,
+        "--out", str(out), "--n-jobs", "1", "--quiet", "--set", 'run.backend="threading"',
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("damage", [truncate, zero, corrupt, "delete", "extra"])
+def test_damaged_finished_run_is_refused_then_repaired_by_overwrite(
+    tmp_path: Path, enable2k_path: str, clean_run: Path, damage: Any
+) -> None:
+    out = tmp_path / "run"
+    shutil.copytree(clean_run, out)
+    victim = store.part_path(out, 3)
+    if damage == "delete":
+        victim.unlink()
+    elif damage == "extra":
+        victim = store.part_path(out, 4)
+        shutil.copy(store.part_path(out, 0), victim)
+    else:
+        damage(victim)
+    args = ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out)]
+    refused = CLI.invoke(app, args)
+    assert refused.exit_code == EXIT_OUTPUT_CONFLICT, refused.output
+    assert victim.name in refused.output and "--overwrite" in refused.output
+    assert len(refused.output.strip().splitlines()) == 1
+    repaired = CLI.invoke(app, [*args, "--overwrite"])
+    assert repaired.exit_code == 0, repaired.output
+    assert "3 chunks reused" in repaired.output or damage == "extra"
+    assert part_bytes(out) == part_bytes(clean_run)
+    assert store.open_run(out).manifest["counts"]["boards"] == 2000
+    again = CLI.invoke(app, args)
+    assert again.exit_code == 0 and "already complete" in again.output
+
+
+def test_manifest_records_checksums(clean_run: Path) -> None:
+    manifest, parts = store.open_run(clean_run)
+    for entry, path in zip(manifest["parts"], parts, strict=True):
+        assert entry["blake2b"] == store.file_blake2b(path) and entry["bytes"] == path.stat().st_size
+
+
+# ---------------------------------------------------------------- limits
+
+
+def test_huge_count_is_one_line_under_a_memory_limit(tmp_path: Path) -> None:
+    out = tmp_path / "never"
+    code = (
+        "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30));"
+        "from pipeline.cli import main; sys.argv = ['boggle'] + sys.argv[1:]; main()"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "run", str(REPO / "configs" / "smoke.toml"),
+         "--count", "99999999999999999999", "--out", str(out), "--quiet"],
+        cwd=REPO, env=ENV, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "[boards] count: at most 999,990,000,000" in lines[0]
+    assert not out.exists()
+
+
+def test_count_that_needs_too_many_parts_leaves_no_directory(tmp_path: Path) -> None:
+    out = tmp_path / "never"
+    result = CLI.invoke(
+        app, ["run", str(REPO / "configs" / "smoke.toml"), "--count", str(MAX_COUNT), "--chunk-size", "10",
+              "--out", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 2 and "raise [boards] chunk_size" in result.output
+    assert not out.exists()
+    with pytest.raises(ConfigError, match="at most 10,000,000"):
+        load_config(None, {"boards.chunk_size": 10**12})
+
+
+def test_n_jobs_capped_at_chunks_and_cores(enable2k_path: str, tmp_path: Path) -> None:
+    notes: list[str] = []
+    cfg = small_config(enable2k_path, tmp_path / "x", run__n_jobs=64).resolve()
+    assert capped_n_jobs(cfg, notes.append) == min(4, 2 * len(os.sched_getaffinity(0)))
+    assert len(notes) == 1 and "n_jobs 64 capped to" in notes[0]
+    assert capped_n_jobs(small_config(enable2k_path, tmp_path / "x", run__n_jobs=1).resolve()) == 1
+
+
+# ---------------------------------------------------------------- I/O failures
+
+
+def test_output_under_a_file_is_an_io_failure(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory\n")
+    for out in (blocker, blocker / "run"):
+        result = CLI.invoke(app, ["run", str(REPO / "configs" / "smoke.toml"), "--out", str(out), "-q"])
+        assert result.exit_code == EXIT_IO, result.output
+        line = result.output.strip()
+        assert len(line.splitlines()) == 1 and str(blocker) in line and "resume" in line
+
+
+@pytest.mark.parametrize(
+    ("code", "text"), [(errno.ENOSPC, "No space left on device"), (errno.EROFS, "Read-only file system")]
+)
+def test_disk_full_or_read_only_is_exit_5_naming_the_path(
+    tmp_path: Path, enable2k_path: str, monkeypatch: pytest.MonkeyPatch, code: int, text: str
+) -> None:
+    from pipeline import runner
+
+    def failing_record(run_dir: Any, chunk: int, rows: int) -> Any:
+        raise OSError(code, os.strerror(code), str(store.part_record_path(run_dir, chunk)))
+
+    monkeypatch.setattr(runner.store, "record_part", failing_record)
+    out = tmp_path / "run"
+    result = CLI.invoke(app, ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out)])
+    assert result.exit_code == EXIT_IO
+    line = result.output.strip()
+    assert len(line.splitlines()) == 1 and text in line
+    assert str(out / store.PARTS_DIR) in line and "re-run the same command to resume" in line
+
+
+# ---------------------------------------------------------------- inputs
+
+
+@pytest.mark.parametrize("how", ["truncated", "corrupted", "bad header"])
+def test_corrupt_gzip_ingest_is_one_line_naming_the_file(
+    tmp_path: Path, enable2k_path: str, how: str
+) -> None:
+    data = gzip.compress(b"perslatgsineters\n" * 5000)
+    if how == "truncated":
+        data = data[: len(data) // 2]
+    elif how == "corrupted":
+        data = data[:100] + bytes(40) + data[140:]
+    else:
+        data = b"\x1f\x8b\x08garbage"
+    src = tmp_path / "boards.txt.gz"
+    src.write_bytes(data)
+    result = CLI.invoke(
+        app,
+        ["run", str(REPO / "configs" / "smoke.toml"), "--input", str(src), "--dictionary", enable2k_path,
+         "--out", str(tmp_path / "run"), "-q", "--set", 'run.backend="threading"'],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and str(src) in lines[0] and "gzip" in lines[0]
+
+
+def test_long_bad_lines_are_quoted_short(tmp_path: Path, enable2k_path: str) -> None:
+    long_board = "x" * 1_000_001  # not a square number of faces
+    result = CLI.invoke(app, ["solve", long_board, "--dictionary", enable2k_path])
+    assert result.exit_code == 2 and len(result.output) < 300
+    assert "(1,000,001 characters)" in result.output
+    src = tmp_path / "in.txt"
+    src.write_text("perslatgsineters\n" + long_board + "\n")
+    out = tmp_path / "run"
+    result = CLI.invoke(
+        app,
+        ["run", str(REPO / "configs" / "smoke.toml"), "--input", str(src), "--dictionary", enable2k_path,
+         "--out", str(out), "-q", "--set", 'run.backend="threading"'],
+    )  # fmt: skip
+    assert result.exit_code == 3
+    [reject] = store.read_rejects(out)
+    assert reject["line"] == "2" and len(reject["raw"]) < 120 and len(reject["reason"]) < 200
+    assert (out / store.REJECTS).stat().st_size < 600
+
+
+# ---------------------------------------------------------------- --summary-json and CLI habits
+
+
+def test_summary_json_on_success_rejects_and_failure(tmp_path: Path, enable2k_path: str) -> None:
+    path = tmp_path / "summary.json"
+    out = tmp_path / "run"
+    smoke = str(REPO / "configs" / "smoke.toml")
+    ok = CLI.invoke(app, ["run", smoke, *cli_args(enable2k_path, out), "--summary-json", str(path)])
+    assert ok.exit_code == 0
+    data = json.loads(path.read_text())
+    assert data["status"] == "complete" and data["exit_code"] == 0 and data["boards"] == 2000
+    assert data["rejected"] == 0 and data["run_dir"] == str(out) and data["elapsed_s"] > 0
+    again = CLI.invoke(app, ["run", smoke, *cli_args(enable2k_path, out), "--summary-json", str(path)])
+    assert again.exit_code == 0 and json.loads(path.read_text())["status"] == "already complete"
+
+    src = tmp_path / "in.txt"
+    src.write_text("perslatgsineters\nnot-a-board!\n")
+    args = [
+        "run", smoke, "--input", str(src), "--dictionary", enable2k_path, "--out", str(tmp_path / "ingest"),
+        "-q", "--set", 'run.backend="threading"', "--summary-json", str(path),
+    ]  # fmt: skip
+    for _ in range(2):  # a re-run of a finished run with rejects returns 3 again
+        rejected = CLI.invoke(app, args)
+        assert rejected.exit_code == 3
+        data = json.loads(path.read_text())
+        assert data["exit_code"] == 3 and data["rejected"] == 1 and data["boards"] == 1
+
+    bad = CLI.invoke(app, ["run", smoke, "--set", "boards.count=0", "--summary-json", str(path)])
+    assert bad.exit_code == 2
+    data = json.loads(path.read_text())
+    assert data["status"] == "failed" and data["exit_code"] == 2 and "[boards] count" in data["message"]
+    assert data["boards"] is None
+
+
+def test_version_and_short_help() -> None:
+    from importlib.metadata import version
+
+    result = CLI.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.strip() == f"boggle-pipeline {version('boggle-pipeline')}"
+    for args in (["-h"], ["run", "-h"], ["check", "-h"]):
+        result = CLI.invoke(app, args)
+        assert result.exit_code == 0 and "Usage:" in result.output
+    assert "--install-completion" in CLI.invoke(app, ["--help"]).output
+
+
+def test_part_files_stay_readable_as_a_dataset(clean_run: Path) -> None:
+    # the _parts/ records never get in a Parquet reader's way
+    assert all(p.suffix == ".json" for p in (clean_run / store.PARTS_DIR).iterdir())
+    rows = sum(pq.read_metadata(p).num_rows for p in clean_run.glob("part-*.parquet"))
+    assert rows == 2000
+
+
+def test_choices_match_the_library_and_are_listed_in_help() -> None:
+    from pipeline import cli
+    from pipeline.config import BACKENDS
+    from pipeline.optimize import OBJECTIVES, STRATEGIES
+    from pipeline.rules import PRESETS
+
+    assert [m.value for m in cli.RulesName] == list(PRESETS)
+    assert sorted(m.value for m in cli.Backend) == sorted(BACKENDS)
+    assert sorted(m.value for m in cli.Strategy) == sorted(STRATEGIES)
+    assert sorted(m.value for m in cli.Objective) == sorted(OBJECTIVES)
+    from pipeline.dice import GENERATORS, dice_set_names
+
+    assert list(cli.DICE_CHOICES) == [*dice_set_names(), *GENERATORS]
+    assert cli._complete_dice("big") == ["big1979", "big2011"]
+    if Path("/usr/share/tanglet/gamedata/en").is_dir():
+        assert "tanglet:en" in cli._complete_dice("tanglet:")
+    out = CLI.invoke(app, ["run", "--help"], terminal_width=200).output
+    assert "<boggle|big|superbig>" in out and "<loky|threading|dask>" in out
+    bad = CLI.invoke(app, ["optimize", "--strategy", "greedy"])
+    assert bad.exit_code == 2 and "greedy" in bad.output
+
+
+def test_each_short_flag_means_one_thing_across_commands() -> None:
+    import typer.main
+
+    meaning: dict[str, set[str]] = {}
+    group = typer.main.get_group(app)
+    for command in group.commands.values():
+        for param in command.params:
+            for opt in param.opts + param.secondary_opts:
+                if len(opt) == 2 and opt not in ("-h",):
+                    meaning.setdefault(opt, set()).add(param.name or "")
+    clashes = {flag: names for flag, names in meaning.items() if len(names) > 1}
+    assert not clashes, f"short flags with several meanings: {clashes}"
+
+
+def test_part_write_failure_without_a_file_name_names_the_run(
+    tmp_path: Path, enable2k_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline import runner
+
+    def full_disk(*args: Any, **kwargs: Any) -> int:
+        # what pyarrow raises when the disk fills: an OSError with no filename
+        raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
+
+    monkeypatch.setattr(runner.store, "write_part", full_disk)
+    out = tmp_path / "run"
+    result = CLI.invoke(app, ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out)])
+    assert result.exit_code == EXIT_IO
+    line = result.output.strip()
+    assert len(line.splitlines()) == 1 and line.startswith(f"error: {out}: I/O failure writing parts")
+    assert "No space left on device" in line and "resume" in line
