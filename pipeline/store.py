@@ -7,7 +7,7 @@ Layout of a run directory (the contract every later stage reads)::
     RUN_DIR/part-00000.parquet   one part per chunk, zstd, written to a temp name and renamed
     RUN_DIR/part-00001.parquet   ...
     RUN_DIR/_rejects.csv         rejected input rows: source, line, raw, reason (ingest runs)
-    RUN_DIR/_parts/part-00000.json  size and BLAKE2b checksum of each part, recorded when the main
+    RUN_DIR/_parts/_part-00000.json  size and BLAKE2b checksum of each part, recorded when the main
                                  process has the worker's result (a part without one is not trusted)
     RUN_DIR/_SUCCESS             the manifest (JSON), written last: a run is finished iff it exists
 
@@ -597,7 +597,8 @@ def file_blake2b(path: Path | str) -> str:
 
 
 def part_record_path(run_dir: Path | str, chunk: int) -> Path:
-    return Path(run_dir) / PARTS_DIR / f"{part_name(chunk).removesuffix('.parquet')}.json"
+    # "_" again on the file: polars' hidden_file_prefix is matched against file names only
+    return Path(run_dir) / PARTS_DIR / f"_{part_name(chunk).removesuffix('.parquet')}.json"
 
 
 def record_part(run_dir: Path | str, chunk: int, rows: int) -> PartInfo:

@@ -111,7 +111,11 @@ def test_only_data_files_have_visible_names_and_no_lock_is_left(gen_run: Path, i
     for run in (gen_run, ingest_run):
         names = sorted(p.name for p in run.iterdir())
         parts = [p["file"] for p in manifest_of(run)["parts"]]
-        assert names == sorted([store.MANIFEST, store.REJECTS, store.RUN_RECORD, *parts])
+        assert names == sorted([store.MANIFEST, store.REJECTS, store.RUN_RECORD, store.PARTS_DIR, *parts])
+        # every file below the run that is not a part is hidden by its own name (polars matches
+        # hidden_file_prefix against file names, not folders)
+        hidden = [p for p in run.rglob("*") if p.is_file() and p.name not in parts]
+        assert hidden and all(p.name[0] in "_." for p in hidden)
         assert store.REJECTS == "_rejects.csv" and store.LOCK_FILE not in names
     assert len(store.read_rejects(ingest_run)) == 4
     assert manifest_of(ingest_run)["rejects_file"] == "_rejects.csv"
