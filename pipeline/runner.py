@@ -172,9 +172,15 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
 
     from pipeline.generate import GenerateChunk, generate_chunk
     from pipeline.solve import solve_arrays
+    from pipeline.solve.summary import summarise_words
 
     lex = worker_lexicon(handle)
     schema = store.board_schema(lex.rules.min_length)
+    bins = store.length_bins(lex.rules.min_length)
+
+    def summarise(result: Any) -> Any:
+        return summarise_words(result.offsets, result.word_ids, lex, int(bins[0]), len(bins))
+
     tables = []
     if task.groups:
         for g in task.groups:
@@ -191,6 +197,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
                     source=names,
                     chunk=task.chunk,
                     schema=schema,
+                    summary=summarise(result),
                 )
             )
     elif task.count:
@@ -209,6 +216,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
                 source=task.source,
                 chunk=task.chunk,
                 schema=schema,
+                summary=summarise(result),
             )
         )
     if not tables:

@@ -35,7 +35,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from numba import njit
 
 from pipeline.boards import BLANK, Board, format_compact
 from pipeline.errors import BoggleError, OutputConflictError
@@ -128,36 +127,6 @@ def parquet_metadata(
 # ---------------------------------------------------------------- building tables
 
 
-@njit(nogil=True, cache=True)
-def _summarise(offsets, ids, word_len, word_points, lo, n_bins):
-    """Sort each board's word ids; per board, the longest word's id (ties: smallest id, which is
-    the alphabetically first word) and word counts / points per length bin."""
-    n = len(offsets) - 1
-    out = ids.copy()
-    longest_id = np.full(n, -1, np.int32)
-    counts = np.zeros((n, n_bins), np.int32)
-    points = np.zeros((n, n_bins), np.int32)
-    top = n_bins - 1
-    for b in range(n):
-        s = offsets[b]
-        e = offsets[b + 1]
-        if e - s > 1:
-            out[s:e].sort()
-        best_len = -1
-        best = -1
-        for k in range(s, e):
-            w = out[k]
-            length = int(word_len[w])
-            if length > best_len:
-                best_len = length
-                best = w
-            j = min(max(length - lo, 0), top)
-            counts[b, j] += 1
-            points[b, j] += word_points[w]
-        longest_id[b] = best
-    return out, longest_id, counts, points
-
-
 _WORDS_CACHE: dict[int, tuple[Any, pa.Array]] = {}
 
 
@@ -197,12 +166,15 @@ def results_table(
     source: str | pa.Array,
     chunk: int,
     schema: pa.Schema | None = None,
+    summary: Any = None,
 ) -> pa.Table:
     """One Arrow table (schema :func:`board_schema`) for a batch of solved boards.
 
     ``result`` is a :class:`pipeline.solve.BatchResult` solved with ``collect=True`` for
     ``boards`` (int8 [n, rows*cols]) and ``lexicon`` (a CompiledLexicon); ``source`` is one
-    string for all rows or an Arrow string array.
+    string for all rows or an Arrow string array. ``summary`` is the result's
+    :class:`pipeline.solve.summary.WordSummary` for :func:`length_bins`; when None it is
+    computed here (which imports numba: workers pass it in).
     """
     n = len(boards)
     min_length = lexicon.rules.min_length
@@ -210,14 +182,11 @@ def results_table(
     bins = length_bins(min_length)
     lo = int(bins[0])
     offsets = np.ascontiguousarray(result.offsets, dtype=np.int64)
-    ids, longest_id, counts, points = _summarise(
-        offsets,
-        np.ascontiguousarray(result.word_ids, dtype=np.int32),
-        lexicon.trie.word_len,
-        lexicon.word_points,
-        lo,
-        len(bins),
-    )
+    if summary is None:
+        from pipeline.solve.summary import summarise_words
+
+        summary = summarise_words(offsets, result.word_ids, lexicon, lo, len(bins))
+    ids, longest_id, counts, points = summary.word_ids, summary.longest_id, summary.counts, summary.points
     words = _words_array(lexicon.words)
     if offsets[-1] > np.iinfo(np.int32).max:
         raise BoggleError("a chunk found more than 2**31 words; lower [boards] chunk_size")
