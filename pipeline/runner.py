@@ -570,6 +570,7 @@ def _finish(
     n_chunks: int,
 ) -> dict[str, Any]:
     """Check every chunk is committed, total the parts, and write ``_SUCCESS``."""
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     committed = store.committed_chunks(run_dir)
@@ -579,12 +580,16 @@ def _finish(
     _check_no_stray_parts(committed, n_chunks)
     parts = []
     boards = words = score = 0
+    # ParquetFile and pyarrow.compute rather than read_table and numpy: those import pandas,
+    # 50 MB the main process does not otherwise need
+    total = pc.ScalarAggregateOptions(min_count=0)
     for k in range(n_chunks):
-        t = pq.read_table(committed[k], columns=["n_words", "score"])
+        with pq.ParquetFile(committed[k]) as pf:
+            t = pf.read(columns=["n_words", "score"])
         n = t.num_rows
         boards += n
-        words += int(np.asarray(t.column("n_words")).sum(dtype=np.int64)) if n else 0
-        score += int(np.asarray(t.column("score")).sum(dtype=np.int64)) if n else 0
+        words += pc.sum(t.column("n_words"), options=total).as_py()
+        score += pc.sum(t.column("score"), options=total).as_py()
         parts.append(store.PartInfo(k, n, committed[k].stat().st_size).to_dict())
     if boards != counters.valid:
         raise BoggleError(
