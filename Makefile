@@ -86,7 +86,7 @@ $(VENV)/.notebook: $(VENV)/.installed
 	touch $@
 
 .PHONY: bench-pipeline
-bench-pipeline:  ## batch pipeline: 1M new-dice boards end to end vs the kernel, 1 vs 2 processes, RSS
+bench-pipeline:  ## batch pipeline: 1M new-dice boards end to end vs the kernel (alternating rounds), 1 vs 2 processes, memory
 	$(PY) -m pipeline.bench_pipeline --dictionary $(ENABLE2K) --count 1000000 --jobs 2
 
 .PHONY: optimize-4x4

@@ -402,7 +402,8 @@ def compact_strings(boards: np.ndarray, faces: Sequence[str]) -> Any:
     table = [blank, *tokens]  # index 0 is the blank (-1 + 1)
     if all(len(t) == 1 and t.isascii() for t in table):
         lut = np.frombuffer("".join(table).encode("ascii"), dtype=np.uint8)
-        codes = lut[boards.astype(np.int16) + 1]
-        raw = np.ascontiguousarray(codes).view(f"S{cells}").reshape(n) if cells else np.zeros(n, "S1")
-        return pa.array(raw, type=pa.binary()).cast(pa.string())
+        codes = np.ascontiguousarray(lut[boards.astype(np.int16) + 1])
+        # straight from buffers: pa.array() on numpy input imports pandas (~25 MB a worker)
+        offsets = np.arange(n + 1, dtype=np.int32) * cells
+        return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(codes)])
     return pa.array(["".join(table[c + 1] for c in row) for row in boards.tolist()], type=pa.string())

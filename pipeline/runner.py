@@ -224,9 +224,15 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
 
     from pipeline.generate import GenerateChunk, generate_chunk
     from pipeline.solve import solve_arrays
+    from pipeline.solve.summary import summarise_words
 
     lex = worker_lexicon(handle)
     schema = store.board_schema(lex.rules.min_length)
+    bins = store.length_bins(lex.rules.min_length)
+
+    def summarise(result: Any) -> Any:
+        return summarise_words(result.offsets, result.word_ids, lex, int(bins[0]), len(bins))
+
     tables = []
     if task.groups:
         for g in task.groups:
@@ -243,6 +249,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
                     source=names,
                     chunk=task.chunk,
                     schema=schema,
+                    summary=summarise(result),
                 )
             )
     elif task.count:
@@ -261,6 +268,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
                 source=task.source,
                 chunk=task.chunk,
                 schema=schema,
+                summary=summarise(result),
             )
         )
     if not tables:
@@ -407,7 +415,7 @@ def execute(
     """
     from joblib import Parallel, delayed
 
-    from pipeline.solve import solve_arrays
+    from pipeline.solve import kernel_needs_compile, solve_arrays
 
     t_start = time.perf_counter()
     cfg = config.resolve()
@@ -458,9 +466,15 @@ def execute(
         committed = store.committed_chunks(run_dir)
         reusable = _Reuse(run_dir, metadata[store.META_CONFIG], note, overwrite)
 
-        # Load (or compile) the kernel here once, so workers find numba's cache warm.
-        cells = shape[0] * shape[1] if shape else 16
-        solve_arrays(np.zeros((1, cells), np.int8), *(shape or (4, 4)), lexicon)
+        # Compile the kernels here once when numba has no cache yet, so workers do not all
+        # compile them at the same time. With a warm cache the main process skips this and never
+        # imports numba (about 100 MB less, as it only dispatches chunks and writes the manifest).
+        if kernel_needs_compile() or kernel_needs_compile(module="summary"):
+            from pipeline.solve.summary import summarise_words
+
+            cells = shape[0] * shape[1] if shape else 16
+            warm = solve_arrays(np.zeros((1, cells), np.int8), *(shape or (4, 4)), lexicon)
+            summarise_words(warm.offsets, warm.word_ids, lexicon, 3, len(store.length_bins(3)))
 
         handle = make_handle(cfg.lexicon.path or "", lexicon, ship=not workers_write)
         counters = _Counters()
@@ -730,6 +744,7 @@ def _finish(
     n_chunks: int,
 ) -> dict[str, Any]:
     """Check every chunk is committed, total the parts, and write ``_SUCCESS``."""
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     committed = store.committed_chunks(run_dir)
@@ -739,12 +754,16 @@ def _finish(
     _check_no_stray_parts(committed, n_chunks)
     parts = []
     boards = words = score = 0
+    # ParquetFile and pyarrow.compute rather than read_table and numpy: those import pandas,
+    # 50 MB the main process does not otherwise need
+    total = pc.ScalarAggregateOptions(min_count=0)
     for k in range(n_chunks):
-        t = pq.read_table(committed[k], columns=["n_words", "score"])
+        with pq.ParquetFile(committed[k]) as pf:
+            t = pf.read(columns=["n_words", "score"])
         n = t.num_rows
         boards += n
-        words += int(np.asarray(t.column("n_words")).sum(dtype=np.int64)) if n else 0
-        score += int(np.asarray(t.column("score")).sum(dtype=np.int64)) if n else 0
+        words += pc.sum(t.column("n_words"), options=total).as_py()
+        score += pc.sum(t.column("score"), options=total).as_py()
         info = store.read_part_record(run_dir, k) or store.record_part(run_dir, k, n)
         parts.append(info.to_dict())
     if boards != counters.valid:

@@ -44,9 +44,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from numba import njit
 
 from pipeline.boards import compact_strings
 from pipeline.errors import BoggleError, OutputConflictError, RunIOError
@@ -174,53 +172,49 @@ def provenance_labels(lexicon: Any) -> dict[str, str]:
 
 def label_column(value: str, n: int) -> pa.DictionaryArray:
     """``n`` copies of ``value`` as a dictionary array (one dictionary entry, int32 indices)."""
-    return pa.DictionaryArray.from_arrays(
-        pa.array(np.zeros(n, np.int32)), pa.array([value], type=pa.string())
-    )
+    return pa.DictionaryArray.from_arrays(_numeric(np.zeros(n), np.int32), _repeat_string(value, 1))
 
 
 # ---------------------------------------------------------------- building tables
 
 
-@njit(nogil=True, cache=True)
-def _summarise(offsets, ids, word_len, word_points, lo, n_bins):
-    """Sort each board's word ids; per board, the longest word's id (ties: smallest id, which is
-    the alphabetically first word) and word counts / points per length bin."""
-    n = len(offsets) - 1
-    out = ids.copy()
-    longest_id = np.full(n, -1, np.int32)
-    counts = np.zeros((n, n_bins), np.int32)
-    points = np.zeros((n, n_bins), np.int32)
-    top = n_bins - 1
-    for b in range(n):
-        s = offsets[b]
-        e = offsets[b + 1]
-        if e - s > 1:
-            out[s:e].sort()
-        best_len = -1
-        best = -1
-        for k in range(s, e):
-            w = out[k]
-            length = int(word_len[w])
-            if length > best_len:
-                best_len = length
-                best = w
-            j = min(max(length - lo, 0), top)
-            counts[b, j] += 1
-            points[b, j] += word_points[w]
-        longest_id[b] = best
-    return out, longest_id, counts, points
-
-
 _WORDS_CACHE: dict[int, tuple[Any, pa.Array]] = {}
+
+# Arrays are built from numpy buffers (zero copy) rather than with pa.array / pa.scalar: those
+# import pandas on first use, about 50 MB in every worker process for nothing.
+
+
+def _numeric(values: np.ndarray, dtype: Any) -> pa.Array:
+    """A numpy array as an Arrow array of the same values (``dtype``: a numpy dtype)."""
+    arr = np.ascontiguousarray(values, dtype=dtype)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(arr.dtype), len(arr), [None, pa.py_buffer(arr)])
+
+
+def _strings(offsets: np.ndarray, data: bytes | np.ndarray) -> pa.Array:
+    """Arrow strings from int32 offsets [n+1] into UTF-8 ``data``."""
+    offs = np.ascontiguousarray(offsets, dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), len(offs) - 1, [None, pa.py_buffer(offs), pa.py_buffer(data)])
+
+
+def _repeat_string(value: str, n: int) -> pa.Array:
+    raw = value.encode("utf-8")
+    return _strings(np.arange(n + 1, dtype=np.int64) * len(raw), raw * n)
 
 
 def _words_array(words: list[str]) -> pa.Array:
-    """The lexicon's word table as an Arrow array, built once per word list per process."""
+    """The lexicon's word table as an Arrow array with one extra entry, ``""`` at index
+    ``len(words)`` (the longest word of a board without words), built once per word list per
+    process."""
     hit = _WORDS_CACHE.get(id(words))
     if hit is not None and hit[0] is words:
         return hit[1]
-    arr = pa.array(words, type=pa.string())
+    encoded = [w.encode("utf-8") for w in words]
+    offsets = np.zeros(len(encoded) + 2, np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:-1])
+    offsets[-1] = offsets[-2]
+    if offsets[-1] > np.iinfo(np.int32).max:
+        raise BoggleError("the word list holds more than 2 GB of text")
+    arr = _strings(offsets, b"".join(encoded))
     _WORDS_CACHE.clear()
     _WORDS_CACHE[id(words)] = (words, arr)
     return arr
@@ -237,12 +231,15 @@ def results_table(
     source: str | pa.Array,
     chunk: int,
     schema: pa.Schema | None = None,
+    summary: Any = None,
 ) -> pa.Table:
     """One Arrow table (schema :func:`board_schema`) for a batch of solved boards.
 
     ``result`` is a :class:`pipeline.solve.BatchResult` solved with ``collect=True`` for
     ``boards`` (int8 [n, rows*cols]) and ``lexicon`` (a CompiledLexicon); ``source`` is one
-    string for all rows or an Arrow string array.
+    string for all rows or an Arrow string array. ``summary`` is the result's
+    :class:`pipeline.solve.summary.WordSummary` for :func:`length_bins`; when None it is
+    computed here (which imports numba: workers pass it in).
     """
     n = len(boards)
     min_length = lexicon.rules.min_length
@@ -250,43 +247,37 @@ def results_table(
     bins = length_bins(min_length)
     lo = int(bins[0])
     offsets = np.ascontiguousarray(result.offsets, dtype=np.int64)
-    ids, longest_id, counts, points = _summarise(
-        offsets,
-        np.ascontiguousarray(result.word_ids, dtype=np.int32),
-        lexicon.trie.word_len,
-        lexicon.word_points,
-        lo,
-        len(bins),
-    )
+    if summary is None:
+        from pipeline.solve.summary import summarise_words
+
+        summary = summarise_words(offsets, result.word_ids, lexicon, lo, len(bins))
+    ids, longest_id, counts, points = summary.word_ids, summary.longest_id, summary.counts, summary.points
     words = _words_array(lexicon.words)
     if offsets[-1] > np.iinfo(np.int32).max:
         raise BoggleError("a chunk found more than 2**31 words; lower [boards] chunk_size")
-    word_lists = pa.ListArray.from_arrays(
-        pa.array(offsets.astype(np.int32)), words.take(pa.array(ids, type=pa.int32()))
-    )
-    has_word = longest_id >= 0
-    longest_words = words.take(pa.array(np.where(has_word, longest_id, 0), type=pa.int32()))
-    longest_words = pc.if_else(pa.array(has_word), longest_words, pa.scalar("", pa.string()))
-    source_arr = pa.repeat(pa.scalar(source, pa.string()), n) if isinstance(source, str) else source
+    word_lists = pa.ListArray.from_arrays(_numeric(offsets, np.int32), words.take(_numeric(ids, np.int32)))
+    no_word = len(words) - 1  # the "" entry
+    longest_words = words.take(_numeric(np.where(longest_id >= 0, longest_id, no_word), np.int32))
+    source_arr = _repeat_string(source, n) if isinstance(source, str) else source
     data: dict[str, Any] = {
-        "board_id": pa.array(np.asarray(board_ids, dtype=np.int64)),
+        "board_id": _numeric(board_ids, np.int64),
         "board": compact_strings(boards, lexicon.alphabet.faces),
-        "rows": pa.array(np.full(n, rows, np.int16)),
-        "cols": pa.array(np.full(n, cols, np.int16)),
+        "rows": _numeric(np.full(n, rows), np.int16),
+        "cols": _numeric(np.full(n, cols), np.int16),
         "source": source_arr,
         **{k: label_column(v, n) for k, v in provenance_labels(lexicon).items()},
-        "chunk": pa.array(np.full(n, chunk, np.int32)),
-        "score": pa.array(np.asarray(result.score, dtype=np.int32)),
-        "n_words": pa.array(np.asarray(result.n_words, dtype=np.int32)),
+        "chunk": _numeric(np.full(n, chunk), np.int32),
+        "score": _numeric(result.score, np.int32),
+        "n_words": _numeric(result.n_words, np.int32),
         "words": word_lists,
         "longest_word": longest_words,
-        "max_word_len": pa.array(np.asarray(result.longest, dtype=np.int16)),
-        "dead_cells": pa.array(np.asarray(result.dead_cells, dtype=np.int16)),
+        "max_word_len": _numeric(result.longest, np.int16),
+        "dead_cells": _numeric(result.dead_cells, np.int16),
     }
     for j, b in enumerate(bins):
-        data[f"words_len_{b}"] = pa.array(np.ascontiguousarray(counts[:, j]))
+        data[f"words_len_{b}"] = _numeric(counts[:, j], np.int32)
     for j, b in enumerate(bins):
-        data[f"points_len_{b}"] = pa.array(np.ascontiguousarray(points[:, j]))
+        data[f"points_len_{b}"] = _numeric(points[:, j], np.int32)
     return pa.Table.from_arrays([data[f.name] for f in schema], schema=schema)
 
 

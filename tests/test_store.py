@@ -106,6 +106,13 @@ def test_longest_word_ties_break_alphabetically() -> None:
     assert row["dead_cells"] == 0  # the blank is not counted
 
 
+def test_store_does_not_import_numba() -> None:
+    # readers (analyze, DuckDB users) import the store; numba costs ~60 MB and a second there
+    code = "import sys, pipeline.store; print('numba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_compact_strings_round_trip_every_kind_of_face() -> None:
     faces = ("a", "qu", "th", "q", "ł", "[", "é")
     alphabet = Alphabet.from_faces(faces)
