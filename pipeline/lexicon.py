@@ -30,7 +30,7 @@ from pipeline.trie import Alphabet, Trie, build_trie
 
 TANGLET_PREFIX = "tanglet:"
 DEFAULT_TANGLET_DIR = "/usr/share/tanglet/gamedata"
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # bump whenever the trie's saved layout changes: stale caches are never loaded
 MAX_EXAMPLES = 5
 
 
