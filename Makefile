@@ -54,6 +54,10 @@ bench:  ## solver benchmark on ENABLE2K (figures and ratios side by side)
 	$(PY) -m pipeline.perf --dictionary $(ENABLE2K) --shape 5x5 --count 100000
 	$(PY) -m pipeline.perf --dictionary $(ENABLE2K) --shape 100x100 --count 1 --rules boggle
 
+.PHONY: bench-vs-cpp
+bench-vs-cpp:  ## our kernel vs the C++ solver (ANCHOR_DIR, default /tmp/anchor): same boards, alternating, medians
+	$(PY) -m pipeline.perf_vs_cpp --dictionary $(ENABLE2K)
+
 .PHONY: bench-algorithms
 bench-algorithms:  ## trie vs word-driven DP vs binary search: 4x4, 6x6, 100x100 and a ~545k-word list
 	$(PY) -m pipeline.perf_algorithms --dictionary $(ENABLE2K) --big $(ENABLE2K) --big tanglet:en --big tanglet:nl

@@ -75,6 +75,7 @@ def main(
     assert result is not None
     typer.echo(
         f"mean score {result.score.mean():.2f}, mean words {result.n_words.mean():.2f}, "
+        f"total score {int(result.score.sum(dtype=np.int64))}, "
         f"{result.offsets[-1]} word ids collected"
     )
     rate = n / best
