@@ -179,17 +179,83 @@ def _grow(ids, needed):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
+def _walk_small(faces, nodes, first_cells, nbr_faces, near, word_points, word_len, collect, seen, stamp, ids, n_ids, st):  # type: ignore[no-untyped-def]
+    """Every word of one board of <= 64 cells: (points, words, longest, live cells, n_ids), the
+    found ids appended to ``ids`` from ``n_ids`` on; n_ids is -1 when ``ids`` ran out of room
+    (the caller grows it and walks the board again with a new stamp). ``ids`` is never
+    reassigned here: a growable buffer in this loop made numba count references on every step
+    (about 25% of the time)."""
+    st_cell, st_mask, st_first, st_todo = st
+    live = ZERO  # cells some found word uses
+    pts = 0
+    n_found = 0
+    longest_len = 0
+    depth = 0
+    st_mask[0] = nodes[0]
+    st_first[0] = np.int64(nodes[1] & LOW32)
+    st_todo[0] = first_cells
+    used = ZERO  # the cells of the current path
+    while True:
+        todo = st_todo[depth]
+        if todo == ZERO:
+            if depth == 0:
+                break
+            used ^= ONE << np.uint64(st_cell[depth])
+            depth -= 1
+            continue
+        bit = todo & (~todo + ONE)
+        st_todo[depth] = todo ^ bit
+        cell = np.int64(_ctz(bit))
+        parent_mask = st_mask[depth]
+        fb = np.uint64(faces[cell])
+        # every cell in st_todo shows a face the node has a child for: no test needed
+        child = st_first[depth] + np.int64(_popcount(parent_mask & ((ONE << fb) - ONE)))
+        info = nodes[2 * child + 1]
+        path = used | bit
+        w_hi = info >> np.uint64(32)
+        if w_hi != NO_WORD:
+            # Word recording stays inline (here and in the other kernels): as a helper
+            # function it measured about 10% slower.
+            w = np.int64(w_hi)
+            live |= path
+            if seen[w] != stamp:
+                seen[w] = stamp
+                pts += word_points[w]
+                n_found += 1
+                if word_len[w] > longest_len:
+                    longest_len = word_len[w]
+                if collect:
+                    if n_ids >= len(ids):
+                        return 0, 0, 0, ZERO, -1
+                    ids[n_ids] = w
+                    n_ids += 1
+        child_mask = nodes[2 * child]
+        next_cells = _next_cells(near, nbr_faces, cell, child_mask, path)
+        if next_cells != ZERO:
+            depth += 1
+            used = path
+            st_cell[depth] = cell
+            st_mask[depth] = child_mask
+            st_first[depth] = np.int64(info & LOW32)
+            st_todo[depth] = next_cells
+    return pts, n_found, longest_len, live, n_ids
+
+
+@njit(nogil=True, cache=True)
 def _solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
     score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, len(word_points))
     n_ids = 0
+    stamp = -1
     depth_cap = min(max_depth, n) + 1
     # per depth: the cell it stands on, its trie node's child mask and first child, and the
     # cells still to try from it (depth 0 is the root, standing on no cell)
-    st_cell = np.empty(depth_cap, np.int64)
-    st_mask = np.empty(depth_cap, np.uint64)
-    st_first = np.empty(depth_cap, np.int64)
-    st_todo = np.empty(depth_cap, np.uint64)
+    st = (
+        np.empty(depth_cap, np.int64),
+        np.empty(depth_cap, np.uint64),
+        np.empty(depth_cap, np.int64),
+        np.empty(depth_cap, np.uint64),
+    )
     nbr_faces = np.empty(n, np.uint64)
     near = np.zeros(n * FACE_STRIDE, np.uint64)
     root_mask = nodes[0]
@@ -201,58 +267,15 @@ def _solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, coll
         for c in range(n):
             if faces[c] >= 0 and (root_mask >> np.uint64(faces[c])) & ONE != ZERO:
                 first_cells |= ONE << np.uint64(c)
-        live = ZERO  # cells some found word uses
-        pts = 0
-        n_found = 0
-        longest_len = 0
-        depth = 0
-        st_mask[0] = root_mask
-        st_first[0] = np.int64(nodes[1] & LOW32)
-        st_todo[0] = first_cells
-        used = ZERO  # the cells of the current path
         while True:
-            todo = st_todo[depth]
-            if todo == ZERO:
-                if depth == 0:
-                    break
-                used ^= ONE << np.uint64(st_cell[depth])
-                depth -= 1
-                continue
-            bit = todo & (~todo + ONE)
-            st_todo[depth] = todo ^ bit
-            cell = np.int64(_ctz(bit))
-            parent_mask = st_mask[depth]
-            fb = np.uint64(faces[cell])
-            # every cell in st_todo shows a face the node has a child for: no test needed
-            child = st_first[depth] + np.int64(_popcount(parent_mask & ((ONE << fb) - ONE)))
-            info = nodes[2 * child + 1]
-            path = used | bit
-            w_hi = info >> np.uint64(32)
-            if w_hi != NO_WORD:
-                # Word recording stays inline (here and in the other kernels): as a helper
-                # function it measured about 10% slower.
-                w = np.int64(w_hi)
-                live |= path
-                if seen[w] != b:
-                    seen[w] = b
-                    pts += word_points[w]
-                    n_found += 1
-                    if word_len[w] > longest_len:
-                        longest_len = word_len[w]
-                    if collect:
-                        if n_ids >= len(ids):
-                            ids = _grow(ids, n_ids + 1)
-                        ids[n_ids] = w
-                        n_ids += 1
-            child_mask = nodes[2 * child]
-            next_cells = _next_cells(near, nbr_faces, cell, child_mask, path)
-            if next_cells != ZERO:
-                depth += 1
-                used = path
-                st_cell[depth] = cell
-                st_mask[depth] = child_mask
-                st_first[depth] = np.int64(info & LOW32)
-                st_todo[depth] = next_cells
+            stamp += 1
+            pts, n_found, longest_len, live, end = _walk_small(
+                faces, nodes, first_cells, nbr_faces, near, word_points, word_len, collect, seen, stamp, ids, n_ids, st
+            )
+            if end >= 0:
+                break
+            ids = _grow(ids, 2 * len(ids))
+        n_ids = end
         _clear_neighbours(faces, nbr_mask, near)
         score[b] = pts
         board_words[b] = n_found
