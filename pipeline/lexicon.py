@@ -17,7 +17,7 @@ import itertools
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -142,6 +142,7 @@ class WordSource:
     path: Path
     raw: bytes
     is_tanglet: bool
+    announced: bool = False
 
     @classmethod
     def open(cls, spec: str) -> WordSource:
@@ -280,6 +281,23 @@ class CompiledLexicon:
         }
 
 
+_compile_listener: Callable[[str], None] | None = None
+
+
+def set_compile_listener(listener: Callable[[str], None] | None) -> None:
+    """Call ``listener(message)`` before a word list is parsed and compiled from scratch (a
+    cache miss): a multi-million-word list takes several seconds, and the CLI says so first."""
+    global _compile_listener
+    _compile_listener = listener
+
+
+def _announce_compile(src: WordSource) -> None:
+    if _compile_listener is not None and "lexicon" not in src.__dict__ and not src.announced:
+        src.announced = True
+        size = f"{len(src.raw) / 1e6:.1f} MB"
+        _compile_listener(f"compiling the word list {src.name} ({size}; cached for next time)...")
+
+
 def cache_dir() -> Path:
     base = os.environ.get("BOGGLE_CACHE_DIR")
     if base:
@@ -325,6 +343,7 @@ def compile_lexicon(
                 points_for(trie, rules),
                 from_cache=True,
             )
+    _announce_compile(src)
     compiled = compile_words(src.lexicon, alphabet, rules)
     if use_cache:
         with contextlib.suppress(OSError):  # a read-only cache only costs speed
@@ -389,6 +408,7 @@ def _compact_alphabet(src: WordSource) -> Alphabet:
     if marker.is_file():
         with contextlib.suppress(OSError, ValueError):
             return Alphabet(tuple(marker.read_text(encoding="utf-8").split("\n")))
+    _announce_compile(src)
     alphabet = Alphabet.compact_for(src.lexicon.words)
     with contextlib.suppress(OSError):
         write_text_atomic(marker, "\n".join(alphabet.faces))
