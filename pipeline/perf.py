@@ -39,6 +39,9 @@ def main(
     reference: Annotated[int, typer.Option(help="Also time the reference solver on K boards.")] = 0,
     seed: Annotated[int, typer.Option(help="Seed for random boards.")] = 0,
     repeat: Annotated[int, typer.Option(help="Timed repetitions; the best is reported.")] = 3,
+    target_rate: Annotated[float, typer.Option(help="Print the rate against this target (boards/s).")] = 0.0,
+    target_seconds: Annotated[float, typer.Option(help="Print seconds per board against this target.")] = 0.0,
+    target_trie_mb: Annotated[float, typer.Option(help="Print the trie's size against this target (MB).")] = 0.0,
 ) -> None:
     rows, cols = parse_shape(shape)
     rule_set = get_rules(rules or default_rules_for_shape(rows, cols))
@@ -55,6 +58,9 @@ def main(
         f"lexicon {lexicon.name}: {lexicon.n_words} words, {lexicon.trie.n_nodes} nodes, "
         f"{lexicon.trie.nbytes / 1e6:.2f} MB; compile {cold:.3f} s cold, {warm:.3f} s cached"
     )
+    if target_trie_mb:
+        mb = lexicon.trie.nbytes / 1e6
+        typer.echo(f"trie size: {mb:.2f} MB, target < {target_trie_mb:g} MB, ratio {mb / target_trie_mb:.2f}")
 
     if file is not None:
         lines = [ln for ln in file.read_text(encoding="utf-8").splitlines() if ln.strip()]
@@ -95,6 +101,11 @@ def main(
             f"reference: {k} boards in {t_ref:.3f} s = {ref_rate:,.1f} boards/s; "
             f"kernel/reference = {rate / ref_rate:,.0f}x; scores agree: {agree}"
         )
+    if target_seconds:
+        per = best / n
+        typer.echo(f"{shape}: {per:.4f} s a board, target < {target_seconds:g} s, ratio {per / target_seconds:.2f}")
+    if target_rate:
+        typer.echo(f"{shape}: {rate:,.0f} boards/s, target >= {target_rate:,.0f}, ratio {rate / target_rate:.2f}")
     typer.echo(f"{n} boards in {best:.3f} s = {rate:,.0f} boards/s")
 
 

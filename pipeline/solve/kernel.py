@@ -76,14 +76,15 @@ def _word_at(nodes, node):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def _outputs(n_boards, n_words):  # type: ignore[no-untyped-def]
+def _outputs(n_boards, n_cells, n_words):  # type: ignore[no-untyped-def]
     """The per-board result arrays, the word-id buffer and the per-word "last seen" stamps."""
     score = np.zeros(n_boards, np.int32)
     board_words = np.zeros(n_boards, np.int32)
     longest = np.zeros(n_boards, np.int16)
     dead = np.zeros(n_boards, np.int32)
     offsets = np.zeros(n_boards + 1, np.int64)
-    ids = np.empty(max(1024, n_boards * 64), np.int32)
+    # room for the usual word count (random 4x4: ~35 a board; big boards: a few per cell)
+    ids = np.empty(max(1024, n_boards * max(64, 4 * n_cells)), np.int32)
     seen = np.full(n_words, -1, np.int32)
     return score, board_words, longest, dead, offsets, ids, seen
 
@@ -182,9 +183,10 @@ def _grow(ids, needed):  # type: ignore[no-untyped-def]
 def _walk_small(faces, nodes, first_cells, nbr_faces, near, word_points, word_len, collect, seen, stamp, ids, n_ids, st):  # type: ignore[no-untyped-def]
     """Every word of one board of <= 64 cells: (points, words, longest, live cells, n_ids), the
     found ids appended to ``ids`` from ``n_ids`` on; n_ids is -1 when ``ids`` ran out of room
-    (the caller grows it and walks the board again with a new stamp). ``ids`` is never
-    reassigned here: a growable buffer in this loop made numba count references on every step
-    (about 25% of the time)."""
+    (the walk still finishes, so the caller knows how much room the board needs, grows ``ids``
+    and walks the board once more with a new stamp). ``ids`` is never reassigned here: a
+    growable buffer in this loop made numba count references on every step (about 25% of the
+    time)."""
     st_cell, st_mask, st_first, st_todo = st
     live = ZERO  # cells some found word uses
     pts = 0
@@ -225,9 +227,8 @@ def _walk_small(faces, nodes, first_cells, nbr_faces, near, word_points, word_le
                 if word_len[w] > longest_len:
                     longest_len = word_len[w]
                 if collect:
-                    if n_ids >= len(ids):
-                        return 0, 0, 0, ZERO, -1
-                    ids[n_ids] = w
+                    if n_ids < len(ids):
+                        ids[n_ids] = w
                     n_ids += 1
         child_mask = nodes[2 * child]
         next_cells = _next_cells(near, nbr_faces, cell, child_mask, path)
@@ -238,13 +239,13 @@ def _walk_small(faces, nodes, first_cells, nbr_faces, near, word_points, word_le
             st_mask[depth] = child_mask
             st_first[depth] = np.int64(info & LOW32)
             st_todo[depth] = next_cells
-    return pts, n_found, longest_len, live, n_ids
+    return pts, n_found, longest_len, live, n_ids if n_ids <= len(ids) else -1
 
 
 @njit(nogil=True, cache=True)
 def _solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
-    score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, len(word_points))
+    score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, n, len(word_points))
     n_ids = 0
     stamp = -1
     depth_cap = min(max_depth, n) + 1
@@ -274,7 +275,7 @@ def _solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, coll
             )
             if end >= 0:
                 break
-            ids = _grow(ids, 2 * len(ids))
+            ids = _grow(ids, n_ids + n_found)
         n_ids = end
         _clear_neighbours(faces, nbr_mask, near)
         score[b] = pts
@@ -286,14 +287,87 @@ def _solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, coll
 
 
 @njit(nogil=True, cache=True)
+def _walk_large(faces, nbr_list, deg, nodes, nbr_faces, word_points, word_len, collect, seen, stamp, ids, n_ids, st, used, live):  # type: ignore[no-untyped-def]
+    """Every word of one board of any size, as :func:`_walk_small` (same return, same reason
+    for never reassigning ``ids``); ``live`` gets a 1 for each cell a found word uses."""
+    st_cell, st_node, st_next = st
+    n = len(faces)
+    pts = 0
+    n_found = 0
+    longest_len = 0
+    for start in range(n):
+        if faces[start] < 0:
+            continue
+        node0 = _child(nodes, 0, faces[start])
+        if node0 < 0:
+            continue
+        w = _word_at(nodes, node0)
+        if w >= 0:
+            live[start] = 1
+            if seen[w] != stamp:  # inline: see _walk_small
+                seen[w] = stamp
+                pts += word_points[w]
+                n_found += 1
+                if word_len[w] > longest_len:
+                    longest_len = word_len[w]
+                if collect:
+                    if n_ids < len(ids):
+                        ids[n_ids] = w
+                    n_ids += 1
+        if nodes[2 * node0] & nbr_faces[start] == ZERO:
+            continue
+        depth = 0
+        st_cell[0] = start
+        st_node[0] = node0
+        st_next[0] = 0
+        used[start] = 1
+        while depth >= 0:
+            here = st_cell[depth]
+            k = st_next[depth]
+            if k >= deg[here]:
+                used[here] = 0
+                depth -= 1
+                continue
+            st_next[depth] = k + 1
+            cell = nbr_list[here, k]
+            if used[cell] or faces[cell] < 0:
+                continue
+            child = _child(nodes, st_node[depth], faces[cell])
+            if child < 0:
+                continue
+            w = _word_at(nodes, child)
+            if w >= 0:
+                for i in range(depth + 1):
+                    live[st_cell[i]] = 1
+                live[cell] = 1
+                if seen[w] != stamp:  # inline: see _walk_small
+                    seen[w] = stamp
+                    pts += word_points[w]
+                    n_found += 1
+                    if word_len[w] > longest_len:
+                        longest_len = word_len[w]
+                    if collect:
+                        if n_ids < len(ids):
+                            ids[n_ids] = w
+                        n_ids += 1
+            if nodes[2 * child] & nbr_faces[cell] != ZERO:
+                depth += 1
+                st_cell[depth] = cell
+                st_node[depth] = child
+                st_next[depth] = 0
+                used[cell] = 1
+    return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1
+
+
+@njit(nogil=True, cache=True)
 def _solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
-    score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, len(word_points))
+    score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, n, len(word_points))
     n_ids = 0
+    stamp = -1
     depth_cap = min(max_depth, n) + 1
-    st_cell = np.empty(depth_cap, np.int64)
-    st_node = np.empty(depth_cap, np.int64)
-    st_next = np.empty(depth_cap, np.int64)  # index in the cell's neighbour list to try next
+    # per depth: the cell, its trie node, and the index in the cell's neighbour list to try next
+    st = (np.empty(depth_cap, np.int64), np.empty(depth_cap, np.int64), np.empty(depth_cap, np.int64))
     used = np.zeros(n, np.uint8)
     live = np.zeros(n, np.uint8)
     nbr_faces = np.empty(n, np.uint64)
@@ -301,79 +375,22 @@ def _solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth,
     for b in range(n_boards):
         faces = boards[b]
         for c in range(n):
-            live[c] = 0
             seen_faces = ZERO
             for k in range(deg[c]):
                 g = faces[nbr_list[c, k]]
                 if g >= 0:
                     seen_faces |= ONE << np.uint64(g)
             nbr_faces[c] = seen_faces
-        pts = 0
-        n_found = 0
-        longest_len = 0
-        for start in range(n):
-            if faces[start] < 0:
-                continue
-            node0 = _child(nodes, 0, faces[start])
-            if node0 < 0:
-                continue
-            w = _word_at(nodes, node0)
-            if w >= 0:
-                live[start] = 1
-                if seen[w] != b:  # inline: see _solve_small
-                    seen[w] = b
-                    pts += word_points[w]
-                    n_found += 1
-                    if word_len[w] > longest_len:
-                        longest_len = word_len[w]
-                    if collect:
-                        if n_ids >= len(ids):
-                            ids = _grow(ids, n_ids + 1)
-                        ids[n_ids] = w
-                        n_ids += 1
-            if nodes[2 * node0] & nbr_faces[start] == ZERO:
-                continue
-            depth = 0
-            st_cell[0] = start
-            st_node[0] = node0
-            st_next[0] = 0
-            used[start] = 1
-            while depth >= 0:
-                here = st_cell[depth]
-                k = st_next[depth]
-                if k >= deg[here]:
-                    used[here] = 0
-                    depth -= 1
-                    continue
-                st_next[depth] = k + 1
-                cell = nbr_list[here, k]
-                if used[cell] or faces[cell] < 0:
-                    continue
-                child = _child(nodes, st_node[depth], faces[cell])
-                if child < 0:
-                    continue
-                w = _word_at(nodes, child)
-                if w >= 0:
-                    for i in range(depth + 1):
-                        live[st_cell[i]] = 1
-                    live[cell] = 1
-                    if seen[w] != b:  # inline: see _solve_small
-                        seen[w] = b
-                        pts += word_points[w]
-                        n_found += 1
-                        if word_len[w] > longest_len:
-                            longest_len = word_len[w]
-                        if collect:
-                            if n_ids >= len(ids):
-                                ids = _grow(ids, n_ids + 1)
-                            ids[n_ids] = w
-                            n_ids += 1
-                if nodes[2 * child] & nbr_faces[cell] != ZERO:
-                    depth += 1
-                    st_cell[depth] = cell
-                    st_node[depth] = child
-                    st_next[depth] = 0
-                    used[cell] = 1
+        while True:
+            stamp += 1
+            live[:] = 0
+            pts, n_found, longest_len, end = _walk_large(
+                faces, nbr_list, deg, nodes, nbr_faces, word_points, word_len, collect, seen, stamp, ids, n_ids, st, used, live
+            )
+            if end >= 0:
+                break
+            ids = _grow(ids, n_ids + n_found)
+        n_ids = end
         score[b] = pts
         board_words[b] = n_found
         longest[b] = longest_len
@@ -385,7 +402,7 @@ def _solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth,
 @njit(nogil=True, cache=True)
 def _solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
-    score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, len(word_points))
+    score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, n, len(word_points))
     n_ids = 0
     depth_cap = max_depth + 1
     frontier = np.empty((depth_cap, n), np.int32)  # cells where the prefix can end
