@@ -254,15 +254,21 @@ def test_a_face_code_outside_the_alphabet_is_a_board_error(enable_lexicon: Compi
         solve_arrays(boards, 4, 4, enable_lexicon)
 
 
-def test_word_ids_survive_the_id_buffer_filling_up(enable_lexicon: CompiledLexicon) -> None:
-    # one board of 1045 words overflows the first buffer (1024 ids): the kernel grows it and
-    # walks the board again; the ids must equal those found in a batch with room to spare
-    best = enable_lexicon.alphabet.encode(parse_compact("perslatgsineters").faces)
-    rng = np.random.default_rng(5)
-    batch = rng.integers(0, 26, size=(40, 16)).astype(np.int8)
-    batch[17] = best
-    alone = solve_arrays(best[None, :], 4, 4, enable_lexicon)
-    together = solve_arrays(batch, 4, 4, enable_lexicon)
-    assert alone.offsets[-1] == 1045 and int(alone.score[0]) == 3625
+@pytest.mark.parametrize(("shape", "revisit"), [((4, 4), False), ((4, 4), True), ((10, 10), False)])
+def test_word_ids_survive_the_id_buffer_filling_up(
+    enable_words: list[str], shape: tuple[int, int], revisit: bool
+) -> None:
+    # one rich board overflows the first id buffer (1024 ids): the kernel grows it and walks
+    # the board again; the ids must equal those found in a batch with room to spare
+    rows, cols = shape
+    lex = lexicon_of(enable_words, get_rules("boggle", revisit=revisit))
+    letters = ("perslatgsineters" * 7)[: rows * cols]
+    rich = lex.alphabet.encode(parse_compact(letters, shape).faces)
+    batch = np.random.default_rng(5).integers(0, 26, size=(40, rows * cols)).astype(np.int8)
+    batch[17] = rich
+    alone = solve_arrays(rich[None, :], rows, cols, lex)
+    together = solve_arrays(batch, rows, cols, lex)
+    assert alone.offsets[-1] > 1024
     assert np.array_equal(np.sort(alone.ids_of(0)), np.sort(together.ids_of(17)))
-    assert len(set(alone.ids_of(0).tolist())) == 1045
+    assert len(set(alone.ids_of(0).tolist())) == alone.n_words[0] == together.n_words[17]
+    assert alone.score[0] == together.score[17] and alone.dead_cells[0] == together.dead_cells[17]
