@@ -14,6 +14,7 @@ within target):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -60,10 +61,8 @@ def _peak_rss_mb(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str
         except psutil.NoSuchProcess:
             break
         for p in procs:
-            try:
+            with contextlib.suppress(psutil.NoSuchProcess):
                 peak = max(peak, p.memory_info().rss)
-            except psutil.NoSuchProcess:
-                pass
         time.sleep(0.1)
     assert proc.stdout is not None
     out = proc.stdout.read()
@@ -71,7 +70,10 @@ def _peak_rss_mb(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str
     reader.join()
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
-        typer.echo(f"bench-lexicon: {' '.join(cmd)} failed ({proc.returncode}): {''.join(err_lines)[-500:]}", err=True)
+        typer.echo(
+            f"bench-lexicon: {' '.join(cmd)} failed ({proc.returncode}): {''.join(err_lines)[-500:]}",
+            err=True,
+        )
         raise typer.Exit(1)
     return wall, peak / 1e6, out, "".join(err_lines), first_err[0] if first_err else None
 
@@ -91,7 +93,8 @@ def main(
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "BOGGLE_CACHE_DIR": str(Path(tmp) / "cache-compile")}
         compile_code = (
-            "import sys; from pipeline.lexicon import compile_for_boards; from pipeline.rules import get_rules; "
+            "import sys; from pipeline.lexicon import compile_for_boards; "
+            "from pipeline.rules import get_rules; "
             "lex = compile_for_boards(sys.argv[1], get_rules('boggle')); print(lex.n_words, lex.trie.n_nodes)"
         )
         wall, peak, out, _, _ = _peak_rss_mb([sys.executable, "-c", compile_code, dictionary], env)
@@ -102,7 +105,9 @@ def main(
         _line("cold compile, peak RSS", peak, "MB", COMPILE_MB)
 
         env = {**os.environ, "BOGGLE_CACHE_DIR": str(Path(tmp) / "cache-note")}
-        _, _, _, err, first = _peak_rss_mb([boggle, "solve", "abcdefghijklmnop", "--dictionary", dictionary], env)
+        _, _, _, err, first = _peak_rss_mb(
+            [boggle, "solve", "abcdefghijklmnop", "--dictionary", dictionary], env
+        )
         said = err.splitlines()[0] if err else ""
         ok = "compiling the word list" in said
         typer.echo(f"CLI says it is compiling first: {'yes' if ok else 'no'} ({said.strip()!r})")

@@ -223,7 +223,9 @@ def _parse_lexicon(src: WordSource) -> Lexicon:
 _INNER_SPACE = re.compile(r"\S[^\S\n]+\S")
 
 
-def _count_drops(report: DropReport, entries: list[str], raw_lines: list[str], n_empty: int, n_duplicate: int) -> None:
+def _count_drops(
+    report: DropReport, entries: list[str], raw_lines: list[str], n_empty: int, n_duplicate: int
+) -> None:
     """Record the empty and duplicate lines, with the first few as written in the file."""
     report.dropped.update({k: n for k, n in (("empty", n_empty), ("duplicate", n_duplicate)) if n})
     seen: set[str] = set()

@@ -41,7 +41,9 @@ def main(
     repeat: Annotated[int, typer.Option(help="Timed repetitions; the best is reported.")] = 3,
     target_rate: Annotated[float, typer.Option(help="Print the rate against this target (boards/s).")] = 0.0,
     target_seconds: Annotated[float, typer.Option(help="Print seconds per board against this target.")] = 0.0,
-    target_trie_mb: Annotated[float, typer.Option(help="Print the trie's size against this target (MB).")] = 0.0,
+    target_trie_mb: Annotated[
+        float, typer.Option(help="Print the trie's size against this target (MB).")
+    ] = 0.0,
 ) -> None:
     rows, cols = parse_shape(shape)
     rule_set = get_rules(rules or default_rules_for_shape(rows, cols))
@@ -103,9 +105,13 @@ def main(
         )
     if target_seconds:
         per = best / n
-        typer.echo(f"{shape}: {per:.4f} s a board, target < {target_seconds:g} s, ratio {per / target_seconds:.2f}")
+        typer.echo(
+            f"{shape}: {per:.4f} s a board, target < {target_seconds:g} s, ratio {per / target_seconds:.2f}"
+        )
     if target_rate:
-        typer.echo(f"{shape}: {rate:,.0f} boards/s, target >= {target_rate:,.0f}, ratio {rate / target_rate:.2f}")
+        typer.echo(
+            f"{shape}: {rate:,.0f} boards/s, target >= {target_rate:,.0f}, ratio {rate / target_rate:.2f}"
+        )
     typer.echo(f"{n} boards in {best:.3f} s = {rate:,.0f} boards/s")
 
 

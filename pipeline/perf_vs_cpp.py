@@ -58,16 +58,22 @@ def _uniform_boards(path: Path, count: int, seed: int) -> None:
 
 @app.command()
 def main(
-    dictionary: Annotated[str, typer.Option(help="Word list both solvers use.")] = "../shared/data/enable2k.txt",
-    anchor_dir: Annotated[Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR or /tmp/anchor).")] = None,
-    boards: Annotated[Path | None, typer.Option(help="Compact 4x4 boards (default ANCHOR_DIR/boards44.txt).")] = None,
+    dictionary: Annotated[
+        str, typer.Option(help="Word list both solvers use.")
+    ] = "../shared/data/enable2k.txt",
+    anchor_dir: Annotated[
+        Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR or /tmp/anchor).")
+    ] = None,
+    boards: Annotated[
+        Path | None, typer.Option(help="Compact 4x4 boards (default ANCHOR_DIR/boards44.txt).")
+    ] = None,
     pairs: Annotated[int, typer.Option(help="Alternating pairs of runs (the medians are reported).")] = 3,
 ) -> None:
     anchor = anchor_dir or Path(os.environ.get("ANCHOR_DIR", "/tmp/anchor"))
     cpp_python = anchor / "venv" / "bin" / "python"
     repo = anchor / "hybrid-boggle"
     if not cpp_python.is_file() or not any(repo.glob("cpp_boggle*.so")):
-        typer.echo(f"bench-vs-cpp skipped: the C++ anchor is not built in {anchor} (see ../shared/tools/build-anchor.sh)")
+        typer.echo(f"bench-vs-cpp skipped: no C++ anchor built in {anchor} (../shared/tools/build-anchor.sh)")
         raise typer.Exit(0)
     word_list = str(Path(dictionary).resolve())
     with tempfile.TemporaryDirectory() as tmp:
@@ -76,10 +82,28 @@ def main(
             board_file = Path(tmp) / "boards44.txt"
             _uniform_boards(board_file, 300_000, seed=0)
         board_file = board_file.resolve()
-        ours_cmd = [sys.executable, "-m", "pipeline.perf", "--file", str(board_file), "--dictionary", word_list,
-                    "--rules", "boggle", "--repeat", "1"]  # fmt: skip
-        theirs_cmd = [str(cpp_python), "-m", "boggle.perf", "--size", "44", "--input_file", str(board_file),
-                      "--dictionary", word_list]  # fmt: skip
+        files = ["--dictionary", word_list]
+        ours_cmd = [
+            sys.executable,
+            "-m",
+            "pipeline.perf",
+            "--file",
+            str(board_file),
+            *files,
+            "--rules",
+            "boggle",
+        ]
+        ours_cmd += ["--repeat", "1"]
+        theirs_cmd = [
+            str(cpp_python),
+            "-m",
+            "boggle.perf",
+            "--size",
+            "44",
+            "--input_file",
+            str(board_file),
+            *files,
+        ]
         ours_rates: list[float] = []
         theirs_rates: list[float] = []
         ratios: list[float] = []
@@ -96,7 +120,10 @@ def main(
             ours_total = int(_find(OURS_TOTAL, ours, "total score").group(1))
             theirs_total = int(_find(THEIRS_TOTAL, theirs, "total score").group(1))
             if ours_total != theirs_total:
-                typer.echo(f"bench-vs-cpp: the solvers disagree: total score {ours_total} vs {theirs_total}", err=True)
+                typer.echo(
+                    f"bench-vs-cpp: the solvers disagree: total score {ours_total} vs {theirs_total}",
+                    err=True,
+                )
                 raise typer.Exit(1)
             ours_rates.append(rate)
             theirs_rates.append(their_rate)
@@ -106,9 +133,10 @@ def main(
                 f"ratio {rate / their_rate:.2f}x (total score {ours_total} both)"
             )
     ratio = statistics.median(ratios)
+    ours_median, theirs_median = statistics.median(ours_rates), statistics.median(theirs_rates)
     typer.echo(
-        f"{n_boards} boards, median of {len(ratios)} pairs: ours {statistics.median(ours_rates):,.0f} boards/s "
-        f"(word ids collected), C++ {statistics.median(theirs_rates):,.0f} boards/s (score only); "
+        f"{n_boards} boards, median of {len(ratios)} pairs: ours {ours_median:,.0f} boards/s "
+        f"(word ids collected), C++ {theirs_median:,.0f} boards/s (score only); "
         f"ratio {ratio:.2f}x, target >= {TARGET}x ({ratio / TARGET:.2f} of target; aim {AIM}x)"
     )
 

@@ -374,7 +374,7 @@ _MAX_CODE_POINT = 0x110000
 
 
 @njit(nogil=True, cache=True)
-def _common_prefix(tokens, starts, r):  # type: ignore[no-untyped-def]
+def _common_prefix(tokens, starts, r):
     """Length of the common prefix of rows r-1 and r (0 for the first row)."""
     if r == 0:
         return 0
@@ -387,7 +387,7 @@ def _common_prefix(tokens, starts, r):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def _count_nodes(tokens, starts):  # type: ignore[no-untyped-def]
+def _count_nodes(tokens, starts):
     """Nodes of the trie of the rows (root included), or -1 when the rows are not strictly
     increasing (a prefix before its extensions)."""
     total = 1
@@ -403,7 +403,7 @@ def _count_nodes(tokens, starts):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def _preorder_nodes(tokens, starts, row_word, n_nodes, max_len):  # type: ignore[no-untyped-def]
+def _preorder_nodes(tokens, starts, row_word, n_nodes, max_len):
     """The sorted rows' trie in depth-first pre-order: a row adds the nodes beyond its common
     prefix with the row above. Returns (parent, face, depth, word id) per node."""
     parent = np.empty(n_nodes, np.int32)
@@ -429,7 +429,7 @@ def _preorder_nodes(tokens, starts, row_word, n_nodes, max_len):  # type: ignore
 
 
 @njit(nogil=True, cache=True)
-def _breadth_first(parent, face, depth, word, max_depth):  # type: ignore[no-untyped-def]
+def _breadth_first(parent, face, depth, word, max_depth):
     """Renumber pre-order nodes breadth-first (stable by depth, so siblings stay contiguous and
     in face order); returns the packed node records (see pack_nodes), node_face, node_depth."""
     n = len(parent)
@@ -462,7 +462,7 @@ def _breadth_first(parent, face, depth, word, max_depth):  # type: ignore[no-unt
 
 
 @njit(nogil=True, cache=True)
-def _row_less(tok_a, a0, a1, tok_b, b0, b1):  # type: ignore[no-untyped-def]
+def _row_less(tok_a, a0, a1, tok_b, b0, b1):
     """Row tok_a[a0:a1] sorts before tok_b[b0:b1] (a prefix before its extensions)."""
     n = min(a1 - a0, b1 - b0)
     for k in range(n):
@@ -472,7 +472,7 @@ def _row_less(tok_a, a0, a1, tok_b, b0, b1):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def _merge_rows(tok_a, start_a, word_a, tok_b, start_b, word_b):  # type: ignore[no-untyped-def]
+def _merge_rows(tok_a, start_a, word_a, tok_b, start_b, word_b):
     """Merge two sorted row sets into one (flat tokens, row starts, word per row)."""
     n_a, n_b = len(start_a) - 1, len(start_b) - 1
     tokens = np.empty(len(tok_a) + len(tok_b), np.int8)
@@ -561,7 +561,9 @@ def build_trie(words: list[str], alphabet: Alphabet) -> tuple[Trie, list[str]]:
         for m in multis:
             is_special[[i for i, w in enumerate(words) if m in w]] = True
     special = np.flatnonzero(is_special).tolist()
-    tokens, lens, row_word, bad = _simple_spellings(words, np.flatnonzero(~is_special).astype(np.int32), alphabet)
+    tokens, lens, row_word, bad = _simple_spellings(
+        words, np.flatnonzero(~is_special).astype(np.int32), alphabet
+    )
     del is_special
     extra: list[tuple[int, tuple[int, ...]]] = []
     unspellable = bad.tolist()

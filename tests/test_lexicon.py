@@ -154,7 +154,9 @@ def test_an_old_layout_cache_file_is_never_loaded(tmp_path: Path, monkeypatch: p
     first = compile_lexicon(path, Alphabet.english(), get_rules("boggle"))
     # the layout before format 2: three separate node arrays, no packed records
     t = first.trie
-    cache_file = cache_dir() / f"{_cache_key(first.content_hash, Alphabet.english(), get_rules('boggle'))}.npz"
+    cache_file = (
+        cache_dir() / f"{_cache_key(first.content_hash, Alphabet.english(), get_rules('boggle'))}.npz"
+    )
     with open(cache_file, "wb") as fh:
         np.savez(fh, mask=t.mask, first_child=t.first_child, word_id=t.word_id)
     again = compile_lexicon(path, Alphabet.english(), get_rules("boggle"))
@@ -162,7 +164,7 @@ def test_an_old_layout_cache_file_is_never_loaded(tmp_path: Path, monkeypatch: p
 
 
 def test_duplicates_and_blanks_are_counted_with_examples_as_written(tmp_path: Path) -> None:
-    path = write(tmp_path, "w.txt", "b\n  \nA\na\nB\nc\nc \n".encode())
+    path = write(tmp_path, "w.txt", b"b\n  \nA\na\nB\nc\nc \n")
     lex = load_lexicon(path)
     assert lex.words == ["a", "b", "c"]
     assert lex.report.dropped == {"empty": 1, "duplicate": 3}

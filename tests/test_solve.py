@@ -250,7 +250,9 @@ def test_a_face_code_outside_the_alphabet_is_a_board_error(enable_lexicon: Compi
 
     boards = np.zeros((3, 16), dtype=np.int8)
     boards[2, 5] = bad
-    with pytest.raises(BoardError, match=rf"board 3: face code {bad} \(cell 6\) is outside the alphabet of 26"):
+    with pytest.raises(
+        BoardError, match=rf"board 3: face code {bad} \(cell 6\) is outside the alphabet of 26"
+    ):
         solve_arrays(boards, 4, 4, enable_lexicon)
 
 

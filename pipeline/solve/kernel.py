@@ -180,7 +180,9 @@ def _grow(ids, needed):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def _walk_small(faces, nodes, first_cells, nbr_faces, near, word_points, word_len, collect, seen, stamp, ids, n_ids, st):  # type: ignore[no-untyped-def]
+def _walk_small(
+    faces, nodes, first_cells, nbr_faces, near, word_points, word_len, collect, seen, stamp, ids, n_ids, st
+):  # type: ignore[no-untyped-def]
     """Every word of one board of <= 64 cells: (points, words, longest, live cells, n_ids), the
     found ids appended to ``ids`` from ``n_ids`` on; n_ids is -1 when ``ids`` ran out of room
     (the walk still finishes, so the caller knows how much room the board needs, grows ``ids``
@@ -271,7 +273,19 @@ def _solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, coll
         while True:
             stamp += 1
             pts, n_found, longest_len, live, end = _walk_small(
-                faces, nodes, first_cells, nbr_faces, near, word_points, word_len, collect, seen, stamp, ids, n_ids, st
+                faces,
+                nodes,
+                first_cells,
+                nbr_faces,
+                near,
+                word_points,
+                word_len,
+                collect,
+                seen,
+                stamp,
+                ids,
+                n_ids,
+                st,
             )
             if end >= 0:
                 break
@@ -287,7 +301,23 @@ def _solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, coll
 
 
 @njit(nogil=True, cache=True)
-def _walk_large(faces, nbr_list, deg, nodes, nbr_faces, word_points, word_len, collect, seen, stamp, ids, n_ids, st, used, live):  # type: ignore[no-untyped-def]
+def _walk_large(
+    faces,
+    nbr_list,
+    deg,
+    nodes,
+    nbr_faces,
+    word_points,
+    word_len,
+    collect,
+    seen,
+    stamp,
+    ids,
+    n_ids,
+    st,
+    used,
+    live,
+):  # type: ignore[no-untyped-def]
     """Every word of one board of any size, as :func:`_walk_small` (same return, same reason
     for never reassigning ``ids``); ``live`` gets a 1 for each cell a found word uses."""
     st_cell, st_node, st_next = st
@@ -385,7 +415,21 @@ def _solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth,
             stamp += 1
             live[:] = 0
             pts, n_found, longest_len, end = _walk_large(
-                faces, nbr_list, deg, nodes, nbr_faces, word_points, word_len, collect, seen, stamp, ids, n_ids, st, used, live
+                faces,
+                nbr_list,
+                deg,
+                nodes,
+                nbr_faces,
+                word_points,
+                word_len,
+                collect,
+                seen,
+                stamp,
+                ids,
+                n_ids,
+                st,
+                used,
+                live,
             )
             if end >= 0:
                 break
@@ -400,7 +444,9 @@ def _solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth,
 
 
 @njit(nogil=True, cache=True)
-def _walk_revisit(faces, nbr_list, deg, nodes, word_points, word_len, collect, seen, stamp, ids, n_ids, scratch, token):  # type: ignore[no-untyped-def]
+def _walk_revisit(
+    faces, nbr_list, deg, nodes, word_points, word_len, collect, seen, stamp, ids, n_ids, scratch, token
+):  # type: ignore[no-untyped-def]
     """Every word of one board under the revisit rule, as :func:`_walk_small` (the same return
     but the token counter last, for the same reason ``ids`` is never reassigned)."""
     frontier, f_count, f_mark, b_mark, f_tok, has_back, st_node, faces_left, live = scratch
@@ -516,7 +562,19 @@ def _solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_dept
         while True:
             stamp += 1
             pts, n_found, longest_len, end, token = _walk_revisit(
-                faces, nbr_list, deg, nodes, word_points, word_len, collect, seen, stamp, ids, n_ids, scratch, token
+                faces,
+                nbr_list,
+                deg,
+                nodes,
+                word_points,
+                word_len,
+                collect,
+                seen,
+                stamp,
+                ids,
+                n_ids,
+                scratch,
+                token,
             )
             if end >= 0:
                 break
