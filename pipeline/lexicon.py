@@ -287,14 +287,23 @@ _compile_listener: Callable[[str], None] | None = None
 
 
 def set_compile_listener(listener: Callable[[str], None] | None) -> None:
-    """Call ``listener(message)`` before a word list is parsed and compiled from scratch (a
-    cache miss): a multi-million-word list takes several seconds, and the CLI says so first."""
+    """Call ``listener(message)`` before a word list of at least ``ANNOUNCE_BYTES`` is parsed and
+    compiled from scratch (a cache miss): a multi-million-word list takes several seconds, and
+    the CLI says so first."""
     global _compile_listener
     _compile_listener = listener
 
 
+ANNOUNCE_BYTES = 1_000_000  # smaller lists compile in well under a second: no note
+
+
 def _announce_compile(src: WordSource) -> None:
-    if _compile_listener is not None and "lexicon" not in src.__dict__ and not src.announced:
+    if (
+        _compile_listener is not None
+        and len(src.raw) >= ANNOUNCE_BYTES
+        and "lexicon" not in src.__dict__
+        and not src.announced
+    ):
         src.announced = True
         size = f"{len(src.raw) / 1e6:.1f} MB"
         _compile_listener(f"compiling the word list {src.name} ({size}; cached for next time)...")

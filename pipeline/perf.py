@@ -4,9 +4,10 @@ Solves N random boards (uniform letters a-z, q = Qu, fixed seed) or the compact 
 file (one a line, so other solvers can be timed on identical boards) in one process, with word
 ids collected. The last line is ``<N> boards in <T> s = <R> boards/s``.
 
-Reference figures (2-core CI-class machine, ENABLE2K, ``make bench``): about 110,000-125,000
-4x4 boards/s and 55,000 5x5 boards/s in one process; a 100x100 board in about 0.03 s; the field's
-best-known C++ solver does 60,000-80,000 4x4 boards/s per core on the same machine.
+Reference figures (2-core CI-class machine shared with other work, ENABLE2K, ``make bench``):
+about 230,000-250,000 4x4 boards/s and 120,000 5x5 boards/s in one process; a 100x100 board in
+about 0.03-0.04 s. ``--target-rate``, ``--target-seconds`` and ``--target-trie-mb`` print a
+figure beside its target and ratio; ``make bench-vs-cpp`` compares with the field's C++ solver.
 """
 
 from __future__ import annotations

@@ -129,10 +129,22 @@ def test_non_ascii_lexicon(tmp_path: Path) -> None:
     assert {"ż", "ó", "ł", "ą"} <= set(c.alphabet.faces)
 
 
-def test_a_cache_miss_is_announced_once_and_a_hit_is_not(tmp_path: Path) -> None:
+def test_a_cache_miss_is_announced_once_and_a_hit_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline import lexicon
     from pipeline.lexicon import set_compile_listener
 
+    small = write(tmp_path, "small.txt", b"tea\neat\n")
     path = write(tmp_path, "w.txt", b"tea\neat\nate\n")
+    heard: list[str] = []
+    set_compile_listener(heard.append)
+    try:
+        compile_for_boards(small, get_rules("boggle"))  # under ANNOUNCE_BYTES: compiles quietly
+        assert heard == []
+    finally:
+        set_compile_listener(None)
+    monkeypatch.setattr(lexicon, "ANNOUNCE_BYTES", 0)
     heard: list[str] = []
     set_compile_listener(heard.append)
     try:

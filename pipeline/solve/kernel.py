@@ -28,6 +28,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 ONE = np.uint64(1)
+TWO = np.uint64(2)
 ZERO = np.uint64(0)
 ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -139,9 +140,9 @@ def _next_cells(near, nbr_faces, cell, child_mask, used):  # type: ignore[no-unt
     """The unused neighbours of ``cell`` showing a face in ``child_mask``."""
     wanted = child_mask & nbr_faces[cell]
     cells = ZERO
-    base = cell * FACE_STRIDE
+    base = cell * np.uint64(FACE_STRIDE)
     while wanted != ZERO:
-        cells |= near[base + np.int64(_ctz(wanted))]
+        cells |= near[base + _ctz(wanted)]
         wanted &= wanted - ONE
     return cells & ~used
 
@@ -194,7 +195,8 @@ def _walk_small(
     pts = 0
     n_found = 0
     longest_len = 0
-    depth = 0
+    # unsigned indices: numba adds no negative-index wrap-around (measured ~5% faster)
+    depth = ZERO
     st_mask[0] = nodes[0]
     st_first[0] = np.int64(nodes[1] & LOW32)
     st_todo[0] = first_cells
@@ -202,19 +204,19 @@ def _walk_small(
     while True:
         todo = st_todo[depth]
         if todo == ZERO:
-            if depth == 0:
+            if depth == ZERO:
                 break
             used ^= ONE << np.uint64(st_cell[depth])
-            depth -= 1
+            depth -= ONE
             continue
         bit = todo & (~todo + ONE)
         st_todo[depth] = todo ^ bit
-        cell = np.int64(_ctz(bit))
+        cell = _ctz(bit)
         parent_mask = st_mask[depth]
         fb = np.uint64(faces[cell])
         # every cell in st_todo shows a face the node has a child for: no test needed
-        child = st_first[depth] + np.int64(_popcount(parent_mask & ((ONE << fb) - ONE)))
-        info = nodes[2 * child + 1]
+        child = np.uint64(st_first[depth]) + _popcount(parent_mask & ((ONE << fb) - ONE))
+        info = nodes[TWO * child + ONE]
         path = used | bit
         w_hi = info >> np.uint64(32)
         if w_hi != NO_WORD:
@@ -232,10 +234,10 @@ def _walk_small(
                     if n_ids < len(ids):
                         ids[n_ids] = w
                     n_ids += 1
-        child_mask = nodes[2 * child]
+        child_mask = nodes[TWO * child]
         next_cells = _next_cells(near, nbr_faces, cell, child_mask, path)
         if next_cells != ZERO:
-            depth += 1
+            depth += ONE
             used = path
             st_cell[depth] = cell
             st_mask[depth] = child_mask
