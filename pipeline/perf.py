@@ -5,8 +5,8 @@ file (one a line, so other solvers can be timed on identical boards) in one proc
 ids collected. The last line is ``<N> boards in <T> s = <R> boards/s``.
 
 Reference figures (2-core CI-class machine shared with other work, ENABLE2K, ``make bench``):
-about 230,000-250,000 4x4 boards/s and 120,000 5x5 boards/s in one process; a 100x100 board in
-about 0.03-0.04 s. ``--target-rate``, ``--target-seconds`` and ``--target-trie-mb`` print a
+about 280,000 4x4 boards/s and 150,000 5x5 boards/s in one process; a 100x100 board in about
+0.02 s. ``--target-rate``, ``--target-seconds`` and ``--target-trie-mb`` print a
 figure beside its target and ratio; ``make bench-vs-cpp`` compares with the field's C++ solver.
 """
 
