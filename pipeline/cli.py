@@ -92,6 +92,9 @@ def handle_errors(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from pipeline.lexicon import set_compile_listener
+
+        set_compile_listener(lambda message: err(f"note: {message}"))
         try:
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort):

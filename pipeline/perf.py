@@ -4,9 +4,10 @@ Solves N random boards (uniform letters a-z, q = Qu, fixed seed) or the compact 
 file (one a line, so other solvers can be timed on identical boards) in one process, with word
 ids collected. The last line is ``<N> boards in <T> s = <R> boards/s``.
 
-Reference figures (2-core CI-class machine, ENABLE2K, ``make bench``): about 110,000-125,000
-4x4 boards/s and 55,000 5x5 boards/s in one process; a 100x100 board in about 0.03 s; the field's
-best-known C++ solver does 60,000-80,000 4x4 boards/s per core on the same machine.
+Reference figures (2-core CI-class machine shared with other work, ENABLE2K, ``make bench``):
+about 280,000 4x4 boards/s and 150,000 5x5 boards/s in one process; a 100x100 board in about
+0.02 s. ``--target-rate``, ``--target-seconds`` and ``--target-trie-mb`` print a
+figure beside its target and ratio; ``make bench-vs-cpp`` compares with the field's C++ solver.
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ def main(
     reference: Annotated[int, typer.Option(help="Also time the reference solver on K boards.")] = 0,
     seed: Annotated[int, typer.Option(help="Seed for random boards.")] = 0,
     repeat: Annotated[int, typer.Option(help="Timed repetitions; the best is reported.")] = 3,
+    target_rate: Annotated[float, typer.Option(help="Print the rate against this target (boards/s).")] = 0.0,
+    target_seconds: Annotated[float, typer.Option(help="Print seconds per board against this target.")] = 0.0,
+    target_trie_mb: Annotated[
+        float, typer.Option(help="Print the trie's size against this target (MB).")
+    ] = 0.0,
 ) -> None:
     rows, cols = parse_shape(shape)
     rule_set = get_rules(rules or default_rules_for_shape(rows, cols))
@@ -55,6 +61,9 @@ def main(
         f"lexicon {lexicon.name}: {lexicon.n_words} words, {lexicon.trie.n_nodes} nodes, "
         f"{lexicon.trie.nbytes / 1e6:.2f} MB; compile {cold:.3f} s cold, {warm:.3f} s cached"
     )
+    if target_trie_mb:
+        mb = lexicon.trie.nbytes / 1e6
+        typer.echo(f"trie size: {mb:.2f} MB, target < {target_trie_mb:g} MB, ratio {mb / target_trie_mb:.2f}")
 
     if file is not None:
         lines = [ln for ln in file.read_text(encoding="utf-8").splitlines() if ln.strip()]
@@ -75,6 +84,7 @@ def main(
     assert result is not None
     typer.echo(
         f"mean score {result.score.mean():.2f}, mean words {result.n_words.mean():.2f}, "
+        f"total score {int(result.score.sum(dtype=np.int64))}, "
         f"{result.offsets[-1]} word ids collected"
     )
     rate = n / best
@@ -93,6 +103,15 @@ def main(
         typer.echo(
             f"reference: {k} boards in {t_ref:.3f} s = {ref_rate:,.1f} boards/s; "
             f"kernel/reference = {rate / ref_rate:,.0f}x; scores agree: {agree}"
+        )
+    if target_seconds:
+        per = best / n
+        typer.echo(
+            f"{shape}: {per:.4f} s a board, target < {target_seconds:g} s, ratio {per / target_seconds:.2f}"
+        )
+    if target_rate:
+        typer.echo(
+            f"{shape}: {rate:,.0f} boards/s, target >= {target_rate:,.0f}, ratio {rate / target_rate:.2f}"
         )
     typer.echo(f"{n} boards in {best:.3f} s = {rate:,.0f} boards/s")
 

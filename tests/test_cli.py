@@ -174,3 +174,19 @@ def test_words_prunes_by_length_and_dice(tmp_path: Path) -> None:
     # superbig dice show Th and He faces: "the" is listed once however many spellings it has
     res = run("words", "--dictionary", str(words), "--dice", "superbig")
     assert res.stdout.splitlines() == ["hex", "quit", "tee", "teeth", "the", "then"]
+
+
+def test_a_word_list_compiled_from_scratch_is_announced_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline import lexicon
+
+    monkeypatch.setenv("BOGGLE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(lexicon, "ANNOUNCE_BYTES", 0)  # as for a big list
+    words = tmp_path / "words.txt"
+    words.write_text("tea\neat\nate\n", encoding="utf-8")
+    first = run("solve", "teat", "--dictionary", str(words))
+    assert first.exit_code == 0, first.stderr
+    assert first.stderr.count("note: compiling the word list words.txt") == 1
+    again = run("solve", "teat", "--dictionary", str(words))
+    assert again.exit_code == 0 and "compiling the word list" not in again.stderr

@@ -127,3 +127,58 @@ def test_non_ascii_lexicon(tmp_path: Path) -> None:
     c = compile_for_boards(path, get_rules("boggle"))
     assert c.words == ["kot", "łąka", "żółw"]
     assert {"ż", "ó", "ł", "ą"} <= set(c.alphabet.faces)
+
+
+def test_a_cache_miss_is_announced_once_and_a_hit_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline import lexicon
+    from pipeline.lexicon import set_compile_listener
+
+    small = write(tmp_path, "small.txt", b"tea\neat\n")
+    path = write(tmp_path, "w.txt", b"tea\neat\nate\n")
+    heard: list[str] = []
+    set_compile_listener(heard.append)
+    try:
+        compile_for_boards(small, get_rules("boggle"))  # under ANNOUNCE_BYTES: compiles quietly
+        assert heard == []
+    finally:
+        set_compile_listener(None)
+    monkeypatch.setattr(lexicon, "ANNOUNCE_BYTES", 0)
+    heard: list[str] = []
+    set_compile_listener(heard.append)
+    try:
+        compile_for_boards(path, get_rules("boggle"))  # parses for the alphabet, then compiles
+        assert len(heard) == 1 and "compiling the word list w.txt" in heard[0]
+        compile_for_boards(path, get_rules("boggle"))
+        assert len(heard) == 1
+    finally:
+        set_compile_listener(None)
+
+
+def test_an_old_layout_cache_file_is_never_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from pipeline.lexicon import _cache_key, cache_dir
+
+    monkeypatch.setenv("BOGGLE_CACHE_DIR", str(tmp_path / "cache"))
+    path = write(tmp_path, "w.txt", b"tea\neat\n")
+    first = compile_lexicon(path, Alphabet.english(), get_rules("boggle"))
+    # the layout before format 2: three separate node arrays, no packed records
+    t = first.trie
+    cache_file = (
+        cache_dir() / f"{_cache_key(first.content_hash, Alphabet.english(), get_rules('boggle'))}.npz"
+    )
+    with open(cache_file, "wb") as fh:
+        np.savez(fh, mask=t.mask, first_child=t.first_child, word_id=t.word_id)
+    again = compile_lexicon(path, Alphabet.english(), get_rules("boggle"))
+    assert not again.from_cache and again.words == ["eat", "tea"]
+
+
+def test_duplicates_and_blanks_are_counted_with_examples_as_written(tmp_path: Path) -> None:
+    path = write(tmp_path, "w.txt", b"b\n  \nA\na\nB\nc\nc \n")
+    lex = load_lexicon(path)
+    assert lex.words == ["a", "b", "c"]
+    assert lex.report.dropped == {"empty": 1, "duplicate": 3}
+    assert lex.report.examples["duplicate"] == ["a", "B", "c"]
+    assert lex.report.examples["empty"] == ["  "]

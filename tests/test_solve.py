@@ -242,3 +242,38 @@ def test_score_is_invariant_under_the_8_symmetries(
     board = Board(*shape, tuple(faces[i] for i in rng.integers(0, len(faces), shape[0] * shape[1])))
     results = solve_boards(symmetries(board), enable_lexicon)
     assert len({(r.score, tuple(r.words), r.dead_cells) for r in results}) == 1
+
+
+# ------------------------------------------------------------------ the wrapper's checks
+
+
+@pytest.mark.parametrize("bad", [26, 64, 127, -2, -128])
+def test_a_face_code_outside_the_alphabet_is_a_board_error(enable_lexicon: CompiledLexicon, bad: int) -> None:
+    from pipeline.errors import BoardError
+
+    boards = np.zeros((3, 16), dtype=np.int8)
+    boards[2, 5] = bad
+    with pytest.raises(
+        BoardError, match=rf"board 3: face code {bad} \(cell 6\) is outside the alphabet of 26"
+    ):
+        solve_arrays(boards, 4, 4, enable_lexicon)
+
+
+@pytest.mark.parametrize(("shape", "revisit"), [((4, 4), False), ((4, 4), True), ((10, 10), False)])
+def test_word_ids_survive_the_id_buffer_filling_up(
+    enable_words: list[str], shape: tuple[int, int], revisit: bool
+) -> None:
+    # one rich board overflows the first id buffer (1024 ids): the kernel grows it and walks
+    # the board again; the ids must equal those found in a batch with room to spare
+    rows, cols = shape
+    lex = lexicon_of(enable_words, get_rules("boggle", revisit=revisit))
+    letters = ("perslatgsineters" * 7)[: rows * cols]
+    rich = lex.alphabet.encode(parse_compact(letters, shape).faces)
+    batch = np.random.default_rng(5).integers(0, 26, size=(40, rows * cols)).astype(np.int8)
+    batch[17] = rich
+    alone = solve_arrays(rich[None, :], rows, cols, lex)
+    together = solve_arrays(batch, rows, cols, lex)
+    assert alone.offsets[-1] > 1024
+    assert np.array_equal(np.sort(alone.ids_of(0)), np.sort(together.ids_of(17)))
+    assert len(set(alone.ids_of(0).tolist())) == alone.n_words[0] == together.n_words[17]
+    assert alone.score[0] == together.score[17] and alone.dead_cells[0] == together.dead_cells[17]

@@ -24,7 +24,7 @@ class BatchResult:
     score: np.ndarray  # int32 [n]
     n_words: np.ndarray  # int32 [n]
     longest: np.ndarray  # int16 [n], letters of the longest word found
-    dead_cells: np.ndarray  # int16/int32 [n], non-blank cells no found word uses
+    dead_cells: np.ndarray  # int32 [n], non-blank cells no found word uses
     offsets: np.ndarray  # int64 [n + 1]
     word_ids: np.ndarray  # int32 [offsets[-1]], in discovery order within a board
 
@@ -68,12 +68,11 @@ def solve_arrays(
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     if boards.ndim != 2 or boards.shape[1] != rows * cols:
         raise ValueError(f"boards must have shape (n, {rows * cols}), got {boards.shape}")
+    check_codes(boards, lexicon)
     trie = lexicon.trie
     geo = geometry(rows, cols)
     common = (
-        trie.mask,
-        trie.first_child,
-        trie.word_id,
+        trie.nodes.reshape(-1),
         lexicon.word_points,
         trie.word_len,
         max(trie.max_depth, 1),
@@ -86,6 +85,21 @@ def solve_arrays(
     else:
         out = kernel._solve_large(boards, geo.nbr_list, geo.deg, *common)
     return BatchResult(*out)
+
+
+def check_codes(boards: np.ndarray, lexicon: CompiledLexicon) -> None:
+    """The kernels trust their input: every code must be a face of the lexicon's alphabet or
+    -1 (blank), else a BoardError naming the first bad board and cell."""
+    if boards.size == 0:
+        return
+    n_faces = len(lexicon.alphabet)
+    if int(boards.min()) >= -1 and int(boards.max()) < n_faces:
+        return
+    board, cell = np.argwhere((boards < -1) | (boards >= n_faces))[0]
+    raise BoardError(
+        f"board {int(board) + 1}: face code {int(boards[board, cell])} (cell {int(cell) + 1}) is "
+        f"outside the alphabet of {n_faces} faces {lexicon.alphabet.describe()}"
+    )
 
 
 def encode_boards(boards: Sequence[Board], lexicon: CompiledLexicon) -> np.ndarray:

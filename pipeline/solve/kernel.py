@@ -1,17 +1,23 @@
 """The numba batch kernel: array in, array out, no Python objects, no I/O.
 
-Three variants share one output contract (see :func:`pipeline.solve.solve_arrays`):
+Three variants share one output contract (see :func:`pipeline.solve.solve_arrays`) and read the
+trie as packed 16-byte node records (:func:`pipeline.trie.pack_nodes`, flattened: ``nodes[2n]``
+is node n's child mask, ``nodes[2n + 1]`` its first child (low 32 bits) and word id (high 32
+bits, all ones for none)):
 
 * ``_solve_small``: standard rule on boards of at most 64 cells. Cell sets are uint64 bit
-  masks; the DFS keeps, per depth, the cell, the trie node and the mask of neighbours still to
-  try. A child node is only pushed when one of its letters shows on a neighbouring cell.
+  masks. Per board, each cell gets a table "neighbours showing face f"; a step then takes only
+  the neighbours whose face the trie node has a child for (the OR of a few table entries),
+  so the DFS never tries a neighbour that leads nowhere. Depth 0 of the explicit stack is the
+  trie's root with every usable cell to try.
 * ``_solve_large``: standard rule on any board (neighbour lists, a byte array of used cells).
 * ``_solve_revisit``: cells may be revisited (each step still moves). The trie is walked
   depth-first with, per depth, the set of cells where the prefix can end (a frontier); on the
   way back up, the cells that lead to a completed word are marked live.
 
 All three use an explicit stack (no recursion) and a per-word "last seen" stamp (the board's
-index) to count each word once per board.
+index) to count each word once per board. The kernels trust their input: face codes must be
+-1 (blank) or below the trie's alphabet size (< 64), which the wrapper checks.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 ONE = np.uint64(1)
+TWO = np.uint64(2)
 ZERO = np.uint64(0)
 ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -46,14 +53,98 @@ def ctz(typingctx, x):  # type: ignore[no-untyped-def]
     return sig, codegen
 
 
+NO_WORD = np.uint64(0xFFFFFFFF)  # the high half of a node record when no word ends there
+LOW32 = np.uint64(0xFFFFFFFF)
+FACE_STRIDE = 64  # faces per cell in the "neighbours showing face f" table (MAX_FACES)
+
+
 @njit(nogil=True, cache=True, inline="always")
-def _child(mask, first_child, node, f):  # type: ignore[no-untyped-def]
-    """Index of node's child for face f, or -1."""
-    m = mask[node]
-    fb = np.uint64(f)
-    if (m >> fb) & ONE == ZERO:
+def _child(nodes, node, face):  # type: ignore[no-untyped-def]
+    """Index of node's child for ``face``, or -1."""
+    child_mask = nodes[2 * node]
+    fb = np.uint64(face)
+    if (child_mask >> fb) & ONE == ZERO:
         return -1
-    return np.int64(first_child[node]) + np.int64(popcount(m & ((ONE << fb) - ONE)))
+    first = np.int64(nodes[2 * node + 1] & LOW32)
+    return first + np.int64(popcount(child_mask & ((ONE << fb) - ONE)))
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _word_at(nodes, node):  # type: ignore[no-untyped-def]
+    """The id of the word ending at node, or -1."""
+    w = nodes[2 * node + 1] >> np.uint64(32)
+    return np.int64(-1) if w == NO_WORD else np.int64(w)
+
+
+@njit(nogil=True, cache=True)
+def _outputs(n_boards, n_cells, n_words):  # type: ignore[no-untyped-def]
+    """The per-board result arrays, the word-id buffer and the per-word "last seen" stamps."""
+    score = np.zeros(n_boards, np.int32)
+    board_words = np.zeros(n_boards, np.int32)
+    longest = np.zeros(n_boards, np.int16)
+    dead = np.zeros(n_boards, np.int32)
+    offsets = np.zeros(n_boards + 1, np.int64)
+    # room for the usual word count (random 4x4: ~35 a board; big boards: a few per cell)
+    ids = np.empty(max(1024, n_boards * max(64, 4 * n_cells)), np.int32)
+    seen = np.full(n_words, -1, np.int32)
+    return score, board_words, longest, dead, offsets, ids, seen
+
+
+@njit(nogil=True, cache=True)
+def _count_dead(faces, live):  # type: ignore[no-untyped-def]
+    """Non-blank cells that no found word uses (``live`` is a byte per cell)."""
+    n_dead = 0
+    for c in range(len(faces)):
+        if faces[c] >= 0 and live[c] == 0:
+            n_dead += 1
+    return n_dead
+
+
+@njit(nogil=True, cache=True)
+def _index_neighbours(faces, nbr_mask, nbr_faces, near):  # type: ignore[no-untyped-def]
+    """Per cell c of a board of <= 64 cells: ``nbr_faces[c]``, the faces its non-blank
+    neighbours show, and ``near[c * FACE_STRIDE + f]``, the mask of those neighbours showing
+    face f (the caller clears it with :func:`_clear_neighbours`). Returns the non-blank cells."""
+    n = len(faces)
+    nonblank = ZERO
+    for c in range(n):
+        if faces[c] >= 0:
+            nonblank |= ONE << np.uint64(c)
+    for c in range(n):
+        todo = nbr_mask[c] & nonblank
+        seen_faces = ZERO
+        while todo != ZERO:
+            k = np.int64(ctz(todo))
+            todo &= todo - ONE
+            f = np.int64(faces[k])
+            seen_faces |= ONE << np.uint64(f)
+            near[c * FACE_STRIDE + f] |= ONE << np.uint64(k)
+        nbr_faces[c] = seen_faces
+    return nonblank
+
+
+@njit(nogil=True, cache=True)
+def _clear_neighbours(faces, nbr_mask, near):  # type: ignore[no-untyped-def]
+    # only the entries _index_neighbours set: clearing the whole table costs more per board
+    for c in range(len(faces)):
+        todo = nbr_mask[c]
+        while todo != ZERO:
+            k = np.int64(ctz(todo))
+            todo &= todo - ONE
+            if faces[k] >= 0:
+                near[c * FACE_STRIDE + np.int64(faces[k])] = ZERO
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _next_cells(near, nbr_faces, cell, child_mask, used):  # type: ignore[no-untyped-def]
+    """The unused neighbours of ``cell`` showing a face in ``child_mask``."""
+    wanted = child_mask & nbr_faces[cell]
+    cells = ZERO
+    base = cell * np.uint64(FACE_STRIDE)
+    while wanted != ZERO:
+        cells |= near[base + ctz(wanted)]
+        wanted &= wanted - ONE
+    return cells & ~used
 
 
 @njit(nogil=True, cache=True)
@@ -90,253 +181,371 @@ def grow(ids, needed):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def _solve_small(
-    boards,
-    nbr_mask,
-    mask,
-    first_child,
-    word_id,
-    word_points,
-    word_len,  # type: ignore[no-untyped-def]
-    max_depth,
-    collect,
-):
-    n_boards, n = boards.shape
-    score = np.zeros(n_boards, np.int32)
-    n_words = np.zeros(n_boards, np.int32)
-    longest = np.zeros(n_boards, np.int16)
-    dead = np.zeros(n_boards, np.int16)
-    offsets = np.zeros(n_boards + 1, np.int64)
-    ids = np.empty(max(1024, n_boards * 64), np.int32)
-    n_ids = 0
-    seen = np.full(len(word_points), -1, np.int32)
-    depth_cap = min(max_depth, n) + 1
-    st_cell = np.empty(depth_cap, np.int64)
-    st_node = np.empty(depth_cap, np.int64)
-    st_avail = np.empty(depth_cap, np.uint64)
-    open_nbrs = np.empty(n, np.uint64)
-    nbr_faces = np.empty(n, np.uint64)
-
-    for b in range(n_boards):
-        fa = boards[b]
-        nonblank = prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, -1)
-        live = ZERO
-        sc = 0
-        nw = 0
-        lg = 0
-        for s in range(n):
-            f0 = fa[s]
-            if f0 < 0:
-                continue
-            node0 = _child(mask, first_child, 0, f0)
-            if node0 < 0:
-                continue
-            sbit = ONE << np.uint64(s)
-            w = word_id[node0]
-            if w >= 0:
-                live |= sbit
-                if seen[w] != b:
-                    seen[w] = b
-                    sc += word_points[w]
-                    nw += 1
-                    if word_len[w] > lg:
-                        lg = word_len[w]
-                    if collect:
-                        if n_ids >= len(ids):
-                            ids = grow(ids, n_ids + 1)
+def _walk_small(
+    faces, nodes, first_cells, nbr_faces, near, word_points, word_len, collect, seen, stamp, ids, n_ids, st
+):  # type: ignore[no-untyped-def]
+    """Every word of one board of <= 64 cells: (points, words, longest, live cells, n_ids), the
+    found ids appended to ``ids`` from ``n_ids`` on; n_ids is -1 when ``ids`` ran out of room
+    (the walk still finishes, so the caller knows how much room the board needs, grows ``ids``
+    and walks the board once more with a new stamp). ``ids`` is never reassigned here: a
+    growable buffer in this loop made numba count references on every step (about 25% of the
+    time)."""
+    st_cell, st_mask, st_first, st_todo = st
+    live = ZERO  # cells some found word uses
+    pts = 0
+    n_found = 0
+    longest_len = 0
+    # unsigned indices: numba adds no negative-index wrap-around (measured ~5% faster)
+    depth = ZERO
+    st_mask[0] = nodes[0]
+    st_first[0] = np.int64(nodes[1] & LOW32)
+    st_todo[0] = first_cells
+    used = ZERO  # the cells of the current path
+    while True:
+        todo = st_todo[depth]
+        if todo == ZERO:
+            if depth == ZERO:
+                break
+            used ^= ONE << np.uint64(st_cell[depth])
+            depth -= ONE
+            continue
+        bit = todo & (~todo + ONE)
+        st_todo[depth] = todo ^ bit
+        cell = ctz(bit)
+        parent_mask = st_mask[depth]
+        fb = np.uint64(faces[cell])
+        # every cell in st_todo shows a face the node has a child for: no test needed
+        child = np.uint64(st_first[depth]) + popcount(parent_mask & ((ONE << fb) - ONE))
+        info = nodes[TWO * child + ONE]
+        path = used | bit
+        w_hi = info >> np.uint64(32)
+        if w_hi != NO_WORD:
+            # Word recording stays inline (here and in the other kernels): as a helper
+            # function it measured about 10% slower.
+            w = np.int64(w_hi)
+            live |= path
+            if seen[w] != stamp:
+                seen[w] = stamp
+                pts += word_points[w]
+                n_found += 1
+                if word_len[w] > longest_len:
+                    longest_len = word_len[w]
+                if collect:
+                    if n_ids < len(ids):
                         ids[n_ids] = w
-                        n_ids += 1
-            if mask[node0] & nbr_faces[s] == ZERO:
-                continue
-            d = 0
-            st_cell[0] = s
-            st_node[0] = node0
-            st_avail[0] = open_nbrs[s]
-            used = sbit
-            while d >= 0:
-                a = st_avail[d]
-                if a == ZERO:
-                    used ^= ONE << np.uint64(st_cell[d])
-                    d -= 1
-                    continue
-                low = a & (~a + ONE)
-                st_avail[d] = a ^ low
-                c = np.int64(ctz(low))
-                nd = st_node[d]
-                m = mask[nd]
-                fb = np.uint64(fa[c])
-                if (m >> fb) & ONE == ZERO:
-                    continue
-                child = np.int64(first_child[nd]) + np.int64(popcount(m & ((ONE << fb) - ONE)))
-                w = word_id[child]
-                if w >= 0:
-                    live |= used | low
-                    if seen[w] != b:
-                        seen[w] = b
-                        sc += word_points[w]
-                        nw += 1
-                        if word_len[w] > lg:
-                            lg = word_len[w]
-                        if collect:
-                            if n_ids >= len(ids):
-                                ids = grow(ids, n_ids + 1)
-                            ids[n_ids] = w
-                            n_ids += 1
-                if mask[child] & nbr_faces[c] != ZERO:
-                    d += 1
-                    used |= low
-                    st_cell[d] = c
-                    st_node[d] = child
-                    st_avail[d] = open_nbrs[c] & ~used
-        score[b] = sc
-        n_words[b] = nw
-        longest[b] = lg
-        dead[b] = np.int16(popcount(nonblank & ~live))
-        offsets[b + 1] = n_ids
-    return score, n_words, longest, dead, offsets, ids[:n_ids].copy()
+                    n_ids += 1
+        child_mask = nodes[TWO * child]
+        next_cells = _next_cells(near, nbr_faces, cell, child_mask, path)
+        if next_cells != ZERO:
+            depth += ONE
+            used = path
+            st_cell[depth] = cell
+            st_mask[depth] = child_mask
+            st_first[depth] = np.int64(info & LOW32)
+            st_todo[depth] = next_cells
+    return pts, n_found, longest_len, live, n_ids if n_ids <= len(ids) else -1
 
 
 @njit(nogil=True, cache=True)
-def _solve_large(
-    boards,
+def _solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
+    n_boards, n = boards.shape
+    score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, n, len(word_points))
+    n_ids = 0
+    stamp = -1
+    depth_cap = min(max_depth, n) + 1
+    # per depth: the cell it stands on, its trie node's child mask and first child, and the
+    # cells still to try from it (depth 0 is the root, standing on no cell)
+    st = (
+        np.empty(depth_cap, np.int64),
+        np.empty(depth_cap, np.uint64),
+        np.empty(depth_cap, np.int64),
+        np.empty(depth_cap, np.uint64),
+    )
+    nbr_faces = np.empty(n, np.uint64)
+    near = np.zeros(n * FACE_STRIDE, np.uint64)
+    root_mask = nodes[0]
+
+    for b in range(n_boards):
+        faces = boards[b]
+        nonblank = _index_neighbours(faces, nbr_mask, nbr_faces, near)
+        first_cells = ZERO
+        for c in range(n):
+            if faces[c] >= 0 and (root_mask >> np.uint64(faces[c])) & ONE != ZERO:
+                first_cells |= ONE << np.uint64(c)
+        while True:
+            stamp += 1
+            pts, n_found, longest_len, live, end = _walk_small(
+                faces,
+                nodes,
+                first_cells,
+                nbr_faces,
+                near,
+                word_points,
+                word_len,
+                collect,
+                seen,
+                stamp,
+                ids,
+                n_ids,
+                st,
+            )
+            if end >= 0:
+                break
+            ids = grow(ids, n_ids + n_found)
+        n_ids = end
+        _clear_neighbours(faces, nbr_mask, near)
+        score[b] = pts
+        board_words[b] = n_found
+        longest[b] = longest_len
+        dead[b] = np.int32(popcount(nonblank & ~live))
+        offsets[b + 1] = n_ids
+    return score, board_words, longest, dead, offsets, ids[:n_ids].copy()
+
+
+@njit(nogil=True, cache=True)
+def _walk_large(
+    faces,
     nbr_list,
     deg,
-    mask,
-    first_child,
-    word_id,
+    nodes,
+    nbr_faces,
     word_points,
-    word_len,  # type: ignore[no-untyped-def]
-    max_depth,
+    word_len,
     collect,
-):
+    seen,
+    stamp,
+    ids,
+    n_ids,
+    st,
+    used,
+    live,
+):  # type: ignore[no-untyped-def]
+    """Every word of one board of any size, as :func:`_walk_small` (same return, same reason
+    for never reassigning ``ids``); ``live`` gets a 1 for each cell a found word uses."""
+    st_cell, st_node, st_next = st
+    n = len(faces)
+    pts = 0
+    n_found = 0
+    longest_len = 0
+    for start in range(n):
+        if faces[start] < 0:
+            continue
+        node0 = _child(nodes, 0, faces[start])
+        if node0 < 0:
+            continue
+        w = _word_at(nodes, node0)
+        if w >= 0:
+            live[start] = 1
+            if seen[w] != stamp:  # inline: see _walk_small
+                seen[w] = stamp
+                pts += word_points[w]
+                n_found += 1
+                if word_len[w] > longest_len:
+                    longest_len = word_len[w]
+                if collect:
+                    if n_ids < len(ids):
+                        ids[n_ids] = w
+                    n_ids += 1
+        if nodes[2 * node0] & nbr_faces[start] == ZERO:
+            continue
+        depth = 0
+        st_cell[0] = start
+        st_node[0] = node0
+        st_next[0] = 0
+        used[start] = 1
+        while depth >= 0:
+            here = st_cell[depth]
+            k = st_next[depth]
+            if k >= deg[here]:
+                used[here] = 0
+                depth -= 1
+                continue
+            st_next[depth] = k + 1
+            cell = nbr_list[here, k]
+            if used[cell] or faces[cell] < 0:
+                continue
+            child = _child(nodes, st_node[depth], faces[cell])
+            if child < 0:
+                continue
+            w = _word_at(nodes, child)
+            if w >= 0:
+                for i in range(depth + 1):
+                    live[st_cell[i]] = 1
+                live[cell] = 1
+                if seen[w] != stamp:  # inline: see _walk_small
+                    seen[w] = stamp
+                    pts += word_points[w]
+                    n_found += 1
+                    if word_len[w] > longest_len:
+                        longest_len = word_len[w]
+                    if collect:
+                        if n_ids < len(ids):
+                            ids[n_ids] = w
+                        n_ids += 1
+            if nodes[2 * child] & nbr_faces[cell] != ZERO:
+                depth += 1
+                st_cell[depth] = cell
+                st_node[depth] = child
+                st_next[depth] = 0
+                used[cell] = 1
+    return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1
+
+
+@njit(nogil=True, cache=True)
+def _solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
-    score = np.zeros(n_boards, np.int32)
-    n_words = np.zeros(n_boards, np.int32)
-    longest = np.zeros(n_boards, np.int16)
-    dead = np.zeros(n_boards, np.int32)
-    offsets = np.zeros(n_boards + 1, np.int64)
-    ids = np.empty(max(1024, n_boards * 64), np.int32)
+    score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, n, len(word_points))
     n_ids = 0
-    seen = np.full(len(word_points), -1, np.int32)
+    stamp = -1
     depth_cap = min(max_depth, n) + 1
-    st_cell = np.empty(depth_cap, np.int64)
-    st_node = np.empty(depth_cap, np.int64)
-    st_k = np.empty(depth_cap, np.int64)
+    # per depth: the cell, its trie node, and the index in the cell's neighbour list to try next
+    st = (np.empty(depth_cap, np.int64), np.empty(depth_cap, np.int64), np.empty(depth_cap, np.int64))
     used = np.zeros(n, np.uint8)
     live = np.zeros(n, np.uint8)
     nbr_faces = np.empty(n, np.uint64)
 
     for b in range(n_boards):
-        fa = boards[b]
+        faces = boards[b]
         for c in range(n):
-            live[c] = 0
-            fm = ZERO
+            seen_faces = ZERO
             for k in range(deg[c]):
-                g = fa[nbr_list[c, k]]
+                g = faces[nbr_list[c, k]]
                 if g >= 0:
-                    fm |= ONE << np.uint64(g)
-            nbr_faces[c] = fm
-        sc = 0
-        nw = 0
-        lg = 0
-        for s in range(n):
-            f0 = fa[s]
-            if f0 < 0:
-                continue
-            node0 = _child(mask, first_child, 0, f0)
-            if node0 < 0:
-                continue
-            w = word_id[node0]
-            if w >= 0:
-                live[s] = 1
-                if seen[w] != b:
-                    seen[w] = b
-                    sc += word_points[w]
-                    nw += 1
-                    if word_len[w] > lg:
-                        lg = word_len[w]
-                    if collect:
-                        if n_ids >= len(ids):
-                            ids = grow(ids, n_ids + 1)
-                        ids[n_ids] = w
-                        n_ids += 1
-            if mask[node0] & nbr_faces[s] == ZERO:
-                continue
-            d = 0
-            st_cell[0] = s
-            st_node[0] = node0
-            st_k[0] = 0
-            used[s] = 1
-            while d >= 0:
-                c0 = st_cell[d]
-                k = st_k[d]
-                if k >= deg[c0]:
-                    used[c0] = 0
-                    d -= 1
-                    continue
-                st_k[d] = k + 1
-                c = nbr_list[c0, k]
-                if used[c] or fa[c] < 0:
-                    continue
-                child = _child(mask, first_child, st_node[d], fa[c])
-                if child < 0:
-                    continue
-                w = word_id[child]
-                if w >= 0:
-                    for i in range(d + 1):
-                        live[st_cell[i]] = 1
-                    live[c] = 1
-                    if seen[w] != b:
-                        seen[w] = b
-                        sc += word_points[w]
-                        nw += 1
-                        if word_len[w] > lg:
-                            lg = word_len[w]
-                        if collect:
-                            if n_ids >= len(ids):
-                                ids = grow(ids, n_ids + 1)
-                            ids[n_ids] = w
-                            n_ids += 1
-                if mask[child] & nbr_faces[c] != ZERO:
-                    d += 1
-                    st_cell[d] = c
-                    st_node[d] = child
-                    st_k[d] = 0
-                    used[c] = 1
-        n_dead = 0
-        for c in range(n):
-            if fa[c] >= 0 and live[c] == 0:
-                n_dead += 1
-        score[b] = sc
-        n_words[b] = nw
-        longest[b] = lg
-        dead[b] = n_dead
+                    seen_faces |= ONE << np.uint64(g)
+            nbr_faces[c] = seen_faces
+        while True:
+            stamp += 1
+            live[:] = 0
+            pts, n_found, longest_len, end = _walk_large(
+                faces,
+                nbr_list,
+                deg,
+                nodes,
+                nbr_faces,
+                word_points,
+                word_len,
+                collect,
+                seen,
+                stamp,
+                ids,
+                n_ids,
+                st,
+                used,
+                live,
+            )
+            if end >= 0:
+                break
+            ids = grow(ids, n_ids + n_found)
+        n_ids = end
+        score[b] = pts
+        board_words[b] = n_found
+        longest[b] = longest_len
+        dead[b] = _count_dead(faces, live)
         offsets[b + 1] = n_ids
-    return score, n_words, longest, dead, offsets, ids[:n_ids].copy()
+    return score, board_words, longest, dead, offsets, ids[:n_ids].copy()
 
 
 @njit(nogil=True, cache=True)
-def _solve_revisit(
-    boards,
-    nbr_list,
-    deg,
-    mask,
-    first_child,
-    word_id,
-    word_points,
-    word_len,  # type: ignore[no-untyped-def]
-    max_depth,
-    collect,
-):
+def _walk_revisit(
+    faces, nbr_list, deg, nodes, word_points, word_len, collect, seen, stamp, ids, n_ids, scratch, token
+):  # type: ignore[no-untyped-def]
+    """Every word of one board under the revisit rule, as :func:`_walk_small` (the same return
+    but the token counter last, for the same reason ``ids`` is never reassigned)."""
+    frontier, f_count, f_mark, b_mark, f_tok, has_back, st_node, faces_left, live = scratch
+    n = len(faces)
+    depth_cap = len(f_count)
+    board_faces = ZERO
+    for c in range(n):
+        live[c] = 0
+        if faces[c] >= 0:
+            board_faces |= ONE << np.uint64(faces[c])
+    pts = 0
+    n_found = 0
+    longest_len = 0
+    d = -1
+    root_left = nodes[0] & board_faces
+    while True:
+        if d < 0:
+            if root_left == ZERO:
+                break
+            bit = root_left & (~root_left + ONE)
+            root_left ^= bit
+            g = np.int64(ctz(bit))
+            child = _child(nodes, 0, g)
+            token += 1
+            cnt = 0
+            for c in range(n):
+                if faces[c] == g:
+                    f_mark[0, c] = token
+                    frontier[0, cnt] = c
+                    cnt += 1
+            d = 0
+        else:
+            left = faces_left[d]
+            if left == ZERO:
+                # leaving depth d: cells of frontier d-1 next to a live cell of d are live
+                if has_back[d] and d > 0:
+                    for i in range(f_count[d - 1]):
+                        c = frontier[d - 1, i]
+                        if b_mark[d - 1, c] == f_tok[d - 1]:
+                            continue
+                        for k in range(deg[c]):
+                            if b_mark[d, nbr_list[c, k]] == f_tok[d]:
+                                b_mark[d - 1, c] = f_tok[d - 1]
+                                live[c] = 1
+                                has_back[d - 1] = True
+                                break
+                d -= 1
+                continue
+            bit = left & (~left + ONE)
+            faces_left[d] = left ^ bit
+            g = np.int64(ctz(bit))
+            child = _child(nodes, st_node[d], g)
+            token += 1
+            cnt = 0
+            for i in range(f_count[d]):
+                c = frontier[d, i]
+                for k in range(deg[c]):
+                    nb = nbr_list[c, k]
+                    if faces[nb] == g and f_mark[d + 1, nb] != token:
+                        f_mark[d + 1, nb] = token
+                        frontier[d + 1, cnt] = nb
+                        cnt += 1
+            if cnt == 0:
+                continue
+            d += 1
+        # entering depth d at node `child` with `cnt` frontier cells
+        f_tok[d] = token
+        f_count[d] = cnt
+        st_node[d] = child
+        has_back[d] = False
+        w = _word_at(nodes, child)
+        if w >= 0:
+            has_back[d] = True
+            for i in range(cnt):
+                c = frontier[d, i]
+                b_mark[d, c] = token
+                live[c] = 1
+            if seen[w] != stamp:  # inline: see _solve_small
+                seen[w] = stamp
+                pts += word_points[w]
+                n_found += 1
+                if word_len[w] > longest_len:
+                    longest_len = word_len[w]
+                if collect:
+                    if n_ids < len(ids):
+                        ids[n_ids] = w
+                    n_ids += 1
+        faces_left[d] = nodes[2 * child] & board_faces if d + 1 < depth_cap else ZERO
+    return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1, token
+
+
+@njit(nogil=True, cache=True)
+def _solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
-    score = np.zeros(n_boards, np.int32)
-    n_words = np.zeros(n_boards, np.int32)
-    longest = np.zeros(n_boards, np.int16)
-    dead = np.zeros(n_boards, np.int32)
-    offsets = np.zeros(n_boards + 1, np.int64)
-    ids = np.empty(max(1024, n_boards * 64), np.int32)
+    score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, n, len(word_points))
     n_ids = 0
-    seen = np.full(len(word_points), -1, np.int32)
+    stamp = -1
     depth_cap = max_depth + 1
     frontier = np.empty((depth_cap, n), np.int32)  # cells where the prefix can end
     f_count = np.zeros(depth_cap, np.int64)
@@ -345,103 +554,37 @@ def _solve_revisit(
     f_tok = np.zeros(depth_cap, np.int64)
     has_back = np.zeros(depth_cap, np.bool_)
     st_node = np.empty(depth_cap, np.int64)
-    remaining = np.empty(depth_cap, np.uint64)
+    faces_left = np.empty(depth_cap, np.uint64)  # child faces of st_node[d] still to try
     live = np.zeros(n, np.uint8)
     token = np.int64(0)
+    scratch = (frontier, f_count, f_mark, b_mark, f_tok, has_back, st_node, faces_left, live)
 
     for b in range(n_boards):
-        fa = boards[b]
-        board_faces = ZERO
-        for c in range(n):
-            live[c] = 0
-            if fa[c] >= 0:
-                board_faces |= ONE << np.uint64(fa[c])
-        sc = 0
-        nw = 0
-        lg = 0
-        d = -1
-        root_rem = mask[0] & board_faces
+        faces = boards[b]
         while True:
-            if d < 0:
-                if root_rem == ZERO:
-                    break
-                low = root_rem & (~root_rem + ONE)
-                root_rem ^= low
-                g = np.int64(ctz(low))
-                child = _child(mask, first_child, 0, g)
-                token += 1
-                cnt = 0
-                for c in range(n):
-                    if fa[c] == g:
-                        f_mark[0, c] = token
-                        frontier[0, cnt] = c
-                        cnt += 1
-                d = 0
-            else:
-                rem = remaining[d]
-                if rem == ZERO:
-                    # leaving depth d: cells of frontier d-1 next to a live cell of d are live
-                    if has_back[d] and d > 0:
-                        for i in range(f_count[d - 1]):
-                            c = frontier[d - 1, i]
-                            if b_mark[d - 1, c] == f_tok[d - 1]:
-                                continue
-                            for k in range(deg[c]):
-                                if b_mark[d, nbr_list[c, k]] == f_tok[d]:
-                                    b_mark[d - 1, c] = f_tok[d - 1]
-                                    live[c] = 1
-                                    has_back[d - 1] = True
-                                    break
-                    d -= 1
-                    continue
-                low = rem & (~rem + ONE)
-                remaining[d] = rem ^ low
-                g = np.int64(ctz(low))
-                child = _child(mask, first_child, st_node[d], g)
-                token += 1
-                cnt = 0
-                for i in range(f_count[d]):
-                    c = frontier[d, i]
-                    for k in range(deg[c]):
-                        nb = nbr_list[c, k]
-                        if fa[nb] == g and f_mark[d + 1, nb] != token:
-                            f_mark[d + 1, nb] = token
-                            frontier[d + 1, cnt] = nb
-                            cnt += 1
-                if cnt == 0:
-                    continue
-                d += 1
-            # entering depth d at node `child` with `cnt` frontier cells
-            f_tok[d] = token
-            f_count[d] = cnt
-            st_node[d] = child
-            has_back[d] = False
-            w = word_id[child]
-            if w >= 0:
-                has_back[d] = True
-                for i in range(cnt):
-                    c = frontier[d, i]
-                    b_mark[d, c] = token
-                    live[c] = 1
-                if seen[w] != b:
-                    seen[w] = b
-                    sc += word_points[w]
-                    nw += 1
-                    if word_len[w] > lg:
-                        lg = word_len[w]
-                    if collect:
-                        if n_ids >= len(ids):
-                            ids = grow(ids, n_ids + 1)
-                        ids[n_ids] = w
-                        n_ids += 1
-            remaining[d] = mask[child] & board_faces if d + 1 < depth_cap else ZERO
-        n_dead = 0
-        for c in range(n):
-            if fa[c] >= 0 and live[c] == 0:
-                n_dead += 1
-        score[b] = sc
-        n_words[b] = nw
-        longest[b] = lg
-        dead[b] = n_dead
+            stamp += 1
+            pts, n_found, longest_len, end, token = _walk_revisit(
+                faces,
+                nbr_list,
+                deg,
+                nodes,
+                word_points,
+                word_len,
+                collect,
+                seen,
+                stamp,
+                ids,
+                n_ids,
+                scratch,
+                token,
+            )
+            if end >= 0:
+                break
+            ids = grow(ids, n_ids + n_found)
+        n_ids = end
+        score[b] = pts
+        board_words[b] = n_found
+        longest[b] = longest_len
+        dead[b] = _count_dead(faces, live)
         offsets[b + 1] = n_ids
-    return score, n_words, longest, dead, offsets, ids[:n_ids].copy()
+    return score, board_words, longest, dead, offsets, ids[:n_ids].copy()
