@@ -287,7 +287,7 @@ def cache_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "boggle-pipeline"
 
 
-def _cache_key(content_hash: str, alphabet: Alphabet, rules: Rules) -> str:
+def cache_key(content_hash: str, alphabet: Alphabet, rules: Rules) -> str:
     # Only the minimum length changes which words the trie holds; points are recomputed on load.
     text = f"v{CACHE_FORMAT}|{content_hash}|{alphabet.key()}|min={rules.min_length}"
     return hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -306,7 +306,7 @@ def compile_lexicon(
     >>> compile_lexicon("words.txt", Alphabet.english(), get_rules("boggle"))  # doctest: +SKIP
     """
     src = spec if isinstance(spec, WordSource) else WordSource.open(spec)
-    cache_file = cache_dir() / f"{_cache_key(src.content_hash, alphabet, rules)}.npz"
+    cache_file = cache_dir() / f"{cache_key(src.content_hash, alphabet, rules)}.npz"
     if use_cache and cache_file.is_file():
         try:
             trie, meta = Trie.load(cache_file)

@@ -159,16 +159,14 @@ def test_a_cache_miss_is_announced_once_and_a_hit_is_not(
 def test_an_old_layout_cache_file_is_never_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 
-    from pipeline.lexicon import _cache_key, cache_dir
+    from pipeline.lexicon import cache_dir, cache_key
 
     monkeypatch.setenv("BOGGLE_CACHE_DIR", str(tmp_path / "cache"))
     path = write(tmp_path, "w.txt", b"tea\neat\n")
     first = compile_lexicon(path, Alphabet.english(), get_rules("boggle"))
     # the layout before format 2: three separate node arrays, no packed records
     t = first.trie
-    cache_file = (
-        cache_dir() / f"{_cache_key(first.content_hash, Alphabet.english(), get_rules('boggle'))}.npz"
-    )
+    cache_file = cache_dir() / f"{cache_key(first.content_hash, Alphabet.english(), get_rules('boggle'))}.npz"
     with open(cache_file, "wb") as fh:
         np.savez(fh, mask=t.mask, first_child=t.first_child, word_id=t.word_id)
     again = compile_lexicon(path, Alphabet.english(), get_rules("boggle"))
