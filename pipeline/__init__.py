@@ -2,7 +2,7 @@
 
 Reading finished runs (see :mod:`pipeline.dataset`)::
 
-    from pipeline import read_run, read_run_pandas, run_relation
+    from pipeline import read_run, read_run_pandas, run_relation, scan_run_polars
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 # Imported on first use, so `import pipeline` (and `boggle --help`) loads no pyarrow or pandas.
-_LAZY = {"read_run": "dataset", "read_run_pandas": "dataset", "run_relation": "dataset"}
-__all__ = ["__version__", "read_run", "read_run_pandas", "run_relation"]
+_LAZY = {name: "dataset" for name in ("read_run", "read_run_pandas", "run_relation", "scan_run_polars")}
+__all__ = ["__version__", "read_run", "read_run_pandas", "run_relation", "scan_run_polars"]
 
 if TYPE_CHECKING:
-    from pipeline.dataset import read_run, read_run_pandas, run_relation
+    from pipeline.dataset import read_run, read_run_pandas, run_relation, scan_run_polars
 
 
 def __getattr__(name: str) -> Any:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pipeline import store
 from pipeline.errors import BoggleError
@@ -89,6 +89,25 @@ def run_relation(runs: RunPaths, con: duckdb.DuckDBPyConnection | None = None) -
     if con is None:
         con = duckdb.connect()
     return con.read_parquet(parts, union_by_name=True)
+
+
+def scan_run_polars(runs: RunPaths) -> Any:
+    """A polars LazyFrame over the parts of one finished run or several (needs polars, the
+    ``polars`` extra). ``polars.scan_parquet(RUN)`` on a run directory fails: polars reads every
+    file below a directory, ``_SUCCESS`` included, unless given ``hidden_file_prefix``; this
+    scans exactly the parts the manifests list instead.
+
+    >>> scan_run_polars("runs/default").group_by("lexicon").agg(pl.col("score").mean())  # doctest: +SKIP
+    """
+    try:
+        import polars as pl
+    except ImportError:
+        raise BoggleError("scan_run_polars needs polars: pip install 'boggle-pipeline[polars]'") from None
+
+    parts = [str(p) for p in run_parts(runs)]
+    if not parts:
+        raise BoggleError(f"{', '.join(str(d) for d in run_dirs(runs))}: no part files (no boards)")
+    return pl.scan_parquet(parts, missing_columns="insert", extra_columns="ignore")
 
 
 DEFAULT_RUN = "runs/default"  # what `make analyze` writes (configs/default.toml's [run] out)

@@ -224,11 +224,23 @@ def test_read_run_pandas_and_relation(gen_run: Path, short_run: Path) -> None:
     assert pipeline.run_relation(gen_run, con=con).count("*").fetchall() == [(700,)]
 
 
+def test_scan_run_polars_reads_what_plain_scan_parquet_cannot(gen_run: Path, short_run: Path) -> None:
+    with pytest.raises(pl.exceptions.InvalidOperationError):  # why the helper exists
+        pl.scan_parquet(gen_run).collect()
+    lf = pipeline.scan_run_polars([gen_run, short_run])
+    sums = dict(lf.group_by("lexicon").agg(pl.col("score").sum()).collect().iter_rows())
+    assert sums == {
+        "enable2k.txt": manifest_of(gen_run)["counts"]["score_total"],
+        "short5.txt": manifest_of(short_run)["counts"]["score_total"],
+    }
+    assert lf.select(pl.len()).collect().item() == 1100
+
+
 def test_api_refuses_unfinished_and_missing_runs(gen_run: Path, tmp_path: Path) -> None:
     half = tmp_path / "half"
     shutil.copytree(gen_run, half)
     (half / store.MANIFEST).unlink()
-    for fn in (pipeline.read_run, pipeline.read_run_pandas, pipeline.run_relation):
+    for fn in (pipeline.read_run, pipeline.read_run_pandas, pipeline.run_relation, pipeline.scan_run_polars):
         with pytest.raises(BoggleError, match="unfinished"):
             fn(half)  # type: ignore[operator]
         with pytest.raises(BoggleError, match="unfinished"):
