@@ -429,7 +429,7 @@ def check(
 
     Example: boggle check perslatgsineters pertinent tsar --revisit
     """
-    from pipeline.check import run_check
+    from pipeline.puzzles.check import run_check
 
     for line in run_check(board_and_words or [], contest=contest, shape=shape, revisit=revisit):
         typer.echo(line)
@@ -447,7 +447,7 @@ def queens(
 
     Example: boggle queens 8 --show
     """
-    from pipeline.queens import queens_report
+    from pipeline.puzzles.queens import queens_report
 
     for line in queens_report(n, show=show):
         typer.echo(line)

@@ -1,4 +1,4 @@
-"""I/O-free solver benchmark: ``python -m pipeline.perf [options]``.
+"""I/O-free solver benchmark: ``python -m pipeline.benches.perf [options]``.
 
 Solves N random boards (uniform letters a-z, q = Qu, fixed seed) or the compact boards of a
 file (one a line, so other solvers can be timed on identical boards) in one process, with word
