@@ -18,8 +18,8 @@ the explicit stack.
         climb: until depth 0 (done) or can_right: up
         right, work
 
-How the board solver's explicit-stack DFS is this same walk (``_solve_large`` in
-:mod:`pipeline.solve.kernel`; ``_solve_small`` is the same with bit masks):
+How the board solver's explicit-stack DFS is this same walk (``solve_large`` in
+:mod:`pipeline.solve.kernel`; ``solve_small`` is the same with bit masks):
 
 * the robot's position is the kernel's stack: ``st_cell[0..d]`` (the path), ``st_node[d]``
   (the trie node of the text spelled so far) and ``used`` (the cells on the path);

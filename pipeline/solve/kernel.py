@@ -5,13 +5,13 @@ trie as packed 16-byte node records (:func:`pipeline.trie.pack_nodes`, flattened
 is node n's child mask, ``nodes[2n + 1]`` its first child (low 32 bits) and word id (high 32
 bits, all ones for none)):
 
-* ``_solve_small``: standard rule on boards of at most 64 cells. Cell sets are uint64 bit
+* ``solve_small``: standard rule on boards of at most 64 cells. Cell sets are uint64 bit
   masks. Per board, each cell gets a table "neighbours showing face f"; a step then takes only
   the neighbours whose face the trie node has a child for (the OR of a few table entries),
   so the DFS never tries a neighbour that leads nowhere. Depth 0 of the explicit stack is the
   trie's root with every usable cell to try.
-* ``_solve_large``: standard rule on any board (neighbour lists, a byte array of used cells).
-* ``_solve_revisit``: cells may be revisited (each step still moves). The trie is walked
+* ``solve_large``: standard rule on any board (neighbour lists, a byte array of used cells).
+* ``solve_revisit``: cells may be revisited (each step still moves). The trie is walked
   depth-first with, per depth, the set of cells where the prefix can end (a frontier); on the
   way back up, the cells that lead to a completed word are marked live.
 
@@ -247,7 +247,7 @@ def _walk_small(
 
 
 @njit(nogil=True, cache=True)
-def _solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
+def solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
     score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, n, len(word_points))
     n_ids = 0
@@ -392,7 +392,7 @@ def _walk_large(
 
 
 @njit(nogil=True, cache=True)
-def _solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
+def solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
     score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, n, len(word_points))
     n_ids = 0
@@ -526,7 +526,7 @@ def _walk_revisit(
                 c = frontier[d, i]
                 b_mark[d, c] = token
                 live[c] = 1
-            if seen[w] != stamp:  # inline: see _solve_small
+            if seen[w] != stamp:  # inline: see solve_small
                 seen[w] = stamp
                 pts += word_points[w]
                 n_found += 1
@@ -541,7 +541,7 @@ def _walk_revisit(
 
 
 @njit(nogil=True, cache=True)
-def _solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
+def solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
     score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, n, len(word_points))
     n_ids = 0
