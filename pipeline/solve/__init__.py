@@ -79,7 +79,9 @@ def solve_arrays(
         collect,
     )
     if lexicon.rules.revisit:
-        out = kernel.solve_revisit(boards, geo.nbr_list, geo.deg, *common)
+        from pipeline.solve import revisit_kernel
+
+        out = revisit_kernel.solve_revisit(boards, geo.nbr_list, geo.deg, *common)
     elif rows * cols <= 64:
         out = kernel.solve_small(boards, geo.nbr_mask, *common)
     else:
