@@ -51,22 +51,22 @@ typecheck:
 check: format-check lint typecheck test  ## everything CI checks
 
 bench:  ## solver benchmark on ENABLE2K (figures with targets and ratios), then the C++ comparison
-	$(PY) -m pipeline.perf --dictionary $(ENABLE2K) --reference 500 --target-trie-mb 8
-	$(PY) -m pipeline.perf --dictionary $(ENABLE2K) --shape 5x5 --count 100000
-	$(PY) -m pipeline.perf --dictionary $(ENABLE2K) --shape 100x100 --count 1 --rules boggle --target-seconds 0.05
+	$(PY) -m pipeline.benches.perf --dictionary $(ENABLE2K) --reference 500 --target-trie-mb 8
+	$(PY) -m pipeline.benches.perf --dictionary $(ENABLE2K) --shape 5x5 --count 100000
+	$(PY) -m pipeline.benches.perf --dictionary $(ENABLE2K) --shape 100x100 --count 1 --rules boggle --target-seconds 0.05
 	$(MAKE) --no-print-directory bench-vs-cpp
 
 .PHONY: bench-lexicon
 bench-lexicon:  ## a 3.2M-word list (tanglet:pl): cold compile time and RSS, the compile note, a 10,000-board run's RSS
-	$(PY) -m pipeline.bench_lexicon --dictionary tanglet:pl --count 10000
+	$(PY) -m pipeline.benches.bench_lexicon --dictionary tanglet:pl --count 10000
 
 .PHONY: bench-vs-cpp
 bench-vs-cpp:  ## our kernel vs the C++ solver (ANCHOR_DIR, default /tmp/anchor): same boards, alternating, medians
-	$(PY) -m pipeline.perf_vs_cpp --dictionary $(ENABLE2K)
+	$(PY) -m pipeline.benches.perf_vs_cpp --dictionary $(ENABLE2K)
 
 .PHONY: bench-algorithms
 bench-algorithms:  ## trie vs word-driven DP vs binary search: 4x4, 6x6, 100x100 and a ~545k-word list
-	$(PY) -m pipeline.perf_algorithms --dictionary $(ENABLE2K) --big $(ENABLE2K) --big tanglet:en --big tanglet:nl
+	$(PY) -m pipeline.benches.perf_algorithms --dictionary $(ENABLE2K) --big $(ENABLE2K) --big tanglet:en --big tanglet:nl
 
 RUN_DIR ?= runs/$(basename $(notdir $(CONFIG)))
 REPORT_DIR ?= reports/$(basename $(notdir $(CONFIG)))
@@ -96,7 +96,7 @@ $(VENV)/.notebook: $(VENV)/.installed
 
 .PHONY: bench-pipeline
 bench-pipeline:  ## batch pipeline: 1M new-dice boards end to end vs the kernel (alternating rounds), 1 vs 2 processes, memory
-	$(PY) -m pipeline.bench_pipeline --dictionary $(ENABLE2K) --count 1000000 --jobs 2
+	$(PY) -m pipeline.benches.bench_pipeline --dictionary $(ENABLE2K) --count 1000000 --jobs 2
 
 .PHONY: optimize-4x4
 optimize-4x4:  ## best-board search (configs/optimize-4x4.toml): 10 annealing restarts, each until 3625 or 120 s

@@ -102,12 +102,13 @@ class RunConfig:
 
         return parse_shape(self.boards.shape) if self.boards.shape else None
 
-    def rule_set(self) -> Any:
-        """The :class:`pipeline.rules.Rules` this config asks for (resolve first)."""
-        from pipeline.rules import get_rules
+    def rule_set(self, shape: tuple[int, int] | None = None) -> Any:
+        """The :class:`pipeline.rules.Rules` this config asks for (resolve first, or pass the
+        board shape whose preset applies when no name is set)."""
+        from pipeline.rules import resolve_rules
 
         r = self.rules
-        return get_rules(r.name or "boggle", min_length=r.min_length, scores=r.scores, revisit=r.revisit)
+        return resolve_rules(r.name, shape, min_length=r.min_length, scores=r.scores, revisit=r.revisit)
 
     def resolve(self) -> RunConfig:
         """Fill in every default that depends on other values; ``out`` becomes absolute.
@@ -116,7 +117,6 @@ class RunConfig:
         """
         from pipeline.boards import format_shape, parse_shape
         from pipeline.lexicon import default_dictionary
-        from pipeline.rules import default_rules_for_shape
         from pipeline.tanglet import TANGLET_PREFIX
 
         b = self.boards
@@ -137,8 +137,7 @@ class RunConfig:
             files = tuple(expand_inputs(b.files, where))
             boards = dataclasses.replace(b, files=files)
             rows, cols = parse_shape(b.shape) if b.shape else (4, 4)
-        name = self.rules.name or default_rules_for_shape(rows, cols)
-        rule_set = dataclasses.replace(self, rules=dataclasses.replace(self.rules, name=name)).rule_set()
+        rule_set = self.rule_set((rows, cols))
         rules = RulesConfig(
             name=rule_set.name,
             min_length=rule_set.min_length,

@@ -106,3 +106,12 @@ def default_rules_for_shape(rows: int, cols: int) -> str:
     """The preset a board of this shape is played with: ``big`` for 5x5, ``superbig`` for 6x6,
     ``boggle`` for every other shape."""
     return {(5, 5): "big", (6, 6): "superbig"}.get((rows, cols), "boggle")
+
+
+def resolve_rules(name: str | None, shape: tuple[int, int] | None = None, **overrides: Any) -> Rules:
+    """The one rules resolver every command and config uses: the named preset, else the preset of
+    ``shape`` (:func:`default_rules_for_shape`; ``boggle`` without a shape), with ``overrides``
+    as in :func:`get_rules`."""
+    if name is None:
+        name = default_rules_for_shape(*shape) if shape else "boggle"
+    return get_rules(name, **overrides)

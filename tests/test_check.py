@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from pipeline.boards import BLANK, Board, parse_compact
-from pipeline.check import (
+from pipeline.cli import app
+from pipeline.errors import BoardError, BoggleError
+from pipeline.puzzles.check import (
     ContestCase,
     answer_contest,
     can_spell,
@@ -24,8 +26,6 @@ from pipeline.check import (
     parse_contest,
     run_check,
 )
-from pipeline.cli import app
-from pipeline.errors import BoardError, BoggleError
 from pipeline.rules import get_rules
 from pipeline.solve import solve_boards
 from pipeline.solve.reference import ReferenceSolver
@@ -257,7 +257,7 @@ import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))
 import numpy as np
 from pipeline.boards import Board
-from pipeline.check import can_spell
+from pipeline.puzzles.check import can_spell
 rng = np.random.default_rng(1)
 letters = rng.choice(list("abcdefghijklmnoprstuvwy"), 300 * 300)
 board = Board(300, 300, tuple(letters))

@@ -28,18 +28,8 @@ import pyarrow.parquet as pq
 
 from pipeline.analyze.plots import Plot, make_plots
 from pipeline.analyze.report import write_report
-from pipeline.analyze.stats import (
-    ALL_SOURCES,
-    MANIFEST,
-    RunError,
-    RunInfo,
-    Tables,
-    compute_tables,
-    connect,
-    load_run,
-    load_runs,
-    printable,
-)
+from pipeline.analyze.runs import MANIFEST, RunError, RunInfo, connect, load_run, load_runs, printable
+from pipeline.analyze.stats import ALL_SOURCES, Tables, compute_tables
 from pipeline.errors import EXIT_INTERNAL, BoggleError
 from pipeline.io import atomic_open, atomic_path, package_versions, write_json_atomic
 

@@ -19,7 +19,8 @@ from typing import Any
 import pandas as pd
 
 from pipeline.analyze.plots import Plot
-from pipeline.analyze.stats import FEW_WORDS, RunInfo, Tables, series_labels
+from pipeline.analyze.runs import RunInfo
+from pipeline.analyze.stats import FEW_WORDS, Tables, series_labels
 from pipeline.io import write_text_atomic
 
 CSS = """

@@ -7,49 +7,25 @@ Python (pandas sees only the small result tables). The same SQL reads one run or
 once: every table is grouped by ``run`` and ``source`` so runs (dice sets, rules, languages)
 compare side by side.
 
-A run directory (the batch pipeline's contract) holds ``part-*.parquet`` files, one per chunk,
-and a ``_SUCCESS`` JSON manifest written last; a directory without it is refused.
+The runs and the connection come from :mod:`pipeline.analyze.runs`.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import re
-import shutil
-import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from pipeline.errors import BoggleError
+from pipeline.analyze.runs import query, sql_str
 
 if TYPE_CHECKING:
     import duckdb
 
-MANIFEST = "_SUCCESS"  # the batch pipeline's manifest name (pipeline.store.MANIFEST)
-# Per-length columns every run has (words_len_3 ... words_len_9plus); shorter ones are optional.
-LENGTH_SUFFIXES: tuple[str, ...] = ("3", "4", "5", "6", "7", "8", "9plus")
-REQUIRED_COLUMNS: tuple[str, ...] = (
-    "board_id",
-    "board",
-    "rows",
-    "cols",
-    "source",
-    "score",
-    "n_words",
-    "words",
-    "longest_word",
-    "max_word_len",
-    "dead_cells",
-    *(f"words_len_{s}" for s in LENGTH_SUFFIXES),
-    *(f"points_len_{s}" for s in LENGTH_SUFFIXES),
-)
 # Word-count thresholds of the "thin board" shares in the summary.
 FEW_WORDS = (10, 25, 50)
 ALL_SOURCES = "(all)"
@@ -58,155 +34,6 @@ ALL_SOURCES = "(all)"
 FACE_SAMPLE = 10_000
 # One compact-notation token: a bracketed multi-letter face or a single character.
 _FACE_TOKEN = r"\[[^\]]*\]|."
-
-
-class RunError(BoggleError):
-    """A run directory that is missing, unfinished or not in the pipeline's layout."""
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """A finished run: its directory, ``_SUCCESS`` manifest and part files."""
-
-    label: str
-    path: Path
-    manifest: dict[str, Any] = field(repr=False)
-    parts: tuple[Path, ...]
-
-    @property
-    def config(self) -> dict[str, Any]:
-        return _as_dict(self.manifest.get("config"))
-
-    @property
-    def lexicon(self) -> dict[str, Any]:
-        return _as_dict(self.manifest.get("lexicon"))
-
-    @property
-    def rules(self) -> dict[str, Any]:
-        return _as_dict(self.manifest.get("rules"))
-
-    @property
-    def counts(self) -> dict[str, Any]:
-        return _as_dict(self.manifest.get("counts"))
-
-    def manifest_mtime(self) -> float:
-        return (self.path / MANIFEST).stat().st_mtime
-
-
-def _as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def load_run(run_dir: str | os.PathLike[str], label: str | None = None) -> RunInfo:
-    """Open a finished run directory; raise a BoggleError (exit 2) unless ``_SUCCESS`` is there."""
-    from pipeline.store import open_run
-
-    path = Path(run_dir)
-    manifest, parts = open_run(path)
-    if not parts:
-        raise RunError(f"{path}: the run has no part files (no boards to analyse)")
-    return RunInfo(label or path.resolve().name, path, manifest, tuple(parts))
-
-
-def load_runs(run_dirs: Sequence[str | os.PathLike[str]]) -> list[RunInfo]:
-    """Open several runs, giving each a distinct label (its directory name, made unique)."""
-    if not run_dirs:
-        raise RunError("no run directories given")
-    runs = [load_run(d) for d in run_dirs]
-    seen: dict[str, int] = {}
-    out = []
-    for run in runs:
-        label = run.label
-        if label in seen:
-            parent = run.path.resolve().parent.name
-            label = f"{parent}/{label}" if parent else label
-        while label in seen:
-            seen[label] += 1
-            label = f"{run.label}-{seen[run.label]}"
-        seen.setdefault(label, 1)
-        seen.setdefault(run.label, 1)
-        out.append(RunInfo(label, run.path, run.manifest, run.parts))
-    return out
-
-
-# ---------------------------------------------------------------- DuckDB
-
-
-def _sql_str(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def printable(text: str) -> str:
-    """``text`` on one line with control characters (from damaged files) replaced by '?'."""
-    return "".join(ch if ch.isprintable() else "?" for ch in " ".join(text.split()))
-
-
-def check_columns(run: RunInfo) -> None:
-    """Refuse a run any of whose parts lacks a column the analysis reads (footers only)."""
-    import pyarrow.parquet as pq
-
-    for part in run.parts:
-        try:
-            names = set(pq.read_schema(part).names)
-        except (OSError, ValueError) as exc:
-            raise RunError(f"{part}: not a readable Parquet file ({printable(str(exc))})") from None
-        missing = [c for c in REQUIRED_COLUMNS if c not in names]
-        if missing:
-            raise RunError(
-                f"{part}: lacks column(s) {', '.join(missing)} (not a board run of this pipeline?)"
-            )
-
-
-@contextmanager
-def connect(
-    runs: Sequence[RunInfo], *, threads: int | None = None, memory_limit: str | None = None
-) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A DuckDB connection with a ``boards`` view over every run's parts (column ``run`` added).
-
-    Spills go to a private temporary directory that is removed afterwards.
-    """
-    import duckdb
-
-    spill = tempfile.mkdtemp(prefix="boggle-duckdb-")
-    con = duckdb.connect()
-    try:
-        con.execute(f"SET temp_directory = {_sql_str(spill)}")
-        # Row order never matters to an aggregate; dropping it lets DuckDB stream with less memory.
-        con.execute("SET preserve_insertion_order = false")
-        if threads:
-            con.execute(f"SET threads = {int(threads)}")
-        if memory_limit:
-            try:
-                con.execute(f"SET memory_limit = {_sql_str(memory_limit)}")
-            except duckdb.Error:
-                raise BoggleError(
-                    f"memory limit {memory_limit!r}: expected a size such as 2GB or 512MB"
-                ) from None
-        selects = []
-        for run in runs:
-            files = ", ".join(_sql_str(str(p)) for p in run.parts)
-            scan = f"read_parquet([{files}], union_by_name = true)"
-            check_columns(run)
-            selects.append(f"SELECT {_sql_str(run.label)} AS run, * FROM {scan}")
-        con.execute("CREATE TABLE run_order (run VARCHAR, idx INTEGER)")
-        if runs:
-            con.executemany("INSERT INTO run_order VALUES (?, ?)", [(r.label, i) for i, r in enumerate(runs)])
-        if selects:
-            con.execute("CREATE VIEW boards AS " + " UNION ALL BY NAME ".join(selects))
-        yield con
-    finally:
-        con.close()
-        shutil.rmtree(spill, ignore_errors=True)
-
-
-def query(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
-    """Run SQL and return a pandas frame (only for small result tables), runs in given order."""
-    df = con.execute(sql, params or []).df()
-    if "run" in df.columns and len(df):
-        order = dict(con.execute("SELECT run, idx FROM run_order").fetchall())
-        keys = df["run"].map(order).to_numpy()
-        df = df.iloc[np.argsort(keys, kind="stable")].reset_index(drop=True)
-    return df
 
 
 # ---------------------------------------------------------------- tables
@@ -439,7 +266,7 @@ def single_chars(con: duckdb.DuckDBPyConnection) -> set[str]:
     ).fetchall()
     chars = {ch for (b,) in rows for ch in b}
     while True:
-        pattern = _sql_str(_char_class(chars)) if chars else "'.'"
+        pattern = sql_str(_char_class(chars)) if chars else "'.'"
         extra = con.execute(
             f"SELECT board FROM boards WHERE NOT contains(board, '[') "
             f"AND regexp_matches(board, {pattern}) LIMIT 10000"
@@ -467,7 +294,7 @@ def _face_counts(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         faces = sorted(by_face)
         aggs = []
         for i, face in enumerate(faces):
-            cond = " OR ".join(f"contains(board, {_sql_str(ch)})" for ch in by_face[face])
+            cond = " OR ".join(f"contains(board, {sql_str(ch)})" for ch in by_face[face])
             aggs.append(
                 f"count(*) FILTER (WHERE NOT br AND ({cond})) AS n_{i}, "
                 f"coalesce(sum(score) FILTER (WHERE NOT br AND ({cond})), 0)::DOUBLE AS s_{i}"

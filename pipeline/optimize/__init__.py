@@ -24,6 +24,7 @@ from pipeline.optimize.config import (
     SECTION,
     STRATEGIES,
     OptimizeConfig,
+    load_command_config,
     load_optimize_config,
 )
 from pipeline.optimize.driver import OptimizeProgress, ProgressCallback, run_restart, search
@@ -57,7 +58,7 @@ __all__ = [
     "Objective", "OptimizeConfig", "OptimizeProgress", "OptimizeResult", "ProgressCallback",
     "RestartEvent", "RestartResult", "Scorer", "SearchSpace", "Tables", "apply_move",
     "canonical_key", "collect_boards", "dice_space", "free_space", "hill_climb", "key_faces",
-    "load_optimize_config", "make_objective", "optimize", "prepare", "read_results",
+    "load_command_config", "load_optimize_config", "make_objective", "optimize", "prepare", "read_results",
     "results_table", "run_optimize", "run_restart", "search", "shape_symmetries",
     "simulated_annealing",
 ]  # fmt: skip

@@ -89,7 +89,7 @@ class OptimizeConfig:
     def resolve(self) -> OptimizeConfig:
         """Fill in the dictionary and rule preset defaults and make paths absolute."""
         from pipeline.lexicon import default_dictionary
-        from pipeline.rules import default_rules_for_shape
+        from pipeline.rules import resolve_rules
         from pipeline.tanglet import TANGLET_PREFIX
 
         rows, cols = self.rows_cols
@@ -100,7 +100,7 @@ class OptimizeConfig:
         return dataclasses.replace(
             self,
             shape=format_shape(rows, cols),
-            rules=self.rules or default_rules_for_shape(rows, cols),
+            rules=resolve_rules(self.rules, (rows, cols)).name,
             dictionary=dictionary,
             out=out,
         )
@@ -127,3 +127,18 @@ def load_optimize_config(
     from pipeline.config import load_section
 
     return load_section(path, SECTION, OptimizeConfig, overrides, assignments)
+
+
+def load_command_config(
+    path: str | Path | None,
+    overrides: Mapping[str, Any] | None = None,
+    assignments: Sequence[str] = (),
+) -> OptimizeConfig:
+    """``boggle optimize``'s settings: :func:`load_optimize_config`, then, where nothing set
+    them, output to :data:`DEFAULT_OUT` on every core (the library default writes nothing)."""
+    cfg = load_optimize_config(path, overrides, assignments)
+    return dataclasses.replace(
+        cfg,
+        out=DEFAULT_OUT if cfg.out is None else cfg.out,
+        n_jobs=-1 if cfg.n_jobs is None else cfg.n_jobs,
+    )

@@ -32,12 +32,12 @@ def prepare(cfg: OptimizeConfig) -> tuple[OptimizeConfig, CompiledLexicon, Objec
     """Resolve the config and build the lexicon, objective, search space and kernel tables."""
     from pipeline.dice import load_dice_set
     from pipeline.lexicon import compile_for_boards, load_lexicon
-    from pipeline.rules import get_rules
+    from pipeline.rules import resolve_rules
 
     cfg = cfg.resolve()
     assert cfg.dictionary is not None  # resolve() fills it in
     rows, cols = cfg.rows_cols
-    rules = get_rules(cfg.rules or "boggle", min_length=cfg.min_length)
+    rules = resolve_rules(cfg.rules, (rows, cols), min_length=cfg.min_length)
     dice = load_dice_set(cfg.dice, rows, cols) if cfg.dice else None
     lexicon = compile_for_boards(cfg.dictionary, rules, dice.faces if dice else None)
     subset = load_lexicon(cfg.subset).words if cfg.subset else None

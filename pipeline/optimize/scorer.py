@@ -1,5 +1,6 @@
-"""Scoring boards with the search kernels (:mod:`pipeline.solve.score_kernel`): one board, a
-batch, every face of one cell at once (a wildcard walk), and every move from a state."""
+"""Scoring boards with the search kernels (:mod:`pipeline.solve.score_kernel`; moves in
+:mod:`pipeline.solve.move_kernel`): one board, a batch, every face of one cell at once (a
+wildcard walk), and every move from a state."""
 
 from __future__ import annotations
 
@@ -50,10 +51,17 @@ class Tables:
 
 
 def kernels() -> Any:
-    """The numba kernels, imported on first use (compiling them is not free)."""
+    """The numba scoring kernels, imported on first use (compiling them is not free)."""
     from pipeline.solve import score_kernel
 
     return score_kernel
+
+
+def move_kernels() -> Any:
+    """The numba move kernels (neighbourhood, annealing), imported on first use."""
+    from pipeline.solve import move_kernel
+
+    return move_kernel
 
 
 class Scorer:
@@ -99,7 +107,7 @@ class Scorer:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every move from (die, fidx) and the score it leads to: (kind, a, b, score); see
         :func:`pipeline.optimize.space.apply_move`."""
-        kind, a, b, score = kernels().neighbourhood(
+        kind, a, b, score = move_kernels().neighbourhood(
             die, fidx, space.table, space.n_opts, space.free, space.n_faces, *self.trie_args(),
             *self.scratch.arrays(), *self.scratch.wild_arrays(),
         )  # fmt: skip

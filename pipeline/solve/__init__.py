@@ -79,11 +79,13 @@ def solve_arrays(
         collect,
     )
     if lexicon.rules.revisit:
-        out = kernel._solve_revisit(boards, geo.nbr_list, geo.deg, *common)
+        from pipeline.solve import revisit_kernel
+
+        out = revisit_kernel.solve_revisit(boards, geo.nbr_list, geo.deg, *common)
     elif rows * cols <= 64:
-        out = kernel._solve_small(boards, geo.nbr_mask, *common)
+        out = kernel.solve_small(boards, geo.nbr_mask, *common)
     else:
-        out = kernel._solve_large(boards, geo.nbr_list, geo.deg, *common)
+        out = kernel.solve_large(boards, geo.nbr_list, geo.deg, *common)
     return BatchResult(*out)
 
 

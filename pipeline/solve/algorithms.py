@@ -19,10 +19,13 @@ What ``dp`` and ``binary`` share lives in :mod:`pipeline.solve.letters`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from pipeline.boards import Board
-from pipeline.errors import ConfigError
+from pipeline.errors import BoggleError, ConfigError
 from pipeline.lexicon import CompiledLexicon
+from pipeline.rules import Rules
 from pipeline.solve import BatchSolver, BoardResult, solve_boards
 
 ALGORITHMS = ("trie", "dp", "binary")
@@ -44,7 +47,7 @@ def solve_with(algorithm: str, boards: Sequence[Board], lexicon: CompiledLexicon
     """Solve ``boards`` with the named algorithm (``trie``, ``dp`` or ``binary``).
 
     All three give identical results; they differ only in speed (see
-    ``python -m pipeline.perf_algorithms``). An unknown name is a ConfigError.
+    ``python -m pipeline.benches.perf_algorithms``). An unknown name is a ConfigError.
 
     >>> solve_with("dp", [parse_compact("perslatgsineters")], lexicon)[0].score  # doctest: +SKIP
     3625
@@ -52,3 +55,67 @@ def solve_with(algorithm: str, boards: Sequence[Board], lexicon: CompiledLexicon
     if algorithm == "trie":
         return solve_boards(boards, lexicon)
     return solve_boards(boards, lexicon, _batch_solver(algorithm))
+
+
+def read_boards(boards: Sequence[str], file: Path | None, shape: str | None) -> list[Board]:
+    """Compact ``boards`` (an error names the argument's position), then the boards of ``file``
+    (compact lines, grid text or algs4; ``-`` for stdin). No boards at all is a BoggleError."""
+    from pipeline.boards import parse_board_text, parse_compact, parse_shape
+    from pipeline.io import read_text_input
+
+    shp = parse_shape(shape) if shape else None
+    out = []
+    for i, text in enumerate(boards, start=1):
+        try:
+            out.append(parse_compact(text, shp))
+        except BoggleError as exc:
+            raise type(exc)(f"board argument {i}: {exc.message}") from None
+    if file is not None:
+        text, source = read_text_input(file, "board")
+        out.extend(parse_board_text(text, source=source, shape=shp))
+    if not out:
+        raise BoggleError("no boards given: pass BOARD arguments or --file PATH")
+    return out
+
+
+@dataclass(frozen=True)
+class SolveJob:
+    """Boards with the rules and lexicon they are solved under (``boggle solve``)."""
+
+    boards: list[Board]
+    rules: Rules
+    lexicon: CompiledLexicon
+    algorithm: str = "trie"
+
+    @property
+    def kernel_module(self) -> str:
+        """The module whose compiled kernels this job runs (see ``kernel_needs_compile``)."""
+        return "kernel" if self.algorithm == "trie" else self.algorithm
+
+    def results(self) -> list[BoardResult]:
+        return solve_with(self.algorithm, self.boards, self.lexicon)
+
+
+def prepare_solve(
+    boards: Sequence[str],
+    file: Path | None = None,
+    *,
+    shape: str | None = None,
+    dictionary: str | None = None,
+    rules: str | None = None,
+    min_length: int | None = None,
+    revisit: bool | None = None,
+    algorithm: str = "trie",
+) -> SolveJob:
+    """Read the boards, resolve the rules (the first board's shape picks the default preset) and
+    compile the lexicon for the boards' faces; ``dictionary`` defaults as
+    :func:`pipeline.lexicon.default_dictionary`."""
+    from pipeline.boards import faces_of
+    from pipeline.lexicon import compile_for_boards, default_dictionary
+    from pipeline.rules import resolve_rules
+
+    parsed = read_boards(boards, file, shape)
+    first = (parsed[0].rows, parsed[0].cols)
+    rule_set = resolve_rules(rules, first, min_length=min_length, revisit=revisit)
+    lexicon = compile_for_boards(dictionary or default_dictionary(), rule_set, faces_of(parsed))
+    return SolveJob(parsed, rule_set, lexicon, algorithm)

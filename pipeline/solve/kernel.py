@@ -5,15 +5,14 @@ trie as packed 16-byte node records (:func:`pipeline.trie.pack_nodes`, flattened
 is node n's child mask, ``nodes[2n + 1]`` its first child (low 32 bits) and word id (high 32
 bits, all ones for none)):
 
-* ``_solve_small``: standard rule on boards of at most 64 cells. Cell sets are uint64 bit
+* ``solve_small``: standard rule on boards of at most 64 cells. Cell sets are uint64 bit
   masks. Per board, each cell gets a table "neighbours showing face f"; a step then takes only
   the neighbours whose face the trie node has a child for (the OR of a few table entries),
   so the DFS never tries a neighbour that leads nowhere. Depth 0 of the explicit stack is the
   trie's root with every usable cell to try.
-* ``_solve_large``: standard rule on any board (neighbour lists, a byte array of used cells).
-* ``_solve_revisit``: cells may be revisited (each step still moves). The trie is walked
-  depth-first with, per depth, the set of cells where the prefix can end (a frontier); on the
-  way back up, the cells that lead to a completed word are marked live.
+* ``solve_large``: standard rule on any board (neighbour lists, a byte array of used cells).
+* ``solve_revisit`` (:mod:`pipeline.solve.revisit_kernel`): cells may be revisited (each step
+  still moves); it shares this module's helpers.
 
 All three use an explicit stack (no recursion) and a per-word "last seen" stamp (the board's
 index) to count each word once per board. The kernels trust their input: face codes must be
@@ -59,7 +58,7 @@ FACE_STRIDE = 64  # faces per cell in the "neighbours showing face f" table (MAX
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _child(nodes, node, face):  # type: ignore[no-untyped-def]
+def child_index(nodes, node, face):  # type: ignore[no-untyped-def]
     """Index of node's child for ``face``, or -1."""
     child_mask = nodes[2 * node]
     fb = np.uint64(face)
@@ -70,14 +69,14 @@ def _child(nodes, node, face):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _word_at(nodes, node):  # type: ignore[no-untyped-def]
+def node_word(nodes, node):  # type: ignore[no-untyped-def]
     """The id of the word ending at node, or -1."""
     w = nodes[2 * node + 1] >> np.uint64(32)
     return np.int64(-1) if w == NO_WORD else np.int64(w)
 
 
 @njit(nogil=True, cache=True)
-def _outputs(n_boards, n_cells, n_words):  # type: ignore[no-untyped-def]
+def new_outputs(n_boards, n_cells, n_words):  # type: ignore[no-untyped-def]
     """The per-board result arrays, the word-id buffer and the per-word "last seen" stamps."""
     score = np.zeros(n_boards, np.int32)
     board_words = np.zeros(n_boards, np.int32)
@@ -91,7 +90,7 @@ def _outputs(n_boards, n_cells, n_words):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def _count_dead(faces, live):  # type: ignore[no-untyped-def]
+def count_dead(faces, live):  # type: ignore[no-untyped-def]
     """Non-blank cells that no found word uses (``live`` is a byte per cell)."""
     n_dead = 0
     for c in range(len(faces)):
@@ -247,9 +246,9 @@ def _walk_small(
 
 
 @njit(nogil=True, cache=True)
-def _solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
+def solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
-    score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, n, len(word_points))
+    score, board_words, longest, dead, offsets, ids, seen = new_outputs(n_boards, n, len(word_points))
     n_ids = 0
     stamp = -1
     depth_cap = min(max_depth, n) + 1
@@ -330,10 +329,10 @@ def _walk_large(
     for start in range(n):
         if faces[start] < 0:
             continue
-        node0 = _child(nodes, 0, faces[start])
+        node0 = child_index(nodes, 0, faces[start])
         if node0 < 0:
             continue
-        w = _word_at(nodes, node0)
+        w = node_word(nodes, node0)
         if w >= 0:
             live[start] = 1
             if seen[w] != stamp:  # inline: see _walk_small
@@ -364,10 +363,10 @@ def _walk_large(
             cell = nbr_list[here, k]
             if used[cell] or faces[cell] < 0:
                 continue
-            child = _child(nodes, st_node[depth], faces[cell])
+            child = child_index(nodes, st_node[depth], faces[cell])
             if child < 0:
                 continue
-            w = _word_at(nodes, child)
+            w = node_word(nodes, child)
             if w >= 0:
                 for i in range(depth + 1):
                     live[st_cell[i]] = 1
@@ -392,9 +391,9 @@ def _walk_large(
 
 
 @njit(nogil=True, cache=True)
-def _solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
+def solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
-    score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, n, len(word_points))
+    score, board_words, longest, dead, offsets, ids, seen = new_outputs(n_boards, n, len(word_points))
     n_ids = 0
     stamp = -1
     depth_cap = min(max_depth, n) + 1
@@ -440,151 +439,6 @@ def _solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth,
         score[b] = pts
         board_words[b] = n_found
         longest[b] = longest_len
-        dead[b] = _count_dead(faces, live)
-        offsets[b + 1] = n_ids
-    return score, board_words, longest, dead, offsets, ids[:n_ids].copy()
-
-
-@njit(nogil=True, cache=True)
-def _walk_revisit(
-    faces, nbr_list, deg, nodes, word_points, word_len, collect, seen, stamp, ids, n_ids, scratch, token
-):  # type: ignore[no-untyped-def]
-    """Every word of one board under the revisit rule, as :func:`_walk_small` (the same return
-    but the token counter last, for the same reason ``ids`` is never reassigned)."""
-    frontier, f_count, f_mark, b_mark, f_tok, has_back, st_node, faces_left, live = scratch
-    n = len(faces)
-    depth_cap = len(f_count)
-    board_faces = ZERO
-    for c in range(n):
-        live[c] = 0
-        if faces[c] >= 0:
-            board_faces |= ONE << np.uint64(faces[c])
-    pts = 0
-    n_found = 0
-    longest_len = 0
-    d = -1
-    root_left = nodes[0] & board_faces
-    while True:
-        if d < 0:
-            if root_left == ZERO:
-                break
-            bit = root_left & (~root_left + ONE)
-            root_left ^= bit
-            g = np.int64(ctz(bit))
-            child = _child(nodes, 0, g)
-            token += 1
-            cnt = 0
-            for c in range(n):
-                if faces[c] == g:
-                    f_mark[0, c] = token
-                    frontier[0, cnt] = c
-                    cnt += 1
-            d = 0
-        else:
-            left = faces_left[d]
-            if left == ZERO:
-                # leaving depth d: cells of frontier d-1 next to a live cell of d are live
-                if has_back[d] and d > 0:
-                    for i in range(f_count[d - 1]):
-                        c = frontier[d - 1, i]
-                        if b_mark[d - 1, c] == f_tok[d - 1]:
-                            continue
-                        for k in range(deg[c]):
-                            if b_mark[d, nbr_list[c, k]] == f_tok[d]:
-                                b_mark[d - 1, c] = f_tok[d - 1]
-                                live[c] = 1
-                                has_back[d - 1] = True
-                                break
-                d -= 1
-                continue
-            bit = left & (~left + ONE)
-            faces_left[d] = left ^ bit
-            g = np.int64(ctz(bit))
-            child = _child(nodes, st_node[d], g)
-            token += 1
-            cnt = 0
-            for i in range(f_count[d]):
-                c = frontier[d, i]
-                for k in range(deg[c]):
-                    nb = nbr_list[c, k]
-                    if faces[nb] == g and f_mark[d + 1, nb] != token:
-                        f_mark[d + 1, nb] = token
-                        frontier[d + 1, cnt] = nb
-                        cnt += 1
-            if cnt == 0:
-                continue
-            d += 1
-        # entering depth d at node `child` with `cnt` frontier cells
-        f_tok[d] = token
-        f_count[d] = cnt
-        st_node[d] = child
-        has_back[d] = False
-        w = _word_at(nodes, child)
-        if w >= 0:
-            has_back[d] = True
-            for i in range(cnt):
-                c = frontier[d, i]
-                b_mark[d, c] = token
-                live[c] = 1
-            if seen[w] != stamp:  # inline: see _solve_small
-                seen[w] = stamp
-                pts += word_points[w]
-                n_found += 1
-                if word_len[w] > longest_len:
-                    longest_len = word_len[w]
-                if collect:
-                    if n_ids < len(ids):
-                        ids[n_ids] = w
-                    n_ids += 1
-        faces_left[d] = nodes[2 * child] & board_faces if d + 1 < depth_cap else ZERO
-    return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1, token
-
-
-@njit(nogil=True, cache=True)
-def _solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
-    n_boards, n = boards.shape
-    score, board_words, longest, dead, offsets, ids, seen = _outputs(n_boards, n, len(word_points))
-    n_ids = 0
-    stamp = -1
-    depth_cap = max_depth + 1
-    frontier = np.empty((depth_cap, n), np.int32)  # cells where the prefix can end
-    f_count = np.zeros(depth_cap, np.int64)
-    f_mark = np.zeros((depth_cap, n), np.int64)  # == f_tok[d]: cell is in frontier d
-    b_mark = np.zeros((depth_cap, n), np.int64)  # == f_tok[d]: cell leads to a word
-    f_tok = np.zeros(depth_cap, np.int64)
-    has_back = np.zeros(depth_cap, np.bool_)
-    st_node = np.empty(depth_cap, np.int64)
-    faces_left = np.empty(depth_cap, np.uint64)  # child faces of st_node[d] still to try
-    live = np.zeros(n, np.uint8)
-    token = np.int64(0)
-    scratch = (frontier, f_count, f_mark, b_mark, f_tok, has_back, st_node, faces_left, live)
-
-    for b in range(n_boards):
-        faces = boards[b]
-        while True:
-            stamp += 1
-            pts, n_found, longest_len, end, token = _walk_revisit(
-                faces,
-                nbr_list,
-                deg,
-                nodes,
-                word_points,
-                word_len,
-                collect,
-                seen,
-                stamp,
-                ids,
-                n_ids,
-                scratch,
-                token,
-            )
-            if end >= 0:
-                break
-            ids = grow(ids, n_ids + n_found)
-        n_ids = end
-        score[b] = pts
-        board_words[b] = n_found
-        longest[b] = longest_len
-        dead[b] = _count_dead(faces, live)
+        dead[b] = count_dead(faces, live)
         offsets[b + 1] = n_ids
     return score, board_words, longest, dead, offsets, ids[:n_ids].copy()

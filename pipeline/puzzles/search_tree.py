@@ -18,8 +18,8 @@ the explicit stack.
         climb: until depth 0 (done) or can_right: up
         right, work
 
-How the board solver's explicit-stack DFS is this same walk (``_solve_large`` in
-:mod:`pipeline.solve.kernel`; ``_solve_small`` is the same with bit masks):
+How the board solver's explicit-stack DFS is this same walk (``solve_large`` in
+:mod:`pipeline.solve.kernel`; ``solve_small`` is the same with bit masks):
 
 * the robot's position is the kernel's stack: ``st_cell[0..d]`` (the path), ``st_node[d]``
   (the trie node of the text spelled so far) and ``used`` (the cells on the path);
@@ -36,7 +36,7 @@ How the board solver's explicit-stack DFS is this same walk (``_solve_large`` in
   push when no neighbour's face can extend the text, so a leaf's down/work/up is one step.
 
 :class:`BoardPathRobot` is that search written as a robot for :func:`traverse`; the tests run it
-and get the reference solver's words. :mod:`pipeline.queens` drives N-queens with the same walk.
+and get the reference solver's words. :mod:`pipeline.puzzles.queens` drives N-queens with the same walk.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Our kernel against the field's C++ solver, side by side: ``python -m pipeline.perf_vs_cpp``.
+"""Our kernel against the field's C++ solver, side by side: ``python -m pipeline.benches.perf_vs_cpp``.
 
 The C++ solver is danvk/hybrid-boggle's ``cpp_boggle`` module (built by
 ``../shared/tools/build-anchor.sh`` into ``$ANCHOR_DIR``, default ``/tmp/anchor``: a ``venv``,
@@ -86,7 +86,7 @@ def main(
         ours_cmd = [
             sys.executable,
             "-m",
-            "pipeline.perf",
+            "pipeline.benches.perf",
             "--file",
             str(board_file),
             *files,

@@ -1,4 +1,4 @@
-"""I/O-free solver benchmark: ``python -m pipeline.perf [options]``.
+"""I/O-free solver benchmark: ``python -m pipeline.benches.perf [options]``.
 
 Solves N random boards (uniform letters a-z, q = Qu, fixed seed) or the compact boards of a
 file (one a line, so other solvers can be timed on identical boards) in one process, with word
@@ -22,7 +22,7 @@ import typer
 from pipeline.boards import parse_compact, parse_shape
 from pipeline.dice import roll_letters
 from pipeline.lexicon import compile_for_boards, compile_lexicon, default_dictionary
-from pipeline.rules import default_rules_for_shape, get_rules
+from pipeline.rules import resolve_rules
 from pipeline.solve import encode_boards, solve_arrays
 from pipeline.solve.reference import ReferenceSolver
 from pipeline.trie import Alphabet
@@ -47,7 +47,7 @@ def main(
     ] = 0.0,
 ) -> None:
     rows, cols = parse_shape(shape)
-    rule_set = get_rules(rules or default_rules_for_shape(rows, cols))
+    rule_set = resolve_rules(rules, (rows, cols))
     spec = dictionary or default_dictionary()
 
     t0 = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Times the three solving algorithms on the same boards: ``python -m pipeline.perf_algorithms``.
+"""Times the three solving algorithms on the same boards: ``python -m pipeline.benches.perf_algorithms``.
 
 Scenarios (each algorithm gets identical boards and lexicon; the best of ``--repeat`` runs is
 reported, after a warm-up run that compiles or loads the numba code and builds the word table):

@@ -1,4 +1,4 @@
-"""Big-lexicon benchmark: ``python -m pipeline.bench_lexicon [--dictionary tanglet:pl]``.
+"""Big-lexicon benchmark: ``python -m pipeline.benches.bench_lexicon [--dictionary tanglet:pl]``.
 
 Each figure comes from a fresh process with an empty lexicon cache (a temporary
 ``BOGGLE_CACHE_DIR``) and is printed beside its target and ratio (figure / target; below 1 is

@@ -1,4 +1,4 @@
-"""Pipeline benchmark: ``python -m pipeline.bench_pipeline [options]``.
+"""Pipeline benchmark: ``python -m pipeline.benches.bench_pipeline [options]``.
 
 Generates, solves and writes N ``new``-dice 4x4 boards (default 1,000,000, ENABLE2K, the default
 chunk size) with the real runner, and prints each figure beside its target and ratio. The runs
@@ -87,7 +87,7 @@ class RunFigures(NamedTuple):
     peak_single: int  # the largest single RSS
 
 
-def _run_here(spec: str) -> None:
+def run_in_child(spec: str) -> None:
     """In a fresh interpreter (so the benchmark's own imports and kernel runs are not counted):
     start the workers with a small warm-up run, then time and sample the real one; print the
     figures as one JSON line."""
@@ -117,7 +117,7 @@ def _run_here(spec: str) -> None:
 
 def _run(count: int, jobs: int, out: Path, common: dict[str, Any]) -> RunFigures:
     spec = json.dumps({"count": count, "jobs": jobs, "out": str(out), "common": common})
-    code = "import sys; from pipeline.bench_pipeline import _run_here; _run_here(sys.argv[1])"
+    code = "import sys; from pipeline.benches.bench_pipeline import run_in_child; run_in_child(sys.argv[1])"
     proc = subprocess.run([sys.executable, "-c", code, spec], capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"benchmark run failed:\n{proc.stderr[-2000:]}")

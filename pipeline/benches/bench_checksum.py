@@ -1,7 +1,7 @@
 """What verifying a part costs: BLAKE2b (what the run store records) and CRC32 of a part file,
 next to writing that part, measured alternately in one run so the ratios hold on a busy machine.
 
-    python -m pipeline.bench_checksum runs/default/part-00000.parquet
+    python -m pipeline.benches.bench_checksum runs/default/part-00000.parquet
 """
 
 from __future__ import annotations

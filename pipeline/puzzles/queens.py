@@ -1,4 +1,4 @@
-"""N-queens by the robot traversal of :mod:`pipeline.search_tree`.
+"""N-queens by the robot traversal of :mod:`pipeline.puzzles.search_tree`.
 
 A node at depth ``d`` has queens on rows ``0..d-1`` (``cols[r]`` is the column of row ``r``'s
 queen), no two attacking. Three occupancy tables make "is (row, col) safe?" one look-up each,
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pipeline.errors import BoggleError
-from pipeline.search_tree import WalkStats, traverse
+from pipeline.puzzles.search_tree import WalkStats, traverse
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class QueensResult:
 
 @dataclass
 class QueensRobot:
-    """The N-queens search tree as a robot for :func:`pipeline.search_tree.traverse`."""
+    """The N-queens search tree as a robot for :func:`pipeline.puzzles.search_tree.traverse`."""
 
     n: int
     collect: bool = False

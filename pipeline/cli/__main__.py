@@ -1,0 +1,5 @@
+"""``python -m pipeline.cli``: the ``boggle`` command."""
+
+from pipeline.cli import main
+
+main()

@@ -1,0 +1,254 @@
+"""Batch commands: run (generate or ingest, solve, write Parquet), analyze, optimize.
+
+Each parses its options, calls one library function and shows its progress and outcome through
+:mod:`pipeline.render`. Heavy modules are imported inside the commands so ``--help`` stays light.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pipeline.cli.options import (
+    Backend,
+    DictionaryOpt,
+    MinLengthOpt,
+    Objective,
+    OverwriteOpt,
+    RulesName,
+    RulesOpt,
+    Strategy,
+    dice_option,
+    value,
+)
+from pipeline.cli.outcome import announce_kernel_compile, err, handle_errors, note, run_summary_json
+
+
+@handle_errors
+def analyze(
+    run_dirs: Annotated[
+        list[Path], typer.Argument(metavar="RUN_DIR", help="Finished run directories (with _SUCCESS).")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Report folder. Default: reports/<run> (or <run1>-vs-<run2>)."),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="Top boards listed per run/source.")] = 20,
+    top_words: Annotated[
+        int, typer.Option("--top-words", min=1, help="Most frequent words listed per run/source.")
+    ] = 50,
+    threads: Annotated[
+        int | None, typer.Option("--threads", min=1, help="DuckDB threads (default: all cores).")
+    ] = None,
+    memory_limit: Annotated[
+        str | None,
+        typer.Option("--memory-limit", help="DuckDB memory cap, e.g. 2GB (spills to disk beyond)."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress messages.")] = False,
+) -> None:
+    """Analyse one or more finished runs: summary tables (Parquet + CSV), plots, report.html.
+
+    Several runs are compared side by side (e.g. two dice sets). Prints the report's path.
+
+    Example: boggle analyze runs/new runs/classic --out reports/dice
+    """
+    from pipeline import render
+    from pipeline.analyze import analyze_runs
+
+    result = analyze_runs(
+        [str(d) for d in run_dirs], out, top=top, top_words=top_words, threads=threads,
+        memory_limit=memory_limit, progress=render.analyze_progress(quiet),
+    )  # fmt: skip
+    typer.echo(f"report: {result.report.resolve()}")
+
+
+@handle_errors
+def run(
+    config: Annotated[
+        Path, typer.Argument(metavar="CONFIG.toml", help="Run config (TOML), e.g. configs/default.toml.")
+    ],
+    out: Annotated[str | None, typer.Option("--out", "-o", help="Run directory ([run] out).")] = None,
+    n_jobs: Annotated[
+        int | None, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores ([run] n_jobs).")
+    ] = None,
+    backend: Annotated[
+        Backend | None, typer.Option("--backend", help="Worker pool, default loky ([run] backend).")
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 ([run] scheduler)."),
+    ] = None,
+    count: Annotated[int | None, typer.Option("--count", help="Boards to generate ([boards] count).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Generator seed ([boards] seed).")] = None,
+    dice: Annotated[str | None, dice_option("Dice set ([boards] dice).")] = None,
+    shape: Annotated[str | None, typer.Option("--shape", help="Board shape RxC ([boards] shape).")] = None,
+    chunk_size: Annotated[
+        int | None, typer.Option("--chunk-size", help="Boards per chunk / part file ([boards] chunk_size).")
+    ] = None,
+    input_files: Annotated[
+        list[str] | None,
+        typer.Option("--input", "-i", help="Ingest these files ([boards] files; sets source = ingest)."),
+    ] = None,
+    dictionary: Annotated[
+        str | None, typer.Option("--dictionary", "-d", help="Word list or tanglet:<lang> ([lexicon] path).")
+    ] = None,
+    rules: Annotated[
+        RulesName | None, typer.Option("--rules", "-r", help="Rule preset ([rules] name).")
+    ] = None,
+    assignments: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Any config value as section.key=value (TOML value), repeatable."),
+    ] = None,
+    overwrite: OverwriteOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    summary_json: Annotated[
+        Path | None,
+        typer.Option(
+            "--summary-json",
+            help="Also write the outcome as JSON here (status, exit_code, boards, rejected, elapsed_s, "
+            "run_dir, message), on failure too: for schedulers.",
+        ),
+    ] = None,
+) -> None:
+    """Run a batch job: generate or ingest boards, solve them in parallel, write Parquet.
+
+    Re-running the same command resumes an interrupted run, or does nothing if it finished.
+    Exit codes: 0 ok, 2 bad input or config, 3 finished with rejected rows (see the rejects
+    file; a re-run of such a run returns 3 again), 4 output directory busy or holding a
+    different or damaged run, 5 I/O failure or a worker died (re-run resumes), 130 Ctrl-C,
+    143 SIGTERM (re-run resumes).
+
+    Example: boggle run configs/smoke.toml --out runs/smoke --n-jobs 2
+    """
+    from pipeline import render
+    from pipeline.errors import EXIT_REJECTED_ROWS
+    from pipeline.runner import run_from_file
+
+    overrides = {
+        "run.out": out, "run.n_jobs": n_jobs, "run.backend": value(backend), "run.scheduler": scheduler,
+        "boards.count": count, "boards.seed": seed, "boards.dice": dice, "boards.shape": shape,
+        "boards.chunk_size": chunk_size, "lexicon.path": dictionary, "rules.name": value(rules),
+        "boards.files": input_files or None, "boards.source": "ingest" if input_files else None,
+    }  # fmt: skip
+    with run_summary_json(summary_json, out) as outcome:
+        if not quiet:
+            announce_kernel_compile()
+        with nullcontext(None) if quiet else render.run_progress() as update:
+            summary = run_from_file(
+                config, overrides, assignments or [], overwrite=overwrite, progress=update, note=note
+            )
+        outcome.update(render.run_outcome(summary))
+        typer.echo(render.run_summary(summary))
+        if summary.rejected:
+            err(render.run_rejected(summary))
+            raise typer.Exit(EXIT_REJECTED_ROWS)
+
+
+@handle_errors
+def optimize(
+    config: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="CONFIG.toml", help="Settings ([optimize] section), e.g. configs/optimize-4x4.toml."
+        ),
+    ] = None,
+    dictionary: DictionaryOpt = None,
+    shape: Annotated[str | None, typer.Option("--shape", help="Board shape RxC (at most 64 cells).")] = None,
+    dice: Annotated[
+        str | None, dice_option("Only rollable boards of this dice set; default free letters.")
+    ] = None,
+    rules: RulesOpt = None,
+    min_length: MinLengthOpt = None,
+    # no -n: `generate -n` is the board count, and a short flag means one thing in every command
+    restarts: Annotated[int | None, typer.Option("--restarts", min=1, help="Independent searches.")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", min=0, help="Seed (restart i: SeedSequence(seed).spawn(n)[i]).")
+    ] = None,
+    strategy: Annotated[
+        Strategy | None,
+        typer.Option("--strategy", help="anneal (simulated annealing) or hill (pool hill climbing)."),
+    ] = None,
+    objective: Annotated[
+        Objective | None,
+        typer.Option(
+            "--objective",
+            help="points, words (distinct words) or subset (points of --subset words).",
+        ),
+    ] = None,
+    subset: Annotated[
+        str | None, typer.Option("--subset", help="Word list whose words alone score (--objective subset).")
+    ] = None,
+    iterations: Annotated[
+        int | None,
+        typer.Option("--iterations", min=1, help="Per restart: pool generations (hill) or moves (anneal)."),
+    ] = None,
+    time_limit: Annotated[
+        float | None, typer.Option("--time-limit", help="Per restart, seconds (then not reproducible).")
+    ] = None,
+    target: Annotated[
+        int | None, typer.Option("--target", help="Stop a restart once it reaches this score.")
+    ] = None,
+    pool_size: Annotated[
+        int | None, typer.Option("--pool-size", min=1, help="Boards in the hill-climbing pool.")
+    ] = None,
+    keep: Annotated[
+        int | None, typer.Option("--keep", min=1, help="Best distinct boards to report and write.")
+    ] = None,
+    t_start: Annotated[
+        float | None, typer.Option("--t-start", help="Annealing: starting temperature.")
+    ] = None,
+    t_end: Annotated[
+        float | None, typer.Option("--t-end", help="Annealing: final temperature of a cycle.")
+    ] = None,
+    cycle: Annotated[
+        int | None, typer.Option("--cycle", min=1, help="Annealing: moves per cooling cycle.")
+    ] = None,
+    n_jobs: Annotated[
+        int | None, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")
+    ] = None,
+    out: Annotated[
+        str | None,
+        typer.Option("--out", "-o", help="Output directory (Parquet + _SUCCESS)."),
+    ] = None,
+    assignments: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Any [optimize] value as optimize.key=value (TOML value), repeatable."),
+    ] = None,
+    overwrite: OverwriteOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the BEST line.")] = False,
+) -> None:
+    """Search for the highest-scoring boards (hill climbing or simulated annealing).
+
+    Settings come from the [optimize] section of CONFIG.toml (keys and defaults: README),
+    then --set, then the options. Without --iterations or --time-limit each restart is one
+    climb (hill) or one cooling cycle (anneal). Writes OUT/part-00000.parquet and OUT/_SUCCESS.
+    The last line printed is `BEST <board> <score>`. Exit codes: 0 ok, 2 bad input or config,
+    4 output directory busy or holding a different run.
+
+    Example: boggle optimize configs/optimize-4x4.toml -d ../shared/data/enable2k.txt --restarts 4
+    """
+    from pipeline import render
+    from pipeline.optimize import SECTION, load_command_config, run_optimize
+
+    options = {
+        "dictionary": dictionary, "shape": shape, "dice": dice, "rules": value(rules),
+        "min_length": min_length, "strategy": value(strategy), "objective": value(objective),
+        "subset": subset, "restarts": restarts, "seed": seed,
+        "iterations": iterations, "time_limit": time_limit, "target": target, "pool_size": pool_size,
+        "keep": keep, "t_start": t_start, "t_end": t_end, "cycle": cycle, "n_jobs": n_jobs, "out": out,
+        "overwrite": overwrite or None,
+    }  # fmt: skip
+    cfg = load_command_config(config, {f"{SECTION}.{k}": v for k, v in options.items()}, assignments or [])
+    if not quiet:
+        announce_kernel_compile()
+    with nullcontext(None) if quiet else render.optimize_progress(cfg.restarts) as update:
+        res = run_optimize(cfg, progress=update)
+    if not quiet:
+        for line in render.optimize_restarts(res):
+            err(line)
+        for line in render.optimize_boards(res):
+            typer.echo(line)
+    typer.echo(render.optimize_best(res))

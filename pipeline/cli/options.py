@@ -1,0 +1,101 @@
+"""What the commands accept: choice enums and the options several commands share.
+
+The enums mirror library constants so ``boggle --help`` needs no numpy (tests keep them in step).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+
+class Algorithm(StrEnum):
+    """The solvers of pipeline.solve.algorithms (kept here so --help needs no numpy)."""
+
+    trie = "trie"
+    dp = "dp"
+    binary = "binary"
+
+
+class RulesName(StrEnum):
+    """The rule presets of pipeline.rules.PRESETS (a test keeps the two in step)."""
+
+    boggle = "boggle"
+    big = "big"
+    superbig = "superbig"
+
+
+class Backend(StrEnum):
+    """pipeline.config.BACKENDS."""
+
+    loky = "loky"
+    threading = "threading"
+    dask = "dask"
+
+
+class Strategy(StrEnum):
+    """pipeline.optimize.STRATEGIES."""
+
+    anneal = "anneal"
+    hill = "hill"
+
+
+class Objective(StrEnum):
+    """pipeline.optimize.OBJECTIVES."""
+
+    points = "points"
+    words = "words"
+    subset = "subset"
+
+
+# dice sets (pipeline/data/dice_sets.json) and generators; tanglet:<lang> keeps --dice open-ended,
+# so it is a string with its choices in the help and in shell completion (a test keeps them in step)
+DICE_CHOICES = ("classic", "new", "big1979", "master", "superbig", "big2011", "uniform", "english")
+DICE_HELP = "|".join((*DICE_CHOICES, "tanglet:<lang>"))
+
+
+def complete_dice(incomplete: str) -> list[str]:
+    from pipeline.tanglet import TANGLET_PREFIX, tanglet_languages
+
+    langs = [f"{TANGLET_PREFIX}{x}" for x in tanglet_languages()]
+    return [d for d in (*DICE_CHOICES, *langs) if d.startswith(incomplete)]
+
+
+def value(choice: StrEnum | None) -> str | None:
+    return None if choice is None else choice.value
+
+
+def dice_option(text: str) -> Any:
+    """``--dice`` with its choices in the metavar and in shell completion."""
+    return typer.Option("--dice", metavar=f"<{DICE_HELP}>", autocompletion=complete_dice, help=text)
+
+
+DictionaryOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--dictionary",
+        "-d",
+        help="Word list: a file (one word a line, optionally gzip) or tanglet:<lang>. "
+        "Default: $BOGGLE_DICTIONARY, else tanglet:en.",
+    ),
+]
+RulesOpt = Annotated[
+    RulesName | None,
+    typer.Option("--rules", "-r", help="Rule preset. Default: big for 5x5, superbig for 6x6, else boggle."),
+]
+PresetOpt = Annotated[RulesName, typer.Option("--rules", "-r", help="Rule preset (sets the minimum length).")]
+MinLengthOpt = Annotated[
+    int | None, typer.Option("--min-length", min=1, help="Override the minimum word length (letters).")
+]
+RevisitOpt = Annotated[
+    bool | None,
+    typer.Option("--revisit/--no-revisit", help="Let a word revisit cells (each step still moves)."),
+]
+ShapeOpt = Annotated[
+    str | None, typer.Option("--shape", help="Board shape RxC for non-square compact boards.")
+]
+OverwriteOpt = Annotated[
+    bool, typer.Option("--overwrite", help="Replace a different run already in the output directory.")
+]

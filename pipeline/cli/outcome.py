@@ -1,0 +1,135 @@
+"""How a command ends: one error line and an exit code, one BrokenPipe handling, notes on stderr,
+and the ``--summary-json`` record for schedulers."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+
+from pipeline.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_IO,
+    EXIT_TERMINATED,
+    BoggleError,
+    Terminated,
+    quote,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def err(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def note(message: str) -> None:
+    err(f"note: {message}")
+
+
+def error_outcome(exc: BaseException, command: str = "") -> tuple[int, str]:
+    """The exit code and the one line on stderr (empty: nothing to say) for an exception that
+    ends a command; the one mapping behind :func:`handle_errors` and ``run --summary-json``."""
+    resume = "; re-run the same command to resume" if command == "run" else ""
+    if isinstance(exc, typer.Exit):
+        return exc.exit_code, ""
+    if isinstance(exc, BoggleError):
+        return exc.exit_code, f"error: {exc.one_line()}"
+    if isinstance(exc, Terminated):
+        return EXIT_TERMINATED, f"terminated (SIGTERM): workers stopped{resume}"
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, f"interrupted: workers stopped{resume}"
+    if isinstance(exc, FileNotFoundError):
+        return EXIT_BAD_INPUT, f"error: {exc.filename}: file not found"
+    if isinstance(exc, OSError):
+        # disk full, read-only file system, a file where a directory is expected, no
+        # permission: nothing the data did; parts already committed stay valid
+        where = f"{exc.filename}: " if exc.filename else ""
+        what = exc.strerror or (str(exc).splitlines() or [type(exc).__name__])[0]
+        what = what if len(what) <= 200 else what[:200] + "..."
+        again = "; fix it and re-run the same command to resume" if resume else "; fix it and re-run"
+        return EXIT_IO, f"error: I/O failure: {where}{what}{again}"
+    return EXIT_INTERNAL, f"error: internal error: {type(exc).__name__}: {quote(str(exc), 200)}"
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush of what the reader never took
+    cannot fail again on the way out."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor (a captured stdout): replace the object
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+
+
+def handle_errors(fn: F) -> F:
+    """Map domain errors to a one-line message on stderr and their exit code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from pipeline.lexicon import set_compile_listener
+
+        set_compile_listener(note)
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort):
+            raise
+        except BrokenPipeError:
+            # the reader went away (`boggle words | head`): stop quietly, as Unix tools do
+            silence_stdout()
+            raise typer.Exit(0) from None
+        except (BoggleError, KeyboardInterrupt, OSError) as exc:
+            code, line = error_outcome(exc, fn.__name__)
+            err(line)
+            raise typer.Exit(code) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def announce_kernel_compile(module: str = "kernel") -> None:
+    from pipeline.solve import kernel_needs_compile
+
+    if kernel_needs_compile(module=module):
+        err("note: compiling the solver kernel (first run on this machine, about 10-20 s)...")
+
+
+SUMMARY_FIELDS = ("status", "exit_code", "message", "boards", "rejected", "input_rows", "chunks",
+                  "chunks_reused", "boards_solved", "elapsed_s", "run_dir")  # fmt: skip
+
+
+@contextmanager
+def run_summary_json(path: Path | None, out: str | None) -> Iterator[dict[str, Any]]:
+    """The scheduler's view of ``boggle run`` (``--summary-json``): the block fills in the run's
+    figures; on leaving it, whatever ended the run sets the exit code, message and status, and the
+    record is written atomically (failing to write it is reported but changes no exit code)."""
+    t0 = time.monotonic()
+    outcome: dict[str, Any] = {"run_dir": str(Path(out).absolute()) if out else None}
+    try:
+        yield outcome
+        code, message = 0, ""
+    except BaseException as exc:
+        code, message = error_outcome(exc, "run")
+        if not isinstance(exc, typer.Exit):
+            outcome["status"] = {130: "interrupted", 143: "terminated"}.get(code, "failed")
+        raise
+    finally:
+        if path is not None:
+            outcome.update(exit_code=code, message=message, elapsed_s=round(time.monotonic() - t0, 3))
+            _write_summary(path, outcome)
+
+
+def _write_summary(path: Path, outcome: dict[str, Any]) -> None:
+    from pipeline.io import write_json_atomic
+
+    try:
+        write_json_atomic(path, {k: outcome.get(k) for k in SUMMARY_FIELDS})
+    except OSError as exc:
+        err(f"warning: cannot write --summary-json {path}: {exc.strerror or exc}")

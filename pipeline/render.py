@@ -1,0 +1,216 @@
+"""What the commands show: text and JSON lines, progress bars and live tables (rich, on stderr).
+
+One function (or context manager) per command's display, so the CLI stays a list of calls and a
+new command adds its own here. Nothing here imports typer: lines are returned for the CLI to
+print; live displays write to stderr themselves and are stopped on leaving their ``with`` block.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+
+# ------------------------------------------------------------------ solve
+
+
+def solve_json(res: Any, rules_name: str) -> str:
+    """One board's result as one JSON line (``boggle solve --json``)."""
+    from pipeline.boards import format_compact
+
+    return json.dumps(
+        {
+            "board": format_compact(res.board),
+            "rows": res.board.rows,
+            "cols": res.board.cols,
+            "rules": rules_name,
+            "score": res.score,
+            "n_words": res.n_words,
+            "longest_word": res.longest,
+            "dead_cells": res.dead_cells,
+            "words": res.words,
+        },
+        ensure_ascii=False,
+    )
+
+
+def solve_text(res: Any) -> list[str]:
+    """One board's result as text lines: header, grid, a blank line, ``word points`` lines, the
+    totals and a closing blank line."""
+    from pipeline.boards import format_compact, format_grid
+
+    lines = [
+        f"Board {format_compact(res.board)} ({res.board.rows}x{res.board.cols})",
+        format_grid(res.board),
+        "",
+    ]
+    lines += [f"{word} {pts}" for word, pts in zip(res.words, res.points, strict=True)]
+    return [*lines, f"Found {res.n_words} words", f"Total score: {res.score}", ""]
+
+
+# ------------------------------------------------------------------ analyze
+
+
+def analyze_progress(quiet: bool) -> Callable[[str], None]:
+    """The ``analyze`` stage messages, dimmed on stderr (nothing when quiet)."""
+    console = Console(stderr=True)
+
+    def progress(message: str) -> None:
+        if not quiet:
+            console.print(f"[dim]analyze:[/dim] {message}")
+
+    return progress
+
+
+# ------------------------------------------------------------------ run
+
+
+@contextmanager
+def run_progress() -> Iterator[Callable[[Any], None]]:
+    """A progress bar on stderr (boards done, boards/s, ETA) and the callback that feeds it; the
+    bar appears with the first report (not for a run that has nothing to do)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("[bold]solving[/bold]"), BarColumn(),
+        TextColumn("{task.fields[done]} boards"), TextColumn("{task.fields[rate]}"),
+        TextColumn("{task.fields[eta]}"), TimeElapsedColumn(),
+        console=Console(stderr=True), transient=False,
+    )  # fmt: skip
+    task = bar.add_task("run", total=None, done="0", rate="", eta="")
+    t0 = time.perf_counter()
+    reused_at_start: list[int] = []
+
+    def update(p: Any) -> None:
+        if not reused_at_start:
+            reused_at_start.append(p.boards_reused)
+            bar.start()
+        elapsed = time.perf_counter() - t0
+        # reused chunks arrive at once: the rate counts only boards solved in this process
+        fresh = p.boards_done - max(p.boards_reused, reused_at_start[0])
+        rate = fresh / elapsed if elapsed > 0 and fresh > 0 else 0.0
+        total = f"/{p.boards_total:,}" if p.boards_total is not None else ""
+        eta = ""
+        if p.boards_total is not None and rate > 0:
+            eta = f"ETA {max(0.0, (p.boards_total - p.boards_done) / rate):.0f} s"
+        bar.update(
+            task, completed=p.boards_done, total=p.boards_total, done=f"{p.boards_done:,}{total}",
+            rate=f"{rate:,.0f} boards/s" if rate else "", eta=eta,
+        )  # fmt: skip
+
+    try:
+        yield update
+    finally:
+        if bar.live.is_started:
+            bar.stop()
+
+
+def run_summary(summary: Any) -> str:
+    """The line ``boggle run`` prints on stdout when it ends."""
+    if summary.status == "already complete":
+        return f"{summary.run_dir}: already complete ({summary.boards:,} boards); nothing to do"
+    reused = f", {summary.chunks_reused} chunks reused" if summary.chunks_reused else ""
+    return (
+        f"{summary.run_dir}: {summary.boards:,} boards in {summary.chunks} parts{reused}; "
+        f"{summary.boards_solved:,} solved in {summary.elapsed_s:.1f} s "
+        f"({summary.boards_per_s:,.0f} boards/s)"
+    )
+
+
+def run_outcome(summary: Any) -> dict[str, Any]:
+    """The run's figures for ``--summary-json``."""
+    return {
+        "status": summary.status, "run_dir": str(summary.run_dir), "boards": summary.boards,
+        "rejected": summary.rejected, "input_rows": summary.input_rows, "chunks": summary.chunks,
+        "chunks_reused": summary.chunks_reused, "boards_solved": summary.boards_solved,
+    }  # fmt: skip
+
+
+def run_rejected(summary: Any) -> str:
+    """The stderr line for a run that rejected input rows."""
+    return f"{summary.rejected:,} of {summary.input_rows:,} input rows rejected: see {summary.rejects_file}"
+
+
+# ------------------------------------------------------------------ optimize
+
+
+@contextmanager
+def optimize_progress(restarts: int) -> Iterator[Callable[[Any], None]]:
+    """A live table on stderr (best score so far, one line per restart) and the callback that
+    feeds it; it appears with the first report."""
+    from rich.live import Live
+    from rich.table import Table
+
+    state: dict[int, Any] = {}
+    best: list[Any] = [None]
+
+    def render() -> Table:
+        b = best[0]
+        title = f"best so far: {b.best_score} {b.best_board}" if b is not None else "starting..."
+        done = b.restarts_done if b is not None else 0
+        table = Table(title=f"{title}   ({done}/{restarts} restarts done)", title_justify="left")
+        for col in ("restart", "iteration", "best", "seconds", "boards/s", ""):
+            table.add_column(col, justify="right")
+        for r in sorted(state):
+            p = state[r]
+            rate = p.evaluations / p.elapsed if p.elapsed > 0 else 0.0
+            table.add_row(
+                str(r),
+                f"{p.iteration:,}",
+                str(p.restart_best),
+                f"{p.elapsed:.1f}",
+                f"{rate:,.0f}",
+                "done" if p.event == "done" else "",
+            )
+        return table
+
+    live = Live(render(), console=Console(stderr=True), refresh_per_second=4, transient=False)
+
+    def update(p: Any) -> None:
+        if not live.is_started:
+            live.start()
+        if state.get(p.restart) is None or state[p.restart].event != "done":
+            state[p.restart] = p
+        best[0] = p
+        live.update(render())
+
+    try:
+        yield update
+    finally:
+        if live.is_started:
+            live.stop()
+            if not live.console.is_terminal:
+                live.console.line()  # a redirected Live leaves its last line open
+
+
+def optimize_restarts(res: Any) -> list[str]:
+    """One stderr line per restart: its best, iterations, seconds and why it stopped."""
+    lines = []
+    for r in res.restarts:
+        reached = f", target after {r.target_s:.1f} s" if r.target_s is not None else ""
+        lines.append(
+            f"restart {r.restart}: best {r.best_score} in {r.iterations:,} iterations, "
+            f"{r.seconds:.1f} s ({r.stopped_by}{reached})"
+        )
+    return lines
+
+
+def optimize_boards(res: Any) -> list[str]:
+    """The best distinct boards (stdout, tab-separated) and where they were written."""
+    from pipeline.boards import format_compact
+
+    lines = [
+        f"{b.score}\t{format_compact(b.board)}\t{b.n_words} words\trestart {b.restart}" for b in res.boards
+    ]
+    return [*lines, f"wrote {res.out}"]
+
+
+def optimize_best(res: Any) -> str:
+    """``BEST <board> <score>``: always the last line of ``boggle optimize``."""
+    from pipeline.boards import format_compact
+
+    return f"BEST {format_compact(res.best.board)} {res.best.score}"

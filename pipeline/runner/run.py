@@ -1,0 +1,384 @@
+"""The run: ``run_from_file`` -> ``run_job`` -> ``execute`` -> ``_finish`` (manifest last)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline import store
+from pipeline.config import RunConfig, load_config
+from pipeline.errors import (
+    BoggleError,
+    ConfigError,
+    LexiconError,
+    RunIOError,
+    WorkerLostError,
+)
+from pipeline.io import atomic_open, package_versions
+from pipeline.lexicon import CompiledLexicon, compile_lexicon, lexicon_alphabet
+from pipeline.rules import Rules
+from pipeline.runner.plan import (
+    Counters,
+    Reuse,
+    check_no_stray_parts,
+    damaged_finished_run,
+    generate_tasks,
+    ingest_tasks,
+)
+from pipeline.runner.workers import (
+    JOBS_PER_CORE,
+    NoteCallback,
+    Progress,
+    ProgressCallback,
+    RunSummary,
+    backend_is_dask,
+    make_handle,
+    parallel_backend,
+    watched_solve_chunk,
+)
+
+
+def run_from_file(
+    path: str | Path | None,
+    overrides: Mapping[str, Any] | None = None,
+    assignments: Sequence[str] = (),
+    *,
+    overwrite: bool = False,
+    progress: ProgressCallback | None = None,
+    note: NoteCallback | None = None,
+) -> RunSummary:
+    """Load a config file, apply command-line overrides, and run it (``boggle run``)."""
+    return run_job(
+        load_config(path, overrides, assignments), overwrite=overwrite, progress=progress, note=note
+    )
+
+
+def run_job(
+    config: RunConfig,
+    *,
+    overwrite: bool = False,
+    progress: ProgressCallback | None = None,
+    note: NoteCallback | None = None,
+) -> RunSummary:
+    """Run a job with the parallelism its ``[run]`` section asks for (``n_jobs`` capped at the
+    chunk count and at JOBS_PER_CORE x the cores, with a note)."""
+    import dataclasses
+
+    config = config.resolve()
+    n_jobs = capped_n_jobs(config, note)
+    if n_jobs != config.run.n_jobs:
+        config = dataclasses.replace(config, run=dataclasses.replace(config.run, n_jobs=n_jobs))
+    with parallel_backend(config.run):
+        return execute(config, overwrite=overwrite, progress=progress, note=note)
+
+
+def capped_n_jobs(config: RunConfig, note: NoteCallback | None = None) -> int:
+    """``[run] n_jobs`` of a resolved config, capped: more workers than chunks would idle, and
+    more than JOBS_PER_CORE per core only cost memory (a remote dask cluster is not capped)."""
+    wanted = config.run.n_jobs
+    if wanted < 0 or (config.run.backend == "dask" and config.run.scheduler):
+        return wanted
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    limit, why = JOBS_PER_CORE * cores, f"{JOBS_PER_CORE} x {cores} cores"
+    b = config.boards
+    if b.source == "generate":
+        n_chunks = -(-b.count // b.chunk_size)
+        if n_chunks < limit:
+            limit, why = n_chunks, f"the run has {n_chunks} chunk{'s' if n_chunks != 1 else ''}"
+    if wanted <= limit:
+        return wanted
+    if note is not None:
+        note(f"n_jobs {wanted} capped to {limit} ({why})")
+    return limit
+
+
+def execute(
+    config: RunConfig,
+    *,
+    n_jobs: int | None = None,
+    overwrite: bool = False,
+    progress: ProgressCallback | None = None,
+    workers_write: bool | None = None,
+    note: NoteCallback | None = None,
+) -> RunSummary:
+    """Run a job under the active ``joblib.parallel_config`` (``n_jobs=None`` defers to it).
+
+    ``workers_write`` (default: yes, except on dask) says whether workers write their own part
+    files or send tables back for the main process to write.
+    """
+    from joblib import Parallel, delayed
+
+    from pipeline.solve import kernel_needs_compile, solve_arrays
+
+    t_start = time.perf_counter()
+    cfg = config.resolve()
+    b = cfg.boards
+    rules = cfg.rule_set()
+    shape = cfg.shape
+    ingest = b.source == "ingest"
+    if workers_write is None:
+        workers_write = not backend_is_dask()
+
+    inputs: list[dict[str, Any]] = []
+    if ingest:
+        from pipeline.ingest import check_input, fingerprint
+
+        for f in b.files:
+            check_input(f, b.column)
+        inputs = [fingerprint(f) for f in b.files]
+    lexicon = _compile(cfg, rules)
+    identity = {
+        "schema_version": store.SCHEMA_VERSION,
+        "data": cfg.data_dict(),
+        "lexicon_sha256": lexicon.content_hash,
+        "alphabet": list(lexicon.alphabet.faces),
+        "inputs": [{"file": i["file"], "sha256": i["sha256"]} for i in inputs],
+    }
+    run_dir = Path(cfg.run.out)
+    metadata = store.parquet_metadata(cfg.data_dict(), lexicon.provenance(), rules.to_dict())
+
+    with store.run_lock(run_dir):
+        state = store.prepare_run_dir(run_dir, identity, overwrite=overwrite)
+        if state == "done":
+            if not damaged_finished_run(run_dir, metadata[store.META_CONFIG], overwrite, note):
+                return _summary_from_manifest(run_dir, "already complete", time.perf_counter() - t_start)
+            state = "resume"
+        if state == "new":
+            started_at = store.now_iso()
+            store.write_run_record(
+                run_dir,
+                {
+                    "identity": identity,
+                    "config": cfg.to_dict(),
+                    "started_at": started_at,
+                    "packages": package_versions(),
+                },
+            )
+        else:
+            started_at = store.read_json(run_dir / store.RUN_RECORD).get("started_at", store.now_iso())
+        committed = store.committed_chunks(run_dir)
+        reusable = Reuse(run_dir, metadata[store.META_CONFIG], note, overwrite)
+
+        # Compile the kernels here once when numba has no cache yet, so workers do not all
+        # compile them at the same time. With a warm cache the main process skips this and never
+        # imports numba (about 100 MB less, as it only dispatches chunks and writes the manifest).
+        if kernel_needs_compile() or kernel_needs_compile(module="summary"):
+            from pipeline.solve.summary import summarise_words
+
+            cells = shape[0] * shape[1] if shape else 16
+            warm = solve_arrays(np.zeros((1, cells), np.int8), *(shape or (4, 4)), lexicon)
+            summarise_words(warm.offsets, warm.word_ids, lexicon, 3, len(store.length_bins(3)))
+
+        handle = make_handle(cfg.lexicon.path or "", lexicon, ship=not workers_write)
+        counters = Counters()
+        out_dir = str(run_dir) if workers_write else None
+        total = b.count if not ingest else None
+        n_chunks_total = -(-b.count // b.chunk_size) if not ingest else None
+
+        with atomic_open(run_dir / store.REJECTS, "w") as rejects_fh:
+            if ingest:
+                tasks = ingest_tasks(
+                    cfg, lexicon.alphabet, metadata, committed, counters, rejects_fh, reusable
+                )
+            else:
+                from pipeline.ingest import write_rejects_header
+
+                write_rejects_header(rejects_fh)
+                tasks = generate_tasks(cfg, metadata, committed, counters, reusable)
+            solved = 0
+            done_chunks = 0
+
+            def report() -> None:
+                if progress is not None:
+                    progress(
+                        Progress(
+                            counters.reused_boards + solved,
+                            total,
+                            done_chunks + counters.reused_chunks,
+                            n_chunks_total,
+                            counters.reused_boards,
+                            counters.rejected,
+                        )
+                    )
+
+            report()
+            results = Parallel(n_jobs=n_jobs, return_as="generator_unordered", batch_size=1)(
+                delayed(watched_solve_chunk)(task, handle, out_dir, os.getpid()) for task in tasks
+            )
+            try:
+                for res in results:
+                    if res.table is not None:
+                        store.write_part(run_dir, res.chunk, res.table)
+                    store.record_part(run_dir, res.chunk, res.rows)
+                    solved += res.rows
+                    done_chunks += 1
+                    report()
+            except OSError as exc:
+                if exc.filename is not None:
+                    raise
+                # pyarrow's write errors name no file (errno 28 inside the text): name the run
+                what = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+                raise RunIOError(
+                    f"I/O failure writing parts: {what}; fix it and re-run the same command to resume",
+                    source=str(run_dir),
+                ) from None
+            except BrokenProcessPool as exc:
+                # a worker was killed (OOM killer, kill -9): what was committed stays valid
+                died = str(exc).split("The exit codes of the workers are")[-1].strip(" .{}\n")
+                why = f" (exit {died})" if died and len(died) < 60 else ""
+                raise WorkerLostError(
+                    f"a worker process died{why}; committed parts are kept: re-run the same "
+                    "command to resume",
+                    source=str(run_dir),
+                ) from None
+            finally:
+                close = getattr(results, "close", None)
+                if close is not None:
+                    with warnings.catch_warnings():
+                        # stopping early (an error, Ctrl-C, SIGTERM) cancels the queued chunks on
+                        # purpose; joblib would warn about it on stderr below our one line
+                        warnings.filterwarnings("ignore", ".*tasks which were still being processed")
+                        close()
+            report()  # chunks found committed after the last result count too
+
+        manifest = _finish(
+            run_dir,
+            cfg,
+            identity,
+            lexicon,
+            rules,
+            inputs,
+            counters,
+            started_at,
+            ingest=ingest,
+            n_chunks=counters.chunks,
+        )
+        status = "resumed" if counters.reused_chunks else "complete"
+        elapsed = time.perf_counter() - t_start
+        return _summary(run_dir, status, manifest, counters.reused_chunks, solved, elapsed)
+
+
+def _compile(cfg: RunConfig, rules: Rules) -> CompiledLexicon:
+    from pipeline.boards import check_face
+    from pipeline.dice import generator_alphabet
+
+    b = cfg.boards
+    spec = cfg.lexicon.path or "tanglet:en"
+    try:
+        if b.source == "generate":
+            shape = cfg.shape or (4, 4)
+            alphabet = generator_alphabet(b.dice, *shape)
+        else:
+            extra = []
+            for f in b.faces:
+                try:
+                    extra.append(check_face(f, "[boards] faces"))
+                except BoggleError as exc:
+                    raise ConfigError(exc.message, source=cfg.origin) from None
+            alphabet = lexicon_alphabet(spec).union(extra)
+        return compile_lexicon(spec, alphabet, rules)
+    except LexiconError as exc:
+        raise LexiconError(
+            exc.message + "; or set [lexicon] path in the config to a word-list file",
+            source=exc.source,
+            line=exc.line,
+        ) from None
+
+
+def _finish(
+    run_dir: Path,
+    cfg: RunConfig,
+    identity: dict[str, Any],
+    lexicon: CompiledLexicon,
+    rules: Rules,
+    inputs: list[dict[str, Any]],
+    counters: Counters,
+    started_at: str,
+    *,
+    ingest: bool,
+    n_chunks: int,
+) -> dict[str, Any]:
+    """Check every chunk is committed, total the parts, and write ``_SUCCESS``."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    committed = store.committed_chunks(run_dir)
+    missing = [k for k in range(n_chunks) if k not in committed]
+    if missing:
+        raise BoggleError(f"{run_dir}: chunks {missing[:5]} were not written; re-run to finish")
+    check_no_stray_parts(committed, n_chunks)
+    parts = []
+    boards = words = score = 0
+    # ParquetFile and pyarrow.compute rather than read_table and numpy: those import pandas,
+    # 50 MB the main process does not otherwise need
+    total = pc.ScalarAggregateOptions(min_count=0)
+    for k in range(n_chunks):
+        with pq.ParquetFile(committed[k]) as pf:
+            t = pf.read(columns=["n_words", "score"])
+        n = t.num_rows
+        boards += n
+        words += pc.sum(t.column("n_words"), options=total).as_py()
+        score += pc.sum(t.column("score"), options=total).as_py()
+        info = store.read_part_record(run_dir, k) or store.record_part(run_dir, k, n)
+        parts.append(info.to_dict())
+    if boards != counters.valid:
+        raise BoggleError(
+            f"{run_dir}: the parts hold {boards} boards but the input gave {counters.valid}; "
+            "re-run with --overwrite"
+        )
+    manifest = {
+        "identity": identity,
+        "config": cfg.to_dict(),
+        "lexicon": lexicon.provenance(),
+        "rules": rules.to_dict(),
+        "packages": package_versions(),
+        "python": sys.version.split()[0],
+        "inputs": inputs,
+        "counts": {
+            "input_rows": counters.input_rows,
+            "boards": boards,
+            "rejected": counters.rejected,
+            "words_total": words,
+            "score_total": score,
+        },
+        "parts": parts,
+        "rejects_file": store.REJECTS,
+        "columns": store.COLUMNS,
+        "chunks_reused": counters.reused_chunks,
+        "started_at": started_at,
+        "finished_at": store.now_iso(),
+    }
+    store.write_manifest(run_dir, manifest)
+    return {"format": store.FORMAT, "schema_version": store.SCHEMA_VERSION, **manifest}
+
+
+def _summary(
+    run_dir: Path, status: str, manifest: dict[str, Any], reused: int, solved: int, elapsed: float
+) -> RunSummary:
+    c = manifest["counts"]
+    return RunSummary(
+        run_dir,
+        status,
+        int(c["boards"]),
+        int(c["rejected"]),
+        int(c["input_rows"]),
+        int(c["words_total"]),
+        len(manifest["parts"]),
+        reused,
+        solved,
+        elapsed,
+        manifest,
+    )
+
+
+def _summary_from_manifest(run_dir: Path, status: str, elapsed: float) -> RunSummary:
+    manifest, _ = store.open_run(run_dir)
+    return _summary(run_dir, status, manifest, len(manifest["parts"]), 0, elapsed)

@@ -1,0 +1,297 @@
+"""What runs in a worker: the lexicon handle, a chunk task and its result, and the parallel
+backends (loky, threads, dask) the tasks run under."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline import store
+from pipeline.config import RunSettings
+from pipeline.errors import (
+    BoggleError,
+    ConfigError,
+    LexiconError,
+)
+from pipeline.lexicon import CompiledLexicon, compile_lexicon
+from pipeline.rules import Rules
+from pipeline.trie import Alphabet
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What the runner reports after each chunk (and once at the start)."""
+
+    boards_done: int  # boards in finished chunks, reused ones included
+    boards_total: int | None  # None while ingesting (the input is not counted in advance)
+    chunks_done: int
+    chunks_total: int | None
+    boards_reused: int  # boards found already committed by an earlier, interrupted run
+    rejected: int  # input rows rejected so far
+
+
+ProgressCallback = Callable[[Progress], None]
+NoteCallback = Callable[[str], None]  # one-line notes for the user (capped n_jobs, distrusted parts)
+JOBS_PER_CORE = 2  # more worker processes than this per core only add memory and switching
+
+
+@dataclass
+class RunSummary:
+    """The outcome of a run (``status``: "complete", "resumed" or "already complete")."""
+
+    run_dir: Path
+    status: str
+    boards: int
+    rejected: int
+    input_rows: int
+    words_total: int
+    chunks: int
+    chunks_reused: int
+    boards_solved: int  # by this invocation
+    elapsed_s: float
+    manifest: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @property
+    def rejects_file(self) -> Path:
+        return self.run_dir / store.REJECTS
+
+    @property
+    def boards_per_s(self) -> float:
+        return self.boards_solved / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+# ---------------------------------------------------------------- lexicon in workers
+
+
+@dataclass(frozen=True)
+class LexiconHandle:
+    """What a task carries to name its lexicon. ``payload`` (the compiled lexicon itself) is
+    set only for workers that may not share the main process's disk (dask)."""
+
+    key: str
+    spec: str
+    content_hash: str
+    alphabet: Alphabet
+    rules: Rules
+    payload: CompiledLexicon | None = None
+
+    def __sizeof__(self) -> int:
+        # joblib's dask backend scatters arguments it sizes above 1 kB once per worker instead
+        # of sending them with every task; report the real size so that happens.
+        if self.payload is None:
+            return 256
+        trie = self.payload.trie
+        return trie.nbytes + sum(len(w) + 50 for w in trie.words)
+
+
+_LEXICONS: dict[str, CompiledLexicon] = {}
+
+
+def lexicon_key(lexicon: CompiledLexicon) -> str:
+    return f"{lexicon.content_hash}|{lexicon.alphabet.key()}|{lexicon.rules.key()}"
+
+
+def make_handle(spec: str, lexicon: CompiledLexicon, *, ship: bool) -> LexiconHandle:
+    """A handle for ``lexicon`` (compiled from ``spec``); ``ship`` embeds the arrays."""
+    key = lexicon_key(lexicon)
+    _LEXICONS[key] = lexicon  # the main process (and n_jobs=1) never reloads it
+    return LexiconHandle(
+        key, spec, lexicon.content_hash, lexicon.alphabet, lexicon.rules, lexicon if ship else None
+    )
+
+
+def worker_lexicon(handle: LexiconHandle) -> CompiledLexicon:
+    """The compiled lexicon for a handle, loaded at most once per process."""
+    lex = _LEXICONS.get(handle.key)
+    if lex is not None:
+        return lex
+    if handle.payload is not None:
+        lex = handle.payload
+    else:
+        lex = compile_lexicon(handle.spec, handle.alphabet, handle.rules)
+        if lex.content_hash != handle.content_hash:
+            raise LexiconError("the word list changed while the run was going; re-run", source=handle.spec)
+    _LEXICONS[handle.key] = lex
+    return lex
+
+
+# ---------------------------------------------------------------- tasks
+
+
+@dataclass
+class ChunkTask:
+    """One chunk of work. Generated chunks carry a recipe; ingested ones carry their boards."""
+
+    chunk: int
+    first_id: int
+    metadata: dict[str, str]
+    source: str = ""  # dice set name (generate)
+    seed: int = 0
+    count: int = 0
+    rows: int = 0
+    cols: int = 0
+    groups: list[Any] = field(default_factory=list)  # ingest.BoardGroup (ingest)
+    sources: list[str] = field(default_factory=list)  # input files the groups refer to
+
+
+@dataclass
+class ChunkResult:
+    chunk: int
+    rows: int
+    bytes: int
+    table: Any = None  # a pyarrow.Table when the worker did not write the part itself
+
+
+_PARENT_PID: int | None = None  # the main process a worker process serves, once watched
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """In a worker process of ``parent_pid``: exit as soon as that parent is gone (re-parented),
+    so a ``kill -9`` of the main process leaves no worker solving or writing. Idempotent; does
+    nothing in the main process itself (threads, n_jobs=1) or under another parent (dask)."""
+    global _PARENT_PID
+    if _PARENT_PID is not None or os.getpid() == parent_pid or os.getppid() != parent_pid:
+        return
+    _PARENT_PID = parent_pid
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="boggle-parent-watchdog", daemon=True).start()
+
+
+def _exit_if_orphaned() -> None:
+    if _PARENT_PID is not None and os.getppid() != _PARENT_PID:
+        os._exit(1)  # never commit a part for a run whose main process is gone
+
+
+def watched_solve_chunk(
+    task: ChunkTask, handle: LexiconHandle, out_dir: str | None, parent_pid: int
+) -> ChunkResult:
+    """:func:`solve_chunk` in a worker that exits when the main process ``parent_pid`` dies."""
+    _watch_parent(parent_pid)
+    return solve_chunk(task, handle, out_dir)
+
+
+def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> ChunkResult:
+    """Worker entry point: build the chunk's boards, solve them, write (or return) the part."""
+    import pyarrow as pa
+
+    from pipeline.generate import GenerateChunk, generate_chunk
+    from pipeline.solve import solve_arrays
+    from pipeline.solve.summary import summarise_words
+
+    lex = worker_lexicon(handle)
+    schema = store.board_schema(lex.rules.min_length)
+    bins = store.length_bins(lex.rules.min_length)
+
+    def summarise(result: Any) -> Any:
+        return summarise_words(result.offsets, result.word_ids, lex, int(bins[0]), len(bins))
+
+    tables = []
+    if task.groups:
+        for g in task.groups:
+            result = solve_arrays(g.boards, g.rows, g.cols, lex)
+            names = pa.array(task.sources, type=pa.string()).take(pa.array(g.source))
+            tables.append(
+                store.results_table(
+                    g.boards,
+                    g.rows,
+                    g.cols,
+                    task.first_id + g.index,
+                    result,
+                    lex,
+                    source=names,
+                    chunk=task.chunk,
+                    schema=schema,
+                    summary=summarise(result),
+                )
+            )
+    elif task.count:
+        ch = GenerateChunk(task.chunk, task.first_id, task.count)
+        boards = generate_chunk(task.source, lex.alphabet, task.seed, ch, task.rows, task.cols)
+        result = solve_arrays(boards, task.rows, task.cols, lex)
+        ids = np.arange(task.first_id, task.first_id + task.count, dtype=np.int64)
+        tables.append(
+            store.results_table(
+                boards,
+                task.rows,
+                task.cols,
+                ids,
+                result,
+                lex,
+                source=task.source,
+                chunk=task.chunk,
+                schema=schema,
+                summary=summarise(result),
+            )
+        )
+    if not tables:
+        table = schema.empty_table()
+    elif len(tables) == 1:
+        table = tables[0]
+    else:
+        table = pa.concat_tables(tables).sort_by("board_id")
+    if out_dir is None:
+        table = table.replace_schema_metadata({k.encode(): v.encode() for k, v in task.metadata.items()})
+        return ChunkResult(task.chunk, table.num_rows, 0, table)
+    _exit_if_orphaned()
+    nbytes = store.write_part(out_dir, task.chunk, table, task.metadata)
+    return ChunkResult(task.chunk, table.num_rows, nbytes)
+
+
+# ---------------------------------------------------------------- parallel backends
+
+
+@contextlib.contextmanager
+def parallel_backend(settings: RunSettings) -> Iterator[None]:
+    """``joblib.parallel_config`` for the config's ``[run]`` section.
+
+    ``backend = "dask"`` connects to ``scheduler`` (or starts a local cluster with ``n_jobs``
+    worker processes when there is none) and closes what it opened afterwards.
+    """
+    import joblib
+
+    if settings.backend != "dask":
+        with joblib.parallel_config(backend=settings.backend, n_jobs=settings.n_jobs):
+            yield
+        return
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise ConfigError(
+            "backend = \"dask\" needs dask.distributed: pip install 'dask[distributed]'"
+        ) from None
+    with contextlib.ExitStack() as stack:
+        if settings.scheduler:
+            try:
+                client = stack.enter_context(Client(settings.scheduler, timeout="20s", set_as_default=False))
+            except (OSError, TimeoutError) as exc:
+                raise BoggleError(f"cannot reach the dask scheduler {settings.scheduler}: {exc}") from None
+        else:
+            import os
+
+            workers = (os.cpu_count() or 1) if settings.n_jobs < 0 else settings.n_jobs
+            cluster = stack.enter_context(
+                LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            )
+            client = stack.enter_context(Client(cluster, set_as_default=False))
+        with joblib.parallel_config(backend="dask", client=client):
+            yield
+
+
+def backend_is_dask() -> bool:
+    from joblib.parallel import get_active_backend
+
+    backend, _ = get_active_backend()
+    return type(backend).__name__ == "DaskDistributedBackend"

@@ -1,0 +1,144 @@
+"""The run store: Parquet parts, the ``_SUCCESS`` manifest, resume, and the run lock.
+
+Layout of a run directory (the contract every later stage reads)::
+
+    RUN_DIR/_run.json            the run's record, written first: resolved config + identity
+    RUN_DIR/.lock                fcntl lock, there only while a run writes (or after a kill)
+    RUN_DIR/part-00000.parquet   one part per chunk, zstd, written to a temp name and renamed
+    RUN_DIR/part-00001.parquet   ...
+    RUN_DIR/_rejects.csv         rejected input rows: source, line, raw, reason (ingest runs)
+    RUN_DIR/_parts/_part-00000.json  size and BLAKE2b checksum of each part, recorded when the main
+                                 process has the worker's result (a part without one is not trusted)
+    RUN_DIR/_SUCCESS             the manifest (JSON), written last: a run is finished iff it exists
+
+Every file that is not board data starts with ``_`` or ``.`` (temp files are
+``.<name>.<pid>.tmp``), the names pyarrow, pandas and Spark skip when they read a directory, so
+``pandas.read_parquet(RUN_DIR)`` and ``pyarrow.dataset.dataset(RUN_DIR)`` read exactly the
+boards. Polars reads every file of a directory unless told ``hidden_file_prefix=["_", "."]``;
+the glob ``RUN_DIR/*.parquet`` works for every reader, DuckDB included.
+
+A chunk is committed iff its part file exists (the rename is atomic) and its record in
+``_parts/`` matches it (size, checksum) and its embedded ``boggle.config`` equals the run's; a
+re-run after a crash reuses those chunks and recomputes the rest, naming every part it
+distrusts. ``open_run`` is how other stages read a finished run; it refuses a run without ``_SUCCESS``.
+
+One row per board; see :data:`COLUMNS` for every column. Word counts and points by word length
+are fixed columns ``words_len_<L>`` / ``points_len_<L>`` for L = ``min(3, min_length)`` .. 8 plus
+``words_len_9plus`` / ``points_len_9plus``.
+"""
+
+from pipeline.boards import compact_strings
+from pipeline.store.parts import (
+    PartInfo,
+    committed_chunks,
+    discard_part,
+    file_blake2b,
+    finished_run_problems,
+    now_iso,
+    part_name,
+    part_path,
+    part_problem,
+    part_record_path,
+    part_rows,
+    read_json,
+    read_part_record,
+    record_part,
+    write_part,
+)
+from pipeline.store.rundir import (
+    FinishedRun,
+    clear_run,
+    open_run,
+    prepare_run_dir,
+    read_rejects,
+    read_run,
+    remove_temp_files,
+    run_lock,
+    write_manifest,
+    write_run_record,
+)
+from pipeline.store.schema import (
+    COLUMNS,
+    COMPRESSION,
+    FORMAT,
+    HASH_CHARS,
+    LABEL_TYPE,
+    LEGACY_REJECTS,
+    LOCK_FILE,
+    MANIFEST,
+    MAX_PART,
+    META_CONFIG,
+    META_LEXICON,
+    META_RULES,
+    META_SCHEMA,
+    PART_RE,
+    PARTS_DIR,
+    REJECTS,
+    RUN_RECORD,
+    SCHEMA_VERSION,
+    STATISTICS_COLUMNS,
+    TOP_LENGTH,
+    board_schema,
+    label_column,
+    length_bins,
+    parquet_metadata,
+    provenance_labels,
+    results_table,
+    rules_label,
+)
+
+__all__ = [
+    "COLUMNS",
+    "COMPRESSION",
+    "FORMAT",
+    "HASH_CHARS",
+    "LABEL_TYPE",
+    "LEGACY_REJECTS",
+    "LOCK_FILE",
+    "MANIFEST",
+    "MAX_PART",
+    "META_CONFIG",
+    "META_LEXICON",
+    "META_RULES",
+    "META_SCHEMA",
+    "PARTS_DIR",
+    "PART_RE",
+    "REJECTS",
+    "RUN_RECORD",
+    "SCHEMA_VERSION",
+    "STATISTICS_COLUMNS",
+    "TOP_LENGTH",
+    "FinishedRun",
+    "PartInfo",
+    "board_schema",
+    "clear_run",
+    "committed_chunks",
+    "compact_strings",
+    "discard_part",
+    "file_blake2b",
+    "finished_run_problems",
+    "label_column",
+    "length_bins",
+    "now_iso",
+    "open_run",
+    "parquet_metadata",
+    "part_name",
+    "part_path",
+    "part_problem",
+    "part_record_path",
+    "part_rows",
+    "prepare_run_dir",
+    "provenance_labels",
+    "read_json",
+    "read_part_record",
+    "read_rejects",
+    "read_run",
+    "record_part",
+    "remove_temp_files",
+    "results_table",
+    "rules_label",
+    "run_lock",
+    "write_manifest",
+    "write_part",
+    "write_run_record",
+]

@@ -1,0 +1,185 @@
+"""Part files: names, writing, the ``_parts/`` records (size, BLAKE2b) and verifying a part
+before a run reuses it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.errors import BoggleError
+from pipeline.io import atomic_path, write_json_atomic
+from pipeline.store.schema import (
+    COMPRESSION,
+    MANIFEST,
+    META_CONFIG,
+    PART_RE,
+    PARTS_DIR,
+    STATISTICS_COLUMNS,
+)
+
+# ---------------------------------------------------------------- parts
+
+
+def part_name(chunk: int) -> str:
+    return f"part-{chunk:05d}.parquet"
+
+
+def part_path(run_dir: Path | str, chunk: int) -> Path:
+    return Path(run_dir) / part_name(chunk)
+
+
+def committed_chunks(run_dir: Path | str) -> dict[int, Path]:
+    """The chunks whose part file exists (and is therefore complete), by chunk number."""
+    run_dir = Path(run_dir)
+    out: dict[int, Path] = {}
+    if not run_dir.is_dir():
+        return out
+    for p in run_dir.iterdir():
+        m = PART_RE.match(p.name)
+        if m:
+            out[int(m.group(1))] = p
+    return out
+
+
+def part_rows(path: Path | str) -> int:
+    """Rows in a part file (from its footer; the data is not read)."""
+    return int(pq.ParquetFile(path).metadata.num_rows)
+
+
+def write_part(
+    run_dir: Path | str, chunk: int, table: pa.Table, metadata: Mapping[str, str] | None = None
+) -> int:
+    """Write ``table`` as the chunk's part (zstd), atomically; return the file size in bytes."""
+    path = part_path(run_dir, chunk)
+    if metadata:
+        merged = dict(table.schema.metadata or {})
+        merged.update({k.encode(): v.encode() for k, v in metadata.items()})
+        table = table.replace_schema_metadata(merged)
+    with atomic_path(path) as tmp:
+        # Statistics only where a reader can prune on them: computing min/max over the words
+        # list and board strings costs as much as compressing them.
+        pq.write_table(table, tmp, compression=COMPRESSION, write_statistics=STATISTICS_COLUMNS)
+    return path.stat().st_size
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BoggleError(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise BoggleError(f"{path}: expected a JSON object")
+    return data
+
+
+@dataclass
+class PartInfo:
+    """One committed part as the manifest lists it."""
+
+    chunk: int
+    rows: int
+    bytes: int
+    blake2b: str | None = None
+
+    @property
+    def file(self) -> str:
+        return part_name(self.chunk)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"file": self.file, "chunk": self.chunk, "rows": self.rows, "bytes": self.bytes}
+        if self.blake2b is not None:
+            out["blake2b"] = self.blake2b
+        return out
+
+
+# ---------------------------------------------------------------- part verification
+
+
+def file_blake2b(path: Path | str) -> str:
+    """BLAKE2b (128-bit) of a file's bytes, hex; streamed, so memory stays flat."""
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def part_record_path(run_dir: Path | str, chunk: int) -> Path:
+    # "_" again on the file: polars' hidden_file_prefix is matched against file names only
+    return Path(run_dir) / PARTS_DIR / f"_{part_name(chunk).removesuffix('.parquet')}.json"
+
+
+def record_part(run_dir: Path | str, chunk: int, rows: int) -> PartInfo:
+    """Record a committed part's size and checksum (atomically, fsynced) so a re-run can tell
+    it from a part that was damaged, truncated or copied in since."""
+    path = part_path(run_dir, chunk)
+    info = PartInfo(chunk, rows, path.stat().st_size, file_blake2b(path))
+    write_json_atomic(part_record_path(run_dir, chunk), info.to_dict())
+    return info
+
+
+def read_part_record(run_dir: Path | str, chunk: int) -> PartInfo | None:
+    try:
+        d = json.loads(part_record_path(run_dir, chunk).read_text(encoding="utf-8"))
+        return PartInfo(int(d["chunk"]), int(d["rows"]), int(d["bytes"]), d.get("blake2b"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def part_problem(path: Path, record: PartInfo | None, config: str) -> str | None:
+    """Why the part at ``path`` cannot be reused (None: it can): no record of it, a size or
+    checksum other than recorded, an unreadable footer, or a ``boggle.config`` other than
+    ``config`` (the run's, as :func:`parquet_metadata` writes it)."""
+    if record is None:
+        return "no record of it being committed by this run"
+    size = path.stat().st_size
+    if size != record.bytes:
+        return f"{size:,} bytes, {record.bytes:,} recorded (truncated or replaced)"
+    if record.blake2b is not None and file_blake2b(path) != record.blake2b:
+        return "checksum differs from the one recorded (damaged or replaced)"
+    try:
+        meta = pq.read_metadata(path)
+    except (OSError, pa.ArrowException) as exc:
+        return f"unreadable Parquet ({str(exc).splitlines()[0][:80]})"
+    kv = meta.metadata or {}
+    if kv.get(META_CONFIG.encode(), b"").decode() != config:
+        return "written by a run with another config"
+    if meta.num_rows != record.rows:
+        return f"{meta.num_rows} rows, {record.rows} recorded"
+    return None
+
+
+def discard_part(run_dir: Path | str, chunk: int) -> None:
+    """Remove a part and its record (call with the lock held)."""
+    part_path(run_dir, chunk).unlink(missing_ok=True)
+    part_record_path(run_dir, chunk).unlink(missing_ok=True)
+
+
+def finished_run_problems(run_dir: Path, config: str) -> list[tuple[int, str]]:
+    """(chunk, problem) for every part of a finished run that is missing, damaged or foreign
+    (checked against the manifest's sizes and checksums), and for parts it does not list."""
+    manifest = read_json(run_dir / MANIFEST)
+    listed: dict[int, PartInfo] = {}
+    for p in manifest.get("parts", []):
+        listed[int(p["chunk"])] = PartInfo(int(p["chunk"]), int(p["rows"]), int(p["bytes"]), p.get("blake2b"))
+    out: list[tuple[int, str]] = []
+    present = committed_chunks(run_dir)
+    for chunk, info in sorted(listed.items()):
+        path = present.get(chunk)
+        problem = "missing" if path is None else part_problem(path, info, config)
+        if problem is not None:
+            out.append((chunk, problem))
+    out += [(k, "not part of the finished run") for k in sorted(set(present) - set(listed))]
+    return out

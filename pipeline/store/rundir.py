@@ -1,0 +1,246 @@
+"""The run directory: the lock, the run record, preparing (or refusing) a directory, reading a
+finished run, and the manifest written last."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.errors import BoggleError, OutputConflictError, RunIOError
+from pipeline.io import write_json_atomic
+from pipeline.store.parts import read_json
+from pipeline.store.schema import (
+    FORMAT,
+    LEGACY_REJECTS,
+    LOCK_FILE,
+    MANIFEST,
+    PART_RE,
+    PARTS_DIR,
+    REJECTS,
+    RUN_RECORD,
+    SCHEMA_VERSION,
+    board_schema,
+)
+
+# ---------------------------------------------------------------- lock and run state
+
+
+def _lock_fd(run_dir: Path, path: Path) -> int:
+    """A descriptor holding the exclusive flock on ``path``, which names that very file."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = ""
+            with suppress(OSError):
+                holder = os.pread(fd, 64, 0).decode(errors="replace").strip()
+            os.close(fd)
+            who = f" (pid {holder})" if holder else ""
+            raise OutputConflictError(
+                f"output directory {run_dir} is in use by another run{who}; wait for it or "
+                "choose another --out"
+            ) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        # The holder before us unlinks the file before it lets go, so the inode we opened may
+        # no longer be at ``path``; a lock on it would exclude nobody. Try again on the new file.
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)
+
+
+@contextmanager
+def run_lock(run_dir: Path | str) -> Iterator[Path]:
+    """Hold an exclusive ``fcntl.flock`` on RUN_DIR/.lock for the block, and remove the file
+    when the block ends, so a finished run leaves no lock file among its parts.
+
+    The OS drops the lock when the holder dies, so a killed run never blocks its re-run (the
+    file stays until the next run on the directory ends). A second run on the same directory
+    gets an :class:`OutputConflictError` at once. Unlinking a held lock file is safe because
+    every taker checks, once it holds the lock, that the path still names the file it locked.
+    """
+    run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise RunIOError(f"output {run_dir} exists and is not a directory; a re-run resumes once it is fixed")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / LOCK_FILE
+    fd = _lock_fd(run_dir, path)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield path
+    finally:
+        # Unlink while still holding the lock: a waiter that opened the old file sees it is
+        # gone (samestat fails) and retries on a fresh one.
+        with suppress(OSError):
+            path.unlink()
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _owned(p: Path) -> bool:
+    name = p.name
+    return (
+        bool(PART_RE.match(name))
+        or name in (MANIFEST, RUN_RECORD, LOCK_FILE, REJECTS, LEGACY_REJECTS)
+        or (name.startswith(".") and name.endswith(".tmp"))
+    )
+
+
+def remove_temp_files(run_dir: Path) -> None:
+    """Delete temp files a killed writer left behind (call with the lock held)."""
+    for folder in (run_dir, run_dir / PARTS_DIR):
+        for p in folder.iterdir() if folder.is_dir() else ():
+            if p.name.startswith(".") and p.name.endswith(".tmp") and p.is_file():
+                p.unlink(missing_ok=True)
+
+
+def clear_run(run_dir: Path) -> None:
+    """Remove every file a run writes (parts, manifest, record, rejects, temp files); other
+    files are left alone. Call with the lock held."""
+    for p in run_dir.iterdir():
+        if p.is_file() and _owned(p) and p.name != LOCK_FILE:
+            p.unlink()
+    shutil.rmtree(run_dir / PARTS_DIR, ignore_errors=True)
+
+
+def _describe_diff(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> str:
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            return _describe_diff(a, b, f"{prefix}{key}.")
+        return f"{prefix}{key}: {json.dumps(a, default=str)} there, {json.dumps(b, default=str)} now"
+    return "no difference"
+
+
+def prepare_run_dir(run_dir: Path, identity: Mapping[str, Any], *, overwrite: bool) -> str:
+    """Decide what to do with ``run_dir`` (call with the lock held): ``"new"``, ``"resume"``
+    (a started run of the same identity) or ``"done"`` (a finished run of the same identity).
+
+    A directory holding a different run, or files this store did not write, is an
+    :class:`OutputConflictError` unless ``overwrite`` (which removes only run files).
+    """
+    remove_temp_files(run_dir)
+    manifest_path = run_dir / MANIFEST
+    record_path = run_dir / RUN_RECORD
+    previous: dict[str, Any] | None = None
+    if manifest_path.is_file():
+        previous = read_json(manifest_path)
+    elif record_path.is_file():
+        previous = read_json(record_path)
+    if previous is not None:
+        old_identity = previous.get("identity", {})
+        if old_identity == dict(identity):
+            return "done" if manifest_path.is_file() else "resume"
+        if not overwrite:
+            what = "a finished" if manifest_path.is_file() else "an unfinished"
+            raise OutputConflictError(
+                f"output directory {run_dir} holds {what} run with a different config "
+                f"({_describe_diff(old_identity, identity)}); use --overwrite to replace it or "
+                "choose another --out"
+            )
+        clear_run(run_dir)
+        return "new"
+    foreign = sorted(p.name for p in run_dir.iterdir() if p.name not in (LOCK_FILE, PARTS_DIR))
+    if foreign:
+        runs = [n for n in foreign if _owned(run_dir / n)]
+        if runs and overwrite:
+            clear_run(run_dir)
+            foreign = sorted(p.name for p in run_dir.iterdir() if p.name not in (LOCK_FILE, PARTS_DIR))
+        if foreign:
+            raise OutputConflictError(
+                f"output directory {run_dir} is not empty and holds no run record "
+                f"(found {', '.join(foreign[:3])}{'...' if len(foreign) > 3 else ''}); "
+                "choose an empty or new directory"
+                + ("" if runs else " (--overwrite only replaces run files)")
+            )
+    return "new"
+
+
+def write_run_record(run_dir: Path, record: Mapping[str, Any]) -> None:
+    write_json_atomic(run_dir / RUN_RECORD, dict(record))
+
+
+# ---------------------------------------------------------------- finished runs
+
+
+class FinishedRun(NamedTuple):
+    """A finished run: its manifest and its part files in chunk order."""
+
+    manifest: dict[str, Any]
+    parts: list[Path]
+
+
+def open_run(run_dir: Path | str) -> FinishedRun:
+    """The manifest and part paths of a finished run; a BoggleError if it is not finished.
+
+    >>> manifest, parts = open_run("runs/default")  # doctest: +SKIP
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise BoggleError(f"run directory not found: {run_dir}")
+    manifest_path = run_dir / MANIFEST
+    if not manifest_path.is_file():
+        state = (
+            "unfinished (no _SUCCESS; re-run `boggle run` to finish it)"
+            if (run_dir / RUN_RECORD).is_file()
+            else "not a run directory (no _SUCCESS manifest)"
+        )
+        raise BoggleError(f"{run_dir}: {state}")
+    manifest = read_json(manifest_path)
+    if manifest.get("format") != FORMAT:
+        raise BoggleError(f"{manifest_path}: not a boggle run manifest")
+    parts = [run_dir / p["file"] for p in manifest.get("parts", [])]
+    missing = [p.name for p in parts if not p.is_file()]
+    if missing:
+        raise BoggleError(f"{run_dir}: part files listed in _SUCCESS are missing: {', '.join(missing[:3])}")
+    return FinishedRun(manifest, parts)
+
+
+def read_run(run_dir: Path | str, columns: Sequence[str] | None = None) -> pa.Table:
+    """A finished run's boards as one Arrow table, in board_id order (for small runs and tests;
+    for large runs read the parts with DuckDB or ``pyarrow.dataset``)."""
+    _, parts = open_run(run_dir)
+    cols = list(columns) if columns is not None else None
+    tables = [pq.read_table(p, columns=cols) for p in parts]
+    if not tables:
+        return board_schema().empty_table()
+    table = pa.concat_tables(tables)
+    if "board_id" in table.column_names:
+        table = table.sort_by("board_id")
+    return table
+
+
+def read_rejects(run_dir: Path | str) -> list[dict[str, str]]:
+    """The rejected rows of a run (empty when it has none)."""
+    import csv
+
+    path = Path(run_dir) / REJECTS
+    if not path.is_file():
+        path = Path(run_dir) / LEGACY_REJECTS
+    if not path.is_file():
+        return []
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def write_manifest(run_dir: Path, manifest: Mapping[str, Any]) -> None:
+    """Write ``_SUCCESS`` last: from this moment the run counts as finished."""
+    data = {"format": FORMAT, "schema_version": SCHEMA_VERSION, **manifest}
+    write_json_atomic(run_dir / MANIFEST, data)

@@ -1,0 +1,245 @@
+"""The run schema: file names and metadata keys, the board table's columns, and building a part's
+Arrow table from the kernel's arrays."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.boards import compact_strings
+from pipeline.errors import BoggleError
+
+FORMAT = "boggle-run"
+# 2: provenance columns lexicon, lexicon_hash, rules; rejects file renamed _rejects.csv
+SCHEMA_VERSION = 2
+MANIFEST = "_SUCCESS"
+RUN_RECORD = "_run.json"
+LOCK_FILE = ".lock"
+REJECTS = "_rejects.csv"
+LEGACY_REJECTS = "rejects.csv"  # schema 1 runs; read, and removed by --overwrite
+HASH_CHARS = 12  # hex digits of a SHA-256 kept in the provenance columns
+MAX_PART = 99_999  # part numbers are written with five digits
+PART_RE = re.compile(r"^part-(\d{5,})\.parquet$")
+META_CONFIG = "boggle.config"
+META_LEXICON = "boggle.lexicon"
+META_RULES = "boggle.rules"
+META_SCHEMA = "boggle.schema_version"
+PARTS_DIR = "_parts"  # "_": dataset readers (pyarrow, pandas, DuckDB globs of *.parquet) skip it
+COMPRESSION = "zstd"
+STATISTICS_COLUMNS = ["board_id", "chunk", "score", "n_words", "max_word_len", "dead_cells"]
+TOP_LENGTH = 8  # lengths above this share the "9plus" column
+
+COLUMNS: dict[str, str] = {
+    "board_id": "int64: the board's number, 0..N-1 in generation order (or input order of the "
+    "valid rows for ingest); stable across re-runs, backends and worker counts",
+    "board": "string: the board in compact notation (pipeline.boards.format_compact; q = Qu, "
+    "'.' blank, [xy] multi-letter face); parse_compact(board, (rows, cols)) gives it back",
+    "rows": "int16: board rows",
+    "cols": "int16: board columns",
+    "source": "string: the dice set or generator (generate) or the input file (ingest)",
+    "lexicon": "dictionary<string>: the word list's name as the manifest's lexicon.name gives it "
+    "(file name such as enable2k.txt, or tanglet:<lang>)",
+    "lexicon_hash": "dictionary<string>: first 12 hex digits of the word list's SHA-256 "
+    "(the manifest's lexicon.content_hash); two lists of one name tell apart by it",
+    "rules": "dictionary<string>: the rule preset (boggle, big, superbig); when fields were "
+    "overridden, '<preset>+<first 8 hex of the SHA-256 of Rules.key()>'",
+    "chunk": "int32: the chunk (part file number) the board belongs to",
+    "score": "int32: total points of the distinct words found",
+    "n_words": "int32: distinct words found",
+    "words": "list<string>: the words found, sorted",
+    "longest_word": "string: the longest word found (ties: alphabetically first); '' if none",
+    "max_word_len": "int16: letters in the longest word (0 if none)",
+    "dead_cells": "int16: non-blank cells that no found word uses",
+    "words_len_<L>": "int32: words of exactly L letters (L = min(3, min_length)..8)",
+    "words_len_9plus": "int32: words of 9 or more letters",
+    "points_len_<L>": "int32: points from words of exactly L letters",
+    "points_len_9plus": "int32: points from words of 9 or more letters",
+}
+
+
+# ---------------------------------------------------------------- schema
+
+# One value per run in each provenance column: dictionary-encoded, a few bytes per part.
+LABEL_TYPE = pa.dictionary(pa.int32(), pa.string())
+
+
+def length_bins(min_length: int) -> list[str]:
+    """Labels of the by-length columns: ``["3", ..., "8", "9plus"]`` (starting lower when the
+    minimum length is below 3)."""
+    lo = min(3, max(1, min_length))
+    return [str(n) for n in range(lo, TOP_LENGTH + 1)] + [f"{TOP_LENGTH + 1}plus"]
+
+
+def board_schema(min_length: int = 3) -> pa.Schema:
+    """The Arrow schema of a part file for a rule set with this minimum word length."""
+    fields = [
+        pa.field("board_id", pa.int64(), nullable=False),
+        pa.field("board", pa.string(), nullable=False),
+        pa.field("rows", pa.int16(), nullable=False),
+        pa.field("cols", pa.int16(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("lexicon", LABEL_TYPE, nullable=False),
+        pa.field("lexicon_hash", LABEL_TYPE, nullable=False),
+        pa.field("rules", LABEL_TYPE, nullable=False),
+        pa.field("chunk", pa.int32(), nullable=False),
+        pa.field("score", pa.int32(), nullable=False),
+        pa.field("n_words", pa.int32(), nullable=False),
+        pa.field("words", pa.list_(pa.field("item", pa.string(), nullable=False)), nullable=False),
+        pa.field("longest_word", pa.string(), nullable=False),
+        pa.field("max_word_len", pa.int16(), nullable=False),
+        pa.field("dead_cells", pa.int16(), nullable=False),
+    ]
+    bins = length_bins(min_length)
+    fields += [pa.field(f"words_len_{b}", pa.int32(), nullable=False) for b in bins]
+    fields += [pa.field(f"points_len_{b}", pa.int32(), nullable=False) for b in bins]
+    return pa.schema(fields)
+
+
+def parquet_metadata(
+    config: Mapping[str, Any], lexicon: Mapping[str, Any], rules: Mapping[str, Any]
+) -> dict[str, str]:
+    """Key-value metadata every part carries: the data config, lexicon provenance, rules."""
+    dump = lambda d: json.dumps(d, sort_keys=True, ensure_ascii=False, default=str)  # noqa: E731
+    return {
+        META_CONFIG: dump(config),
+        META_LEXICON: dump(lexicon),
+        META_RULES: dump(rules),
+        META_SCHEMA: str(SCHEMA_VERSION),
+    }
+
+
+def rules_label(rules: Any) -> str:
+    """The ``rules`` column value: the preset name, plus a short hash when fields differ from
+    the preset (``boggle`` vs ``boggle+1a2b3c4d``)."""
+    import hashlib
+
+    from pipeline.rules import PRESETS
+
+    if PRESETS.get(rules.name) == rules:
+        return str(rules.name)
+    return f"{rules.name}+{hashlib.sha256(rules.key().encode()).hexdigest()[:8]}"
+
+
+def provenance_labels(lexicon: Any) -> dict[str, str]:
+    """The provenance column values for a CompiledLexicon (one value per run)."""
+    return {
+        "lexicon": str(lexicon.name),
+        "lexicon_hash": str(lexicon.content_hash)[:HASH_CHARS],
+        "rules": rules_label(lexicon.rules),
+    }
+
+
+def label_column(value: str, n: int) -> pa.DictionaryArray:
+    """``n`` copies of ``value`` as a dictionary array (one dictionary entry, int32 indices)."""
+    return pa.DictionaryArray.from_arrays(_numeric(np.zeros(n), np.int32), _repeat_string(value, 1))
+
+
+# ---------------------------------------------------------------- building tables
+
+
+_WORDS_CACHE: dict[int, tuple[Any, pa.Array]] = {}
+
+# Arrays are built from numpy buffers (zero copy) rather than with pa.array / pa.scalar: those
+# import pandas on first use, about 50 MB in every worker process for nothing.
+
+
+def _numeric(values: np.ndarray, dtype: Any) -> pa.Array:
+    """A numpy array as an Arrow array of the same values (``dtype``: a numpy dtype)."""
+    arr = np.ascontiguousarray(values, dtype=dtype)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(arr.dtype), len(arr), [None, pa.py_buffer(arr)])
+
+
+def _strings(offsets: np.ndarray, data: bytes | np.ndarray) -> pa.Array:
+    """Arrow strings from int32 offsets [n+1] into UTF-8 ``data``."""
+    offs = np.ascontiguousarray(offsets, dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), len(offs) - 1, [None, pa.py_buffer(offs), pa.py_buffer(data)])
+
+
+def _repeat_string(value: str, n: int) -> pa.Array:
+    raw = value.encode("utf-8")
+    return _strings(np.arange(n + 1, dtype=np.int64) * len(raw), raw * n)
+
+
+def _words_array(words: list[str]) -> pa.Array:
+    """The lexicon's word table as an Arrow array with one extra entry, ``""`` at index
+    ``len(words)`` (the longest word of a board without words), built once per word list per
+    process."""
+    hit = _WORDS_CACHE.get(id(words))
+    if hit is not None and hit[0] is words:
+        return hit[1]
+    encoded = [w.encode("utf-8") for w in words]
+    offsets = np.zeros(len(encoded) + 2, np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:-1])
+    offsets[-1] = offsets[-2]
+    if offsets[-1] > np.iinfo(np.int32).max:
+        raise BoggleError("the word list holds more than 2 GB of text")
+    arr = _strings(offsets, b"".join(encoded))
+    _WORDS_CACHE.clear()
+    _WORDS_CACHE[id(words)] = (words, arr)
+    return arr
+
+
+def results_table(
+    boards: np.ndarray,
+    rows: int,
+    cols: int,
+    board_ids: np.ndarray,
+    result: Any,
+    lexicon: Any,
+    *,
+    source: str | pa.Array,
+    chunk: int,
+    schema: pa.Schema | None = None,
+    summary: Any = None,
+) -> pa.Table:
+    """One Arrow table (schema :func:`board_schema`) for a batch of solved boards.
+
+    ``result`` is a :class:`pipeline.solve.BatchResult` solved with ``collect=True`` for
+    ``boards`` (int8 [n, rows*cols]) and ``lexicon`` (a CompiledLexicon); ``source`` is one
+    string for all rows or an Arrow string array. ``summary`` is the result's
+    :class:`pipeline.solve.summary.WordSummary` for :func:`length_bins`; when None it is
+    computed here (which imports numba: workers pass it in).
+    """
+    n = len(boards)
+    min_length = lexicon.rules.min_length
+    schema = schema or board_schema(min_length)
+    bins = length_bins(min_length)
+    lo = int(bins[0])
+    offsets = np.ascontiguousarray(result.offsets, dtype=np.int64)
+    if summary is None:
+        from pipeline.solve.summary import summarise_words
+
+        summary = summarise_words(offsets, result.word_ids, lexicon, lo, len(bins))
+    ids, longest_id, counts, points = summary.word_ids, summary.longest_id, summary.counts, summary.points
+    words = _words_array(lexicon.words)
+    if offsets[-1] > np.iinfo(np.int32).max:
+        raise BoggleError("a chunk found more than 2**31 words; lower [boards] chunk_size")
+    word_lists = pa.ListArray.from_arrays(_numeric(offsets, np.int32), words.take(_numeric(ids, np.int32)))
+    no_word = len(words) - 1  # the "" entry
+    longest_words = words.take(_numeric(np.where(longest_id >= 0, longest_id, no_word), np.int32))
+    source_arr = _repeat_string(source, n) if isinstance(source, str) else source
+    data: dict[str, Any] = {
+        "board_id": _numeric(board_ids, np.int64),
+        "board": compact_strings(boards, lexicon.alphabet.faces),
+        "rows": _numeric(np.full(n, rows), np.int16),
+        "cols": _numeric(np.full(n, cols), np.int16),
+        "source": source_arr,
+        **{k: label_column(v, n) for k, v in provenance_labels(lexicon).items()},
+        "chunk": _numeric(np.full(n, chunk), np.int32),
+        "score": _numeric(result.score, np.int32),
+        "n_words": _numeric(result.n_words, np.int32),
+        "words": word_lists,
+        "longest_word": longest_words,
+        "max_word_len": _numeric(result.longest, np.int16),
+        "dead_cells": _numeric(result.dead_cells, np.int16),
+    }
+    for j, b in enumerate(bins):
+        data[f"words_len_{b}"] = _numeric(counts[:, j], np.int32)
+    for j, b in enumerate(bins):
+        data[f"points_len_{b}"] = _numeric(points[:, j], np.int32)
+    return pa.Table.from_arrays([data[f.name] for f in schema], schema=schema)
