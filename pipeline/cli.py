@@ -653,6 +653,110 @@ def optimize(
     typer.echo(f"BEST {format_compact(best.board)} {best.score}")
 
 
+# ------------------------------------------------------------------ prove
+
+
+def _prove_progress_bar() -> tuple[Any, Callable[[Any], None]]:
+    """A rich progress bar on stderr (classes done, boards found, best so far, ETA) and the
+    callback that feeds it."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    bar = Progress(
+        TextColumn("[bold]proving[/bold]"), BarColumn(), TextColumn("{task.fields[classes]}"),
+        TextColumn("{task.fields[found]}"), TextColumn("{task.fields[best]}"),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        console=Console(stderr=True), transient=False,
+    )  # fmt: skip
+    task = bar.add_task("prove", total=None, classes="", found="", best="")
+
+    def update(p: Any) -> None:
+        best = f"best {p.best_score} {p.best_board}" if p.best_score is not None else ""
+        bar.update(
+            task, completed=p.classes_done, total=p.classes_total, best=best,
+            classes=f"{p.classes_done:,}/{p.classes_total:,} classes", found=f"{p.boards_found:,} found",
+        )  # fmt: skip
+        if not bar.live.is_started:
+            bar.start()
+
+    return bar, update
+
+
+@app.command()
+@handle_errors
+def prove(
+    dictionary: DictionaryOpt = None,
+    shape: Annotated[str, typer.Option("--shape", help="Board shape RxC (at most 64 cells).")] = "3x3",
+    threshold: Annotated[
+        int, typer.Option("--threshold", "-t", min=1, help="Report every board scoring at least this.")
+    ] = 500,
+    classes: Annotated[
+        str | None,
+        typer.Option(
+            "--classes",
+            help="Letter buckets separated by spaces, e.g. 'bdfgjqvwxz aeiou lnrsy chkmpt' "
+            "(default: that for English, else vowels + 3 consonant buckets by frequency).",
+        ),
+    ] = None,
+    rules: RulesOpt = None,
+    min_length: MinLengthOpt = None,
+    dice: Annotated[str | None, typer.Option("--dice", help="Not supported (refused): free letters only.")] = None,
+    n_jobs: Annotated[int, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")] = -1,
+    backend: Annotated[str, typer.Option("--backend", help="loky (processes) or threading.")] = "loky",
+    chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Classes per task and part file.")] = 64,
+    limit_classes: Annotated[
+        int | None,
+        typer.Option("--limit-classes", min=1, help="Prove only N classes (a timing sample; no _SUCCESS)."),
+    ] = None,
+    sample_seed: Annotated[
+        int | None, typer.Option("--sample-seed", min=0, help="With --limit-classes: a random sample.")
+    ] = None,
+    out: Annotated[str, typer.Option("--out", "-o", help="Output directory.")] = "runs/prove",
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace a different run already in the output directory.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the BEST line.")] = False,
+) -> None:
+    """Certify every board scoring >= THRESHOLD by branch and bound over board classes.
+
+    Writes OUT/part-*.parquet (one certificate row per canonical class), OUT/boards.parquet
+    (every board >= threshold, canonical) and OUT/_SUCCESS (after the coverage check). A killed
+    proof resumes; a finished one is a no-op. The last line printed is
+    `BEST <board> <score> (<n> boards >= T, <k> classes)`. Exit codes: 0 ok, 2 bad input or
+    unsupported option, 4 output directory busy or holding a different run.
+
+    Example: boggle prove -d ../shared/data/enable2k.txt --shape 3x3 --threshold 500 -j 2 -o runs/p3
+    """
+    from pipeline.lexicon import default_dictionary
+    from pipeline.prove import ProveConfig, run_prove
+
+    cfg = ProveConfig(
+        dictionary or default_dictionary(), shape=shape, threshold=threshold, classes=classes, rules=rules,
+        min_length=min_length, dice=dice, chunk_size=chunk_size, limit_classes=limit_classes,
+        sample_seed=sample_seed, n_jobs=n_jobs, backend=backend, out=out, overwrite=overwrite,
+    )  # fmt: skip
+    if quiet:
+        res = run_prove(cfg)
+    else:
+        bar, update = _prove_progress_bar()
+        try:
+            res = run_prove(cfg, progress=update)
+        finally:
+            bar.stop()
+        err(
+            f"{res.status}: {res.classes_done:,} classes ({res.eliminated:,} eliminated by the bound), "
+            f"{res.boards_scored:,} boards scored, {res.wall_s:.1f} s wall, {res.cpu_s:.1f} s CPU in workers"
+        )
+        for b in res.boards[:20]:
+            typer.echo(f"{b.score}\t{b.board}")
+        if res.status == "sample":
+            typer.echo(f"sample of {res.classes_done:,} of {res.classes_total:,} classes: nothing certified")
+        typer.echo(f"wrote {res.out}")
+    best = res.best
+    shown = f"{best.board} {best.score}" if best is not None else "- -"
+    typer.echo(f"BEST {shown} ({len(res.boards)} boards >= {res.threshold}, {res.classes_done} classes)")
+
+
 def main() -> None:
     app()
 

@@ -105,25 +105,32 @@ def build_prove_trie(lexicon: CompiledLexicon, max_cells: int) -> ProveTrie:
 @njit(nogil=True, cache=True)
 def class_bounds(masks, nbr_list, deg, children, node_word, node_points, kids, seen, stamp):
     """(sum bound, max bound) of the class ``masks`` (uint64 [cells]). ``seen`` (int64
-    [n_words]) and ``stamp`` (int64 [1]) are the caller's scratch, reused across calls.
+    [n_words]) and ``stamp`` (int64 [1]) are the caller's scratch, reused across calls."""
+    stamp[0] += 1
+    stack = np.empty((6, masks.shape[0]), np.int64)
+    rem = np.empty(masks.shape[0], np.uint64)
+    return _bounds(masks, nbr_list, deg, children, node_word, node_points, kids, seen, stamp[0], stack, rem)
+
+
+@njit(nogil=True, cache=True)
+def _bounds(masks, nbr_list, deg, children, node_word, node_points, kids, seen, tag, stack, st_rem):
+    """The walk behind :func:`class_bounds`, with the caller's stack (``stack`` int64 [6,
+    cells], ``st_rem`` uint64 [cells]) and stamp ``tag``.
 
     An explicit stack instead of recursion: numba's on-disk cache cannot hold recursive
     functions. Frame d is a visit of cell ``st_cell[d]`` from trie node ``st_node[d]``; it tries
     the faces left in ``st_rem[d]``, and for the current face (trie node ``st_child[d]``) sums
     its points and the values of the unused neighbours (``st_k[d]``: next neighbour to try).
     """
-    stamp[0] += 1
-    tag = stamp[0]
     n = masks.shape[0]
     one = np.uint64(1)
     zero = np.uint64(0)
-    st_cell = np.empty(n, np.int64)
-    st_node = np.empty(n, np.int64)
-    st_rem = np.empty(n, np.uint64)
-    st_child = np.empty(n, np.int64)
-    st_k = np.empty(n, np.int64)
-    st_v = np.empty(n, np.int64)
-    st_best = np.empty(n, np.int64)
+    st_cell = stack[0]
+    st_node = stack[1]
+    st_child = stack[2]
+    st_k = stack[3]
+    st_v = stack[4]
+    st_best = stack[5]
     total_sum = np.int64(0)
     total_max = np.int64(0)
     for start in range(n):
@@ -184,6 +191,67 @@ def class_bounds(masks, nbr_list, deg, children, node_word, node_points, kids, s
                     st_best[d] = st_v[d]
                 st_child[d] = -1
     return total_sum, total_max
+
+
+@njit(nogil=True, cache=True)
+def enumerate_class(masks, threshold, nbr_list, deg, children, node_word, node_points, kids, seen, stamp):
+    """Score every board of the class exactly (one face per cell: the sum walk is the board's
+    score). Returns (best score, best board, boards >= threshold int8 [m, cells], their scores).
+    """
+    n = masks.shape[0]
+    one = np.uint64(1)
+    faces = np.zeros((n, 64), np.int64)
+    n_faces = np.zeros(n, np.int64)
+    total = 1
+    for c in range(n):
+        m = masks[c]
+        f = 0
+        while m != np.uint64(0):
+            if m & one:
+                faces[c, n_faces[c]] = f
+                n_faces[c] += 1
+            m = m >> one
+            f += 1
+        total *= n_faces[c]
+    stack = np.empty((6, n), np.int64)
+    rem = np.empty(n, np.uint64)
+    single = np.empty(n, np.uint64)
+    digit = np.zeros(n, np.int64)
+    best = np.int64(-1)
+    best_board = np.zeros(n, np.int8)
+    hits = np.zeros((0, n), np.int8)
+    hit_scores = np.zeros(0, np.int64)
+    n_hits = 0
+    for _ in range(total):
+        for c in range(n):
+            single[c] = one << np.uint64(faces[c, digit[c]])
+        stamp[0] += 1
+        sc, _mx = _bounds(single, nbr_list, deg, children, node_word, node_points, kids, seen, stamp[0], stack, rem)
+        if sc > best:
+            best = sc
+            for c in range(n):
+                best_board[c] = faces[c, digit[c]]
+        if sc >= threshold:
+            if n_hits == hits.shape[0]:
+                grown = np.zeros((max(4, 2 * n_hits), n), np.int8)
+                grown_s = np.zeros(max(4, 2 * n_hits), np.int64)
+                grown[:n_hits] = hits[:n_hits]
+                grown_s[:n_hits] = hit_scores[:n_hits]
+                hits = grown
+                hit_scores = grown_s
+            for c in range(n):
+                hits[n_hits, c] = faces[c, digit[c]]
+            hit_scores[n_hits] = sc
+            n_hits += 1
+        # next board: a mixed-radix counter over the cells' faces, last cell fastest
+        c = n - 1
+        while c >= 0:
+            digit[c] += 1
+            if digit[c] < n_faces[c]:
+                break
+            digit[c] = 0
+            c -= 1
+    return best, best_board, hits[:n_hits].copy(), hit_scores[:n_hits].copy()
 
 
 # ---------------------------------------------------------------- reference twin

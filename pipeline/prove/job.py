@@ -236,6 +236,7 @@ def prove_chunk(
     for cid, d in zip(ids, digits, strict=True):
         t0 = time.perf_counter()
         res = prover.prove(masks_of[d])
+        _confirm(problem, res.found)
         cols["class_id"].append(int(cid))
         cols["letters"].append([_bucket_text(problem, int(b)) for b in d])
         cols["root_bound"].append(res.root_bound)
@@ -250,6 +251,20 @@ def prove_chunk(
         cols["seconds"].append(time.perf_counter() - t0)
     table = pa.table(cols, schema=CERTIFICATE_SCHEMA)
     return table, time.process_time() - cpu0
+
+
+def _confirm(problem: Problem, found: list[tuple[np.ndarray, int]]) -> None:
+    """Re-score the boards >= threshold with the project's solver: a certificate's scores come
+    from two independent implementations."""
+    if not found:
+        return
+    from pipeline.solve import solve_arrays
+
+    boards = np.stack([b for b, _ in found]).astype(np.int8)
+    scores = solve_arrays(boards, problem.rows, problem.cols, problem.lexicon, collect=False).score
+    for (b, s), t in zip(found, scores, strict=True):
+        if int(t) != s:
+            raise BoggleError(f"internal: the prover scored {_compact(problem, b)} {s}, the solver {int(t)}")
 
 
 # ---------------------------------------------------------------- the job

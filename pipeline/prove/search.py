@@ -4,8 +4,9 @@ The class bound (:mod:`pipeline.prove.bounds`) is computed; below the threshold 
 eliminated. Otherwise the first cell in the split order (most neighbours first: centre, edges,
 corners) that still has several faces is split into one sub-class per face and each is treated
 the same way. A sub-class of at most ``enumerate_max`` boards is not split further: its boards
-are scored exactly by the solver kernel (:func:`pipeline.solve.solve_arrays`), so every board
-reported is scored exactly and no board >= threshold is lost (the bounds are sound).
+are scored exactly (:func:`pipeline.prove.bounds.enumerate_class`: the walk with one face per
+cell is the board's score; tests check it against :func:`pipeline.solve.solve_arrays`), so every
+board reported is scored exactly and no board >= threshold is lost (the bounds are sound).
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ import numpy as np
 
 from pipeline.boards import Geometry
 from pipeline.lexicon import CompiledLexicon
-from pipeline.prove.bounds import ProveTrie, class_bounds
-from pipeline.solve import solve_arrays
+from pipeline.prove.bounds import ProveTrie, class_bounds, enumerate_class
 
-ENUMERATE_MAX = 64
+ENUMERATE_MAX = 16
 
 
 def split_order(geo: Geometry) -> np.ndarray:
@@ -85,10 +85,10 @@ class ClassProver:
         root = self.bound(masks)
         out = ClassOutcome(root_bound=root)
         if root >= self.threshold:
-            self._branch(masks, root, out)
+            self._branch(masks, out)
         return out
 
-    def _branch(self, masks: np.ndarray, bound: int, out: ClassOutcome) -> None:
+    def _branch(self, masks: np.ndarray, out: ClassOutcome) -> None:
         out.nodes += 1
         sizes = [bin(int(m)).count("1") for m in masks]
         if int(np.prod(sizes, dtype=np.int64)) <= self.enumerate_max:
@@ -98,19 +98,17 @@ class ClassProver:
         for f in mask_faces(int(masks[cell])):
             sub = masks.copy()
             sub[cell] = np.uint64(1 << f)
-            b = self.bound(sub)
-            if b >= self.threshold:
-                self._branch(sub, b, out)
+            if self.bound(sub) >= self.threshold:
+                self._branch(sub, out)
 
     def _enumerate(self, masks: np.ndarray, out: ClassOutcome) -> None:
-        choices = [np.array(mask_faces(int(m)), dtype=np.int8) for m in masks]
-        grids = np.meshgrid(*choices, indexing="ij")
-        boards = np.stack([g.reshape(-1) for g in grids], axis=1).astype(np.int8)
-        scores = solve_arrays(boards, self.geo.rows, self.geo.cols, self.lexicon, collect=False).score
-        out.boards_scored += len(boards)
-        i = int(np.argmax(scores))
-        if int(scores[i]) > out.best_score:
-            out.best_score = int(scores[i])
-            out.best_board = boards[i].copy()
-        for j in np.flatnonzero(scores >= self.threshold):
-            out.found.append((boards[j].copy(), int(scores[j])))
+        t = self.trie
+        best, board, hits, scores = enumerate_class(
+            masks, self.threshold, self.geo.nbr_list, self.geo.deg, t.children, t.node_word, t.node_points,
+            t.kids, self.seen, self.stamp,
+        )  # fmt: skip
+        out.boards_scored += int(np.prod([bin(int(m)).count("1") for m in masks], dtype=np.int64))
+        if int(best) > out.best_score:
+            out.best_score = int(best)
+            out.best_board = board
+        out.found.extend((hits[i], int(scores[i])) for i in range(len(scores)))
