@@ -81,5 +81,10 @@ optimize-4x4:  ## best-board search: 10 annealing restarts, each until 3625 (ENA
 	$(BIN)/boggle optimize --dictionary $(ENABLE2K) --restarts 10 --time-limit 120 --target 3625 \
 	  --n-jobs 2 --seed 0 --out runs/optimize-4x4 --overwrite
 
+.PHONY: prove-3x3
+prove-3x3:  ## certify every ENABLE2K 3x3 board scoring >= 500 (resumable: re-run to continue)
+	$(BIN)/boggle prove --dictionary $(ENABLE2K) --shape 3x3 --threshold 500 \
+	  --classes 'bdfgjqvwxz aeiou lnrsy chkmpt' --n-jobs 2 --out runs/prove-3x3
+
 clean:
 	rm -rf runs reports .pytest_cache .mypy_cache .ruff_cache

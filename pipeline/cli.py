@@ -700,10 +700,14 @@ def prove(
     ] = None,
     rules: RulesOpt = None,
     min_length: MinLengthOpt = None,
-    dice: Annotated[str | None, typer.Option("--dice", help="Not supported (refused): free letters only.")] = None,
+    dice: Annotated[
+        str | None, typer.Option("--dice", help="Not supported (refused): free letters only.")
+    ] = None,
     n_jobs: Annotated[int, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")] = -1,
     backend: Annotated[str, typer.Option("--backend", help="loky (processes) or threading.")] = "loky",
-    chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Classes per task and part file.")] = 64,
+    chunk_size: Annotated[
+        int, typer.Option("--chunk-size", min=1, help="Classes per task and part file.")
+    ] = 64,
     limit_classes: Annotated[
         int | None,
         typer.Option("--limit-classes", min=1, help="Prove only N classes (a timing sample; no _SUCCESS)."),

@@ -38,7 +38,7 @@ def tiny_dict(tmp_path_factory: pytest.TempPathFactory, enable_words: list[str])
 
 
 @pytest.fixture(scope="module")
-def tiny(tiny_dict: str):  # type: ignore[no-untyped-def]
+def tiny(tiny_dict: str):
     lex = compile_for_boards(tiny_dict, get_rules("boggle"))
     assert lex.alphabet.faces == tuple(LETTERS)
     return lex
@@ -84,7 +84,7 @@ def test_default_spec_uses_every_face_once() -> None:
 # ---------------------------------------------------------------- bounds
 
 
-def _board_scores(lex, rows: int, cols: int, masks: list[int]) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _board_scores(lex, rows: int, cols: int, masks: list[int]) -> np.ndarray:
     choices = [[f for f in range(64) if m >> f & 1] for m in masks]
     boards = np.array(list(itertools.product(*choices)), dtype=np.int8)
     return solve_arrays(boards, rows, cols, lex, collect=False).score
@@ -92,7 +92,7 @@ def _board_scores(lex, rows: int, cols: int, masks: list[int]) -> np.ndarray:  #
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_bounds_are_sound_on_random_classes(tiny, data: st.DataObject) -> None:  # type: ignore[no-untyped-def]
+def test_bounds_are_sound_on_random_classes(tiny, data: st.DataObject) -> None:
     rows, cols = data.draw(st.sampled_from([(2, 2), (2, 3), (3, 3)]))
     n = rows * cols
     most = {4: 4, 6: 3, 9: 2}[n]  # at most 4^4, 3^6 or 2^9 boards per class
@@ -105,7 +105,9 @@ def test_bounds_are_sound_on_random_classes(tiny, data: st.DataObject) -> None: 
     arr = np.array(masks, dtype=np.uint64)
     seen = np.zeros(tiny.n_words, np.int64)
     stamp = np.zeros(1, np.int64)
-    s, m = class_bounds(arr, geo.nbr_list, geo.deg, trie.children, trie.node_word, trie.node_points, trie.kids, seen, stamp)
+    s, m = class_bounds(
+        arr, geo.nbr_list, geo.deg, trie.children, trie.node_word, trie.node_points, trie.kids, seen, stamp
+    )
     best = int(_board_scores(tiny, rows, cols, masks).max())
     assert s >= best and m >= best
     assert (int(s), int(m)) == class_bounds_reference(masks, [geo.neighbours(c) for c in range(n)], trie)
@@ -118,7 +120,7 @@ def test_bounds_are_sound_on_random_classes(tiny, data: st.DataObject) -> None: 
     assert len(hits) == len(scores)
 
 
-def test_bound_is_exact_for_a_single_board(tiny) -> None:  # type: ignore[no-untyped-def]
+def test_bound_is_exact_for_a_single_board(tiny) -> None:
     trie = build_prove_trie(tiny, 4)
     geo = geometry(2, 2)
     faces = tiny.alphabet.encode(tuple("rate"))
@@ -134,7 +136,7 @@ def test_bound_is_exact_for_a_single_board(tiny) -> None:  # type: ignore[no-unt
 # ---------------------------------------------------------------- exactness against brute force
 
 
-def _brute_force(lex, rows: int, cols: int, threshold: int) -> dict[str, int]:  # type: ignore[no-untyped-def]
+def _brute_force(lex, rows: int, cols: int, threshold: int) -> dict[str, int]:
     n = rows * cols
     boards = np.array(list(itertools.product(range(len(lex.alphabet)), repeat=n)), dtype=np.int8)
     scores = solve_arrays(boards, rows, cols, lex, collect=False).score
@@ -149,7 +151,7 @@ def _brute_force(lex, rows: int, cols: int, threshold: int) -> dict[str, int]:  
     ("shape", "spec", "threshold"),
     [("2x2", "ae rst", 4), ("2x2", "a e r s t", 6), ("2x3", "ae rst", 20), ("2x3", "aerst", 26)],
 )
-def test_prove_equals_brute_force(tiny_dict: str, tiny, shape: str, spec: str, threshold: int) -> None:  # type: ignore[no-untyped-def]
+def test_prove_equals_brute_force(tiny_dict: str, tiny, shape: str, spec: str, threshold: int) -> None:
     rows, cols = (int(x) for x in shape.split("x"))
     expected = _brute_force(tiny, rows, cols, threshold)
     assert 0 < len(expected) < 2000  # the threshold keeps the check meaningful
@@ -168,10 +170,12 @@ class _Stop(Exception):
 
 def test_killed_proof_resumes_and_finished_one_is_a_no_op(tiny_dict: str, tmp_path: Path) -> None:
     out = tmp_path / "p"
-    cfg = ProveConfig(tiny_dict, shape="2x3", threshold=20, classes="ae rst", chunk_size=4, n_jobs=1, out=str(out))
+    cfg = ProveConfig(
+        tiny_dict, shape="2x3", threshold=20, classes="ae rst", chunk_size=4, n_jobs=1, out=str(out)
+    )
     reports = []
 
-    def die_after_three(p) -> None:  # type: ignore[no-untyped-def]
+    def die_after_three(p) -> None:
         reports.append(p)
         if len(reports) > 3:
             raise _Stop
@@ -230,7 +234,22 @@ runner = CliRunner()
 
 def test_cli_prove_prints_best_last(tiny_dict: str, tmp_path: Path) -> None:
     r = runner.invoke(
-        app, ["prove", "-d", tiny_dict, "--shape", "2x2", "-t", "6", "--classes", "ae rst", "-j", "1", "-o", str(tmp_path / "o")]
+        app,
+        [
+            "prove",
+            "-d",
+            tiny_dict,
+            "--shape",
+            "2x2",
+            "-t",
+            "6",
+            "--classes",
+            "ae rst",
+            "-j",
+            "1",
+            "-o",
+            str(tmp_path / "o"),
+        ],
     )
     assert r.exit_code == 0, r.output
     last = r.output.strip().splitlines()[-1]
@@ -246,7 +265,9 @@ def test_cli_prove_prints_best_last(tiny_dict: str, tmp_path: Path) -> None:
         (["--rules", "nope"], "unknown rules"),
     ],
 )
-def test_cli_prove_refuses_bad_input_in_one_line(tiny_dict: str, tmp_path: Path, args: list[str], message: str) -> None:
+def test_cli_prove_refuses_bad_input_in_one_line(
+    tiny_dict: str, tmp_path: Path, args: list[str], message: str
+) -> None:
     r = runner.invoke(app, ["prove", "-d", tiny_dict, "--shape", "2x2", "-o", str(tmp_path / "o"), *args])
     assert r.exit_code == 2
     assert message in r.output and "Traceback" not in r.output
@@ -258,7 +279,14 @@ def test_cli_prove_refuses_bad_input_in_one_line(tiny_dict: str, tmp_path: Path,
 @pytest.mark.slow
 def test_enable2k_3x3_threshold_500(enable2k_path: str, tmp_path: Path) -> None:
     res = run_prove(
-        ProveConfig(enable2k_path, shape="3x3", threshold=500, classes="bdfgjqvwxz aeiou lnrsy chkmpt", n_jobs=2, out=str(tmp_path / "p"))
+        ProveConfig(
+            enable2k_path,
+            shape="3x3",
+            threshold=500,
+            classes="bdfgjqvwxz aeiou lnrsy chkmpt",
+            n_jobs=2,
+            out=str(tmp_path / "p"),
+        )
     )
     best = format_compact(canonical(parse_compact("streaedlp", (3, 3))))
     assert res.best is not None and (res.best.board, res.best.score) == (best, 545)

@@ -226,7 +226,9 @@ def enumerate_class(masks, threshold, nbr_list, deg, children, node_word, node_p
         for c in range(n):
             single[c] = one << np.uint64(faces[c, digit[c]])
         stamp[0] += 1
-        sc, _mx = _bounds(single, nbr_list, deg, children, node_word, node_points, kids, seen, stamp[0], stack, rem)
+        sc, _mx = _bounds(
+            single, nbr_list, deg, children, node_word, node_points, kids, seen, stamp[0], stack, rem
+        )
         if sc > best:
             best = sc
             for c in range(n):
@@ -257,9 +259,7 @@ def enumerate_class(masks, threshold, nbr_list, deg, children, node_word, node_p
 # ---------------------------------------------------------------- reference twin
 
 
-def class_bounds_reference(
-    masks: list[int], neighbours: list[list[int]], trie: ProveTrie
-) -> tuple[int, int]:
+def class_bounds_reference(masks: list[int], neighbours: list[list[int]], trie: ProveTrie) -> tuple[int, int]:
     """Plain-Python twin of :func:`class_bounds` (for tests): (sum bound, max bound)."""
     children = trie.children.tolist()
     node_word = trie.node_word.tolist()

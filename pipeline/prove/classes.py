@@ -94,9 +94,7 @@ def default_spec(alphabet: Alphabet, words: Sequence[str]) -> str:
     for w in words:
         counts.update(w)
     vowels = [f for f in alphabet.faces if _is_vowel(f)]
-    rest = sorted(
-        (f for f in alphabet.faces if not _is_vowel(f)), key=lambda f: (-counts.get(f[0], 0), f)
-    )
+    rest = sorted((f for f in alphabet.faces if not _is_vowel(f)), key=lambda f: (-counts.get(f[0], 0), f))
     n = len(rest)
     cut1, cut2 = round(n * 0.25), round(n * 0.5)
     parts = [vowels, rest[:cut1], rest[cut1:cut2], rest[cut2:]]

@@ -190,7 +190,9 @@ class Problem:
 _PROBLEMS: dict[tuple[Any, ...], Problem] = {}
 
 
-def load_problem(dictionary: str, shape: str, rules_name: str, min_length: int | None, spec: str | None) -> Problem:
+def load_problem(
+    dictionary: str, shape: str, rules_name: str, min_length: int | None, spec: str | None
+) -> Problem:
     """Compile the lexicon and the prover's trie once per process (a worker reuses them for
     every chunk it gets; the compiled lexicon comes from the disk cache the main process filled)."""
     key = (dictionary, shape, rules_name, min_length, spec)
@@ -199,7 +201,9 @@ def load_problem(dictionary: str, shape: str, rules_name: str, min_length: int |
     rows, cols = parse_shape(shape)
     rules = get_rules(rules_name, min_length=min_length)
     if rules.revisit:
-        raise ConfigError("prove: rules with revisits are not supported (the bounds assume each cell once per word)")
+        raise ConfigError(
+            "prove: rules with revisits are not supported (the bounds assume each cell once per word)"
+        )
     lexicon = compile_for_boards(dictionary, rules)
     spec = spec if spec is not None else default_spec(lexicon.alphabet, lexicon.words)
     buckets = parse_buckets(spec, lexicon.alphabet)
@@ -231,7 +235,9 @@ def prove_chunk(
     k = len(problem.buckets)
     masks_of = bucket_masks(problem.buckets)
     digits = class_digits(ids, k, problem.rows * problem.cols)
-    prover = ClassProver(geometry(problem.rows, problem.cols), problem.lexicon, problem.trie, threshold, enumerate_max)
+    prover = ClassProver(
+        geometry(problem.rows, problem.cols), problem.lexicon, problem.trie, threshold, enumerate_max
+    )
     cols: dict[str, list[Any]] = {name: [] for name in CERTIFICATE_SCHEMA.names}
     for cid, d in zip(ids, digits, strict=True):
         t0 = time.perf_counter()
@@ -319,7 +325,8 @@ def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> Pro
             return cpu
         with joblib.parallel_config(backend=cfg.backend, n_jobs=cfg.n_jobs):
             results = joblib.Parallel(return_as="generator_unordered")(
-                joblib.delayed(_indexed)(c, args, cfg.threshold, cfg.enumerate_max, chunks[c]) for c in pending
+                joblib.delayed(_indexed)(c, args, cfg.threshold, cfg.enumerate_max, chunks[c])
+                for c in pending
             )
             for c, table, chunk_cpu in results:
                 cpu += chunk_cpu
@@ -380,7 +387,8 @@ def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> Pro
             "boards_scored": summary.boards_scored,
             "boards": [[b.board, b.score] for b in summary.boards],
             "parts": [
-                {"file": store.part_name(c), "chunk": c, "rows": store.part_rows(parts[c])} for c in sorted(parts)
+                {"file": store.part_name(c), "chunk": c, "rows": store.part_rows(parts[c])}
+                for c in sorted(parts)
             ],
             "boards_file": BOARDS_FILE,
             "columns": COLUMNS,
@@ -394,7 +402,11 @@ def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> Pro
 
 
 def _indexed(
-    c: int, args: tuple[str, str, str, int | None, str | None], threshold: int, enumerate_max: int, ids: np.ndarray
+    c: int,
+    args: tuple[str, str, str, int | None, str | None],
+    threshold: int,
+    enumerate_max: int,
+    ids: np.ndarray,
 ) -> tuple[int, pa.Table, float]:
     table, cpu = prove_chunk(args, threshold, enumerate_max, ids)
     return c, table, cpu
@@ -411,7 +423,9 @@ def _best_of(tables: Any) -> tuple[int, str] | None:
 
 def check_coverage(tables: list[pa.Table], canonical_ids: np.ndarray) -> None:
     """The certificate rows name every canonical class exactly once (else a BoggleError)."""
-    got = np.concatenate([t.column("class_id").to_numpy() for t in tables]) if tables else np.empty(0, np.int64)
+    got = (
+        np.concatenate([t.column("class_id").to_numpy() for t in tables]) if tables else np.empty(0, np.int64)
+    )
     if len(got) != len(canonical_ids) or not np.array_equal(np.sort(got), canonical_ids):
         missing = np.setdiff1d(canonical_ids, got)
         raise BoggleError(
@@ -431,14 +445,25 @@ def _summary(
     for t in tables:
         eliminated += sum(1 for s in t.column("status").to_pylist() if s == "eliminated")
         scored += int(pa.compute.sum(t.column("boards_scored")).as_py() or 0)
-        for bs, ss in zip(t.column("found_boards").to_pylist(), t.column("found_scores").to_pylist(), strict=True):
+        for bs, ss in zip(
+            t.column("found_boards").to_pylist(), t.column("found_scores").to_pylist(), strict=True
+        ):
             for b, s in zip(bs, ss, strict=True):
                 key = canonical_compact(b, rows, cols)
                 best[key] = s
     boards = sorted((FoundBoard(b, s) for b, s in best.items()), key=lambda x: (-x.score, x.board))
     done = sum(t.num_rows for t in tables)
     return ProveSummary(
-        out, status, cfg.threshold, n_classes, done, boards, time.perf_counter() - t_start, cpu, eliminated, scored
+        out,
+        status,
+        cfg.threshold,
+        n_classes,
+        done,
+        boards,
+        time.perf_counter() - t_start,
+        cpu,
+        eliminated,
+        scored,
     )
 
 

@@ -76,7 +76,15 @@ class ClassProver:
     def bound(self, masks: np.ndarray) -> int:
         t = self.trie
         s, m = class_bounds(
-            masks, self.geo.nbr_list, self.geo.deg, t.children, t.node_word, t.node_points, t.kids, self.seen, self.stamp
+            masks,
+            self.geo.nbr_list,
+            self.geo.deg,
+            t.children,
+            t.node_word,
+            t.node_points,
+            t.kids,
+            self.seen,
+            self.stamp,
         )
         return int(min(s, m))
 
