@@ -292,3 +292,21 @@ def test_enable2k_3x3_threshold_500(enable2k_path: str, tmp_path: Path) -> None:
     assert res.best is not None and (res.best.board, res.best.score) == (best, 545)
     assert all(b.score >= 500 for b in res.boards)
     assert len(res.boards) == 56  # the field's published count for this recipe
+
+
+def test_a_sample_certifies_nothing(tiny_dict: str, tmp_path: Path) -> None:
+    out = tmp_path / "s"
+    cfg = ProveConfig(
+        tiny_dict,
+        shape="2x3",
+        threshold=20,
+        classes="ae rst",
+        limit_classes=5,
+        sample_seed=1,
+        n_jobs=1,
+        out=str(out),
+    )
+    res = run_prove(cfg)
+    assert res.status == "sample" and res.classes_done == 5
+    assert res.classes_total == len(canonical_class_ids(2, 3, 2))
+    assert not (out / "_SUCCESS").exists()

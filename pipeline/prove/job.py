@@ -346,7 +346,7 @@ def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> Pro
         tables: dict[int, pa.Table] = {}
         cpu = run_chunks(list(range(len(chunks))), tables, None)
         return _summary(cfg, problem, "sample" if len(ids) < len(all_ids) else "new", None,
-                        [tables[c] for c in sorted(tables)], len(ids), t_start, cpu)  # fmt: skip
+                        [tables[c] for c in sorted(tables)], len(all_ids), t_start, cpu)  # fmt: skip
 
     with store.run_lock(out):
         state = store.prepare_run_dir(out, identity, overwrite=cfg.overwrite)
@@ -367,7 +367,7 @@ def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> Pro
         cpu = run_chunks([c for c in range(len(chunks)) if c not in committed], done, out)
         parts = store.committed_chunks(out)
         tables_in_order = [pq.read_table(parts[c]) for c in sorted(parts)]
-        summary = _summary(cfg, problem, state, out, tables_in_order, len(ids), t_start, cpu)
+        summary = _summary(cfg, problem, state, out, tables_in_order, len(all_ids), t_start, cpu)
         if len(ids) < len(all_ids):
             summary.status = "sample"
             return summary  # a sample certifies nothing: no _SUCCESS
