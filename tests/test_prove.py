@@ -310,3 +310,15 @@ def test_a_sample_certifies_nothing(tiny_dict: str, tmp_path: Path) -> None:
     assert res.status == "sample" and res.classes_done == 5
     assert res.classes_total == len(canonical_class_ids(2, 3, 2))
     assert not (out / "_SUCCESS").exists()
+
+
+def test_qu_face_proof_equals_brute_force(tmp_path: Path) -> None:
+    # "qu" is one face (one cell, two letters); "qat" cannot be spelled and is dropped
+    path = tmp_path / "qu.txt"
+    path.write_text("quit\nquits\nquai\nsuit\nsquat\nits\nsit\ntis\nait\nqat\nsquit\n", encoding="utf-8")
+    lex = compile_for_boards(str(path), get_rules("boggle"))
+    assert "qu" in lex.alphabet.faces and "qat" not in lex.words
+    expected = _brute_force(lex, 2, 2, 2)
+    assert expected and any("q" in b for b in expected)
+    res = run_prove(ProveConfig(str(path), shape="2x2", threshold=2, classes="aiu qst", n_jobs=1))
+    assert {b.board: b.score for b in res.boards} == expected
