@@ -102,5 +102,10 @@ bench-pipeline:  ## batch pipeline: 1M new-dice boards end to end vs the kernel 
 optimize-4x4:  ## best-board search (configs/optimize-4x4.toml): 10 annealing restarts, each until 3625 or 120 s
 	$(BIN)/boggle optimize configs/optimize-4x4.toml --dictionary $(ENABLE2K) --overwrite
 
+.PHONY: prove-3x3
+prove-3x3:  ## certify every ENABLE2K 3x3 board scoring >= 500 (resumable: re-run to continue)
+	$(BIN)/boggle prove --dictionary $(ENABLE2K) --shape 3x3 --threshold 500 \
+	  --classes 'bdfgjqvwxz aeiou lnrsy chkmpt' --n-jobs 2 --out runs/prove-3x3
+
 clean:
 	rm -rf runs reports .pytest_cache .mypy_cache .ruff_cache

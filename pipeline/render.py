@@ -214,3 +214,59 @@ def optimize_best(res: Any) -> str:
     from pipeline.boards import format_compact
 
     return f"BEST {format_compact(res.best.board)} {res.best.score}"
+
+
+# ------------------------------------------------------------------ prove
+
+
+@contextmanager
+def prove_progress() -> Iterator[Callable[[Any], None]]:
+    """A progress bar on stderr (classes done, boards found, best so far, ETA) and the callback
+    that feeds it."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    bar = Progress(
+        TextColumn("[bold]proving[/bold]"), BarColumn(), TextColumn("{task.fields[classes]}"),
+        TextColumn("{task.fields[found]}"), TextColumn("{task.fields[best]}"),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        console=Console(stderr=True), transient=False,
+    )  # fmt: skip
+    task = bar.add_task("prove", total=None, classes="", found="", best="")
+
+    def update(p: Any) -> None:
+        best = f"best {p.best_score} {p.best_board}" if p.best_score is not None else ""
+        bar.update(
+            task, completed=p.classes_done, total=p.classes_total, best=best,
+            classes=f"{p.classes_done:,}/{p.classes_total:,} classes", found=f"{p.boards_found:,} found",
+        )  # fmt: skip
+        if not bar.live.is_started:
+            bar.start()
+
+    try:
+        yield update
+    finally:
+        bar.stop()
+
+
+def prove_summary(res: Any) -> str:
+    """The stderr line after a proof: classes, eliminations, boards scored, time."""
+    return (
+        f"{res.status}: {res.classes_done:,} classes ({res.eliminated:,} eliminated by the bound), "
+        f"{res.boards_scored:,} boards scored, {res.wall_s:.1f} s wall, {res.cpu_s:.1f} s CPU in workers"
+    )
+
+
+def prove_boards(res: Any, shown: int = 20) -> list[str]:
+    """The best boards found (score, board), what a sample certifies, and where it went."""
+    lines = [f"{b.score}\t{b.board}" for b in res.boards[:shown]]
+    if res.status == "sample":
+        lines.append(f"sample of {res.classes_done:,} of {res.classes_total:,} classes: nothing certified")
+    lines.append(f"wrote {res.out}")
+    return lines
+
+
+def prove_best(res: Any) -> str:
+    """The last line: ``BEST <board> <score> (<n> boards >= T, <k> classes)``."""
+    best = res.best
+    shown = f"{best.board} {best.score}" if best is not None else "- -"
+    return f"BEST {shown} ({len(res.boards)} boards >= {res.threshold}, {res.classes_done} classes)"

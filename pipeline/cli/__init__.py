@@ -7,7 +7,8 @@ numba, pyarrow) are imported inside the commands so ``boggle --help`` answers at
 * :mod:`~pipeline.cli.options`: choice enums and the options several commands share;
 * :mod:`~pipeline.cli.outcome`: errors to exit codes, BrokenPipe, ``--summary-json``;
 * :mod:`~pipeline.cli.solving`: solve, lookup, words, check, queens, generate;
-* :mod:`~pipeline.cli.batch`: run, analyze, optimize.
+* :mod:`~pipeline.cli.batch`: run, analyze, optimize;
+* :mod:`~pipeline.cli.proving`: prove.
 
 What a command shows (text, JSON lines, progress) is made by :mod:`pipeline.render`.
 """
@@ -18,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pipeline.cli import batch, solving
+from pipeline.cli import batch, proving, solving
 from pipeline.cli.options import DICE_CHOICES, Algorithm, Backend, Objective, RulesName, Strategy
 from pipeline.cli.options import complete_dice as _complete_dice  # the name tests/test_ops.py uses
 from pipeline.cli.outcome import err, error_outcome, handle_errors
@@ -59,7 +60,7 @@ def _main_options(
 # the order of `boggle --help`
 for command in (
     solving.solve, solving.lookup, solving.words, batch.analyze, solving.check, solving.queens,
-    batch.run, solving.generate, batch.optimize,
+    batch.run, solving.generate, batch.optimize, proving.prove,
 ):  # fmt: skip
     app.command()(command)
 

@@ -35,6 +35,13 @@ class Backend(StrEnum):
     dask = "dask"
 
 
+class ProveBackend(StrEnum):
+    """The joblib backends ``boggle prove`` supports (pipeline.prove.job.BACKENDS; no dask yet)."""
+
+    loky = "loky"
+    threading = "threading"
+
+
 class Strategy(StrEnum):
     """pipeline.optimize.STRATEGIES."""
 

@@ -1,0 +1,78 @@
+"""``boggle prove``: certify every board scoring at least a threshold (see :mod:`pipeline.prove`)."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Annotated
+
+import typer
+
+from pipeline.cli.options import DictionaryOpt, MinLengthOpt, OverwriteOpt, ProveBackend, RulesOpt, value
+from pipeline.cli.outcome import err, handle_errors
+
+
+@handle_errors
+def prove(
+    dictionary: DictionaryOpt = None,
+    shape: Annotated[str, typer.Option("--shape", help="Board shape RxC (at most 64 cells).")] = "3x3",
+    threshold: Annotated[
+        int, typer.Option("--threshold", "-t", min=1, help="Report every board scoring at least this.")
+    ] = 500,
+    classes: Annotated[
+        str | None,
+        typer.Option(
+            "--classes",
+            help="Letter buckets separated by spaces, e.g. 'bdfgjqvwxz aeiou lnrsy chkmpt' "
+            "(default: that for English, else vowels + 3 consonant buckets by frequency).",
+        ),
+    ] = None,
+    rules: RulesOpt = None,
+    min_length: MinLengthOpt = None,
+    dice: Annotated[
+        str | None, typer.Option("--dice", help="Not supported (refused): free letters only.")
+    ] = None,
+    n_jobs: Annotated[int, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")] = -1,
+    backend: Annotated[
+        ProveBackend, typer.Option("--backend", help="loky (processes) or threading.")
+    ] = ProveBackend.loky,
+    chunk_size: Annotated[
+        int, typer.Option("--chunk-size", min=1, help="Classes per task and part file.")
+    ] = 64,
+    limit_classes: Annotated[
+        int | None,
+        typer.Option("--limit-classes", min=1, help="Prove only N classes (a timing sample; no _SUCCESS)."),
+    ] = None,
+    sample_seed: Annotated[
+        int | None, typer.Option("--sample-seed", min=0, help="With --limit-classes: a random sample.")
+    ] = None,
+    out: Annotated[str, typer.Option("--out", "-o", help="Output directory.")] = "runs/prove",
+    overwrite: OverwriteOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the BEST line.")] = False,
+) -> None:
+    """Certify every board scoring >= THRESHOLD by branch and bound over board classes.
+
+    Writes OUT/part-*.parquet (one certificate row per canonical class), OUT/boards.parquet
+    (every board >= threshold, canonical) and OUT/_SUCCESS (after the coverage check). A killed
+    proof resumes; a finished one is a no-op. The last line printed is
+    `BEST <board> <score> (<n> boards >= T, <k> classes)`. Exit codes: 0 ok, 2 bad input or
+    unsupported option, 4 output directory busy or holding a different run.
+
+    Example: boggle prove -d ../shared/data/enable2k.txt --shape 3x3 --threshold 500 -j 2 -o runs/p3
+    """
+    from pipeline import render
+    from pipeline.lexicon import default_dictionary
+    from pipeline.prove import ProveConfig, run_prove
+
+    cfg = ProveConfig(
+        dictionary or default_dictionary(), shape=shape, threshold=threshold, classes=classes,
+        rules=value(rules), min_length=min_length, dice=dice, chunk_size=chunk_size,
+        limit_classes=limit_classes, sample_seed=sample_seed, n_jobs=n_jobs, backend=backend.value, out=out,
+        overwrite=overwrite,
+    )  # fmt: skip
+    with nullcontext(None) if quiet else render.prove_progress() as update:
+        res = run_prove(cfg, progress=update)
+    if not quiet:
+        err(render.prove_summary(res))
+        for line in render.prove_boards(res):
+            typer.echo(line)
+    typer.echo(render.prove_best(res))

@@ -1,0 +1,18 @@
+"""Certified optima by branch and bound over board classes (``boggle prove``).
+
+* :mod:`pipeline.prove.classes`: letter buckets, class ids, canonical classes of a shape.
+* :mod:`pipeline.prove.bounds`: the sum and max bounds of a class (numba, with a Python twin).
+* :mod:`pipeline.prove.search`: branch and bound of one class, exact scoring at the leaves.
+* :mod:`pipeline.prove.job`: classes as chunked joblib tasks, parts, resume, coverage, manifest.
+"""
+
+from pipeline.prove.job import (
+    COLUMNS,
+    FoundBoard,
+    ProveConfig,
+    ProveProgress,
+    ProveSummary,
+    run_prove,
+)
+
+__all__ = ["COLUMNS", "FoundBoard", "ProveConfig", "ProveProgress", "ProveSummary", "run_prove"]

@@ -1,0 +1,286 @@
+"""Upper bounds on the best score of a board class, as numba kernels with plain-Python twins.
+
+A class gives each cell a set of faces (``masks[cell]``: bit f set = face f allowed). Two
+sound bounds, computed by one depth-first walk over the cells and a dense trie:
+
+* ``sum``: the points of every word some board of the class can spell, each word once (no
+  board holds a word the class cannot spell, and a board counts a word once).
+* ``max``: at each cell visit, the best face choice for the rest of the path, words not
+  de-duplicated. A board's score is at most the points summed over its paths (a word counts
+  once however many paths spell it), and the best choice per visit is at least the board's
+  fixed choice, so the walk's value bounds every board.
+
+The class bound is ``min(sum, max)``. The walk's trie is the prover's own dense table
+(``children[node, face]``) built from the compiled lexicon's words, so it does not depend on
+the solver's trie layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from pipeline.lexicon import CompiledLexicon
+
+
+@dataclass(frozen=True)
+class ProveTrie:
+    """Dense trie of the words a shape can hold: ``children[node, face]`` (-1 = none),
+    ``node_word[node]`` (word id ending here or -1), ``node_points[node]`` (its points)."""
+
+    children: np.ndarray  # int32 [n_nodes, n_faces]
+    node_word: np.ndarray  # int32 [n_nodes]
+    node_points: np.ndarray  # int32 [n_nodes]
+    kids: np.ndarray  # uint64 [n_nodes]: bit f set iff children[node, f] >= 0
+    n_words: int
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.children.shape[0])
+
+
+def _spellings(lexicon: CompiledLexicon) -> list[tuple[int, list[tuple[int, ...]]]]:
+    """(word id, its face spellings) for every word of the lexicon."""
+    alphabet = lexicon.alphabet
+    index = alphabet.index
+    single = all(len(f) == 1 for f in alphabet.faces)
+    # A fast path for the common alphabets: one-character faces, optionally plus "qu" with no
+    # plain "q" face, where each word has exactly one spelling.
+    qu_only = [f for f in alphabet.faces if len(f) > 1] == ["qu"] and "q" not in index
+    out: list[tuple[int, list[tuple[int, ...]]]] = []
+    for wid, word in enumerate(lexicon.words):
+        if single or qu_only:
+            toks = []
+            i = 0
+            ok = True
+            while i < len(word):
+                if qu_only and word.startswith("qu", i):
+                    toks.append(index["qu"])
+                    i += 2
+                    continue
+                f = index.get(word[i])
+                if f is None:
+                    ok = False
+                    break
+                toks.append(f)
+                i += 1
+            out.append((wid, [tuple(toks)] if ok else []))
+        else:
+            out.append((wid, alphabet.tokenize(word)))
+    return out
+
+
+def build_prove_trie(lexicon: CompiledLexicon, max_cells: int) -> ProveTrie:
+    """The dense trie of the lexicon's spellings of at most ``max_cells`` faces."""
+    n_faces = len(lexicon.alphabet)
+    rows: list[list[int]] = [[-1] * n_faces]
+    node_word = [-1]
+    for wid, spellings in _spellings(lexicon):
+        for toks in spellings:
+            if len(toks) > max_cells:
+                continue
+            node = 0
+            for f in toks:
+                nxt = rows[node][f]
+                if nxt < 0:
+                    nxt = len(rows)
+                    rows[node][f] = nxt
+                    rows.append([-1] * n_faces)
+                    node_word.append(-1)
+                node = nxt
+            node_word[node] = wid
+    children = np.array(rows, dtype=np.int32).reshape(len(rows), n_faces)
+    words = np.array(node_word, dtype=np.int32)
+    pts = np.where(words >= 0, lexicon.word_points[np.maximum(words, 0)], 0).astype(np.int32)
+    bits = np.left_shift(np.uint64(1), np.arange(n_faces, dtype=np.uint64))
+    kids = np.bitwise_or.reduce(np.where(children >= 0, bits, np.uint64(0)), axis=1).astype(np.uint64)
+    return ProveTrie(children, words, pts, kids, lexicon.n_words)
+
+
+# ---------------------------------------------------------------- numba kernels
+
+
+@njit(nogil=True, cache=True)
+def class_bounds(masks, nbr_list, deg, children, node_word, node_points, kids, seen, stamp):
+    """(sum bound, max bound) of the class ``masks`` (uint64 [cells]). ``seen`` (int64
+    [n_words]) and ``stamp`` (int64 [1]) are the caller's scratch, reused across calls."""
+    stamp[0] += 1
+    stack = np.empty((6, masks.shape[0]), np.int64)
+    rem = np.empty(masks.shape[0], np.uint64)
+    return _bounds(masks, nbr_list, deg, children, node_word, node_points, kids, seen, stamp[0], stack, rem)
+
+
+@njit(nogil=True, cache=True)
+def _bounds(masks, nbr_list, deg, children, node_word, node_points, kids, seen, tag, stack, st_rem):
+    """The walk behind :func:`class_bounds`, with the caller's stack (``stack`` int64 [6,
+    cells], ``st_rem`` uint64 [cells]) and stamp ``tag``.
+
+    An explicit stack instead of recursion: numba's on-disk cache cannot hold recursive
+    functions. Frame d is a visit of cell ``st_cell[d]`` from trie node ``st_node[d]``; it tries
+    the faces left in ``st_rem[d]``, and for the current face (trie node ``st_child[d]``) sums
+    its points and the values of the unused neighbours (``st_k[d]``: next neighbour to try).
+    """
+    n = masks.shape[0]
+    one = np.uint64(1)
+    zero = np.uint64(0)
+    st_cell = stack[0]
+    st_node = stack[1]
+    st_child = stack[2]
+    st_k = stack[3]
+    st_v = stack[4]
+    st_best = stack[5]
+    total_sum = np.int64(0)
+    total_max = np.int64(0)
+    for start in range(n):
+        if masks[start] & kids[0] == zero:
+            continue
+        d = 0
+        st_cell[0] = start
+        st_node[0] = 0
+        st_rem[0] = masks[start] & kids[0]
+        st_child[0] = -1
+        st_best[0] = 0
+        used = one << np.uint64(start)
+        while True:
+            if st_child[d] < 0:
+                rem = st_rem[d]
+                if rem == zero:
+                    r = st_best[d]
+                    used ^= one << np.uint64(st_cell[d])
+                    d -= 1
+                    if d < 0:
+                        total_max += r
+                        break
+                    st_v[d] += r
+                    continue
+                low = rem & (~rem + one)
+                st_rem[d] = rem ^ low
+                f = 0
+                while (low >> np.uint64(f)) != one:
+                    f += 1
+                child = children[st_node[d], f]
+                st_child[d] = child
+                st_v[d] = node_points[child]
+                st_k[d] = 0
+                w = node_word[child]
+                if w >= 0 and seen[w] != tag:
+                    seen[w] = tag
+                    total_sum += node_points[child]
+            c = st_cell[d]
+            child = st_child[d]
+            pushed = False
+            k = st_k[d]
+            while k < deg[c]:
+                nb = nbr_list[c, k]
+                k += 1
+                if (used >> np.uint64(nb)) & one == zero and masks[nb] & kids[child] != zero:
+                    st_k[d] = k
+                    d += 1
+                    st_cell[d] = nb
+                    st_node[d] = child
+                    st_rem[d] = masks[nb] & kids[child]
+                    st_child[d] = -1
+                    st_best[d] = 0
+                    used |= one << np.uint64(nb)
+                    pushed = True
+                    break
+            if not pushed:
+                if st_v[d] > st_best[d]:
+                    st_best[d] = st_v[d]
+                st_child[d] = -1
+    return total_sum, total_max
+
+
+@njit(nogil=True, cache=True)
+def enumerate_class(masks, threshold, nbr_list, deg, children, node_word, node_points, kids, seen, stamp):
+    """Score every board of the class exactly (one face per cell: the sum walk is the board's
+    score). Returns (best score, best board, boards >= threshold int8 [m, cells], their scores).
+    """
+    n = masks.shape[0]
+    one = np.uint64(1)
+    faces = np.zeros((n, 64), np.int64)
+    n_faces = np.zeros(n, np.int64)
+    total = 1
+    for c in range(n):
+        m = masks[c]
+        f = 0
+        while m != np.uint64(0):
+            if m & one:
+                faces[c, n_faces[c]] = f
+                n_faces[c] += 1
+            m = m >> one
+            f += 1
+        total *= n_faces[c]
+    stack = np.empty((6, n), np.int64)
+    rem = np.empty(n, np.uint64)
+    single = np.empty(n, np.uint64)
+    digit = np.zeros(n, np.int64)
+    best = np.int64(-1)
+    best_board = np.zeros(n, np.int8)
+    hits = np.zeros((0, n), np.int8)
+    hit_scores = np.zeros(0, np.int64)
+    n_hits = 0
+    for _ in range(total):
+        for c in range(n):
+            single[c] = one << np.uint64(faces[c, digit[c]])
+        stamp[0] += 1
+        sc, _mx = _bounds(
+            single, nbr_list, deg, children, node_word, node_points, kids, seen, stamp[0], stack, rem
+        )
+        if sc > best:
+            best = sc
+            for c in range(n):
+                best_board[c] = faces[c, digit[c]]
+        if sc >= threshold:
+            if n_hits == hits.shape[0]:
+                grown = np.zeros((max(4, 2 * n_hits), n), np.int8)
+                grown_s = np.zeros(max(4, 2 * n_hits), np.int64)
+                grown[:n_hits] = hits[:n_hits]
+                grown_s[:n_hits] = hit_scores[:n_hits]
+                hits = grown
+                hit_scores = grown_s
+            for c in range(n):
+                hits[n_hits, c] = faces[c, digit[c]]
+            hit_scores[n_hits] = sc
+            n_hits += 1
+        # next board: a mixed-radix counter over the cells' faces, last cell fastest
+        c = n - 1
+        while c >= 0:
+            digit[c] += 1
+            if digit[c] < n_faces[c]:
+                break
+            digit[c] = 0
+            c -= 1
+    return best, best_board, hits[:n_hits].copy(), hit_scores[:n_hits].copy()
+
+
+# ---------------------------------------------------------------- reference twin
+
+
+def class_bounds_reference(masks: list[int], neighbours: list[list[int]], trie: ProveTrie) -> tuple[int, int]:
+    """Plain-Python twin of :func:`class_bounds` (for tests): (sum bound, max bound)."""
+    children = trie.children.tolist()
+    node_word = trie.node_word.tolist()
+    node_points = trie.node_points.tolist()
+    found: set[int] = set()
+
+    def walk(cell: int, node: int, used: frozenset[int]) -> int:
+        here = used | {cell}
+        best = 0
+        for f in range(len(children[node])):
+            if not masks[cell] >> f & 1:
+                continue
+            child = children[node][f]
+            if child < 0:
+                continue
+            if node_word[child] >= 0:
+                found.add(child)
+            v = node_points[child] + sum(walk(nb, child, here) for nb in neighbours[cell] if nb not in here)
+            best = max(best, v)
+        return best
+
+    total = sum(walk(c, 0, frozenset()) for c in range(len(masks)))
+    by_word = {node_word[n]: node_points[n] for n in found}
+    return sum(by_word.values()), total

@@ -1,0 +1,481 @@
+"""``boggle prove`` as a batch job: canonical classes in chunks, joblib workers, Parquet parts,
+resume, and a manifest written last after the coverage check.
+
+Each chunk is a run of consecutive canonical class ids; a worker proves its classes
+(:class:`pipeline.prove.search.ClassProver`) and returns one certificate row per class; the main
+process writes the chunk's part file atomically (so the workers need no shared disk). A chunk is
+done iff its part exists: a killed proof resumes with the missing chunks, and a finished one
+(``_SUCCESS`` present, same identity) is a no-op. Before ``_SUCCESS`` is written, the parts'
+class ids are checked to be exactly the canonical classes of the shape (the coverage check),
+and the boards >= threshold are gathered in canonical form into ``boards.parquet``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline import store
+from pipeline.boards import Board, canonical, format_compact, format_shape, geometry, parse_shape
+from pipeline.errors import BoggleError, ConfigError
+from pipeline.io import atomic_path, package_versions, write_json_atomic
+from pipeline.lexicon import CompiledLexicon, compile_for_boards
+from pipeline.prove.bounds import ProveTrie, build_prove_trie
+from pipeline.prove.classes import (
+    bucket_masks,
+    canonical_class_ids,
+    class_digits,
+    default_spec,
+    parse_buckets,
+)
+from pipeline.prove.search import ENUMERATE_MAX, ClassProver
+from pipeline.rules import Rules, default_rules_for_shape, get_rules
+
+FORMAT = "boggle-prove"
+SCHEMA_VERSION = 1
+BOARDS_FILE = "boards.parquet"
+BACKENDS = ("loky", "threading")
+MAX_CELLS = 64
+
+CERTIFICATE_SCHEMA = pa.schema(
+    [
+        ("class_id", pa.int64()),
+        ("letters", pa.list_(pa.string())),
+        ("root_bound", pa.int64()),
+        ("status", pa.string()),
+        ("boards_scored", pa.int64()),
+        ("nodes", pa.int64()),
+        ("best_board", pa.string()),
+        ("best_score", pa.int32()),
+        ("found_boards", pa.list_(pa.string())),
+        ("found_scores", pa.list_(pa.int32())),
+        ("seconds", pa.float64()),
+    ]
+)
+
+COLUMNS: dict[str, str] = {
+    "class_id": "int64: the class (bucket numbers per cell as a base-k number, cell 0 first)",
+    "letters": "list<string>: the faces allowed on each cell, row-major (Qu shown as q)",
+    "root_bound": "int64: the class's upper bound, min(sum, max)",
+    "status": "string: eliminated (no board had to be scored) or enumerated",
+    "boards_scored": "int64: boards of the class scored exactly by the solver",
+    "nodes": "int64: sub-classes branched on",
+    "best_board": "string: the best board scored (compact, as found), null when none was",
+    "best_score": "int32: its score, null when no board was scored",
+    "found_boards": "list<string>: boards of the class scoring >= threshold (compact, as found)",
+    "found_scores": "list<int32>: their scores",
+    "seconds": "float64: wall seconds spent on the class",
+}
+
+
+@dataclass(frozen=True)
+class ProveConfig:
+    """What to prove: every board of ``shape`` scoring >= ``threshold`` with ``dictionary``."""
+
+    dictionary: str
+    shape: str = "3x3"
+    threshold: int = 1
+    classes: str | None = None
+    rules: str | None = None
+    min_length: int | None = None
+    dice: str | None = None
+    chunk_size: int = 64
+    limit_classes: int | None = None  # prove only the first N chunks' worth (a sample); no _SUCCESS
+    sample_seed: int | None = None  # with limit_classes: a random sample instead of the first N
+    enumerate_max: int = ENUMERATE_MAX
+    # how to run, not what: never part of the identity
+    n_jobs: int | None = None
+    backend: str = "loky"
+    out: str | None = None
+    overwrite: bool = False
+
+    def __post_init__(self) -> None:
+        rows, cols = parse_shape(self.shape)
+        if self.dice is not None:
+            raise ConfigError(
+                "prove: dice-constrained classes are not supported (a class bound would have to "
+                "assign dice to cells); prove free-letter boards without --dice"
+            )
+        if rows * cols > MAX_CELLS:
+            raise ConfigError(f"prove: shape {self.shape} has {rows * cols} cells; at most {MAX_CELLS}")
+        if self.threshold < 1:
+            raise ConfigError(f"prove: threshold must be >= 1, got {self.threshold}")
+        if self.chunk_size < 1 or self.enumerate_max < 1:
+            raise ConfigError("prove: chunk size and enumerate-max must be >= 1")
+        if self.limit_classes is not None and self.limit_classes < 1:
+            raise ConfigError(f"prove: --limit-classes must be >= 1, got {self.limit_classes}")
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"prove: unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
+
+    def resolve(self) -> ProveConfig:
+        rows, cols = parse_shape(self.shape)
+        dictionary = self.dictionary
+        if not dictionary.startswith("tanglet:"):
+            dictionary = str(Path(dictionary).expanduser().absolute())
+        return dataclasses.replace(
+            self,
+            shape=format_shape(rows, cols),
+            rules=self.rules or default_rules_for_shape(rows, cols),
+            dictionary=dictionary,
+            out=str(Path(self.out).expanduser().absolute()) if self.out else None,
+        )
+
+    def identity(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        for k in ("n_jobs", "backend", "out", "overwrite"):
+            d.pop(k)
+        return d
+
+
+@dataclass(frozen=True)
+class ProveProgress:
+    classes_done: int
+    classes_total: int
+    boards_found: int  # boards >= threshold so far (not yet de-duplicated by symmetry)
+    best_score: int | None
+    best_board: str | None
+    elapsed: float
+
+
+ProgressCallback = Callable[[ProveProgress], None]
+
+
+@dataclass(frozen=True)
+class FoundBoard:
+    board: str
+    score: int
+
+
+@dataclass
+class ProveSummary:
+    out: Path | None
+    status: str  # new, resume, done (a no-op) or sample
+    threshold: int
+    classes_total: int
+    classes_done: int
+    boards: list[FoundBoard] = field(default_factory=list)  # canonical, score descending
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    eliminated: int = 0
+    boards_scored: int = 0
+
+    @property
+    def best(self) -> FoundBoard | None:
+        return self.boards[0] if self.boards else None
+
+
+# ---------------------------------------------------------------- setup shared by main and workers
+
+
+@dataclass(frozen=True)
+class Problem:
+    rows: int
+    cols: int
+    rules: Rules
+    lexicon: CompiledLexicon
+    trie: ProveTrie
+    buckets: list[list[int]]
+    spec: str
+
+
+_PROBLEMS: dict[tuple[Any, ...], Problem] = {}
+
+
+def load_problem(
+    dictionary: str, shape: str, rules_name: str, min_length: int | None, spec: str | None
+) -> Problem:
+    """Compile the lexicon and the prover's trie once per process (a worker reuses them for
+    every chunk it gets; the compiled lexicon comes from the disk cache the main process filled)."""
+    key = (dictionary, shape, rules_name, min_length, spec)
+    if key in _PROBLEMS:
+        return _PROBLEMS[key]
+    rows, cols = parse_shape(shape)
+    rules = get_rules(rules_name, min_length=min_length)
+    if rules.revisit:
+        raise ConfigError(
+            "prove: rules with revisits are not supported (the bounds assume each cell once per word)"
+        )
+    lexicon = compile_for_boards(dictionary, rules)
+    spec = spec if spec is not None else default_spec(lexicon.alphabet, lexicon.words)
+    buckets = parse_buckets(spec, lexicon.alphabet)
+    trie = build_prove_trie(lexicon, rows * cols)
+    problem = Problem(rows, cols, rules, lexicon, trie, buckets, spec)
+    _PROBLEMS[key] = problem
+    return problem
+
+
+def _compact(problem: Problem, faces: np.ndarray) -> str:
+    alphabet = problem.lexicon.alphabet.faces
+    return format_compact(Board(problem.rows, problem.cols, tuple(alphabet[int(f)] for f in faces)))
+
+
+def _bucket_text(problem: Problem, b: int) -> str:
+    faces = problem.lexicon.alphabet.faces
+    return "".join("q" if faces[f] == "qu" else faces[f] for f in problem.buckets[b])
+
+
+# ---------------------------------------------------------------- worker
+
+
+def prove_chunk(
+    args: tuple[str, str, str, int | None, str | None], threshold: int, enumerate_max: int, ids: np.ndarray
+) -> tuple[pa.Table, float]:
+    """Prove the classes ``ids``; (certificate table, CPU seconds of this call)."""
+    cpu0 = time.process_time()
+    problem = load_problem(*args)
+    k = len(problem.buckets)
+    masks_of = bucket_masks(problem.buckets)
+    digits = class_digits(ids, k, problem.rows * problem.cols)
+    prover = ClassProver(
+        geometry(problem.rows, problem.cols), problem.lexicon, problem.trie, threshold, enumerate_max
+    )
+    cols: dict[str, list[Any]] = {name: [] for name in CERTIFICATE_SCHEMA.names}
+    for cid, d in zip(ids, digits, strict=True):
+        t0 = time.perf_counter()
+        res = prover.prove(masks_of[d])
+        _confirm(problem, res.found)
+        cols["class_id"].append(int(cid))
+        cols["letters"].append([_bucket_text(problem, int(b)) for b in d])
+        cols["root_bound"].append(res.root_bound)
+        cols["status"].append(res.status)
+        cols["boards_scored"].append(res.boards_scored)
+        cols["nodes"].append(res.nodes)
+        scored = res.boards_scored > 0
+        cols["best_board"].append(_compact(problem, res.best_board) if scored else None)
+        cols["best_score"].append(res.best_score if scored else None)
+        cols["found_boards"].append([_compact(problem, b) for b, _ in res.found])
+        cols["found_scores"].append([s for _, s in res.found])
+        cols["seconds"].append(time.perf_counter() - t0)
+    table = pa.table(cols, schema=CERTIFICATE_SCHEMA)
+    return table, time.process_time() - cpu0
+
+
+def _confirm(problem: Problem, found: list[tuple[np.ndarray, int]]) -> None:
+    """Re-score the boards >= threshold with the project's solver: a certificate's scores come
+    from two independent implementations."""
+    if not found:
+        return
+    from pipeline.solve import solve_arrays
+
+    boards = np.stack([b for b, _ in found]).astype(np.int8)
+    scores = solve_arrays(boards, problem.rows, problem.cols, problem.lexicon, collect=False).score
+    for (b, s), t in zip(found, scores, strict=True):
+        if int(t) != s:
+            raise BoggleError(f"internal: the prover scored {_compact(problem, b)} {s}, the solver {int(t)}")
+
+
+# ---------------------------------------------------------------- the job
+
+
+def _select(ids: np.ndarray, cfg: ProveConfig) -> np.ndarray:
+    if cfg.limit_classes is None or cfg.limit_classes >= len(ids):
+        return ids
+    if cfg.sample_seed is None:
+        return ids[: cfg.limit_classes]
+    rng = np.random.default_rng(cfg.sample_seed)
+    return np.sort(rng.choice(ids, cfg.limit_classes, replace=False))
+
+
+def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> ProveSummary:
+    """Prove ``cfg`` and write ``cfg.out`` (parts, boards.parquet, _SUCCESS); without ``out``
+    the certificate stays in memory and only the summary is returned.
+
+    >>> run_prove(ProveConfig("words.txt", shape="2x2", threshold=3, out="runs/p"))  # doctest: +SKIP
+    """
+    import joblib
+
+    t_start = time.perf_counter()
+    cfg = cfg.resolve()
+    rows, cols = parse_shape(cfg.shape)
+    assert cfg.rules is not None
+    args = (cfg.dictionary, cfg.shape, cfg.rules, cfg.min_length, cfg.classes)
+    problem = load_problem(*args)
+    all_ids = canonical_class_ids(rows, cols, len(problem.buckets))
+    ids = _select(all_ids, cfg)
+    chunks = [ids[i : i + cfg.chunk_size] for i in range(0, len(ids), cfg.chunk_size)]
+    identity = {**cfg.identity(), "classes": problem.spec, "lexicon": problem.lexicon.content_hash}
+    out = Path(cfg.out) if cfg.out else None
+
+    def run_chunks(pending: list[int], done_tables: dict[int, pa.Table], lock_dir: Path | None) -> float:
+        cpu = 0.0
+        found = sum(len(x) for t in done_tables.values() for x in t.column("found_boards").to_pylist())
+        best: tuple[int, str] | None = _best_of(done_tables.values())
+        classes_done = sum(t.num_rows for t in done_tables.values())
+
+        def report() -> None:
+            if progress is not None:
+                progress(
+                    ProveProgress(
+                        classes_done, len(ids), found, best[0] if best else None,
+                        best[1] if best else None, time.perf_counter() - t_start,
+                    )
+                )  # fmt: skip
+
+        report()
+        if not pending:
+            return cpu
+        with joblib.parallel_config(backend=cfg.backend, n_jobs=cfg.n_jobs):
+            results = joblib.Parallel(return_as="generator_unordered")(
+                joblib.delayed(_indexed)(c, args, cfg.threshold, cfg.enumerate_max, chunks[c])
+                for c in pending
+            )
+            for c, table, chunk_cpu in results:
+                cpu += chunk_cpu
+                if lock_dir is not None:
+                    store.write_part(lock_dir, c, table, metadata={"boggle_prove": FORMAT})
+                else:
+                    done_tables[c] = table
+                classes_done += table.num_rows
+                found += sum(len(x) for x in table.column("found_boards").to_pylist())
+                b = _best_of([table])
+                if b is not None and (best is None or b[0] > best[0]):
+                    best = b
+                report()
+        return cpu
+
+    if out is None:
+        tables: dict[int, pa.Table] = {}
+        cpu = run_chunks(list(range(len(chunks))), tables, None)
+        return _summary(cfg, problem, "sample" if len(ids) < len(all_ids) else "new", None,
+                        [tables[c] for c in sorted(tables)], len(all_ids), t_start, cpu)  # fmt: skip
+
+    with store.run_lock(out):
+        state = store.prepare_run_dir(out, identity, overwrite=cfg.overwrite)
+        if state == "done":
+            manifest = store.read_json(out / store.MANIFEST)
+            return ProveSummary(
+                out, "done", cfg.threshold, manifest["classes_total"], manifest["classes_total"],
+                [FoundBoard(b, s) for b, s in manifest["boards"]], time.perf_counter() - t_start, 0.0,
+                manifest["eliminated"], manifest["boards_scored"],
+            )  # fmt: skip
+        if state == "new":
+            store.write_run_record(out, {"format": FORMAT, "identity": identity, "started": store.now_iso()})
+        committed = store.committed_chunks(out)
+        stray = [c for c in committed if c >= len(chunks)]
+        if stray:
+            raise BoggleError(f"{out}: part files beyond the {len(chunks)} chunks of this proof: {stray[:3]}")
+        done = {c: pq.read_table(p) for c, p in committed.items()}
+        cpu = run_chunks([c for c in range(len(chunks)) if c not in committed], done, out)
+        parts = store.committed_chunks(out)
+        tables_in_order = [pq.read_table(parts[c]) for c in sorted(parts)]
+        summary = _summary(cfg, problem, state, out, tables_in_order, len(all_ids), t_start, cpu)
+        if len(ids) < len(all_ids):
+            summary.status = "sample"
+            return summary  # a sample certifies nothing: no _SUCCESS
+        check_coverage(tables_in_order, all_ids)
+        _write_boards(out, summary.boards)
+        manifest = {
+            "format": FORMAT,
+            "schema_version": SCHEMA_VERSION,
+            "identity": identity,
+            "config": dataclasses.asdict(cfg),
+            "lexicon": problem.lexicon.provenance(),
+            "rules": problem.rules.to_dict(),
+            "classes": problem.spec,
+            "classes_total": len(all_ids),
+            "coverage": "every canonical class of the shape has one certificate row",
+            "eliminated": summary.eliminated,
+            "boards_scored": summary.boards_scored,
+            "boards": [[b.board, b.score] for b in summary.boards],
+            "parts": [
+                {"file": store.part_name(c), "chunk": c, "rows": store.part_rows(parts[c])}
+                for c in sorted(parts)
+            ],
+            "boards_file": BOARDS_FILE,
+            "columns": COLUMNS,
+            "finished": store.now_iso(),
+            "wall_s_last_session": round(summary.wall_s, 3),
+            "versions": package_versions(),
+            "cpus": os.cpu_count(),
+        }
+        write_json_atomic(out / store.MANIFEST, manifest)
+        return summary
+
+
+def _indexed(
+    c: int,
+    args: tuple[str, str, str, int | None, str | None],
+    threshold: int,
+    enumerate_max: int,
+    ids: np.ndarray,
+) -> tuple[int, pa.Table, float]:
+    table, cpu = prove_chunk(args, threshold, enumerate_max, ids)
+    return c, table, cpu
+
+
+def _best_of(tables: Any) -> tuple[int, str] | None:
+    best: tuple[int, str] | None = None
+    for t in tables:
+        for b, s in zip(t.column("best_board").to_pylist(), t.column("best_score").to_pylist(), strict=True):
+            if s is not None and (best is None or s > best[0]):
+                best = (s, b)
+    return best
+
+
+def check_coverage(tables: list[pa.Table], canonical_ids: np.ndarray) -> None:
+    """The certificate rows name every canonical class exactly once (else a BoggleError)."""
+    got = (
+        np.concatenate([t.column("class_id").to_numpy() for t in tables]) if tables else np.empty(0, np.int64)
+    )
+    if len(got) != len(canonical_ids) or not np.array_equal(np.sort(got), canonical_ids):
+        missing = np.setdiff1d(canonical_ids, got)
+        raise BoggleError(
+            f"coverage check failed: {len(got)} certificate rows for {len(canonical_ids)} canonical "
+            f"classes ({len(missing)} missing, e.g. {missing[:3].tolist()})"
+        )
+
+
+def _summary(
+    cfg: ProveConfig, problem: Problem, status: str, out: Path | None, tables: list[pa.Table],
+    n_classes: int, t_start: float, cpu: float,
+) -> ProveSummary:  # fmt: skip
+    rows, cols = problem.rows, problem.cols
+    best: dict[str, int] = {}
+    eliminated = 0
+    scored = 0
+    for t in tables:
+        eliminated += sum(1 for s in t.column("status").to_pylist() if s == "eliminated")
+        scored += int(pa.compute.sum(t.column("boards_scored")).as_py() or 0)
+        for bs, ss in zip(
+            t.column("found_boards").to_pylist(), t.column("found_scores").to_pylist(), strict=True
+        ):
+            for b, s in zip(bs, ss, strict=True):
+                key = canonical_compact(b, rows, cols)
+                best[key] = s
+    boards = sorted((FoundBoard(b, s) for b, s in best.items()), key=lambda x: (-x.score, x.board))
+    done = sum(t.num_rows for t in tables)
+    return ProveSummary(
+        out,
+        status,
+        cfg.threshold,
+        n_classes,
+        done,
+        boards,
+        time.perf_counter() - t_start,
+        cpu,
+        eliminated,
+        scored,
+    )
+
+
+def canonical_compact(board: str, rows: int, cols: int) -> str:
+    from pipeline.boards import parse_compact
+
+    return format_compact(canonical(parse_compact(board, (rows, cols))))
+
+
+def _write_boards(out: Path, boards: list[FoundBoard]) -> None:
+    table = pa.table(
+        {"board": [b.board for b in boards], "score": pa.array([b.score for b in boards], pa.int32())}
+    )
+    with atomic_path(out / BOARDS_FILE) as tmp:
+        pq.write_table(table, tmp, compression="zstd")

@@ -1,0 +1,324 @@
+"""boggle prove: bounds are sound, branch and bound equals brute force, resume, coverage, CLI."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from pipeline.boards import Board, canonical, format_compact, geometry, parse_compact
+from pipeline.cli import app
+from pipeline.errors import BoggleError, ConfigError
+from pipeline.lexicon import compile_for_boards
+from pipeline.prove import ProveConfig, run_prove
+from pipeline.prove.bounds import build_prove_trie, class_bounds, class_bounds_reference, enumerate_class
+from pipeline.prove.classes import canonical_class_ids, class_digits, default_spec, parse_buckets
+from pipeline.prove.job import check_coverage
+from pipeline.rules import get_rules
+from pipeline.solve import solve_arrays
+from pipeline.trie import Alphabet
+
+LETTERS = "aerst"
+
+
+@pytest.fixture(scope="module")
+def tiny_dict(tmp_path_factory: pytest.TempPathFactory, enable_words: list[str]) -> str:
+    """ENABLE2K words of at most 6 letters over a e r s t: every board of 2x2 and 2x3 can be
+    enumerated (5^6 = 15,625)."""
+    words = [w for w in enable_words if len(w) <= 6 and set(w) <= set(LETTERS)]
+    path = tmp_path_factory.mktemp("lex") / "tiny.txt"
+    path.write_text("\n".join(words) + "\n", encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_dict: str):
+    lex = compile_for_boards(tiny_dict, get_rules("boggle"))
+    assert lex.alphabet.faces == tuple(LETTERS)
+    return lex
+
+
+def test_our_solver_scores_the_3x3_optimum(enable2k_path: str) -> None:
+    lex = compile_for_boards(enable2k_path, get_rules("boggle"))
+    board = parse_compact("streaedlp", (3, 3))
+    faces = lex.alphabet.encode(board.faces)[None, :]
+    assert int(solve_arrays(faces, 3, 3, lex, collect=False).score[0]) == 545
+
+
+# ---------------------------------------------------------------- classes
+
+
+def test_canonical_class_counts_match_burnside() -> None:
+    # 2-colourings of the 2x2 and 3x3 squares up to rotation and reflection: 6 and 102;
+    # 2x3 (4 symmetries) with 2 colours: (64 + 8 + 8 + 16) / 4 = 24
+    assert len(canonical_class_ids(2, 2, 2)) == 6
+    assert len(canonical_class_ids(3, 3, 2)) == 102
+    assert len(canonical_class_ids(2, 3, 2)) == 24
+
+
+def test_bucket_spec_must_partition_the_alphabet() -> None:
+    alpha = Alphabet(("a", "b", "c", "qu"))
+    assert parse_buckets("aq bc", alpha) == [[0, 3], [1, 2]]
+    with pytest.raises(ConfigError, match="in no bucket"):
+        parse_buckets("ab", alpha)
+    with pytest.raises(ConfigError, match="in buckets"):
+        parse_buckets("ab bcq", alpha)
+    with pytest.raises(ConfigError, match="not a face"):
+        parse_buckets("abz cq", alpha)
+
+
+def test_default_spec_uses_every_face_once() -> None:
+    alpha = Alphabet(tuple(sorted("aäbcdeéfgh")))
+    spec = default_spec(alpha, ["bad", "cab", "éché"])
+    buckets = parse_buckets(spec, alpha)
+    assert sorted(f for b in buckets for f in b) == list(range(len(alpha)))
+    assert sorted(spec.split()[0]) == sorted("aäeé")  # vowels, accented ones included, form one bucket
+
+
+# ---------------------------------------------------------------- bounds
+
+
+def _board_scores(lex, rows: int, cols: int, masks: list[int]) -> np.ndarray:
+    choices = [[f for f in range(64) if m >> f & 1] for m in masks]
+    boards = np.array(list(itertools.product(*choices)), dtype=np.int8)
+    return solve_arrays(boards, rows, cols, lex, collect=False).score
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_bounds_are_sound_on_random_classes(tiny, data: st.DataObject) -> None:
+    rows, cols = data.draw(st.sampled_from([(2, 2), (2, 3), (3, 3)]))
+    n = rows * cols
+    most = {4: 4, 6: 3, 9: 2}[n]  # at most 4^4, 3^6 or 2^9 boards per class
+    masks = [
+        sum(1 << f for f in data.draw(st.sets(st.integers(0, 4), min_size=1, max_size=most)))
+        for _ in range(n)
+    ]
+    trie = build_prove_trie(tiny, n)
+    geo = geometry(rows, cols)
+    arr = np.array(masks, dtype=np.uint64)
+    seen = np.zeros(tiny.n_words, np.int64)
+    stamp = np.zeros(1, np.int64)
+    s, m = class_bounds(
+        arr, geo.nbr_list, geo.deg, trie.children, trie.node_word, trie.node_points, trie.kids, seen, stamp
+    )
+    best = int(_board_scores(tiny, rows, cols, masks).max())
+    assert s >= best and m >= best
+    assert (int(s), int(m)) == class_bounds_reference(masks, [geo.neighbours(c) for c in range(n)], trie)
+    # the enumeration kernel scores every board as the solver does
+    top, _, hits, scores = enumerate_class(
+        arr, 0, geo.nbr_list, geo.deg, trie.children, trie.node_word, trie.node_points, trie.kids, seen, stamp
+    )
+    assert int(top) == best
+    assert np.array_equal(np.sort(scores), np.sort(_board_scores(tiny, rows, cols, masks)))
+    assert len(hits) == len(scores)
+
+
+def test_bound_is_exact_for_a_single_board(tiny) -> None:
+    trie = build_prove_trie(tiny, 4)
+    geo = geometry(2, 2)
+    faces = tiny.alphabet.encode(tuple("rate"))
+    masks = np.array([1 << int(f) for f in faces], dtype=np.uint64)
+    s, m = class_bounds(
+        masks, geo.nbr_list, geo.deg, trie.children, trie.node_word, trie.node_points, trie.kids,
+        np.zeros(tiny.n_words, np.int64), np.zeros(1, np.int64),
+    )  # fmt: skip
+    assert s == int(solve_arrays(faces[None, :], 2, 2, tiny, collect=False).score[0]) > 0
+    assert m >= s
+
+
+# ---------------------------------------------------------------- exactness against brute force
+
+
+def _brute_force(lex, rows: int, cols: int, threshold: int) -> dict[str, int]:
+    n = rows * cols
+    boards = np.array(list(itertools.product(range(len(lex.alphabet)), repeat=n)), dtype=np.int8)
+    scores = solve_arrays(boards, rows, cols, lex, collect=False).score
+    out = {}
+    for b, s in zip(boards[scores >= threshold], scores[scores >= threshold], strict=True):
+        board = Board(rows, cols, tuple(lex.alphabet.faces[f] for f in b))
+        out[format_compact(canonical(board))] = int(s)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("shape", "spec", "threshold"),
+    [("2x2", "ae rst", 4), ("2x2", "a e r s t", 6), ("2x3", "ae rst", 20), ("2x3", "aerst", 26)],
+)
+def test_prove_equals_brute_force(tiny_dict: str, tiny, shape: str, spec: str, threshold: int) -> None:
+    rows, cols = (int(x) for x in shape.split("x"))
+    expected = _brute_force(tiny, rows, cols, threshold)
+    assert 0 < len(expected) < 2000  # the threshold keeps the check meaningful
+    res = run_prove(ProveConfig(tiny_dict, shape=shape, threshold=threshold, classes=spec, n_jobs=1))
+    assert {b.board: b.score for b in res.boards} == expected
+    assert res.best is not None and res.best.score == max(expected.values())
+    assert res.classes_done == res.classes_total
+
+
+# ---------------------------------------------------------------- job: output, resume, coverage
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_killed_proof_resumes_and_finished_one_is_a_no_op(tiny_dict: str, tmp_path: Path) -> None:
+    out = tmp_path / "p"
+    cfg = ProveConfig(
+        tiny_dict, shape="2x3", threshold=20, classes="ae rst", chunk_size=4, n_jobs=1, out=str(out)
+    )
+    reports = []
+
+    def die_after_three(p) -> None:
+        reports.append(p)
+        if len(reports) > 3:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        run_prove(cfg, progress=die_after_three)
+    parts_before = sorted(p.name for p in out.glob("part-*.parquet"))
+    assert 0 < len(parts_before) < 6 and not (out / "_SUCCESS").exists()
+
+    resumed = run_prove(cfg)
+    assert resumed.status == "resume"
+    full = run_prove(ProveConfig(tiny_dict, shape="2x3", threshold=20, classes="ae rst", n_jobs=1))
+    assert resumed.boards == full.boards
+    assert (out / "_SUCCESS").exists()
+    table = pq.read_table(out / "boards.parquet")
+    assert table.column("board").to_pylist() == [b.board for b in full.boards]
+    certs = pq.read_table(list(out.glob("part-*.parquet")))
+    assert certs.num_rows == len(canonical_class_ids(2, 3, 2))
+    assert set(certs.column("status").to_pylist()) <= {"eliminated", "enumerated"}
+
+    mtimes = {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != ".lock"}
+    again = run_prove(cfg)
+    assert again.status == "done" and again.boards == full.boards
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != ".lock"} == mtimes
+
+
+def test_coverage_check_rejects_a_missing_class(tiny_dict: str, tmp_path: Path) -> None:
+    out = tmp_path / "p"
+    run_prove(ProveConfig(tiny_dict, shape="2x2", threshold=4, classes="ae rst", n_jobs=1, out=str(out)))
+    table = pq.read_table(out / "part-00000.parquet")
+    ids = canonical_class_ids(2, 2, 2)
+    check_coverage([table], ids)
+    with pytest.raises(BoggleError, match="coverage check failed"):
+        check_coverage([table.slice(1)], ids)
+
+
+def test_certificate_rows_describe_their_class(tiny_dict: str, tmp_path: Path) -> None:
+    out = tmp_path / "p"
+    run_prove(ProveConfig(tiny_dict, shape="2x2", threshold=4, classes="ae rst", n_jobs=1, out=str(out)))
+    t = pq.read_table(out / "part-00000.parquet").to_pylist()
+    for row in t:
+        digits = class_digits(np.array([row["class_id"]]), 2, 4)[0]
+        assert row["letters"] == [["ae", "rst"][d] for d in digits]
+        if row["status"] == "eliminated":
+            assert row["boards_scored"] == 0 and row["best_board"] is None
+        else:
+            assert row["best_score"] is not None and row["boards_scored"] > 0
+        assert all(s >= 4 for s in row["found_scores"])
+
+
+# ---------------------------------------------------------------- CLI
+
+
+runner = CliRunner()
+
+
+def test_cli_prove_prints_best_last(tiny_dict: str, tmp_path: Path) -> None:
+    r = runner.invoke(
+        app,
+        [
+            "prove",
+            "-d",
+            tiny_dict,
+            "--shape",
+            "2x2",
+            "-t",
+            "6",
+            "--classes",
+            "ae rst",
+            "-j",
+            "1",
+            "-o",
+            str(tmp_path / "o"),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    last = r.output.strip().splitlines()[-1]
+    assert last.startswith("BEST ") and last.endswith("classes)") and ">= 6" in last
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--dice", "new"], "dice-constrained classes are not supported"),
+        (["--classes", "ae rs"], "in no bucket"),
+        (["--shape", "9x9"], "at most 64"),
+        (["--rules", "nope"], "is not one of"),
+    ],
+)
+def test_cli_prove_refuses_bad_input_in_one_line(
+    tiny_dict: str, tmp_path: Path, args: list[str], message: str
+) -> None:
+    r = runner.invoke(app, ["prove", "-d", tiny_dict, "--shape", "2x2", "-o", str(tmp_path / "o"), *args])
+    assert r.exit_code == 2
+    assert message in r.output and "Traceback" not in r.output
+
+
+# ---------------------------------------------------------------- the 3x3 proof (slow)
+
+
+@pytest.mark.slow
+def test_enable2k_3x3_threshold_500(enable2k_path: str, tmp_path: Path) -> None:
+    res = run_prove(
+        ProveConfig(
+            enable2k_path,
+            shape="3x3",
+            threshold=500,
+            classes="bdfgjqvwxz aeiou lnrsy chkmpt",
+            n_jobs=2,
+            out=str(tmp_path / "p"),
+        )
+    )
+    best = format_compact(canonical(parse_compact("streaedlp", (3, 3))))
+    assert res.best is not None and (res.best.board, res.best.score) == (best, 545)
+    assert all(b.score >= 500 for b in res.boards)
+    assert len(res.boards) == 56  # the field's published count for this recipe
+
+
+def test_a_sample_certifies_nothing(tiny_dict: str, tmp_path: Path) -> None:
+    out = tmp_path / "s"
+    cfg = ProveConfig(
+        tiny_dict,
+        shape="2x3",
+        threshold=20,
+        classes="ae rst",
+        limit_classes=5,
+        sample_seed=1,
+        n_jobs=1,
+        out=str(out),
+    )
+    res = run_prove(cfg)
+    assert res.status == "sample" and res.classes_done == 5
+    assert res.classes_total == len(canonical_class_ids(2, 3, 2))
+    assert not (out / "_SUCCESS").exists()
+
+
+def test_qu_face_proof_equals_brute_force(tmp_path: Path) -> None:
+    # "qu" is one face (one cell, two letters); "qat" cannot be spelled and is dropped
+    path = tmp_path / "qu.txt"
+    path.write_text("quit\nquits\nquai\nsuit\nsquat\nits\nsit\ntis\nait\nqat\nsquit\n", encoding="utf-8")
+    lex = compile_for_boards(str(path), get_rules("boggle"))
+    assert "qu" in lex.alphabet.faces and "qat" not in lex.words
+    expected = _brute_force(lex, 2, 2, 2)
+    assert expected and any("q" in b for b in expected)
+    res = run_prove(ProveConfig(str(path), shape="2x2", threshold=2, classes="aiu qst", n_jobs=1))
+    assert {b.board: b.score for b in res.boards} == expected
