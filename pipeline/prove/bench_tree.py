@@ -1,0 +1,117 @@
+"""Tree prover vs sum/max prover on the same classes: ``python -m pipeline.prove.bench_tree``.
+
+Draws a random sample of the shape's canonical classes (fixed seed), then also the classes
+with the highest cheap root bound among ``--top-pool`` random ones, and proves each class with
+both provers alternately (so machine load hits both alike). Prints per-class seconds and
+branch nodes of each, their ratio, and the full-shape time extrapolated from the random sample.
+The sum/max prover can take minutes on a strong class, so ``--sumax-budget`` caps its total
+time per group: classes beyond it are timed with the tree prover only.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from pipeline.boards import geometry, parse_shape
+from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits
+from pipeline.prove.job import load_problem
+from pipeline.prove.search import ClassProver
+from pipeline.prove.tree import TreeProver
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+
+def _time(prover: ClassProver | TreeProver, masks: np.ndarray) -> tuple[float, int, int]:
+    t0 = time.perf_counter()
+    res = prover.prove(masks)
+    return time.perf_counter() - t0, res.nodes, len(res.found)
+
+
+def _group(
+    name: str,
+    ids: np.ndarray,
+    tree: TreeProver,
+    sumax: ClassProver,
+    masks_of: np.ndarray,
+    digits_of: np.ndarray,
+    budget: float,
+) -> tuple[float, float]:
+    """Prove ``ids`` with both provers; returns the tree prover's and sum/max prover's mean
+    seconds per class (the latter over the classes it ran on, nan if none)."""
+    t_tree, n_tree, t_sum, n_sum, both_tree, mismatch = [], [], [], [], [], 0
+    spent = 0.0
+    for cid in ids:
+        masks = masks_of[digits_of[cid]]
+        tt, nt, ft = _time(tree, masks)
+        t_tree.append(tt)
+        n_tree.append(nt)
+        if spent < budget:
+            ts, ns, fs = _time(sumax, masks)
+            spent += ts
+            t_sum.append(ts)
+            n_sum.append(ns)
+            both_tree.append(tt)
+            mismatch += ft != fs
+    typer.echo(f"== {name}: {len(ids)} classes")
+    typer.echo(
+        f"tree:  {np.mean(t_tree) * 1e3:9.2f} ms/class (max {np.max(t_tree) * 1e3:.1f} ms), "
+        f"{np.mean(n_tree):8.1f} nodes/class, total {np.sum(t_tree):.2f} s"
+    )
+    if t_sum:
+        st, bt = float(np.sum(t_sum)), float(np.sum(both_tree))
+        typer.echo(
+            f"sumax: {np.mean(t_sum) * 1e3:9.2f} ms/class on {len(t_sum)} classes, "
+            f"{np.mean(n_sum):8.1f} nodes/class, total {st:.2f} s; tree on the same: {bt:.2f} s, "
+            f"{np.mean(n_tree[: len(n_sum)]):.1f} nodes/class; speed-up x{st / max(bt, 1e-9):.1f}; "
+            f"boards-found mismatches: {mismatch}"
+        )
+    return float(np.mean(t_tree)), float(np.mean(t_sum)) if t_sum else float("nan")
+
+
+@app.command()
+def main(
+    dictionary: Annotated[str, typer.Option(help="Word list file or tanglet:<lang>.")],
+    shape: Annotated[str, typer.Option(help="Board shape RxC.")] = "3x3",
+    threshold: Annotated[int, typer.Option(help="Score threshold T.")] = 500,
+    classes: Annotated[str | None, typer.Option(help="Bucket spec (default: by alphabet).")] = None,
+    sample: Annotated[int, typer.Option(help="Random classes to time.")] = 200,
+    top: Annotated[int, typer.Option(help="Strongest classes to time.")] = 50,
+    top_pool: Annotated[int, typer.Option(help="Random classes ranked for --top (0 = all).")] = 0,
+    sumax_budget: Annotated[float, typer.Option(help="Seconds per group for the sum/max prover.")] = 120.0,
+    seed: Annotated[int, typer.Option(help="Sample seed.")] = 0,
+) -> None:
+    rows, cols = parse_shape(shape)
+    problem = load_problem(dictionary, f"{rows}x{cols}", "boggle", None, classes)
+    geo = geometry(rows, cols)
+    tree = TreeProver(geo, problem.lexicon, problem.trie, threshold)
+    sumax = ClassProver(geo, problem.lexicon, problem.trie, threshold)
+    ids = canonical_class_ids(rows, cols, len(problem.buckets))
+    masks_of = bucket_masks(problem.buckets)
+    digits_of = dict(zip(ids.tolist(), class_digits(ids, len(problem.buckets), rows * cols), strict=True))
+    rng = np.random.default_rng(seed)
+    # warm the numba kernels (cache load or compile) outside the timings
+    tree.prove(masks_of[digits_of[int(ids[-1])]])
+    sumax.prove(masks_of[digits_of[int(ids[0])]])
+    picked = rng.choice(ids, size=min(sample, len(ids)), replace=False)
+    mean_tree, mean_sum = _group(f"random sample (seed {seed})", picked, tree, sumax, masks_of, digits_of, sumax_budget)
+    typer.echo(
+        f"extrapolated full {rows}x{cols} ({len(ids)} classes), one core: tree {mean_tree * len(ids):.0f} s, "
+        f"sumax {mean_sum * len(ids):.0f} s"
+    )
+    pool = ids if top_pool <= 0 else rng.choice(ids, size=min(top_pool, len(ids)), replace=False)
+    t0 = time.perf_counter()
+    bounds = np.array([sumax.bound(masks_of[digits_of[int(c)]]) for c in pool])
+    strongest = pool[np.argsort(-bounds, kind="stable")[:top]]
+    typer.echo(
+        f"ranked {len(pool)} classes by the cheap root bound in {time.perf_counter() - t0:.1f} s; "
+        f"top {top} bounds {int(bounds.max())}..{int(np.sort(bounds)[-min(top, len(bounds))])}"
+    )
+    _group(f"{top} highest root bounds", strongest, tree, sumax, masks_of, digits_of, sumax_budget)
+
+
+if __name__ == "__main__":
+    app()

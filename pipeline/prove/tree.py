@@ -1,0 +1,443 @@
+"""The orderly-tree bound of a board class and branch and bound inside the class (``TreeProver``).
+
+The sum and max bounds of :mod:`pipeline.prove.bounds` are loose on strong classes, so the
+sum/max prover splits far too many sub-classes. The tree bound keeps, per class, a tree of
+alternating nodes:
+
+* a SUM node holds the points of the words that end at it plus the values of all its children;
+* a CHOICE node stands for one cell's letter choice; its value is the best of its letter
+  children (only the forced letter's child once the cell is forced).
+
+Every word a board of the class can spell is inserted as its (cell, letter) pairs sorted by the
+split order's rank of the cell ("orderly": the choice node of a cell can only sit where the
+cells before it in the split order have been decided), so one cell set and letter assignment
+reaches one SUM node. A word counts once per (node, word): paths that spell the same word over
+the same cells with the same letters meet at the same node and are de-duplicated there.
+
+Soundness: fix a board of the class and take, at each choice node, that board's letter. The
+value is then the points summed over every (word, cell set) the board can spell, which is at
+least the board's score (a word counts once however many cell sets spell it); taking the best
+letter instead can only raise it. Forcing a cell keeps this argument for the boards that agree
+with the forced letters, so the forced bound is a bound of the sub-class.
+
+The tree is built once per class; branching forces the next cell of the split order to each of
+its letters and re-evaluates without rebuilding. Sub-classes of at most ``enumerate_max`` boards
+are scored exactly by :func:`pipeline.prove.bounds.enumerate_class`, so every board reported is
+scored exactly. Before building a tree the prover computes the cheap ``min(sum, max)`` bound and
+eliminates the class outright when that is already below the threshold (most classes).
+
+The tree lives in flat arrays (numba kernels, ``nogil``, cached) laid out in pre-order, so a
+subtree is a contiguous index range and a forced evaluation skips the letters not chosen.
+:func:`tree_bound_reference` is the plain-Python twin used by the tests.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from pipeline.boards import Geometry
+from pipeline.lexicon import CompiledLexicon
+from pipeline.prove.bounds import ProveTrie, enumerate_class
+from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, split_order
+
+#: Fibonacci hashing multiplier (odd, fits int64; products wrap).
+HASH_MUL = 0x1E3779B97F4A7C15
+
+
+# ---------------------------------------------------------------- numba kernels: build
+
+
+@njit(nogil=True, cache=True)
+def _hash_slot(keys, key):
+    """Slot of ``key`` in the open-addressing table ``keys`` (-1 = empty): its own or the
+    empty slot where it belongs."""
+    mask = keys.shape[0] - 1
+    h = (key * HASH_MUL) & mask
+    while keys[h] != -1 and keys[h] != key:
+        h = (h + 1) & mask
+    return h
+
+
+@njit(nogil=True, cache=True)
+def _rehash(keys):
+    grown = np.full(keys.shape[0] * 2, -1, np.int64)
+    for k in keys:
+        if k != -1:
+            grown[_hash_slot(grown, k)] = k
+    return grown
+
+
+@njit(nogil=True, cache=True)
+def _find_child(first, sib, label, node, want):
+    c = first[node]
+    while c >= 0:
+        if label[c] == want:
+            return c
+        c = sib[c]
+    return -1
+
+
+@njit(nogil=True, cache=True)
+def build_tree(masks, rank, nbr_list, deg, children, node_word, node_points, kids):
+    """The orderly tree of the class ``masks`` (uint64 [cells]) with cells sorted by ``rank``.
+
+    Returns pre-order arrays ``(is_choice int8, label int32, points int32, parent int32, end
+    int32)``: node 0 is the root SUM node; a CHOICE node's label is its cell, a SUM node's its
+    letter (face index); ``end[i]`` is one past the last node of i's subtree.
+    """
+    n = masks.shape[0]
+    one = np.uint64(1)
+    zero = np.uint64(0)
+    cap = 1024
+    is_choice = np.zeros(cap, np.int8)
+    label = np.zeros(cap, np.int32)
+    points = np.zeros(cap, np.int32)
+    first = np.full(cap, -1, np.int32)
+    sib = np.full(cap, -1, np.int32)
+    last = np.full(cap, -1, np.int32)  # last child, so children keep insertion order
+    n_nodes = 1
+    seen = np.full(1024, -1, np.int64)
+    n_seen = 0
+    n_words1 = np.int64(node_word.max() + 2)
+
+    st_cell = np.empty(n, np.int64)
+    st_node = np.empty(n, np.int64)
+    st_child = np.empty(n, np.int64)
+    st_face = np.empty(n, np.int64)
+    st_k = np.empty(n, np.int64)
+    st_rem = np.empty(n, np.uint64)
+    order = np.empty(n, np.int64)
+    for start in range(n):
+        if masks[start] & kids[0] == zero:
+            continue
+        d = 0
+        st_cell[0] = start
+        st_node[0] = 0
+        st_rem[0] = masks[start] & kids[0]
+        st_child[0] = -1
+        used = one << np.uint64(start)
+        while True:
+            if st_child[d] < 0:
+                rem = st_rem[d]
+                if rem == zero:
+                    used ^= one << np.uint64(st_cell[d])
+                    d -= 1
+                    if d < 0:
+                        break
+                    continue
+                low = rem & (~rem + one)
+                st_rem[d] = rem ^ low
+                f = 0
+                while (low >> np.uint64(f)) != one:
+                    f += 1
+                child = children[st_node[d], f]
+                st_child[d] = child
+                st_face[d] = f
+                st_k[d] = 0
+                w = node_word[child]
+                if w >= 0:
+                    # the path's pairs sorted by the split order (insertion sort: <= cells)
+                    for i in range(d + 1):
+                        j = i
+                        while j > 0 and rank[st_cell[order[j - 1]]] > rank[st_cell[i]]:
+                            order[j] = order[j - 1]
+                            j -= 1
+                        order[j] = i
+                    if n_nodes + 2 * (d + 1) > cap:
+                        new_cap = 2 * cap
+                        while n_nodes + 2 * (d + 1) > new_cap:
+                            new_cap *= 2
+                        g_choice = np.zeros(new_cap, np.int8)
+                        g_label = np.zeros(new_cap, np.int32)
+                        g_points = np.zeros(new_cap, np.int32)
+                        g_first = np.full(new_cap, -1, np.int32)
+                        g_sib = np.full(new_cap, -1, np.int32)
+                        g_last = np.full(new_cap, -1, np.int32)
+                        g_choice[:cap] = is_choice
+                        g_label[:cap] = label
+                        g_points[:cap] = points
+                        g_first[:cap] = first
+                        g_sib[:cap] = sib
+                        g_last[:cap] = last
+                        is_choice, label, points = g_choice, g_label, g_points
+                        first, sib, last = g_first, g_sib, g_last
+                        cap = new_cap
+                    node = 0
+                    for i in range(d + 1):
+                        cell = st_cell[order[i]]
+                        face = st_face[order[i]]
+                        for level in range(2):
+                            want = cell if level == 0 else face
+                            nxt = _find_child(first, sib, label, node, want)
+                            if nxt < 0:
+                                nxt = n_nodes
+                                n_nodes += 1
+                                is_choice[nxt] = 1 - level
+                                label[nxt] = want
+                                if last[node] < 0:
+                                    first[node] = nxt
+                                else:
+                                    sib[last[node]] = nxt
+                                last[node] = nxt
+                            node = nxt
+                    key = np.int64(node) * n_words1 + w
+                    slot = _hash_slot(seen, key)
+                    if seen[slot] == -1:
+                        seen[slot] = key
+                        n_seen += 1
+                        points[node] += node_points[child]
+                        if 2 * n_seen > seen.shape[0]:
+                            seen = _rehash(seen)
+            c = st_cell[d]
+            child = st_child[d]
+            pushed = False
+            k = st_k[d]
+            while k < deg[c]:
+                nb = nbr_list[c, k]
+                k += 1
+                if (used >> np.uint64(nb)) & one == zero and masks[nb] & kids[child] != zero:
+                    st_k[d] = k
+                    d += 1
+                    st_cell[d] = nb
+                    st_node[d] = child
+                    st_rem[d] = masks[nb] & kids[child]
+                    st_child[d] = -1
+                    used |= one << np.uint64(nb)
+                    pushed = True
+                    break
+            if not pushed:
+                st_child[d] = -1
+    return _preorder(n_nodes, is_choice, label, points, first, sib)
+
+
+@njit(nogil=True, cache=True)
+def _preorder(n_nodes, is_choice, label, points, first, sib):
+    """Relayout the first-child/next-sibling tree in pre-order with parents and subtree ends."""
+    o_choice = np.empty(n_nodes, np.int8)
+    o_label = np.empty(n_nodes, np.int32)
+    o_points = np.empty(n_nodes, np.int32)
+    o_parent = np.empty(n_nodes, np.int32)
+    o_end = np.empty(n_nodes, np.int32)
+    # stack of (old node, new index of its parent); a node's end is known when the next node
+    # outside its subtree is placed, so open nodes are kept on a second stack
+    todo = np.empty(n_nodes, np.int64)
+    todo_parent = np.empty(n_nodes, np.int64)
+    open_new = np.empty(n_nodes, np.int64)
+    n_open = 0
+    top = 0
+    todo[0] = 0
+    todo_parent[0] = -1
+    top = 1
+    pos = 0
+    while top > 0:
+        top -= 1
+        old = todo[top]
+        par = todo_parent[top]
+        # close the open nodes that are not ancestors of this one
+        while n_open > 0 and open_new[n_open - 1] != par:
+            o_end[open_new[n_open - 1]] = pos
+            n_open -= 1
+        o_choice[pos] = is_choice[old]
+        o_label[pos] = label[old]
+        o_points[pos] = points[old]
+        o_parent[pos] = par
+        open_new[n_open] = pos
+        n_open += 1
+        # push children in reverse so the first child comes out first
+        c = first[old]
+        k = 0
+        while c >= 0:
+            k += 1
+            c = sib[c]
+        c = first[old]
+        i = top + k - 1
+        while c >= 0:
+            todo[i] = c
+            todo_parent[i] = pos
+            i -= 1
+            c = sib[c]
+        top += k
+        pos += 1
+    while n_open > 0:
+        o_end[open_new[n_open - 1]] = pos
+        n_open -= 1
+    return o_choice, o_label, o_points, o_parent, o_end
+
+
+# ---------------------------------------------------------------- numba kernels: evaluate
+
+
+@njit(nogil=True, cache=True)
+def eval_tree(is_choice, label, points, parent, end, forced, val, live):
+    """The bound with the cells ``forced[cell] >= 0`` fixed to that letter. ``val`` and
+    ``live`` (int64 [n_nodes]) are the caller's scratch.
+
+    One forward pass lists the nodes outside the subtrees of letters not chosen (skipped by
+    their ``end``), one backward pass over them folds every node into its parent (children
+    follow their parent in pre-order, so a node is final when reached).
+    """
+    n_nodes = is_choice.shape[0]
+    n_live = 0
+    i = 0
+    while i < n_nodes:
+        if is_choice[i] == 0 and i > 0:
+            f = forced[label[parent[i]]]
+            if f >= 0 and f != label[i]:
+                i = end[i]
+                continue
+            val[i] = points[i]
+        else:
+            val[i] = points[i]
+        live[n_live] = i
+        n_live += 1
+        i += 1
+    for j in range(n_live - 1, 0, -1):
+        i = live[j]
+        p = parent[i]
+        if is_choice[p]:
+            if val[i] > val[p]:
+                val[p] = val[i]
+        else:
+            val[p] += val[i]
+    return val[0]
+
+
+# ---------------------------------------------------------------- prover
+
+
+class TreeProver:
+    """Same contract as :class:`pipeline.prove.search.ClassProver`, with the orderly-tree bound."""
+
+    def __init__(
+        self,
+        geo: Geometry,
+        lexicon: CompiledLexicon,
+        trie: ProveTrie,
+        threshold: int,
+        enumerate_max: int = ENUMERATE_MAX,
+    ):
+        self.geo = geo
+        self.lexicon = lexicon
+        self.trie = trie
+        self.threshold = threshold
+        self.enumerate_max = enumerate_max
+        self.order = split_order(geo)
+        self.rank = np.empty(geo.n_cells, np.int64)
+        self.rank[self.order] = np.arange(geo.n_cells)
+        self.cheap = ClassProver(geo, lexicon, trie, threshold, enumerate_max)
+        self.tree_nodes = 0  # size of the last tree built (for benchmarks)
+
+    def build(self, masks: np.ndarray) -> tuple[np.ndarray, ...]:
+        t = self.trie
+        return build_tree(
+            np.ascontiguousarray(masks, dtype=np.uint64), self.rank, self.geo.nbr_list, self.geo.deg,
+            t.children, t.node_word, t.node_points, t.kids,
+        )  # fmt: skip
+
+    def tree_bound(self, masks: np.ndarray, forced: np.ndarray | None = None) -> int:
+        """The tree bound of the class (with ``forced[cell] >= 0`` cells fixed)."""
+        tree = self.build(masks)
+        if forced is None:
+            forced = np.full(self.geo.n_cells, -1, np.int64)
+        n = tree[0].shape[0]
+        return int(eval_tree(*tree, forced, np.empty(n, np.int64), np.empty(n, np.int64)))
+
+    def prove(self, masks: np.ndarray) -> ClassOutcome:
+        masks = np.ascontiguousarray(masks, dtype=np.uint64)
+        cheap = self.cheap.bound(masks)
+        if cheap < self.threshold:
+            return ClassOutcome(root_bound=cheap)
+        tree = self.build(masks)
+        n = tree[0].shape[0]
+        self.tree_nodes = n
+        val = np.empty(n, np.int64)
+        live = np.empty(n, np.int64)
+        forced = np.full(self.geo.n_cells, -1, np.int64)
+        root = int(eval_tree(*tree, forced, val, live))
+        out = ClassOutcome(root_bound=min(cheap, root))
+        if root < self.threshold:
+            return out
+        sizes = [bin(int(m)).count("1") for m in masks]
+        cells = [int(c) for c in self.order if sizes[c] > 1]
+        # boards left after forcing the first i split cells
+        left = [int(np.prod([sizes[c] for c in cells[i:]], dtype=np.int64)) for i in range(len(cells) + 1)]
+        faces = {c: [f for f in range(64) if int(masks[c]) >> f & 1] for c in cells}
+
+        def branch(i: int) -> None:
+            out.nodes += 1
+            if left[i] <= self.enumerate_max:
+                sub = masks.copy()
+                for c in cells[:i]:
+                    sub[c] = np.uint64(1) << np.uint64(forced[c])
+                self.cheap._enumerate(sub, out)
+                return
+            c = cells[i]
+            for f in faces[c]:
+                forced[c] = f
+                if eval_tree(*tree, forced, val, live) >= self.threshold:
+                    branch(i + 1)
+            forced[c] = -1
+
+        branch(0)
+        return out
+
+
+#: Provers by name, for the job's switch.
+PROVERS: dict[str, type[ClassProver] | type[TreeProver]] = {"sumax": ClassProver, "tree": TreeProver}
+
+
+# ---------------------------------------------------------------- reference twin
+
+
+def tree_bound_reference(
+    masks: list[int],
+    neighbours: list[list[int]],
+    trie: ProveTrie,
+    order: list[int],
+    forced: dict[int, int] | None = None,
+) -> int:
+    """Plain-Python twin of the tree bound (for tests): nested dicts, a set per node for the
+    de-duplication."""
+    children = trie.children.tolist()
+    node_word = trie.node_word.tolist()
+    node_points = trie.node_points.tolist()
+    rank = {c: i for i, c in enumerate(order)}
+    forced = forced or {}
+    # a SUM node: [points, {cell: {letter: SUM node}}, words counted here]
+    root: list = [0, {}, set()]
+
+    def insert(path: list[tuple[int, int]], word: int, pts: int) -> None:
+        node = root
+        for cell, face in sorted(path, key=lambda p: rank[p[0]]):
+            node = node[1].setdefault(cell, {}).setdefault(face, [0, {}, set()])
+        if word not in node[2]:
+            node[2].add(word)
+            node[0] += pts
+
+    def walk(cell: int, tnode: int, path: list[tuple[int, int]]) -> None:
+        for f in range(len(children[tnode])):
+            child = children[tnode][f]
+            if not masks[cell] >> f & 1 or child < 0:
+                continue
+            here = [*path, (cell, f)]
+            if node_word[child] >= 0:
+                insert(here, node_word[child], node_points[child])
+            used = {c for c, _ in here}
+            for nb in neighbours[cell]:
+                if nb not in used:
+                    walk(nb, child, here)
+
+    for c in range(len(masks)):
+        walk(c, 0, [])
+
+    def value(node: list) -> int:
+        total = node[0]
+        for cell, letters in node[1].items():
+            if cell in forced:
+                total += value(letters[forced[cell]]) if forced[cell] in letters else 0
+            else:
+                total += max(value(s) for s in letters.values())
+        return total
+
+    return value(root)
