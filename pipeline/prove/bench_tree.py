@@ -97,7 +97,9 @@ def main(
     tree.prove(masks_of[digits_of[int(ids[-1])]])
     sumax.prove(masks_of[digits_of[int(ids[0])]])
     picked = rng.choice(ids, size=min(sample, len(ids)), replace=False)
-    mean_tree, mean_sum = _group(f"random sample (seed {seed})", picked, tree, sumax, masks_of, digits_of, sumax_budget)
+    mean_tree, mean_sum = _group(
+        f"random sample (seed {seed})", picked, tree, sumax, masks_of, digits_of, sumax_budget
+    )
     typer.echo(
         f"extrapolated full {rows}x{cols} ({len(ids)} classes), one core: tree {mean_tree * len(ids):.0f} s, "
         f"sumax {mean_sum * len(ids):.0f} s"

@@ -52,10 +52,11 @@ HASH_MUL = 0x1E3779B97F4A7C15
 def _hash_slot(keys, key):
     """Slot of ``key`` in the open-addressing table ``keys`` (-1 = empty): its own or the
     empty slot where it belongs."""
-    mask = keys.shape[0] - 1
-    h = (key * HASH_MUL) & mask
+    mask = np.uint64(keys.shape[0] - 1)
+    x = np.uint64(key) * np.uint64(HASH_MUL)
+    h = np.int64((x ^ (x >> np.uint64(29))) & mask)
     while keys[h] != -1 and keys[h] != key:
-        h = (h + 1) & mask
+        h = (h + 1) & np.int64(mask)
     return h
 
 
@@ -79,7 +80,7 @@ def _find_child(first, sib, label, node, want):
 
 
 @njit(nogil=True, cache=True)
-def build_tree(masks, rank, nbr_list, deg, children, node_word, node_points, kids):
+def build_tree(masks, rank, nbr_list, deg, children, node_word, node_points, kids, n_words):
     """The orderly tree of the class ``masks`` (uint64 [cells]) with cells sorted by ``rank``.
 
     Returns pre-order arrays ``(is_choice int8, label int32, points int32, parent int32, end
@@ -99,7 +100,6 @@ def build_tree(masks, rank, nbr_list, deg, children, node_word, node_points, kid
     n_nodes = 1
     seen = np.full(1024, -1, np.int64)
     n_seen = 0
-    n_words1 = np.int64(node_word.max() + 2)
 
     st_cell = np.empty(n, np.int64)
     st_node = np.empty(n, np.int64)
@@ -107,7 +107,9 @@ def build_tree(masks, rank, nbr_list, deg, children, node_word, node_points, kid
     st_face = np.empty(n, np.int64)
     st_k = np.empty(n, np.int64)
     st_rem = np.empty(n, np.uint64)
-    order = np.empty(n, np.int64)
+    srt = np.empty((n, n), np.int64)  # srt[d]: the pairs of path[0..d] in split order
+    nod = np.empty((n, n), np.int64)  # nod[d, i]: SUM node after the sorted pairs 0..i
+    valid = np.zeros(n, np.int64)  # nod[d, :valid[d]] is up to date
     for start in range(n):
         if masks[start] & kids[0] == zero:
             continue
@@ -135,15 +137,32 @@ def build_tree(masks, rank, nbr_list, deg, children, node_word, node_points, kid
                 st_child[d] = child
                 st_face[d] = f
                 st_k[d] = 0
+                # the path's pairs sorted by the split order: pair d goes in at position j;
+                # the tree nodes of the sorted pairs before j are the same as at depth d-1
+                j = 0
+                prev_valid = 0
+                if d > 0:
+                    prev_valid = valid[d - 1]
+                    for i in range(d):
+                        q = srt[d - 1, i]
+                        if rank[st_cell[q]] < rank[st_cell[d]]:
+                            srt[d, j] = q
+                            j += 1
+                    srt[d, j] = d
+                    i2 = j + 1
+                    for i in range(d):
+                        q = srt[d - 1, i]
+                        if rank[st_cell[q]] > rank[st_cell[d]]:
+                            srt[d, i2] = q
+                            i2 += 1
+                else:
+                    srt[0, 0] = 0
+                v = min(j, prev_valid)
+                for i in range(v):
+                    nod[d, i] = nod[d - 1, i]
+                valid[d] = v
                 w = node_word[child]
                 if w >= 0:
-                    # the path's pairs sorted by the split order (insertion sort: <= cells)
-                    for i in range(d + 1):
-                        j = i
-                        while j > 0 and rank[st_cell[order[j - 1]]] > rank[st_cell[i]]:
-                            order[j] = order[j - 1]
-                            j -= 1
-                        order[j] = i
                     if n_nodes + 2 * (d + 1) > cap:
                         new_cap = 2 * cap
                         while n_nodes + 2 * (d + 1) > new_cap:
@@ -163,10 +182,10 @@ def build_tree(masks, rank, nbr_list, deg, children, node_word, node_points, kid
                         is_choice, label, points = g_choice, g_label, g_points
                         first, sib, last = g_first, g_sib, g_last
                         cap = new_cap
-                    node = 0
-                    for i in range(d + 1):
-                        cell = st_cell[order[i]]
-                        face = st_face[order[i]]
+                    node = 0 if valid[d] == 0 else nod[d, valid[d] - 1]
+                    for i in range(valid[d], d + 1):
+                        cell = st_cell[srt[d, i]]
+                        face = st_face[srt[d, i]]
                         for level in range(2):
                             want = cell if level == 0 else face
                             nxt = _find_child(first, sib, label, node, want)
@@ -181,7 +200,9 @@ def build_tree(masks, rank, nbr_list, deg, children, node_word, node_points, kid
                                     sib[last[node]] = nxt
                                 last[node] = nxt
                             node = nxt
-                    key = np.int64(node) * n_words1 + w
+                        nod[d, i] = node
+                    valid[d] = d + 1
+                    key = np.int64(node) * n_words + w
                     slot = _hash_slot(seen, key)
                     if seen[slot] == -1:
                         seen[slot] = key
@@ -332,7 +353,7 @@ class TreeProver:
         t = self.trie
         return build_tree(
             np.ascontiguousarray(masks, dtype=np.uint64), self.rank, self.geo.nbr_list, self.geo.deg,
-            t.children, t.node_word, t.node_points, t.kids,
+            t.children, t.node_word, t.node_points, t.kids, max(t.n_words, 1),
         )  # fmt: skip
 
     def tree_bound(self, masks: np.ndarray, forced: np.ndarray | None = None) -> int:
