@@ -142,7 +142,7 @@ def test_tree_prover_finds_what_sumax_and_brute_force_find(
         format_compact(canonical(Board(rows, cols, tuple(tiny.alphabet.faces[f] for f in b)))): int(sc)
         for b, sc in zip(every[scores >= threshold], scores[scores >= threshold], strict=True)
     }
-    assert 0 < len(expected) and found_tree == expected
+    assert len(expected) > 0 and found_tree == expected
 
 
 def test_tree_prover_eliminates_a_class_below_the_threshold(tiny) -> None:

@@ -38,7 +38,7 @@ from numba import njit
 
 from pipeline.boards import Geometry
 from pipeline.lexicon import CompiledLexicon
-from pipeline.prove.bounds import ProveTrie, enumerate_class
+from pipeline.prove.bounds import ProveTrie
 from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, split_order
 
 #: Fibonacci hashing multiplier (odd, fits int64; products wrap).
