@@ -61,15 +61,6 @@ def _hash_slot(keys, key):
 
 
 @njit(nogil=True, cache=True)
-def _rehash(keys):
-    grown = np.full(keys.shape[0] * 2, -1, np.int64)
-    for k in keys:
-        if k != -1:
-            grown[_hash_slot(grown, k)] = k
-    return grown
-
-
-@njit(nogil=True, cache=True)
 def _find_child(first, sib, label, node, want):
     c = first[node]
     while c >= 0:
@@ -80,27 +71,33 @@ def _find_child(first, sib, label, node, want):
 
 
 @njit(nogil=True, cache=True)
-def build_tree(masks, rank, nbr_list, deg, children, node_word, node_points, kids, n_words):
-    """The orderly tree of the class ``masks`` (uint64 [cells]) with cells sorted by ``rank``.
+def build_tree(
+    masks, rank, nbr_list, deg, children, node_word, node_points, kids, n_words,
+    is_choice, label, points, first, sib, last, seen,
+):  # fmt: skip
+    """Build the orderly tree of the class ``masks`` (uint64 [cells]), cells sorted by ``rank``,
+    into the caller's arrays (reused across classes: a node is initialised when created).
 
-    Returns pre-order arrays ``(is_choice int8, label int32, points int32, parent int32, end
-    int32)``: node 0 is the root SUM node; a CHOICE node's label is its cell, a SUM node's its
-    letter (face index); ``end[i]`` is one past the last node of i's subtree.
+    Node 0 is the root SUM node; a CHOICE node's label is its cell, a SUM node's its letter
+    (face index); children are ``first``/``sib`` lists (``last`` keeps insertion order).
+    ``seen`` is the (node, word) hash set. Returns the node count, or -1 when the node arrays
+    are too small, -2 when the hash set is over half full (the caller grows them and retries).
+    Kept apart from the pre-order relayout and free of reallocation, which slowed this loop.
     """
     n = masks.shape[0]
     one = np.uint64(1)
     zero = np.uint64(0)
-    cap = 1024
-    is_choice = np.zeros(cap, np.int8)
-    label = np.zeros(cap, np.int32)
-    points = np.zeros(cap, np.int32)
-    first = np.full(cap, -1, np.int32)
-    sib = np.full(cap, -1, np.int32)
-    last = np.full(cap, -1, np.int32)  # last child, so children keep insertion order
+    cap = is_choice.shape[0]
+    half = seen.shape[0] // 2
+    seen[:] = -1
+    is_choice[0] = 0
+    label[0] = -1
+    points[0] = 0
+    first[0] = -1
+    sib[0] = -1
+    last[0] = -1
     n_nodes = 1
-    seen = np.full(1024, -1, np.int64)
     n_seen = 0
-
     st_cell = np.empty(n, np.int64)
     st_node = np.empty(n, np.int64)
     st_child = np.empty(n, np.int64)
@@ -164,24 +161,7 @@ def build_tree(masks, rank, nbr_list, deg, children, node_word, node_points, kid
                 w = node_word[child]
                 if w >= 0:
                     if n_nodes + 2 * (d + 1) > cap:
-                        new_cap = 2 * cap
-                        while n_nodes + 2 * (d + 1) > new_cap:
-                            new_cap *= 2
-                        g_choice = np.zeros(new_cap, np.int8)
-                        g_label = np.zeros(new_cap, np.int32)
-                        g_points = np.zeros(new_cap, np.int32)
-                        g_first = np.full(new_cap, -1, np.int32)
-                        g_sib = np.full(new_cap, -1, np.int32)
-                        g_last = np.full(new_cap, -1, np.int32)
-                        g_choice[:cap] = is_choice
-                        g_label[:cap] = label
-                        g_points[:cap] = points
-                        g_first[:cap] = first
-                        g_sib[:cap] = sib
-                        g_last[:cap] = last
-                        is_choice, label, points = g_choice, g_label, g_points
-                        first, sib, last = g_first, g_sib, g_last
-                        cap = new_cap
+                        return -1
                     node = 0 if valid[d] == 0 else nod[d, valid[d] - 1]
                     for i in range(valid[d], d + 1):
                         cell = st_cell[srt[d, i]]
@@ -194,6 +174,10 @@ def build_tree(masks, rank, nbr_list, deg, children, node_word, node_points, kid
                                 n_nodes += 1
                                 is_choice[nxt] = 1 - level
                                 label[nxt] = want
+                                points[nxt] = 0
+                                first[nxt] = -1
+                                sib[nxt] = -1
+                                last[nxt] = -1
                                 if last[node] < 0:
                                     first[node] = nxt
                                 else:
@@ -208,8 +192,8 @@ def build_tree(masks, rank, nbr_list, deg, children, node_word, node_points, kid
                         seen[slot] = key
                         n_seen += 1
                         points[node] += node_points[child]
-                        if 2 * n_seen > seen.shape[0]:
-                            seen = _rehash(seen)
+                        if n_seen > half:
+                            return -2
             c = st_cell[d]
             child = st_child[d]
             pushed = False
@@ -229,12 +213,13 @@ def build_tree(masks, rank, nbr_list, deg, children, node_word, node_points, kid
                     break
             if not pushed:
                 st_child[d] = -1
-    return _preorder(n_nodes, is_choice, label, points, first, sib)
+    return n_nodes
 
 
 @njit(nogil=True, cache=True)
 def _preorder(n_nodes, is_choice, label, points, first, sib):
-    """Relayout the first-child/next-sibling tree in pre-order with parents and subtree ends."""
+    """Relayout the first-child/next-sibling tree in pre-order: ``(is_choice int8, label
+    int32, points int32, parent int32, end int32)``, ``end[i]`` one past i's subtree."""
     o_choice = np.empty(n_nodes, np.int8)
     o_label = np.empty(n_nodes, np.int32)
     o_points = np.empty(n_nodes, np.int32)
@@ -348,13 +333,34 @@ class TreeProver:
         self.rank[self.order] = np.arange(geo.n_cells)
         self.cheap = ClassProver(geo, lexicon, trie, threshold, enumerate_max)
         self.tree_nodes = 0  # size of the last tree built (for benchmarks)
+        # build scratch: is_choice, label, points, first, sib, last, (node, word) hash set
+        cap = 1 << 16
+        self._scratch: tuple[np.ndarray, ...] = (
+            np.zeros(cap, np.int8), *(np.zeros(cap, np.int32) for _ in range(5)), np.empty(cap, np.int64),
+        )  # fmt: skip
 
     def build(self, masks: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The class's tree in pre-order (see :func:`_preorder`)."""
         t = self.trie
-        return build_tree(
-            np.ascontiguousarray(masks, dtype=np.uint64), self.rank, self.geo.nbr_list, self.geo.deg,
-            t.children, t.node_word, t.node_points, t.kids, max(t.n_words, 1),
-        )  # fmt: skip
+        masks = np.ascontiguousarray(masks, dtype=np.uint64)
+        while True:
+            s = self._scratch
+            n = build_tree(
+                masks, self.rank, self.geo.nbr_list, self.geo.deg, t.children, t.node_word,
+                t.node_points, t.kids, max(t.n_words, 1), *s,
+            )  # fmt: skip
+            if n >= 0:
+                return _preorder(n, s[0], s[1], s[2], s[3], s[4])
+            self._scratch = self._grow(s, nodes=n == -1)
+
+    @staticmethod
+    def _grow(s: tuple[np.ndarray, ...], nodes: bool) -> tuple[np.ndarray, ...]:
+        if nodes:
+            cap = 2 * s[0].shape[0]
+            return (
+                np.zeros(cap, np.int8), *(np.zeros(cap, np.int32) for _ in range(5)), s[6],
+            )  # fmt: skip
+        return (*s[:6], np.empty(2 * s[6].shape[0], np.int64))
 
     def tree_bound(self, masks: np.ndarray, forced: np.ndarray | None = None) -> int:
         """The tree bound of the class (with ``forced[cell] >= 0`` cells fixed)."""
