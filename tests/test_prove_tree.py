@@ -15,7 +15,7 @@ from pipeline.lexicon import compile_for_boards
 from pipeline.prove.bounds import build_prove_trie, class_bounds
 from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
 from pipeline.prove.search import ClassProver
-from pipeline.prove.tree import PROVERS, TreeProver, tree_bound_reference
+from pipeline.prove.tree import PROVERS, TreeProver, eval_level, eval_tree, level_bits, tree_bound_reference
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 
@@ -82,6 +82,19 @@ def test_tree_bound_is_sound_and_matches_its_twin(tiny, data: st.DataObject) -> 
     sub = prover.tree_bound(arr, forced)
     assert sub >= int(scores[keep].max())
     assert sub == tree_bound_reference(masks, neighbours, trie, order, {c: int(forced[c]) for c in order[:k]})
+    # the branch and bound's incremental evaluation, level by level, equals the full one
+    tree = prover.build(arr)
+    cells = np.array(order, np.int64)
+    lv = level_bits(tree[0], tree[1], tree[3], cells, n)
+    val = np.empty((n + 1, len(tree[0])), np.int64)
+    live = np.empty(len(tree[0]), np.int64)
+    step = np.full(n, -1, np.int64)
+    assert eval_level(*tree, lv, step, 0, val, live) == bound
+    for lvl, c in enumerate(order[:k]):
+        step[c] = forced[c]
+        assert eval_level(*tree, lv, step, lvl + 1, val, live) == eval_tree(
+            *tree, step, val[-1].copy(), live.copy()
+        )
 
 
 def test_tree_bound_is_sound_and_tighter_on_the_class_of_the_optimum(enable_lexicon) -> None:
