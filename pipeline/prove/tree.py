@@ -23,11 +23,14 @@ with the forced letters, so the forced bound is a bound of the sub-class.
 The tree is built once per class; branching forces the next cell of the split order to each of
 its letters and re-evaluates without rebuilding. Sub-classes of at most ``enumerate_max`` boards
 are scored exactly by :func:`pipeline.prove.bounds.enumerate_class`, so every board reported is
-scored exactly. Before building a tree the prover computes the cheap ``min(sum, max)`` bound and
-eliminates the class outright when that is already below the threshold (most classes).
+scored exactly. The build also yields the sum bound (each spellable word once), which can beat
+the tree bound on weak classes (the tree counts a word once per cell set); the root bound is the
+smaller. Neither the sum nor the max bound is an upper limit of the tree bound in general.
 
 The tree lives in flat arrays (numba kernels, ``nogil``, cached) laid out in pre-order, so a
-subtree is a contiguous index range and a forced evaluation skips the letters not chosen.
+subtree is a contiguous index range and a forced evaluation skips the letters not chosen; the
+branch and bound (:func:`tree_branch`) recomputes at each level only the subtrees that hold a
+choice of the cell just forced.
 :func:`tree_bound_reference` is the plain-Python twin used by the tests.
 """
 
@@ -61,6 +64,23 @@ def _hash_slot(keys, key):
 
 
 @njit(nogil=True, cache=True)
+def repeated_faces(children):
+    """int8 [trie nodes]: 1 when the node's face sequence repeats a face (a child's index is
+    above its parent's, so one pass in index order sees every parent first)."""
+    n_nodes, n_faces = children.shape
+    used = np.zeros(n_nodes, np.uint64)
+    rep = np.zeros(n_nodes, np.int8)
+    for node in range(n_nodes):
+        for f in range(n_faces):
+            c = children[node, f]
+            if c >= 0:
+                bit = np.uint64(1) << np.uint64(f)
+                used[c] = used[node] | bit
+                rep[c] = rep[node] | (1 if used[node] & bit else 0)
+    return rep
+
+
+@njit(nogil=True, cache=True)
 def _find_child(first, sib, label, node, want):
     c = first[node]
     while c >= 0:
@@ -72,16 +92,19 @@ def _find_child(first, sib, label, node, want):
 
 @njit(nogil=True, cache=True)
 def build_tree(
-    masks, rank, nbr_list, deg, children, node_word, node_points, kids, n_words,
-    is_choice, label, points, first, sib, last, seen,
+    masks, rank, nbr_list, deg, children, node_word, node_points, kids, n_words, repeats,
+    is_choice, label, points, first, sib, last, seen, word_seen, tag,
 ):  # fmt: skip
     """Build the orderly tree of the class ``masks`` (uint64 [cells]), cells sorted by ``rank``,
     into the caller's arrays (reused across classes: a node is initialised when created).
 
     Node 0 is the root SUM node; a CHOICE node's label is its cell, a SUM node's its letter
     (face index); children are ``first``/``sib`` lists (``last`` keeps insertion order).
-    ``seen`` is the (node, word) hash set. Returns the node count, or -1 when the node arrays
-    are too small, -2 when the hash set is over half full (the caller grows them and retries).
+    ``seen`` is the (node, word) hash set; only words with a repeated face (``repeats[trie
+    node]``) need it, as a word of distinct faces has one path over a given cell set and letters.
+    Returns (node count, sum bound: each spellable word once, via ``word_seen[word] == tag``);
+    the count is -1 when the node arrays are too small, -2 when the hash set is over half full
+    (the caller grows them and retries).
     Kept apart from the pre-order relayout and free of reallocation, which slowed this loop.
     """
     n = masks.shape[0]
@@ -98,6 +121,7 @@ def build_tree(
     last[0] = -1
     n_nodes = 1
     n_seen = 0
+    total_sum = np.int64(0)
     st_cell = np.empty(n, np.int64)
     st_node = np.empty(n, np.int64)
     st_child = np.empty(n, np.int64)
@@ -160,8 +184,11 @@ def build_tree(
                 valid[d] = v
                 w = node_word[child]
                 if w >= 0:
+                    if word_seen[w] != tag:
+                        word_seen[w] = tag
+                        total_sum += node_points[child]
                     if n_nodes + 2 * (d + 1) > cap:
-                        return -1
+                        return -1, total_sum
                     node = 0 if valid[d] == 0 else nod[d, valid[d] - 1]
                     for i in range(valid[d], d + 1):
                         cell = st_cell[srt[d, i]]
@@ -186,14 +213,17 @@ def build_tree(
                             node = nxt
                         nod[d, i] = node
                     valid[d] = d + 1
-                    key = np.int64(node) * n_words + w
-                    slot = _hash_slot(seen, key)
-                    if seen[slot] == -1:
-                        seen[slot] = key
-                        n_seen += 1
+                    if repeats[child] == 0:
                         points[node] += node_points[child]
-                        if n_seen > half:
-                            return -2
+                    else:
+                        key = np.int64(node) * n_words + w
+                        slot = _hash_slot(seen, key)
+                        if seen[slot] == -1:
+                            seen[slot] = key
+                            n_seen += 1
+                            points[node] += node_points[child]
+                            if n_seen > half:
+                                return -2, total_sum
             c = st_cell[d]
             child = st_child[d]
             pushed = False
@@ -213,7 +243,7 @@ def build_tree(
                     break
             if not pushed:
                 st_child[d] = -1
-    return n_nodes
+    return n_nodes, total_sum
 
 
 @njit(nogil=True, cache=True)
@@ -444,24 +474,28 @@ class TreeProver:
         self.rank[self.order] = np.arange(geo.n_cells)
         self.cheap = ClassProver(geo, lexicon, trie, threshold, enumerate_max)
         self.tree_nodes = 0  # size of the last tree built (for benchmarks)
+        self.repeats = repeated_faces(trie.children)
+        self.word_seen = np.zeros(max(trie.n_words, 1), np.int64)
+        self._tag = 0
         # build scratch: is_choice, label, points, first, sib, last, (node, word) hash set
         cap = 1 << 16
         self._scratch: tuple[np.ndarray, ...] = (
             np.zeros(cap, np.int8), *(np.zeros(cap, np.int32) for _ in range(5)), np.empty(cap, np.int64),
         )  # fmt: skip
 
-    def build(self, masks: np.ndarray) -> tuple[np.ndarray, ...]:
-        """The class's tree in pre-order (see :func:`_preorder`)."""
+    def build(self, masks: np.ndarray) -> tuple[tuple[np.ndarray, ...], int]:
+        """The class's tree in pre-order (see :func:`_preorder`) and its sum bound."""
         t = self.trie
         masks = np.ascontiguousarray(masks, dtype=np.uint64)
         while True:
             s = self._scratch
-            n = build_tree(
+            self._tag += 1
+            n, total = build_tree(
                 masks, self.rank, self.geo.nbr_list, self.geo.deg, t.children, t.node_word,
-                t.node_points, t.kids, max(t.n_words, 1), *s,
+                t.node_points, t.kids, max(t.n_words, 1), self.repeats, *s, self.word_seen, self._tag,
             )  # fmt: skip
             if n >= 0:
-                return _preorder(n, s[0], s[1], s[2], s[3], s[4])
+                return _preorder(n, s[0], s[1], s[2], s[3], s[4]), int(total)
             self._scratch = self._grow(s, nodes=n == -1)
 
     @staticmethod
@@ -475,7 +509,7 @@ class TreeProver:
 
     def tree_bound(self, masks: np.ndarray, forced: np.ndarray | None = None) -> int:
         """The tree bound of the class (with ``forced[cell] >= 0`` cells fixed)."""
-        tree = self.build(masks)
+        tree, _ = self.build(masks)
         if forced is None:
             forced = np.full(self.geo.n_cells, -1, np.int64)
         n = tree[0].shape[0]
@@ -483,10 +517,11 @@ class TreeProver:
 
     def prove(self, masks: np.ndarray) -> ClassOutcome:
         masks = np.ascontiguousarray(masks, dtype=np.uint64)
-        cheap = self.cheap.bound(masks)
-        if cheap < self.threshold:
-            return ClassOutcome(root_bound=cheap)
-        tree = self.build(masks)
+        # the sum bound comes with the build; the max bound's walk would cost as much as the
+        # build and rarely beats the tree, so it is not computed
+        tree, total = self.build(masks)
+        if total < self.threshold:
+            return ClassOutcome(root_bound=total)
         self.tree_nodes = int(tree[0].shape[0])
         sizes = [bin(int(m)).count("1") for m in masks]
         cells = [int(c) for c in self.order if sizes[c] > 1]
@@ -501,7 +536,7 @@ class TreeProver:
             *tree, np.array(cells, np.int64), faces, np.array([sizes[c] for c in cells], np.int64), left,
             self.threshold, self.enumerate_max, self.geo.n_cells,
         )  # fmt: skip
-        out = ClassOutcome(root_bound=min(cheap, int(root)), nodes=int(nodes))
+        out = ClassOutcome(root_bound=min(total, int(root)), nodes=int(nodes))
         for forced in leaves:
             sub = masks.copy()
             for c in np.flatnonzero(forced >= 0):
