@@ -489,13 +489,15 @@ class TreeProver:
         masks = np.ascontiguousarray(masks, dtype=np.uint64)
         while True:
             s = self._scratch
+            is_choice, label, points, first, sib, last, seen = s
             self._tag += 1
             n, total = build_tree(
                 masks, self.rank, self.geo.nbr_list, self.geo.deg, t.children, t.node_word,
-                t.node_points, t.kids, max(t.n_words, 1), self.repeats, *s, self.word_seen, self._tag,
+                t.node_points, t.kids, max(t.n_words, 1), self.repeats, is_choice, label, points,
+                first, sib, last, seen, self.word_seen, self._tag,
             )  # fmt: skip
             if n >= 0:
-                return _preorder(n, s[0], s[1], s[2], s[3], s[4]), int(total)
+                return _preorder(n, is_choice, label, points, first, sib), int(total)
             self._scratch = self._grow(s, nodes=n == -1)
 
     @staticmethod
@@ -512,8 +514,10 @@ class TreeProver:
         tree, _ = self.build(masks)
         if forced is None:
             forced = np.full(self.geo.n_cells, -1, np.int64)
-        n = tree[0].shape[0]
-        return int(eval_tree(*tree, forced, np.empty(n, np.int64), np.empty(n, np.int64)))
+        is_choice, label, points, parent, end = tree
+        n = is_choice.shape[0]
+        scratch = np.empty(n, np.int64), np.empty(n, np.int64)
+        return int(eval_tree(is_choice, label, points, parent, end, forced, *scratch))
 
     def prove(self, masks: np.ndarray) -> ClassOutcome:
         masks = np.ascontiguousarray(masks, dtype=np.uint64)
@@ -532,15 +536,17 @@ class TreeProver:
         left = np.array(
             [int(np.prod([sizes[c] for c in cells[i:]])) for i in range(len(cells) + 1)], np.int64
         )
+        is_choice, label, points, parent, end = tree
         root, nodes, leaves = tree_branch(
-            *tree, np.array(cells, np.int64), faces, np.array([sizes[c] for c in cells], np.int64), left,
-            self.threshold, self.enumerate_max, self.geo.n_cells,
+            is_choice, label, points, parent, end, np.array(cells, np.int64), faces,
+            np.array([sizes[c] for c in cells], np.int64), left, self.threshold, self.enumerate_max,
+            self.geo.n_cells,
         )  # fmt: skip
         out = ClassOutcome(root_bound=min(total, int(root)), nodes=int(nodes))
         for forced in leaves:
             sub = masks.copy()
-            for c in np.flatnonzero(forced >= 0):
-                sub[c] = np.uint64(1) << np.uint64(forced[c])
+            for cell in np.flatnonzero(forced >= 0):
+                sub[cell] = np.uint64(1) << np.uint64(forced[cell])
             self.cheap._enumerate(sub, out)
         return out
 
