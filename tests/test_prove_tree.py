@@ -202,3 +202,17 @@ def test_tree_prover_eliminates_a_class_below_the_threshold(tiny) -> None:
     out = prover.prove(masks)
     assert out.status == "eliminated" and out.boards_scored == 0 and out.found == []
     assert out.root_bound < 10_000
+
+
+def test_tree_build_grows_its_scratch_arrays(tiny) -> None:
+    geo = geometry(2, 3)
+    trie = build_prove_trie(tiny, 6)
+    masks = np.array([0b11111] * 6, dtype=np.uint64)
+    roomy = TreeProver(geo, tiny, trie, threshold=1)
+    cramped = TreeProver(geo, tiny, trie, threshold=1)
+    cramped._scratch = (
+        np.zeros(4, np.int8), *(np.zeros(4, np.int32) for _ in range(5)), np.empty(2, np.int64),
+    )  # fmt: skip
+    assert cramped.tree_bound(masks) == roomy.tree_bound(masks)
+    assert cramped._scratch[0].shape[0] > 4 and cramped._scratch[6].shape[0] > 2
+    assert len(cramped.build(masks)[0][0]) == len(roomy.build(masks)[0][0]) > 4
