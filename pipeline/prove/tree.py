@@ -64,6 +64,51 @@ def _hash_slot(keys, key):
 
 
 @njit(nogil=True, cache=True)
+def _popcount(x):
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(nogil=True, cache=True)
+def compact_trie(children, node_word, node_points, kids, repeats):
+    """The prover's dense trie renumbered breadth first so a node's children are consecutive:
+    child of face f = ``base[node] + popcount(kids[node] & (bit f - 1))``. About a tenth of
+    the dense table's memory, which keeps the build's walk in cache. Returns (base int64,
+    node_word, node_points, kids, repeats) in the new numbering."""
+    n_nodes, n_faces = children.shape
+    new_id = np.full(n_nodes, -1, np.int64)
+    queue = np.empty(n_nodes, np.int64)
+    queue[0] = 0
+    new_id[0] = 0
+    n_queued = 1
+    base = np.zeros(n_nodes, np.int64)
+    for head in range(n_nodes):
+        if head >= n_queued:
+            break
+        node = queue[head]
+        base[head] = n_queued
+        for f in range(n_faces):
+            c = children[node, f]
+            if c >= 0:
+                new_id[c] = n_queued
+                queue[n_queued] = c
+                n_queued += 1
+    o_word = np.empty(n_queued, node_word.dtype)
+    o_points = np.empty(n_queued, node_points.dtype)
+    o_kids = np.empty(n_queued, kids.dtype)
+    o_rep = np.empty(n_queued, repeats.dtype)
+    for i in range(n_queued):
+        old = queue[i]
+        o_word[i] = node_word[old]
+        o_points[i] = node_points[old]
+        o_kids[i] = kids[old]
+        o_rep[i] = repeats[old]
+    return base[:n_queued].copy(), o_word, o_points, o_kids, o_rep
+
+
+@njit(nogil=True, cache=True)
 def repeated_faces(children):
     """int8 [trie nodes]: 1 when the node's face sequence repeats a face (a child's index is
     above its parent's, so one pass in index order sees every parent first)."""
@@ -92,11 +137,12 @@ def _find_child(first, sib, label, node, want):
 
 @njit(nogil=True, cache=True)
 def build_tree(
-    masks, rank, nbr_list, deg, children, node_word, node_points, kids, n_words, repeats,
+    masks, rank, nbr_list, deg, base, node_word, node_points, kids, n_words, repeats,
     is_choice, label, points, first, sib, last, seen, word_seen, tag,
 ):  # fmt: skip
     """Build the orderly tree of the class ``masks`` (uint64 [cells]), cells sorted by ``rank``,
-    into the caller's arrays (reused across classes: a node is initialised when created).
+    into the caller's arrays (reused across classes: a node is initialised when created). The
+    trie is the compact one of :func:`compact_trie` (``base``, ``kids``, ...).
 
     Node 0 is the root SUM node; a CHOICE node's label is its cell, a SUM node's its letter
     (face index); children are ``first``/``sib`` lists (``last`` keeps insertion order).
@@ -154,7 +200,7 @@ def build_tree(
                 f = 0
                 while (low >> np.uint64(f)) != one:
                     f += 1
-                child = children[st_node[d], f]
+                child = base[st_node[d]] + _popcount(kids[st_node[d]] & (low - one))
                 st_child[d] = child
                 st_face[d] = f
                 st_k[d] = 0
@@ -474,7 +520,9 @@ class TreeProver:
         self.rank[self.order] = np.arange(geo.n_cells)
         self.cheap = ClassProver(geo, lexicon, trie, threshold, enumerate_max)
         self.tree_nodes = 0  # size of the last tree built (for benchmarks)
-        self.repeats = repeated_faces(trie.children)
+        self.compact = compact_trie(
+            trie.children, trie.node_word, trie.node_points, trie.kids, repeated_faces(trie.children)
+        )
         self.word_seen = np.zeros(max(trie.n_words, 1), np.int64)
         self._tag = 0
         # build scratch: is_choice, label, points, first, sib, last, (node, word) hash set
@@ -490,10 +538,11 @@ class TreeProver:
         while True:
             s = self._scratch
             is_choice, label, points, first, sib, last, seen = s
+            base, node_word, node_points, kids, repeats = self.compact
             self._tag += 1
             n, total = build_tree(
-                masks, self.rank, self.geo.nbr_list, self.geo.deg, t.children, t.node_word,
-                t.node_points, t.kids, max(t.n_words, 1), self.repeats, is_choice, label, points,
+                masks, self.rank, self.geo.nbr_list, self.geo.deg, base, node_word, node_points, kids,
+                max(t.n_words, 1), repeats, is_choice, label, points,
                 first, sib, last, seen, self.word_seen, self._tag,
             )  # fmt: skip
             if n >= 0:
