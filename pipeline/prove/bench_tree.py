@@ -11,6 +11,7 @@ time per group: classes beyond it are timed with the tree prover only.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Annotated
 
 import numpy as np
@@ -37,8 +38,7 @@ def _group(
     ids: np.ndarray,
     tree: TreeProver,
     sumax: ClassProver,
-    masks_of: np.ndarray,
-    digits_of: dict[int, np.ndarray],
+    masks_for: Callable[[int], np.ndarray],
     budget: float,
 ) -> tuple[float, float]:
     """Prove ``ids`` with both provers; returns the tree prover's and sum/max prover's mean
@@ -46,7 +46,7 @@ def _group(
     t_tree, c_tree, n_tree, t_sum, c_sum, n_sum, both_tree, mismatch = [], [], [], [], [], [], [], 0
     spent = 0.0
     for cid in ids:
-        masks = masks_of[digits_of[cid]]
+        masks = masks_for(int(cid))
         tt, ct, nt, ft = _time(tree, masks)
         t_tree.append(tt)
         c_tree.append(ct)
@@ -96,17 +96,17 @@ def main(
     sumax = ClassProver(geo, problem.lexicon, problem.trie, threshold)
     ids = canonical_class_ids(rows, cols, len(problem.buckets))
     masks_of = bucket_masks(problem.buckets)
-    digits_of: dict[int, np.ndarray] = dict(
-        zip(ids.tolist(), class_digits(ids, len(problem.buckets), rows * cols), strict=True)
-    )
+    k = len(problem.buckets)
+
+    def masks_for(cid: int) -> np.ndarray:
+        return masks_of[class_digits(np.array([cid]), k, rows * cols)[0]]
+
     rng = np.random.default_rng(seed)
     # warm the numba kernels (cache load or compile) outside the timings
-    tree.prove(masks_of[digits_of[int(ids[-1])]])
-    sumax.prove(masks_of[digits_of[int(ids[0])]])
+    tree.prove(masks_for(int(ids[-1])))
+    sumax.prove(masks_for(int(ids[0])))
     picked = rng.choice(ids, size=min(sample, len(ids)), replace=False)
-    mean_tree, mean_sum = _group(
-        f"random sample (seed {seed})", picked, tree, sumax, masks_of, digits_of, sumax_budget
-    )
+    mean_tree, mean_sum = _group(f"random sample (seed {seed})", picked, tree, sumax, masks_for, sumax_budget)
     typer.echo(
         f"extrapolated full {rows}x{cols} ({len(ids)} classes), CPU seconds: "
         f"tree {mean_tree * len(ids):.0f} s, "
@@ -116,13 +116,13 @@ def main(
         return
     pool = ids if top_pool <= 0 else rng.choice(ids, size=min(top_pool, len(ids)), replace=False)
     t0 = time.perf_counter()
-    bounds = np.array([sumax.bound(masks_of[digits_of[int(c)]]) for c in pool])
+    bounds = np.array([sumax.bound(masks_for(int(c))) for c in pool])
     strongest = pool[np.argsort(-bounds, kind="stable")[:top]]
     typer.echo(
         f"ranked {len(pool)} classes by the cheap root bound in {time.perf_counter() - t0:.1f} s; "
         f"top {top} bounds {int(bounds.max())}..{int(np.sort(bounds)[-min(top, len(bounds))])}"
     )
-    _group(f"{top} highest root bounds", strongest, tree, sumax, masks_of, digits_of, sumax_budget)
+    _group(f"{top} highest root bounds", strongest, tree, sumax, masks_for, sumax_budget)
 
 
 if __name__ == "__main__":
