@@ -137,11 +137,12 @@ def _find_child(first, sib, label, node, want):
 
 @njit(nogil=True, cache=True)
 def build_tree(
-    masks, rank, nbr_list, deg, base, node_word, node_points, kids, n_words, repeats,
+    masks, rank, order, nbr_list, deg, base, node_word, node_points, kids, n_words, repeats,
     is_choice, label, points, first, sib, last, seen, word_seen, tag,
 ):  # fmt: skip
     """Build the orderly tree of the class ``masks`` (uint64 [cells]), cells sorted by ``rank``,
-    into the caller's arrays (reused across classes: a node is initialised when created). The
+    into the caller's arrays (reused across classes: a node is initialised when created);
+    ``order`` is the cells by rank. The
     trie is the compact one of :func:`compact_trie` (``base``, ``kids``, ...).
 
     Node 0 is the root SUM node; a CHOICE node's label is its cell, a SUM node's its letter
@@ -171,12 +172,15 @@ def build_tree(
     st_cell = np.empty(n, np.int64)
     st_node = np.empty(n, np.int64)
     st_child = np.empty(n, np.int64)
-    st_face = np.empty(n, np.int64)
     st_k = np.empty(n, np.int64)
     st_rem = np.empty(n, np.uint64)
-    srt = np.empty((n, n), np.int64)  # srt[d]: the pairs of path[0..d] in split order
-    nod = np.empty((n, n), np.int64)  # nod[d, i]: SUM node after the sorted pairs 0..i
-    valid = np.zeros(n, np.int64)  # nod[d, :valid[d]] is up to date
+    # The path's pairs sorted by the split order are the set bits of ``urank`` (cells by rank)
+    # with ``face_at``; ``nod[i]`` is the SUM node after sorted pairs 0..i, up to date for the
+    # first ``gvalid`` pairs. A pair entering, changing or leaving at sorted position j leaves
+    # the nodes before j valid, so consecutive insertions share their sorted prefix.
+    nod = np.empty(n, np.int64)
+    face_at = np.empty(n, np.int64)
+    gvalid = 0
     for start in range(n):
         if masks[start] & kids[0] == zero:
             continue
@@ -186,11 +190,16 @@ def build_tree(
         st_rem[0] = masks[start] & kids[0]
         st_child[0] = -1
         used = one << np.uint64(start)
+        urank = one << np.uint64(rank[start])
         while True:
             if st_child[d] < 0:
                 rem = st_rem[d]
                 if rem == zero:
-                    used ^= one << np.uint64(st_cell[d])
+                    c = st_cell[d]
+                    used ^= one << np.uint64(c)
+                    rbit = one << np.uint64(rank[c])
+                    urank ^= rbit
+                    gvalid = min(gvalid, _popcount(urank & (rbit - one)))
                     d -= 1
                     if d < 0:
                         break
@@ -202,32 +211,11 @@ def build_tree(
                     f += 1
                 child = base[st_node[d]] + _popcount(kids[st_node[d]] & (low - one))
                 st_child[d] = child
-                st_face[d] = f
                 st_k[d] = 0
-                # the path's pairs sorted by the split order: pair d goes in at position j;
-                # the tree nodes of the sorted pairs before j are the same as at depth d-1
-                j = 0
-                prev_valid = 0
-                if d > 0:
-                    prev_valid = valid[d - 1]
-                    for i in range(d):
-                        q = srt[d - 1, i]
-                        if rank[st_cell[q]] < rank[st_cell[d]]:
-                            srt[d, j] = q
-                            j += 1
-                    srt[d, j] = d
-                    i2 = j + 1
-                    for i in range(d):
-                        q = srt[d - 1, i]
-                        if rank[st_cell[q]] > rank[st_cell[d]]:
-                            srt[d, i2] = q
-                            i2 += 1
-                else:
-                    srt[0, 0] = 0
-                v = min(j, prev_valid)
-                for i in range(v):
-                    nod[d, i] = nod[d - 1, i]
-                valid[d] = v
+                c = st_cell[d]
+                face_at[c] = f
+                rbit = one << np.uint64(rank[c])
+                gvalid = min(gvalid, _popcount(urank & (rbit - one)))
                 w = node_word[child]
                 if w >= 0:
                     if word_seen[w] != tag:
@@ -235,10 +223,15 @@ def build_tree(
                         total_sum += node_points[child]
                     if n_nodes + 2 * (d + 1) > cap:
                         return -1, total_sum
-                    node = 0 if valid[d] == 0 else nod[d, valid[d] - 1]
-                    for i in range(valid[d], d + 1):
-                        cell = st_cell[srt[d, i]]
-                        face = st_face[srt[d, i]]
+                    node = 0 if gvalid == 0 else nod[gvalid - 1]
+                    bits = urank
+                    for _ in range(gvalid):
+                        bits &= bits - one
+                    for i in range(gvalid, d + 1):
+                        low_r = bits & (~bits + one)
+                        bits ^= low_r
+                        cell = order[_popcount(low_r - one)]
+                        face = face_at[cell]
                         for level in range(2):
                             want = cell if level == 0 else face
                             nxt = _find_child(first, sib, label, node, want)
@@ -257,8 +250,8 @@ def build_tree(
                                     sib[last[node]] = nxt
                                 last[node] = nxt
                             node = nxt
-                        nod[d, i] = node
-                    valid[d] = d + 1
+                        nod[i] = node
+                    gvalid = d + 1
                     if repeats[child] == 0:
                         points[node] += node_points[child]
                     else:
@@ -285,6 +278,7 @@ def build_tree(
                     st_rem[d] = masks[nb] & kids[child]
                     st_child[d] = -1
                     used |= one << np.uint64(nb)
+                    urank |= one << np.uint64(rank[nb])
                     pushed = True
                     break
             if not pushed:
@@ -541,8 +535,8 @@ class TreeProver:
             base, node_word, node_points, kids, repeats = self.compact
             self._tag += 1
             n, total = build_tree(
-                masks, self.rank, self.geo.nbr_list, self.geo.deg, base, node_word, node_points, kids,
-                max(t.n_words, 1), repeats, is_choice, label, points,
+                masks, self.rank, self.order, self.geo.nbr_list, self.geo.deg, base, node_word,
+                node_points, kids, max(t.n_words, 1), repeats, is_choice, label, points,
                 first, sib, last, seen, self.word_seen, self._tag,
             )  # fmt: skip
             if n >= 0:
