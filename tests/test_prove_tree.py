@@ -62,6 +62,7 @@ def test_tree_bound_is_sound_and_matches_its_twin(tiny, data: st.DataObject) -> 
     order = [int(c) for c in prover.order]
     assert bound >= int(scores.max())
     assert bound == tree_bound_reference(masks, neighbours, trie, order)
+    assert prover.root_bounds(arr)[0] == bound
     # neither sum nor max bounds the tree bound in general (hypothesis found tree 15 > max 14 on
     # a 3x3 class: the sorted cell order splits a walk's joint choice into independent ones), so
     # the prover's root bound is the tree's or the sum bound (which the build computes too)

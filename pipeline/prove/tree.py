@@ -341,6 +341,28 @@ def _preorder(n_nodes, is_choice, label, points, first, sib):
     return o_choice, o_label, o_points, o_parent, o_end
 
 
+@njit(nogil=True, cache=True)
+def root_value(n_nodes, is_choice, points, first, sib):
+    """The unforced bound straight from the build's arrays: a child is created after its
+    parent, so one pass from the last node back sees every node's children first."""
+    val = np.empty(n_nodes, np.int64)
+    for i in range(n_nodes - 1, -1, -1):
+        v = np.int64(points[i])
+        c = first[i]
+        if is_choice[i]:
+            v = np.int64(0)
+            while c >= 0:
+                if val[c] > v:
+                    v = val[c]
+                c = sib[c]
+        else:
+            while c >= 0:
+                v += val[c]
+                c = sib[c]
+        val[i] = v
+    return val[0]
+
+
 # ---------------------------------------------------------------- numba kernels: evaluate
 
 
@@ -527,6 +549,18 @@ class TreeProver:
 
     def build(self, masks: np.ndarray) -> tuple[tuple[np.ndarray, ...], int]:
         """The class's tree in pre-order (see :func:`_preorder`) and its sum bound."""
+        n, total = self._build(masks)
+        is_choice, label, points, first, sib, _, _ = self._scratch
+        return _preorder(n, is_choice, label, points, first, sib), total
+
+    def root_bounds(self, masks: np.ndarray) -> tuple[int, int]:
+        """(tree bound, sum bound) of the class, without the pre-order relayout."""
+        n, total = self._build(masks)
+        is_choice, _, points, first, sib, _, _ = self._scratch
+        return int(root_value(n, is_choice, points, first, sib)), total
+
+    def _build(self, masks: np.ndarray) -> tuple[int, int]:
+        """Build into the scratch arrays (grown until they fit); (node count, sum bound)."""
         t = self.trie
         masks = np.ascontiguousarray(masks, dtype=np.uint64)
         while True:
@@ -540,7 +574,7 @@ class TreeProver:
                 first, sib, last, seen, self.word_seen, self._tag,
             )  # fmt: skip
             if n >= 0:
-                return _preorder(n, is_choice, label, points, first, sib), int(total)
+                return int(n), int(total)
             self._scratch = self._grow(s, nodes=n == -1)
 
     @staticmethod
@@ -566,10 +600,16 @@ class TreeProver:
         masks = np.ascontiguousarray(masks, dtype=np.uint64)
         # the sum bound comes with the build; the max bound's walk would cost as much as the
         # build and rarely beats the tree, so it is not computed
-        tree, total = self.build(masks)
+        # most classes fall to the root bound: evaluate it on the raw build, relayout only the rest
+        n, total = self._build(masks)
+        is_choice, label, points, first, sib, _, _ = self._scratch
+        self.tree_nodes = n
         if total < self.threshold:
             return ClassOutcome(root_bound=total)
-        self.tree_nodes = int(tree[0].shape[0])
+        root = int(root_value(n, is_choice, points, first, sib))
+        if root < self.threshold:
+            return ClassOutcome(root_bound=root)
+        tree = _preorder(n, is_choice, label, points, first, sib)
         sizes = [bin(int(m)).count("1") for m in masks]
         cells = [int(c) for c in self.order if sizes[c] > 1]
         faces = np.zeros((max(len(cells), 1), 64), np.int64)
