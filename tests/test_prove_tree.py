@@ -1,0 +1,219 @@
+"""The orderly-tree bound is sound, matches its Python twin, counts a word once per cell set,
+and the tree prover finds exactly the boards the sum/max prover and brute force find."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipeline.boards import Board, canonical, format_compact, geometry
+from pipeline.lexicon import compile_for_boards
+from pipeline.prove.bounds import build_prove_trie, class_bounds
+from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
+from pipeline.prove.search import ClassProver
+from pipeline.prove.tree import PROVERS, TreeProver, eval_level, eval_tree, level_bits, tree_bound_reference
+from pipeline.rules import get_rules
+from pipeline.solve import solve_arrays
+
+LETTERS = "aerst"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory, enable_words: list[str]):
+    """ENABLE2K words of at most 6 letters over a e r s t."""
+    words = [w for w in enable_words if len(w) <= 6 and set(w) <= set(LETTERS)]
+    path = tmp_path_factory.mktemp("lex") / "tiny.txt"
+    path.write_text("\n".join(words) + "\n", encoding="utf-8")
+    lex = compile_for_boards(str(path), get_rules("boggle"))
+    assert lex.alphabet.faces == tuple(LETTERS)
+    return lex
+
+
+def _boards(masks: list[int]) -> np.ndarray:
+    return np.array(list(itertools.product(*[[f for f in range(64) if m >> f & 1] for m in masks])), np.int8)
+
+
+def _scores(lex, rows: int, cols: int, boards: np.ndarray) -> np.ndarray:
+    return solve_arrays(boards, rows, cols, lex, collect=False).score
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_tree_bound_is_sound_and_matches_its_twin(tiny, data: st.DataObject) -> None:
+    rows, cols = data.draw(st.sampled_from([(2, 2), (2, 3), (3, 3)]))
+    n = rows * cols
+    most = {4: 4, 6: 3, 9: 2}[n]  # at most 4^4, 3^6 or 2^9 boards per class
+    masks = [
+        sum(1 << f for f in data.draw(st.sets(st.integers(0, 4), min_size=1, max_size=most)))
+        for _ in range(n)
+    ]
+    geo = geometry(rows, cols)
+    trie = build_prove_trie(tiny, n)
+    prover = TreeProver(geo, tiny, trie, threshold=1)
+    arr = np.array(masks, dtype=np.uint64)
+    boards = _boards(masks)
+    scores = _scores(tiny, rows, cols, boards)
+    bound = prover.tree_bound(arr)
+    neighbours = [geo.neighbours(c) for c in range(n)]
+    order = [int(c) for c in prover.order]
+    assert bound >= int(scores.max())
+    assert bound == tree_bound_reference(masks, neighbours, trie, order)
+    assert prover.root_bounds(arr)[0] == bound
+    # neither sum nor max bounds the tree bound in general (hypothesis found tree 15 > max 14 on
+    # a 3x3 class: the sorted cell order splits a walk's joint choice into independent ones), so
+    # the prover's root bound is the tree's or the sum bound (which the build computes too)
+    s, _ = class_bounds(
+        arr, geo.nbr_list, geo.deg, trie.children, trie.node_word, trie.node_points, trie.kids,
+        np.zeros(tiny.n_words, np.int64), np.zeros(1, np.int64),
+    )  # fmt: skip
+    assert prover.build(arr)[1] == int(s)
+    assert prover.prove(arr).root_bound == min(bound, int(s))
+    # forcing the first split cells to letters bounds the sub-class that agrees with them
+    k = data.draw(st.integers(1, n))
+    forced = np.full(n, -1, np.int64)
+    keep = np.ones(len(boards), dtype=bool)
+    for c in order[:k]:
+        f = data.draw(st.sampled_from([f for f in range(5) if masks[c] >> f & 1]))
+        forced[c] = f
+        keep &= boards[:, c] == f
+    sub = prover.tree_bound(arr, forced)
+    assert sub >= int(scores[keep].max())
+    assert sub == tree_bound_reference(masks, neighbours, trie, order, {c: int(forced[c]) for c in order[:k]})
+    # the branch and bound's incremental evaluation, level by level, equals the full one
+    tree, _ = prover.build(arr)
+    cells = np.array(order, np.int64)
+    lv = level_bits(tree[0], tree[1], tree[3], cells, n)
+    val = np.empty((n + 1, len(tree[0])), np.int64)
+    live = np.empty(len(tree[0]), np.int64)
+    step = np.full(n, -1, np.int64)
+    assert eval_level(*tree, lv, step, 0, val, live) == bound
+    for lvl, c in enumerate(order[:k]):
+        step[c] = forced[c]
+        assert eval_level(*tree, lv, step, lvl + 1, val, live) == eval_tree(
+            *tree, step, val[-1].copy(), live.copy()
+        )
+
+
+def test_tree_bound_is_sound_and_tighter_on_the_class_of_the_optimum(enable_lexicon) -> None:
+    geo = geometry(3, 3)
+    trie = build_prove_trie(enable_lexicon, 9)
+    buckets = parse_buckets("bdfgjqvwxz aeiou lnrsy chkmpt", enable_lexicon.alphabet)
+    # the class of streaedlp (545, the 3x3 optimum)
+    masks = bucket_masks(buckets)[np.array([2, 3, 2, 1, 1, 1, 0, 2, 3])]
+    tree = TreeProver(geo, enable_lexicon, trie, 500)
+    cheap = ClassProver(geo, enable_lexicon, trie, 500)
+    assert 545 <= tree.tree_bound(masks) < cheap.bound(masks) / 2
+    out = TreeProver(geo, enable_lexicon, trie, 545).prove(masks)
+    found = {"".join(enable_lexicon.alphabet.faces[f] for f in b): s for b, s in out.found}
+    assert found == {"streaedlp": 545}
+
+
+def _cell_set_score(lex, geo, board: np.ndarray) -> int:
+    """Points of every (word, cell set) a board spells: what the tree bound of a one-board
+    class must equal (a word counts once per cell set, not once per path)."""
+    words = {w: p for w, p in zip(lex.words, lex.word_points.tolist(), strict=True)}
+    faces = [lex.alphabet.faces[f] for f in board]
+    found: set[tuple[str, frozenset[int]]] = set()
+
+    def walk(cell: int, prefix: str, used: tuple[int, ...]) -> None:
+        word = prefix + faces[cell]
+        if len(word) > 2 * geo.n_cells:
+            return
+        here = (*used, cell)
+        if word in words:
+            found.add((word, frozenset(here)))
+        for nb in geo.neighbours(cell):
+            if nb not in here:
+                walk(nb, word, here)
+
+    for c in range(geo.n_cells):
+        walk(c, "", ())
+    return sum(words[w] for w, _ in found)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(board=st.lists(st.integers(0, 4), min_size=9, max_size=9))
+def test_tree_bound_of_one_board_counts_each_word_once_per_cell_set(tiny, board: list[int]) -> None:
+    geo = geometry(3, 3)
+    prover = TreeProver(geo, tiny, build_prove_trie(tiny, 9), threshold=1)
+    b = np.array(board, np.int8)
+    bound = prover.tree_bound(np.array([1 << f for f in board], dtype=np.uint64))
+    assert bound == _cell_set_score(tiny, geo, b) >= int(_scores(tiny, 3, 3, b[None, :])[0])
+
+
+def _found(outcome) -> dict[bytes, int]:
+    return {bytes(b.astype(np.int8)): s for b, s in outcome.found}
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols", "spec", "threshold"),
+    [
+        (2, 2, "ae rst", 4),
+        (2, 2, "a e r s t", 6),
+        (2, 3, "ae rst", 20),
+        (2, 3, "aerst", 26),
+        (2, 3, "a e rst", 30),
+    ],
+)
+def test_tree_prover_finds_what_sumax_and_brute_force_find(
+    tiny, rows: int, cols: int, spec: str, threshold: int
+) -> None:
+    n = rows * cols
+    geo = geometry(rows, cols)
+    trie = build_prove_trie(tiny, n)
+    buckets = parse_buckets(spec, tiny.alphabet)
+    masks_of = bucket_masks(buckets)
+    ids = canonical_class_ids(rows, cols, len(buckets))
+    tree = PROVERS["tree"](geo, tiny, trie, threshold)
+    sumax = PROVERS["sumax"](geo, tiny, trie, threshold)
+    found_tree: dict[str, int] = {}
+    for d in class_digits(ids, len(buckets), n):
+        masks = masks_of[d]
+        t, s = tree.prove(masks), sumax.prove(masks)
+        assert _found(t) == _found(s)
+        assert t.root_bound >= max([sc for _, sc in t.found], default=0)
+        boards = _boards([int(m) for m in masks])
+        scores = _scores(tiny, rows, cols, boards)
+        assert _found(t) == {
+            bytes(b): int(sc) for b, sc in zip(boards, scores, strict=True) if sc >= threshold
+        }
+        for b, sc in t.found:
+            found_tree[
+                format_compact(canonical(Board(rows, cols, tuple(tiny.alphabet.faces[f] for f in b))))
+            ] = sc
+    # the canonical classes cover every board: the union is brute force over the whole shape
+    every = np.array(list(itertools.product(range(len(LETTERS)), repeat=n)), np.int8)
+    scores = _scores(tiny, rows, cols, every)
+    expected = {
+        format_compact(canonical(Board(rows, cols, tuple(tiny.alphabet.faces[f] for f in b)))): int(sc)
+        for b, sc in zip(every[scores >= threshold], scores[scores >= threshold], strict=True)
+    }
+    assert len(expected) > 0 and found_tree == expected
+
+
+def test_tree_prover_eliminates_a_class_below_the_threshold(tiny) -> None:
+    geo = geometry(2, 2)
+    trie = build_prove_trie(tiny, 4)
+    masks = np.array([0b11111] * 4, dtype=np.uint64)
+    prover = TreeProver(geo, tiny, trie, threshold=10_000)
+    out = prover.prove(masks)
+    assert out.status == "eliminated" and out.boards_scored == 0 and out.found == []
+    assert out.root_bound < 10_000
+
+
+def test_tree_build_grows_its_scratch_arrays(tiny) -> None:
+    geo = geometry(2, 3)
+    trie = build_prove_trie(tiny, 6)
+    masks = np.array([0b11111] * 6, dtype=np.uint64)
+    roomy = TreeProver(geo, tiny, trie, threshold=1)
+    cramped = TreeProver(geo, tiny, trie, threshold=1)
+    cramped._scratch = (
+        np.zeros(4, np.int8), *(np.zeros(4, np.int32) for _ in range(5)), np.empty(2, np.int64),
+    )  # fmt: skip
+    assert cramped.tree_bound(masks) == roomy.tree_bound(masks)
+    assert cramped._scratch[0].shape[0] > 4 and cramped._scratch[6].shape[0] > 2
+    assert len(cramped.build(masks)[0][0]) == len(roomy.build(masks)[0][0]) > 4
