@@ -147,15 +147,19 @@ def _brute_force(lex, rows: int, cols: int, threshold: int) -> dict[str, int]:
     return out
 
 
+@pytest.mark.parametrize("bound", ["tree", "sumax"])
 @pytest.mark.parametrize(
     ("shape", "spec", "threshold"),
     [("2x2", "ae rst", 4), ("2x2", "a e r s t", 6), ("2x3", "ae rst", 20), ("2x3", "aerst", 26)],
 )
-def test_prove_equals_brute_force(tiny_dict: str, tiny, shape: str, spec: str, threshold: int) -> None:
+def test_prove_equals_brute_force(
+    tiny_dict: str, tiny, shape: str, spec: str, threshold: int, bound: str
+) -> None:
     rows, cols = (int(x) for x in shape.split("x"))
     expected = _brute_force(tiny, rows, cols, threshold)
     assert 0 < len(expected) < 2000  # the threshold keeps the check meaningful
-    res = run_prove(ProveConfig(tiny_dict, shape=shape, threshold=threshold, classes=spec, n_jobs=1))
+    cfg = ProveConfig(tiny_dict, shape=shape, threshold=threshold, classes=spec, n_jobs=1, bound=bound)
+    res = run_prove(cfg)
     assert {b.board: b.score for b in res.boards} == expected
     assert res.best is not None and res.best.score == max(expected.values())
     assert res.classes_done == res.classes_total

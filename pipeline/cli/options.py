@@ -42,6 +42,13 @@ class ProveBackend(StrEnum):
     threading = "threading"
 
 
+class ProveBound(StrEnum):
+    """pipeline.prove.tree.PROVERS."""
+
+    tree = "tree"
+    sumax = "sumax"
+
+
 class Strategy(StrEnum):
     """pipeline.optimize.STRATEGIES."""
 

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from pipeline.cli.options import DictionaryOpt, MinLengthOpt, OverwriteOpt, ProveBackend, RulesOpt, value
+from pipeline.cli.options import (
+    DictionaryOpt,
+    MinLengthOpt,
+    OverwriteOpt,
+    ProveBackend,
+    ProveBound,
+    RulesOpt,
+    value,
+)
 from pipeline.cli.outcome import err, handle_errors
 
 
@@ -26,6 +34,10 @@ def prove(
             "(default: that for English, else vowels + 3 consonant buckets by frequency).",
         ),
     ] = None,
+    bound: Annotated[
+        ProveBound,
+        typer.Option("--bound", help="tree (orderly-tree bound, fast) or sumax (min of sum and max bounds)."),
+    ] = ProveBound.tree,
     rules: RulesOpt = None,
     min_length: MinLengthOpt = None,
     dice: Annotated[
@@ -65,7 +77,7 @@ def prove(
 
     cfg = ProveConfig(
         dictionary or default_dictionary(), shape=shape, threshold=threshold, classes=classes,
-        rules=value(rules), min_length=min_length, dice=dice, chunk_size=chunk_size,
+        bound=bound.value, rules=value(rules), min_length=min_length, dice=dice, chunk_size=chunk_size,
         limit_classes=limit_classes, sample_seed=sample_seed, n_jobs=n_jobs, backend=backend.value, out=out,
         overwrite=overwrite,
     )  # fmt: skip

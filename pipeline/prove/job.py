@@ -37,7 +37,8 @@ from pipeline.prove.classes import (
     default_spec,
     parse_buckets,
 )
-from pipeline.prove.search import ENUMERATE_MAX, ClassProver
+from pipeline.prove.search import ENUMERATE_MAX
+from pipeline.prove.tree import PROVERS
 from pipeline.rules import Rules, default_rules_for_shape, get_rules
 
 FORMAT = "boggle-prove"
@@ -65,7 +66,7 @@ CERTIFICATE_SCHEMA = pa.schema(
 COLUMNS: dict[str, str] = {
     "class_id": "int64: the class (bucket numbers per cell as a base-k number, cell 0 first)",
     "letters": "list<string>: the faces allowed on each cell, row-major (Qu shown as q)",
-    "root_bound": "int64: the class's upper bound, min(sum, max)",
+    "root_bound": "int64: the class's upper bound: min(tree, sum) (--bound tree), min(sum, max) (sumax)",
     "status": "string: eliminated (no board had to be scored) or enumerated",
     "boards_scored": "int64: boards of the class scored exactly by the solver",
     "nodes": "int64: sub-classes branched on",
@@ -92,6 +93,9 @@ class ProveConfig:
     limit_classes: int | None = None  # prove only the first N chunks' worth (a sample); no _SUCCESS
     sample_seed: int | None = None  # with limit_classes: a random sample instead of the first N
     enumerate_max: int = ENUMERATE_MAX
+    # "tree" (orderly-tree bound, the default) or "sumax" (min of the sum and max bounds): the same
+    # boards either way, but root_bound, nodes and boards_scored in the certificate differ
+    bound: str = "tree"
     # how to run, not what: never part of the identity
     n_jobs: int | None = None
     backend: str = "loky"
@@ -113,6 +117,8 @@ class ProveConfig:
             raise ConfigError("prove: chunk size and enumerate-max must be >= 1")
         if self.limit_classes is not None and self.limit_classes < 1:
             raise ConfigError(f"prove: --limit-classes must be >= 1, got {self.limit_classes}")
+        if self.bound not in PROVERS:
+            raise ConfigError(f"prove: unknown bound {self.bound!r}; choose one of {', '.join(PROVERS)}")
         if self.backend not in BACKENDS:
             raise ConfigError(f"prove: unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
 
@@ -227,7 +233,11 @@ def _bucket_text(problem: Problem, b: int) -> str:
 
 
 def prove_chunk(
-    args: tuple[str, str, str, int | None, str | None], threshold: int, enumerate_max: int, ids: np.ndarray
+    args: tuple[str, str, str, int | None, str | None],
+    threshold: int,
+    enumerate_max: int,
+    ids: np.ndarray,
+    bound: str = "tree",
 ) -> tuple[pa.Table, float]:
     """Prove the classes ``ids``; (certificate table, CPU seconds of this call)."""
     cpu0 = time.process_time()
@@ -235,7 +245,7 @@ def prove_chunk(
     k = len(problem.buckets)
     masks_of = bucket_masks(problem.buckets)
     digits = class_digits(ids, k, problem.rows * problem.cols)
-    prover = ClassProver(
+    prover = PROVERS[bound](
         geometry(problem.rows, problem.cols), problem.lexicon, problem.trie, threshold, enumerate_max
     )
     cols: dict[str, list[Any]] = {name: [] for name in CERTIFICATE_SCHEMA.names}
@@ -325,7 +335,7 @@ def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> Pro
             return cpu
         with joblib.parallel_config(backend=cfg.backend, n_jobs=cfg.n_jobs):
             results = joblib.Parallel(return_as="generator_unordered")(
-                joblib.delayed(_indexed)(c, args, cfg.threshold, cfg.enumerate_max, chunks[c])
+                joblib.delayed(_indexed)(c, args, cfg.threshold, cfg.enumerate_max, chunks[c], cfg.bound)
                 for c in pending
             )
             for c, table, chunk_cpu in results:
@@ -407,8 +417,9 @@ def _indexed(
     threshold: int,
     enumerate_max: int,
     ids: np.ndarray,
+    bound: str,
 ) -> tuple[int, pa.Table, float]:
-    table, cpu = prove_chunk(args, threshold, enumerate_max, ids)
+    table, cpu = prove_chunk(args, threshold, enumerate_max, ids, bound)
     return c, table, cpu
 
 

@@ -172,13 +172,16 @@ def _words_array(words: list[str]) -> pa.Array:
     hit = _WORDS_CACHE.get(id(words))
     if hit is not None and hit[0] is words:
         return hit[1]
-    encoded = [w.encode("utf-8") for w in words]
-    offsets = np.zeros(len(encoded) + 2, np.int64)
-    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:-1])
+    # One UTF-8 blob with a newline after each word (words hold none), not a bytes object per
+    # word: 3.2M small objects (tanglet:pl) raised a worker's peak RSS by about 280 MB.
+    blob = np.frombuffer(("\n".join(words) + "\n").encode("utf-8") if words else b"", np.uint8)
+    ends = np.flatnonzero(blob == ord("\n"))  # each word's newline
+    offsets = np.zeros(len(words) + 2, np.int64)
+    offsets[1:-1] = ends - np.arange(len(words))  # bytes of the words up to each newline
     offsets[-1] = offsets[-2]
     if offsets[-1] > np.iinfo(np.int32).max:
         raise BoggleError("the word list holds more than 2 GB of text")
-    arr = _strings(offsets, b"".join(encoded))
+    arr = _strings(offsets, blob[blob != ord("\n")])
     _WORDS_CACHE.clear()
     _WORDS_CACHE[id(words)] = (words, arr)
     return arr
