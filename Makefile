@@ -7,7 +7,7 @@ PY := $(BIN)/python
 ENABLE2K ?= ../shared/data/enable2k.txt
 CONFIG ?= configs/default.toml
 
-.PHONY: setup lexicon test test-all check format format-check lint typecheck bench clean
+.PHONY: setup lexicon test test-slow test-all check format format-check lint typecheck bench clean
 
 setup: $(VENV)/.installed lexicon  ## create .venv and install the package with its dev extras
 
@@ -30,6 +30,9 @@ lexicon:  ## install Debian's tanglet-data (free word lists) where apt is availa
 
 test:  ## the default test suite (slow checks excluded)
 	$(PY) -m pytest -q
+
+test-slow:  ## only the slow checks (the ENABLE2K 3x3 proof, the 4x4 optimum): a few minutes; CI runs them
+	$(PY) -m pytest -q -m slow
 
 test-all:  ## every test, the slow ones too
 	$(PY) -m pytest -q -m ""
