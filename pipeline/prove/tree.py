@@ -366,6 +366,21 @@ def root_value(n_nodes, is_choice, points, first, sib):
 # ---------------------------------------------------------------- numba kernels: evaluate
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _fold_up(is_choice, parent, live, n_live, val):
+    """Fold the values of the ``live`` nodes (pre-order) into their parents, last first: a SUM
+    node adds its children, a CHOICE node keeps the best; returns the root's value."""
+    for j in range(n_live - 1, 0, -1):
+        i = live[j]
+        p = parent[i]
+        if is_choice[p]:
+            if val[i] > val[p]:
+                val[p] = val[i]
+        else:
+            val[p] += val[i]
+    return val[0]
+
+
 @njit(nogil=True, cache=True)
 def eval_tree(is_choice, label, points, parent, end, forced, val, live):
     """The bound with the cells ``forced[cell] >= 0`` fixed to that letter. ``val`` and
@@ -390,15 +405,7 @@ def eval_tree(is_choice, label, points, parent, end, forced, val, live):
         live[n_live] = i
         n_live += 1
         i += 1
-    for j in range(n_live - 1, 0, -1):
-        i = live[j]
-        p = parent[i]
-        if is_choice[p]:
-            if val[i] > val[p]:
-                val[p] = val[i]
-        else:
-            val[p] += val[i]
-    return val[0]
+    return _fold_up(is_choice, parent, live, n_live, val)
 
 
 @njit(nogil=True, cache=True)
@@ -451,15 +458,7 @@ def eval_level(is_choice, label, points, parent, end, lv, forced, level, val, li
         live[n_live] = i
         n_live += 1
         i += 1
-    for j in range(n_live - 1, 0, -1):
-        i = live[j]
-        p = parent[i]
-        if is_choice[p]:
-            if out[i] > out[p]:
-                out[p] = out[i]
-        else:
-            out[p] += out[i]
-    return out[0]
+    return _fold_up(is_choice, parent, live, n_live, out)
 
 
 @njit(nogil=True, cache=True)
