@@ -15,11 +15,23 @@ from pipeline.lexicon import compile_for_boards
 from pipeline.prove.bounds import build_prove_trie, class_bounds
 from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
 from pipeline.prove.search import ClassProver
-from pipeline.prove.tree import PROVERS, TreeProver, eval_level, eval_tree, level_bits, tree_bound_reference
+from pipeline.prove.tree import (
+    PROVERS,
+    InsertBuilder,
+    SortedBuilder,
+    TreeProver,
+    eval_level,
+    eval_tree,
+    level_bits,
+    tree_bound_reference,
+)  # fmt: skip
+from pipeline.prove.tree_sorted import fits_one_key
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 
 LETTERS = "aerst"
+#: The two tree builders (sorted paths; per-word insertion), which must build the same trees.
+BUILDERS = ("sorted", "insert")
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +65,7 @@ def test_tree_bound_is_sound_and_matches_its_twin(tiny, data: st.DataObject) -> 
     ]
     geo = geometry(rows, cols)
     trie = build_prove_trie(tiny, n)
-    prover = TreeProver(geo, tiny, trie, threshold=1)
+    prover = TreeProver(geo, tiny, trie, threshold=1, builder=data.draw(st.sampled_from(BUILDERS)))
     arr = np.array(masks, dtype=np.uint64)
     boards = _boards(masks)
     scores = _scores(tiny, rows, cols, boards)
@@ -136,10 +148,12 @@ def _cell_set_score(lex, geo, board: np.ndarray) -> int:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(board=st.lists(st.integers(0, 4), min_size=9, max_size=9))
-def test_tree_bound_of_one_board_counts_each_word_once_per_cell_set(tiny, board: list[int]) -> None:
+@given(board=st.lists(st.integers(0, 4), min_size=9, max_size=9), builder=st.sampled_from(BUILDERS))
+def test_tree_bound_of_one_board_counts_each_word_once_per_cell_set(
+    tiny, board: list[int], builder: str
+) -> None:
     geo = geometry(3, 3)
-    prover = TreeProver(geo, tiny, build_prove_trie(tiny, 9), threshold=1)
+    prover = TreeProver(geo, tiny, build_prove_trie(tiny, 9), threshold=1, builder=builder)
     b = np.array(board, np.int8)
     bound = prover.tree_bound(np.array([1 << f for f in board], dtype=np.uint64))
     assert bound == _cell_set_score(tiny, geo, b) >= int(_scores(tiny, 3, 3, b[None, :])[0])
@@ -149,6 +163,7 @@ def _found(outcome) -> dict[bytes, int]:
     return {bytes(b.astype(np.int8)): s for b, s in outcome.found}
 
 
+@pytest.mark.parametrize("builder", BUILDERS)
 @pytest.mark.parametrize(
     ("rows", "cols", "spec", "threshold"),
     [
@@ -160,7 +175,7 @@ def _found(outcome) -> dict[bytes, int]:
     ],
 )
 def test_tree_prover_finds_what_sumax_and_brute_force_find(
-    tiny, rows: int, cols: int, spec: str, threshold: int
+    tiny, rows: int, cols: int, spec: str, threshold: int, builder: str
 ) -> None:
     n = rows * cols
     geo = geometry(rows, cols)
@@ -168,7 +183,7 @@ def test_tree_prover_finds_what_sumax_and_brute_force_find(
     buckets = parse_buckets(spec, tiny.alphabet)
     masks_of = bucket_masks(buckets)
     ids = canonical_class_ids(rows, cols, len(buckets))
-    tree = PROVERS["tree"](geo, tiny, trie, threshold)
+    tree = TreeProver(geo, tiny, trie, threshold, builder=builder)
     sumax = PROVERS["sumax"](geo, tiny, trie, threshold)
     found_tree: dict[str, int] = {}
     for d in class_digits(ids, len(buckets), n):
@@ -205,15 +220,36 @@ def test_tree_prover_eliminates_a_class_below_the_threshold(tiny) -> None:
     assert out.root_bound < 10_000
 
 
-def test_tree_build_grows_its_scratch_arrays(tiny) -> None:
+@pytest.mark.parametrize("builder", BUILDERS)
+def test_tree_builders_grow_their_arrays(tiny, builder: str) -> None:
     geo = geometry(2, 3)
     trie = build_prove_trie(tiny, 6)
     masks = np.array([0b11111] * 6, dtype=np.uint64)
-    roomy = TreeProver(geo, tiny, trie, threshold=1)
-    cramped = TreeProver(geo, tiny, trie, threshold=1)
-    cramped._scratch = (
-        np.zeros(4, np.int8), *(np.zeros(4, np.int32) for _ in range(5)), np.empty(2, np.int64),
-    )  # fmt: skip
+    roomy = TreeProver(geo, tiny, trie, threshold=1, builder=builder)
+    cramped = TreeProver(geo, tiny, trie, threshold=1, builder=builder)
+    b = cramped.builder
+    if isinstance(b, SortedBuilder):
+        b._paths, b._tree = b._path_arrays(2), b._tree_arrays(4)
+    else:
+        b._nodes, b._slot, b._seen = (
+            tuple(a[:4].copy() for a in b._nodes),
+            b._slot[:4].copy(),
+            b._seen[:2].copy(),
+        )
     assert cramped.tree_bound(masks) == roomy.tree_bound(masks)
-    assert cramped._scratch[0].shape[0] > 4 and cramped._scratch[6].shape[0] > 2
+    grown = (*b._paths, *b._tree) if isinstance(b, SortedBuilder) else (*b._nodes, b._slot, b._seen)
+    assert min(a.shape[0] for a in grown) > 4
     assert len(cramped.build(masks)[0][0]) == len(roomy.build(masks)[0][0]) > 4
+
+
+def test_the_sorted_builder_is_used_where_a_path_fits_one_key(enable_lexicon, tiny) -> None:
+    trie9 = build_prove_trie(enable_lexicon, 9)
+    assert isinstance(TreeProver(geometry(3, 3), enable_lexicon, trie9, 500).builder, SortedBuilder)
+    # 5 faces: 3 bits a cell, 48 bits for 4x4; 26 faces: 5 bits, so 3x4 fits and 4x4 does not
+    trie16 = build_prove_trie(tiny, 16)
+    assert isinstance(TreeProver(geometry(4, 4), tiny, trie16, 1).builder, SortedBuilder)
+    assert fits_one_key(12, 26) and not fits_one_key(16, 26) and not fits_one_key(12, 35)
+    big = build_prove_trie(enable_lexicon, 16)
+    assert isinstance(TreeProver(geometry(4, 4), enable_lexicon, big, 1).builder, InsertBuilder)
+    with pytest.raises(ValueError, match="sorted builder"):
+        TreeProver(geometry(4, 4), enable_lexicon, big, 1, builder="sorted")
