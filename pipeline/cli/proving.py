@@ -31,7 +31,10 @@ def prove(
         typer.Option(
             "--classes",
             help="Letter buckets separated by spaces, e.g. 'bdfgjqvwxz aeiou lnrsy chkmpt' "
-            "(default: that for English, else vowels + 3 consonant buckets by frequency).",
+            "(default: that for English, else vowels + 3 consonant buckets by frequency). "
+            "Comma-separated sections 'corner:', 'edge:' (other border cells) and 'inner:' give "
+            "those cells their own buckets, e.g. 'aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy "
+            "bcdfghjklmnpqrtvwxz'; each section partitions the alphabet.",
         ),
     ] = None,
     bound: Annotated[

@@ -18,7 +18,6 @@ import numpy as np
 import typer
 
 from pipeline.boards import geometry, parse_shape
-from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits
 from pipeline.prove.job import load_problem
 from pipeline.prove.search import ClassProver
 from pipeline.prove.tree import TreeProver
@@ -82,7 +81,9 @@ def main(
     dictionary: Annotated[str, typer.Option(help="Word list file or tanglet:<lang>.")],
     shape: Annotated[str, typer.Option(help="Board shape RxC.")] = "3x3",
     threshold: Annotated[int, typer.Option(help="Score threshold T.")] = 500,
-    classes: Annotated[str | None, typer.Option(help="Bucket spec (default: by alphabet).")] = None,
+    classes: Annotated[
+        str | None, typer.Option(help="Bucket spec, e.g. 'ab c, corner:a bc' (default: by alphabet).")
+    ] = None,
     sample: Annotated[int, typer.Option(help="Random classes to time.")] = 200,
     top: Annotated[int, typer.Option(help="Strongest classes to time (0 = none).")] = 50,
     top_pool: Annotated[int, typer.Option(help="Random classes ranked for --top (0 = all).")] = 0,
@@ -94,12 +95,16 @@ def main(
     geo = geometry(rows, cols)
     tree = TreeProver(geo, problem.lexicon, problem.trie, threshold)
     sumax = ClassProver(geo, problem.lexicon, problem.trie, threshold)
-    ids = canonical_class_ids(rows, cols, len(problem.buckets))
-    masks_of = bucket_masks(problem.buckets)
-    k = len(problem.buckets)
+    space = problem.space
+    t0 = time.perf_counter()
+    ids = space.canonical_ids()
+    typer.echo(
+        f"{len(ids):,} canonical classes of {space.n_classes:,} (buckets per cell: "
+        f"{' '.join(map(str, space.radices.tolist()))}), listed in {time.perf_counter() - t0:.2f} s"
+    )
 
     def masks_for(cid: int) -> np.ndarray:
-        return masks_of[class_digits(np.array([cid]), k, rows * cols)[0]]
+        return space.masks(space.digits(np.array([cid]))[0])
 
     rng = np.random.default_rng(seed)
     # warm the numba kernels (cache load or compile) outside the timings
