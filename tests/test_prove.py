@@ -266,6 +266,7 @@ def test_cli_prove_prints_best_last(tiny_dict: str, tmp_path: Path) -> None:
         (["--dice", "new"], "dice-constrained classes are not supported"),
         (["--classes", "ae rs"], "in no bucket"),
         (["--shape", "9x9"], "at most 64"),
+        (["--shape", "7x7", "--classes", "aerst"], "the tree bound holds at most 42 cells with 5 faces"),
         (["--rules", "nope"], "is not one of"),
     ],
 )

@@ -15,23 +15,19 @@ from pipeline.lexicon import compile_for_boards
 from pipeline.prove.bounds import build_prove_trie, class_bounds
 from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
 from pipeline.prove.search import ClassProver
-from pipeline.prove.tree import (
-    PROVERS,
-    InsertBuilder,
-    SortedBuilder,
-    TreeProver,
-    eval_level,
-    eval_tree,
-    level_bits,
-    tree_bound_reference,
-)  # fmt: skip
-from pipeline.prove.tree_sorted import fits_one_key
+from pipeline.prove.tree import PROVERS, TreeProver, eval_level, eval_tree, level_bits, tree_bound_reference
+from pipeline.prove.tree_build import max_cells
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 
 LETTERS = "aerst"
-#: The two tree builders (sorted paths; per-word insertion), which must build the same trees.
-BUILDERS = ("sorted", "insert")
+#: Whether class keys are spread over both 64-bit words (fewer fields a word than the default,
+#: as 4x4 boards need with 26 faces) or kept in one.
+SPLITS = (False, True)
+
+
+def _fields(n_cells: int, split: bool) -> int | None:
+    return (n_cells + 1) // 2 if split else None
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +61,8 @@ def test_tree_bound_is_sound_and_matches_its_twin(tiny, data: st.DataObject) -> 
     ]
     geo = geometry(rows, cols)
     trie = build_prove_trie(tiny, n)
-    prover = TreeProver(geo, tiny, trie, threshold=1, builder=data.draw(st.sampled_from(BUILDERS)))
+    fields = _fields(n, data.draw(st.sampled_from(SPLITS)))
+    prover = TreeProver(geo, tiny, trie, threshold=1, fields=fields)
     arr = np.array(masks, dtype=np.uint64)
     boards = _boards(masks)
     scores = _scores(tiny, rows, cols, boards)
@@ -148,12 +145,12 @@ def _cell_set_score(lex, geo, board: np.ndarray) -> int:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(board=st.lists(st.integers(0, 4), min_size=9, max_size=9), builder=st.sampled_from(BUILDERS))
+@given(board=st.lists(st.integers(0, 4), min_size=9, max_size=9), split=st.sampled_from(SPLITS))
 def test_tree_bound_of_one_board_counts_each_word_once_per_cell_set(
-    tiny, board: list[int], builder: str
+    tiny, board: list[int], split: bool
 ) -> None:
     geo = geometry(3, 3)
-    prover = TreeProver(geo, tiny, build_prove_trie(tiny, 9), threshold=1, builder=builder)
+    prover = TreeProver(geo, tiny, build_prove_trie(tiny, 9), threshold=1, fields=_fields(9, split))
     b = np.array(board, np.int8)
     bound = prover.tree_bound(np.array([1 << f for f in board], dtype=np.uint64))
     assert bound == _cell_set_score(tiny, geo, b) >= int(_scores(tiny, 3, 3, b[None, :])[0])
@@ -163,7 +160,7 @@ def _found(outcome) -> dict[bytes, int]:
     return {bytes(b.astype(np.int8)): s for b, s in outcome.found}
 
 
-@pytest.mark.parametrize("builder", BUILDERS)
+@pytest.mark.parametrize("split", SPLITS)
 @pytest.mark.parametrize(
     ("rows", "cols", "spec", "threshold"),
     [
@@ -175,7 +172,7 @@ def _found(outcome) -> dict[bytes, int]:
     ],
 )
 def test_tree_prover_finds_what_sumax_and_brute_force_find(
-    tiny, rows: int, cols: int, spec: str, threshold: int, builder: str
+    tiny, rows: int, cols: int, spec: str, threshold: int, split: bool
 ) -> None:
     n = rows * cols
     geo = geometry(rows, cols)
@@ -183,7 +180,7 @@ def test_tree_prover_finds_what_sumax_and_brute_force_find(
     buckets = parse_buckets(spec, tiny.alphabet)
     masks_of = bucket_masks(buckets)
     ids = canonical_class_ids(rows, cols, len(buckets))
-    tree = TreeProver(geo, tiny, trie, threshold, builder=builder)
+    tree = TreeProver(geo, tiny, trie, threshold, fields=_fields(n, split))
     sumax = PROVERS["sumax"](geo, tiny, trie, threshold)
     found_tree: dict[str, int] = {}
     for d in class_digits(ids, len(buckets), n):
@@ -220,36 +217,29 @@ def test_tree_prover_eliminates_a_class_below_the_threshold(tiny) -> None:
     assert out.root_bound < 10_000
 
 
-@pytest.mark.parametrize("builder", BUILDERS)
-def test_tree_builders_grow_their_arrays(tiny, builder: str) -> None:
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_tree_builder_grows_its_arrays(tiny, split: bool) -> None:
     geo = geometry(2, 3)
     trie = build_prove_trie(tiny, 6)
     masks = np.array([0b11111] * 6, dtype=np.uint64)
-    roomy = TreeProver(geo, tiny, trie, threshold=1, builder=builder)
-    cramped = TreeProver(geo, tiny, trie, threshold=1, builder=builder)
+    roomy = TreeProver(geo, tiny, trie, threshold=1, fields=_fields(6, split))
+    cramped = TreeProver(geo, tiny, trie, threshold=1, fields=_fields(6, split))
     b = cramped.builder
-    if isinstance(b, SortedBuilder):
-        b._paths, b._tree = b._path_arrays(2), b._tree_arrays(4)
-    else:
-        b._nodes, b._slot, b._seen = (
-            tuple(a[:4].copy() for a in b._nodes),
-            b._slot[:4].copy(),
-            b._seen[:2].copy(),
-        )
+    b._paths, b._tree = b._path_arrays(2), b._tree_arrays(4)
     assert cramped.tree_bound(masks) == roomy.tree_bound(masks)
-    grown = (*b._paths, *b._tree) if isinstance(b, SortedBuilder) else (*b._nodes, b._slot, b._seen)
-    assert min(a.shape[0] for a in grown) > 4
+    assert min(a.shape[0] for a in (*b._paths, *b._tree)) > 4
     assert len(cramped.build(masks)[0][0]) == len(roomy.build(masks)[0][0]) > 4
 
 
-def test_the_sorted_builder_is_used_where_a_path_fits_one_key(enable_lexicon, tiny) -> None:
-    trie9 = build_prove_trie(enable_lexicon, 9)
-    assert isinstance(TreeProver(geometry(3, 3), enable_lexicon, trie9, 500).builder, SortedBuilder)
-    # 5 faces: 3 bits a cell, 48 bits for 4x4; 26 faces: 5 bits, so 3x4 fits and 4x4 does not
-    trie16 = build_prove_trie(tiny, 16)
-    assert isinstance(TreeProver(geometry(4, 4), tiny, trie16, 1).builder, SortedBuilder)
-    assert fits_one_key(12, 26) and not fits_one_key(16, 26) and not fits_one_key(12, 35)
-    big = build_prove_trie(enable_lexicon, 16)
-    assert isinstance(TreeProver(geometry(4, 4), enable_lexicon, big, 1).builder, InsertBuilder)
-    with pytest.raises(ValueError, match="sorted builder"):
-        TreeProver(geometry(4, 4), enable_lexicon, big, 1, builder="sorted")
+def test_class_keys_hold_up_to_two_words_of_fields(enable_lexicon) -> None:
+    # 26 faces: 5 bits a field, 12 fields a word, so 4x4 fits (over both words) and 5x5 does not
+    assert max_cells(26) == 24 and max_cells(5) == 42 and max_cells(63) == 20
+    geo = geometry(4, 4)
+    prover = TreeProver(geo, enable_lexicon, build_prove_trie(enable_lexicon, 16), 1)
+    assert prover.builder.fields == 12 and prover.builder.key_bits == (60, 20)
+    # the 4x4 class of one board: its tree bound counts each word once per cell set
+    board = np.array([enable_lexicon.alphabet.index[f] for f in "serspatglinesers"], np.int8)
+    bound = prover.tree_bound(np.left_shift(np.uint64(1), board.astype(np.uint64)))
+    assert bound == _cell_set_score(enable_lexicon, geo, board) >= 3625
+    with pytest.raises(ValueError, match="at most 24 cells"):
+        TreeProver(geometry(5, 5), enable_lexicon, build_prove_trie(enable_lexicon, 25), 1)

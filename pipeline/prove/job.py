@@ -33,7 +33,7 @@ from pipeline.lexicon import CompiledLexicon, compile_for_boards
 from pipeline.prove.bounds import ProveTrie, build_prove_trie
 from pipeline.prove.classes import ClassSpace, default_spec
 from pipeline.prove.search import ENUMERATE_MAX
-from pipeline.prove.tree import PROVERS
+from pipeline.prove.tree import PROVERS, max_cells
 from pipeline.rules import Rules, default_rules_for_shape, get_rules
 
 FORMAT = "boggle-prove"
@@ -312,6 +312,12 @@ def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> Pro
     assert cfg.rules is not None
     args = (cfg.dictionary, cfg.shape, cfg.rules, cfg.min_length, cfg.classes)
     problem = load_problem(*args)
+    n_faces = len(problem.lexicon.alphabet)
+    if cfg.bound == "tree" and problem.rows * problem.cols > max_cells(n_faces):
+        raise ConfigError(
+            f"prove: the tree bound holds at most {max_cells(n_faces)} cells with {n_faces} faces; "
+            f"{cfg.shape} has {problem.rows * problem.cols} (use --bound sumax)"
+        )
     all_ids = problem.space.canonical_ids()
     ids = _select(all_ids, cfg)
     chunks = [ids[i : i + cfg.chunk_size] for i in range(0, len(ids), cfg.chunk_size)]

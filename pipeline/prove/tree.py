@@ -43,93 +43,46 @@ from pipeline.boards import Geometry
 from pipeline.lexicon import CompiledLexicon
 from pipeline.prove.bounds import ProveTrie
 from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, split_order
-from pipeline.prove.tree_build import FULL_NODES, FULL_SLOTS, build_tree, pack_trie, preorder, root_value
-from pipeline.prove.tree_eval import eval_level, eval_tree, level_bits, tree_branch
-from pipeline.prove.tree_sorted import (
+from pipeline.prove.tree_build import (
+    FULL_NODES,
     FULL_PATHS,
     collect_paths,
     field_bits,
-    fits_one_key,
+    max_cells,
+    pack_trie,
     radix_sort,
     tree_from_paths,
-)
+)  # fmt: skip
+from pipeline.prove.tree_eval import eval_level, eval_tree, level_bits, tree_branch
 
 __all__ = [
-    "PROVERS",
-    "InsertBuilder",
-    "SortedBuilder",
-    "TreeProver",
-    "eval_level",
-    "eval_tree",
-    "level_bits",
+    "PROVERS", "TreeBuilder", "TreeProver", "eval_level", "eval_tree", "level_bits", "max_cells",
     "tree_bound_reference",
-]
+]  # fmt: skip
 
 
-# ---------------------------------------------------------------- builders
-def _node_arrays(cap: int) -> tuple[np.ndarray, ...]:
-    """The build's per-node arrays: is_choice int8, label, points, first, sib, last, blk int32."""
-    return (np.zeros(cap, np.int8), *(np.zeros(cap, np.int32) for _ in range(6)))
+# ---------------------------------------------------------------- builder
 
 
-class InsertBuilder:
-    """Builds class trees by :func:`build_tree` (any shape and alphabet), keeping the scratch
-    arrays across classes (grown as needed). Same interface as
-    :class:`pipeline.prove.tree_sorted.SortedBuilder`."""
+class TreeBuilder:
+    """Builds class trees with :mod:`pipeline.prove.tree_build` (paths collected, sorted, read
+    into a tree in pre-order), keeping its arrays across classes (grown as needed).
+    ``fields`` (key fields per 64-bit word) is for tests, which lower it to exercise keys
+    spread over both words on small shapes."""
 
-    def __init__(self, rank: np.ndarray, order: np.ndarray, nbr_list: np.ndarray, deg: np.ndarray,
-                 rec: np.ndarray, info: np.ndarray, n_faces: int, n_words: int):  # fmt: skip
-        self.rank, self.order, self.nbr_list, self.deg = rank, order, nbr_list, deg
-        self.rec, self.info = rec, info
-        self.n_words = max(n_words, 1)
-        self.word_seen = np.zeros(self.n_words, np.int64)
-        self._tag = 0
-        self._nodes = _node_arrays(1 << 16)
-        self._slot = np.empty(1 << 18, np.int32)  # children's slot blocks
-        self._seen = np.empty(1 << 16, np.int64)  # the (node, word) hash set
-        self.n_nodes = 0
-
-    def bounds(self, masks: np.ndarray, threshold: int) -> tuple[int, int]:
-        """(sum bound, tree bound) of the class (``threshold`` is not needed: the tree and the
-        sum bound come from one walk)."""
-        while True:
-            self._tag += 1
-            is_choice, label, points, first, sib, last, blk = self._nodes
-            n, total = build_tree(
-                masks, self.rank, self.order, self.nbr_list, self.deg, self.rec, self.info,
-                self.n_words, is_choice, label, points, first, sib, last, blk, self._slot,
-                self._seen, self.word_seen, self._tag,
-            )  # fmt: skip
-            if n >= 0:
-                break
-            if n == FULL_NODES:
-                self._nodes = _node_arrays(2 * self._nodes[0].shape[0])
-            elif n == FULL_SLOTS:
-                self._slot = np.empty(2 * self._slot.shape[0], np.int32)
-            else:
-                self._seen = np.empty(2 * self._seen.shape[0], np.int64)
-        self.n_nodes = int(n)
-        is_choice, _, points, first, sib = self._nodes[:5]
-        return int(total), int(root_value(n, is_choice, points, first, sib))
-
-    def preordered(self) -> tuple[np.ndarray, ...]:
-        """The last tree built, in pre-order: (is_choice, label, points, parent, end)."""
-        is_choice, label, points, first, sib = self._nodes[:5]
-        return preorder(self.n_nodes, is_choice, label, points, first, sib)
-
-
-class SortedBuilder:
-    """Builds class trees by :func:`collect_paths`, :func:`radix_sort` and
-    :func:`tree_from_paths`, keeping the arrays across classes (grown as needed)."""
-
-    def __init__(self, rank: np.ndarray, order: np.ndarray, nbr_list: np.ndarray, deg: np.ndarray,
-                 rec: np.ndarray, info: np.ndarray, n_faces: int, n_words: int):  # fmt: skip
-        self.rank, self.order, self.nbr_list, self.deg = rank, order, nbr_list, deg
-        self.rec, self.info = rec, info
+    def __init__(self, geo: Geometry, rank: np.ndarray, order: np.ndarray, trie: ProveTrie,
+                 fields: int | None = None):  # fmt: skip
+        n_faces = int(trie.children.shape[1])
         self.bits = field_bits(n_faces)
-        self.key_bits = int(order.shape[0]) * self.bits
-        self.word_seen = np.zeros(max(n_words, 1), np.int64)
-        self.stamp = np.zeros(max(n_words, 1), np.int64)
+        self.fields = fields if fields is not None else 64 // self.bits
+        if geo.n_cells > 2 * self.fields:
+            raise ValueError(f"tree bound: at most {2 * self.fields} cells with {n_faces} faces")
+        low = min(geo.n_cells, self.fields)
+        self.key_bits = (low * self.bits, (geo.n_cells - low) * self.bits)
+        self.geo, self.rank, self.order = geo, rank, order
+        self.rec, self.info = pack_trie(trie.children, trie.node_word, trie.node_points)
+        self.word_seen = np.zeros(max(trie.n_words, 1), np.int64)
+        self.stamp = np.zeros(max(trie.n_words, 1), np.int64)
         self._tag = 0
         self._stamp_tag = 0
         self._paths = self._path_arrays(1 << 15)
@@ -139,7 +92,8 @@ class SortedBuilder:
     @staticmethod
     def _path_arrays(cap: int) -> tuple[np.ndarray, ...]:
         """keys, trie nodes, and the radix sort's spare pair."""
-        return tuple(np.empty(cap, t) for t in (np.uint64, np.int64, np.uint64, np.int64))
+        return (np.empty((cap, 2), np.uint64), np.empty(cap, np.int64), np.empty((cap, 2), np.uint64),
+                np.empty(cap, np.int64))  # fmt: skip
 
     @staticmethod
     def _tree_arrays(cap: int) -> tuple[np.ndarray, ...]:
@@ -149,12 +103,13 @@ class SortedBuilder:
     def bounds(self, masks: np.ndarray, threshold: int) -> tuple[int, int]:
         """(sum bound, tree bound) of the class; the tree is not built when the sum bound is
         already below ``threshold`` (the tree bound is then reported as the sum bound)."""
+        geo = self.geo
         while True:
             self._tag += 1
             keys, tnodes, tk, tv = self._paths
             n_paths, total = collect_paths(
-                masks, self.rank, self.nbr_list, self.deg, self.rec, self.info, self.bits, keys,
-                tnodes, self.word_seen, self._tag,
+                masks, self.rank, geo.nbr_list, geo.deg, self.rec, self.info, self.bits, self.fields,
+                keys, tnodes, self.word_seen, self._tag,
             )  # fmt: skip
             if n_paths != FULL_PATHS:
                 break
@@ -162,18 +117,19 @@ class SortedBuilder:
         self.n_nodes = 0
         if total < threshold:
             return int(total), int(total)
-        radix_sort(keys, tnodes, n_paths, tk, tv, self.key_bits)
+        radix_sort(keys, tnodes, n_paths, tk, tv, *self.key_bits)
         while True:
+            is_choice, label, points, parent, end, val = self._tree
             n, used = tree_from_paths(
-                keys, tnodes, n_paths, self.order, self.bits, self.rec, self.info, self.stamp,
-                self._stamp_tag, *self._tree,
+                keys, tnodes, n_paths, self.order, self.bits, self.fields, self.rec, self.info,
+                self.stamp, self._stamp_tag, is_choice, label, points, parent, end, val,
             )  # fmt: skip
             self._stamp_tag += int(used) + 1
             if n != FULL_NODES:
                 break
-            self._tree = self._tree_arrays(2 * self._tree[0].shape[0])
+            self._tree = self._tree_arrays(2 * is_choice.shape[0])
         self.n_nodes = int(n)
-        return int(total), int(self._tree[5][0])
+        return int(total), int(val[0])
 
     def preordered(self) -> tuple[np.ndarray, ...]:
         """The last tree built, in pre-order: (is_choice, label, points, parent, end)."""
@@ -193,11 +149,9 @@ class TreeProver:
         trie: ProveTrie,
         threshold: int,
         enumerate_max: int = ENUMERATE_MAX,
-        builder: str = "auto",
+        fields: int | None = None,
     ):
-        """``builder``: ``sorted`` (:mod:`pipeline.prove.tree_sorted`, where a path fits one
-        64-bit key), ``insert`` (:mod:`pipeline.prove.tree_build`, any shape) or ``auto`` (sorted
-        where it fits)."""
+        """``fields``: see :class:`TreeBuilder`."""
         self.geo = geo
         self.lexicon = lexicon
         self.trie = trie
@@ -208,21 +162,11 @@ class TreeProver:
         self.rank[self.order] = np.arange(geo.n_cells)
         self.cheap = ClassProver(geo, lexicon, trie, threshold, enumerate_max)
         self.tree_nodes = 0  # size of the last tree built (for benchmarks)
-        self.rec, self.info = pack_trie(trie.children, trie.node_word, trie.node_points)
-        n_faces = int(trie.children.shape[1])
-        sorted_ok = fits_one_key(geo.n_cells, n_faces)
-        if builder == "sorted" and not sorted_ok:
-            raise ValueError(
-                f"the sorted builder needs cells x field bits <= 64: {geo.n_cells} cells, {n_faces} faces"
-            )
-        kind = SortedBuilder if builder == "sorted" or (builder == "auto" and sorted_ok) else InsertBuilder
-        self.builder: SortedBuilder | InsertBuilder = kind(
-            self.rank, self.order, geo.nbr_list, geo.deg, self.rec, self.info, n_faces, trie.n_words
-        )
+        self.builder = TreeBuilder(geo, self.rank, self.order, trie, fields)
 
     def build(self, masks: np.ndarray) -> tuple[tuple[np.ndarray, ...], int]:
-        """The class's tree in pre-order (see :func:`pipeline.prove.tree_build.preorder`) and
-        its sum bound."""
+        """The class's tree in pre-order (see :func:`pipeline.prove.tree_build.tree_from_paths`)
+        and its sum bound."""
         total, _ = self.builder.bounds(np.ascontiguousarray(masks, dtype=np.uint64), -(1 << 62))
         return self.builder.preordered(), total
 

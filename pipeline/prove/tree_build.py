@@ -1,40 +1,59 @@
 """Building the orderly tree of a board class (numba kernels; see :mod:`pipeline.prove.tree`).
 
-The build walks every path a board of the class can spell over the prover's trie, packed as
-16-byte records (``rec[2n]`` node n's child mask, ``rec[2n + 1]`` its first child in the low 32
-bits and its word id + 1 in the high 32 bits; ``info[n]`` = points * 2 + "the spelling repeats a
-face"), so one step touches one record. Each word found is inserted as its (cell, letter) pairs
-sorted by split rank. Children are found through slot blocks instead of sibling scans: a SUM
-node reached after the cell of rank r gets, on its first child, one slot per later rank; a
-CHOICE node of cell c gets one slot per letter of ``masks[c]`` (indexed by the letter's rank in
-the mask). The first-child/next-sibling lists are kept for the evaluation and the pre-order
-relayout (:func:`preorder`).
+The prover's trie is packed as 16-byte records (``rec[2n]`` node n's child mask, ``rec[2n + 1]``
+its first child in the low 32 bits and its word id + 1 in the high 32 bits; ``info[n]`` = points
+* 2 + "the spelling repeats a face"), so a step of the walk touches one record. The tree is then
+built in three passes rather than by inserting each word into a growing tree:
+
+1. :func:`collect_paths` walks every path a board of the class can spell and records, for each
+   word found, its key and its trie node. The key has one field per cell in split-rank order,
+   rank 0 most significant: the cell's letter + 1, or 0 when the path does not use the cell. It
+   is two uint64 words (``fields`` fields a word, the low word holding the last ones), so a
+   class of up to ``2 * fields`` cells fits (24 cells for 26 faces: 4x4 but not 5x5). The trie
+   node's high 32 bits record which fields are used (bit p for field p, counted from the
+   least significant).
+2. :func:`radix_sort` sorts the keys. Paths that share their first j (cell, letter) pairs in
+   split order share the key's leading fields, so they are contiguous, as in a sorted word list.
+3. :func:`tree_from_paths` reads the sorted paths once, like building a trie from sorted words,
+   and writes the tree straight in pre-order (the layout :mod:`pipeline.prove.tree_eval`
+   evaluates), folding each node's value into its parent when the node is closed, so the
+   unforced bound comes for free. Equal keys are one SUM node; a word is counted there once.
 """
 
 from __future__ import annotations
 
+import llvmlite.ir as llir
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
+from pipeline.prove.tree_eval import fold_into_parent
 from pipeline.solve.kernel import ctz, popcount
 
-#: Fibonacci hashing multiplier (odd, fits int64; products wrap).
-HASH_MUL = 0x1E3779B97F4A7C15
 LOW32 = np.uint64(0xFFFFFFFF)
-#: Node-array statuses of :func:`build_tree` (the caller grows that array and retries).
-FULL_NODES, FULL_SEEN, FULL_SLOTS = -1, -2, -3
+#: Statuses when the caller's path or node arrays are too small (it grows them and retries).
+FULL_PATHS, FULL_NODES = -1, -2
 
 
-@njit(nogil=True, cache=True)
-def _hash_slot(keys, key):
-    """Slot of ``key`` in the open-addressing table ``keys`` (-1 = empty): its own or the
-    empty slot where it belongs."""
-    mask = np.uint64(keys.shape[0] - 1)
-    x = np.uint64(key) * np.uint64(HASH_MUL)
-    h = np.int64((x ^ (x >> np.uint64(29))) & mask)
-    while keys[h] != -1 and keys[h] != key:
-        h = (h + 1) & np.int64(mask)
-    return h
+@intrinsic
+def clz(typingctx, x):
+    """Leading zero bits of a uint64 (64 for 0)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.ctlz(args[0], llir.Constant(llir.IntType(1), 0))
+
+    return sig, codegen
+
+
+def field_bits(n_faces: int) -> int:
+    """Bits of one key field (values 0..n_faces)."""
+    return int(n_faces).bit_length()
+
+
+def max_cells(n_faces: int) -> int:
+    """The most cells a class key holds with this many faces."""
+    return 2 * (64 // field_bits(n_faces))
 
 
 @njit(nogil=True, cache=True)
@@ -84,79 +103,35 @@ def trie_child(rec, parent, low):
     return first + np.int64(popcount(rec[2 * parent] & (low - np.uint64(1))))
 
 
-@njit(nogil=True, cache=True, inline="always")
-def _new_node(n_nodes, choice, lab, is_choice, label, points, first, sib, last, blk):
-    is_choice[n_nodes] = choice
-    label[n_nodes] = lab
-    points[n_nodes] = 0
-    first[n_nodes] = -1
-    sib[n_nodes] = -1
-    last[n_nodes] = -1
-    blk[n_nodes] = -1
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _link(parent, child, first, sib, last):
-    if last[parent] < 0:
-        first[parent] = child
-    else:
-        sib[last[parent]] = child
-    last[parent] = child
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _new_block(slot, n_slots, size):
-    for s in range(n_slots, n_slots + size):
-        slot[s] = -1
-    return n_slots + size
-
-
 @njit(nogil=True, cache=True)
-def build_tree(
-    masks, rank, order, nbr_list, deg, rec, info, n_words,
-    is_choice, label, points, first, sib, last, blk, slot, seen, word_seen, tag,
-):  # fmt: skip
-    """Build the orderly tree of the class ``masks`` (uint64 [cells]), cells sorted by ``rank``,
-    into the caller's arrays (reused across classes: a node is initialised when created);
-    ``order`` is the cells by rank, ``rec``/``info`` the packed trie of :func:`pack_trie`.
-
-    Node 0 is the root SUM node; a CHOICE node's label is its cell, a SUM node's its letter
-    (face index); children are ``first``/``sib`` lists (``last`` keeps insertion order) and are
-    looked up through ``blk[node]``, the node's slot block in ``slot`` (see the module doc).
-    ``seen`` is the (node, word) hash set; only words with a repeated face need it, as a word
-    of distinct faces has one path over a given cell set and letters.
-    Returns (node count, sum bound: each spellable word once, via ``word_seen[word] == tag``);
-    the count is ``FULL_NODES``, ``FULL_SEEN`` or ``FULL_SLOTS`` when that array is too small
-    (the caller grows it and retries).
-    """
+def collect_paths(masks, rank, nbr_list, deg, rec, info, bits, fields, keys, tnodes, word_seen, tag):
+    """Every (key, trie node | used fields << 32) of a word some board of the class spells
+    along some path, into ``keys`` (uint64 [cap, 2]: high word, low word) and ``tnodes``;
+    returns (paths, sum bound: each spellable word once, via ``word_seen``). Paths is
+    ``FULL_PATHS`` when the arrays are too small."""
     n = masks.shape[0]
     one = np.uint64(1)
     zero = np.uint64(0)
-    cap = is_choice.shape[0]
-    slot_cap = slot.shape[0]
-    half = seen.shape[0] // 2
-    seen[:] = -1
-    _new_node(0, 0, -1, is_choice, label, points, first, sib, last, blk)
-    n_nodes = 1
-    n_slots = 0
-    n_seen = 0
+    cap = keys.shape[0]
+    fmask = (one << np.uint64(bits)) - one
+    # cell -> its field: position p (from the least significant), key word, shift in the word
+    fbit = np.empty(n, np.int64)
+    word = np.empty(n, np.int64)
+    shift = np.empty(n, np.uint64)
+    for c in range(n):
+        p = n - 1 - rank[c]
+        fbit[c] = np.int64(1) << p
+        word[c] = 0 if p >= fields else 1
+        shift[c] = np.uint64((p % fields) * bits)
+    n_paths = 0
     total_sum = np.int64(0)
     st_cell = np.empty(n, np.int64)
     st_node = np.empty(n, np.int64)
     st_child = np.empty(n, np.int64)
     st_k = np.empty(n, np.int64)
     st_rem = np.empty(n, np.uint64)
-    # The path's pairs sorted by the split order are the set bits of ``urank`` (cells by rank)
-    # with ``face_at``; ``nod[i]`` is the SUM node after sorted pairs 0..i (reached after rank
-    # ``nod_rank[i]``), up to date for the first ``gvalid`` pairs. A pair entering, changing or
-    # leaving at sorted position j leaves the nodes before j valid, so consecutive insertions
-    # share their sorted prefix.
-    nod = np.empty(n, np.int64)
-    nod_rank = np.empty(n, np.int64)
-    face_at = np.empty(n, np.int64)
-    gvalid = 0
-    # slots one insertion can need at most: per pair a SUM block (< n) and a CHOICE block
-    per_pair = n + 64
+    key = np.zeros(2, np.uint64)
+    occ = np.int64(0)
     for start in range(n):
         if masks[start] & rec[0] == zero:
             continue
@@ -166,16 +141,14 @@ def build_tree(
         st_rem[0] = masks[start] & rec[0]
         st_child[0] = -1
         used = one << np.uint64(start)
-        urank = one << np.uint64(rank[start])
         while True:
             if st_child[d] < 0:
                 rem = st_rem[d]
                 c = st_cell[d]
-                rbit = one << np.uint64(rank[c])
                 if rem == zero:
                     used ^= one << np.uint64(c)
-                    urank ^= rbit
-                    gvalid = min(gvalid, np.int64(popcount(urank & (rbit - one))))
+                    key[word[c]] &= ~(fmask << shift[c])
+                    occ &= ~fbit[c]
                     d -= 1
                     if d < 0:
                         break
@@ -185,75 +158,19 @@ def build_tree(
                 child = trie_child(rec, st_node[d], low)
                 st_child[d] = child
                 st_k[d] = 0
-                face_at[c] = np.int64(ctz(low))
-                gvalid = min(gvalid, np.int64(popcount(urank & (rbit - one))))
+                key[word[c]] = (key[word[c]] & ~(fmask << shift[c])) | ((ctz(low) + one) << shift[c])
+                occ |= fbit[c]
                 w = np.int64(rec[2 * child + 1] >> np.uint64(32)) - 1
                 if w >= 0:
-                    inf = info[child]
-                    pts = inf >> 1
                     if word_seen[w] != tag:
                         word_seen[w] = tag
-                        total_sum += pts
-                    if n_nodes + 2 * (d + 1) > cap:
-                        return FULL_NODES, total_sum
-                    if n_slots + (d + 1) * per_pair > slot_cap:
-                        return FULL_SLOTS, total_sum
-                    if gvalid == 0:
-                        node = 0
-                        prev = -1
-                    else:
-                        node = nod[gvalid - 1]
-                        prev = nod_rank[gvalid - 1]
-                    bits = urank
-                    for _ in range(gvalid):
-                        bits &= bits - one
-                    for i in range(gvalid, d + 1):
-                        low_r = bits & (~bits + one)
-                        bits ^= low_r
-                        r = np.int64(ctz(low_r))
-                        cell = order[r]
-                        # the SUM node's CHOICE child for ``cell``
-                        b = blk[node]
-                        if b < 0:
-                            b = n_slots
-                            n_slots = _new_block(slot, n_slots, n - 1 - prev)
-                            blk[node] = b
-                        s = b + r - prev - 1
-                        ch = slot[s]
-                        if ch < 0:
-                            ch = n_nodes
-                            n_nodes += 1
-                            _new_node(ch, 1, cell, is_choice, label, points, first, sib, last, blk)
-                            blk[ch] = n_slots
-                            n_slots = _new_block(slot, n_slots, np.int64(popcount(masks[cell])))
-                            _link(node, ch, first, sib, last)
-                            slot[s] = ch
-                        # the CHOICE node's SUM child for the cell's letter
-                        face = face_at[cell]
-                        s = blk[ch] + np.int64(popcount(masks[cell] & ((one << np.uint64(face)) - one)))
-                        nxt = slot[s]
-                        if nxt < 0:
-                            nxt = n_nodes
-                            n_nodes += 1
-                            _new_node(nxt, 0, face, is_choice, label, points, first, sib, last, blk)
-                            _link(ch, nxt, first, sib, last)
-                            slot[s] = nxt
-                        node = nxt
-                        prev = r
-                        nod[i] = node
-                        nod_rank[i] = r
-                    gvalid = d + 1
-                    if inf & 1 == 0:
-                        points[node] += pts
-                    else:
-                        key = np.int64(node) * n_words + w
-                        hs = _hash_slot(seen, key)
-                        if seen[hs] == -1:
-                            seen[hs] = key
-                            n_seen += 1
-                            points[node] += pts
-                            if n_seen > half:
-                                return FULL_SEEN, total_sum
+                        total_sum += info[child] >> 1
+                    if n_paths == cap:
+                        return FULL_PATHS, total_sum
+                    keys[n_paths, 0] = key[0]
+                    keys[n_paths, 1] = key[1]
+                    tnodes[n_paths] = child | (occ << 32)
+                    n_paths += 1
             c = st_cell[d]
             kid_mask = rec[2 * st_child[d]]
             pushed = False
@@ -271,86 +188,141 @@ def build_tree(
                         st_rem[d] = m
                         st_child[d] = -1
                         used |= one << np.uint64(nb)
-                        urank |= one << np.uint64(rank[nb])
                         pushed = True
                         break
             if not pushed:
                 st_child[d] = -1
-    return n_nodes, total_sum
+    return n_paths, total_sum
 
 
 @njit(nogil=True, cache=True)
-def preorder(n_nodes, is_choice, label, points, first, sib):
-    """Relayout the first-child/next-sibling tree in pre-order: ``(is_choice int8, label
-    int32, points int32, parent int32, end int32)``, ``end[i]`` one past i's subtree."""
-    o_choice = np.empty(n_nodes, np.int8)
-    o_label = np.empty(n_nodes, np.int32)
-    o_points = np.empty(n_nodes, np.int32)
-    o_parent = np.empty(n_nodes, np.int32)
-    o_end = np.empty(n_nodes, np.int32)
-    # stack of (old node, new index of its parent); a node's end is known when the next node
-    # outside its subtree is placed, so open nodes are kept on a second stack
-    todo = np.empty(n_nodes, np.int64)
-    todo_parent = np.empty(n_nodes, np.int64)
-    open_new = np.empty(n_nodes, np.int64)
-    n_open = 0
-    top = 0
-    todo[0] = 0
-    todo_parent[0] = -1
-    top = 1
-    pos = 0
-    while top > 0:
-        top -= 1
-        old = todo[top]
-        par = todo_parent[top]
-        # close the open nodes that are not ancestors of this one
-        while n_open > 0 and open_new[n_open - 1] != par:
-            o_end[open_new[n_open - 1]] = pos
-            n_open -= 1
-        o_choice[pos] = is_choice[old]
-        o_label[pos] = label[old]
-        o_points[pos] = points[old]
-        o_parent[pos] = par
-        open_new[n_open] = pos
-        n_open += 1
-        # push children in reverse so the first child comes out first
-        c = first[old]
-        k = 0
-        while c >= 0:
-            k += 1
-            c = sib[c]
-        c = first[old]
-        i = top + k - 1
-        while c >= 0:
-            todo[i] = c
-            todo_parent[i] = pos
-            i -= 1
-            c = sib[c]
-        top += k
-        pos += 1
-    while n_open > 0:
-        o_end[open_new[n_open - 1]] = pos
-        n_open -= 1
-    return o_choice, o_label, o_points, o_parent, o_end
+def radix_sort(keys, vals, n, tmp_keys, tmp_vals, bits_low, bits_high):
+    """Sort ``keys[:n]`` (uint64 pairs: high, low; below ``2**bits_high`` and ``2**bits_low``)
+    with ``vals[:n]`` alongside: LSD radix, 8 bits a pass, the low word first; a pass is
+    skipped when every key has the same digit."""
+    count = np.empty(257, np.int64)
+    src_k, src_v, dst_k, dst_v = keys, vals, tmp_keys, tmp_vals
+    in_tmp = False
+    for col, n_bits in ((1, bits_low), (0, bits_high)):
+        for sh in range(0, n_bits, 8):
+            s = np.uint64(sh)
+            count[:] = 0
+            for i in range(n):
+                count[np.int64((src_k[i, col] >> s) & np.uint64(255)) + 1] += 1
+            if count.max() == n:
+                continue
+            for b in range(256):
+                count[b + 1] += count[b]
+            for i in range(n):
+                b = np.int64((src_k[i, col] >> s) & np.uint64(255))
+                j = count[b]
+                count[b] = j + 1
+                dst_k[j, 0] = src_k[i, 0]
+                dst_k[j, 1] = src_k[i, 1]
+                dst_v[j] = src_v[i]
+            src_k, src_v, dst_k, dst_v = dst_k, dst_v, src_k, src_v
+            in_tmp = not in_tmp
+    if in_tmp:
+        keys[:n] = tmp_keys[:n]
+        vals[:n] = tmp_vals[:n]
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _open(x, choice, lab, par, is_choice, label, points, parent, val):
+    is_choice[x] = choice
+    label[x] = lab
+    points[x] = 0
+    parent[x] = par
+    val[x] = 0
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _close(x, parent, is_choice, val, end, n_nodes):
+    """Node x's subtree is complete: record its end and fold its value into its parent."""
+    end[x] = n_nodes
+    fold_into_parent(x, is_choice, parent, val)
 
 
 @njit(nogil=True, cache=True)
-def root_value(n_nodes, is_choice, points, first, sib):
-    """The unforced bound straight from the build's arrays: a child is created after its
-    parent, so one pass from the last node back sees every node's children first."""
-    val = np.empty(n_nodes, np.int64)
-    for i in range(n_nodes - 1, -1, -1):
-        v = np.int64(points[i])
-        c = first[i]
-        if is_choice[i]:
-            v = np.int64(0)
-            while c >= 0:
-                if val[c] > v:
-                    v = val[c]
-                c = sib[c]
-        else:
-            while c >= 0:
-                v += val[c]
-                c = sib[c]
-        val[i] = v
-    return val[0]
+def tree_from_paths(
+    keys, tnodes, n_paths, order, bits, fields, rec, info, stamp, tag0,
+    is_choice, label, points, parent, end, val,
+):  # fmt: skip
+    """The orderly tree of the sorted paths, in pre-order: ``is_choice`` (int8), ``label`` (a
+    CHOICE node's cell, a SUM node's letter), ``points``, ``parent`` (-1 for the root), ``end``
+    (one past the node's subtree) and ``val`` (each node's unforced value). ``stamp`` (int64
+    [words]) de-duplicates a word at a node with run tags from ``tag0`` on. Returns (node
+    count or ``FULL_NODES``, tags used).
+
+    Field p (from the least significant) is split rank ``n - 1 - p``. The highest field where
+    a key differs from the one before gives the first pair where the two paths part: the
+    nodes of the earlier path below it are closed, the new path's are opened.
+    """
+    n = order.shape[0]
+    one = np.uint64(1)
+    fmask = (one << np.uint64(bits)) - one
+    cap = is_choice.shape[0]
+    # the open nodes by tree depth: 0 the root, 2j + 1 the CHOICE of pair j, 2j + 2 its SUM
+    stack = np.empty(2 * n + 1, np.int64)
+    _open(0, 0, -1, -1, is_choice, label, points, parent, val)
+    stack[0] = 0
+    n_nodes = 1
+    prev_hi = np.uint64(0)  # the empty path: no real path has key 0
+    prev_lo = np.uint64(0)
+    prev_occ = np.int64(0)
+    prev_m = 0
+    m = 0
+    run = tag0
+    for i in range(n_paths):
+        hi = keys[i, 0]
+        lo = keys[i, 1]
+        t = tnodes[i]
+        if hi != prev_hi or lo != prev_lo:
+            run += 1
+            occ = t >> 32
+            m = np.int64(popcount(np.uint64(occ)))
+            if n_nodes + 2 * m > cap:
+                return FULL_NODES, run - tag0
+            if hi != prev_hi:
+                fpos = fields + (63 - np.int64(clz(hi ^ prev_hi))) // bits
+            else:
+                fpos = (63 - np.int64(clz(lo ^ prev_lo))) // bits
+            keep = 2 * np.int64(popcount(np.uint64(occ >> (fpos + 1))))
+            if (occ >> fpos) & 1 and (prev_occ >> fpos) & 1:
+                keep += 1  # the same cell with another letter: the CHOICE node is shared
+            for depth in range(2 * prev_m, keep, -1):
+                _close(stack[depth], parent, is_choice, val, end, n_nodes)
+            rem = np.uint64(occ & ((np.int64(2) << fpos) - 1))
+            depth = keep + 1
+            while rem != 0:
+                p = 63 - np.int64(clz(rem))
+                rem ^= one << np.uint64(p)
+                if depth % 2 == 1:
+                    _open(
+                        n_nodes, 1, order[n - 1 - p], stack[depth - 1], is_choice, label, points, parent, val
+                    )
+                    stack[depth] = n_nodes
+                    n_nodes += 1
+                    depth += 1
+                kw = hi if p >= fields else lo
+                letter = np.int64((kw >> np.uint64((p % fields) * bits)) & fmask) - 1
+                _open(n_nodes, 0, letter, stack[depth - 1], is_choice, label, points, parent, val)
+                stack[depth] = n_nodes
+                n_nodes += 1
+                depth += 1
+            prev_hi = hi
+            prev_lo = lo
+            prev_occ = occ
+            prev_m = m
+        node = t & np.int64(0xFFFFFFFF)
+        w = np.int64(rec[2 * node + 1] >> np.uint64(32)) - 1
+        if stamp[w] != run:
+            stamp[w] = run
+            x = stack[2 * m]
+            pts = info[node] >> 1
+            points[x] += pts
+            val[x] += pts
+    for depth in range(2 * prev_m, 0, -1):
+        _close(stack[depth], parent, is_choice, val, end, n_nodes)
+    end[0] = n_nodes
+    return n_nodes, run - tag0 + 1

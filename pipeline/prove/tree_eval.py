@@ -10,17 +10,22 @@ from numba import njit
 
 
 @njit(nogil=True, cache=True, inline="always")
+def fold_into_parent(i, is_choice, parent, val):
+    """Node i's value is final: a SUM parent adds it, a CHOICE parent keeps the best."""
+    p = parent[i]
+    if is_choice[p]:
+        if val[i] > val[p]:
+            val[p] = val[i]
+    else:
+        val[p] += val[i]
+
+
+@njit(nogil=True, cache=True, inline="always")
 def _fold_up(is_choice, parent, live, n_live, val):
-    """Fold the values of the ``live`` nodes (pre-order) into their parents, last first: a SUM
-    node adds its children, a CHOICE node keeps the best; returns the root's value."""
+    """Fold the values of the ``live`` nodes (pre-order) into their parents, last first;
+    returns the root's value."""
     for j in range(n_live - 1, 0, -1):
-        i = live[j]
-        p = parent[i]
-        if is_choice[p]:
-            if val[i] > val[p]:
-                val[p] = val[i]
-        else:
-            val[p] += val[i]
+        fold_into_parent(live[j], is_choice, parent, val)
     return val[0]
 
 
