@@ -110,5 +110,10 @@ prove-3x3:  ## certify every ENABLE2K 3x3 board scoring >= 500 (resumable: re-ru
 	$(BIN)/boggle prove --dictionary $(ENABLE2K) --shape 3x3 --threshold 500 \
 	  --classes 'bdfgjqvwxz aeiou lnrsy chkmpt' --n-jobs 2 --out runs/prove-3x3
 
+.PHONY: prove-3x4
+prove-3x4:  ## the full ENABLE2K 3x4 proof, T=1500 (days on 2 cores; resumable: re-run to continue)
+	$(BIN)/boggle prove --dictionary $(ENABLE2K) --shape 3x4 --threshold 1500 \
+	  --classes 'bdfgjqvwxz aeiou lnrsy chkmpt' --n-jobs 2 --out runs/prove-3x4
+
 clean:
 	rm -rf runs reports .pytest_cache .mypy_cache .ruff_cache
