@@ -146,14 +146,19 @@ def _cell_set_score(lex, geo, board: np.ndarray) -> int:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(board=st.lists(st.integers(0, 4), min_size=9, max_size=9), split=st.sampled_from(SPLITS))
-def test_tree_bound_of_one_board_counts_each_word_once_per_cell_set(
+def test_tree_bound_of_one_board_is_exact_and_a_forced_board_counts_words_per_cell_set(
     tiny, board: list[int], split: bool
 ) -> None:
     geo = geometry(3, 3)
     prover = TreeProver(geo, tiny, build_prove_trie(tiny, 9), threshold=1, fields=_fields(9, split))
     b = np.array(board, np.int8)
-    bound = prover.tree_bound(np.array([1 << f for f in board], dtype=np.uint64))
-    assert bound == _cell_set_score(tiny, geo, b) >= int(_scores(tiny, 3, 3, b[None, :])[0])
+    exact = int(_scores(tiny, 3, 3, b[None, :])[0])
+    # a class of one board: no cell offers a choice, every word meets at the root once
+    assert prover.tree_bound(np.array([1 << f for f in board], dtype=np.uint64)) == exact
+    # the board forced inside a class where every cell has a second letter: once per cell set
+    two = np.array([(1 << f) | (1 << ((f + 1) % 5)) for f in board], dtype=np.uint64)
+    forced = b.astype(np.int64)
+    assert prover.tree_bound(two, forced) == _cell_set_score(tiny, geo, b) >= exact
 
 
 def _found(outcome) -> dict[bytes, int]:
@@ -237,9 +242,10 @@ def test_class_keys_hold_up_to_two_words_of_fields(enable_lexicon) -> None:
     geo = geometry(4, 4)
     prover = TreeProver(geo, enable_lexicon, build_prove_trie(enable_lexicon, 16), 1)
     assert prover.builder.fields == 12 and prover.builder.key_bits == (60, 20)
-    # the 4x4 class of one board: its tree bound counts each word once per cell set
+    # a 4x4 board forced in a class with two letters a cell: each word once per cell set
     board = np.array([enable_lexicon.alphabet.index[f] for f in "serspatglinesers"], np.int8)
-    bound = prover.tree_bound(np.left_shift(np.uint64(1), board.astype(np.uint64)))
-    assert bound == _cell_set_score(enable_lexicon, geo, board) >= 3625
+    two = np.array([(1 << f) | (1 << ((f + 1) % 26)) for f in board.tolist()], dtype=np.uint64)
+    bound = prover.tree_bound(two, board.astype(np.int64))
+    assert bound == _cell_set_score(enable_lexicon, geo, board) > 3625
     with pytest.raises(ValueError, match="at most 24 cells"):
         TreeProver(geometry(5, 5), enable_lexicon, build_prove_trie(enable_lexicon, 25), 1)

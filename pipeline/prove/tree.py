@@ -10,13 +10,14 @@ alternating nodes:
 
 Every word a board of the class can spell is inserted as its (cell, letter) pairs sorted by the
 split order's rank of the cell ("orderly": the choice node of a cell can only sit where the
-cells before it in the split order have been decided), so one cell set and letter assignment
-reaches one SUM node. A word counts once per (node, word): paths that spell the same word over
-the same cells with the same letters meet at the same node and are de-duplicated there.
+cells before it in the split order have been decided), so one set of pairs reaches one SUM
+node. Cells with a single letter offer no choice and are left out of the pairs. A word counts
+once per (node, word): paths that spell the same word over the same pairs meet at the same node
+and are de-duplicated there.
 
 Soundness: fix a board of the class and take, at each choice node, that board's letter. The
-value is then the points summed over every (word, cell set) the board can spell, which is at
-least the board's score (a word counts once however many cell sets spell it); taking the best
+value is then the points summed over every (word, set of pairs) the board can spell, which is
+at least the board's score (a word counts once however many paths spell it); taking the best
 letter instead can only raise it. Forcing a cell keeps this argument for the boards that agree
 with the forced letters, so the forced bound is a bound of the sub-class.
 
@@ -24,8 +25,8 @@ The tree is built once per class; branching forces the next cell of the split or
 its letters and re-evaluates without rebuilding. Sub-classes of at most ``enumerate_max`` boards
 are scored exactly by :func:`pipeline.prove.bounds.enumerate_class`, so every board reported is
 scored exactly. The build also yields the sum bound (each spellable word once), which can beat
-the tree bound on weak classes (the tree counts a word once per cell set); the root bound is the
-smaller. Neither the sum nor the max bound is an upper limit of the tree bound in general.
+the tree bound on weak classes (the tree counts a word once per set of pairs); the root bound is
+the smaller. A class of one board has no pairs: its tree bound is its exact score. Neither the sum nor the max bound is an upper limit of the tree bound in general.
 
 The tree lives in flat arrays (numba kernels, ``nogil``, cached): :mod:`pipeline.prove.tree_build`
 builds it, :mod:`pipeline.prove.tree_eval` evaluates it in pre-order, where a subtree is a
@@ -247,7 +248,7 @@ def tree_bound_reference(
 
     def insert(path: list[tuple[int, int]], word: int, pts: int) -> None:
         node = root
-        for cell, face in sorted(path, key=lambda p: rank[p[0]]):
+        for cell, face in sorted((p for p in path if masks[p[0]].bit_count() > 1), key=lambda p: rank[p[0]]):
             node = node[1].setdefault(cell, {}).setdefault(face, [0, {}, set()])
         if word not in node[2]:
             node[2].add(word)

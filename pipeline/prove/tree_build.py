@@ -120,7 +120,9 @@ def collect_paths(masks, rank, nbr_list, deg, rec, info, bits, fields, keys, tno
     shift = np.empty(n, np.uint64)
     for c in range(n):
         p = n - 1 - rank[c]
-        fbit[c] = np.int64(1) << p
+        # a cell with one letter offers no choice: it gets no field, so paths that differ only
+        # there meet at one node (a word still counts once per node: sound, and tighter)
+        fbit[c] = np.int64(1) << p if popcount(masks[c]) > 1 else 0
         word[c] = 0 if p >= fields else 1
         shift[c] = np.uint64((p % fields) * bits)
     n_paths = 0
@@ -158,8 +160,9 @@ def collect_paths(masks, rank, nbr_list, deg, rec, info, bits, fields, keys, tno
                 child = trie_child(rec, st_node[d], low)
                 st_child[d] = child
                 st_k[d] = 0
-                key[word[c]] = (key[word[c]] & ~(fmask << shift[c])) | ((ctz(low) + one) << shift[c])
-                occ |= fbit[c]
+                if fbit[c] != 0:
+                    key[word[c]] = (key[word[c]] & ~(fmask << shift[c])) | ((ctz(low) + one) << shift[c])
+                    occ |= fbit[c]
                 w = np.int64(rec[2 * child + 1] >> np.uint64(32)) - 1
                 if w >= 0:
                     if word_seen[w] != tag:
@@ -272,7 +275,7 @@ def tree_from_paths(
     prev_occ = np.int64(0)
     prev_m = 0
     m = 0
-    run = tag0
+    run = tag0 + 1  # the tag of the paths at the root (key 0), which sort first
     for i in range(n_paths):
         hi = keys[i, 0]
         lo = keys[i, 1]
