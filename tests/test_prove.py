@@ -165,6 +165,31 @@ def test_prove_equals_brute_force(
     assert res.classes_done == res.classes_total
 
 
+def test_prove_on_a_dask_cluster_writes_the_same_certificate(tiny_dict: str, tmp_path: Path) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    common = dict(shape="2x3", threshold=20, classes="ae rst", chunk_size=4)
+    local = run_prove(ProveConfig(tiny_dict, **common, n_jobs=1, out=str(tmp_path / "local")))
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        cfg = ProveConfig(
+            tiny_dict,
+            **common,
+            backend="dask",
+            scheduler=cluster.scheduler_address,
+            out=str(tmp_path / "dask"),
+        )
+        on_dask = run_prove(cfg)
+    assert on_dask.boards == local.boards and on_dask.classes_done == on_dask.classes_total
+    assert (tmp_path / "dask" / "_SUCCESS").exists()
+
+    def certificate(out: Path) -> list[dict]:
+        rows = pq.read_table(sorted(out.glob("part-*.parquet"))).drop_columns(["seconds"]).to_pylist()
+        return sorted(rows, key=lambda r: r["class_id"])
+
+    assert certificate(tmp_path / "dask") == certificate(tmp_path / "local")
+
+
 # ---------------------------------------------------------------- job: output, resume, coverage
 
 

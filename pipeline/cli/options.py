@@ -35,13 +35,6 @@ class Backend(StrEnum):
     dask = "dask"
 
 
-class ProveBackend(StrEnum):
-    """The joblib backends ``boggle prove`` supports (pipeline.prove.job.BACKENDS; no dask yet)."""
-
-    loky = "loky"
-    threading = "threading"
-
-
 class ProveBound(StrEnum):
     """pipeline.prove.tree.PROVERS."""
 

@@ -8,10 +8,10 @@ from typing import Annotated
 import typer
 
 from pipeline.cli.options import (
+    Backend,
     DictionaryOpt,
     MinLengthOpt,
     OverwriteOpt,
-    ProveBackend,
     ProveBound,
     RulesOpt,
     value,
@@ -48,8 +48,14 @@ def prove(
     ] = None,
     n_jobs: Annotated[int, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")] = -1,
     backend: Annotated[
-        ProveBackend, typer.Option("--backend", help="loky (processes) or threading.")
-    ] = ProveBackend.loky,
+        Backend, typer.Option("--backend", help="loky (processes), threading or dask.")
+    ] = Backend.loky,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (default: a local cluster)."
+        ),
+    ] = None,
     chunk_size: Annotated[
         int, typer.Option("--chunk-size", min=1, help="Classes per task and part file.")
     ] = 64,
@@ -81,8 +87,8 @@ def prove(
     cfg = ProveConfig(
         dictionary or default_dictionary(), shape=shape, threshold=threshold, classes=classes,
         bound=bound.value, rules=value(rules), min_length=min_length, dice=dice, chunk_size=chunk_size,
-        limit_classes=limit_classes, sample_seed=sample_seed, n_jobs=n_jobs, backend=backend.value, out=out,
-        overwrite=overwrite,
+        limit_classes=limit_classes, sample_seed=sample_seed, n_jobs=n_jobs, backend=backend.value,
+        scheduler=scheduler, out=out, overwrite=overwrite,
     )  # fmt: skip
     with nullcontext(None) if quiet else render.prove_progress() as update:
         res = run_prove(cfg, progress=update)

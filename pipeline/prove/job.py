@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import store
+from pipeline.backends import parallel_backend
 from pipeline.boards import Board, canonical, format_compact, format_shape, geometry, parse_shape
 from pipeline.errors import BoggleError, ConfigError
 from pipeline.io import atomic_path, package_versions, write_json_atomic
@@ -39,7 +40,7 @@ from pipeline.rules import Rules, default_rules_for_shape, get_rules
 FORMAT = "boggle-prove"
 SCHEMA_VERSION = 1
 BOARDS_FILE = "boards.parquet"
-BACKENDS = ("loky", "threading")
+BACKENDS = ("loky", "threading", "dask")
 MAX_CELLS = 64
 
 CERTIFICATE_SCHEMA = pa.schema(
@@ -94,6 +95,7 @@ class ProveConfig:
     # how to run, not what: never part of the identity
     n_jobs: int | None = None
     backend: str = "loky"
+    scheduler: str | None = None  # dask: the scheduler's address (none: a local cluster)
     out: str | None = None
     overwrite: bool = False
 
@@ -132,7 +134,7 @@ class ProveConfig:
 
     def identity(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
-        for k in ("n_jobs", "backend", "out", "overwrite"):
+        for k in ("n_jobs", "backend", "scheduler", "out", "overwrite"):
             d.pop(k)
         return d
 
@@ -342,7 +344,9 @@ def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> Pro
         report()
         if not pending:
             return cpu
-        with joblib.parallel_config(backend=cfg.backend, n_jobs=cfg.n_jobs):
+        # workers return their tables and this process writes the parts, so dask workers need
+        # no shared disk (they read the word list from its path or compile tanglet:LANG)
+        with parallel_backend(cfg.backend, cfg.n_jobs, cfg.scheduler):
             results = joblib.Parallel(return_as="generator_unordered")(
                 joblib.delayed(_indexed)(c, args, cfg.threshold, cfg.enumerate_max, chunks[c], cfg.bound)
                 for c in pending

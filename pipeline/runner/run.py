@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from pipeline import store
+from pipeline.backends import backend_is_dask
 from pipeline.config import RunConfig, load_config
 from pipeline.errors import (
     BoggleError,
@@ -39,7 +40,6 @@ from pipeline.runner.workers import (
     Progress,
     ProgressCallback,
     RunSummary,
-    backend_is_dask,
     make_handle,
     parallel_backend,
     watched_solve_chunk,

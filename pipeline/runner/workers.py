@@ -14,11 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from pipeline import store
+from pipeline import backends, store
 from pipeline.config import RunSettings
 from pipeline.errors import (
-    BoggleError,
-    ConfigError,
     LexiconError,
 )
 from pipeline.lexicon import CompiledLexicon, compile_lexicon
@@ -255,43 +253,6 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
 
 @contextlib.contextmanager
 def parallel_backend(settings: RunSettings) -> Iterator[None]:
-    """``joblib.parallel_config`` for the config's ``[run]`` section.
-
-    ``backend = "dask"`` connects to ``scheduler`` (or starts a local cluster with ``n_jobs``
-    worker processes when there is none) and closes what it opened afterwards.
-    """
-    import joblib
-
-    if settings.backend != "dask":
-        with joblib.parallel_config(backend=settings.backend, n_jobs=settings.n_jobs):
-            yield
-        return
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError:
-        raise ConfigError(
-            "backend = \"dask\" needs dask.distributed: pip install 'dask[distributed]'"
-        ) from None
-    with contextlib.ExitStack() as stack:
-        if settings.scheduler:
-            try:
-                client = stack.enter_context(Client(settings.scheduler, timeout="20s", set_as_default=False))
-            except (OSError, TimeoutError) as exc:
-                raise BoggleError(f"cannot reach the dask scheduler {settings.scheduler}: {exc}") from None
-        else:
-            import os
-
-            workers = (os.cpu_count() or 1) if settings.n_jobs < 0 else settings.n_jobs
-            cluster = stack.enter_context(
-                LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-            )
-            client = stack.enter_context(Client(cluster, set_as_default=False))
-        with joblib.parallel_config(backend="dask", client=client):
-            yield
-
-
-def backend_is_dask() -> bool:
-    from joblib.parallel import get_active_backend
-
-    backend, _ = get_active_backend()
-    return type(backend).__name__ == "DaskDistributedBackend"
+    """:func:`pipeline.backends.parallel_backend` for the config's ``[run]`` section."""
+    with backends.parallel_backend(settings.backend, settings.n_jobs, settings.scheduler):
+        yield

@@ -1,0 +1,54 @@
+"""The joblib backends the batch jobs run their tasks under (``boggle run`` and
+``boggle prove``): loky processes, threads, or a dask.distributed cluster."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+
+from pipeline.errors import BoggleError, ConfigError
+
+
+@contextlib.contextmanager
+def parallel_backend(backend: str, n_jobs: int | None, scheduler: str | None = None) -> Iterator[None]:
+    """``joblib.parallel_config`` for ``backend`` with ``n_jobs`` workers (joblib's meaning:
+    None is joblib's default, -1 every core).
+
+    ``backend = "dask"`` connects to ``scheduler`` (or starts a local cluster with ``n_jobs``
+    worker processes when there is none) and closes what it opened afterwards.
+    """
+    import joblib
+
+    if backend != "dask":
+        with joblib.parallel_config(backend=backend, n_jobs=n_jobs):
+            yield
+        return
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise ConfigError(
+            "backend = \"dask\" needs dask.distributed: pip install 'dask[distributed]'"
+        ) from None
+    with contextlib.ExitStack() as stack:
+        if scheduler:
+            try:
+                client = stack.enter_context(Client(scheduler, timeout="20s", set_as_default=False))
+            except (OSError, TimeoutError) as exc:
+                raise BoggleError(f"cannot reach the dask scheduler {scheduler}: {exc}") from None
+        else:
+            workers = (os.cpu_count() or 1) if n_jobs is None or n_jobs < 0 else n_jobs
+            cluster = stack.enter_context(
+                LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            )
+            client = stack.enter_context(Client(cluster, set_as_default=False))
+        with joblib.parallel_config(backend="dask", client=client):
+            yield
+
+
+def backend_is_dask() -> bool:
+    """Whether the active joblib backend is dask's (its workers may not share our disk)."""
+    from joblib.parallel import get_active_backend
+
+    backend, _ = get_active_backend()
+    return type(backend).__name__ == "DaskDistributedBackend"
