@@ -165,6 +165,7 @@ def _found(outcome) -> dict[bytes, int]:
     return {bytes(b.astype(np.int8)): s for b, s in outcome.found}
 
 
+@pytest.mark.parametrize("rebuild", [False, True])
 @pytest.mark.parametrize("split", SPLITS)
 @pytest.mark.parametrize(
     ("rows", "cols", "spec", "threshold"),
@@ -177,7 +178,7 @@ def _found(outcome) -> dict[bytes, int]:
     ],
 )
 def test_tree_prover_finds_what_sumax_and_brute_force_find(
-    tiny, rows: int, cols: int, spec: str, threshold: int, split: bool
+    tiny, rows: int, cols: int, spec: str, threshold: int, split: bool, rebuild: bool
 ) -> None:
     n = rows * cols
     geo = geometry(rows, cols)
@@ -185,7 +186,10 @@ def test_tree_prover_finds_what_sumax_and_brute_force_find(
     buckets = parse_buckets(spec, tiny.alphabet)
     masks_of = bucket_masks(buckets)
     ids = canonical_class_ids(rows, cols, len(buckets))
-    tree = TreeProver(geo, tiny, trie, threshold, fields=_fields(n, split))
+    # rebuild: every tree is split by rebuilding sub-class trees instead of forcing cells
+    tree = TreeProver(
+        geo, tiny, trie, threshold, fields=_fields(n, split), rebuild_nodes=0 if rebuild else 10**9
+    )
     sumax = PROVERS["sumax"](geo, tiny, trie, threshold)
     found_tree: dict[str, int] = {}
     for d in class_digits(ids, len(buckets), n):

@@ -27,9 +27,14 @@ are scored exactly by :func:`pipeline.prove.bounds.enumerate_class`, so every bo
 scored exactly. The build also yields the sum bound (each spellable word once), which can beat
 the tree bound on weak classes (the tree counts a word once per set of pairs); the root bound is
 the smaller. A class of one board has no pairs: its tree bound is its exact score. Neither the
-sum nor the max bound is an upper limit of the tree bound in general. Rebuilding the tree for
-each sub-class instead of forcing cells on one tree (tighter, as the forced cell's paths merge)
-measured 1.5-2.3x slower on 3x3 and at best 1.25x faster on 3x4 (one level), so it is not done.
+sum nor the max bound is an upper limit of the tree bound in general.
+
+Forcing cells on one tree is cheap but its bound stays loose (the forced cell's paths do not
+merge). A tree of more than :data:`REBUILD_NODES` nodes is therefore not searched by forcing:
+the next split cell is split and each sub-class gets its own tree (smaller, and tighter, as a
+cell with one letter has no choice node). Rebuilding every sub-class measured 1.5-2.3x slower on
+3x3; rebuilding only big trees 1.1-1.5x faster on 3x4 samples (one heavy class went from 3.2 s
+to 1.1 s) and the same on 3x3, whose trees are smaller.
 
 The tree lives in flat arrays (numba kernels, ``nogil``, cached): :mod:`pipeline.prove.tree_build`
 builds it, :mod:`pipeline.prove.tree_eval` evaluates it in pre-order, where a subtree is a
@@ -46,7 +51,7 @@ import numpy as np
 from pipeline.boards import Geometry
 from pipeline.lexicon import CompiledLexicon
 from pipeline.prove.bounds import ProveTrie
-from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, split_order
+from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, mask_faces, split_order
 from pipeline.prove.tree_build import (
     FULL_NODES,
     FULL_PATHS,
@@ -64,6 +69,10 @@ __all__ = [
     "tree_bound_reference",
 ]  # fmt: skip
 
+
+#: Trees bigger than this are split by rebuilding rather than by forcing (see the module doc;
+#: measured on ENABLE2K 3x4 samples: 300,000 and 500,000 were slower on one of two samples).
+REBUILD_NODES = 1_000_000
 
 # ---------------------------------------------------------------- builder
 
@@ -154,8 +163,9 @@ class TreeProver:
         threshold: int,
         enumerate_max: int = ENUMERATE_MAX,
         fields: int | None = None,
+        rebuild_nodes: int = REBUILD_NODES,
     ):
-        """``fields``: see :class:`TreeBuilder`."""
+        """``fields``: see :class:`TreeBuilder`; ``rebuild_nodes``: see :data:`REBUILD_NODES`."""
         self.geo = geo
         self.lexicon = lexicon
         self.trie = trie
@@ -167,6 +177,7 @@ class TreeProver:
         self.cheap = ClassProver(geo, lexicon, trie, threshold, enumerate_max)
         self.tree_nodes = 0  # size of the last tree built (for benchmarks)
         self.builder = TreeBuilder(geo, self.rank, self.order, trie, fields)
+        self.rebuild_nodes = rebuild_nodes
 
     def build(self, masks: np.ndarray) -> tuple[tuple[np.ndarray, ...], int]:
         """The class's tree in pre-order (see :func:`pipeline.prove.tree_build.tree_from_paths`)
@@ -191,38 +202,50 @@ class TreeProver:
 
     def prove(self, masks: np.ndarray) -> ClassOutcome:
         masks = np.ascontiguousarray(masks, dtype=np.uint64)
-        # the sum bound comes with the build; the max bound's walk would cost as much as the
-        # build and rarely beats the tree, so it is not computed
-        # most classes fall to the root bound: evaluate it on the raw build, relayout only the rest
+        out = ClassOutcome(root_bound=0)
+        out.root_bound = self._prove(masks, out)
+        return out
+
+    def _prove(self, masks: np.ndarray, out: ClassOutcome) -> int:
+        """Bound the (sub-)class ``masks`` and search it; the bound is returned, boards found
+        and branch nodes go to ``out``. The sum bound comes with the build (the max bound's walk
+        would cost as much and rarely beats the tree, so it is not computed)."""
         total, root = self.builder.bounds(masks, self.threshold)
         self.tree_nodes = self.builder.n_nodes
-        if total < self.threshold:
-            return ClassOutcome(root_bound=total)
-        if root < self.threshold:
-            return ClassOutcome(root_bound=root)
-        tree = self.builder.preordered()
+        bound = min(total, root)
+        if bound < self.threshold:
+            return bound
         sizes = [bin(int(m)).count("1") for m in masks]
         cells = [int(c) for c in self.order if sizes[c] > 1]
+        boards = int(np.prod([sizes[c] for c in cells]))
+        if self.builder.n_nodes > self.rebuild_nodes and boards > self.enumerate_max:
+            # a big tree: rebuild one per letter of the next split cell rather than force it
+            out.nodes += 1
+            for f in mask_faces(int(masks[cells[0]])):
+                sub = masks.copy()
+                sub[cells[0]] = np.uint64(1) << np.uint64(f)
+                self._prove(sub, out)
+            return bound
         faces = np.zeros((max(len(cells), 1), 64), np.int64)
         for lvl, c in enumerate(cells):
-            fs = [f for f in range(64) if int(masks[c]) >> f & 1]
+            fs = mask_faces(int(masks[c]))
             faces[lvl, : len(fs)] = fs
         left = np.array(
             [int(np.prod([sizes[c] for c in cells[i:]])) for i in range(len(cells) + 1)], np.int64
         )
-        is_choice, label, points, parent, end = tree
-        root, nodes, leaves = tree_branch(
+        is_choice, label, points, parent, end = self.builder.preordered()
+        _, nodes, leaves = tree_branch(
             is_choice, label, points, parent, end, np.array(cells, np.int64), faces,
             np.array([sizes[c] for c in cells], np.int64), left, self.threshold, self.enumerate_max,
             self.geo.n_cells,
         )  # fmt: skip
-        out = ClassOutcome(root_bound=min(total, int(root)), nodes=int(nodes))
+        out.nodes += int(nodes)
         for forced in leaves:
             sub = masks.copy()
             for cell in np.flatnonzero(forced >= 0):
                 sub[cell] = np.uint64(1) << np.uint64(forced[cell])
             self.cheap._enumerate(sub, out)
-        return out
+        return bound
 
 
 #: Provers by name, for the job's switch.
