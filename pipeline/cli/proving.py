@@ -72,7 +72,7 @@ def prove(
 ) -> None:
     """Certify every board scoring >= THRESHOLD by branch and bound over board classes.
 
-    Writes OUT/part-*.parquet (one certificate row per canonical class), OUT/boards.parquet
+    Writes OUT/part-*.parquet (one certificate row per canonical class), OUT/_boards.parquet
     (every board >= threshold, canonical) and OUT/_SUCCESS (after the coverage check). A killed
     proof resumes; a finished one is a no-op. The last line printed is
     `BEST <board> <score> (<n> boards >= T, <k> classes)`. Exit codes: 0 ok, 2 bad input or

@@ -7,7 +7,8 @@ process writes the chunk's part file atomically (so the workers need no shared d
 done iff its part exists: a killed proof resumes with the missing chunks, and a finished one
 (``_SUCCESS`` present, same identity) is a no-op. Before ``_SUCCESS`` is written, the parts'
 class ids are checked to be exactly the canonical classes of the shape (the coverage check),
-and the boards >= threshold are gathered in canonical form into ``boards.parquet``.
+and the boards >= threshold are gathered in canonical form into ``_boards.parquet`` (``_``: a
+side table, so that ``pandas.read_parquet(OUT)`` reads the certificate).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from pipeline.rules import Rules, default_rules_for_shape, get_rules
 
 FORMAT = "boggle-prove"
 SCHEMA_VERSION = 1
-BOARDS_FILE = "boards.parquet"
+BOARDS_FILE = "_boards.parquet"
 BACKENDS = ("loky", "threading", "dask")
 MAX_CELLS = 64
 
@@ -302,7 +303,7 @@ def _select(ids: np.ndarray, cfg: ProveConfig) -> np.ndarray:
 
 
 def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> ProveSummary:
-    """Prove ``cfg`` and write ``cfg.out`` (parts, boards.parquet, _SUCCESS); without ``out``
+    """Prove ``cfg`` and write ``cfg.out`` (parts, _boards.parquet, _SUCCESS); without ``out``
     the certificate stays in memory and only the summary is returned.
 
     >>> run_prove(ProveConfig("words.txt", shape="2x2", threshold=3, out="runs/p"))  # doctest: +SKIP
