@@ -93,7 +93,7 @@ class TreeBuilder:
         low = min(geo.n_cells, self.fields)
         self.key_bits = (low * self.bits, (geo.n_cells - low) * self.bits)
         self.geo, self.rank, self.order = geo, rank, order
-        self.rec, self.info = pack_trie(trie.children, trie.node_word, trie.node_points)
+        self.rec, self.node_pts = pack_trie(trie.children, trie.node_word, trie.node_points)
         self.word_seen = np.zeros(max(trie.n_words, 1), np.int64)
         self.stamp = np.zeros(max(trie.n_words, 1), np.int64)
         self._tag = 0
@@ -121,7 +121,7 @@ class TreeBuilder:
             self._tag += 1
             keys, tnodes, tk, tv = self._paths
             n_paths, total = collect_paths(
-                masks, self.rank, geo.nbr_list, geo.deg, self.rec, self.info, self.bits, self.fields,
+                masks, self.rank, geo.nbr_list, geo.deg, self.rec, self.node_pts, self.bits, self.fields,
                 keys, tnodes, self.word_seen, self._tag,
             )  # fmt: skip
             if n_paths != FULL_PATHS:
@@ -134,7 +134,7 @@ class TreeBuilder:
         while True:
             is_choice, label, points, parent, end, val = self._tree
             n, used = tree_from_paths(
-                keys, tnodes, n_paths, self.order, self.bits, self.fields, self.rec, self.info,
+                keys, tnodes, n_paths, self.order, self.bits, self.fields, self.rec, self.node_pts,
                 self.stamp, self._stamp_tag, is_choice, label, points, parent, end, val,
             )  # fmt: skip
             self._stamp_tag += int(used) + 1

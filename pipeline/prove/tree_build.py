@@ -1,8 +1,8 @@
 """Building the orderly tree of a board class (numba kernels; see :mod:`pipeline.prove.tree`).
 
 The prover's trie is packed as 16-byte records (``rec[2n]`` node n's child mask, ``rec[2n + 1]``
-its first child in the low 32 bits and its word id + 1 in the high 32 bits; ``info[n]`` = points
-* 2 + "the spelling repeats a face"), so a step of the walk touches one record. The tree is then
+its first child in the low 32 bits and its word id + 1 in the high 32 bits; ``points[n]`` the
+word's points), so a step of the walk touches one record. The tree is then
 built in three passes rather than by inserting each word into a growing tree:
 
 1. :func:`collect_paths` walks every path a board of the class can spell and records, for each
@@ -59,25 +59,14 @@ def max_cells(n_faces: int) -> int:
 @njit(nogil=True, cache=True)
 def pack_trie(children, node_word, node_points):
     """The prover's dense trie renumbered breadth first (a node's children consecutive) as
-    packed records: returns (rec uint64 [2 * nodes], info int32 [nodes]); see the module doc.
-    About a tenth of the dense table's memory, which keeps the build's walk in cache."""
+    packed records: returns (rec uint64 [2 * nodes], points int32 [nodes]); see the module
+    doc. About a tenth of the dense table's memory, which keeps the build's walk in cache."""
     n_nodes, n_faces = children.shape
-    # repeats: the node's face sequence repeats a face (a child's index is above its parent's,
-    # so one pass in index order sees every parent first)
-    used = np.zeros(n_nodes, np.uint64)
-    rep = np.zeros(n_nodes, np.int32)
-    for node in range(n_nodes):
-        for f in range(n_faces):
-            c = children[node, f]
-            if c >= 0:
-                bit = np.uint64(1) << np.uint64(f)
-                used[c] = used[node] | bit
-                rep[c] = rep[node] | (1 if used[node] & bit else 0)
     queue = np.empty(n_nodes, np.int64)
     queue[0] = 0
     n_queued = 1
     rec = np.zeros(2 * n_nodes, np.uint64)
-    info = np.zeros(n_nodes, np.int32)
+    points = np.zeros(n_nodes, np.int32)
     for head in range(n_nodes):
         if head >= n_queued:
             break
@@ -92,8 +81,8 @@ def pack_trie(children, node_word, node_points):
                 n_queued += 1
         rec[2 * head] = mask
         rec[2 * head + 1] = np.uint64(first) | (np.uint64(node_word[node] + 1) << np.uint64(32))
-        info[head] = node_points[node] * 2 + rep[node]
-    return rec[: 2 * n_queued].copy(), info[:n_queued].copy()
+        points[head] = node_points[node]
+    return rec[: 2 * n_queued].copy(), points[:n_queued].copy()
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -104,7 +93,7 @@ def trie_child(rec, parent, low):
 
 
 @njit(nogil=True, cache=True)
-def collect_paths(masks, rank, nbr_list, deg, rec, info, bits, fields, keys, tnodes, word_seen, tag):
+def collect_paths(masks, rank, nbr_list, deg, rec, node_pts, bits, fields, keys, tnodes, word_seen, tag):
     """Every (key, trie node | used fields << 32) of a word some board of the class spells
     along some path, into ``keys`` (uint64 [cap, 2]: high word, low word) and ``tnodes``;
     returns (paths, sum bound: each spellable word once, via ``word_seen``). Paths is
@@ -167,7 +156,7 @@ def collect_paths(masks, rank, nbr_list, deg, rec, info, bits, fields, keys, tno
                 if w >= 0:
                     if word_seen[w] != tag:
                         word_seen[w] = tag
-                        total_sum += info[child] >> 1
+                        total_sum += node_pts[child]
                     if n_paths == cap:
                         return FULL_PATHS, total_sum
                     keys[n_paths, 0] = key[0]
@@ -248,7 +237,7 @@ def _close(x, parent, is_choice, val, end, n_nodes):
 
 @njit(nogil=True, cache=True)
 def tree_from_paths(
-    keys, tnodes, n_paths, order, bits, fields, rec, info, stamp, tag0,
+    keys, tnodes, n_paths, order, bits, fields, rec, node_pts, stamp, tag0,
     is_choice, label, points, parent, end, val,
 ):  # fmt: skip
     """The orderly tree of the sorted paths, in pre-order: ``is_choice`` (int8), ``label`` (a
@@ -322,7 +311,7 @@ def tree_from_paths(
         if stamp[w] != run:
             stamp[w] = run
             x = stack[2 * m]
-            pts = info[node] >> 1
+            pts = node_pts[node]
             points[x] += pts
             val[x] += pts
     for depth in range(2 * prev_m, 0, -1):
