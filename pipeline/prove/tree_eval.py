@@ -34,26 +34,13 @@ def eval_tree(is_choice, label, points, parent, end, forced, val, live):
     """The bound with the cells ``forced[cell] >= 0`` fixed to that letter. ``val`` and
     ``live`` (int64 [n_nodes]) are the caller's scratch.
 
-    One forward pass lists the nodes outside the subtrees of letters not chosen (skipped by
-    their ``end``), one backward pass over them folds every node into its parent (children
-    follow their parent in pre-order, so a node is final when reached).
+    :func:`eval_level` at level 0 (every node recomputed): one forward pass lists the nodes
+    outside the subtrees of letters not chosen (skipped by their ``end``), one backward pass over
+    them folds every node into its parent (children follow their parent in pre-order, so a node
+    is final when reached).
     """
-    n_nodes = is_choice.shape[0]
-    n_live = 0
-    i = 0
-    while i < n_nodes:
-        if is_choice[i] == 0 and i > 0:
-            f = forced[label[parent[i]]]
-            if f >= 0 and f != label[i]:
-                i = end[i]
-                continue
-            val[i] = points[i]
-        else:
-            val[i] = points[i]
-        live[n_live] = i
-        n_live += 1
-        i += 1
-    return _fold_up(is_choice, parent, live, n_live, val)
+    no_levels = np.zeros(0, np.int64)  # level 0 reads no level bits
+    return eval_level(is_choice, label, points, parent, end, no_levels, forced, 0, val.reshape(1, -1), live)
 
 
 @njit(nogil=True, cache=True)
