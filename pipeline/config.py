@@ -3,7 +3,7 @@
 A config has four sections, nested exactly like ``configs/default.toml``::
 
     [boards]   source ("generate" | "ingest"), dice, count, seed, files, shape, chunk_size,
-               faces, column
+               faces, column, words
     [lexicon]  path (a word-list file or tanglet:<lang>)
     [rules]    name (boggle | big | superbig), min_length, scores, revisit
     [run]      out, n_jobs, backend (loky | threading | dask), scheduler
@@ -61,6 +61,8 @@ class BoardsConfig:
     chunk_size: int = DEFAULT_CHUNK_SIZE
     faces: tuple[str, ...] = ()
     column: str = "board"
+    # False: the parts hold no ``words`` column (scores only); every other column is the same
+    words: bool = True
 
 
 @dataclass(frozen=True)
@@ -165,9 +167,13 @@ class RunConfig:
 
     def data_dict(self) -> dict[str, Any]:
         """The part of the resolved config that decides the data: [run] and the keys the
-        board source does not use are left out, so changing them never invalidates a run."""
+        board source does not use are left out, so changing them never invalidates a run.
+        ``[boards] words`` is recorded only when false, so a run with word lists has the same
+        identity (and byte-identical parts) as one written before the setting existed."""
         d = self.to_dict()
         d.pop("run")
+        if self.boards.words:
+            d["boards"].pop("words")
         if self.boards.source == "generate":
             unused: tuple[str, ...] = ("files", "faces", "column")
         else:
@@ -397,6 +403,10 @@ def _check(section: str, key: str, value: Any, origin: str | None) -> Any:
             return integer(1, MAX_CHUNK_SIZE)
         case "boards", "files" | "faces":
             return strings()
+        case "boards", "words":
+            if not isinstance(value, bool):
+                raise fail("true or false")
+            return value
         case "boards", "shape":
             from pipeline.boards import format_shape, parse_shape
 

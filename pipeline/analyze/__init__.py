@@ -147,7 +147,7 @@ def analyze_runs(
 
     try:
         with connect(runs, threads=threads, memory_limit=memory_limit) as con:
-            tables = compute_tables(con, top=top, top_words=top_words)
+            tables = compute_tables(con, top=top, top_words=top_words, words=any(r.has_words for r in runs))
     except duckdb.OutOfMemoryException as exc:
         raise ResourceError(
             f"DuckDB ran out of memory ({_first_line(exc)}); "

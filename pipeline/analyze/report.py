@@ -160,9 +160,11 @@ def top_boards_section(top: pd.DataFrame) -> str:
     t = _with_series(top)
     rows = []
     for r in t.to_dict("records"):
-        words = str(r["words"] or "")
         n = int(r["n_words"])
-        cell = f"<details><summary>{n:,} words</summary><div>{_esc(words)}</div></details>"
+        if pd.isna(r["words"]):  # a run without word lists
+            cell = "(not recorded)"
+        else:
+            cell = f"<details><summary>{n:,} words</summary><div>{_esc(str(r['words']))}</div></details>"
         rows.append(
             [_esc(r["series"]), _num(r["rank"], 0), f'<span class="mono">{_esc(r["board"])}</span>',
              f"{int(r['rows'])}x{int(r['cols'])}", _num(r["score"], 0), _num(n, 0),
@@ -277,6 +279,16 @@ def provenance_section(runs: Sequence[RunInfo]) -> str:
     return "".join(parts)
 
 
+def no_words_note(labels: Sequence[str]) -> str:
+    """The report's one-line note on runs written without word lists (empty when none)."""
+    if not labels:
+        return ""
+    return (
+        f'<p class="note">No word lists in {_esc(", ".join(labels))} ([boards] words = false): '
+        "top boards are shown without word lists and most frequent words leave it out.</p>"
+    )
+
+
 def render_report(
     runs: Sequence[RunInfo], tables: Tables, plots: Sequence[Plot], plot_dir: Path, rel_dir: str
 ) -> str:
@@ -309,6 +321,9 @@ def render_report(
          + frequent_words_section(tables.frequent_words)),
         ("provenance", "Provenance", provenance_section(runs)),
     ]  # fmt: skip
+    without = [r.label for r in runs if not r.has_words]
+    if len(without) == len(runs):
+        sections = [sec for sec in sections if sec[0] != "words"]
     nav = "".join(f'<a href="#{sid}">{_esc(title)}</a>' for sid, title, _ in sections)
     body = "".join(f'<section id="{sid}"><h2>{_esc(t)}</h2>{c}</section>' for sid, t, c in sections)
     return (
@@ -316,6 +331,7 @@ def render_report(
         f"<title>Board quality: {names}</title><style>{CSS}</style></head><body><main>"
         f"<h1>Board quality: {names}</h1>"
         f'<p class="lead">{total:,} boards analysed, report written {created}.</p>'
+        f"{no_words_note(without)}"
         f"<nav>{nav}</nav>{body}</main></body></html>\n"
     )
 

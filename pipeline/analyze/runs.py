@@ -31,7 +31,6 @@ REQUIRED_COLUMNS: tuple[str, ...] = (
     "source",
     "score",
     "n_words",
-    "words",
     "longest_word",
     "max_word_len",
     "dead_cells",
@@ -68,6 +67,11 @@ class RunInfo:
     @property
     def counts(self) -> dict[str, Any]:
         return _as_dict(self.manifest.get("counts"))
+
+    @property
+    def has_words(self) -> bool:
+        """False for a scores-only run (``[boards] words = false``: no ``words`` column)."""
+        return _as_dict(self.config.get("boards")).get("words", True) is not False
 
     def manifest_mtime(self) -> float:
         return (self.path / MANIFEST).stat().st_mtime
@@ -130,7 +134,7 @@ def check_columns(run: RunInfo) -> None:
             names = set(pq.read_schema(part).names)
         except (OSError, ValueError) as exc:
             raise RunError(f"{part}: not a readable Parquet file ({printable(str(exc))})") from None
-        missing = [c for c in REQUIRED_COLUMNS if c not in names]
+        missing = [c for c in (*REQUIRED_COLUMNS, *(["words"] if run.has_words else [])) if c not in names]
         if missing:
             raise RunError(
                 f"{part}: lacks column(s) {', '.join(missing)} (not a board run of this pipeline?)"
@@ -141,7 +145,8 @@ def check_columns(run: RunInfo) -> None:
 def connect(
     runs: Sequence[RunInfo], *, threads: int | None = None, memory_limit: str | None = None
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A DuckDB connection with a ``boards`` view over every run's parts (column ``run`` added).
+    """A DuckDB connection with a ``boards`` view over every run's parts (column ``run`` added;
+    ``words`` is NULL in the rows of a run without word lists).
 
     Spills go to a private temporary directory that is removed afterwards.
     """
@@ -167,7 +172,8 @@ def connect(
             files = ", ".join(sql_str(str(p)) for p in run.parts)
             scan = f"read_parquet([{files}], union_by_name = true)"
             check_columns(run)
-            selects.append(f"SELECT {sql_str(run.label)} AS run, * FROM {scan}")
+            no_words = "" if run.has_words else ", CAST(NULL AS VARCHAR[]) AS words"
+            selects.append(f"SELECT {sql_str(run.label)} AS run, *{no_words} FROM {scan}")
         con.execute("CREATE TABLE run_order (run VARCHAR, idx INTEGER)")
         if runs:
             con.executemany("INSERT INTO run_order VALUES (?, ?)", [(r.label, i) for i, r in enumerate(runs)])

@@ -197,7 +197,7 @@ def by_length(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 def top_boards(con: duckdb.DuckDBPyConnection, n: int = 20) -> pd.DataFrame:
     """The ``n`` highest-scoring boards of each run and source (ties: lower board_id), with
-    their words."""
+    their words (NULL for a run without word lists)."""
     # A bounded top-n aggregate picks the winners (ties: lower board_id) in O(n) memory per
     # group; only their rows, word lists included, are then read back.
     sql = """
@@ -218,7 +218,8 @@ def top_boards(con: duckdb.DuckDBPyConnection, n: int = 20) -> pd.DataFrame:
 
 
 def frequent_words(con: duckdb.DuckDBPyConnection, n: int = 50) -> pd.DataFrame:
-    """The ``n`` words found on most boards of each run and source (share of boards).
+    """The ``n`` words found on most boards of each run and source (share of boards); runs
+    without word lists have none.
 
     Each board's word list holds distinct words, so counting rows after the unnest counts boards.
     """
@@ -406,16 +407,22 @@ class Tables:
         return [(name, getattr(self, name)) for name in self.__dataclass_fields__]
 
 
+FREQUENT_WORDS_COLUMNS = ["run", "source", "rank", "word", "letters", "boards", "share"]
+
+
 def compute_tables(
-    con: duckdb.DuckDBPyConnection, *, top: int = 20, top_words: int = 50, bins: int = 60
+    con: duckdb.DuckDBPyConnection, *, top: int = 20, top_words: int = 50, bins: int = 60, words: bool = True
 ) -> Tables:
-    """Compute every table over the ``boards`` view of :func:`connect`."""
+    """Compute every table over the ``boards`` view of :func:`connect`. ``words=False`` (no run
+    has word lists) leaves ``frequent_words`` empty instead of scanning the NULL lists."""
     return Tables(
         summary=summary(con),
         by_length=by_length(con),
         longest_words=longest_words(con),
         top_boards=top_boards(con, top),
-        frequent_words=frequent_words(con, top_words),
+        frequent_words=(
+            frequent_words(con, top_words) if words else pd.DataFrame(columns=FREQUENT_WORDS_COLUMNS)
+        ),
         face_effects=face_effects(con),
         score_histogram=histogram(con, "score", bins),
         words_histogram=histogram(con, "n_words", bins),

@@ -9,7 +9,9 @@ slows both sides of a ratio alike. Also printed: where one process spends a chun
 kernel, word summary, Arrow table, Parquet encode + write + fsync + rename), the output size per
 board and the peak memory of the job (PSS summed over the main process and its workers, sampled
 every 0.2 s). ``--large N`` adds a run of N boards to show the peak memory does not grow with the
-run's size.
+run's size. ``--no-words`` adds, in every round, the end-to-end run on the same boards with
+``[boards] words = false`` (scores only, no ``words`` column), printed beside the run with words
+(and its per-stage breakdown beside the other).
 
 Targets (issue 12): end-to-end on 2 processes >= 0.8 x (2 x the single-core kernel rate); peak
 memory for 1M boards < 600 MB across processes.
@@ -164,7 +166,7 @@ def _stages(count: int, chunk_size: int, common: dict[str, Any], out: Path) -> d
 
     cfg = load_config(None, {**common, "boards.count": count})
     lex = compile_lexicon(cfg.lexicon.path or "", generator_alphabet("new", 4, 4), cfg.rule_set())
-    schema = store.board_schema(lex.rules.min_length)
+    schema = store.board_schema(lex.rules.min_length, words=cfg.boards.words)
     bins = store.length_bins(lex.rules.min_length)
     metadata = store.parquet_metadata(cfg.data_dict(), lex.provenance(), lex.rules.to_dict())
     out.mkdir(parents=True, exist_ok=True)
@@ -204,6 +206,13 @@ def main(
         int, typer.Option(help="Also run this many boards to compare peak memory (0: skip).")
     ] = 0,
     skip_single: Annotated[bool, typer.Option(help="Skip the 1-process end-to-end runs.")] = False,
+    no_words: Annotated[
+        bool,
+        typer.Option(
+            "--no-words",
+            help="Also run end to end without word lists ([boards] words = false), side by side.",
+        ),
+    ] = False,
     out: Annotated[Path | None, typer.Option(help="Scratch folder (default: a temp dir).")] = None,
 ) -> None:
     """Benchmark generate + solve + write end to end against the kernel alone."""
@@ -220,20 +229,28 @@ def main(
     kernel: list[float] = []
     par: list[RunFigures] = []
     one: list[RunFigures] = []
+    bare: list[RunFigures] = []  # --no-words: the parallel run without word lists
     stages: dict[str, float] = {}
+    bare_stages: dict[str, float] = {}
+    common_bare = {**common, "boards.words": False}
     try:
         for r in range(rounds):
             t_kernel, mean = _kernel_rate(count, chunk_size, common)
             kernel.append(t_kernel)
             par.append(_run(count, jobs, scratch / "par", common))
+            if no_words:
+                bare.append(_run(count, jobs, scratch / "bare", common_bare))
             if not skip_single:
                 one.append(_run(count, 1, scratch / "one", common))
             single = f", 1 process {count / one[-1].seconds:,.0f}/s" if one else ""
+            nw = f", {jobs} processes no words {count / bare[-1].seconds:,.0f}/s" if bare else ""
             typer.echo(f"  round {r + 1}: kernel {count / t_kernel:,.0f}/s, "
-                       f"{jobs} processes {count / par[-1].seconds:,.0f}/s{single}")  # fmt: skip
+                       f"{jobs} processes {count / par[-1].seconds:,.0f}/s{nw}{single}")  # fmt: skip
         big = _run(large, jobs, scratch / "large", common) if large else None
         if profile:
             stages = _stages(min(profile, count), chunk_size, common, scratch / "stages")
+            if no_words:
+                bare_stages = _stages(min(profile, count), chunk_size, common_bare, scratch / "stages")
     finally:
         if out is None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -251,6 +268,16 @@ def main(
     rows.append(
         (f"  / ({jobs} x kernel)", f"{ratio:12.2f}        target >= 0.80: {ratio / 0.8:.2f} of target")
     )
+    if bare:
+        ratio_bare = median(t_k / (jobs * f.seconds) for t_k, f in zip(kernel, bare, strict=True))
+        rows.append((
+            f"end-to-end, {jobs} processes, no words",
+            f"{median(count / f.seconds for f in bare):12,.0f} boards/s   (median; [boards] words = false)",
+        ))  # fmt: skip
+        rows.append((
+            f"  / ({jobs} x kernel)",
+            f"{ratio_bare:12.2f}        target >= 0.80: {ratio_bare / 0.8:.2f} of target",
+        ))  # fmt: skip
     if one:
         r1 = median(t_k / f.seconds for t_k, f in zip(kernel, one, strict=True))
         rows.append(("end-to-end, 1 process", f"{median(count / f.seconds for f in one):12,.0f} boards/s   "
@@ -258,6 +285,9 @@ def main(
         speedup = median(a.seconds / b.seconds for a, b in zip(one, par, strict=True))
         rows.append((f"  speed-up 1 -> {jobs} processes", f"{speedup:12.2f} x"))
     rows.append(("output", f"{par[0].bytes / count:12.1f} bytes/board ({par[0].bytes / 1e6:,.0f} MB)"))
+    if bare:
+        size = bare[0].bytes
+        rows.append(("output, no words", f"{size / count:12.1f} bytes/board ({size / 1e6:,.0f} MB)"))
     peak = max(f.peak_total for f in par)
     rows.append((
         f"peak memory, {count:,} boards",
@@ -269,15 +299,22 @@ def main(
             f"peak memory, {large:,} boards",
             f"{big.peak_total / 1e6:12,.0f} MB   (PSS; {large / big.seconds:,.0f} boards/s)",
         ))  # fmt: skip
+    if bare:
+        rows.append(("peak memory, no words", f"{max(f.peak_total for f in bare) / 1e6:12,.0f} MB   (PSS)"))
     if one:
         rows.append(("peak memory, 1 process", f"{max(f.peak_total for f in one) / 1e6:12,.0f} MB   (PSS)"))
-    if stages:
-        total = sum(stages.values())
+    for label, times in (("", stages), (", no words", bare_stages)):
+        if not times:
+            continue
+        total = sum(times.values())
         n = min(profile, count)
         rows.append(
-            (f"one process, per stage ({n:,} boards)", f"{total:12.2f} s    ({n / total:,.0f} boards/s)")
+            (
+                f"one process, per stage{label} ({n:,} boards)",
+                f"{total:12.2f} s    ({n / total:,.0f} boards/s)",
+            )
         )
-        for name, sec in stages.items():
+        for name, sec in times.items():
             rows.append((f"  {name}", f"{sec:12.2f} s    {100 * sec / total:5.1f} %"))
     load_after = os.getloadavg()
     rows.append(("load average (1 min)", f"{load_before[0]:12.2f} before, {load_after[0]:.2f} after"))

@@ -88,6 +88,14 @@ def run(
     chunk_size: Annotated[
         int | None, typer.Option("--chunk-size", help="Boards per chunk / part file ([boards] chunk_size).")
     ] = None,
+    words: Annotated[
+        bool | None,
+        typer.Option(
+            "--words/--no-words",
+            help="Write each board's word list, or scores only: no words column ([boards] words).",
+            show_default=False,
+        ),
+    ] = None,
     input_files: Annotated[
         list[str] | None,
         typer.Option("--input", "-i", help="Ingest these files ([boards] files; sets source = ingest)."),
@@ -130,7 +138,8 @@ def run(
     overrides = {
         "run.out": out, "run.n_jobs": n_jobs, "run.backend": value(backend), "run.scheduler": scheduler,
         "boards.count": count, "boards.seed": seed, "boards.dice": dice, "boards.shape": shape,
-        "boards.chunk_size": chunk_size, "lexicon.path": dictionary, "rules.name": value(rules),
+        "boards.chunk_size": chunk_size, "boards.words": words, "lexicon.path": dictionary,
+        "rules.name": value(rules),
         "boards.files": input_files or None, "boards.source": "ingest" if input_files else None,
     }  # fmt: skip
     with run_summary_json(summary_json, out) as outcome:

@@ -109,7 +109,10 @@ def generate_tasks(
         else:
             todo.append(ch)
     # the generator is consumed lazily by joblib; the counters above are final already
-    return (ChunkTask(ch.chunk, ch.start, metadata, b.dice, b.seed, ch.count, rows, cols) for ch in todo)
+    return (
+        ChunkTask(ch.chunk, ch.start, metadata, b.dice, b.seed, ch.count, rows, cols, words=b.words)
+        for ch in todo
+    )
 
 
 def check_no_stray_parts(committed: Mapping[int, Path], n_chunks: int) -> None:
@@ -162,5 +165,12 @@ def ingest_tasks(
             counters.reused_chunks += 1
             counters.reused_boards += n_valid
             continue
-        yield ChunkTask(parsed.chunk, first, metadata, groups=parsed.groups, sources=parsed.sources)
+        yield ChunkTask(
+            parsed.chunk,
+            first,
+            metadata,
+            groups=parsed.groups,
+            sources=parsed.sources,
+            words=cfg.boards.words,
+        )
     reusable.strays(committed, counters.chunks)

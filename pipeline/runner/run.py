@@ -351,7 +351,7 @@ def _finish(
         },
         "parts": parts,
         "rejects_file": store.REJECTS,
-        "columns": store.COLUMNS,
+        "columns": store.columns_doc(cfg.boards.words),
         "chunks_reused": counters.reused_chunks,
         "started_at": started_at,
         "finished_at": store.now_iso(),

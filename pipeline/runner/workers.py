@@ -138,6 +138,7 @@ class ChunkTask:
     cols: int = 0
     groups: list[Any] = field(default_factory=list)  # ingest.BoardGroup (ingest)
     sources: list[str] = field(default_factory=list)  # input files the groups refer to
+    words: bool = True  # False: no ``words`` column ([boards] words = false)
 
 
 @dataclass
@@ -190,7 +191,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
     from pipeline.solve.summary import summarise_words
 
     lex = worker_lexicon(handle)
-    schema = store.board_schema(lex.rules.min_length)
+    schema = store.board_schema(lex.rules.min_length, words=task.words)
     bins = store.length_bins(lex.rules.min_length)
 
     def summarise(result: Any) -> Any:

@@ -118,9 +118,14 @@ def clear_run(run_dir: Path) -> None:
     shutil.rmtree(run_dir / PARTS_DIR, ignore_errors=True)
 
 
+# Identity keys recorded only when they differ from their default (RunConfig.data_dict)
+_UNRECORDED_DEFAULTS = {"data.boards.words": True}
+
+
 def _describe_diff(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> str:
     for key in sorted(set(old) | set(new)):
-        a, b = old.get(key), new.get(key)
+        missing = _UNRECORDED_DEFAULTS.get(f"{prefix}{key}")
+        a, b = old.get(key, missing), new.get(key, missing)
         if a == b:
             continue
         if isinstance(a, Mapping) and isinstance(b, Mapping):
@@ -216,11 +221,12 @@ def open_run(run_dir: Path | str) -> FinishedRun:
 def read_run(run_dir: Path | str, columns: Sequence[str] | None = None) -> pa.Table:
     """A finished run's boards as one Arrow table, in board_id order (for small runs and tests;
     for large runs read the parts with DuckDB or ``pyarrow.dataset``)."""
-    _, parts = open_run(run_dir)
+    manifest, parts = open_run(run_dir)
     cols = list(columns) if columns is not None else None
     tables = [pq.read_table(p, columns=cols) for p in parts]
     if not tables:
-        return board_schema().empty_table()
+        words = manifest.get("config", {}).get("boards", {}).get("words", True) is not False
+        return board_schema(words=words).empty_table()
     table = pa.concat_tables(tables)
     if "board_id" in table.column_names:
         table = table.sort_by("board_id")

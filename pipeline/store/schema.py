@@ -51,7 +51,7 @@ COLUMNS: dict[str, str] = {
     "chunk": "int32: the chunk (part file number) the board belongs to",
     "score": "int32: total points of the distinct words found",
     "n_words": "int32: distinct words found",
-    "words": "list<string>: the words found, sorted",
+    "words": "list<string>: the words found, sorted (absent when [boards] words = false)",
     "longest_word": "string: the longest word found (ties: alphabetically first); '' if none",
     "max_word_len": "int16: letters in the longest word (0 if none)",
     "dead_cells": "int16: non-blank cells that no found word uses",
@@ -60,6 +60,12 @@ COLUMNS: dict[str, str] = {
     "points_len_<L>": "int32: points from words of exactly L letters",
     "points_len_9plus": "int32: points from words of 9 or more letters",
 }
+
+
+def columns_doc(words: bool = True) -> dict[str, str]:
+    """:data:`COLUMNS` as a run's manifest records it: without ``words`` when the run has no
+    word lists."""
+    return dict(COLUMNS) if words else {k: v for k, v in COLUMNS.items() if k != "words"}
 
 
 # ---------------------------------------------------------------- schema
@@ -75,8 +81,9 @@ def length_bins(min_length: int) -> list[str]:
     return [str(n) for n in range(lo, TOP_LENGTH + 1)] + [f"{TOP_LENGTH + 1}plus"]
 
 
-def board_schema(min_length: int = 3) -> pa.Schema:
-    """The Arrow schema of a part file for a rule set with this minimum word length."""
+def board_schema(min_length: int = 3, *, words: bool = True) -> pa.Schema:
+    """The Arrow schema of a part file for a rule set with this minimum word length; without
+    the ``words`` column when ``words`` is false (``[boards] words = false``)."""
     fields = [
         pa.field("board_id", pa.int64(), nullable=False),
         pa.field("board", pa.string(), nullable=False),
@@ -94,6 +101,8 @@ def board_schema(min_length: int = 3) -> pa.Schema:
         pa.field("max_word_len", pa.int16(), nullable=False),
         pa.field("dead_cells", pa.int16(), nullable=False),
     ]
+    if not words:
+        fields = [f for f in fields if f.name != "words"]
     bins = length_bins(min_length)
     fields += [pa.field(f"words_len_{b}", pa.int32(), nullable=False) for b in bins]
     fields += [pa.field(f"points_len_{b}", pa.int32(), nullable=False) for b in bins]
@@ -202,6 +211,7 @@ def results_table(
 ) -> pa.Table:
     """One Arrow table (schema :func:`board_schema`) for a batch of solved boards.
 
+    Without a ``words`` field in ``schema`` the word lists are not built (scores only).
     ``result`` is a :class:`pipeline.solve.BatchResult` solved with ``collect=True`` for
     ``boards`` (int8 [n, rows*cols]) and ``lexicon`` (a CompiledLexicon); ``source`` is one
     string for all rows or an Arrow string array. ``summary`` is the result's
@@ -222,7 +232,11 @@ def results_table(
     words = _words_array(lexicon.words)
     if offsets[-1] > np.iinfo(np.int32).max:
         raise BoggleError("a chunk found more than 2**31 words; lower [boards] chunk_size")
-    word_lists = pa.ListArray.from_arrays(_numeric(offsets, np.int32), words.take(_numeric(ids, np.int32)))
+    word_lists = None
+    if "words" in schema.names:
+        word_lists = pa.ListArray.from_arrays(
+            _numeric(offsets, np.int32), words.take(_numeric(ids, np.int32))
+        )
     no_word = len(words) - 1  # the "" entry
     longest_words = words.take(_numeric(np.where(longest_id >= 0, longest_id, no_word), np.int32))
     source_arr = _repeat_string(source, n) if isinstance(source, str) else source
