@@ -1,4 +1,5 @@
-"""The word summary the run store writes: both of its sorting strategies against numpy."""
+"""The word summary the run store writes: both of its sorting strategies, and the unsorted
+summary of a run without word lists, against numpy."""
 
 from __future__ import annotations
 
@@ -43,3 +44,19 @@ def test_both_sort_strategies_match_a_plain_sort(enable_lexicon: CompiledLexicon
         assert np.array_equal(got.longest_id, want[1])
         assert np.array_equal(got.counts, want[2]) and np.array_equal(got.points, want[3])
         assert got.counts[:5].sum() == 0 and (got.longest_id[:5] == -1).all()
+
+
+def test_unsorted_summary_has_the_same_figures(enable_lexicon: CompiledLexicon) -> None:
+    rng = np.random.default_rng(4)
+    boards = rng.integers(0, len(enable_lexicon.alphabet), size=(2000, 16)).astype(np.int8)
+    res = solve_arrays(boards, 4, 4, enable_lexicon)
+    # the kernel's order is not alphabetical, so the tie-break on the longest word is exercised
+    assert any(
+        list(res.word_ids[s:e]) != sorted(res.word_ids[s:e])
+        for s, e in zip(res.offsets[:-1], res.offsets[1:], strict=True)
+    )
+    got = summarise_words(res.offsets, res.word_ids, enable_lexicon, 3, 7, sort=False)
+    want = _expected(res.offsets, res.word_ids, enable_lexicon, 3, 7)
+    assert np.array_equal(got.word_ids, res.word_ids)  # left in the kernel's order
+    assert np.array_equal(got.longest_id, want[1])
+    assert np.array_equal(got.counts, want[2]) and np.array_equal(got.points, want[3])

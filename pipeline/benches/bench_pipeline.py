@@ -179,7 +179,9 @@ def _stages(count: int, chunk_size: int, common: dict[str, Any], out: Path) -> d
         t1 = time.perf_counter()
         res = solve_arrays(boards, 4, 4, lex)
         t2 = time.perf_counter()
-        summary = summarise_words(res.offsets, res.word_ids, lex, int(bins[0]), len(bins))
+        summary = summarise_words(
+            res.offsets, res.word_ids, lex, int(bins[0]), len(bins), sort=cfg.boards.words
+        )
         t3 = time.perf_counter()
         ids = np.arange(ch.start, ch.start + ch.count, dtype=np.int64)
         table = store.results_table(

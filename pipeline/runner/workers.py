@@ -195,7 +195,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
     bins = store.length_bins(lex.rules.min_length)
 
     def summarise(result: Any) -> Any:
-        return summarise_words(result.offsets, result.word_ids, lex, int(bins[0]), len(bins))
+        return summarise_words(result.offsets, result.word_ids, lex, int(bins[0]), len(bins), sort=task.words)
 
     tables = []
     if task.groups:

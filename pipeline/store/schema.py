@@ -227,7 +227,9 @@ def results_table(
     if summary is None:
         from pipeline.solve.summary import summarise_words
 
-        summary = summarise_words(offsets, result.word_ids, lexicon, lo, len(bins))
+        summary = summarise_words(
+            offsets, result.word_ids, lexicon, lo, len(bins), sort="words" in schema.names
+        )
     ids, longest_id, counts, points = summary.word_ids, summary.longest_id, summary.counts, summary.points
     words = _words_array(lexicon.words)
     if offsets[-1] > np.iinfo(np.int32).max:
