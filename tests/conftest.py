@@ -40,3 +40,60 @@ def enable_words(enable2k_path: str) -> list[str]:
     from pipeline.lexicon import load_lexicon
 
     return load_lexicon(enable2k_path).words
+
+
+# ---------------------------------------------------------------- boggle prove: a tiny lexicon
+
+#: The faces of the tiny lexicon the prove tests enumerate exhaustively.
+TINY_LETTERS = "aerst"
+
+
+@pytest.fixture(scope="session")
+def tiny_dict(tmp_path_factory: pytest.TempPathFactory, enable_words: list[str]) -> str:
+    """ENABLE2K words of at most 6 letters over a e r s t: every board of 2x2 and 2x3 can be
+    enumerated (5^6 = 15,625)."""
+    words = [w for w in enable_words if len(w) <= 6 and set(w) <= set(TINY_LETTERS)]
+    path = tmp_path_factory.mktemp("lex") / "tiny.txt"
+    path.write_text("\n".join(words) + "\n", encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def tiny(tiny_dict: str):  # type: ignore[no-untyped-def]
+    """The tiny word list compiled for its five faces."""
+    from pipeline.lexicon import compile_for_boards
+    from pipeline.rules import get_rules
+
+    lex = compile_for_boards(tiny_dict, get_rules("boggle"))
+    assert lex.alphabet.faces == tuple(TINY_LETTERS)
+    return lex
+
+
+def _draw_class(data):  # type: ignore[no-untyped-def]
+    """(rows, cols, masks) of a random small class over the tiny lexicon's faces, drawn with
+    hypothesis: at most 4^4, 3^6 or 2^9 boards, so a test can score them all."""
+    from hypothesis import strategies as st
+
+    rows, cols = data.draw(st.sampled_from([(2, 2), (2, 3), (3, 3)]))
+    most = {4: 4, 6: 3, 9: 2}[rows * cols]
+    faces = st.sets(st.integers(0, len(TINY_LETTERS) - 1), min_size=1, max_size=most)
+    return rows, cols, [sum(1 << f for f in data.draw(faces)) for _ in range(rows * cols)]
+
+
+def _class_boards(masks: list[int]):  # type: ignore[no-untyped-def]
+    """Every board of the class ``masks`` (int8 [boards, cells])."""
+    import itertools
+
+    import numpy as np
+
+    return np.array(list(itertools.product(*[[f for f in range(64) if m >> f & 1] for m in masks])), np.int8)
+
+
+@pytest.fixture(scope="session")
+def draw_class():  # type: ignore[no-untyped-def]
+    return _draw_class
+
+
+@pytest.fixture(scope="session")
+def class_boards():  # type: ignore[no-untyped-def]
+    return _class_boards

@@ -24,25 +24,6 @@ from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 from pipeline.trie import Alphabet
 
-LETTERS = "aerst"
-
-
-@pytest.fixture(scope="module")
-def tiny_dict(tmp_path_factory: pytest.TempPathFactory, enable_words: list[str]) -> str:
-    """ENABLE2K words of at most 6 letters over a e r s t: every board of 2x2 and 2x3 can be
-    enumerated (5^6 = 15,625)."""
-    words = [w for w in enable_words if len(w) <= 6 and set(w) <= set(LETTERS)]
-    path = tmp_path_factory.mktemp("lex") / "tiny.txt"
-    path.write_text("\n".join(words) + "\n", encoding="utf-8")
-    return str(path)
-
-
-@pytest.fixture(scope="module")
-def tiny(tiny_dict: str):
-    lex = compile_for_boards(tiny_dict, get_rules("boggle"))
-    assert lex.alphabet.faces == tuple(LETTERS)
-    return lex
-
 
 def test_our_solver_scores_the_3x3_optimum(enable2k_path: str) -> None:
     lex = compile_for_boards(enable2k_path, get_rules("boggle"))
@@ -84,22 +65,12 @@ def test_default_spec_uses_every_face_once() -> None:
 # ---------------------------------------------------------------- bounds
 
 
-def _board_scores(lex, rows: int, cols: int, masks: list[int]) -> np.ndarray:
-    choices = [[f for f in range(64) if m >> f & 1] for m in masks]
-    boards = np.array(list(itertools.product(*choices)), dtype=np.int8)
-    return solve_arrays(boards, rows, cols, lex, collect=False).score
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_bounds_are_sound_on_random_classes(tiny, data: st.DataObject) -> None:
-    rows, cols = data.draw(st.sampled_from([(2, 2), (2, 3), (3, 3)]))
+def test_bounds_are_sound_on_random_classes(tiny, draw_class, class_boards, data: st.DataObject) -> None:
+    rows, cols, masks = draw_class(data)
     n = rows * cols
-    most = {4: 4, 6: 3, 9: 2}[n]  # at most 4^4, 3^6 or 2^9 boards per class
-    masks = [
-        sum(1 << f for f in data.draw(st.sets(st.integers(0, 4), min_size=1, max_size=most)))
-        for _ in range(n)
-    ]
+    exact = solve_arrays(class_boards(masks), rows, cols, tiny, collect=False).score
     trie = build_prove_trie(tiny, n)
     geo = geometry(rows, cols)
     arr = np.array(masks, dtype=np.uint64)
@@ -108,7 +79,7 @@ def test_bounds_are_sound_on_random_classes(tiny, data: st.DataObject) -> None:
     s, m = class_bounds(
         arr, geo.nbr_list, geo.deg, trie.children, trie.node_word, trie.node_points, trie.kids, seen, stamp
     )
-    best = int(_board_scores(tiny, rows, cols, masks).max())
+    best = int(exact.max())
     assert s >= best and m >= best
     assert (int(s), int(m)) == class_bounds_reference(masks, [geo.neighbours(c) for c in range(n)], trie)
     # the enumeration kernel scores every board as the solver does
@@ -116,7 +87,7 @@ def test_bounds_are_sound_on_random_classes(tiny, data: st.DataObject) -> None:
         arr, 0, geo.nbr_list, geo.deg, trie.children, trie.node_word, trie.node_points, trie.kids, seen, stamp
     )
     assert int(top) == best
-    assert np.array_equal(np.sort(scores), np.sort(_board_scores(tiny, rows, cols, masks)))
+    assert np.array_equal(np.sort(scores), np.sort(exact))
     assert len(hits) == len(scores)
 
 

@@ -29,7 +29,7 @@ from pipeline.solve import solve_arrays
 from pipeline.trie import Alphabet
 
 ABC = Alphabet(("a", "b", "c"))
-LETTERS = "aerst"
+LETTERS = "aerst"  # the faces of the shared tiny_dict fixture (tests/conftest.py)
 FIELD_3X4 = "aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy bcdfghjklmnpqrtvwxz"
 
 
@@ -170,14 +170,6 @@ def test_masks_and_letters_per_cell() -> None:
 
 
 # ---------------------------------------------------------------- through the job
-
-
-@pytest.fixture(scope="module")
-def tiny_dict(tmp_path_factory: pytest.TempPathFactory, enable_words: list[str]) -> str:
-    words = [w for w in enable_words if len(w) <= 6 and set(w) <= set(LETTERS)]
-    path = tmp_path_factory.mktemp("lex") / "tiny.txt"
-    path.write_text("\n".join(words) + "\n", encoding="utf-8")
-    return str(path)
 
 
 def _brute_force(path: str, rows: int, cols: int, threshold: int) -> dict[str, int]:

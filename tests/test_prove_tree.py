@@ -11,16 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.boards import Board, canonical, format_compact, geometry
-from pipeline.lexicon import compile_for_boards
 from pipeline.prove.bounds import build_prove_trie, class_bounds
 from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
 from pipeline.prove.search import ClassProver
 from pipeline.prove.tree import PROVERS, TreeProver, eval_level, eval_tree, level_bits, tree_bound_reference
 from pipeline.prove.tree_build import max_cells
-from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 
-LETTERS = "aerst"
 #: Whether class keys are spread over both 64-bit words (fewer fields a word than the default,
 #: as 4x4 boards need with 26 faces) or kept in one.
 SPLITS = (False, True)
@@ -30,41 +27,23 @@ def _fields(n_cells: int, split: bool) -> int | None:
     return (n_cells + 1) // 2 if split else None
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory, enable_words: list[str]):
-    """ENABLE2K words of at most 6 letters over a e r s t."""
-    words = [w for w in enable_words if len(w) <= 6 and set(w) <= set(LETTERS)]
-    path = tmp_path_factory.mktemp("lex") / "tiny.txt"
-    path.write_text("\n".join(words) + "\n", encoding="utf-8")
-    lex = compile_for_boards(str(path), get_rules("boggle"))
-    assert lex.alphabet.faces == tuple(LETTERS)
-    return lex
-
-
-def _boards(masks: list[int]) -> np.ndarray:
-    return np.array(list(itertools.product(*[[f for f in range(64) if m >> f & 1] for m in masks])), np.int8)
-
-
 def _scores(lex, rows: int, cols: int, boards: np.ndarray) -> np.ndarray:
     return solve_arrays(boards, rows, cols, lex, collect=False).score
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_tree_bound_is_sound_and_matches_its_twin(tiny, data: st.DataObject) -> None:
-    rows, cols = data.draw(st.sampled_from([(2, 2), (2, 3), (3, 3)]))
+def test_tree_bound_is_sound_and_matches_its_twin(
+    tiny, draw_class, class_boards, data: st.DataObject
+) -> None:
+    rows, cols, masks = draw_class(data)
     n = rows * cols
-    most = {4: 4, 6: 3, 9: 2}[n]  # at most 4^4, 3^6 or 2^9 boards per class
-    masks = [
-        sum(1 << f for f in data.draw(st.sets(st.integers(0, 4), min_size=1, max_size=most)))
-        for _ in range(n)
-    ]
     geo = geometry(rows, cols)
     trie = build_prove_trie(tiny, n)
     fields = _fields(n, data.draw(st.sampled_from(SPLITS)))
     prover = TreeProver(geo, tiny, trie, threshold=1, fields=fields)
     arr = np.array(masks, dtype=np.uint64)
-    boards = _boards(masks)
+    boards = class_boards(masks)
     scores = _scores(tiny, rows, cols, boards)
     bound = prover.tree_bound(arr)
     neighbours = [geo.neighbours(c) for c in range(n)]
@@ -178,7 +157,7 @@ def _found(outcome) -> dict[bytes, int]:
     ],
 )
 def test_tree_prover_finds_what_sumax_and_brute_force_find(
-    tiny, rows: int, cols: int, spec: str, threshold: int, split: bool, rebuild: bool
+    tiny, class_boards, rows: int, cols: int, spec: str, threshold: int, split: bool, rebuild: bool
 ) -> None:
     n = rows * cols
     geo = geometry(rows, cols)
@@ -197,7 +176,7 @@ def test_tree_prover_finds_what_sumax_and_brute_force_find(
         t, s = tree.prove(masks), sumax.prove(masks)
         assert _found(t) == _found(s)
         assert t.root_bound >= max([sc for _, sc in t.found], default=0)
-        boards = _boards([int(m) for m in masks])
+        boards = class_boards([int(m) for m in masks])
         scores = _scores(tiny, rows, cols, boards)
         assert _found(t) == {
             bytes(b): int(sc) for b, sc in zip(boards, scores, strict=True) if sc >= threshold
@@ -207,7 +186,7 @@ def test_tree_prover_finds_what_sumax_and_brute_force_find(
                 format_compact(canonical(Board(rows, cols, tuple(tiny.alphabet.faces[f] for f in b))))
             ] = sc
     # the canonical classes cover every board: the union is brute force over the whole shape
-    every = np.array(list(itertools.product(range(len(LETTERS)), repeat=n)), np.int8)
+    every = np.array(list(itertools.product(range(len(tiny.alphabet)), repeat=n)), np.int8)
     scores = _scores(tiny, rows, cols, every)
     expected = {
         format_compact(canonical(Board(rows, cols, tuple(tiny.alphabet.faces[f] for f in b)))): int(sc)

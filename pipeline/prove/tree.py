@@ -51,7 +51,7 @@ import numpy as np
 from pipeline.boards import Geometry
 from pipeline.lexicon import CompiledLexicon
 from pipeline.prove.bounds import ProveTrie
-from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, mask_faces, split_order
+from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, mask_faces
 from pipeline.prove.tree_build import (
     FULL_NODES,
     FULL_PATHS,
@@ -152,8 +152,9 @@ class TreeBuilder:
 # ---------------------------------------------------------------- prover
 
 
-class TreeProver:
-    """Same contract as :class:`pipeline.prove.search.ClassProver`, with the orderly-tree bound."""
+class TreeProver(ClassProver):
+    """:class:`pipeline.prove.search.ClassProver` with the orderly-tree bound: its own
+    :meth:`prove`; the exact scoring of small sub-classes is inherited."""
 
     def __init__(
         self,
@@ -166,15 +167,9 @@ class TreeProver:
         rebuild_nodes: int = REBUILD_NODES,
     ):
         """``fields``: see :class:`TreeBuilder`; ``rebuild_nodes``: see :data:`REBUILD_NODES`."""
-        self.geo = geo
-        self.lexicon = lexicon
-        self.trie = trie
-        self.threshold = threshold
-        self.enumerate_max = enumerate_max
-        self.order = split_order(geo)
+        super().__init__(geo, lexicon, trie, threshold, enumerate_max)
         self.rank = np.empty(geo.n_cells, np.int64)
         self.rank[self.order] = np.arange(geo.n_cells)
-        self.cheap = ClassProver(geo, lexicon, trie, threshold, enumerate_max)
         self.tree_nodes = 0  # size of the last tree built (for benchmarks)
         self.builder = TreeBuilder(geo, self.rank, self.order, trie, fields)
         self.rebuild_nodes = rebuild_nodes
@@ -244,12 +239,12 @@ class TreeProver:
             sub = masks.copy()
             for cell in np.flatnonzero(forced >= 0):
                 sub[cell] = np.uint64(1) << np.uint64(forced[cell])
-            self.cheap._enumerate(sub, out)
+            self._enumerate(sub, out)
         return bound
 
 
 #: Provers by name, for the job's switch.
-PROVERS: dict[str, type[ClassProver] | type[TreeProver]] = {"sumax": ClassProver, "tree": TreeProver}
+PROVERS: dict[str, type[ClassProver]] = {"sumax": ClassProver, "tree": TreeProver}
 
 
 # ---------------------------------------------------------------- reference twin
