@@ -1,13 +1,23 @@
 """The word summary the run store writes: both of its sorting strategies, and the unsorted
-summary of a run without word lists, against numpy."""
+summary of a run without word lists, against numpy; the kernel's own tally (``bins=``) against
+the summary of the collected ids, on every kernel."""
 
 from __future__ import annotations
 
-import numpy as np
+from functools import cache
 
-from pipeline.lexicon import CompiledLexicon
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipeline.boards import parse_compact
+from pipeline.lexicon import CompiledLexicon, DropReport, Lexicon, compile_words, load_lexicon
+from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
-from pipeline.solve.summary import summarise_words
+from pipeline.solve.summary import summarise_result, summarise_words
+from pipeline.trie import Alphabet
+from tests.conftest import ENABLE2K
 
 
 def _expected(offsets: np.ndarray, ids: np.ndarray, lex: CompiledLexicon, lo: int, n_bins: int) -> tuple:
@@ -60,3 +70,82 @@ def test_unsorted_summary_has_the_same_figures(enable_lexicon: CompiledLexicon) 
     assert np.array_equal(got.word_ids, res.word_ids)  # left in the kernel's order
     assert np.array_equal(got.longest_id, want[1])
     assert np.array_equal(got.counts, want[2]) and np.array_equal(got.points, want[3])
+
+
+# ------------------------------------------------------------------ the kernel's own tally
+
+TALLY_RULES = {
+    "boggle": get_rules("boggle"),
+    "min1": get_rules("boggle", min_length=1),
+    "min5": get_rules("boggle", min_length=5),
+    "big": get_rules("big"),
+    "revisit": get_rules("boggle", revisit=True),
+}
+
+
+@cache
+def tally_lexicon(rule_key: str) -> CompiledLexicon:
+    if not ENABLE2K.is_file():
+        pytest.skip("ENABLE2K not available")
+    words = [w for w in load_lexicon(str(ENABLE2K)).words if len(w) <= 12]
+    lex = Lexicon("test", "test", "0", words, DropReport(len(words)))
+    return compile_words(lex, Alphabet.compact_for(words), TALLY_RULES[rule_key])
+
+
+def check_tally(boards: np.ndarray, rows: int, cols: int, lex: CompiledLexicon) -> None:
+    """The kernel's tally, with and without collecting ids, equals the summary of the ids."""
+    lo, n_bins = 3 if lex.rules.min_length >= 3 else lex.rules.min_length, 5
+    plain = solve_arrays(boards, rows, cols, lex)
+    want = summarise_words(plain.offsets, plain.word_ids, lex, lo, n_bins)
+    for collect in (True, False):
+        res = solve_arrays(boards, rows, cols, lex, collect=collect, bins=(lo, n_bins))
+        assert res.bins == (lo, n_bins)
+        assert np.array_equal(res.score, plain.score) and np.array_equal(res.n_words, plain.n_words)
+        assert np.array_equal(res.dead_cells, plain.dead_cells)
+        if collect:
+            assert np.array_equal(res.offsets, plain.offsets) and np.array_equal(res.word_ids, plain.word_ids)
+        else:
+            assert res.offsets[-1] == 0 and len(res.word_ids) == 0
+        got = summarise_result(res, lex, lo, n_bins, sort=collect)
+        assert np.array_equal(got.longest_id, want.longest_id)
+        assert np.array_equal(got.counts, want.counts) and np.array_equal(got.points, want.points)
+        if collect:
+            assert np.array_equal(got.word_ids, want.word_ids)
+        # the figures add up to the kernel's own per-board totals
+        assert np.array_equal(got.counts.sum(axis=1), plain.n_words)
+        assert np.array_equal(got.points.sum(axis=1), plain.score)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(1, 10),
+    st.integers(1, 10),
+    st.integers(1, 8),
+    st.sampled_from(sorted(TALLY_RULES)),
+    st.integers(0, 2**32 - 1),
+)
+def test_kernel_tally_equals_the_summary_of_the_ids(
+    rows: int, cols: int, n: int, rule_key: str, seed: int
+) -> None:
+    # every kernel (<= 64 cells, more, revisit) and several minimum lengths (the first bin moves)
+    lex = tally_lexicon(rule_key)
+    rng = np.random.default_rng(seed)
+    boards = rng.integers(-1, len(lex.alphabet), size=(n, rows * cols)).astype(np.int8)
+    check_tally(boards, rows, cols, lex)
+
+
+@pytest.mark.parametrize(
+    ("shape", "rule_key"), [((4, 4), "boggle"), ((4, 4), "revisit"), ((10, 10), "boggle")]
+)
+def test_tally_without_ids_survives_a_board_with_more_than_1024_words(
+    shape: tuple[int, int], rule_key: str
+) -> None:
+    # without collection the id buffer holds one board (1024 ids at first): a richer board
+    # grows it; the boards after it must be tallied from their own ids only
+    rows, cols = shape
+    lex = tally_lexicon(rule_key)
+    rich = lex.alphabet.encode(parse_compact(("perslatgsineters" * 7)[: rows * cols], shape).faces)
+    batch = np.random.default_rng(5).integers(0, len(lex.alphabet), size=(30, rows * cols)).astype(np.int8)
+    batch[3] = batch[20] = rich
+    assert solve_arrays(rich[None, :], rows, cols, lex).offsets[-1] > 1024
+    check_tally(batch, rows, cols, lex)

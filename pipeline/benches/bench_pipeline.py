@@ -162,12 +162,13 @@ def _stages(count: int, chunk_size: int, common: dict[str, Any], out: Path) -> d
     from pipeline.generate import chunk_plan, generate_chunk
     from pipeline.lexicon import compile_lexicon
     from pipeline.solve import solve_arrays
-    from pipeline.solve.summary import summarise_words
+    from pipeline.solve.summary import summarise_result
 
     cfg = load_config(None, {**common, "boards.count": count})
     lex = compile_lexicon(cfg.lexicon.path or "", generator_alphabet("new", 4, 4), cfg.rule_set())
     schema = store.board_schema(lex.rules.min_length, words=cfg.boards.words)
     bins = store.length_bins(lex.rules.min_length)
+    tally = (int(bins[0]), len(bins))  # as the workers do
     metadata = store.parquet_metadata(cfg.data_dict(), lex.provenance(), lex.rules.to_dict())
     out.mkdir(parents=True, exist_ok=True)
     times = dict.fromkeys(
@@ -177,11 +178,9 @@ def _stages(count: int, chunk_size: int, common: dict[str, Any], out: Path) -> d
         t0 = time.perf_counter()
         boards = generate_chunk("new", lex.alphabet, cfg.boards.seed, ch, 4, 4)
         t1 = time.perf_counter()
-        res = solve_arrays(boards, 4, 4, lex)
+        res = solve_arrays(boards, 4, 4, lex, collect=cfg.boards.words, bins=tally)
         t2 = time.perf_counter()
-        summary = summarise_words(
-            res.offsets, res.word_ids, lex, int(bins[0]), len(bins), sort=cfg.boards.words
-        )
+        summary = summarise_result(res, lex, *tally, sort=cfg.boards.words)
         t3 = time.perf_counter()
         ids = np.arange(ch.start, ch.start + ch.count, dtype=np.int64)
         table = store.results_table(

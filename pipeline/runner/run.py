@@ -174,8 +174,9 @@ def execute(
             from pipeline.solve.summary import summarise_words
 
             cells = shape[0] * shape[1] if shape else 16
-            warm = solve_arrays(np.zeros((1, cells), np.int8), *(shape or (4, 4)), lexicon)
-            summarise_words(warm.offsets, warm.word_ids, lexicon, 3, len(store.length_bins(3)))
+            n_bins = len(store.length_bins(3))
+            warm = solve_arrays(np.zeros((1, cells), np.int8), *(shape or (4, 4)), lexicon, bins=(3, n_bins))
+            summarise_words(warm.offsets, warm.word_ids, lexicon, 3, n_bins)
 
         handle = make_handle(cfg.lexicon.path or "", lexicon, ship=not workers_write)
         counters = Counters()

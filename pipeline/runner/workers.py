@@ -188,19 +188,20 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
 
     from pipeline.generate import GenerateChunk, generate_chunk
     from pipeline.solve import solve_arrays
-    from pipeline.solve.summary import summarise_words
+    from pipeline.solve.summary import summarise_result
 
     lex = worker_lexicon(handle)
     schema = store.board_schema(lex.rules.min_length, words=task.words)
     bins = store.length_bins(lex.rules.min_length)
+    tally = (int(bins[0]), len(bins))  # the kernel tallies the by-length columns as it solves
 
     def summarise(result: Any) -> Any:
-        return summarise_words(result.offsets, result.word_ids, lex, int(bins[0]), len(bins), sort=task.words)
+        return summarise_result(result, lex, *tally, sort=task.words)
 
     tables = []
     if task.groups:
         for g in task.groups:
-            result = solve_arrays(g.boards, g.rows, g.cols, lex)
+            result = solve_arrays(g.boards, g.rows, g.cols, lex, collect=task.words, bins=tally)
             names = pa.array(task.sources, type=pa.string()).take(pa.array(g.source))
             tables.append(
                 store.results_table(
@@ -219,7 +220,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
     elif task.count:
         ch = GenerateChunk(task.chunk, task.first_id, task.count)
         boards = generate_chunk(task.source, lex.alphabet, task.seed, ch, task.rows, task.cols)
-        result = solve_arrays(boards, task.rows, task.cols, lex)
+        result = solve_arrays(boards, task.rows, task.cols, lex, collect=task.words, bins=tally)
         ids = np.arange(task.first_id, task.first_id + task.count, dtype=np.int64)
         tables.append(
             store.results_table(

@@ -27,6 +27,12 @@ class BatchResult:
     dead_cells: np.ndarray  # int32 [n], non-blank cells no found word uses
     offsets: np.ndarray  # int64 [n + 1]
     word_ids: np.ndarray  # int32 [offsets[-1]], in discovery order within a board
+    # With a tally (``solve_arrays(..., bins=...)``), else None: the longest word's id (ties:
+    # alphabetically first; -1: none) and words / points per length bin
+    longest_id: np.ndarray | None = None  # int32 [n]
+    len_counts: np.ndarray | None = None  # int32 [n, n_bins]
+    len_points: np.ndarray | None = None  # int32 [n, n_bins]
+    bins: tuple[int, int] | None = None  # the (lo, n_bins) of the tally
 
     def __len__(self) -> int:
         return len(self.score)
@@ -57,15 +63,27 @@ class BoardResult:
 
 
 def solve_arrays(
-    boards: np.ndarray, rows: int, cols: int, lexicon: CompiledLexicon, *, collect: bool = True
+    boards: np.ndarray,
+    rows: int,
+    cols: int,
+    lexicon: CompiledLexicon,
+    *,
+    collect: bool = True,
+    bins: tuple[int, int] | None = None,
 ) -> BatchResult:
     """Solve a batch of encoded boards (int8 [n_boards, rows*cols], blank = -1).
 
-    With ``collect=False`` the word ids are not gathered (offsets are all zero).
+    With ``collect=False`` the word ids are not gathered (offsets are all zero). ``bins`` =
+    ``(lo, n_bins)`` also tallies, per board as it is solved, the longest word's id and the
+    words and points per length bin (``lo, lo+1, ...``, the last bin for everything longer):
+    what a run's table needs, without a pass over the collected ids afterwards (or, with
+    ``collect=False``, without collecting them at all).
     """
     from pipeline.solve import kernel
 
     boards = np.ascontiguousarray(boards, dtype=np.int8)
+    if bins is not None and bins[1] < 1:
+        raise ValueError(f"bins needs at least one length bin, got {bins}")
     if boards.ndim != 2 or boards.shape[1] != rows * cols:
         raise ValueError(f"boards must have shape (n, {rows * cols}), got {boards.shape}")
     check_codes(boards, lexicon)
@@ -77,6 +95,7 @@ def solve_arrays(
         trie.word_len,
         max(trie.max_depth, 1),
         collect,
+        *(bins or (0, 0)),
     )
     if lexicon.rules.revisit:
         from pipeline.solve import revisit_kernel
@@ -86,7 +105,7 @@ def solve_arrays(
         out = kernel.solve_small(boards, geo.nbr_mask, *common)
     else:
         out = kernel.solve_large(boards, geo.nbr_list, geo.deg, *common)
-    return BatchResult(*out)
+    return BatchResult(*out, bins=bins) if bins else BatchResult(*out[:6])
 
 
 def check_codes(boards: np.ndarray, lexicon: CompiledLexicon) -> None:

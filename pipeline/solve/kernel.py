@@ -76,17 +76,43 @@ def node_word(nodes, node):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def new_outputs(n_boards, n_cells, n_words):  # type: ignore[no-untyped-def]
-    """The per-board result arrays, the word-id buffer and the per-word "last seen" stamps."""
+def new_outputs(n_boards, n_cells, n_words, collect, n_bins):  # type: ignore[no-untyped-def]
+    """The per-board result arrays, the word-id buffer, the per-word "last seen" stamps and
+    the tally arrays (longest word id, words and points per length bin; ``n_bins`` columns)."""
     score = np.zeros(n_boards, np.int32)
     board_words = np.zeros(n_boards, np.int32)
     longest = np.zeros(n_boards, np.int16)
     dead = np.zeros(n_boards, np.int32)
     offsets = np.zeros(n_boards + 1, np.int64)
-    # room for the usual word count (random 4x4: ~35 a board; big boards: a few per cell)
-    ids = np.empty(max(1024, n_boards * max(64, 4 * n_cells)), np.int32)
+    # room for the usual word count (random 4x4: ~35 a board; big boards: a few per cell); a
+    # tally without collection only ever holds one board's ids
+    ids = np.empty(max(1024, (n_boards if collect else 1) * max(64, 4 * n_cells)), np.int32)
     seen = np.full(n_words, -1, np.int32)
-    return score, board_words, longest, dead, offsets, ids, seen
+    longest_id = np.full(n_boards if n_bins > 0 else 0, -1, np.int32)
+    counts = np.zeros((n_boards if n_bins > 0 else 0, n_bins), np.int32)
+    points = np.zeros((n_boards if n_bins > 0 else 0, n_bins), np.int32)
+    return score, board_words, longest, dead, offsets, ids, seen, longest_id, counts, points
+
+
+@njit(nogil=True, cache=True)
+def tally_board(ids, start, end, word_len, word_points, lo, counts, points):  # type: ignore[no-untyped-def]
+    """Add the words ``ids[start:end]`` of one board to its per-length rows ``counts`` and
+    ``points`` (bins ``lo, lo+1, ...``, the last bin for everything longer) and return the
+    longest word's id (ties: the smallest id, which is the alphabetically first word; -1 if
+    none). The order of the ids does not matter."""
+    top = len(counts) - 1
+    best_len = -1
+    best = -1
+    for k in range(start, end):
+        w = ids[k]
+        length = int(word_len[w])
+        if length > best_len or (length == best_len and w < best):
+            best_len = length
+            best = w
+        j = min(max(length - lo, 0), top)
+        counts[j] += 1
+        points[j] += word_points[w]
+    return best
 
 
 @njit(nogil=True, cache=True)
@@ -246,9 +272,11 @@ def _walk_small(
 
 
 @njit(nogil=True, cache=True)
-def solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
+def solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, collect, lo, n_bins):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
-    score, board_words, longest, dead, offsets, ids, seen = new_outputs(n_boards, n, len(word_points))
+    outs = new_outputs(n_boards, n, len(word_points), collect, n_bins)
+    score, board_words, longest, dead, offsets, ids, seen, longest_id, counts, points = outs
+    record = collect or n_bins > 0  # a tally reads the board's ids, then drops them
     n_ids = 0
     stamp = -1
     depth_cap = min(max_depth, n) + 1
@@ -281,7 +309,7 @@ def solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, colle
                 near,
                 word_points,
                 word_len,
-                collect,
+                record,
                 seen,
                 stamp,
                 ids,
@@ -291,6 +319,10 @@ def solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, colle
             if end >= 0:
                 break
             ids = grow(ids, n_ids + n_found)
+        if n_bins > 0:
+            longest_id[b] = tally_board(ids, n_ids, end, word_len, word_points, lo, counts[b], points[b])
+            if not collect:
+                end = n_ids
         n_ids = end
         _clear_neighbours(faces, nbr_mask, near)
         score[b] = pts
@@ -298,7 +330,7 @@ def solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, colle
         longest[b] = longest_len
         dead[b] = np.int32(popcount(nonblank & ~live))
         offsets[b + 1] = n_ids
-    return score, board_words, longest, dead, offsets, ids[:n_ids].copy()
+    return score, board_words, longest, dead, offsets, ids[:n_ids].copy(), longest_id, counts, points
 
 
 @njit(nogil=True, cache=True)
@@ -391,9 +423,11 @@ def _walk_large(
 
 
 @njit(nogil=True, cache=True)
-def solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
+def solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect, lo, n_bins):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
-    score, board_words, longest, dead, offsets, ids, seen = new_outputs(n_boards, n, len(word_points))
+    outs = new_outputs(n_boards, n, len(word_points), collect, n_bins)
+    score, board_words, longest, dead, offsets, ids, seen, longest_id, counts, points = outs
+    record = collect or n_bins > 0  # a tally reads the board's ids, then drops them
     n_ids = 0
     stamp = -1
     depth_cap = min(max_depth, n) + 1
@@ -423,7 +457,7 @@ def solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, 
                 nbr_faces,
                 word_points,
                 word_len,
-                collect,
+                record,
                 seen,
                 stamp,
                 ids,
@@ -435,10 +469,14 @@ def solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, 
             if end >= 0:
                 break
             ids = grow(ids, n_ids + n_found)
+        if n_bins > 0:
+            longest_id[b] = tally_board(ids, n_ids, end, word_len, word_points, lo, counts[b], points[b])
+            if not collect:
+                end = n_ids
         n_ids = end
         score[b] = pts
         board_words[b] = n_found
         longest[b] = longest_len
         dead[b] = count_dead(faces, live)
         offsets[b + 1] = n_ids
-    return score, board_words, longest, dead, offsets, ids[:n_ids].copy()
+    return score, board_words, longest, dead, offsets, ids[:n_ids].copy(), longest_id, counts, points

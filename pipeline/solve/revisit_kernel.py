@@ -9,7 +9,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from pipeline.solve.kernel import ONE, ZERO, child_index, count_dead, ctz, grow, new_outputs, node_word
+from pipeline.solve.kernel import (
+    ONE,
+    ZERO,
+    child_index,
+    count_dead,
+    ctz,
+    grow,
+    new_outputs,
+    node_word,
+    tally_board,
+)
 
 
 @njit(nogil=True, cache=True)
@@ -108,9 +118,11 @@ def _walk_revisit(
 
 
 @njit(nogil=True, cache=True)
-def solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect):  # type: ignore[no-untyped-def]
+def solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect, lo, n_bins):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
-    score, board_words, longest, dead, offsets, ids, seen = new_outputs(n_boards, n, len(word_points))
+    outs = new_outputs(n_boards, n, len(word_points), collect, n_bins)
+    score, board_words, longest, dead, offsets, ids, seen, longest_id, counts, points = outs
+    record = collect or n_bins > 0
     n_ids = 0
     stamp = -1
     depth_cap = max_depth + 1
@@ -137,7 +149,7 @@ def solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth
                 nodes,
                 word_points,
                 word_len,
-                collect,
+                record,
                 seen,
                 stamp,
                 ids,
@@ -148,10 +160,14 @@ def solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth
             if end >= 0:
                 break
             ids = grow(ids, n_ids + n_found)
+        if n_bins > 0:
+            longest_id[b] = tally_board(ids, n_ids, end, word_len, word_points, lo, counts[b], points[b])
+            if not collect:
+                end = n_ids
         n_ids = end
         score[b] = pts
         board_words[b] = n_found
         longest[b] = longest_len
         dead[b] = count_dead(faces, live)
         offsets[b + 1] = n_ids
-    return score, board_words, longest, dead, offsets, ids[:n_ids].copy()
+    return score, board_words, longest, dead, offsets, ids[:n_ids].copy(), longest_id, counts, points

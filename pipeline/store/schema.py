@@ -212,8 +212,9 @@ def results_table(
     """One Arrow table (schema :func:`board_schema`) for a batch of solved boards.
 
     Without a ``words`` field in ``schema`` the word lists are not built (scores only).
-    ``result`` is a :class:`pipeline.solve.BatchResult` solved with ``collect=True`` for
-    ``boards`` (int8 [n, rows*cols]) and ``lexicon`` (a CompiledLexicon); ``source`` is one
+    ``result`` is a :class:`pipeline.solve.BatchResult` for ``boards`` (int8 [n, rows*cols])
+    and ``lexicon`` (a CompiledLexicon), solved with ``collect=True`` or, without a ``words``
+    field, with ``collect=False`` and a tally for :func:`length_bins`; ``source`` is one
     string for all rows or an Arrow string array. ``summary`` is the result's
     :class:`pipeline.solve.summary.WordSummary` for :func:`length_bins`; when None it is
     computed here (which imports numba: workers pass it in).
@@ -225,11 +226,9 @@ def results_table(
     lo = int(bins[0])
     offsets = np.ascontiguousarray(result.offsets, dtype=np.int64)
     if summary is None:
-        from pipeline.solve.summary import summarise_words
+        from pipeline.solve.summary import summarise_result
 
-        summary = summarise_words(
-            offsets, result.word_ids, lexicon, lo, len(bins), sort="words" in schema.names
-        )
+        summary = summarise_result(result, lexicon, lo, len(bins), sort="words" in schema.names)
     ids, longest_id, counts, points = summary.word_ids, summary.longest_id, summary.counts, summary.points
     words = _words_array(lexicon.words)
     if offsets[-1] > np.iinfo(np.int32).max:
