@@ -105,7 +105,9 @@ def solve_arrays(
         out = kernel.solve_small(boards, geo.nbr_mask, *common)
     else:
         out = kernel.solve_large(boards, geo.nbr_list, geo.deg, *common)
-    return BatchResult(*out, bins=bins) if bins else BatchResult(*out[:6])
+    if not bins:
+        return BatchResult(*out[:6])
+    return BatchResult(*out[:6], longest_id=out[6], len_counts=out[7], len_points=out[8], bins=bins)
 
 
 def check_codes(boards: np.ndarray, lexicon: CompiledLexicon) -> None:

@@ -30,7 +30,7 @@ class WordSummary:
 
 
 @njit(nogil=True, cache=True)
-def _sort_ids(offsets, ids, n_words):  # type: ignore[no-untyped-def]
+def _sort_ids(offsets, ids, n_words):
     """Each board's word ids sorted (= alphabetical order)."""
     n = len(offsets) - 1
     total = len(ids)
@@ -69,7 +69,7 @@ def _sort_ids(offsets, ids, n_words):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def _tally(offsets, ids, word_len, word_points, lo, n_bins):  # type: ignore[no-untyped-def]
+def _tally(offsets, ids, word_len, word_points, lo, n_bins):
     n = len(offsets) - 1
     longest_id = np.full(n, -1, np.int32)
     counts = np.zeros((n, n_bins), np.int32)
