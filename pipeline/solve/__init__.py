@@ -105,9 +105,10 @@ def solve_arrays(
         out = kernel.solve_small(boards, geo.nbr_mask, *common)
     else:
         out = kernel.solve_large(boards, geo.nbr_list, geo.deg, *common)
+    score, n_words, longest, dead, offsets, ids, longest_id, counts, points = out
     if not bins:
-        return BatchResult(*out[:6])
-    return BatchResult(*out[:6], longest_id=out[6], len_counts=out[7], len_points=out[8], bins=bins)
+        return BatchResult(score, n_words, longest, dead, offsets, ids)
+    return BatchResult(score, n_words, longest, dead, offsets, ids, longest_id, counts, points, bins)
 
 
 def check_codes(boards: np.ndarray, lexicon: CompiledLexicon) -> None:
