@@ -54,7 +54,8 @@ def test_schema_columns_and_types() -> None:
     schema = store.board_schema(3)
     assert schema.names == EXPECTED_COLUMNS
     assert schema.field("board_id").type == pa.int64()
-    assert schema.field("words").type == pa.list_(pa.field("item", pa.string(), nullable=False))
+    words_item = pa.field("item", pa.dictionary(pa.int32(), pa.string()), nullable=False)
+    assert schema.field("words").type == pa.list_(words_item)
     assert schema.field("rows").type == pa.int16() and schema.field("dead_cells").type == pa.int16()
     assert schema.field("score").type == pa.int32() and schema.field("words_len_9plus").type == pa.int32()
     # a rule set with shorter words gets columns from its minimum length up
@@ -156,6 +157,34 @@ def test_duckdb_and_pandas_read_parts_naturally(tmp_path: Path, enable_lexicon: 
     assert p == int((df.points_len_3 + df.points_len_4).sum()) and w == 1045
     assert "quiet" in set(df.words[1]) and "quit" not in set(df.words[1])
     assert df.words[1].tolist() == sorted(df.words[1].tolist())
+    assert all(type(w) is str for w in df.words[0]) and len(df.words[0]) == 1045
+    ((kind,),) = duckdb.sql(f"select typeof(words) from '{tmp_path}/part-00000.parquet' limit 1").fetchall()
+    assert kind == "VARCHAR[]"
+
+
+def test_word_lists_are_one_dictionary_of_the_parts_words(
+    tmp_path: Path, enable_lexicon: CompiledLexicon
+) -> None:
+    boards = [
+        parse_compact(b)
+        for b in ("perslatgsineters", "qietxxxxxxxxxxxx", "xxxxxxxxxxxxxxxx", "seratinglmopdcbu")
+    ]
+    table = table_for(boards, enable_lexicon)
+    items = table.column("words").combine_chunks().values
+    # each distinct word once, in alphabetical order; every list item is an index into them
+    assert items.dictionary.to_pylist() == sorted({w for ws in table.column("words").to_pylist() for w in ws})
+    store.write_part(tmp_path, 0, table)
+    md = pq.ParquetFile(tmp_path / "part-00000.parquet").metadata.row_group(0)
+    encodings = {md.column(i).path_in_schema: md.column(i).encodings for i in range(md.num_columns)}
+    # Parquet holds a plain list of UTF-8 strings, dictionary-encoded; the all-distinct
+    # columns skip the dictionary
+    assert "RLE_DICTIONARY" in encodings["words.list.element"]
+    for name in ("board", "board_id", "longest_word"):
+        assert "RLE_DICTIONARY" not in encodings[name], name
+    assert "RLE_DICTIONARY" in encodings["score"]
+    back = pq.read_table(tmp_path / "part-00000.parquet")
+    assert back.column("words").to_pylist() == table.column("words").to_pylist()
+    assert back.column("words").to_pylist()[2] == []
 
 
 # ---------------------------------------------------------------- run directory states

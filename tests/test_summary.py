@@ -54,6 +54,10 @@ def test_both_sort_strategies_match_a_plain_sort(enable_lexicon: CompiledLexicon
         assert np.array_equal(got.longest_id, want[1])
         assert np.array_equal(got.counts, want[2]) and np.array_equal(got.points, want[3])
         assert got.counts[:5].sum() == 0 and (got.longest_id[:5] == -1).all()
+        # the batch's dictionary: its distinct ids ascending, and an index per sorted id
+        assert got.dict_ids is not None and got.dict_index is not None
+        assert np.array_equal(got.dict_ids, np.unique(ids))
+        assert np.array_equal(got.dict_ids[got.dict_index], got.word_ids)
 
 
 def test_unsorted_summary_has_the_same_figures(enable_lexicon: CompiledLexicon) -> None:

@@ -27,21 +27,35 @@ class WordSummary:
     longest_id: np.ndarray  # int32 [n], the longest word (ties: alphabetically first); -1: none
     counts: np.ndarray  # int32 [n, n_bins], words per length bin
     points: np.ndarray  # int32 [n, n_bins], points per length bin
+    # When sorted: the batch's distinct word ids, ascending (a dictionary of the batch's words in
+    # alphabetical order), and each of ``word_ids`` as an index into it
+    dict_ids: np.ndarray | None = None  # int32 [distinct words]
+    dict_index: np.ndarray | None = None  # int32 [offsets[-1]]
 
 
 @njit(nogil=True, cache=True)
 def _sort_ids(offsets, ids, n_words):
-    """Each board's word ids sorted (= alphabetical order)."""
+    """Each board's word ids sorted (= alphabetical order), the batch's distinct ids in
+    ascending order, and each sorted id's index among them."""
     n = len(offsets) - 1
     total = len(ids)
     out = np.empty(total, np.int32)
+    index = np.empty(total, np.int32)
     if n_words <= 4 * total:
         # A counting sort of the whole batch by word id, then one stable pass that deals each id
         # back to its board: 2.5x faster than sorting ~100 ids per board one board at a time.
+        # The buckets that are not empty are the distinct ids, in order.
         end = np.zeros(n_words + 1, np.int32)
         for k in range(total):
             end[ids[k] + 1] += 1
+        local = np.empty(n_words, np.int32)
+        distinct = np.empty(n_words, np.int32)
+        m = 0
         for w in range(n_words):
+            if end[w + 1] > 0:
+                local[w] = m
+                distinct[m] = w
+                m += 1
             end[w + 1] += end[w]
         board_by_id = np.empty(total, np.int32)
         for b in range(n):
@@ -55,17 +69,20 @@ def _sort_ids(offsets, ids, n_words):
             while k < end[w]:
                 b = board_by_id[k]
                 out[nxt[b]] = w
+                index[nxt[b]] = local[w]
                 nxt[b] += 1
                 k += 1
-    else:
-        # a lexicon much larger than the batch: zeroing its buckets would cost more than sorting
-        out[:] = ids
-        for b in range(n):
-            s = offsets[b]
-            e = offsets[b + 1]
-            if e - s > 1:
-                out[s:e].sort()
-    return out
+        return out, index, distinct[:m].copy()
+    # a lexicon much larger than the batch: zeroing its buckets would cost more than sorting
+    out[:] = ids
+    for b in range(n):
+        s = offsets[b]
+        e = offsets[b + 1]
+        if e - s > 1:
+            out[s:e].sort()
+    distinct = np.unique(out).astype(np.int32)
+    index[:] = np.searchsorted(distinct, out)
+    return out, index, distinct
 
 
 @njit(nogil=True, cache=True)
@@ -81,7 +98,9 @@ def _tally(offsets, ids, word_len, word_points, lo, n_bins):
     return longest_id, counts, points
 
 
-def _sorted(offsets: np.ndarray, word_ids: np.ndarray, lexicon: CompiledLexicon) -> np.ndarray:
+def _sorted(
+    offsets: np.ndarray, word_ids: np.ndarray, lexicon: CompiledLexicon
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return _sort_ids(
         np.ascontiguousarray(offsets, dtype=np.int64),
         np.ascontiguousarray(word_ids, dtype=np.int32),
@@ -104,7 +123,10 @@ def summarise_words(
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     word_ids = np.ascontiguousarray(word_ids, dtype=np.int32)
     tally = _tally(offsets, word_ids, lexicon.trie.word_len, lexicon.word_points, lo, n_bins)
-    return WordSummary(_sorted(offsets, word_ids, lexicon) if sort else word_ids, *tally)
+    if not sort:
+        return WordSummary(word_ids, *tally)
+    ids, index, distinct = _sorted(offsets, word_ids, lexicon)
+    return WordSummary(ids, *tally, dict_ids=distinct, dict_index=index)
 
 
 def summarise_result(
@@ -115,5 +137,8 @@ def summarise_result(
     if result.bins != (lo, n_bins) or result.longest_id is None:
         return summarise_words(result.offsets, result.word_ids, lexicon, lo, n_bins, sort)
     assert result.len_counts is not None and result.len_points is not None
-    ids = _sorted(result.offsets, result.word_ids, lexicon) if sort else result.word_ids
-    return WordSummary(ids, result.longest_id, result.len_counts, result.len_points)
+    tally = (result.longest_id, result.len_counts, result.len_points)
+    if not sort:
+        return WordSummary(result.word_ids, *tally)
+    ids, index, distinct = _sorted(result.offsets, result.word_ids, lexicon)
+    return WordSummary(ids, *tally, dict_ids=distinct, dict_index=index)

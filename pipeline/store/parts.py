@@ -23,6 +23,7 @@ from pipeline.store.schema import (
     PART_RE,
     PARTS_DIR,
     STATISTICS_COLUMNS,
+    dictionary_columns,
 )
 
 # ---------------------------------------------------------------- parts
@@ -66,7 +67,13 @@ def write_part(
     with atomic_path(path) as tmp:
         # Statistics only where a reader can prune on them: computing min/max over the words
         # list and board strings costs as much as compressing them.
-        pq.write_table(table, tmp, compression=COMPRESSION, write_statistics=STATISTICS_COLUMNS)
+        pq.write_table(
+            table,
+            tmp,
+            compression=COMPRESSION,
+            write_statistics=STATISTICS_COLUMNS,
+            use_dictionary=dictionary_columns(table.schema),
+        )
     return path.stat().st_size
 
 

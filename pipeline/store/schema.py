@@ -16,7 +16,9 @@ from pipeline.errors import BoggleError
 
 FORMAT = "boggle-run"
 # 2: provenance columns lexicon, lexicon_hash, rules; rejects file renamed _rejects.csv
-SCHEMA_VERSION = 2
+# 3: ``words`` items are dictionary-encoded in Arrow (list<dictionary<int32, string>>); the
+#    Parquet column is the same list of strings as in 2
+SCHEMA_VERSION = 3
 MANIFEST = "_SUCCESS"
 RUN_RECORD = "_run.json"
 LOCK_FILE = ".lock"
@@ -51,7 +53,9 @@ COLUMNS: dict[str, str] = {
     "chunk": "int32: the chunk (part file number) the board belongs to",
     "score": "int32: total points of the distinct words found",
     "n_words": "int32: distinct words found",
-    "words": "list<string>: the words found, sorted (absent when [boards] words = false)",
+    "words": "list<string>: the words found, sorted (absent when [boards] words = false); "
+    "in Arrow the items are dictionary<int32, string> (one dictionary per part), which pandas "
+    "reads as arrays of str and DuckDB as VARCHAR[]",
     "longest_word": "string: the longest word found (ties: alphabetically first); '' if none",
     "max_word_len": "int16: letters in the longest word (0 if none)",
     "dead_cells": "int16: non-blank cells that no found word uses",
@@ -72,6 +76,12 @@ def columns_doc(words: bool = True) -> dict[str, str]:
 
 # One value per run in each provenance column: dictionary-encoded, a few bytes per part.
 LABEL_TYPE = pa.dictionary(pa.int32(), pa.string())
+# The word lists' items: the part's distinct words once, each list item an index into them.
+# Parquet then writes the dictionary page and the indices as they are, instead of hashing
+# each of the ~1M strings of a 10,000-board part (about half the cost of writing the words).
+WORD_TYPE = pa.dictionary(pa.int32(), pa.string())
+# Columns whose values are (nearly) all distinct: a Parquet dictionary only costs time and bytes.
+PLAIN_COLUMNS = frozenset({"board_id", "board", "longest_word"})
 
 
 def length_bins(min_length: int) -> list[str]:
@@ -96,7 +106,7 @@ def board_schema(min_length: int = 3, *, words: bool = True) -> pa.Schema:
         pa.field("chunk", pa.int32(), nullable=False),
         pa.field("score", pa.int32(), nullable=False),
         pa.field("n_words", pa.int32(), nullable=False),
-        pa.field("words", pa.list_(pa.field("item", pa.string(), nullable=False)), nullable=False),
+        pa.field("words", pa.list_(pa.field("item", WORD_TYPE, nullable=False)), nullable=False),
         pa.field("longest_word", pa.string(), nullable=False),
         pa.field("max_word_len", pa.int16(), nullable=False),
         pa.field("dead_cells", pa.int16(), nullable=False),
@@ -107,6 +117,16 @@ def board_schema(min_length: int = 3, *, words: bool = True) -> pa.Schema:
     fields += [pa.field(f"words_len_{b}", pa.int32(), nullable=False) for b in bins]
     fields += [pa.field(f"points_len_{b}", pa.int32(), nullable=False) for b in bins]
     return pa.schema(fields)
+
+
+def dictionary_columns(schema: pa.Schema) -> list[str]:
+    """The Parquet columns of a board table to dictionary-encode: all but
+    :data:`PLAIN_COLUMNS` (a list column by its leaf path)."""
+    return [
+        f"{f.name}.list.element" if pa.types.is_list(f.type) else f.name
+        for f in schema
+        if f.name not in PLAIN_COLUMNS
+    ]
 
 
 def parquet_metadata(
@@ -235,9 +255,13 @@ def results_table(
         raise BoggleError("a chunk found more than 2**31 words; lower [boards] chunk_size")
     word_lists = None
     if "words" in schema.names:
-        word_lists = pa.ListArray.from_arrays(
-            _numeric(offsets, np.int32), words.take(_numeric(ids, np.int32))
+        distinct, index = summary.dict_ids, summary.dict_index
+        if distinct is None or index is None:
+            distinct, index = np.unique(ids, return_inverse=True)
+        items = pa.DictionaryArray.from_arrays(
+            _numeric(index, np.int32), words.take(_numeric(distinct, np.int32))
         )
+        word_lists = pa.ListArray.from_arrays(_numeric(offsets, np.int32), items)
     no_word = len(words) - 1  # the "" entry
     longest_words = words.take(_numeric(np.where(longest_id >= 0, longest_id, no_word), np.int32))
     source_arr = _repeat_string(source, n) if isinstance(source, str) else source
