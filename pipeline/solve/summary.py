@@ -122,11 +122,13 @@ def summarise_words(
     figures are the same."""
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     word_ids = np.ascontiguousarray(word_ids, dtype=np.int32)
-    tally = _tally(offsets, word_ids, lexicon.trie.word_len, lexicon.word_points, lo, n_bins)
+    longest_id, counts, points = _tally(
+        offsets, word_ids, lexicon.trie.word_len, lexicon.word_points, lo, n_bins
+    )
     if not sort:
-        return WordSummary(word_ids, *tally)
+        return WordSummary(word_ids, longest_id, counts, points)
     ids, index, distinct = _sorted(offsets, word_ids, lexicon)
-    return WordSummary(ids, *tally, dict_ids=distinct, dict_index=index)
+    return WordSummary(ids, longest_id, counts, points, dict_ids=distinct, dict_index=index)
 
 
 def summarise_result(
