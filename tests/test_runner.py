@@ -411,3 +411,30 @@ def test_main_process_of_a_warm_run_loads_neither_numba_nor_pandas(
         )  # fmt: skip
     assert out.stdout.split() == ["False", "False"]
     assert store.read_run(tmp_path / "warm").num_rows == 400
+
+
+WORKER_POOL_SCRIPT = """
+import os, sys, joblib
+os.environ.pop("ARROW_DEFAULT_MEMORY_POOL", None)
+os.environ.update(dict(a.split("=", 1) for a in sys.argv[1:]))
+from pipeline.backends import parallel_backend
+
+def pool():
+    import pyarrow as pa
+    return pa.default_memory_pool().backend_name
+
+with parallel_backend("loky", 2):
+    print(",".join(sorted(set(joblib.Parallel()(joblib.delayed(pool)() for _ in range(4))))))
+"""
+
+
+@pytest.mark.parametrize(
+    ("env", "want"), [((), "system"), (("ARROW_DEFAULT_MEMORY_POOL=jemalloc",), "jemalloc")]
+)
+def test_worker_processes_allocate_arrow_memory_with_the_c_allocator(env: tuple[str, ...], want: str) -> None:
+    # mimalloc, Arrow's default, keeps ~55 MB a worker that the Parquet writer freed; a pool the
+    # user chose is left alone
+    out = subprocess.run(
+        [sys.executable, "-c", WORKER_POOL_SCRIPT, *env], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == want

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from pipeline import store
-from pipeline.backends import backend_is_dask
+from pipeline.backends import backend_is_dask, prepare_worker_environment
 from pipeline.config import RunConfig, load_config
 from pipeline.errors import (
     BoggleError,
@@ -211,6 +211,7 @@ def execute(
                     )
 
             report()
+            prepare_worker_environment()  # also under a joblib backend set by the caller
             results = Parallel(n_jobs=n_jobs, return_as="generator_unordered", batch_size=1)(
                 delayed(watched_solve_chunk)(task, handle, out_dir, os.getpid()) for task in tasks
             )
