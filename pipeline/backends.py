@@ -9,7 +9,6 @@ from collections.abc import Iterator
 
 from pipeline.errors import BoggleError, ConfigError
 
-
 # Arrow's default allocator (mimalloc) holds on to what a chunk's Parquet writer freed: about
 # 55 MB more per worker process than the C library's allocator, at the same speed (measured).
 # Arrow reads this variable once per process, before pyarrow can switch pools for its Parquet
