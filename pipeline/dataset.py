@@ -95,7 +95,9 @@ def scan_run_polars(runs: RunPaths) -> Any:
     """A polars LazyFrame over the parts of one finished run or several (needs polars, the
     ``polars`` extra). ``polars.scan_parquet(RUN)`` on a run directory fails: polars reads every
     file below a directory, ``_SUCCESS`` included, unless given ``hidden_file_prefix``; this
-    scans exactly the parts the manifests list instead.
+    scans exactly the parts the manifests list instead. ``words`` comes as ``List(String)``,
+    whichever schema version wrote each part (polars reads schema 3's dictionary-encoded items
+    as ``Categorical`` and refuses to scan parts of both kinds together).
 
     >>> scan_run_polars("runs/default").group_by("lexicon").agg(pl.col("score").mean())  # doctest: +SKIP
     """
@@ -104,10 +106,23 @@ def scan_run_polars(runs: RunPaths) -> Any:
     except ImportError:
         raise BoggleError("scan_run_polars needs polars: pip install 'boggle-pipeline[polars]'") from None
 
+    import pyarrow.parquet as pq
+
     parts = [str(p) for p in run_parts(runs)]
     if not parts:
         raise BoggleError(f"{', '.join(str(d) for d in run_dirs(runs))}: no part files (no boards)")
-    return pl.scan_parquet(parts, missing_columns="insert", extra_columns="ignore")
+    # one scan per kind of part (word items as strings, as a dictionary, no word lists)
+    kinds: dict[str, list[str]] = {}
+    for part in parts:
+        schema = pq.read_schema(part)
+        kinds.setdefault(str(schema.field("words").type) if "words" in schema.names else "", []).append(part)
+    scans = [
+        pl.scan_parquet(group, missing_columns="insert", extra_columns="ignore") for group in kinds.values()
+    ]
+    lf = scans[0] if len(scans) == 1 else pl.concat(scans, how="diagonal_relaxed")
+    if "words" in lf.collect_schema().names():
+        lf = lf.with_columns(pl.col("words").cast(pl.List(pl.String)))
+    return lf
 
 
 DEFAULT_RUN = "runs/default"  # what `make analyze` writes (configs/default.toml's [run] out)

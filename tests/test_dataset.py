@@ -297,3 +297,30 @@ def test_run_dir_resolves_from_the_checkout_not_the_cwd(
     monkeypatch.setenv("BOGGLE_RUN_DIR", str(tmp_path / "elsewhere"))
     assert resolve_run_dir() == tmp_path / "elsewhere"
     assert resolve_run_dir("/abs/run") == Path("/abs/run")
+
+
+def test_parts_of_schema_2_and_3_read_together(gen_run: Path, tmp_path: Path) -> None:
+    """A run resumed across the upgrade to schema 3 holds parts whose word items are plain
+    strings (2) beside dictionary-encoded ones (3): every reader gives the same words."""
+    mixed = tmp_path / "mixed"
+    shutil.copytree(gen_run, mixed)
+    first = sorted(mixed.glob("part-*.parquet"))[0]
+    table = pq.read_table(first)
+    i = table.schema.get_field_index("words")
+    plain = pa.list_(pa.field("element", pa.string(), nullable=False))
+    pq.write_table(
+        table.set_column(i, pa.field("words", plain, nullable=False), table["words"].cast(plain)), first
+    )
+    assert not pa.types.is_dictionary(pq.read_schema(first).field("words").type.value_type)
+    want = pipeline.read_run(gen_run)["words"].to_pylist()
+    assert len(want) == 700 and any(want)
+    assert pipeline.read_run(mixed)["words"].to_pylist() == want
+    assert pipeline.read_run([mixed, gen_run])["words"].to_pylist() == want + want
+    assert pd.read_parquet(mixed).sort_values("board_id")["words"].map(list).tolist() == want
+    assert pipeline.read_run_pandas(mixed)["words"].map(list).tolist() == want
+    lf = pipeline.scan_run_polars([mixed, gen_run])
+    assert lf.collect_schema()["words"] == pl.List(pl.String)
+    got = lf.sort("board_id", maintain_order=True).collect()["words"].to_list()
+    assert got == [w for w in want for _ in range(2)]
+    rel = pipeline.run_relation([mixed, gen_run]).order("board_id").project("words").fetchall()
+    assert [r[0] for r in rel] == [w for w in want for _ in range(2)]

@@ -3,9 +3,11 @@
 Generates, solves and writes N ``new``-dice 4x4 boards (default 1,000,000, ENABLE2K, the default
 chunk size) with the real runner, and prints each figure beside its target and ratio. The runs
 alternate, ``--rounds`` times: the kernel alone on the same boards (one core, chunk by chunk,
-word ids collected as the pipeline does), the end-to-end run with ``--jobs`` processes, and (unless
-``--skip-single``) with one; ratios are per round, their median is printed, so a busy machine
-slows both sides of a ratio alike. Also printed: where one process spends a chunk's time (roll,
+word ids collected as the kernel benchmarks do, in a fresh process like a worker), the kernel in
+``--jobs`` such processes at once (the ceiling of a ``--jobs``-process run on this machine: the
+processes share caches and memory bandwidth), the end-to-end run with ``--jobs`` processes, and
+(unless ``--skip-single``) with one; ratios are per round, their median is printed, so a busy
+machine slows both sides of a ratio alike. Also printed: where one process spends a chunk's time (roll,
 kernel, word summary, Arrow table, Parquet encode + write + fsync + rename), the output size per
 board and the peak memory of the job (PSS summed over the main process and its workers, sampled
 every 0.2 s). ``--large N`` adds a run of N boards to show the peak memory does not grow with the
@@ -161,14 +163,18 @@ def kernel_in_child(spec: str) -> None:
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     sys.stdin.readline()
-    seconds, _ = _kernel_rate(count, chunk_size, common)
-    sys.stdout.write(f"{seconds}\n")
+    seconds, mean = _kernel_rate(count, chunk_size, common)
+    sys.stdout.write(json.dumps([seconds, mean]) + "\n")
 
 
-def _kernels_at_once(count: int, chunk_size: int, common: dict[str, Any], jobs: int) -> float:
-    """Boards per second of ``jobs`` processes running the kernel alone at the same time (each
-    on the same ``count`` boards): the most any ``jobs``-process run can reach on this machine,
-    where the processes share caches and memory bandwidth."""
+def _kernels_at_once(
+    count: int, chunk_size: int, common: dict[str, Any], jobs: int
+) -> list[tuple[float, float]]:
+    """(seconds, mean score) of each of ``jobs`` fresh processes running the kernel alone at
+    the same time, each on the same ``count`` boards. With ``jobs`` = 1, the single-core kernel
+    rate, measured in a process like the run's workers; with more, the most any
+    ``jobs``-process run can reach on this machine, where the processes share caches and memory
+    bandwidth."""
     spec = json.dumps({"count": count, "chunk_size": chunk_size, "common": common})
     code = "import sys; from pipeline.benches import bench_pipeline as b; b.kernel_in_child(sys.argv[1])"
     procs = [
@@ -186,11 +192,11 @@ def _kernels_at_once(count: int, chunk_size: int, common: dict[str, Any], jobs: 
             assert p.stdin is not None
             p.stdin.write("go\n")
             p.stdin.flush()
-        seconds = [float(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+        outs = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
     finally:
         for p in procs:
             p.kill()
-    return sum(count / t for t in seconds)
+    return [(float(t), float(m)) for t, m in outs]
 
 
 def _stages(count: int, chunk_size: int, common: dict[str, Any], out: Path) -> dict[str, float]:
@@ -279,9 +285,9 @@ def main(
     common_bare = {**common, "boards.words": False}
     try:
         for r in range(rounds):
-            t_kernel, mean = _kernel_rate(count, chunk_size, common)
+            ((t_kernel, mean),) = _kernels_at_once(count, chunk_size, common, 1)
             kernel.append(t_kernel)
-            together.append(_kernels_at_once(count, chunk_size, common, jobs))
+            together.append(sum(count / t for t, _ in _kernels_at_once(count, chunk_size, common, jobs)))
             par.append(_run(count, jobs, scratch / "par", common))
             if no_words:
                 bare.append(_run(count, jobs, scratch / "bare", common_bare))

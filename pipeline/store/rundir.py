@@ -29,6 +29,7 @@ from pipeline.store.schema import (
     RUN_RECORD,
     SCHEMA_VERSION,
     board_schema,
+    conform_words,
 )
 
 # ---------------------------------------------------------------- lock and run state
@@ -223,7 +224,7 @@ def read_run(run_dir: Path | str, columns: Sequence[str] | None = None) -> pa.Ta
     for large runs read the parts with DuckDB or ``pyarrow.dataset``)."""
     manifest, parts = open_run(run_dir)
     cols = list(columns) if columns is not None else None
-    tables = [pq.read_table(p, columns=cols) for p in parts]
+    tables = [conform_words(pq.read_table(p, columns=cols)) for p in parts]
     if not tables:
         words = manifest.get("config", {}).get("boards", {}).get("words", True) is not False
         return board_schema(words=words).empty_table()

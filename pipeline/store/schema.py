@@ -119,6 +119,20 @@ def board_schema(min_length: int = 3, *, words: bool = True) -> pa.Schema:
     return pa.schema(fields)
 
 
+def conform_words(table: pa.Table) -> pa.Table:
+    """A part read back, with ``words`` items dictionary-encoded as this schema writes them
+    (parts of schema 2 hold plain strings), so parts of both versions concatenate."""
+    if "words" not in table.column_names:
+        return table
+    i = table.schema.get_field_index("words")
+    field = table.schema.field(i)
+    item = field.type.value_field
+    if pa.types.is_dictionary(item.type):
+        return table
+    want = pa.list_(pa.field(item.name, WORD_TYPE, nullable=item.nullable))
+    return table.set_column(i, pa.field("words", want, nullable=field.nullable), table.column(i).cast(want))
+
+
 def dictionary_columns(schema: pa.Schema) -> list[str]:
     """The Parquet columns of a board table to dictionary-encode: all but
     :data:`PLAIN_COLUMNS` (a list column by its leaf path)."""
