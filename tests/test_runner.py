@@ -429,7 +429,7 @@ with parallel_backend("loky", 2):
 
 
 @pytest.mark.parametrize(
-    ("env", "want"), [((), "system"), (("ARROW_DEFAULT_MEMORY_POOL=jemalloc",), "jemalloc")]
+    ("env", "want"), [((), "system"), (("ARROW_DEFAULT_MEMORY_POOL=mimalloc",), "mimalloc")]
 )
 def test_worker_processes_allocate_arrow_memory_with_the_c_allocator(env: tuple[str, ...], want: str) -> None:
     # mimalloc, Arrow's default, keeps ~55 MB a worker that the Parquet writer freed; a pool the
