@@ -98,14 +98,19 @@ def _tally(offsets, ids, word_len, word_points, lo, n_bins):
     return longest_id, counts, points
 
 
-def _sorted(
-    offsets: np.ndarray, word_ids: np.ndarray, lexicon: CompiledLexicon
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return _sort_ids(
-        np.ascontiguousarray(offsets, dtype=np.int64),
-        np.ascontiguousarray(word_ids, dtype=np.int32),
-        len(lexicon.word_points),
-    )
+def _summary(
+    offsets: np.ndarray,
+    word_ids: np.ndarray,
+    tally: tuple[np.ndarray, np.ndarray, np.ndarray],
+    lexicon: CompiledLexicon,
+    sort: bool,
+) -> WordSummary:
+    """The summary of a tally (longest id, counts, points) and its ids, sorted with their
+    dictionary when ``sort``."""
+    if not sort:
+        return WordSummary(word_ids, *tally)
+    ids, index, distinct = _sort_ids(offsets, word_ids, len(lexicon.word_points))
+    return WordSummary(ids, *tally, dict_ids=distinct, dict_index=index)
 
 
 def summarise_words(
@@ -122,13 +127,8 @@ def summarise_words(
     figures are the same."""
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     word_ids = np.ascontiguousarray(word_ids, dtype=np.int32)
-    longest_id, counts, points = _tally(
-        offsets, word_ids, lexicon.trie.word_len, lexicon.word_points, lo, n_bins
-    )
-    if not sort:
-        return WordSummary(word_ids, longest_id, counts, points)
-    ids, index, distinct = _sorted(offsets, word_ids, lexicon)
-    return WordSummary(ids, longest_id, counts, points, dict_ids=distinct, dict_index=index)
+    tally = _tally(offsets, word_ids, lexicon.trie.word_len, lexicon.word_points, lo, n_bins)
+    return _summary(offsets, word_ids, tally, lexicon, sort)
 
 
 def summarise_result(
@@ -140,7 +140,5 @@ def summarise_result(
         return summarise_words(result.offsets, result.word_ids, lexicon, lo, n_bins, sort)
     assert result.len_counts is not None and result.len_points is not None
     tally = (result.longest_id, result.len_counts, result.len_points)
-    if not sort:
-        return WordSummary(result.word_ids, *tally)
-    ids, index, distinct = _sorted(result.offsets, result.word_ids, lexicon)
-    return WordSummary(ids, *tally, dict_ids=distinct, dict_index=index)
+    offsets = np.ascontiguousarray(result.offsets, dtype=np.int64)
+    return _summary(offsets, np.ascontiguousarray(result.word_ids, dtype=np.int32), tally, lexicon, sort)

@@ -263,7 +263,7 @@ def results_table(
         from pipeline.solve.summary import summarise_result
 
         summary = summarise_result(result, lexicon, lo, len(bins), sort="words" in schema.names)
-    ids, longest_id, counts, points = summary.word_ids, summary.longest_id, summary.counts, summary.points
+    longest_id, counts, points = summary.longest_id, summary.counts, summary.points
     words = _words_array(lexicon.words)
     if offsets[-1] > np.iinfo(np.int32).max:
         raise BoggleError("a chunk found more than 2**31 words; lower [boards] chunk_size")
@@ -271,7 +271,7 @@ def results_table(
     if "words" in schema.names:
         distinct, index = summary.dict_ids, summary.dict_index
         if distinct is None or index is None:
-            distinct, index = np.unique(ids, return_inverse=True)
+            raise ValueError("the word lists need a sorted summary (sort=True)")
         items = pa.DictionaryArray.from_arrays(
             _numeric(index, np.int32), words.take(_numeric(distinct, np.int32))
         )
