@@ -6,7 +6,8 @@ alternate, ``--rounds`` times: the kernel alone on the same boards (one core, ch
 word ids collected as the kernel benchmarks do, in a fresh process like a worker), the kernel in
 ``--jobs`` such processes at once (the ceiling of a ``--jobs``-process run on this machine: the
 processes share caches and memory bandwidth), the end-to-end run with ``--jobs`` processes, and
-(unless ``--skip-single``) with one; ratios are per round, their median is printed, so a busy
+(unless ``--skip-single``) with one, whose ratio times that ceiling is the most the
+``--jobs``-process run can reach; ratios are per round, their median is printed, so a busy
 machine slows both sides of a ratio alike. Also printed: where one process spends a chunk's time (roll,
 kernel, word summary, Arrow table, Parquet encode + write + fsync + rename), the output size per
 board and the peak memory of the job (PSS summed over the main process and its workers, sampled
@@ -347,6 +348,12 @@ def main(
                      f"({r1:.2f} x kernel, median)"))  # fmt: skip
         speedup = median(a.seconds / b.seconds for a, b in zip(one, par, strict=True))
         rows.append((f"  speed-up 1 -> {jobs} processes", f"{speedup:12.2f} x"))
+        # jobs processes do at most jobs times one process's work, and at most the ceiling's share
+        rows.append((
+            f"  most {jobs} processes can reach",
+            f"{r1 * ceiling:12.2f} x ({jobs} x kernel) = 1 process's {r1:.2f} x the {ceiling:.2f} ceiling "
+            f"(each process doing a chunk's work beside the kernel, with nothing lost to scaling)",
+        ))  # fmt: skip
     rows.append(("output", f"{par[0].bytes / count:12.1f} bytes/board ({par[0].bytes / 1e6:,.0f} MB)"))
     if bare:
         size = bare[0].bytes
