@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from pipeline.errors import BoggleError, ConfigError
 
 # Arrow's default allocator (mimalloc) holds on to what a chunk's Parquet writer freed: about
-# 55 MB more per worker process than the C library's allocator, at the same speed (measured).
+# 55 MB more per worker process than the C library's allocator, which costs 0-5% of the
+# speed (measured in alternating pairs).
 # Arrow reads this variable once per process, before pyarrow can switch pools for its Parquet
 # writer, so it is set before any worker process starts, for the workers to inherit.
 ARROW_POOL_ENV = "ARROW_DEFAULT_MEMORY_POOL"

@@ -116,6 +116,18 @@ def tally_board(ids, start, end, word_len, word_points, lo, counts, points):  # 
 
 
 @njit(nogil=True, cache=True)
+def end_board(b, ids, start, end, collect, lo, n_bins, word_len, word_points, longest_id, counts, points):  # type: ignore[no-untyped-def]
+    """Board ``b``'s ids ``ids[start:end]`` are recorded: tally them when there are bins
+    (:func:`tally_board`) and return where the next board's ids start (``start`` again when
+    the ids are not kept)."""
+    if n_bins > 0:
+        longest_id[b] = tally_board(ids, start, end, word_len, word_points, lo, counts[b], points[b])
+        if not collect:
+            return start
+    return end
+
+
+@njit(nogil=True, cache=True)
 def count_dead(faces, live):  # type: ignore[no-untyped-def]
     """Non-blank cells that no found word uses (``live`` is a byte per cell)."""
     n_dead = 0
@@ -319,11 +331,9 @@ def solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, colle
             if end >= 0:
                 break
             ids = grow(ids, n_ids + n_found)
-        if n_bins > 0:
-            longest_id[b] = tally_board(ids, n_ids, end, word_len, word_points, lo, counts[b], points[b])
-            if not collect:
-                end = n_ids
-        n_ids = end
+        n_ids = end_board(
+            b, ids, n_ids, end, collect, lo, n_bins, word_len, word_points, longest_id, counts, points
+        )
         _clear_neighbours(faces, nbr_mask, near)
         score[b] = pts
         board_words[b] = n_found
@@ -469,11 +479,9 @@ def solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, 
             if end >= 0:
                 break
             ids = grow(ids, n_ids + n_found)
-        if n_bins > 0:
-            longest_id[b] = tally_board(ids, n_ids, end, word_len, word_points, lo, counts[b], points[b])
-            if not collect:
-                end = n_ids
-        n_ids = end
+        n_ids = end_board(
+            b, ids, n_ids, end, collect, lo, n_bins, word_len, word_points, longest_id, counts, points
+        )
         score[b] = pts
         board_words[b] = n_found
         longest[b] = longest_len

@@ -15,10 +15,10 @@ from pipeline.solve.kernel import (
     child_index,
     count_dead,
     ctz,
+    end_board,
     grow,
     new_outputs,
     node_word,
-    tally_board,
 )
 
 
@@ -160,11 +160,9 @@ def solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth
             if end >= 0:
                 break
             ids = grow(ids, n_ids + n_found)
-        if n_bins > 0:
-            longest_id[b] = tally_board(ids, n_ids, end, word_len, word_points, lo, counts[b], points[b])
-            if not collect:
-                end = n_ids
-        n_ids = end
+        n_ids = end_board(
+            b, ids, n_ids, end, collect, lo, n_bins, word_len, word_points, longest_id, counts, points
+        )
         score[b] = pts
         board_words[b] = n_found
         longest[b] = longest_len
