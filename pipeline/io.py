@@ -6,12 +6,13 @@ place, so a reader (or a resumed run) never sees a partial file.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import platform
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
@@ -21,18 +22,55 @@ PACKAGES = ("boggle-pipeline", "numpy", "numba", "pandas", "pyarrow", "joblib", 
 
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it into place if the block succeeds."""
+    """Yield a temporary path beside ``path``; rename it into place if the block succeeds.
+
+    The file is fsynced before the rename and the directory after it, so after a crash or a
+    power cut the name holds either the old file or the whole new one, never an empty one.
+    An OSError raised here names the path it was about.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    with _naming(path.parent):
+        path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         yield tmp
-        with open(tmp, "rb") as fh:
+        with _naming(tmp), open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        with _naming(path):
+            os.replace(tmp, path)
+        fsync_dir(path.parent)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        # best effort: a failed clean-up must not hide the error that brought us here
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make the renames in ``directory`` durable (POSIX). Skipped quietly where the OS cannot
+    open a directory (Windows) or its file system cannot fsync one."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise OSError(exc.errno, exc.strerror, str(directory)) from None
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """Re-raise an OSError that carries no file name (``os.fsync``) with ``path`` as its name,
+    so the one-line error says which file failed."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        raise
 
 
 @contextmanager

@@ -17,7 +17,6 @@ Supports lookup, deep copy, pruning by a predicate on words or faces, and an in-
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from pipeline.boards import BLANK, QU, is_face_char
-from pipeline.errors import BoardError, LexiconError
+from pipeline.errors import BoardError, LexiconError, quote
+from pipeline.io import atomic_path
 
 MAX_FACES = 64
 
@@ -319,16 +319,14 @@ class Trie:
     # ------------------------------------------------------------ persistence
 
     def save(self, path: Path, meta: dict[str, Any] | None = None) -> None:
-        """Write atomically (temp file + rename)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Write atomically (temp file, fsync, rename, fsync of the directory)."""
         # encoded a chunk at a time: one str of 3.2M words is twice the bytes (UCS-2) again
         step = 200_000
         blob = b"\n".join(
             "\n".join(self.words[i : i + step]).encode("utf-8") for i in range(0, len(self.words), step)
         )
         header = {"faces": list(self.alphabet.faces), "meta": meta or {}}
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
             np.savez(
                 fh,
                 nodes=self.nodes,
@@ -338,10 +336,11 @@ class Trie:
                 words=np.frombuffer(blob, dtype=np.uint8),
                 header=np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8),
             )
-        os.replace(tmp, path)
 
     @classmethod
     def load(cls, path: Path) -> tuple[Trie, dict[str, Any]]:
+        """Read a saved trie. A damaged or foreign file raises (zipfile.BadZipFile, ValueError,
+        KeyError, ...): callers treat any exception as "rebuild it"."""
         with np.load(path, allow_pickle=False) as z:
             header = json.loads(z["header"].tobytes().decode("utf-8"))
             blob = z["words"].tobytes().decode("utf-8")
@@ -354,11 +353,40 @@ class Trie:
                 words,
                 z["word_len"],
             )
-        if len(trie.word_len) != len(words):
-            raise ValueError("corrupt trie cache: word table sizes differ")
         if trie.nodes.dtype != np.uint64 or trie.nodes.ndim != 2 or trie.nodes.shape[1] != 2:
             raise ValueError("trie cache in an old layout")
+        trie.check()
+        if not isinstance(header["meta"], dict):
+            raise ValueError("corrupt trie cache: the header's meta is not a mapping")
         return trie, header["meta"]
+
+    def check(self) -> None:
+        """Raise ValueError unless the arrays are consistent. The kernels index with these
+        values unchecked (numba), so a damaged cache file must fail here, not as a crash or a
+        wrong count there; a few vectorised passes, milliseconds for millions of nodes."""
+        n, n_words = self.n_nodes, len(self.words)
+        kinds = ((self.node_face, np.int8), (self.node_depth, np.int16), (self.word_len, np.int16))
+        if any(a.dtype != t or a.ndim != 1 for a, t in kinds):
+            raise ValueError("corrupt trie cache: unexpected array types")
+        if n == 0 or len(self.node_face) != n or len(self.node_depth) != n or len(self.word_len) != n_words:
+            raise ValueError("corrupt trie cache: array sizes differ")
+        wid, first = self.word_id, self.first_child
+        if wid.min() < -1 or wid.max() >= n_words:
+            raise ValueError("corrupt trie cache: a word id out of range")
+        if first.min() < 0 or first.max() >= n:
+            raise ValueError("corrupt trie cache: a child index out of range")
+        if self.node_face.min() < -1 or self.node_face.max() >= len(self.alphabet):
+            raise ValueError("corrupt trie cache: a face out of range")
+        if self.node_depth.min() < 0 or (n_words and self.word_len.min() < 1):
+            raise ValueError("corrupt trie cache: a negative depth or an empty word")
+        kids = np.bitwise_count(self.mask).astype(np.int64)
+        n_faces = len(self.alphabet)  # a shift by 64 is undefined: 64 faces fill the mask
+        stray = n_faces < MAX_FACES and bool((self.mask >> np.uint64(n_faces)).any())
+        if int(kids.sum()) != n - 1 or stray:
+            raise ValueError("corrupt trie cache: child masks do not match the node count")
+        last = first.astype(np.int64) + kids
+        if (last[kids > 0] > n).any():
+            raise ValueError("corrupt trie cache: a child index out of range")
 
 
 # ---------------------------------------------------------------- building
@@ -427,9 +455,22 @@ def _sorted_rows(
     return trie_build.merge_rows(tokens, starts, row_word, extra_tokens, extra_starts, extra_words)
 
 
+MAX_WORD_LETTERS = int(np.iinfo(np.int16).max)  # word_len and node_depth are int16
+
+
+def _word_lengths(words: list[str]) -> np.ndarray:
+    lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    if len(lens) and lens.max() > MAX_WORD_LETTERS:
+        longest = words[int(lens.argmax())]
+        raise LexiconError(f"the word {quote(longest, 20)} is too long: the trie stores words of at most "
+                           f"{MAX_WORD_LETTERS:,} letters")  # fmt: skip
+    return lens.astype(np.int16)
+
+
 def build_trie(words: list[str], alphabet: Alphabet) -> tuple[Trie, list[str]]:
     """Build the trie for ``words`` (sorted, unique, normalised); return it and the words no
     face sequence can spell. Word ids index the spellable words in their given order."""
+    all_lens = _word_lengths(words)  # first: the numba passes store depths as int16 unchecked
     multis = [f for f in alphabet.faces if len(f) > 1]
     is_special = np.zeros(len(words), dtype=bool)
     if multis:
@@ -453,7 +494,7 @@ def build_trie(words: list[str], alphabet: Alphabet) -> tuple[Trie, list[str]]:
     kept[np.array(unspellable, dtype=np.int64)] = False
     new_id = (np.cumsum(kept) - 1).astype(np.int32)  # word index -> id among the spellable words
     kept_words = [w for w, k in zip(words, kept.tolist(), strict=True) if k] if unspellable else words
-    word_len = np.fromiter(map(len, kept_words), dtype=np.int16, count=len(kept_words))
+    word_len = all_lens[kept] if unspellable else all_lens
     bad_words = [words[i] for i in unspellable]
 
     from pipeline import trie_build  # numba: only when a list is compiled, never on a cache load
