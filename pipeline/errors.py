@@ -2,7 +2,7 @@
 
 Exit codes (documented in the README):
   0  success
-  1  unexpected internal error
+  1  an internal error (a bug in this program: please report it with the command and its output)
   2  bad input: a board, a lexicon, a config or a command-line value
   3  finished, but some input rows were rejected (see the rejects file)
   4  the output directory is busy or holds a different run, or a damaged finished run
@@ -79,6 +79,13 @@ class OutputConflictError(BoggleError):
     exit_code = EXIT_OUTPUT_CONFLICT
 
 
+class DamagedRunError(BoggleError):
+    """A finished job's files differ from what its manifest recorded (a damaged, truncated,
+    missing, extra or foreign part, or a tampered manifest): refused rather than read."""
+
+    exit_code = EXIT_OUTPUT_CONFLICT
+
+
 class RunIOError(BoggleError):
     """Reading or writing the run failed for a reason outside the data: disk full, read-only
     file system, a file where a directory is expected, no permission. A re-run resumes."""
@@ -90,6 +97,16 @@ class WorkerLostError(BoggleError):
     """A worker process died (killed, out of memory) while the run was going."""
 
     exit_code = EXIT_IO
+
+
+class InternalError(BoggleError):
+    """A check of the program's own work failed (a bug, not the user's input): exit 1, with a
+    request to report it."""
+
+    exit_code = EXIT_INTERNAL
+
+    def one_line(self) -> str:
+        return f"internal error (please report it): {super().one_line()}"
 
 
 class Terminated(KeyboardInterrupt):

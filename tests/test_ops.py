@@ -331,12 +331,10 @@ def test_output_under_a_file_is_an_io_failure(tmp_path: Path) -> None:
 def test_disk_full_or_read_only_is_exit_5_naming_the_path(
     tmp_path: Path, enable2k_path: str, monkeypatch: pytest.MonkeyPatch, code: int, text: str
 ) -> None:
-    from pipeline import runner
-
     def failing_record(run_dir: Any, chunk: int, rows: int) -> Any:
         raise OSError(code, os.strerror(code), str(store.part_record_path(run_dir, chunk)))
 
-    monkeypatch.setattr(runner.store, "record_part", failing_record)
+    monkeypatch.setattr(store.parts, "record_part", failing_record)
     out = tmp_path / "run"
     result = CLI.invoke(app, ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out)])
     assert result.exit_code == EXIT_IO

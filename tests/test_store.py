@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -16,11 +17,12 @@ import pytest
 
 from pipeline import store
 from pipeline.boards import Board, format_compact, parse_compact
-from pipeline.errors import BoggleError, OutputConflictError
+from pipeline.errors import BoggleError, DamagedRunError, OutputConflictError
 from pipeline.lexicon import CompiledLexicon, DropReport, Lexicon, compile_words
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 from pipeline.solve.reference import ReferenceSolver
+from pipeline.store.parts import seal_of
 from pipeline.trie import Alphabet
 
 EXPECTED_COLUMNS = [
@@ -190,41 +192,83 @@ def test_word_lists_are_one_dictionary_of_the_parts_words(
 # ---------------------------------------------------------------- run directory states
 
 
+def _job(run: Path, identity: dict, overwrite: bool = False) -> Any:
+    return store.JobDir.open(run, "boggle-run", 3, identity, {}, tag="t", overwrite=overwrite)
+
+
 def test_open_run_refuses_unfinished_run(tmp_path: Path) -> None:
     with pytest.raises(BoggleError, match="not found"):
         store.open_run(tmp_path / "nope")
-    store.write_run_record(tmp_path, {"identity": {"a": 1}})
-    with pytest.raises(BoggleError, match="unfinished"):
-        store.open_run(tmp_path)
-    store.write_manifest(tmp_path, {"parts": [{"file": "part-00000.parquet", "rows": 0}]})
-    with pytest.raises(BoggleError, match="missing"):
-        store.open_run(tmp_path)
-    pq.write_table(store.board_schema().empty_table(), tmp_path / "part-00000.parquet")
+    with _job(tmp_path, {"a": 1}) as job:
+        assert job.state == "new"
+        with pytest.raises(BoggleError, match="unfinished"):
+            store.open_run(tmp_path)
+        pq.write_table(store.board_schema().empty_table(), tmp_path / "part-00000.parquet")
+        job.commit(0, 0)
+        job.finish(1, {})
     manifest, parts = store.open_run(tmp_path)
     assert manifest["format"] == "boggle-run" and parts == [tmp_path / "part-00000.parquet"]
+    (tmp_path / "part-00000.parquet").unlink()
+    with pytest.raises(DamagedRunError, match=r"part-00000\.parquet: missing"):
+        store.open_run(tmp_path)
 
 
-def test_prepare_run_dir_states(tmp_path: Path) -> None:
+def test_job_dir_states(tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()
-    assert store.prepare_run_dir(run, {"seed": 1}, overwrite=False) == "new"
-    store.write_run_record(run, {"identity": {"seed": 1}})
+    with _job(run, {"seed": 1}) as job:
+        assert job.state == "new"
     (run / ".part-00000.parquet.123.tmp").write_text("partial")
-    assert store.prepare_run_dir(run, {"seed": 1}, overwrite=False) == "resume"
+    with _job(run, {"seed": 1}) as job:
+        assert job.state == "resume"
     assert not (run / ".part-00000.parquet.123.tmp").exists()  # stale temp files are cleared
     with pytest.raises(
         OutputConflictError, match=r"unfinished run with a different config \(seed: 1 there, 2 now\)"
     ):
-        store.prepare_run_dir(run, {"seed": 2}, overwrite=False)
-    store.write_manifest(run, {"identity": {"seed": 1}, "parts": []})
-    assert store.prepare_run_dir(run, {"seed": 1}, overwrite=False) == "done"
+        _job(run, {"seed": 2}).__enter__()
+    with _job(run, {"seed": 1}) as job:
+        job.finish(0, {})
+    with _job(run, {"seed": 1}) as job:
+        assert job.state == "done"
     with pytest.raises(OutputConflictError, match="finished run"):
-        store.prepare_run_dir(run, {"seed": 2}, overwrite=False)
+        _job(run, {"seed": 2}).__enter__()
     (run / "notes.txt").write_text("mine")
-    assert store.prepare_run_dir(run, {"seed": 2}, overwrite=True) == "new"
-    assert sorted(p.name for p in run.iterdir()) == ["notes.txt"]  # only run files removed
+    with _job(run, {"seed": 2}, overwrite=True) as job:
+        assert job.state == "new"
+    assert sorted(p.name for p in run.iterdir()) == ["_run.json", "notes.txt"]  # only run files removed
+    (run / "_run.json").unlink()
     with pytest.raises(OutputConflictError, match="not empty"):
-        store.prepare_run_dir(run, {"seed": 2}, overwrite=True)
+        _job(run, {"seed": 2}, overwrite=True).__enter__()
+
+
+def test_job_dir_unreadable_manifest_refused_then_repaired(tmp_path: Path) -> None:
+    with _job(tmp_path, {"seed": 1}) as job:
+        job.finish(0, {})
+    (tmp_path / "_SUCCESS").write_bytes(b"\x00garbage")
+    with pytest.raises(DamagedRunError, match=r"unreadable manifest.*--overwrite"):
+        _job(tmp_path, {"seed": 1}).__enter__()
+    with _job(tmp_path, {"seed": 1}, overwrite=True) as job:
+        assert job.state == "resume"  # the record is intact: the job resumes and finishes again
+        job.finish(0, {})
+    assert store.open_run(tmp_path).manifest["identity"] == {"seed": 1}
+
+
+def test_manifest_seal_and_paths_confined(tmp_path: Path) -> None:
+    with _job(tmp_path, {"seed": 1}) as job:
+        pq.write_table(store.board_schema().empty_table(), tmp_path / "part-00000.parquet")
+        job.commit(0, 0)
+        job.finish(1, {})
+    path = tmp_path / "_SUCCESS"
+    good = path.read_text()
+    path.write_text(good.replace('"rows": 0', '"rows": 1'))
+    with pytest.raises(DamagedRunError, match="seal differs"):
+        store.open_run(tmp_path)
+    data = json.loads(good)
+    data["parts"][0]["file"] = "../other/part-00000.parquet"
+    data["seal"] = seal_of(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(DamagedRunError, match=r"own part-NNNNN\.parquet"):
+        store.open_run(tmp_path)
 
 
 def test_lock_refuses_second_holder_and_frees_on_death(tmp_path: Path) -> None:

@@ -72,7 +72,15 @@ ProgressCallback = Callable[[OptimizeProgress], None]
 class Relay:
     """Turns restart events into OptimizeProgress for the callback, on one thread."""
 
-    def __init__(self, space: SearchSpace, alphabet: Any, total: int, progress: ProgressCallback | None):
+    def __init__(
+        self,
+        space: SearchSpace,
+        alphabet: Any,
+        total: int,
+        progress: ProgressCallback | None,
+        found: dict[str, int] | None = None,
+    ):
+        self.found = found if found is not None else {}  # every board a restart improved to
         self.space = space
         self.alphabet = alphabet
         self.total = total
@@ -82,11 +90,13 @@ class Relay:
         self.done = 0
 
     def put(self, ev: RestartEvent) -> None:
-        if ev.kind == "best" and ev.score > self.best:
-            self.best = ev.score
+        if ev.kind == "best":
             board = self.space.board(np.frombuffer(ev.faces, dtype=np.int8), self.alphabet)
             # annealing reports its raw state; show the form the results will use
-            self.board = format_compact(canonical(board) if board.rows == board.cols else board)
+            key = format_compact(canonical(board) if board.rows == board.cols else board)
+            self.found[key] = max(ev.score, self.found.get(key, ev.score))
+            if ev.score > self.best:
+                self.best, self.board = ev.score, key
         if ev.kind == "done":
             self.done += 1
         if self.progress is not None:
@@ -105,14 +115,17 @@ def search(
     alphabet: Any,
     progress: ProgressCallback | None = None,
     n_jobs: int | None = None,
+    found: dict[str, int] | None = None,
 ) -> list[RestartResult]:
     """Run every restart (in parallel under the caller's ``joblib.parallel_config``) and return
-    their results in restart order. Progress events reach ``progress`` on one thread."""
+    their results in restart order. Progress events reach ``progress`` on one thread; ``found``
+    collects every board a restart improved to (compact: board -> score) as the search goes, so
+    an interrupted search still has its best boards so far."""
     import joblib
 
     seeds = np.random.SeedSequence(cfg.seed).spawn(cfg.restarts)
     tasks = [RestartTask(i, s, cfg, space, tables) for i, s in enumerate(seeds)]
-    relay = Relay(space, alphabet, cfg.restarts, progress)
+    relay = Relay(space, alphabet, cfg.restarts, progress, found)
     if joblib.effective_n_jobs(n_jobs) == 1 or cfg.restarts == 1:
         return [run_restart(t, relay) for t in tasks]
     import multiprocessing

@@ -12,7 +12,7 @@ import numpy as np
 
 from pipeline import store
 from pipeline.boards import Board, format_compact
-from pipeline.errors import BoggleError
+from pipeline.errors import BoggleError, DamagedRunError
 from pipeline.lexicon import CompiledLexicon
 from pipeline.optimize.anneal import ANNEAL_CHUNK
 from pipeline.optimize.budget import Found, RestartResult
@@ -21,7 +21,8 @@ from pipeline.optimize.objectives import Objective
 from pipeline.optimize.space import SearchSpace, key_faces
 
 FORMAT = "boggle-optimize"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the part recorded (size, BLAKE2b), the manifest sealed (pipeline.store.JobDir)
+INTERRUPTED = "_interrupted.json"  # an interrupted search's best boards so far
 
 COLUMNS: dict[str, str] = {
     "board": "string: the board in compact notation, canonical under the symmetries of its shape",
@@ -146,7 +147,12 @@ def read_results(out: Path | str) -> Any:
     import pyarrow.parquet as pq
 
     out = Path(out)
-    manifest = store.read_json(out / store.MANIFEST) if (out / store.MANIFEST).is_file() else {}
+    manifest = store.read_manifest(out / store.MANIFEST) if (out / store.MANIFEST).is_file() else {}
     if manifest.get("format") != FORMAT:
         raise BoggleError(f"{out}: not a finished optimize run (no {store.MANIFEST} of format {FORMAT})")
+    problems = store.finished_problems(out, manifest, None)
+    if problems:
+        raise DamagedRunError(
+            f"{out}: damaged optimize result, refused ({store.describe_problems(problems)})"
+        )
     return pq.read_table(out / store.part_name(0))

@@ -6,6 +6,7 @@ package versions, per-restart figures and counts."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from pipeline.optimize.objectives import Objective, make_objective
 from pipeline.optimize.output import (
     COLUMNS,
     FORMAT,
+    INTERRUPTED,
     SCHEMA_VERSION,
     OptimizeResult,
     collect_boards,
@@ -72,9 +74,11 @@ def search_and_collect(
     n_jobs: int | None,
     started: str,
     t0: float,
+    found: dict[str, int] | None = None,
 ) -> OptimizeResult:
-    """Run the restarts and build the results and their manifest (a prepared config)."""
-    restarts = search(cfg, space, tables, lexicon.alphabet, progress, n_jobs)
+    """Run the restarts and build the results and their manifest (a prepared config);
+    ``found`` collects the boards found so far as the search goes (see :func:`search`)."""
+    restarts = search(cfg, space, tables, lexicon.alphabet, progress, n_jobs, found)
     boards = collect_boards(restarts, space, objective, lexicon, cfg.keep)
     reached = [r for r in restarts if r.target_s is not None]
     manifest: dict[str, Any] = {
@@ -104,42 +108,67 @@ def search_and_collect(
     return OptimizeResult(boards, restarts, manifest, None)
 
 
-def run_optimize(cfg: OptimizeConfig, progress: ProgressCallback | None = None) -> OptimizeResult:
-    """Search and write ``OUT/part-00000.parquet`` and ``OUT/_SUCCESS`` (atomically), under
-    ``joblib.parallel_config(backend=cfg.backend, n_jobs=cfg.n_jobs)``. The output directory is
-    locked for the whole run; a directory holding a different run is an OutputConflictError
-    unless ``overwrite``. Without ``cfg.out`` nothing is written."""
+def run_optimize(
+    cfg: OptimizeConfig, progress: ProgressCallback | None = None, note: Callable[[str], None] | None = None
+) -> OptimizeResult:
+    """Search and write ``OUT/part-00000.parquet`` and ``OUT/_SUCCESS`` through the job
+    lifecycle of :class:`pipeline.store.JobDir`, under ``joblib.parallel_config(backend=cfg.backend,
+    n_jobs=cfg.n_jobs)``. Without ``cfg.out`` nothing is written.
+
+    A finished result of the same config stays in place until the new search has finished and
+    replaces it (a search with a time limit is not reproducible, so nothing of it is reused);
+    an interrupted search (Ctrl-C, SIGTERM, an error) leaves the previous result as it was and
+    writes its best boards so far to ``OUT/_interrupted.json``, marked unfinished. A directory
+    holding a different job is refused unless ``cfg.overwrite``.
+    """
     import joblib
 
     started = store.now_iso()
     t0 = time.time()
     cfg, lexicon, objective, space, tables = prepare(cfg)
+    found: dict[str, int] = {}
 
     def go() -> OptimizeResult:
         with joblib.parallel_config(backend=cfg.backend, n_jobs=cfg.n_jobs if cfg.n_jobs is not None else -1):
-            return search_and_collect(cfg, lexicon, objective, space, tables, progress, None, started, t0)
+            return search_and_collect(
+                cfg, lexicon, objective, space, tables, progress, None, started, t0, found
+            )
 
     if cfg.out is None:
         return go()
     out = Path(cfg.out)
-    with store.run_lock(out):
-        check_out(out, cfg)
-        res = go()
+    meta = store.parquet_metadata(cfg.to_dict(), lexicon.provenance(), lexicon.rules.to_dict())
+    with store.JobDir.open(
+        out, FORMAT, SCHEMA_VERSION, cfg.identity(), cfg.to_dict(),
+        tag=meta[store.META_CONFIG], overwrite=cfg.overwrite, note=note,
+    ) as job:  # fmt: skip
+        (out / INTERRUPTED).unlink(missing_ok=True)
+        try:
+            res = go()
+        except BaseException:
+            write_interrupted(out, found, cfg, started)
+            raise
         table = results_table(res.boards, cfg)
-        meta = store.parquet_metadata(cfg.to_dict(), lexicon.provenance(), lexicon.rules.to_dict())
-        size = store.write_part(out, 0, table, metadata=meta)
-        res.manifest["parts"] = [
-            {"file": store.part_name(0), "chunk": 0, "rows": table.num_rows, "bytes": size}
-        ]
-        write_json_atomic(out / store.MANIFEST, res.manifest)
+        common = ("format", "schema_version", "identity", "config", "packages", "started_at", "finished_at")
+        fields = {k: v for k, v in res.manifest.items() if k not in common}
+        job.unfinish()  # from here to the manifest: one part's rename and two small files
+        job.commit(0, table.num_rows, table, metadata=meta)
+        res.manifest = job.finish(1, fields)
     res.out = out
     return res
 
 
-def check_out(out: Path, cfg: OptimizeConfig) -> None:
-    """Refuse to overwrite another run (unless ``overwrite``); a finished run of the same config
-    is searched again (a search with a time limit is not reproducible, so there is nothing to
-    reuse safely)."""
-    state = store.prepare_run_dir(out, cfg.identity(), overwrite=cfg.overwrite)
-    if state != "new":
-        store.clear_run(out)
+def write_interrupted(out: Path, found: dict[str, int], cfg: OptimizeConfig, started: str) -> None:
+    """The best boards an interrupted search had found (``OUT/_interrupted.json``): scores are
+    the search kernel's, not re-solved; the previous finished result, if any, is untouched."""
+    best = sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[: cfg.keep]
+    data = {
+        "status": "unfinished",
+        "note": "an interrupted search: its best boards so far, scored by the search kernel; "
+        "the finished result (if any) is part-00000.parquet with _SUCCESS",
+        "identity": cfg.identity(),
+        "started_at": started,
+        "interrupted_at": store.now_iso(),
+        "boards": [{"board": b, "score": s} for b, s in best],
+    }
+    write_json_atomic(out / INTERRUPTED, data)

@@ -14,6 +14,7 @@ side table, so that ``pandas.read_parquet(OUT)`` reads the certificate).
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import threading
 import time
@@ -29,8 +30,8 @@ import pyarrow.parquet as pq
 from pipeline import store
 from pipeline.backends import parallel_backend
 from pipeline.boards import Board, canonical, format_compact, format_shape, geometry, parse_shape
-from pipeline.errors import BoggleError, ConfigError
-from pipeline.io import atomic_path, package_versions, write_json_atomic
+from pipeline.errors import ConfigError, InternalError
+from pipeline.io import atomic_path
 from pipeline.lexicon import CompiledLexicon, compile_for_boards
 from pipeline.prove.bounds import ProveTrie, build_prove_trie
 from pipeline.prove.classes import ClassSpace, default_spec
@@ -39,7 +40,7 @@ from pipeline.prove.tree import PROVERS, max_cells
 from pipeline.rules import Rules, default_rules_for_shape, get_rules
 
 FORMAT = "boggle-prove"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: parts recorded (size, BLAKE2b) and tagged with the identity; sealed manifest
 BOARDS_FILE = "_boards.parquet"
 BACKENDS = ("loky", "threading", "dask")
 MAX_CELLS = 64
@@ -287,7 +288,7 @@ def _confirm(problem: Problem, found: list[tuple[np.ndarray, int]]) -> None:
     scores = solve_arrays(boards, problem.rows, problem.cols, problem.lexicon, collect=False).score
     for (b, s), t in zip(found, scores, strict=True):
         if int(t) != s:
-            raise BoggleError(f"internal: the prover scored {_compact(problem, b)} {s}, the solver {int(t)}")
+            raise InternalError(f"the prover scored {_compact(problem, b)} {s}, the solver {int(t)}")
 
 
 # ---------------------------------------------------------------- the job
@@ -302,9 +303,13 @@ def _select(ids: np.ndarray, cfg: ProveConfig) -> np.ndarray:
     return np.sort(rng.choice(ids, cfg.limit_classes, replace=False))
 
 
-def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> ProveSummary:
-    """Prove ``cfg`` and write ``cfg.out`` (parts, _boards.parquet, _SUCCESS); without ``out``
-    the certificate stays in memory and only the summary is returned.
+def run_prove(
+    cfg: ProveConfig, progress: ProgressCallback | None = None, note: Callable[[str], None] | None = None
+) -> ProveSummary:
+    """Prove ``cfg`` and write ``cfg.out`` (parts, _boards.parquet, _SUCCESS) through the job
+    lifecycle of :class:`pipeline.store.JobDir` (every reused part verified, a damaged finished
+    proof refused); without ``out`` the certificate stays in memory and only the summary is
+    returned. ``note`` receives one-line notes (parts distrusted and recomputed).
 
     >>> run_prove(ProveConfig("words.txt", shape="2x2", threshold=3, out="runs/p"))  # doctest: +SKIP
     """
@@ -327,7 +332,7 @@ def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> Pro
     identity = {**cfg.identity(), "classes": problem.spec, "lexicon": problem.lexicon.content_hash}
     out = Path(cfg.out) if cfg.out else None
 
-    def run_chunks(pending: list[int], done_tables: dict[int, pa.Table], lock_dir: Path | None) -> float:
+    def run_chunks(pending: list[int], done_tables: dict[int, pa.Table], job: store.JobDir | None) -> float:
         cpu = 0.0
         found = sum(len(x) for t in done_tables.values() for x in t.column("found_boards").to_pylist())
         best: tuple[int, str] | None = _best_of(done_tables.values())
@@ -354,10 +359,9 @@ def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> Pro
             )
             for c, table, chunk_cpu in results:
                 cpu += chunk_cpu
-                if lock_dir is not None:
-                    store.write_part(lock_dir, c, table, metadata={"boggle_prove": FORMAT})
-                else:
-                    done_tables[c] = table
+                if job is not None:
+                    job.commit(c, table.num_rows, table)
+                done_tables[c] = table
                 classes_done += table.num_rows
                 found += sum(len(x) for x in table.column("found_boards").to_pylist())
                 b = _best_of([table])
@@ -372,36 +376,47 @@ def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> Pro
         return _summary(cfg, problem, "sample" if len(ids) < len(all_ids) else "new", None,
                         [tables[c] for c in sorted(tables)], len(all_ids), t_start, cpu)  # fmt: skip
 
-    with store.run_lock(out):
-        state = store.prepare_run_dir(out, identity, overwrite=cfg.overwrite)
-        if state == "done":
-            manifest = store.read_json(out / store.MANIFEST)
+    tag = json.dumps(identity, sort_keys=True)
+    with store.JobDir.open(
+        out,
+        FORMAT,
+        SCHEMA_VERSION,
+        identity,
+        dataclasses.asdict(cfg),
+        tag=tag,
+        overwrite=cfg.overwrite,
+        note=note,
+    ) as job:
+        if job.state == "done":
+            m = job.manifest
+            assert m is not None
             return ProveSummary(
-                out, "done", cfg.threshold, manifest["classes_total"], manifest["classes_total"],
-                [FoundBoard(b, s) for b, s in manifest["boards"]], time.perf_counter() - t_start, 0.0,
-                manifest["eliminated"], manifest["boards_scored"],
+                out, "done", cfg.threshold, m["classes_total"], m["classes_total"],
+                [FoundBoard(b, s) for b, s in m["boards"]], time.perf_counter() - t_start, 0.0,
+                m["eliminated"], m["boards_scored"],
             )  # fmt: skip
-        if state == "new":
-            store.write_run_record(out, {"format": FORMAT, "identity": identity, "started": store.now_iso()})
-        committed = store.committed_chunks(out)
-        stray = [c for c in committed if c >= len(chunks)]
-        if stray:
-            raise BoggleError(f"{out}: part files beyond the {len(chunks)} chunks of this proof: {stray[:3]}")
-        done = {c: pq.read_table(p) for c, p in committed.items()}
-        cpu = run_chunks([c for c in range(len(chunks)) if c not in committed], done, out)
-        parts = store.committed_chunks(out)
-        tables_in_order = [pq.read_table(parts[c]) for c in sorted(parts)]
-        summary = _summary(cfg, problem, state, out, tables_in_order, len(all_ids), t_start, cpu)
+        committed = job.committed()
+        job.strays(committed, len(chunks))
+        done: dict[int, pa.Table] = {}
+        for c, path in sorted(committed.items()):
+            if job.reusable(c, path):
+                table = pq.read_table(path)
+                if np.array_equal(table.column("class_id").to_numpy(), chunks[c]):
+                    done[c] = table
+                    continue
+                if note is not None:
+                    note(f"{path}: not the classes of chunk {c}; recomputing it")
+                store.discard_part(out, c)
+        job.chunks_reused = len(done)
+        cpu = run_chunks([c for c in range(len(chunks)) if c not in done], done, job)
+        tables_in_order = [done[c] for c in sorted(done)]
+        summary = _summary(cfg, problem, job.state, out, tables_in_order, len(all_ids), t_start, cpu)
         if len(ids) < len(all_ids):
             summary.status = "sample"
             return summary  # a sample certifies nothing: no _SUCCESS
         check_coverage(tables_in_order, all_ids)
         _write_boards(out, summary.boards)
-        manifest = {
-            "format": FORMAT,
-            "schema_version": SCHEMA_VERSION,
-            "identity": identity,
-            "config": dataclasses.asdict(cfg),
+        fields = {
             "lexicon": problem.lexicon.provenance(),
             "rules": problem.rules.to_dict(),
             "classes": problem.spec,
@@ -410,18 +425,12 @@ def run_prove(cfg: ProveConfig, progress: ProgressCallback | None = None) -> Pro
             "eliminated": summary.eliminated,
             "boards_scored": summary.boards_scored,
             "boards": [[b.board, b.score] for b in summary.boards],
-            "parts": [
-                {"file": store.part_name(c), "chunk": c, "rows": store.part_rows(parts[c])}
-                for c in sorted(parts)
-            ],
             "boards_file": BOARDS_FILE,
             "columns": COLUMNS,
-            "finished": store.now_iso(),
             "wall_s_last_session": round(summary.wall_s, 3),
-            "versions": package_versions(),
             "cpus": os.cpu_count(),
         }
-        write_json_atomic(out / store.MANIFEST, manifest)
+        job.finish(len(chunks), fields, side_files=(BOARDS_FILE,))
         return summary
 
 
@@ -433,6 +442,7 @@ def _indexed(
     ids: np.ndarray,
     bound: str,
 ) -> tuple[int, pa.Table, float]:
+
     table, cpu = prove_chunk(args, threshold, enumerate_max, ids, bound)
     return c, table, cpu
 
@@ -453,7 +463,7 @@ def check_coverage(tables: list[pa.Table], canonical_ids: np.ndarray) -> None:
     )
     if len(got) != len(canonical_ids) or not np.array_equal(np.sort(got), canonical_ids):
         missing = np.setdiff1d(canonical_ids, got)
-        raise BoggleError(
+        raise InternalError(
             f"coverage check failed: {len(got)} certificate rows for {len(canonical_ids)} canonical "
             f"classes ({len(missing)} missing, e.g. {missing[:3].tolist()})"
         )

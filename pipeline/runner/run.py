@@ -19,21 +19,15 @@ from pipeline.config import RunConfig, load_config
 from pipeline.errors import (
     BoggleError,
     ConfigError,
+    InternalError,
     LexiconError,
     RunIOError,
     WorkerLostError,
 )
-from pipeline.io import atomic_open, package_versions
+from pipeline.io import atomic_open
 from pipeline.lexicon import CompiledLexicon, compile_lexicon, lexicon_alphabet
 from pipeline.rules import Rules
-from pipeline.runner.plan import (
-    Counters,
-    Reuse,
-    check_no_stray_parts,
-    damaged_finished_run,
-    generate_tasks,
-    ingest_tasks,
-)
+from pipeline.runner.plan import Counters, generate_tasks, ingest_tasks
 from pipeline.runner.workers import (
     JOBS_PER_CORE,
     NoteCallback,
@@ -145,27 +139,22 @@ def execute(
     run_dir = Path(cfg.run.out)
     metadata = store.parquet_metadata(cfg.data_dict(), lexicon.provenance(), rules.to_dict())
 
-    with store.run_lock(run_dir):
-        state = store.prepare_run_dir(run_dir, identity, overwrite=overwrite)
-        if state == "done":
-            if not damaged_finished_run(run_dir, metadata[store.META_CONFIG], overwrite, note):
-                return _summary_from_manifest(run_dir, "already complete", time.perf_counter() - t_start)
-            state = "resume"
-        if state == "new":
-            started_at = store.now_iso()
-            store.write_run_record(
-                run_dir,
-                {
-                    "identity": identity,
-                    "config": cfg.to_dict(),
-                    "started_at": started_at,
-                    "packages": package_versions(),
-                },
-            )
-        else:
-            started_at = store.read_json(run_dir / store.RUN_RECORD).get("started_at", store.now_iso())
-        committed = store.committed_chunks(run_dir)
-        reusable = Reuse(run_dir, metadata[store.META_CONFIG], note, overwrite)
+    with store.JobDir.open(
+        run_dir,
+        store.FORMAT,
+        store.SCHEMA_VERSION,
+        identity,
+        cfg.to_dict(),
+        tag=metadata[store.META_CONFIG],
+        overwrite=overwrite,
+        note=note,
+    ) as job:
+        if job.state == "done":
+            assert job.manifest is not None
+            manifest = job.manifest
+            parts = len(manifest["parts"])
+            return _summary(run_dir, "already complete", manifest, parts, 0, time.perf_counter() - t_start)
+        committed = job.committed()
 
         # Compile the kernels here once when numba has no cache yet, so workers do not all
         # compile them at the same time. With a warm cache the main process skips this and never
@@ -186,14 +175,12 @@ def execute(
 
         with atomic_open(run_dir / store.REJECTS, "w") as rejects_fh:
             if ingest:
-                tasks = ingest_tasks(
-                    cfg, lexicon.alphabet, metadata, committed, counters, rejects_fh, reusable
-                )
+                tasks = ingest_tasks(cfg, lexicon.alphabet, metadata, committed, counters, rejects_fh, job)
             else:
                 from pipeline.ingest import write_rejects_header
 
                 write_rejects_header(rejects_fh)
-                tasks = generate_tasks(cfg, metadata, committed, counters, reusable)
+                tasks = generate_tasks(cfg, metadata, committed, counters, job)
             solved = 0
             done_chunks = 0
 
@@ -217,9 +204,7 @@ def execute(
             )
             try:
                 for res in results:
-                    if res.table is not None:
-                        store.write_part(run_dir, res.chunk, res.table)
-                    store.record_part(run_dir, res.chunk, res.rows)
+                    job.commit(res.chunk, res.rows, res.table)
                     solved += res.rows
                     done_chunks += 1
                     report()
@@ -251,18 +236,8 @@ def execute(
                         close()
             report()  # chunks found committed after the last result count too
 
-        manifest = _finish(
-            run_dir,
-            cfg,
-            identity,
-            lexicon,
-            rules,
-            inputs,
-            counters,
-            started_at,
-            ingest=ingest,
-            n_chunks=counters.chunks,
-        )
+        job.chunks_reused = counters.reused_chunks
+        manifest = _finish(job, cfg, lexicon, rules, inputs, counters)
         status = "resumed" if counters.reused_chunks else "complete"
         elapsed = time.perf_counter() - t_start
         return _summary(run_dir, status, manifest, counters.reused_chunks, solved, elapsed)
@@ -296,52 +271,38 @@ def _compile(cfg: RunConfig, rules: Rules) -> CompiledLexicon:
 
 
 def _finish(
-    run_dir: Path,
+    job: store.JobDir,
     cfg: RunConfig,
-    identity: dict[str, Any],
     lexicon: CompiledLexicon,
     rules: Rules,
     inputs: list[dict[str, Any]],
     counters: Counters,
-    started_at: str,
-    *,
-    ingest: bool,
-    n_chunks: int,
 ) -> dict[str, Any]:
-    """Check every chunk is committed, total the parts, and write ``_SUCCESS``."""
+    """Total the parts, check they hold every valid input board, and write ``_SUCCESS``."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    committed = store.committed_chunks(run_dir)
-    missing = [k for k in range(n_chunks) if k not in committed]
-    if missing:
-        raise BoggleError(f"{run_dir}: chunks {missing[:5]} were not written; re-run to finish")
-    check_no_stray_parts(committed, n_chunks)
-    parts = []
+    committed = job.committed()
     boards = words = score = 0
     # ParquetFile and pyarrow.compute rather than read_table and numpy: those import pandas,
     # 50 MB the main process does not otherwise need
     total = pc.ScalarAggregateOptions(min_count=0)
-    for k in range(n_chunks):
+    for k in range(counters.chunks):
+        if k not in committed:
+            raise InternalError(f"{job.path}: chunk {k} was not written; re-run to finish")
         with pq.ParquetFile(committed[k]) as pf:
             t = pf.read(columns=["n_words", "score"])
-        n = t.num_rows
-        boards += n
+        boards += t.num_rows
         words += pc.sum(t.column("n_words"), options=total).as_py()
         score += pc.sum(t.column("score"), options=total).as_py()
-        info = store.read_part_record(run_dir, k) or store.record_part(run_dir, k, n)
-        parts.append(info.to_dict())
     if boards != counters.valid:
-        raise BoggleError(
-            f"{run_dir}: the parts hold {boards} boards but the input gave {counters.valid}; "
+        raise InternalError(
+            f"{job.path}: the parts hold {boards} boards but the input gave {counters.valid}; "
             "re-run with --overwrite"
         )
-    manifest = {
-        "identity": identity,
-        "config": cfg.to_dict(),
+    fields = {
         "lexicon": lexicon.provenance(),
         "rules": rules.to_dict(),
-        "packages": package_versions(),
         "python": sys.version.split()[0],
         "inputs": inputs,
         "counts": {
@@ -351,15 +312,10 @@ def _finish(
             "words_total": words,
             "score_total": score,
         },
-        "parts": parts,
         "rejects_file": store.REJECTS,
         "columns": store.columns_doc(cfg.boards.words),
-        "chunks_reused": counters.reused_chunks,
-        "started_at": started_at,
-        "finished_at": store.now_iso(),
     }
-    store.write_manifest(run_dir, manifest)
-    return {"format": store.FORMAT, "schema_version": store.SCHEMA_VERSION, **manifest}
+    return job.finish(counters.chunks, fields, side_files=(store.REJECTS,))
 
 
 def _summary(
@@ -379,8 +335,3 @@ def _summary(
         elapsed,
         manifest,
     )
-
-
-def _summary_from_manifest(run_dir: Path, status: str, elapsed: float) -> RunSummary:
-    manifest, _ = store.open_run(run_dir)
-    return _summary(run_dir, status, manifest, len(manifest["parts"]), 0, elapsed)

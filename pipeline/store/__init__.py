@@ -9,7 +9,8 @@ Layout of a run directory (the contract every later stage reads)::
     RUN_DIR/_rejects.csv         rejected input rows: source, line, raw, reason (ingest runs)
     RUN_DIR/_parts/_part-00000.json  size and BLAKE2b checksum of each part, recorded when the main
                                  process has the worker's result (a part without one is not trusted)
-    RUN_DIR/_SUCCESS             the manifest (JSON), written last: a run is finished iff it exists
+    RUN_DIR/_SUCCESS             the manifest (JSON), written last: a run is finished iff it exists;
+                                 sealed with a checksum of its own content (``seal``)
 
 Every file that is not board data starts with ``_`` or ``.`` (temp files are
 ``.<name>.<pid>.tmp``), the names pyarrow, pandas and Spark skip when they read a directory, so
@@ -28,12 +29,14 @@ are fixed columns ``words_len_<L>`` / ``points_len_<L>`` for L = ``min(3, min_le
 """
 
 from pipeline.boards import compact_strings
+from pipeline.store.job import JobDir
 from pipeline.store.parts import (
     PartInfo,
     committed_chunks,
+    describe_problems,
     discard_part,
     file_blake2b,
-    finished_run_problems,
+    finished_problems,
     now_iso,
     part_name,
     part_path,
@@ -41,6 +44,7 @@ from pipeline.store.parts import (
     part_record_path,
     part_rows,
     read_json,
+    read_manifest,
     read_part_record,
     record_part,
     write_part,
@@ -49,13 +53,10 @@ from pipeline.store.rundir import (
     FinishedRun,
     clear_run,
     open_run,
-    prepare_run_dir,
     read_rejects,
     read_run,
     remove_temp_files,
     run_lock,
-    write_manifest,
-    write_run_record,
 )
 from pipeline.store.schema import (
     COLUMNS,
@@ -110,15 +111,17 @@ __all__ = [
     "STATISTICS_COLUMNS",
     "TOP_LENGTH",
     "FinishedRun",
+    "JobDir",
     "PartInfo",
     "board_schema",
     "clear_run",
     "columns_doc",
     "committed_chunks",
     "compact_strings",
+    "describe_problems",
     "discard_part",
     "file_blake2b",
-    "finished_run_problems",
+    "finished_problems",
     "label_column",
     "length_bins",
     "now_iso",
@@ -129,9 +132,9 @@ __all__ = [
     "part_problem",
     "part_record_path",
     "part_rows",
-    "prepare_run_dir",
     "provenance_labels",
     "read_json",
+    "read_manifest",
     "read_part_record",
     "read_rejects",
     "read_run",
@@ -140,7 +143,5 @@ __all__ = [
     "results_table",
     "rules_label",
     "run_lock",
-    "write_manifest",
     "write_part",
-    "write_run_record",
 ]

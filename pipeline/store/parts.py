@@ -14,11 +14,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.errors import BoggleError
+from pipeline.errors import BoggleError, DamagedRunError
 from pipeline.io import atomic_path, write_json_atomic
 from pipeline.store.schema import (
     COMPRESSION,
-    MANIFEST,
     META_CONFIG,
     PART_RE,
     PARTS_DIR,
@@ -145,10 +144,10 @@ def read_part_record(run_dir: Path | str, chunk: int) -> PartInfo | None:
         return None
 
 
-def part_problem(path: Path, record: PartInfo | None, config: str) -> str | None:
+def part_problem(path: Path, record: PartInfo | None, config: str | None) -> str | None:
     """Why the part at ``path`` cannot be reused (None: it can): no record of it, a size or
     checksum other than recorded, an unreadable footer, or a ``boggle.config`` other than
-    ``config`` (the run's, as :func:`parquet_metadata` writes it)."""
+    ``config`` (the job's, as :func:`parquet_metadata` writes it; None: not checked)."""
     if record is None:
         return "no record of it being committed by this run"
     size = path.stat().st_size
@@ -161,7 +160,7 @@ def part_problem(path: Path, record: PartInfo | None, config: str) -> str | None
     except (OSError, pa.ArrowException) as exc:
         return f"unreadable Parquet ({str(exc).splitlines()[0][:80]})"
     kv = meta.metadata or {}
-    if kv.get(META_CONFIG.encode(), b"").decode() != config:
+    if config is not None and kv.get(META_CONFIG.encode(), b"").decode(errors="replace") != config:
         return "written by a run with another config"
     if meta.num_rows != record.rows:
         return f"{meta.num_rows} rows, {record.rows} recorded"
@@ -174,19 +173,94 @@ def discard_part(run_dir: Path | str, chunk: int) -> None:
     part_record_path(run_dir, chunk).unlink(missing_ok=True)
 
 
-def finished_run_problems(run_dir: Path, config: str) -> list[tuple[int, str]]:
-    """(chunk, problem) for every part of a finished run that is missing, damaged or foreign
-    (checked against the manifest's sizes and checksums), and for parts it does not list."""
-    manifest = read_json(run_dir / MANIFEST)
-    listed: dict[int, PartInfo] = {}
-    for p in manifest.get("parts", []):
-        listed[int(p["chunk"])] = PartInfo(int(p["chunk"]), int(p["rows"]), int(p["bytes"]), p.get("blake2b"))
-    out: list[tuple[int, str]] = []
-    present = committed_chunks(run_dir)
+# ---------------------------------------------------------------- sealed manifests
+
+SEAL = "seal"  # the manifest's checksum of its own content (every other key)
+
+
+def seal_of(manifest: Mapping[str, Any]) -> str:
+    """BLAKE2b of the manifest's content without its seal, in a canonical JSON form (so the
+    seal does not depend on how the file was indented)."""
+    body = {k: v for k, v in manifest.items() if k != SEAL}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """A manifest whose seal (when it has one) matches its content; a DamagedRunError naming
+    the file otherwise (unreadable, not JSON, or changed since it was written)."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise DamagedRunError(f"{path}: unreadable manifest (not valid JSON)") from None
+    except OSError as exc:
+        raise DamagedRunError(f"{path}: cannot read the manifest: {exc.strerror or exc}") from None
+    if not isinstance(data, dict):
+        raise DamagedRunError(f"{path}: unreadable manifest (not a JSON object)")
+    if SEAL in data and data[SEAL] != seal_of(data):
+        raise DamagedRunError(f"{path}: the manifest was changed after it was written (its seal differs)")
+    return data
+
+
+def file_entry(path: Path) -> dict[str, Any]:
+    return {"bytes": path.stat().st_size, "blake2b": file_blake2b(path)}
+
+
+def listed_parts(manifest: Mapping[str, Any], where: Path) -> dict[int, PartInfo]:
+    """The manifest's parts by chunk, each name checked to be the chunk's own part file in the
+    job directory itself (a manifest never points outside it)."""
+    out: dict[int, PartInfo] = {}
+    try:
+        for p in manifest.get("parts", []):
+            chunk = int(p["chunk"])
+            if p.get("file") != part_name(chunk) or chunk < 0:
+                raise DamagedRunError(
+                    f"{where}: the manifest lists {str(p.get('file'))[:80]!r} for chunk {chunk}; "
+                    "part files must be the job directory's own part-NNNNN.parquet"
+                )
+            out[chunk] = PartInfo(chunk, int(p["rows"]), int(p["bytes"]), p.get("blake2b"))
+    except (KeyError, TypeError, ValueError):
+        raise DamagedRunError(f"{where}: the manifest's parts list is malformed") from None
+    return out
+
+
+def side_file_problems(job_dir: Path, manifest: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(file, problem) for each side file the manifest lists (rejects, boards table) that is
+    missing or differs from its recorded size and checksum."""
+    out: list[tuple[str, str]] = []
+    files = manifest.get("files") or {}
+    if not isinstance(files, dict):
+        return [("files", "malformed entry in the manifest")]
+    for name, entry in sorted(files.items()):
+        if "/" in name or "\\" in name or name in ("", ".", "..") or not name.startswith("_"):
+            out.append((name, "not a side file of this job directory"))
+            continue
+        path = job_dir / name
+        if not path.is_file():
+            out.append((name, "missing"))
+        elif path.stat().st_size != entry.get("bytes"):
+            out.append((name, f"{path.stat().st_size:,} bytes, {entry.get('bytes')} recorded"))
+        elif file_blake2b(path) != entry.get("blake2b"):
+            out.append((name, "checksum differs from the one recorded (damaged or replaced)"))
+    return out
+
+
+def finished_problems(job_dir: Path, manifest: Mapping[str, Any], tag: str | None) -> list[tuple[str, str]]:
+    """(file, problem) for every part and side file of a finished job that is missing,
+    damaged, foreign (``tag``: the config each part must embed; None skips that check), or
+    present but not listed."""
+    listed = listed_parts(manifest, job_dir)
+    present = committed_chunks(job_dir)
+    out: list[tuple[str, str]] = []
     for chunk, info in sorted(listed.items()):
         path = present.get(chunk)
-        problem = "missing" if path is None else part_problem(path, info, config)
+        problem = "missing" if path is None else part_problem(path, info, tag)
         if problem is not None:
-            out.append((chunk, problem))
-    out += [(k, "not part of the finished run") for k in sorted(set(present) - set(listed))]
-    return out
+            out.append((part_name(chunk), problem))
+    out += [(part_name(k), "not part of the finished job") for k in sorted(set(present) - set(listed))]
+    return out + side_file_problems(job_dir, manifest)
+
+
+def describe_problems(problems: list[tuple[str, str]]) -> str:
+    shown = "; ".join(f"{name}: {why}" for name, why in problems[:3])
+    return shown + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")

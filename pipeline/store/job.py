@@ -1,0 +1,300 @@
+"""One job-directory lifecycle for ``boggle run``, ``boggle prove`` and ``boggle optimize``.
+
+Every job that writes a directory goes through the same steps, in this order::
+
+    lock -> read what is there (manifest, else record) -> same identity?
+         -> finished: verify every part and side file against the sealed manifest
+                      (damaged: refused, exit 4; --overwrite repairs just the damaged files)
+         -> unfinished: verify every part it would reuse against its record
+                        (size, BLAKE2b, the config embedded in the part), else recompute it
+         -> new: write the record (identity, config, started_at, packages)
+    commit parts (written atomically, then recorded) -> coverage (every chunk, no strays)
+         -> manifest written last, sealed with a checksum of its own content
+
+The manifest's common keys are the same for every kind of job: ``format``,
+``schema_version``, ``identity``, ``config``, ``packages``, ``started_at``, ``finished_at``,
+``chunks_reused``, ``parts`` (file, chunk, rows, bytes, blake2b), ``files`` (side files with
+their bytes and blake2b) and ``seal``. Readers (:func:`pipeline.store.open_run`) check the seal,
+every part and every side file, so a damaged or foreign file is never read silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from pipeline.errors import DamagedRunError, InternalError, OutputConflictError
+from pipeline.io import package_versions, write_json_atomic
+from pipeline.store import parts as P
+from pipeline.store.parts import (
+    SEAL,
+    describe_problems,
+    file_entry,
+    finished_problems,
+    read_manifest,
+    seal_of,
+)
+from pipeline.store.rundir import (
+    _describe_diff,
+    _owned,
+    clear_run,
+    remove_temp_files,
+    run_lock,
+)
+from pipeline.store.schema import LOCK_FILE, MANIFEST, PARTS_DIR, RUN_RECORD
+
+Note = Callable[[str], None]
+# what each kind of job is called in messages
+NOUNS = {"boggle-run": "run", "boggle-prove": "proof", "boggle-optimize": "search"}
+
+
+class JobDir:
+    """A job directory held under its lock (make one with :meth:`open`).
+
+    ``state`` is ``"new"``, ``"resume"`` (an unfinished job of the same identity: committed
+    parts are reused once verified) or ``"done"`` (a finished job whose every file verified).
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        fmt: str,
+        schema_version: int,
+        identity: Mapping[str, Any],
+        config: Mapping[str, Any],
+        *,
+        tag: str,
+        overwrite: bool = False,
+        note: Note | None = None,
+    ):
+        self.path = path
+        self.format = fmt
+        self.schema_version = schema_version
+        self.identity = dict(identity)
+        self.config = dict(config)
+        self.tag = tag
+        self.overwrite = overwrite
+        self.note = note
+        self.state = "new"
+        self.started_at = P.now_iso()
+        self.manifest: dict[str, Any] | None = None
+        self.chunks_reused = 0
+        self.noun = NOUNS.get(fmt, "job")
+
+    @classmethod
+    @contextmanager
+    def open(
+        cls,
+        path: Path | str,
+        fmt: str,
+        schema_version: int,
+        identity: Mapping[str, Any],
+        config: Mapping[str, Any],
+        *,
+        tag: str,
+        overwrite: bool = False,
+        note: Note | None = None,
+    ) -> Iterator[JobDir]:
+        """Lock ``path`` and decide what to do with it (see the class docstring)."""
+        path = Path(path)
+        with run_lock(path):
+            job = cls(path, fmt, schema_version, identity, config, tag=tag, overwrite=overwrite, note=note)
+            job._prepare()
+            yield job
+
+    # ------------------------------------------------------------ opening
+
+    def _say(self, message: str) -> None:
+        if self.note is not None:
+            self.note(message)
+
+    def _read_state(self, name: str) -> dict[str, Any] | None:
+        """The manifest or record ``name`` (None: absent); an unreadable or tampered one is
+        refused, or with --overwrite set aside (removed) so the job starts again from what
+        verifies."""
+        path = self.path / name
+        if not path.is_file():
+            return None
+        try:
+            data = read_manifest(path)
+        except DamagedRunError as exc:
+            if not self.overwrite:
+                raise DamagedRunError(exc.message + "; re-run with --overwrite to repair it") from None
+            self._say(f"{path}: {exc.message.split(': ', 1)[-1]}; removed (--overwrite)")
+            path.unlink()
+            return None
+        if data.get("format", self.format) != self.format:
+            raise OutputConflictError(
+                f"output directory {self.path} holds a {data.get('format')} directory, not a "
+                f"{self.format} one; choose another --out"
+            )
+        return data
+
+    def _prepare(self) -> None:
+        remove_temp_files(self.path)
+        manifest = self._read_state(MANIFEST)
+        record = self._read_state(RUN_RECORD)
+        previous = manifest if manifest is not None else record
+        if previous is None:
+            self._refuse_foreign()
+            self._write_record()
+            return
+        old = previous.get("identity", {})
+        if old != self.identity:
+            if not self.overwrite:
+                what = "a finished" if manifest is not None else "an unfinished"
+                raise OutputConflictError(
+                    f"output directory {self.path} holds {what} {self.noun} with a different config "
+                    f"({_describe_diff(old, self.identity)}); use --overwrite to replace it or "
+                    "choose another --out"
+                )
+            clear_run(self.path)
+            self._write_record()
+            return
+        self.started_at = str(previous.get("started_at", self.started_at))
+        if record is None:
+            self._write_record()  # a finished job whose record was lost: resumable again
+        if manifest is None:
+            self.state = "resume"
+            return
+        problems = finished_problems(self.path, manifest, self.tag)
+        if not problems:
+            self.state = "done"
+            self.manifest = manifest
+            return
+        if not self.overwrite:
+            raise DamagedRunError(
+                f"{self.path} is a finished {self.noun} with damaged files ({describe_problems(problems)}); "
+                "re-run with --overwrite to recompute them"
+            )
+        self._say(f"repairing {self.path}: {describe_problems(problems)}; recomputing")
+        for name, _ in problems:
+            m = P.PART_RE.match(name)
+            if m:
+                P.discard_part(self.path, int(m.group(1)))
+        (self.path / MANIFEST).unlink()
+        self.state = "resume"
+
+    def _refuse_foreign(self) -> None:
+        """A directory without manifest or record must be empty (or hold only run files, which
+        --overwrite removes)."""
+
+        def listing() -> list[str]:
+            return sorted(p.name for p in self.path.iterdir() if p.name not in (LOCK_FILE, PARTS_DIR))
+
+        foreign = listing()
+        if not foreign:
+            return
+        ours = [n for n in foreign if _owned(self.path / n)]
+        if ours and self.overwrite:
+            clear_run(self.path)
+            foreign = listing()
+        if foreign:
+            raise OutputConflictError(
+                f"output directory {self.path} is not empty and holds no {self.noun} record "
+                f"(found {', '.join(foreign[:3])}{'...' if len(foreign) > 3 else ''}); "
+                "choose an empty or new directory"
+                + ("" if ours else f" (--overwrite only replaces {self.noun} files)")
+            )
+
+    def _write_record(self) -> None:
+        self.state = "new"
+        record = {
+            "format": self.format,
+            "identity": self.identity,
+            "config": self.config,
+            "started_at": self.started_at,
+            "packages": package_versions(),
+        }
+        write_json_atomic(self.path / RUN_RECORD, {**record, SEAL: seal_of(record)})
+
+    # ------------------------------------------------------------ parts
+
+    def committed(self) -> dict[int, Path]:
+        """The part files present, by chunk (verify each with :meth:`reusable` before use)."""
+        return P.committed_chunks(self.path)
+
+    def reusable(self, chunk: int, path: Path | None = None) -> bool:
+        """Whether the committed part of ``chunk`` verifies against its record (size, checksum,
+        embedded config); one that does not is named in a note and removed, to be recomputed."""
+        path = path or P.part_path(self.path, chunk)
+        problem = P.part_problem(path, P.read_part_record(self.path, chunk), self.tag)
+        if problem is None:
+            return True
+        self._say(f"{path}: {problem}; recomputing it")
+        P.discard_part(self.path, chunk)
+        return False
+
+    def strays(self, committed: Mapping[int, Path], n_chunks: int) -> None:
+        """Parts beyond the job's ``n_chunks``: refused (exit 4), or removed with --overwrite."""
+        stray = sorted(k for k in committed if k >= n_chunks)
+        if not stray:
+            return
+        if not self.overwrite:
+            raise OutputConflictError(
+                f"{self.path} holds part files beyond this {self.noun}'s {n_chunks} chunks "
+                f"({committed[stray[0]].name}...); use --overwrite"
+            )
+        for k in stray:
+            self._say(f"{committed[k]}: beyond this {self.noun}'s {n_chunks} chunks; removed (--overwrite)")
+            P.discard_part(self.path, k)
+
+    def commit(
+        self, chunk: int, rows: int, table: pa.Table | None = None, metadata: Mapping[str, str] | None = None
+    ) -> P.PartInfo:
+        """Record the part of ``chunk`` (writing ``table`` first, with ``metadata`` and the job's
+        tag, when the worker returned it instead of writing it)."""
+        if table is not None:
+            P.write_part(self.path, chunk, table, {**(metadata or {}), P.META_CONFIG: self.tag})
+        return P.record_part(self.path, chunk, rows)
+
+    # ------------------------------------------------------------ finishing
+
+    def finish(
+        self,
+        n_chunks: int,
+        fields: Mapping[str, Any],
+        side_files: tuple[str, ...] = (),
+    ) -> dict[str, Any]:
+        """Check that chunks ``0..n_chunks-1`` are all committed and recorded and that no other
+        part is there (the coverage check), then write the manifest last. Returns it."""
+        committed = self.committed()
+        missing = [k for k in range(n_chunks) if k not in committed]
+        if missing:
+            raise InternalError(f"{self.path}: chunks {missing[:5]} were not written; re-run to finish")
+        self.strays(committed, n_chunks)
+        parts = []
+        for k in range(n_chunks):
+            info = P.read_part_record(self.path, k)
+            if info is None or info.bytes != committed[k].stat().st_size:
+                raise InternalError(f"{committed[k]}: no matching record at the end of the job")
+            parts.append(info.to_dict())
+        files = {name: file_entry(self.path / name) for name in side_files}
+        manifest: dict[str, Any] = {
+            "format": self.format,
+            "schema_version": self.schema_version,
+            "identity": self.identity,
+            "config": self.config,
+            "packages": package_versions(),
+            "started_at": self.started_at,
+            "finished_at": P.now_iso(),
+            "chunks_reused": self.chunks_reused,
+            **fields,
+            "parts": parts,
+            "files": files,
+        }
+        manifest[SEAL] = seal_of(manifest)
+        write_json_atomic(self.path / MANIFEST, manifest)
+        self.manifest = manifest
+        return manifest
+
+    def unfinish(self) -> None:
+        """Make a finished job unfinished again (its manifest removed, its parts kept), before
+        replacing its result: ``boggle optimize`` keeps the old result until the new is ready."""
+        (self.path / MANIFEST).unlink(missing_ok=True)
+        self.manifest = None
+        self.state = "resume"
