@@ -11,22 +11,22 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import gzip
 import hashlib
 import itertools
 import os
 import re
+import stat
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
-from pipeline.boards import normalise_text
-from pipeline.errors import LexiconError
+from pipeline.boards import is_face_char, normalise_text
+from pipeline.errors import ConfigError, LexiconError, quote
 from pipeline.io import write_text_atomic
 from pipeline.rules import Rules
 from pipeline.tanglet import TANGLET_PREFIX, no_lexicon_help, tanglet_pack
@@ -102,6 +102,71 @@ class Lexicon:
 
 
 # ---------------------------------------------------------------- reading
+#
+# A word list is streamed: decompressed (gzip) and checked a chunk at a time, so a hostile or
+# mistaken input (/dev/zero, a gzip bomb, a binary file, one endless line) is refused as soon as
+# it crosses a limit, in one line naming the file and line, before memory grows with it.
+
+MAX_BYTES_ENV = "BOGGLE_LEXICON_MAX_BYTES"
+MAX_LINES_ENV = "BOGGLE_LEXICON_MAX_LINES"
+MAX_WORD_ENV = "BOGGLE_LEXICON_MAX_WORD"
+# tanglet:pl, the largest list we know, is 42 MB of text in 3.2M lines: 6x and 3x headroom.
+# Compiling costs about 250 bytes a line at peak (tanglet:pl: 790 MB), so the line cap is what
+# bounds memory on short lines: about 2.5 GB at 10M.
+DEFAULT_MAX_BYTES = 256 * 2**20
+DEFAULT_MAX_LINES = 10_000_000
+# The longest word in any Tanglet pack or ENABLE2K has 28 letters; no board spells 64 faces.
+DEFAULT_MAX_WORD = 64
+# The longest line in any Tanglet pack is 77 bytes (a word and its fields); longer is not a word
+# list. Fixed, and the ceiling for the word cap, so no length ever nears int16's 32,767.
+MAX_LINE_BYTES = 1024
+_READ_CHUNK = 2**20  # decompressed bytes examined per step
+
+
+@dataclass(frozen=True)
+class LexiconLimits:
+    """What a word list may hold; ``from_env`` reads the environment overrides.
+
+    ``max_bytes`` caps the file and its decompressed text, ``max_lines`` its lines (both
+    refused, exit 2); words longer than ``max_word`` letters are dropped and counted in the
+    drop report; a line over ``MAX_LINE_BYTES`` bytes is refused.
+    """
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_lines: int = DEFAULT_MAX_LINES
+    max_word: int = DEFAULT_MAX_WORD
+
+    def __post_init__(self) -> None:
+        if self.max_bytes < 1 or self.max_lines < 1 or not 1 <= self.max_word <= MAX_LINE_BYTES:
+            raise ValueError(f"invalid lexicon limits {self}")
+
+    @classmethod
+    def from_env(cls) -> LexiconLimits:
+        return cls(
+            _env_int(MAX_BYTES_ENV, DEFAULT_MAX_BYTES, suffixes=True),
+            _env_int(MAX_LINES_ENV, DEFAULT_MAX_LINES),
+            _env_int(MAX_WORD_ENV, DEFAULT_MAX_WORD, most=MAX_LINE_BYTES),
+        )
+
+
+_SIZE_SUFFIX = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
+
+
+def _env_int(name: str, default: int, *, suffixes: bool = False, most: int | None = None) -> int:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    m = re.fullmatch(r"(\d+)\s*([kmg]?)(?:i?b)?" if suffixes else r"(\d+)()", text, re.IGNORECASE)
+    value = int(m.group(1)) * _SIZE_SUFFIX[m.group(2).lower()] if m else 0
+    if value < 1 or (most is not None and value > most):
+        span = f"1 to {most}" if most is not None else "a positive whole number"
+        unit = " (bytes, or with a K, M or G suffix)" if suffixes else ""
+        raise ConfigError(f"{name}={quote(text, 40)}: expected {span}{unit}")
+    return value
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:,.0f} MB" if n >= 2**20 else f"{n:,} bytes"
 
 
 @dataclass
@@ -113,23 +178,22 @@ class WordSource:
     raw: bytes
     is_tanglet: bool
     announced: bool = False
+    limits: LexiconLimits = field(default_factory=LexiconLimits)
 
     @classmethod
-    def open(cls, spec: str) -> WordSource:
-        """Resolve a file path or ``tanglet:<lang>``; a missing or unreadable file is a LexiconError."""
+    def open(cls, spec: str, limits: LexiconLimits | None = None) -> WordSource:
+        """Resolve a file path or ``tanglet:<lang>``; a missing, unreadable, non-regular or
+        over-limit file is a LexiconError."""
+        limits = limits or LexiconLimits.from_env()
         if spec.startswith(TANGLET_PREFIX):
             path = tanglet_pack(spec[len(TANGLET_PREFIX) :]) / "words"
-            return cls(spec, path, path.read_bytes(), True)
+            return cls(spec, path, _read_capped(path, spec, limits), True, limits=limits)
         path = Path(spec).expanduser()
         if not path.exists():
             raise LexiconError(f"dictionary file not found: {spec}; {no_lexicon_help()}")
         if path.is_dir():
             raise LexiconError(f"dictionary {spec} is a directory, expected a word-list file")
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise LexiconError(f"cannot read dictionary {spec}: {exc.strerror}") from None
-        return cls(path.name, path, raw, False)
+        return cls(path.name, path, _read_capped(path, spec, limits), False, limits=limits)
 
     @cached_property
     def content_hash(self) -> str:
@@ -140,41 +204,193 @@ class WordSource:
         return _parse_lexicon(self)
 
 
-def _decode(raw: bytes, source: str) -> str:
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error):
-            raise LexiconError("not a valid gzip file", source=source) from None
-    nul = raw.find(b"\x00")
-    if nul >= 0:
-        line = raw.count(b"\n", 0, nul) + 1
-        raise LexiconError("binary data (NUL byte), expected a text word list", source=source, line=line)
+def _read_capped(path: Path, spec: str, limits: LexiconLimits) -> bytes:
+    """The file's bytes; refused before reading when it is not a regular file (/dev/zero, a
+    pipe: no size to check, possibly endless) or is over the size limit."""
     try:
-        text = raw.decode("utf-8-sig")
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise LexiconError(
+                    "not a regular file (a device, pipe or socket); pass a word-list file", source=spec
+                )
+            if st.st_size > limits.max_bytes:
+                raise LexiconError(_over_bytes(st.st_size, limits), source=spec)
+            raw = fh.read(limits.max_bytes + 1)  # + 1: a file that grew since fstat is caught too
+    except OSError as exc:
+        raise LexiconError(f"cannot read dictionary: {exc.strerror or exc}", source=spec) from None
+    if len(raw) > limits.max_bytes:
+        raise LexiconError(_over_bytes(len(raw), limits), source=spec)
+    return raw
+
+
+def _over_bytes(n: int, limits: LexiconLimits, what: str = "the file is") -> str:
+    return (
+        f"{what} {_size(n)}, over the limit of {_size(limits.max_bytes)} for a word list "
+        f"(set {MAX_BYTES_ENV} to raise it)"
+    )
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _byte_chunks(src: WordSource) -> Iterator[bytes]:
+    """The word list's bytes a chunk at a time, decompressed if gzip (never all at once): each
+    decompress call is told the most it may return, so a bomb yields 1 MB at a time."""
+    raw = src.raw
+    if raw[:2] != _GZIP_MAGIC:
+        for at in range(0, len(raw), _READ_CHUNK):
+            yield raw[at : at + _READ_CHUNK]
+        return
+    bad = "not a valid gzip file (corrupt or truncated)"
+    view = memoryview(raw)
+    pos = 0
+    while True:  # one gzip member per round: `cat a.gz b.gz` is a valid gzip file
+        inflate = zlib.decompressobj(wbits=31)  # 31: gzip header and trailer, CRC checked
+        pending: bytes | memoryview = b""
+        while not inflate.eof:
+            if not pending:
+                if pos >= len(raw):
+                    raise LexiconError(bad, source=str(src.path))
+                pending, pos = view[pos : pos + _FEED], pos + _FEED
+            try:
+                block = inflate.decompress(pending, _READ_CHUNK)
+            except zlib.error:
+                raise LexiconError(bad, source=str(src.path)) from None
+            pending = inflate.unconsumed_tail
+            if block:
+                yield block
+        pos = min(pos, len(raw)) - len(inflate.unused_data) - len(pending)  # back to the member's end
+        more = _NOT_ZERO.search(raw, pos)  # zero padding after the last member is allowed, as gzip does
+        if more is None:
+            return
+        pos = more.start()
+        if raw[pos : pos + 2] != _GZIP_MAGIC:
+            raise LexiconError("not a valid gzip file (trailing data after the end)", source=str(src.path))
+
+
+_FEED = 2**16  # compressed bytes handed to the decompressor at a time
+_NOT_ZERO = re.compile(rb"[^\x00]")
+
+
+def _checked_chunks(src: WordSource) -> Iterator[tuple[bytes, int]]:
+    """(bytes, number of its first line) in chunks that end at a line break (or the end of the
+    file), each checked against the limits before it is passed on: total size, lines, line
+    length, NUL bytes. UTF-8 is checked by the caller, which decodes."""
+    source, limits = str(src.path), src.limits
+    gz = src.raw[:2] == _GZIP_MAGIC
+    carry = b""  # the unfinished last line of the previous chunk
+    total = 0
+    line = 1  # number of the first line in carry + block
+    for block in _byte_chunks(src):
+        total += len(block)
+        data = carry + block
+        if total > limits.max_bytes:
+            what = "the text decompresses to more than" if gz else "the text is more than"
+            over = len(data) - (total - limits.max_bytes)  # where in data the limit is crossed
+            where = line + data.count(b"\n", 0, over)
+            raise LexiconError(_over_bytes(limits.max_bytes, limits, what), source=source, line=where)
+        nul = data.find(b"\x00")
+        if nul >= 0:
+            where = line + data.count(b"\n", 0, nul)
+            raise LexiconError("binary data (NUL byte), expected a text word list", source=source, line=where)
+        cut = data.rfind(b"\n") + 1
+        done, carry = data[:cut], data[cut:]
+        breaks = np.flatnonzero(np.frombuffer(done, dtype=np.uint8) == 10)
+        lengths = np.diff(breaks, prepend=-1) - 1
+        if len(lengths) and lengths.max() > MAX_LINE_BYTES:
+            _too_long(source, line + int(np.argmax(lengths > MAX_LINE_BYTES)))
+        if len(carry) > MAX_LINE_BYTES:
+            _too_long(source, line + len(breaks))
+        if line - 1 + len(breaks) > limits.max_lines:
+            _too_many_lines(source, limits)
+        if done:
+            yield done, line
+        line += len(breaks)
+    if carry:
+        if line > limits.max_lines:
+            _too_many_lines(source, limits)
+        yield carry, line
+
+
+def _too_long(source: str, line: int) -> NoReturn:
+    raise LexiconError(
+        f"a line longer than {MAX_LINE_BYTES:,} bytes; a word list holds one word a line",
+        source=source,
+        line=line,
+    )
+
+
+def _too_many_lines(source: str, limits: LexiconLimits) -> NoReturn:
+    raise LexiconError(
+        f"more than {limits.max_lines:,} lines, over the limit for a word list "
+        f"(set {MAX_LINES_ENV} to raise it)",
+        source=source,
+        line=limits.max_lines + 1,
+    )
+
+
+def _decode(data: bytes, first: bool, source: str, line: int) -> str:
+    try:
+        return data.decode("utf-8-sig" if first else "utf-8")  # a byte-order mark only opens a file
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise LexiconError("not UTF-8 text, expected a word list", source=source, line=line) from None
-    return text
+        at = line + data.count(b"\n", 0, exc.start)
+        raise LexiconError("not UTF-8 text, expected a word list", source=source, line=at) from None
 
 
-def load_lexicon(spec: str) -> Lexicon:
+_RETAIN_BYTES = 64 * 2**20  # a list up to this size is decompressed once, not twice
+
+
+def _check_all(src: WordSource) -> list[tuple[bytes, int]] | None:
+    """Check the whole word list against the limits, keeping nothing but (up to
+    ``_RETAIN_BYTES``) the checked chunks, so a bomb or a binary file is refused having cost a
+    chunk of memory, not the words parsed so far. Returns the chunks, or None when the list was
+    too big to keep (it is then streamed again)."""
+    kept: list[tuple[bytes, int]] | None = []
+    size = 0
+    for data, line in _checked_chunks(src):
+        if not data.isascii():
+            _decode(data, line == 1, str(src.path), line)
+        if kept is not None:
+            size += len(data)
+            kept.append((data, line))
+            if size > _RETAIN_BYTES:
+                kept = None
+    return kept
+
+
+def _texts(src: WordSource, checked: list[tuple[bytes, int]] | None) -> Iterator[str]:
+    """The checked word list's text, a chunk (ending at a line break) at a time."""
+    for data, line in checked if checked is not None else _checked_chunks(src):
+        yield _decode(data, line == 1, str(src.path), line)
+
+
+def load_lexicon(spec: str, limits: LexiconLimits | None = None) -> Lexicon:
     """Load and normalise a word list: a file path (plain or gzip) or ``tanglet:<lang>``."""
-    return WordSource.open(spec).lexicon
+    return WordSource.open(spec, limits).lexicon
 
 
 def _parse_lexicon(src: WordSource) -> Lexicon:
-    # Whole-text operations (one case-fold + NFC pass, C-level strip, a set) rather than a
-    # Python loop per line: a 3.2M-word list parses in about a second. Normalising the text at
-    # once equals normalising each line: both are per-character and never touch line breaks.
-    raw_text = _decode(src.raw, str(src.path))
-    lines = normalise_text(raw_text).splitlines()
-    report = DropReport(n_input=len(lines))
-    if src.is_tanglet and _INNER_SPACE.search(raw_text):
-        entries = [ln.split(None, 1)[0] if ln.strip() else "" for ln in lines]
-    else:
-        entries = list(map(str.strip, lines))
-    del lines
+    # Per chunk, whole-text operations (one case-fold + NFC pass, C-level strip) rather than a
+    # Python loop per line: a 3.2M-word list parses in about a second. Normalising a chunk at
+    # once equals normalising each line: both are per-character and never touch line breaks,
+    # and chunks end at line breaks.
+    checked = _check_all(src)
+    entries: list[str] = []
+    empties: list[str] = []  # the first few blank lines, as written
+    for text in _texts(src, checked):
+        lines = normalise_text(text).splitlines()
+        if src.is_tanglet and _INNER_SPACE.search(text):
+            part = [ln.split(None, 1)[0] if ln.strip() else "" for ln in lines]
+        else:
+            part = list(map(str.strip, lines))
+        del lines
+        if len(empties) < MAX_EXAMPLES and "" in part:
+            raw_lines = text.splitlines()
+            empties.extend(raw_lines[i] for i, e in enumerate(part) if not e)
+            del empties[MAX_EXAMPLES:]
+        entries.extend(part)
+    report = DropReport(n_input=len(entries))
     # Sort first, then drop adjacent repeats: word lists come nearly sorted, which timsort
     # handles in linear time (sorting a set of 3.2M words took 6 s).
     ordered = sorted(entries)
@@ -182,39 +398,61 @@ def _parse_lexicon(src: WordSource) -> Lexicon:
     words = [w for w, _ in itertools.groupby(ordered[n_empty:])]
     del ordered
     n_duplicate = len(entries) - n_empty - len(words)
-    if n_empty or n_duplicate:
-        _count_drops(report, entries, raw_text.splitlines(), n_empty, n_duplicate)
-    del entries
+    if n_empty:
+        report.dropped["empty"] = n_empty
+        report.examples["empty"] = empties
+    if n_duplicate:
+        report.dropped["duplicate"] = n_duplicate
+        report.examples["duplicate"] = _duplicate_examples(src, checked, entries, n_duplicate)
+    del entries, checked
     if not words:
         raise LexiconError("no words (the file is empty or blank)", source=str(src.path))
+    words = _drop_long(words, src.limits.max_word, report)
+    if not words:
+        raise LexiconError(
+            f"no words of at most {src.limits.max_word} letters (set {MAX_WORD_ENV} to raise the limit)",
+            source=str(src.path),
+        )
     return Lexicon(src.name, str(src.path), src.content_hash, words, report)
 
 
 _INNER_SPACE = re.compile(r"\S[^\S\n]+\S")
 
 
-def _count_drops(
-    report: DropReport, entries: list[str], raw_lines: list[str], n_empty: int, n_duplicate: int
-) -> None:
-    """Record the empty and duplicate lines, with the first few as written in the file."""
-    report.dropped.update({k: n for k, n in (("empty", n_empty), ("duplicate", n_duplicate)) if n})
+def _drop_long(words: list[str], max_word: int, report: DropReport) -> list[str]:
+    """``words`` without those over ``max_word`` letters, which are counted in ``report``."""
+    if max(map(len, words), default=0) <= max_word:
+        return words  # the usual case: no copy of a multi-million-word list
+    report.drop_many(f"longer than {max_word} letters", [w for w in words if len(w) > max_word])
+    return [w for w in words if len(w) <= max_word]
+
+
+def _duplicate_examples(
+    src: WordSource, checked: list[tuple[bytes, int]] | None, entries: list[str], n_duplicate: int
+) -> list[str]:
+    """The first few duplicate lines as written in the file (stripped): found by index, then
+    read back in a second streaming pass, since the raw lines are never all kept."""
     seen: set[str] = set()
-    empties: list[str] = []
-    duplicates: list[str] = []
-    for entry, raw in zip(entries, raw_lines, strict=True):
+    wanted: list[int] = []
+    for i, entry in enumerate(entries):
         if not entry:
-            if len(empties) < MAX_EXAMPLES:
-                empties.append(raw)
-        elif entry in seen:
-            if len(duplicates) < MAX_EXAMPLES:
-                duplicates.append(raw.strip())
+            continue
+        if entry in seen:
+            wanted.append(i)
+            if len(wanted) >= min(n_duplicate, MAX_EXAMPLES):
+                break
         else:
             seen.add(entry)
-        if len(empties) >= min(n_empty, MAX_EXAMPLES) and len(duplicates) >= min(n_duplicate, MAX_EXAMPLES):
+    del seen
+    found: list[str] = []
+    at = 0
+    for text in _texts(src, checked):
+        lines = text.splitlines()
+        found.extend(lines[i - at].strip() for i in wanted if at <= i < at + len(lines))
+        at += len(lines)
+        if len(found) == len(wanted):
             break
-    for reason, examples in (("empty", empties), ("duplicate", duplicates)):
-        if examples:
-            report.examples[reason] = examples
+    return found
 
 
 # ---------------------------------------------------------------- compiling
@@ -259,7 +497,8 @@ _compile_listener: Callable[[str], None] | None = None
 def set_compile_listener(listener: Callable[[str], None] | None) -> None:
     """Call ``listener(message)`` before a word list of at least ``ANNOUNCE_BYTES`` is parsed and
     compiled from scratch (a cache miss): a multi-million-word list takes several seconds, and
-    the CLI says so first."""
+    the CLI says so first. It also hears, in one line, of a damaged cache file discarded for a
+    rebuild."""
     global _compile_listener
     _compile_listener = listener
 
@@ -287,10 +526,39 @@ def cache_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "boggle-pipeline"
 
 
-def cache_key(content_hash: str, alphabet: Alphabet, rules: Rules) -> str:
-    # Only the minimum length changes which words the trie holds; points are recomputed on load.
-    text = f"v{CACHE_FORMAT}|{content_hash}|{alphabet.key()}|min={rules.min_length}"
+def cache_key(content_hash: str, alphabet: Alphabet, rules: Rules, max_word: int = DEFAULT_MAX_WORD) -> str:
+    # Only the minimum and maximum lengths change which words the trie holds; points are
+    # recomputed on load.
+    text = f"v{CACHE_FORMAT}|{content_hash}|{alphabet.key()}|min={rules.min_length}|max={max_word}"
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _discard_cache_file(path: Path, exc: BaseException) -> None:
+    """Remove a cache file that failed to load, and say so in one line: it is rebuilt, and left
+    in place it would fail every later run the same way."""
+    with contextlib.suppress(OSError):
+        path.unlink()
+    if _compile_listener is not None:
+        why = (str(exc).splitlines() or [""])[0]
+        why = f"{type(exc).__name__}: {why}" if why else type(exc).__name__
+        _compile_listener(
+            f"discarded the damaged lexicon cache file {path} ({quote(why, 120)[1:-1]}); rebuilding it"
+        )
+
+
+def _load_cached(cache_file: Path, alphabet: Alphabet) -> tuple[Trie, DropReport] | None:
+    """The cached trie and drop report, or None on a miss; a file that fails to load in any
+    way (truncated, not a zip, foreign arrays, bad JSON) is discarded, which makes it a miss."""
+    if not cache_file.is_file():
+        return None
+    try:
+        trie, meta = Trie.load(cache_file)
+        if trie.alphabet != alphabet:
+            raise ValueError("built for another alphabet")
+        return trie, DropReport.from_dict(meta["report"])
+    except Exception as exc:  # any failure to load means: rebuild
+        _discard_cache_file(cache_file, exc)
+        return None
 
 
 def compile_lexicon(
@@ -306,43 +574,47 @@ def compile_lexicon(
     >>> compile_lexicon("words.txt", Alphabet.english(), get_rules("boggle"))  # doctest: +SKIP
     """
     src = spec if isinstance(spec, WordSource) else WordSource.open(spec)
-    cache_file = cache_dir() / f"{cache_key(src.content_hash, alphabet, rules)}.npz"
-    if use_cache and cache_file.is_file():
-        try:
-            trie, meta = Trie.load(cache_file)
-        except (OSError, ValueError, KeyError):
-            trie = None  # a corrupt cache entry is rebuilt below
-        if trie is not None and trie.alphabet == alphabet:
-            return CompiledLexicon(
-                src.name,
-                str(src.path),
-                src.content_hash,
-                alphabet,
-                rules,
-                trie,
-                DropReport.from_dict(meta["report"]),
-                points_for(trie, rules),
-                from_cache=True,
-            )
+    max_word = src.limits.max_word
+    cache_file = cache_dir() / f"{cache_key(src.content_hash, alphabet, rules, max_word)}.npz"
+    cached = _load_cached(cache_file, alphabet) if use_cache else None
+    if cached is not None:
+        trie, report = cached
+        return CompiledLexicon(
+            src.name,
+            str(src.path),
+            src.content_hash,
+            alphabet,
+            rules,
+            trie,
+            report,
+            points_for(trie, rules),
+            from_cache=True,
+        )
     _announce_compile(src)
-    compiled = compile_words(src.lexicon, alphabet, rules)
+    compiled = compile_words(src.lexicon, alphabet, rules, max_word=max_word)
     if use_cache:
         with contextlib.suppress(OSError):  # a read-only cache only costs speed
             compiled.trie.save(cache_file, {"report": compiled.report.to_dict()})
     return compiled
 
 
-def compile_words(lexicon: Lexicon, alphabet: Alphabet, rules: Rules) -> CompiledLexicon:
-    """Compile an already loaded lexicon (no cache)."""
+def compile_words(
+    lexicon: Lexicon, alphabet: Alphabet, rules: Rules, *, max_word: int | None = None
+) -> CompiledLexicon:
+    """Compile an already loaded lexicon (no cache). Words over ``max_word`` letters (default:
+    the environment's limit) are dropped here too, for lexicons built without the loader."""
     report = DropReport(
         lexicon.report.n_input,
         dict(lexicon.report.dropped),
         {k: list(v) for k, v in lexicon.report.examples.items()},
     )
-    short = [w for w in lexicon.words if len(w) < rules.min_length]
+    if max_word is None:
+        max_word = LexiconLimits.from_env().max_word
+    words = _drop_long(lexicon.words, max_word, report)
+    short = [w for w in words if len(w) < rules.min_length]
     report.drop_many(f"shorter than {rules.min_length} letters", short)
     # no copy of a multi-million-word list when nothing is dropped
-    long_enough = [w for w in lexicon.words if len(w) >= rules.min_length] if short else lexicon.words
+    long_enough = [w for w in words if len(w) >= rules.min_length] if short else words
     trie, unspellable = build_trie(long_enough, alphabet)
     report.drop_many("not spellable with the faces " + alphabet.describe(), unspellable)
     return CompiledLexicon(
@@ -385,15 +657,28 @@ def lexicon_alphabet(spec: str) -> Alphabet:
 
 def _compact_alphabet(src: WordSource) -> Alphabet:
     # Cached on disk by content hash: finding the letters means reading every word.
-    marker = cache_dir() / f"letters-{src.content_hash[:32]}.txt"
+    # a word over the length limit is dropped, and its letters with it: another limit, another file
+    limit = "" if src.limits.max_word == DEFAULT_MAX_WORD else f"-max{src.limits.max_word}"
+    marker = cache_dir() / f"letters-{src.content_hash[:32]}{limit}.txt"
     if marker.is_file():
-        with contextlib.suppress(OSError, ValueError):
-            return Alphabet(tuple(marker.read_text(encoding="utf-8").split("\n")))
+        try:
+            return _read_marker(marker)
+        except Exception as exc:  # any failure to read means: find the letters again
+            _discard_cache_file(marker, exc)
     _announce_compile(src)
     alphabet = Alphabet.compact_for(src.lexicon.words)
     with contextlib.suppress(OSError):
         write_text_atomic(marker, "\n".join(alphabet.faces))
     return alphabet
+
+
+def _read_marker(marker: Path) -> Alphabet:
+    if marker.stat().st_size > 64 * 1024:  # 64 faces of a few letters: never near this
+        raise ValueError("too large for a list of faces")
+    faces = tuple(marker.read_text(encoding="utf-8").split("\n"))
+    if not all(f and all(is_face_char(ch) for ch in f) and f == normalise_text(f) for f in faces):
+        raise ValueError("not a list of faces")
+    return Alphabet(faces)
 
 
 def playable_words(
