@@ -216,6 +216,26 @@ def optimize_best(res: Any) -> str:
     return f"BEST {format_compact(res.best.board)} {res.best.score}"
 
 
+def optimize_interrupted(out: str | None) -> list[str]:
+    """What an interrupted search found so far (from ``OUT/_interrupted.json``), for stderr."""
+    import json
+    from pathlib import Path
+
+    from pipeline.optimize.output import INTERRUPTED
+
+    if out is None:
+        return []
+    path = Path(out) / INTERRUPTED
+    try:
+        boards = json.loads(path.read_text(encoding="utf-8"))["boards"]
+    except (OSError, ValueError, KeyError):
+        return []
+    if not boards:
+        return [f"unfinished: no board found yet ({path})"]
+    best = boards[0]
+    return [f"unfinished: best so far {best['board']} {best['score']} ({len(boards)} boards in {path})"]
+
+
 # ------------------------------------------------------------------ prove
 
 

@@ -97,3 +97,29 @@ def draw_class():  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def class_boards():  # type: ignore[no-untyped-def]
     return _class_boards
+
+
+def _reseal(job_dir: Path, legacy: bool = False) -> None:
+    """Rewrite a finished job's manifest for parts changed on purpose (what an older writer
+    would have left): part sizes and checksums taken anew and the seal recomputed, or, with
+    ``legacy``, the manifest of a schema without side-file records or a seal."""
+    import json
+
+    from pipeline.store.parts import file_blake2b, seal_of
+
+    path = job_dir / "_SUCCESS"
+    manifest = json.loads(path.read_text())
+    for p in manifest["parts"]:
+        part = job_dir / p["file"]
+        p["bytes"], p["blake2b"] = part.stat().st_size, file_blake2b(part)
+    manifest.pop("seal", None)
+    if legacy:
+        manifest.pop("files", None)
+    else:
+        manifest["seal"] = seal_of(manifest)
+    path.write_text(json.dumps(manifest))
+
+
+@pytest.fixture(scope="session")
+def reseal():  # type: ignore[no-untyped-def]
+    return _reseal

@@ -141,7 +141,7 @@ def test_optimize_output_reads_as_a_dataset(tmp_path: Path, enable2k_path: str) 
         enable2k_path, strategy="hill", restarts=2, iterations=2, pool_size=8, keep=4, out=str(out), n_jobs=1
     )
     run_optimize(cfg)
-    assert sorted(p.name for p in out.iterdir()) == ["_SUCCESS", "part-00000.parquet"]
+    assert sorted(p.name for p in out.iterdir()) == ["_SUCCESS", "_parts", "_run.json", "part-00000.parquet"]
     want = pq.read_table(out / "part-00000.parquet")["board"].to_pylist()
     assert pd.read_parquet(out)["board"].tolist() == want
     assert ds.dataset(out).to_table()["board"].to_pylist() == want
@@ -251,10 +251,11 @@ def test_api_refuses_unfinished_and_missing_runs(gen_run: Path, tmp_path: Path) 
             fn([])  # type: ignore[operator]
 
 
-def test_previous_layout_still_opens(gen_run: Path, tmp_path: Path) -> None:
-    """A schema-1 run: rejects.csv (not hidden); read_rejects and read_run still work."""
+def test_previous_layout_still_opens(gen_run: Path, tmp_path: Path, reseal: Any) -> None:
+    """A schema-1 run: rejects.csv (not hidden), no seal; read_rejects and read_run still work."""
     old = tmp_path / "old"
     shutil.copytree(gen_run, old)
+    reseal(old, legacy=True)
     (old / store.REJECTS).rename(old / store.LEGACY_REJECTS)
     (old / store.LEGACY_REJECTS).write_text("source,line,raw,reason\nf.txt,3,abc,too short\n")
     assert store.read_rejects(old) == [{"source": "f.txt", "line": "3", "raw": "abc", "reason": "too short"}]
@@ -299,7 +300,7 @@ def test_run_dir_resolves_from_the_checkout_not_the_cwd(
     assert resolve_run_dir("/abs/run") == Path("/abs/run")
 
 
-def test_parts_of_schema_2_and_3_read_together(gen_run: Path, tmp_path: Path) -> None:
+def test_parts_of_schema_2_and_3_read_together(gen_run: Path, tmp_path: Path, reseal: Any) -> None:
     """A run resumed across the upgrade to schema 3 holds parts whose word items are plain
     strings (2) beside dictionary-encoded ones (3): every reader gives the same words."""
     mixed = tmp_path / "mixed"
@@ -311,6 +312,7 @@ def test_parts_of_schema_2_and_3_read_together(gen_run: Path, tmp_path: Path) ->
     pq.write_table(
         table.set_column(i, pa.field("words", plain, nullable=False), table["words"].cast(plain)), first
     )
+    reseal(mixed)
     assert not pa.types.is_dictionary(pq.read_schema(first).field("words").type.value_type)
     want = pipeline.read_run(gen_run)["words"].to_pylist()
     assert len(want) == 700 and any(want)

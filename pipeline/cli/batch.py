@@ -253,8 +253,13 @@ def optimize(
     cfg = load_command_config(config, {f"{SECTION}.{k}": v for k, v in options.items()}, assignments or [])
     if not quiet:
         announce_kernel_compile()
-    with nullcontext(None) if quiet else render.optimize_progress(cfg.restarts) as update:
-        res = run_optimize(cfg, progress=update)
+    try:
+        with nullcontext(None) if quiet else render.optimize_progress(cfg.restarts) as update:
+            res = run_optimize(cfg, progress=update, note=note)
+    except KeyboardInterrupt:
+        for line in render.optimize_interrupted(cfg.out):
+            err(line)
+        raise
     if not quiet:
         for line in render.optimize_restarts(res):
             err(line)

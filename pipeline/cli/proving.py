@@ -16,7 +16,7 @@ from pipeline.cli.options import (
     RulesOpt,
     value,
 )
-from pipeline.cli.outcome import err, handle_errors
+from pipeline.cli.outcome import err, handle_errors, note
 
 
 @handle_errors
@@ -75,8 +75,9 @@ def prove(
     Writes OUT/part-*.parquet (one certificate row per canonical class), OUT/_boards.parquet
     (every board >= threshold, canonical) and OUT/_SUCCESS (after the coverage check). A killed
     proof resumes; a finished one is a no-op. The last line printed is
-    `BEST <board> <score> (<n> boards >= T, <k> classes)`. Exit codes: 0 ok, 2 bad input or
-    unsupported option, 4 output directory busy or holding a different run.
+    `BEST <board> <score> (<n> boards >= T, <k> classes)`. Exit codes: 0 ok, 1 internal error,
+    2 bad input or unsupported option, 4 output directory busy, holding a different job, or a
+    finished proof with damaged files (--overwrite recomputes them).
 
     Example: boggle prove -d ../shared/data/enable2k.txt --shape 3x3 --threshold 500 -j 2 -o runs/p3
     """
@@ -91,7 +92,7 @@ def prove(
         scheduler=scheduler, out=out, overwrite=overwrite,
     )  # fmt: skip
     with nullcontext(None) if quiet else render.prove_progress() as update:
-        res = run_prove(cfg, progress=update)
+        res = run_prove(cfg, progress=update, note=note)
     if not quiet:
         err(render.prove_summary(res))
         for line in render.prove_boards(res):
