@@ -208,7 +208,9 @@ def _read_capped(path: Path, spec: str, limits: LexiconLimits) -> bytes:
     """The file's bytes; refused before reading when it is not a regular file (/dev/zero, a
     pipe: no size to check, possibly endless) or is over the size limit."""
     try:
-        with open(path, "rb") as fh:
+        # O_NONBLOCK: opening a FIFO would otherwise wait for a writer before we can refuse it
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with open(fd, "rb") as fh:
             st = os.fstat(fh.fileno())
             if not stat.S_ISREG(st.st_mode):
                 raise LexiconError(
