@@ -27,6 +27,10 @@ from pipeline.errors import BoardError, quote
 
 QU = "qu"
 BLANK = ""
+# The most cells a board of a batch run (generated or ingested) may have: 100x100, the largest
+# board the benches solve. A run allocates rows x cols bytes a board before solving any, so
+# without a cap a typo like 100000x100000 fails deep inside numpy instead of in one line.
+MAX_CELLS = 10_000
 BLANK_TOKEN = "."
 # Allowed inside a face besides letters and combining marks: the Catalan middle dot ("·l").
 _EXTRA_FACE_CHARS = frozenset("·")
@@ -103,6 +107,14 @@ def parse_shape(text: str) -> tuple[int, int]:
 
 def format_shape(rows: int, cols: int) -> str:
     return f"{rows}x{cols}"
+
+
+def check_cells(rows: int, cols: int, what: str = "") -> None:
+    """BoardError unless a ``rows`` x ``cols`` board fits a batch run (MAX_CELLS); ``what``
+    starts the message (``"board"``)."""
+    if rows * cols > MAX_CELLS:
+        shape = f"{what} {format_shape(rows, cols)}".strip()
+        raise BoardError(f"{shape} has {rows * cols:,} cells; at most {MAX_CELLS:,} (100x100)")
 
 
 # ---------------------------------------------------------------- compact

@@ -33,17 +33,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pipeline.errors import BoggleError, ConfigError
-from pipeline.generate import DEFAULT_CHUNK_SIZE, generator_shape
+from pipeline.generate import DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE, check_chunk_cells, generator_shape
 from pipeline.store import MAX_PART
 
 T = TypeVar("T")
 SOURCES = ("generate", "ingest")
 BACKENDS = ("loky", "threading", "dask")
 MAX_CHUNKS = MAX_PART  # part numbers have five digits
-# A chunk is solved in one worker's memory (a 4x4 board and its words: about 1 kB while it is
-# solved), and board ids are int64: these caps refuse absurd values before anything is allocated.
-MAX_CHUNK_SIZE = 10_000_000
-MAX_COUNT = MAX_CHUNKS * MAX_CHUNK_SIZE  # 999,990,000,000: far below int64 board ids
+# MAX_CHUNK_SIZE (pipeline.generate: about 1 GB a worker) and the part count cap what a run may
+# ask for, refused in one line before anything is allocated or any directory made.
+MAX_COUNT = MAX_CHUNKS * MAX_CHUNK_SIZE  # 99,999,000,000: far below int64 board ids
 MAX_SEED = 2**128 - 1  # numpy.random.SeedSequence entropy; larger seeds are just wider
 
 
@@ -132,11 +131,12 @@ class RunConfig:
                     source=where,
                 )
             rows, cols = generator_shape(b.dice, b.shape, where)
+            check_chunk_cells(b.chunk_size, rows, cols, where)
             boards = dataclasses.replace(b, shape=format_shape(rows, cols), files=(), faces=())
         else:
             if not b.files:
                 raise ConfigError('[boards] files: source = "ingest" needs input files', source=where)
-            files = tuple(expand_inputs(b.files, where))
+            files = tuple(utf8_path(f, "[boards] files", where) for f in expand_inputs(b.files, where))
             boards = dataclasses.replace(b, files=files)
             rows, cols = parse_shape(b.shape) if b.shape else (4, 4)
         rule_set = self.rule_set((rows, cols))
@@ -146,10 +146,11 @@ class RunConfig:
             scores=dict(rule_set.scores),
             revisit=rule_set.revisit,
         )
-        spec = self.lexicon.path or default_dictionary()
+        spec = utf8_path(self.lexicon.path or default_dictionary(), "[lexicon] path", where)
         if not spec.startswith(TANGLET_PREFIX):
             spec = os.path.expanduser(spec)
-        run = dataclasses.replace(self.run, out=str(Path(self.run.out).expanduser().absolute()))
+        out = utf8_path(str(Path(self.run.out).expanduser().absolute()), "[run] out", where)
+        run = dataclasses.replace(self.run, out=out)
         return RunConfig(boards, LexiconConfig(spec), rules, run, self.origin)
 
     def to_dict(self) -> dict[str, Any]:
@@ -408,12 +409,17 @@ def _check(section: str, key: str, value: Any, origin: str | None) -> Any:
                 raise fail("true or false")
             return value
         case "boards", "shape":
-            from pipeline.boards import format_shape, parse_shape
+            from pipeline.boards import check_cells, format_shape, parse_shape
 
             try:
-                return format_shape(*parse_shape(text()))
+                shape = parse_shape(text())
             except BoggleError:
                 raise fail('a shape RxC, e.g. "4x4"') from None
+            try:
+                check_cells(*shape)
+            except BoggleError as exc:
+                raise ConfigError(f"{where}: {exc.message}", source=origin) from None
+            return format_shape(*shape)
         case "lexicon", "path":
             return text()
         case "rules", "name":
@@ -455,6 +461,25 @@ def _check(section: str, key: str, value: Any, origin: str | None) -> Any:
 
 
 # ---------------------------------------------------------------- resolving helpers
+
+
+def shown_path(path: str) -> str:
+    """A path as text that any terminal, log or JSON file takes: bytes of a file name that are
+    not UTF-8 (Python keeps them as surrogates) become ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def utf8_path(path: str, key: str, where: str | None) -> str:
+    """``path`` if it is valid UTF-8, else ConfigError: runs record their paths in JSON and in
+    Parquet's UTF-8 columns, which cannot hold such a name."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(
+            f"{key}: '{shown_path(path)}' is not a UTF-8 name; rename it (a run records its paths as UTF-8)",
+            source=where,
+        ) from None
+    return path
 
 
 def expand_inputs(files: Sequence[str], where: str | None = None) -> list[str]:

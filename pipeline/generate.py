@@ -9,24 +9,37 @@ larger ``count`` with the same seed and chunk size starts with the same boards.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, overload
 
 import numpy as np
 
-from pipeline.boards import compact_strings, parse_shape
+from pipeline.boards import check_cells, compact_strings, format_shape, parse_shape
 from pipeline.dice import GENERATORS, dice_set_names, generate_boards, generator_alphabet, load_dice_set
-from pipeline.errors import BoggleError, ConfigError
+from pipeline.errors import BoggleError, ConfigError, InternalError
 from pipeline.tanglet import TANGLET_PREFIX
 from pipeline.trie import Alphabet
 
 DEFAULT_CHUNK_SIZE = 10_000
+# A chunk is solved in one worker's memory: a 4x4 board and its word ids take about 1 kB while it
+# is solved, so 1,000,000 boards a chunk is about 1 GB a worker (10,000,000 was about 20 GB).
+MAX_CHUNK_SIZE = 1_000_000
+# Larger boards hold more bytes and find more words: a chunk is capped at the cells of
+# MAX_CHUNK_SIZE 4x4 boards (a 100x100 run takes chunks of at most 1,600 boards).
+MAX_CHUNK_CELLS = 16 * MAX_CHUNK_SIZE
 
 
 def generator_shape(dice: str, shape: str | None, where: str | None) -> tuple[int, int]:
     """The board shape for a generator: the dice set's, or ``shape`` (default 4x4) for the
-    letter generators and Tanglet packs. ``where`` names the config file in errors."""
+    letter generators and Tanglet packs. ``where`` names the config file in errors; a shape of
+    more than MAX_CELLS cells is refused."""
     wanted = parse_shape(shape) if shape else None
+    if wanted is not None:
+        try:
+            check_cells(*wanted)
+        except BoggleError as exc:
+            raise ConfigError(f"[boards] {exc.message}", source=where) from None
     if dice in GENERATORS:
         return wanted or (4, 4)
     if dice.startswith(TANGLET_PREFIX):
@@ -54,14 +67,71 @@ class GenerateChunk:
     count: int
 
 
-def chunk_plan(count: int, chunk_size: int) -> list[GenerateChunk]:
-    """Split ``count`` boards into chunks of ``chunk_size`` (the last may be smaller)."""
+class ChunkPlan(Sequence[GenerateChunk]):
+    """The chunks of ``count`` boards in chunks of ``chunk_size``, made as they are asked for:
+    ``boggle generate`` prints its first boards at once for any count, and nothing holds one
+    object per chunk of a huge run."""
+
+    def __init__(self, count: int, chunk_size: int):
+        self.count = count
+        self.chunk_size = chunk_size
+
+    def __len__(self) -> int:
+        return -(-self.count // self.chunk_size)
+
+    @overload
+    def __getitem__(self, k: int) -> GenerateChunk: ...
+    @overload
+    def __getitem__(self, k: slice) -> Sequence[GenerateChunk]: ...
+    def __getitem__(self, k: int | slice) -> GenerateChunk | Sequence[GenerateChunk]:
+        if isinstance(k, slice):
+            return [self[i] for i in range(len(self))[k]]
+        n = len(self)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(k)
+        start = k * self.chunk_size
+        return GenerateChunk(k, start, min(self.chunk_size, self.count - start))
+
+    def __iter__(self) -> Iterator[GenerateChunk]:
+        for k in range(len(self)):
+            yield self[k]
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, ChunkPlan):
+            return len(self) == len(other) == 0 or (self.count, self.chunk_size) == (
+                other.count,
+                other.chunk_size,
+            )
+        if isinstance(other, Sequence):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ChunkPlan(count={self.count}, chunk_size={self.chunk_size})"
+
+
+def chunk_plan(count: int, chunk_size: int) -> ChunkPlan:
+    """Split ``count`` boards into chunks of ``chunk_size`` (the last may be smaller), lazily."""
     if count < 0 or chunk_size < 1:
-        raise BoggleError(f"count must be >= 0 and chunk_size >= 1, got {count} and {chunk_size}")
-    return [
-        GenerateChunk(k, start, min(chunk_size, count - start))
-        for k, start in enumerate(range(0, count, chunk_size))
-    ]
+        # callers check the user's values first: reaching this is a bug
+        raise InternalError(f"count must be >= 0 and chunk_size >= 1, got {count} and {chunk_size}")
+    return ChunkPlan(count, chunk_size)
+
+
+def check_chunk_cells(chunk_size: int, rows: int, cols: int, where: str | None = None) -> None:
+    """ConfigError when a chunk of ``chunk_size`` boards of this shape exceeds MAX_CHUNK_CELLS."""
+    cells = rows * cols
+    if chunk_size * cells > MAX_CHUNK_CELLS:
+        raise ConfigError(
+            f"[boards] chunk_size: {chunk_size:,} boards of {format_shape(rows, cols)} are "
+            f"{chunk_size * cells:,} cells a chunk, more than {MAX_CHUNK_CELLS:,}; set chunk_size "
+            f"to at most {max(1, MAX_CHUNK_CELLS // cells):,}",
+            source=where,
+        )
 
 
 def chunk_seeds(seed: int, n_chunks: int) -> list[np.random.SeedSequence]:
@@ -109,10 +179,19 @@ def generate_compact(
 
     >>> "".join(generate_compact("new", 2, seed=1))  # doctest: +SKIP
     'ncuoerizeriutdaj\\n...'
+
+    The limits of a run apply (count, chunk size, cells), checked before anything is made.
     """
-    rows, cols = generator_shape(dice, f"{shape[0]}x{shape[1]}" if shape else None, None)
-    alphabet = generator_alphabet(dice, rows, cols)
+    from pipeline.config import MAX_COUNT
+
+    if count > MAX_COUNT:
+        raise ConfigError(f"count: at most {MAX_COUNT:,}, got {count:,}")
     size = chunk_size or DEFAULT_CHUNK_SIZE
+    if size > MAX_CHUNK_SIZE:
+        raise ConfigError(f"chunk_size: at most {MAX_CHUNK_SIZE:,}, got {size:,}")
+    rows, cols = generator_shape(dice, f"{shape[0]}x{shape[1]}" if shape else None, None)
+    check_chunk_cells(size, rows, cols)
+    alphabet = generator_alphabet(dice, rows, cols)
     for _, boards in iter_generated(dice, count, seed, rows, cols, size, alphabet):
         lines = compact_strings(boards, alphabet.faces).to_pylist()
         yield "".join(f"{line}\n" for line in lines)

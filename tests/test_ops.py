@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from pipeline import store
 from pipeline.cli import app
-from pipeline.config import MAX_COUNT, load_config
+from pipeline.config import MAX_CHUNK_SIZE, MAX_COUNT, load_config
 from pipeline.errors import EXIT_IO, EXIT_OUTPUT_CONFLICT, EXIT_TERMINATED, ConfigError
 from pipeline.runner import capped_n_jobs, execute
 from tests.conftest import REPO
@@ -288,7 +288,7 @@ def test_huge_count_is_one_line_under_a_memory_limit(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "[boards] count: at most 999,990,000,000" in lines[0]
+    assert len(lines) == 1 and f"[boards] count: at most {MAX_COUNT:,}" in lines[0]
     assert not out.exists()
 
 
@@ -300,7 +300,7 @@ def test_count_that_needs_too_many_parts_leaves_no_directory(tmp_path: Path) -> 
     )  # fmt: skip
     assert result.exit_code == 2 and "raise [boards] chunk_size" in result.output
     assert not out.exists()
-    with pytest.raises(ConfigError, match="at most 10,000,000"):
+    with pytest.raises(ConfigError, match=f"at most {MAX_CHUNK_SIZE:,}"):
         load_config(None, {"boards.chunk_size": 10**12})
 
 

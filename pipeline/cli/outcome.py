@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import click
 import typer
 
 from pipeline.errors import (
@@ -28,17 +29,40 @@ from pipeline.errors import (
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def printable(text: str) -> str:
+    """``text`` as any terminal, log or JSON file takes it: the bytes of a file name that are not
+    UTF-8 (kept by Python as surrogates) become ``\\xNN`` instead of a UnicodeEncodeError."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape" if _escapable(text) else "backslashreplace").decode(
+            "utf-8", "backslashreplace"
+        )
+
+
+def _escapable(text: str) -> bool:
+    # surrogateescape only takes U+DC80..U+DCFF (one undecodable byte each), not other surrogates
+    return not any("\ud800" <= ch <= "\udfff" and not "\udc80" <= ch <= "\udcff" for ch in text)
+
+
 def err(message: str) -> None:
-    typer.echo(message, err=True)
+    typer.echo(printable(message), err=True)
 
 
 def note(message: str) -> None:
     err(f"note: {message}")
 
 
-def error_outcome(exc: BaseException, command: str = "") -> tuple[int, str]:
+def error_outcome(exc: BaseException, command: str = "", place: str | None = None) -> tuple[int, str]:
     """The exit code and the one line on stderr (empty: nothing to say) for an exception that
-    ends a command; the one mapping behind :func:`handle_errors` and ``run --summary-json``."""
+    ends a command; the one mapping behind :func:`handle_errors` and ``run --summary-json``.
+    ``place`` (the command's output path) is named in an I/O error that names no file."""
+    code, line = _outcome(exc, command, place)
+    return code, printable(line)
+
+
+def _outcome(exc: BaseException, command: str, place: str | None) -> tuple[int, str]:
     resume = "; re-run the same command to resume" if command == "run" else ""
     if isinstance(exc, typer.Exit):
         return exc.exit_code, ""
@@ -52,13 +76,17 @@ def error_outcome(exc: BaseException, command: str = "") -> tuple[int, str]:
         return EXIT_BAD_INPUT, f"error: {exc.filename}: file not found"
     if isinstance(exc, OSError):
         # disk full, read-only file system, a file where a directory is expected, no
-        # permission: nothing the data did; parts already committed stay valid
-        where = f"{exc.filename}: " if exc.filename else ""
+        # permission: nothing the data did; parts already committed stay valid. pyarrow's and
+        # os.fsync's errors name no file: then the line names what the command writes
+        where = f"{exc.filename}: " if exc.filename else f"{place}: " if place else ""
         what = exc.strerror or (str(exc).splitlines() or [type(exc).__name__])[0]
         what = what if len(what) <= 200 else what[:200] + "..."
         again = "; fix it and re-run the same command to resume" if resume else "; fix it and re-run"
         return EXIT_IO, f"error: I/O failure: {where}{what}{again}"
-    return EXIT_INTERNAL, f"error: internal error: {type(exc).__name__}: {quote(str(exc), 200)}"
+    return EXIT_INTERNAL, (
+        f"error: internal error (please report it with the command and this line): "
+        f"{type(exc).__name__}: {quote(str(exc), 200)}"
+    )
 
 
 def silence_stdout() -> None:
@@ -80,14 +108,19 @@ def handle_errors(fn: F) -> F:
         set_compile_listener(note)
         try:
             return fn(*args, **kwargs)
-        except (typer.Exit, typer.Abort):
+        except (typer.Exit, typer.Abort, click.exceptions.ClickException):
             raise
         except BrokenPipeError:
             # the reader went away (`boggle words | head`): stop quietly, as Unix tools do
             silence_stdout()
             raise typer.Exit(0) from None
-        except (BoggleError, KeyboardInterrupt, OSError) as exc:
-            code, line = error_outcome(exc, fn.__name__)
+        except (BoggleError, KeyboardInterrupt, Exception) as exc:
+            # anything else is a bug: one line and exit 1 (never a traceback and exit 2);
+            # BOGGLE_TRACEBACK=1 shows the traceback for the report
+            if os.environ.get("BOGGLE_TRACEBACK") and not isinstance(exc, BoggleError | OSError):
+                raise
+            out = kwargs.get("out")
+            code, line = error_outcome(exc, fn.__name__, str(out) if out is not None else None)
             err(line)
             raise typer.Exit(code) from None
 
@@ -129,7 +162,14 @@ def run_summary_json(path: Path | None, out: str | None) -> Iterator[dict[str, A
 def _write_summary(path: Path, outcome: dict[str, Any]) -> None:
     from pipeline.io import write_json_atomic
 
+    # only into a folder that exists: a refused run must leave no directory behind, and
+    # --summary-json RUN/s.json would otherwise make RUN
+    if not path.parent.is_dir():
+        err(f"warning: --summary-json {path}: its folder does not exist; not written")
+        return
+    record = {k: outcome.get(k) for k in SUMMARY_FIELDS}
+    record = {k: printable(v) if isinstance(v, str) else v for k, v in record.items()}
     try:
-        write_json_atomic(path, {k: outcome.get(k) for k in SUMMARY_FIELDS})
+        write_json_atomic(path, record)
     except OSError as exc:
         err(f"warning: cannot write --summary-json {path}: {exc.strerror or exc}")

@@ -4,7 +4,7 @@ streams (a committed part is reused only when :meth:`pipeline.store.JobDir.reusa
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ class Counters:
     input_rows: int = 0
     rejected: int = 0
     valid: int = 0
+    digests: dict[str, Any] = field(default_factory=dict)  # ingest: what was read of each input
 
 
 def generate_tasks(
@@ -76,7 +77,9 @@ def ingest_tasks(
     b = cfg.boards
     writer = write_rejects_header(rejects_fh)
     next_id = 0
-    for parsed in iter_ingest_chunks(b.files, alphabet, b.chunk_size, shape=cfg.shape, column=b.column):
+    for parsed in iter_ingest_chunks(
+        b.files, alphabet, b.chunk_size, shape=cfg.shape, column=b.column, digests=counters.digests
+    ):
         if parsed.chunk >= store.MAX_PART:
             raise ConfigError(
                 f"the input needs more than {store.MAX_PART} chunks; raise [boards] chunk_size",

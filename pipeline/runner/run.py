@@ -123,7 +123,7 @@ def execute(
 
     inputs: list[dict[str, Any]] = []
     if ingest:
-        from pipeline.ingest import check_input, fingerprint
+        from pipeline.ingest import check_input, check_unchanged, fingerprint
 
         for f in b.files:
             check_input(f, b.column)
@@ -237,6 +237,8 @@ def execute(
             report()  # chunks found committed after the last result count too
 
         job.chunks_reused = counters.reused_chunks
+        if ingest:  # an input replaced or rewritten while it was read is never certified
+            check_unchanged(inputs, counters.digests)
         manifest = _finish(job, cfg, lexicon, rules, inputs, counters)
         status = "resumed" if counters.reused_chunks else "complete"
         elapsed = time.perf_counter() - t_start
