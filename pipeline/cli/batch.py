@@ -58,11 +58,42 @@ def analyze(
     from pipeline import render
     from pipeline.analyze import analyze_runs
 
+    check_report_folder(run_dirs, out)
+    threads = capped_threads(threads)
     result = analyze_runs(
         [str(d) for d in run_dirs], out, top=top, top_words=top_words, threads=threads,
         memory_limit=memory_limit, progress=render.analyze_progress(quiet),
     )  # fmt: skip
     typer.echo(f"report: {result.report.resolve()}")
+
+
+def check_report_folder(run_dirs: list[Path], out: Path | None) -> None:
+    """Refuse (exit 2, before anything is written) a report folder that is, or is inside, one of
+    the runs: the report's files would become part of the run and break every reader of it. The
+    default, reports/<run>, is inside a run when the command runs from within one."""
+    from pipeline.errors import BoggleError
+
+    target = (out if out is not None else Path("reports")).resolve()
+    for run_dir in run_dirs:
+        run = run_dir.resolve()
+        if target == run or run in target.parents:
+            shown = f"--out {out}" if out is not None else f"the default report folder ({target})"
+            raise BoggleError(
+                f"{shown} is inside the run directory {run_dir}; the report would be written into "
+                "the run: choose another --out"
+            )
+
+
+def capped_threads(threads: int | None) -> int | None:
+    """``--threads`` capped at the cores this process may use, with a note (DuckDB aborts the
+    process when it cannot start that many threads)."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if threads is not None and threads > cores:
+        note(f"--threads {threads:,} capped to {cores} (the cores this process may use)")
+        return cores
+    return threads
 
 
 @handle_errors
