@@ -155,12 +155,19 @@ def generator_alphabet(source: str, rows: int | None = None, cols: int | None = 
     return Alphabet.from_faces(load_dice_set(source, rows, cols).faces)
 
 
+def roll_dice_layout(dice: DiceSet, rng: np.random.Generator, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The draws behind :func:`roll_dice`: ``order[b, cell]`` is the die on that cell and
+    ``face[b, cell]`` which of its faces shows (analysis reconstructs both from the seed)."""
+    n = len(dice.dice)
+    order = np.argsort(rng.random((count, n)), axis=1)
+    face = rng.integers(0, max(len(d) for d in dice.dice), size=(count, n))
+    return order, face
+
+
 def roll_dice(dice: DiceSet, alphabet: Alphabet, rng: np.random.Generator, count: int) -> np.ndarray:
     """Roll ``count`` boards: shuffle the dice over the cells, then one face of each uniformly."""
     table = dice.face_table(alphabet)
-    n = len(dice.dice)
-    order = np.argsort(rng.random((count, n)), axis=1)
-    face = rng.integers(0, table.shape[1], size=(count, n))
+    order, face = roll_dice_layout(dice, rng, count)
     return table[order, face]
 
 

@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from pipeline.analyze.plots import Plot, make_plots
 from pipeline.analyze.report import write_report
 from pipeline.analyze.runs import MANIFEST, RunError, RunInfo, connect, load_run, load_runs, printable
 from pipeline.analyze.stats import ALL_SOURCES, Tables, compute_tables
+from pipeline.analyze.tables import compute_all
 from pipeline.errors import EXIT_INTERNAL, BoggleError
 from pipeline.io import atomic_open, atomic_path, package_versions, write_json_atomic
 
@@ -39,11 +40,13 @@ __all__ = [
     "RunInfo",
     "Tables",
     "analyze_runs",
+    "compute_all",
     "compute_tables",
     "connect",
     "default_out_dir",
     "load_run",
     "load_runs",
+    "parse_labels",
 ]
 
 TABLE_DIR = "tables"
@@ -65,7 +68,7 @@ class AnalysisResult:
 
 def default_out_dir(runs: Sequence[RunInfo], base: Path = Path("reports")) -> Path:
     """``reports/<run>`` for one run, ``reports/<run1>-vs-<run2>...`` for a comparison."""
-    names = [re.sub(r"[^A-Za-z0-9._-]+", "-", r.label).strip("-") or "run" for r in runs]
+    names = [re.sub(r"[^A-Za-z0-9._-]+", "-", r.path.resolve().name).strip("-") or "run" for r in runs]
     name = "-vs-".join(names)
     if len(name) > 80:
         digest = hashlib.sha256(name.encode()).hexdigest()[:8]
@@ -121,6 +124,18 @@ def check_counts(runs: Sequence[RunInfo], tables: Tables) -> None:
             )
 
 
+def parse_labels(items: Sequence[str] | None) -> dict[str, str]:
+    """``["runs/a=new dice", ...]`` (the CLI's ``--label RUN=TEXT``) as a mapping; a BoggleError
+    (exit 2) for an item without ``=`` or with an empty side."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        run, sep, text = item.partition("=")
+        if not sep or not run.strip() or not text.strip():
+            raise RunError(f"--label {item!r}: expected RUN=TEXT, e.g. runs/classic='classic dice'")
+        out[run.strip()] = text.strip()
+    return out
+
+
 def _manifest_digest(run: RunInfo) -> str:
     return hashlib.sha256((run.path / MANIFEST).read_bytes()).hexdigest()
 
@@ -134,20 +149,23 @@ def analyze_runs(
     threads: int | None = None,
     memory_limit: str | None = None,
     progress: ProgressFn | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> AnalysisResult:
     """Analyse one or more finished runs into tables, plots and ``report.html``.
 
-    Raises :class:`RunError` (exit code 2) for a missing or unfinished run.
+    Runs are labelled by what differs between them (dice, lexicon, rules...); ``labels`` maps
+    a run (as given, or its directory name) to a label of one's own. Raises :class:`RunError`
+    (exit code 2) for a missing or unfinished run.
     """
     note = progress or (lambda _msg: None)
-    runs = load_runs(run_dirs)
+    runs = load_runs(run_dirs, labels)
     out = Path(out_dir) if out_dir is not None else default_out_dir(runs)
     note(f"aggregating {len(runs)} run(s) with DuckDB")
     import duckdb
 
     try:
         with connect(runs, threads=threads, memory_limit=memory_limit) as con:
-            tables = compute_tables(con, top=top, top_words=top_words, words=any(r.has_words for r in runs))
+            tables = compute_all(con, runs, top=top, top_words=top_words)
     except duckdb.OutOfMemoryException as exc:
         raise ResourceError(
             f"DuckDB ran out of memory ({_first_line(exc)}); "
@@ -168,9 +186,9 @@ def analyze_runs(
     written |= {out / PLOT_DIR / p.file for p in plots}
     _remove_stale(out, written)
     note("writing report.html")
-    report = write_report(runs, tables, plots, out, PLOT_DIR)
+    report = write_report(runs, tables, plots, out, PLOT_DIR, top_words=top_words)
     versions = package_versions()
-    for extra in ("duckdb", "matplotlib"):
+    for extra in ("duckdb", "matplotlib", "wordfreq", "itables"):
         try:
             from importlib import metadata
 

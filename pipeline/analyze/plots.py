@@ -93,6 +93,15 @@ def distribution_plot(hist: pd.DataFrame, summary: pd.DataFrame, *, what: str, m
     ax.set_ylabel("boards (%)")
     ax.set_title(f"Distribution of {what} per board")
     ax.set_xlim(left=0)
+    p99 = f"{mean_col.split('_')[0]}_p99"
+    if p99 in summ and summ[p99].notna().any():
+        # The few richest boards would squeeze the body into a corner: cut at the 99th
+        # percentile (the cumulative view shows the whole tail).
+        cut = float(summ[p99].max()) * 1.15
+        if cut < ax.get_xlim()[1]:
+            ax.set_xlim(0, cut)
+            ax.text(0.99, 0.02, "x axis cut at 1.15 x the 99th percentile", transform=ax.transAxes,
+                    ha="right", va="bottom", fontsize="x-small", color="#666666")  # fmt: skip
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
@@ -129,49 +138,150 @@ def by_length_plot(by_length: pd.DataFrame) -> Figure:
 
 
 def longest_word_plot(longest: pd.DataFrame) -> Figure:
-    """Share of boards whose longest word has each length."""
+    """Share of boards whose longest word has each length: numeric axis, log scale, so the
+    rare lengths at both ends stay visible."""
     table = _without_totals(longest)
-    lengths = sorted(int(x) for x in table["length"].unique())
     fig = new_figure(9, 4)
     ax = fig.subplots()
-    table = table.assign(pct=table["share"] * 100)
-    _grouped_bars(ax, table, "length", "pct", lengths)
+    series = list(dict.fromkeys(table["series"]))
+    width = 0.8 / max(1, len(series))
+    for k, (color, name) in enumerate(zip(_colors(len(series)), series, strict=True)):
+        t = table[table["series"] == name]
+        x = t["length"].to_numpy(dtype=float) + (k - (len(series) - 1) / 2) * width
+        ax.bar(x, t["share"].to_numpy() * 100, width, color=color, label=name)
+    lengths = sorted(int(x) for x in table["length"].unique())
+    if lengths:
+        ax.set_xticks(range(lengths[0], lengths[-1] + 1))
+        ax.set_xlim(lengths[0] - 0.7, lengths[-1] + 0.7)
+    ax.set_yscale("log")
     ax.set_xlabel("length of the longest word (letters; 0 = no word)")
-    ax.set_ylabel("boards (%)")
+    ax.set_ylabel("boards (%, log scale)")
     ax.set_title("Longest word per board")
+    ax.grid(axis="y", alpha=0.3, which="both")
     ax.legend(fontsize="small")
     return fig
 
 
-def face_effects_plot(effects: pd.DataFrame) -> Figure:
-    """Mean score with a face minus without it, one panel per run/source."""
-    table = _without_totals(effects).dropna(subset=["effect"])
+def score_cdf_plot(counts: pd.DataFrame) -> Figure:
+    """Cumulative share of boards by score (left) and the share per score on a log scale
+    (right): the body and the tail both readable; p10, median, p90 and p99 marked."""
+    table = _without_totals(counts)
+    fig = new_figure(11, 4.3)
+    ax_c, ax_l = fig.subplots(1, 2)
     series = list(dict.fromkeys(table["series"]))
-    n = max(1, len(series))
-    n_faces = max([1, *(int((table["series"] == s).sum()) for s in series)])
-    shown = min(n_faces, MAX_FACES_SHOWN)
-    ncols = min(n, 3)
-    nrows = -(-n // ncols)
-    fig = new_figure(4.2 * ncols, max(3.0, 0.22 * shown + 1.2) * nrows)
-    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
-    for ax, name in zip(axes, series, strict=False):
-        t = table[table["series"] == name]
-        if len(t) > MAX_FACES_SHOWN:
-            t = t.reindex(t["effect"].abs().sort_values(ascending=False).index[:MAX_FACES_SHOWN])
-        t = t.sort_values("effect")
-        colors = ["#2a9d55" if e >= 0 else "#c8553d" for e in t["effect"]]
-        ax.barh([_face_label(f) for f in t["face"]], t["effect"], color=colors)
+    for color, name in zip(_colors(len(series)), series, strict=True):
+        t = table[table["series"] == name].sort_values("score")
+        x, cum = t["score"].to_numpy(), t["cum_share"].to_numpy()
+        ax_c.step(x, cum * 100, where="post", color=color, label=name, linewidth=1.5)
+        for q, marker in ((0.1, "v"), (0.5, "o"), (0.9, "^"), (0.99, "D")):
+            xq = x[min(np.searchsorted(cum, q), len(x) - 1)]
+            ax_c.plot([xq], [q * 100], marker=marker, color=color, markersize=5)
+        share = t["boards"].to_numpy() / max(1, t["boards"].sum())
+        ax_l.plot(x, share * 100, ".", color=color, markersize=2, label=name)
+    ax_c.set_xlabel("score")
+    ax_c.set_ylabel("boards scoring at most x (%)")
+    ax_c.set_title("Cumulative score distribution (▼ p10, ● median, ▲ p90, ◆ p99)", fontsize="medium")
+    ax_c.grid(alpha=0.3)
+    ax_c.legend(fontsize="small", loc="lower right")
+    ax_l.set_yscale("log")
+    ax_l.set_xlabel("score")
+    ax_l.set_ylabel("boards with this score (%, log scale)")
+    ax_l.set_title("The tail: share of boards per score, log scale", fontsize="medium")
+    ax_l.grid(alpha=0.3, which="both")
+    return fig
+
+
+def face_effects_plot(effects: pd.DataFrame) -> Figure:
+    """Raw (with minus without) and adjusted (for the other faces) effect of each face with 95%
+    intervals, every run in one face order (strongest adjusted effect on top)."""
+    table = _without_totals(effects)
+    if "face_order" not in table:
+        from pipeline.analyze.stats import face_order
+
+        order = {f: i for i, f in enumerate(face_order(table))}
+        table = table.assign(face_order=table["face"].map(order))
+    faces = list(table.sort_values("face_order")["face"].drop_duplicates())
+    if len(faces) > MAX_FACES_SHOWN:
+        faces = faces[: MAX_FACES_SHOWN // 2] + faces[-MAX_FACES_SHOWN // 2 :]
+    has_adj = "adj_effect" in table and table["adj_effect"].notna().any()
+    panels = [("effect", "effect_low", "effect_high", "raw: mean score with face − without")]
+    if has_adj:
+        panels.append(
+            ("adj_effect", "adj_low", "adj_high", "adjusted: one cell showing it vs an average face")
+        )
+    series = list(dict.fromkeys(table["series"]))
+    fig = new_figure(5.2 * len(panels) + 1.5, max(3.0, 0.24 * len(faces) + 1.6))
+    axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True, squeeze=False)).ravel()
+    ypos = {f: len(faces) - 1 - i for i, f in enumerate(faces)}
+    step = 0.7 / max(1, len(series))
+    for ax, (col, lo, hi, title) in zip(axes, panels, strict=True):
+        for k, (color, name) in enumerate(zip(_colors(len(series)), series, strict=True)):
+            t = table[(table["series"] == name) & table["face"].isin(ypos)].dropna(subset=[col])
+            y = np.array([ypos[f] for f in t["face"]]) + (k - (len(series) - 1) / 2) * step
+            est = t[col].to_numpy(dtype=float)
+            if lo in t:
+                err = np.vstack([est - t[lo].to_numpy(dtype=float), t[hi].to_numpy(dtype=float) - est])
+                err = np.nan_to_num(err, nan=0.0)
+            else:
+                err = None
+            ax.errorbar(est, y, xerr=err, fmt="o", color=color, markersize=3.5, elinewidth=1.2,
+                        capsize=2, label=name)  # fmt: skip
         ax.axvline(0, color="black", linewidth=0.8)
-        ax.set_title(name, fontsize="medium")
-        ax.set_xlabel("mean score with face − without")
+        ax.set_title(title, fontsize="medium")
+        ax.set_xlabel("points per board")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(list(ypos.values()), [_face_label(f) for f in ypos])
+    axes[-1].legend(fontsize="small", loc="lower right")
+    if not faces:
+        axes[0].text(0.5, 0.5, "every board shows every face", ha="center", va="center")
+    fig.suptitle("How each face relates to the score (95% intervals)")
+    return fig
+
+
+def dice_plot(dice: pd.DataFrame) -> Figure:
+    """Each die's value (mean adjusted effect of its faces) with its 95% interval, worst first,
+    one panel per dice run."""
+    runs = list(dict.fromkeys(dice["run"])) if len(dice) else []
+    n = max(1, len(runs))
+    n_dice = max([1, *(int((dice["run"] == r).sum()) for r in runs)])
+    fig = new_figure(5.6 * n, max(3.0, 0.28 * n_dice + 1.4))
+    axes = np.atleast_1d(fig.subplots(1, n, squeeze=False)).ravel()
+    for ax, run in zip(axes, runs, strict=False):
+        t = dice[dice["run"] == run].sort_values("rank", ascending=False)
+        labels = [f"die {int(d)}: {f}" for d, f in zip(t["die"], t["faces"], strict=True)]
+        est = t["value"].to_numpy(dtype=float)
+        err = np.vstack(
+            [est - t["value_low"].to_numpy(dtype=float), t["value_high"].to_numpy(dtype=float) - est]
+        )
+        colors = ["#2a9d55" if e >= 0 else "#c8553d" for e in est]
+        ax.barh(labels, est, xerr=err, color=colors, capsize=2)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_title(str(run), fontsize="medium")
+        ax.set_xlabel("points a board gains from the die vs an average cell")
         ax.tick_params(axis="y", labelsize="small")
         ax.grid(axis="x", alpha=0.3)
-    for ax in axes[len(series) :]:
-        ax.set_visible(False)
-    if not series:
-        axes[0].set_visible(True)
-        axes[0].text(0.5, 0.5, "every board shows every face", ha="center", va="center")
-    fig.suptitle("How each face relates to the score")
+    fig.suptitle("Which die to redesign: each die's value (95% intervals; worst at the bottom)")
+    return fig
+
+
+def paired_plot(hist: pd.DataFrame, paired: pd.DataFrame) -> Figure:
+    """Distribution of the per-board score difference of runs that share their boards."""
+    pairs = list(dict.fromkeys(zip(hist["run"], hist["reference"], strict=True)))
+    fig = new_figure(9, 3.8)
+    ax = fig.subplots()
+    for color, (run, ref) in zip(_colors(len(pairs)), pairs, strict=True):
+        t = hist[(hist["run"] == run) & (hist["reference"] == ref)].sort_values("diff")
+        share = t["boards"].to_numpy() / max(1, t["boards"].sum())
+        ax.step(t["diff"].to_numpy(), share * 100, where="mid", color=color, label=f"{run} − {ref}")
+        row = paired[(paired["run"] == run) & (paired["reference"] == ref)]
+        if len(row):
+            ax.axvline(float(row["mean_diff"].iloc[0]), color=color, linestyle="--", linewidth=1)
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_xlabel("score difference on the same board (points)")
+    ax.set_ylabel("boards (%)")
+    ax.set_title("Per-board score difference (dashed: mean)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
     return fig
 
 
@@ -235,6 +345,12 @@ def make_plots(tables: Tables, out_dir: Path) -> list[Plot]:
         "score_distribution", "Score distribution",
         "Share of boards in each score bin; dashed lines mark each mean.",
     )  # fmt: skip
+    if len(tables.score_counts):
+        emit(
+            score_cdf_plot(tables.score_counts), "score_cdf", "Cumulative score distribution and tail",
+            "Left: share of boards scoring at most each score, percentiles marked. Right: share of "
+            "boards per score on a log scale, so the rare rich boards of the tail stay visible.",
+        )  # fmt: skip
     emit(
         distribution_plot(tables.words_histogram, tables.summary, what="words", mean_col="words_mean"),
         "words_distribution", "Word-count distribution",
@@ -250,9 +366,21 @@ def make_plots(tables: Tables, out_dir: Path) -> list[Plot]:
     )  # fmt: skip
     emit(
         face_effects_plot(tables.face_effects), "face_effects", "Face effects",
-        "Mean score of boards showing a face minus boards not showing it "
-        "(green helps, red hurts).",
+        "Left: mean score of boards showing a face minus boards not showing it. Right (when "
+        "computed): the effect adjusted for the other faces on the board. Bars: 95% intervals.",
     )  # fmt: skip
+    if len(tables.dice):
+        emit(
+            dice_plot(tables.dice), "dice_values", "Die values",
+            "Each die's value: the mean adjusted effect of its faces, i.e. the points a board "
+            "gains from that die against an average cell (95% intervals). Redesign the lowest.",
+        )  # fmt: skip
+    if len(tables.paired_histogram):
+        emit(
+            paired_plot(tables.paired_histogram, tables.paired), "paired_difference",
+            "Per-board score difference",
+            "Runs holding the same boards: distribution of each board's score difference.",
+        )  # fmt: skip
     best = tables.top_boards[tables.top_boards["rank"] == 1].copy()
     best["series"] = series_labels(best)
     used: set[str] = set()

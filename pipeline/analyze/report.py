@@ -8,9 +8,7 @@ can be opened from disk, mailed or archived on its own.
 from __future__ import annotations
 
 import base64
-import html
 import json
-import math
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +16,10 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.analyze.html import esc as _esc
+from pipeline.analyze.html import num as _num
+from pipeline.analyze.html import pct as _pct
+from pipeline.analyze.html import table as _table
 from pipeline.analyze.plots import Plot
 from pipeline.analyze.runs import RunInfo
 from pipeline.analyze.stats import FEW_WORDS, Tables, series_labels
@@ -46,50 +48,11 @@ details pre { background: #f3f3f3; padding: 8px; overflow-x: auto; max-height: 4
 td details { max-width: 520px; text-align: left; }
 td details div { font-family: ui-monospace, monospace; font-size: 0.85em; word-break: break-word; }
 nav a { margin-right: 14px; }
+ul.verdicts { background: #fff; border-left: 4px solid #3b6ea8; padding: 8px 8px 8px 28px; }
+p.note { color: #8a5a00; }
+tr.obscure td { color: #888; }
+section#runs table td { text-align: left; }
 """
-
-
-def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _num(value: Any, digits: int = 2) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and digits == 0):
-        return f"{int(value):,}"
-    if isinstance(value, float):
-        return f"{value:,.{digits}f}"
-    try:
-        as_float = float(value)
-    except (TypeError, ValueError):
-        return _esc(value)
-    if as_float.is_integer() and not isinstance(value, float):
-        return f"{int(as_float):,}"
-    return f"{as_float:,.{digits}f}"
-
-
-def _pct(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    return f"{float(value) * 100:.1f}%"
-
-
-def _table(
-    header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 0, text_cols: Sequence[int] = ()
-) -> str:
-    """An HTML table from already-escaped cells; the first ``left`` columns and ``text_cols``
-    are left-aligned (numbers stay right-aligned)."""
-
-    def cls(i: int) -> str:
-        return ' class="l"' if i < left or i in text_cols else ""
-
-    head = "".join(f"<th{cls(i)}>{_esc(h)}</th>" for i, h in enumerate(header))
-    thead = f"<thead><tr>{head}</tr></thead>" if any(header) else ""
-    body = "".join(
-        "<tr>" + "".join(f"<td{cls(i)}>{c}</td>" for i, c in enumerate(row)) + "</tr>" for row in rows
-    )
-    return f"<table>{thead}<tbody>{body}</tbody></table>"
 
 
 def _with_series(df: pd.DataFrame) -> pd.DataFrame:
@@ -175,48 +138,6 @@ def top_boards_section(top: pd.DataFrame) -> str:
     return _table(header, rows, 3, [6, 8])
 
 
-def frequent_words_section(freq: pd.DataFrame) -> str:
-    """Rank by rank, one column pair per run, so runs read side by side."""
-    f = _with_series(freq)
-    series = list(dict.fromkeys(f["series"]))
-    ranks = sorted(int(x) for x in f["rank"].unique()) if len(f) else []
-    by = {(s, int(r)): rec for rec in f.to_dict("records") for s, r in [(rec["series"], rec["rank"])]}
-    rows = []
-    for rank in ranks:
-        row = [_num(rank, 0)]
-        for s in series:
-            rec = by.get((s, rank))
-            row += ["", ""] if rec is None else [
-                f'<span class="mono">{_esc(rec["word"])}</span>', _pct(rec["share"])
-            ]  # fmt: skip
-        rows.append(row)
-    header = ["rank"]
-    for s in series:
-        header += [f"{s}: word", "boards with it"]
-    return _table(header, rows, 1, list(range(1, len(header), 2)))
-
-
-def face_effects_section(effects: pd.DataFrame) -> str:
-    e = _with_series(effects)
-    series = list(dict.fromkeys(e["series"]))
-    faces = list(dict.fromkeys(e["face"]))
-    by = {(rec["series"], rec["face"]): rec for rec in e.to_dict("records")}
-    rows = []
-    for face in faces:
-        row = [f'<span class="mono">{_esc(face)}</span>']
-        for s in series:
-            rec = by.get((s, face))
-            row += ["", "", "", ""] if rec is None else [
-                _pct(rec["share_with"]), _num(rec["mean_score_with"]),
-                _num(rec["mean_score_without"]), _num(rec["effect"]),
-            ]  # fmt: skip
-        rows.append(row)
-    header = ["face"]
-    for s in series:
-        header += [f"{s}: boards with", "mean score with", "without", "effect"]
-    return _table(header, rows, left=1)
-
-
 def _plot_html(plot: Plot, plot_dir: Path, rel_dir: str) -> str:
     data = base64.b64encode((plot_dir / plot.file).read_bytes()).decode("ascii")
     rel = f"{rel_dir}/{plot.file}"
@@ -290,58 +211,93 @@ def no_words_note(labels: Sequence[str]) -> str:
 
 
 def render_report(
-    runs: Sequence[RunInfo], tables: Tables, plots: Sequence[Plot], plot_dir: Path, rel_dir: str
-) -> str:
+    runs: Sequence[RunInfo], tables: Tables, plots: Sequence[Plot], plot_dir: Path, rel_dir: str,
+    *, top_words: int = 50,
+) -> str:  # fmt: skip
     """The report page as a string (plots read from ``plot_dir`` and embedded)."""
+    from pipeline.analyze import interactive
+    from pipeline.analyze import sections as sec
+    from pipeline.analyze.inference import METHOD
+    from pipeline.analyze.provenance import run_title
+    from pipeline.analyze.words import source_note
+
     by_name = {p.name: p for p in plots}
     boards = [p for p in plots if p.name.startswith("best_board_")]
 
     def fig(name: str) -> str:
         return _plot_html(by_name[name], plot_dir, rel_dir) if name in by_name else ""
 
-    names = ", ".join(_esc(r.label) for r in runs)
+    title = _esc(run_title(runs))
     total = int(tables.summary[tables.summary["source"] != "(all)"]["boards"].sum())
     created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    sections = [
+    words_note = source_note()
+    sections: list[tuple[str, str, str]] = []
+    if len(tables.comparisons):
+        sections.append(("compare", "How the runs compare",
+                         sec.comparisons_section(tables.comparisons, METHOD)))  # fmt: skip
+    if len(tables.paired):
+        sections.append(("paired", "Same boards, board by board", sec.paired_section(
+            tables.paired, tables.paired_boards, tables.paired_words, fig("paired_difference"))))  # fmt: skip
+    sections += [
         ("summary", "Summary", summary_section(tables.summary)),
         ("distributions", "Score and word-count distributions",
-         fig("score_distribution") + fig("words_distribution")),
+         fig("score_cdf") + fig("score_distribution") + fig("words_distribution")),
         ("length", "Words and points by word length",
          fig("points_by_length") + by_length_section(tables.by_length)),
-        ("longest", "Longest word", fig("longest_word") + longest_section(tables.longest_words)),
+        ("longest", "Longest word",
+         f"<p>Examples: the most common word (by {_esc(words_note)}) among each length's most "
+         "frequent longest words.</p>" + fig("longest_word") + longest_section(tables.longest_words)),
         ("faces", "Face effects",
-         "<p>Mean score of the boards that show a face against those that do not. A face on "
-         "every board has no comparison group.</p>"
-         + fig("face_effects") + face_effects_section(tables.face_effects)),
+         "<p><b>Raw</b>: mean score of the boards that show a face minus those that do not. "
+         "<b>Adjusted</b>: from a least-squares fit of each board's score on how many cells show "
+         "each face, the points a board gains when one cell shows the face instead of an average "
+         "face, the other faces unchanged (so a face is not credited for the good faces that come "
+         "with it). Both with 95% intervals; faces in one order for every run (strongest adjusted "
+         "effect first). A face on every board has no raw comparison group.</p>"
+         + fig("face_effects") + sec.face_effects_section(tables.face_effects)),
+    ]  # fmt: skip
+    if len(tables.dice) or len(tables.face_positions):
+        sections.append(("dice", "Dice and cell positions", sec.dice_section(
+            tables.dice, tables.face_positions, fig("dice_values"), tables.notes)))  # fmt: skip
+    sections += [
         ("top", "Top boards",
          '<div class="boards">' + "".join(_plot_html(p, plot_dir, rel_dir) for p in boards)
          + "</div>" + top_boards_section(tables.top_boards)),
         ("words", "Most frequent words",
-         "<p>Share of boards on which each word can be found.</p>"
-         + frequent_words_section(tables.frequent_words)),
+         sec.frequent_words_section(tables.frequent_words, words_note, top_words)),
+        ("method", "Method and sources",
+         "<ul>"
+         f"<li>Confidence intervals: 95%, {_esc(METHOD)}.</li>"
+         f"<li>{_esc(words_note)}; the language follows the lexicon (tanglet:&lt;lang&gt;, "
+         "else English).</li>"
+         f"<li>{_esc(interactive.source_note())}; the PNG files beside the report are the "
+         "same plots, for printing and the notebook.</li></ul>"),
         ("provenance", "Provenance", provenance_section(runs)),
     ]  # fmt: skip
     without = [r.label for r in runs if not r.has_words]
     if len(without) == len(runs):
         sections = [sec for sec in sections if sec[0] != "words"]
-    nav = "".join(f'<a href="#{sid}">{_esc(title)}</a>' for sid, title, _ in sections)
+    nav = "".join(f'<a href="#{sid}">{_esc(t)}</a>' for sid, t, _ in sections)
     body = "".join(f'<section id="{sid}"><h2>{_esc(t)}</h2>{c}</section>' for sid, t, c in sections)
+    findings = sec.verdicts(tables.comparisons, tables.paired)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>Board quality: {names}</title><style>{CSS}</style></head><body><main>"
-        f"<h1>Board quality: {names}</h1>"
+        f"<title>Board quality: {title}</title><style>{CSS}</style>{interactive.head()}</head><body><main>"
+        f"<h1>Board quality: {title}</h1>"
         f'<p class="lead">{total:,} boards analysed, report written {created}.</p>'
-        f"{no_words_note(without)}"
-        f"<nav>{nav}</nav>{body}</main></body></html>\n"
+        f'<section id="runs">{sec.runs_header(runs)}</section>'
+        f"{findings}{no_words_note(without)}"
+        f"<nav>{nav}</nav>{body}</main>{interactive.scripts()}</body></html>\n"
     )
 
 
 def write_report(
-    runs: Sequence[RunInfo], tables: Tables, plots: Sequence[Plot], out_dir: Path, plot_subdir: str
-) -> Path:
+    runs: Sequence[RunInfo], tables: Tables, plots: Sequence[Plot], out_dir: Path, plot_subdir: str,
+    *, top_words: int = 50,
+) -> Path:  # fmt: skip
     """Write ``report.html`` into ``out_dir`` (atomically) and return its path."""
     out_dir = Path(out_dir)
-    page = render_report(runs, tables, plots, out_dir / plot_subdir, plot_subdir)
+    page = render_report(runs, tables, plots, out_dir / plot_subdir, plot_subdir, top_words=top_words)
     path = out_dir / "report.html"
     write_text_atomic(path, page)
     return path

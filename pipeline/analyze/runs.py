@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,25 +92,42 @@ def load_run(run_dir: str | os.PathLike[str], label: str | None = None) -> RunIn
     return RunInfo(label or path.resolve().name, path, manifest, tuple(parts))
 
 
-def load_runs(run_dirs: Sequence[str | os.PathLike[str]]) -> list[RunInfo]:
-    """Open several runs, giving each a distinct label (its directory name, made unique)."""
+def load_runs(
+    run_dirs: Sequence[str | os.PathLike[str]], labels: Mapping[str, str] | None = None
+) -> list[RunInfo]:
+    """Open several runs, each labelled by what differs between them ("new dice · tanglet:en"),
+    else by its directory name (made unique). ``labels`` maps a run (the directory as given,
+    its resolved path or its name) to a label of one's own choosing.
+    """
+    from pipeline.analyze.provenance import describe, differing_labels
+
     if not run_dirs:
         raise RunError("no run directories given")
     runs = [load_run(d) for d in run_dirs]
+    given = dict(labels or {})
+    unknown = [k for k in given if not any(k in _keys(d, r) for d, r in zip(run_dirs, runs, strict=True))]
+    if unknown:
+        raise RunError(f"--label {unknown[0]!r}: names none of the runs given")
+    described = differing_labels([describe(r.manifest) for r in runs])
     seen: dict[str, int] = {}
     out = []
-    for run in runs:
-        label = run.label
-        if label in seen:
+    for i, (arg, run) in enumerate(zip(run_dirs, runs, strict=True)):
+        own = next((v for k, v in given.items() if k in _keys(arg, run)), None)
+        label = own or (described[i] if described else run.label)
+        if label in seen and own is None and not described:
             parent = run.path.resolve().parent.name
             label = f"{parent}/{label}" if parent else label
+        base = label
         while label in seen:
-            seen[label] += 1
-            label = f"{run.label}-{seen[run.label]}"
+            seen[base] = seen.get(base, 1) + 1
+            label = f"{base}-{seen[base]}"
         seen.setdefault(label, 1)
-        seen.setdefault(run.label, 1)
         out.append(RunInfo(label, run.path, run.manifest, run.parts))
     return out
+
+
+def _keys(arg: str | os.PathLike[str], run: RunInfo) -> set[str]:
+    return {str(arg), str(Path(arg)), str(run.path.resolve()), run.path.resolve().name}
 
 
 # ---------------------------------------------------------------- DuckDB

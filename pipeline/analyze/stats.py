@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -39,7 +39,7 @@ _FACE_TOKEN = r"\[[^\]]*\]|."
 # ---------------------------------------------------------------- tables
 
 
-QUANTILES: dict[str, float] = {"median": 0.5, "p10": 0.1, "p90": 0.9}
+QUANTILES: dict[str, float] = {"median": 0.5, "p10": 0.1, "p90": 0.9, "p99": 0.99}
 
 
 def _dist(col: str, name: str) -> str:
@@ -100,9 +100,9 @@ def summary(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
             SELECT run, source, GROUPING(source) AS is_total,
                    count(*) AS boards, {_dist("score", "score")}, {_dist("n_words", "words")},
                    {few},
-                   avg(dead_cells) AS dead_cells_mean,
+                   avg(dead_cells) AS dead_cells_mean, stddev_samp(dead_cells) AS dead_cells_std,
                    avg((dead_cells >= 1)::DOUBLE) AS share_dead_ge1,
-                   avg(max_word_len) AS longest_len_mean,
+                   avg(max_word_len) AS longest_len_mean, stddev_samp(max_word_len) AS longest_len_std,
                    max(max_word_len) AS longest_len_max
             FROM boards
             GROUP BY GROUPING SETS ((run, source), (run))
@@ -119,7 +119,7 @@ def summary(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     dist = [
         f"{name}_{stat}"
         for name in ("score", "words")
-        for stat in ("mean", "median", "std", "p10", "p90", "min", "max")
+        for stat in ("mean", "median", "std", "p10", "p90", "p99", "min", "max")
     ]
     rest = [c for c in df.columns if c not in ("run", "source", "boards", *dist)]
     return df[["run", "source", "boards", *dist, *rest]].reset_index(drop=True)
@@ -129,16 +129,47 @@ def _front(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
     return df[cols + [c for c in df.columns if c not in cols]].reset_index(drop=True)
 
 
-def longest_words(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """How many boards have their longest word of each length (0 = no word at all)."""
+def longest_words(
+    con: duckdb.DuckDBPyConnection, languages: Mapping[str, str] | None = None, candidates: int = 40
+) -> pd.DataFrame:
+    """How many boards have their longest word of each length (0 = no word at all), with an
+    example: of the ``candidates`` longest words found on most boards, the most common in real
+    text (wordfreq; ties: found on more boards, then alphabetical)."""
+    from pipeline.analyze.words import language_of, zipf
+
     sql = """
         SELECT run, source, max_word_len AS length, count(*) AS boards,
-               count(*) / sum(count(*)) OVER (PARTITION BY run, source) AS share,
-               min(longest_word) AS example
+               count(*) / sum(count(*)) OVER (PARTITION BY run, source) AS share
         FROM boards GROUP BY run, source, max_word_len
         ORDER BY run, source, length
     """
-    return query(con, sql)
+    df = query(con, sql)
+    cand = query(
+        con,
+        """WITH c AS (SELECT run, source, max_word_len AS length, longest_word AS word, count(*) AS n
+                      FROM boards GROUP BY ALL)
+           SELECT * FROM c
+           QUALIFY row_number() OVER (PARTITION BY run, source, length ORDER BY n DESC, word) <= ?""",
+        [int(candidates)],
+    )
+    langs = dict(languages or {})
+    best: dict[tuple[str, str, int], str] = {}
+    for key, g in cand.groupby(["run", "source", "length"], sort=False):
+        run, source, length = (str(k) for k in key)
+        freq = zipf(g["word"], langs.get(str(run), language_of(None)))
+        ranked = sorted(
+            zip(g["word"], g["n"], strict=True), key=lambda wn: (-_finite(freq[wn[0]]), -wn[1], wn[0])
+        )
+        best[(str(run), str(source), int(length))] = str(ranked[0][0])
+    df["example"] = [
+        best.get((str(r), str(s), int(n)), "")
+        for r, s, n in zip(df["run"], df["source"], df["length"], strict=True)
+    ]
+    return df
+
+
+def _finite(x: float) -> float:
+    return 0.0 if math.isnan(x) else x
 
 
 def length_columns(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
@@ -217,24 +248,58 @@ def top_boards(con: duckdb.DuckDBPyConnection, n: int = 20) -> pd.DataFrame:
     return query(con, sql, [int(n)])
 
 
-def frequent_words(con: duckdb.DuckDBPyConnection, n: int = 50) -> pd.DataFrame:
-    """The ``n`` words found on most boards of each run and source (share of boards); runs
-    without word lists have none.
+def frequent_words(
+    con: duckdb.DuckDBPyConnection, n: int = 50, languages: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """The words found on most boards of each run and source (share of boards), ranked two
+    ways: ``rank`` among all words, ``rank_common`` among common words (wordfreq Zipf ≥
+    :data:`~pipeline.analyze.words.COMMON_ZIPF`). Holds the ``n`` best of each ranking
+    (``common`` tells which rows are common words); runs without word lists have none.
 
     Each board's word list holds distinct words, so counting rows after the unnest counts boards.
+    The counts of every word stay in the temporary table ``word_counts`` for later tables.
     """
+    from pipeline.analyze.words import COMMON_ZIPF, language_of, zipf
+
+    word_counts(con)
+    pool = max(20 * int(n), 2000)
     sql = """
-        WITH totals AS (SELECT run, source, count(*) AS n FROM boards GROUP BY ALL),
-        w AS (SELECT run, source, unnest(words) AS word FROM boards),
-        c AS (SELECT run, source, word, count(*) AS boards FROM w GROUP BY ALL)
+        WITH totals AS (SELECT run, source, count(*) AS n FROM boards GROUP BY ALL)
         SELECT run, source,
                row_number() OVER (PARTITION BY run, source ORDER BY boards DESC, word) AS rank,
                word, length(word) AS letters, boards, boards / totals.n AS share
-        FROM c JOIN totals USING (run, source)
+        FROM word_counts JOIN totals USING (run, source)
         QUALIFY rank <= ?
         ORDER BY run, source, rank
     """
-    return query(con, sql, [int(n)])
+    df = query(con, sql, [pool])
+    langs = dict(languages or {})
+    frames = []
+    for run, g in df.groupby("run", sort=False):
+        freq = zipf(g["word"], langs.get(str(run), language_of(None)))
+        frames.append(g.assign(zipf=g["word"].map(freq)))
+    df = pd.concat(frames, ignore_index=True) if frames else df.assign(zipf=pd.Series(dtype=float))
+    unknown = df["zipf"].isna()
+    df["common"] = unknown | (df["zipf"] >= COMMON_ZIPF)
+    df["rank_common"] = df.where(df["common"]).groupby(["run", "source"])["rank"].rank(method="first")
+    keep = (df["rank"] <= n) | (df["rank_common"] <= n)
+    df = df[keep].reset_index(drop=True)
+    df["rank_common"] = df["rank_common"].astype("Int64")
+    return df[FREQUENT_WORDS_COLUMNS]
+
+
+def word_counts(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the temporary table ``word_counts`` (run, source, word, boards) once."""
+    exists = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'word_counts' AND temporary"
+    ).fetchone()
+    if exists and exists[0]:
+        return
+    con.execute(
+        """CREATE TEMP TABLE word_counts AS
+           SELECT run, source, word, count(*) AS boards
+           FROM (SELECT run, source, unnest(words) AS word FROM boards) GROUP BY ALL"""
+    )
 
 
 def faces_sql(board_col: str = "board") -> str:
@@ -298,7 +363,8 @@ def _face_counts(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
             cond = " OR ".join(f"contains(board, {sql_str(ch)})" for ch in by_face[face])
             aggs.append(
                 f"count(*) FILTER (WHERE NOT br AND ({cond})) AS n_{i}, "
-                f"coalesce(sum(score) FILTER (WHERE NOT br AND ({cond})), 0)::DOUBLE AS s_{i}"
+                f"coalesce(sum(score) FILTER (WHERE NOT br AND ({cond})), 0)::DOUBLE AS s_{i}, "
+                f"coalesce(sum(score * score) FILTER (WHERE NOT br AND ({cond})), 0)::DOUBLE AS q_{i}"
             )
         wide = query(
             con,
@@ -307,8 +373,8 @@ def _face_counts(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
             "GROUP BY run, source",
         )
         for i, face in enumerate(faces):
-            part = wide[["run", "source", f"n_{i}", f"s_{i}"]].copy()
-            part.columns = pd.Index(["run", "source", "boards_with", "s_with"])
+            part = wide[["run", "source", f"n_{i}", f"s_{i}", f"q_{i}"]].copy()
+            part.columns = pd.Index(["run", "source", "boards_with", "s_with", "q_with"])
             part["face"] = face
             frames.append(part)
     # Boards with multi-letter faces ([th]) are parsed token by token.
@@ -317,13 +383,14 @@ def _face_counts(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
             con,
             f"""WITH f AS (SELECT run, source, score, unnest({faces_sql()}) AS face
                            FROM boards WHERE contains(board, '['))
-                SELECT run, source, face, count(*) AS boards_with, sum(score)::DOUBLE AS s_with
+                SELECT run, source, face, count(*) AS boards_with, sum(score)::DOUBLE AS s_with,
+                       sum(score * score)::DOUBLE AS q_with
                 FROM f GROUP BY ALL""",
         )
     )
     counts = pd.concat(frames, ignore_index=True)
     counts = counts.groupby(["run", "source", "face"], as_index=False, sort=False)[
-        ["boards_with", "s_with"]
+        ["boards_with", "s_with", "q_with"]
     ].sum()
     return counts[counts["boards_with"] > 0]
 
@@ -331,11 +398,19 @@ def _face_counts(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 def face_effects(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """For each face: share of boards showing it and mean score with it vs without it.
 
-    ``effect`` = mean score with the face minus mean score without it; a face every board
-    shows has no "without" group (NaN). Faces are read from the compact board text.
+    ``effect`` = mean score with the face minus mean score without it, with its 95% interval
+    (``effect_low``, ``effect_high``: Welch, normal approximation); a face every board shows has
+    no "without" group (NaN). Faces are read from the compact board text. Rows are sorted by
+    effect within each run; :func:`face_order` gives one order for all runs.
     """
+    from pipeline.analyze.inference import diff_of_means, var_from_sums
+
     counts = _face_counts(con)
-    totals = query(con, "SELECT run, source, count(*) AS n, sum(score)::DOUBLE AS s FROM boards GROUP BY ALL")
+    totals = query(
+        con,
+        "SELECT run, source, count(*) AS n, sum(score)::DOUBLE AS s, sum(score * score)::DOUBLE AS q "
+        "FROM boards GROUP BY ALL",
+    )
     df = counts.merge(totals, on=["run", "source"], how="inner")
     n, s = df["n"].astype(float), df["s"]
     with_n = df["boards_with"].astype(float)
@@ -353,6 +428,21 @@ def face_effects(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         }
     )
     out["effect"] = out["mean_score_with"] - out["mean_score_without"]
+    lows, highs = [], []
+    for rec in df.to_dict("records"):
+        n_w, n_o = float(rec["boards_with"]), float(rec["n"] - rec["boards_with"])
+        s_o, q_o = rec["s"] - rec["s_with"], rec["q"] - rec["q_with"]
+        sd_w = math.sqrt(var_from_sums(n_w, rec["s_with"], rec["q_with"]))
+        sd_o = math.sqrt(var_from_sums(n_o, s_o, q_o))
+        if n_w < 2 or n_o < 2:
+            lows.append(math.nan)
+            highs.append(math.nan)
+            continue
+        iv = diff_of_means(s_o / n_o, sd_o, n_o, rec["s_with"] / n_w, sd_w, n_w)
+        lows.append(iv.low)
+        highs.append(iv.high)
+    out["effect_low"] = lows
+    out["effect_high"] = highs
     order = dict(con.execute("SELECT run, idx FROM run_order").fetchall())
     out["_run"] = out["run"].map(order)
     out["_neg"] = -out["effect"]
@@ -390,6 +480,32 @@ def series_labels(df: pd.DataFrame) -> pd.Series:
     )
 
 
+def face_order(effects: pd.DataFrame) -> list[str]:
+    """One face order for every run and panel: strongest mean adjusted effect across runs
+    first (the raw effect where no adjusted one exists), ties alphabetical."""
+    if effects.empty:
+        return []
+    col = "adj_effect" if "adj_effect" in effects and effects["adj_effect"].notna().any() else "effect"
+    mean = effects.groupby("face")[col].mean().fillna(-math.inf)
+    return sorted(mean.index, key=lambda f: (-mean[f], f))
+
+
+def score_counts(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Boards of each score per run and source (for cumulative distributions and tails)."""
+    return query(
+        con,
+        """WITH c AS (SELECT run, source, score, count(*) AS boards FROM boards GROUP BY run, source, score)
+           SELECT run, source, score, boards,
+                  sum(boards) OVER (PARTITION BY run, source ORDER BY score) /
+                  sum(boards) OVER (PARTITION BY run, source) AS cum_share
+           FROM c ORDER BY run, source, score""",
+    )
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame()
+
+
 @dataclass
 class Tables:
     """Every summary table of an analysis, as pandas frames (small: aggregates only)."""
@@ -402,28 +518,50 @@ class Tables:
     face_effects: pd.DataFrame
     score_histogram: pd.DataFrame
     words_histogram: pd.DataFrame
+    score_counts: pd.DataFrame = field(default_factory=_empty)
+    comparisons: pd.DataFrame = field(default_factory=_empty)
+    face_positions: pd.DataFrame = field(default_factory=_empty)
+    dice: pd.DataFrame = field(default_factory=_empty)
+    dice_faces: pd.DataFrame = field(default_factory=_empty)
+    paired: pd.DataFrame = field(default_factory=_empty)
+    paired_histogram: pd.DataFrame = field(default_factory=_empty)
+    paired_boards: pd.DataFrame = field(default_factory=_empty)
+    paired_words: pd.DataFrame = field(default_factory=_empty)
+    notes: list[str] = field(default_factory=list)
 
     def items(self) -> list[tuple[str, pd.DataFrame]]:
-        return [(name, getattr(self, name)) for name in self.__dataclass_fields__]
+        """(name, frame) of every table that applies (frames without columns are left out)."""
+        out = [(name, getattr(self, name)) for name in self.__dataclass_fields__ if name != "notes"]
+        return [(name, df) for name, df in out if len(df.columns)]
 
 
-FREQUENT_WORDS_COLUMNS = ["run", "source", "rank", "word", "letters", "boards", "share"]
+FREQUENT_WORDS_COLUMNS = [
+    "run", "source", "rank", "word", "letters", "boards", "share", "zipf", "common", "rank_common",
+]  # fmt: skip
 
 
 def compute_tables(
-    con: duckdb.DuckDBPyConnection, *, top: int = 20, top_words: int = 50, bins: int = 60, words: bool = True
-) -> Tables:
+    con: duckdb.DuckDBPyConnection, *, top: int = 20, top_words: int = 50, bins: int = 60, words: bool = True,
+    languages: Mapping[str, str] | None = None,
+) -> Tables:  # fmt: skip
     """Compute every table over the ``boards`` view of :func:`connect`. ``words=False`` (no run
-    has word lists) leaves ``frequent_words`` empty instead of scanning the NULL lists."""
+    has word lists) leaves ``frequent_words`` empty instead of scanning the NULL lists.
+    ``languages`` maps a run to its wordfreq language (default English).
+
+    The board-level tables (adjusted face effects, positions, dice, comparisons with intervals,
+    paired runs) come from :func:`pipeline.analyze.tables.compute_all`.
+    """
+    langs = dict(languages or {})
     return Tables(
         summary=summary(con),
         by_length=by_length(con),
-        longest_words=longest_words(con),
+        longest_words=longest_words(con, langs),
         top_boards=top_boards(con, top),
         frequent_words=(
-            frequent_words(con, top_words) if words else pd.DataFrame(columns=FREQUENT_WORDS_COLUMNS)
+            frequent_words(con, top_words, langs) if words else pd.DataFrame(columns=FREQUENT_WORDS_COLUMNS)
         ),
         face_effects=face_effects(con),
         score_histogram=histogram(con, "score", bins),
         words_histogram=histogram(con, "n_words", bins),
+        score_counts=score_counts(con),
     )

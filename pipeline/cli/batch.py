@@ -48,6 +48,15 @@ def analyze(
         typer.Option("--memory-limit", help="DuckDB memory cap, e.g. 2GB (spills to disk beyond)."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress messages.")] = False,
+    label: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--label",
+            metavar="RUN=TEXT",
+            help="Label a run in the report and plots (RUN: the directory as given or its name); "
+            "repeatable. Default: what differs between the runs, e.g. 'new dice · tanglet:en'.",
+        ),
+    ] = None,
 ) -> None:
     """Analyse one or more finished runs: summary tables (Parquet + CSV), plots, report.html.
 
@@ -56,13 +65,13 @@ def analyze(
     Example: boggle analyze runs/new runs/classic --out reports/dice
     """
     from pipeline import render
-    from pipeline.analyze import analyze_runs
+    from pipeline.analyze import analyze_runs, parse_labels
 
     check_report_folder(run_dirs, out)
     threads = capped_threads(threads)
     result = analyze_runs(
         [str(d) for d in run_dirs], out, top=top, top_words=top_words, threads=threads,
-        memory_limit=memory_limit, progress=render.analyze_progress(quiet),
+        memory_limit=memory_limit, progress=render.analyze_progress(quiet), labels=parse_labels(label),
     )  # fmt: skip
     typer.echo(f"report: {result.report.resolve()}")
 

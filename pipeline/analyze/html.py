@@ -1,0 +1,70 @@
+"""HTML building blocks of the report: escaping, number formats and tables."""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["esc", "num", "pct", "table"]
+
+
+def esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def num(value: Any, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and digits == 0):
+        return f"{int(value):,}"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    try:
+        as_float = float(value)
+    except (TypeError, ValueError):
+        return esc(value)
+    if as_float.is_integer() and not isinstance(value, float):
+        return f"{int(as_float):,}"
+    return f"{as_float:,.{digits}f}"
+
+
+def pct(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{float(value) * 100:.1f}%"
+
+
+def table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    left: int = 0,
+    text_cols: Sequence[int] = (),
+    *,
+    sortable: bool = False,
+    row_classes: Sequence[str] | None = None,
+    table_id: str = "",
+) -> str:
+    """An HTML table from already-escaped cells; the first ``left`` columns and ``text_cols``
+    are left-aligned (numbers stay right-aligned). ``sortable`` marks it for DataTables (see
+    :mod:`pipeline.analyze.interactive`), whose numeric sort needs empty cells, not dashes."""
+
+    def cls(i: int) -> str:
+        return ' class="l"' if i < left or i in text_cols else ""
+
+    head = "".join(f"<th{cls(i)}>{esc(h)}</th>" for i, h in enumerate(header))
+    thead = f"<thead><tr>{head}</tr></thead>" if any(header) else ""
+    classes = list(row_classes) if row_classes is not None else [""] * len(rows)
+
+    def cell(c: str) -> str:
+        return "" if sortable and c == "–" else c
+
+    body = "".join(
+        (f'<tr class="{rc}">' if rc else "<tr>")
+        + "".join(f"<td{cls(i)}>{cell(c)}</td>" for i, c in enumerate(row))
+        + "</tr>"
+        for row, rc in zip(rows, classes, strict=True)
+    )
+    attrs = (' class="dt"' if sortable else "") + (f' id="{table_id}"' if table_id else "")
+    return f"<table{attrs}>{thead}<tbody>{body}</tbody></table>"

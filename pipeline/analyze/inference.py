@@ -1,0 +1,168 @@
+"""Confidence intervals for the comparisons of the report, and their plain-language verdicts.
+
+Every interval is a **normal approximation** at 95%: a run holds thousands of boards, so the
+means and shares compared here are close to normal (central limit theorem) and a bootstrap would
+cost a pass over the boards per resample for the same answer. Differences of means use Welch's
+standard error (unequal variances), shares the Wald one, ratios of means the delta method on the
+log scale, and regression coefficients the heteroskedasticity-robust (HC1) covariance. The tests
+check the coverage of these intervals on simulated samples with a known difference.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
+METHOD = "normal approximation (Welch standard errors; delta method for ratios; HC1 for regressions)"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with its 95% confidence interval."""
+
+    estimate: float
+    low: float
+    high: float
+
+    @property
+    def excludes_zero(self) -> bool:
+        return self.low > 0 or self.high < 0
+
+
+def _interval(est: float, se: float) -> Interval:
+    return Interval(est, est - Z95 * se, est + Z95 * se)
+
+
+def var_from_sums(n: float, total: float, squares: float) -> float:
+    """Sample variance (ddof=1) from the count, sum and sum of squares (NaN below 2 values)."""
+    if n < 2:
+        return math.nan
+    return max(0.0, (squares - total * total / n) / (n - 1))
+
+
+def diff_of_means(mean_a: float, sd_a: float, n_a: float, mean_b: float, sd_b: float, n_b: float) -> Interval:
+    """``mean_b - mean_a`` of two independent samples (Welch standard error)."""
+    se = math.sqrt(sd_a**2 / n_a + sd_b**2 / n_b) if n_a > 0 and n_b > 0 else math.nan
+    return _interval(mean_b - mean_a, se)
+
+
+def ratio_of_means(
+    mean_a: float, sd_a: float, n_a: float, mean_b: float, sd_b: float, n_b: float
+) -> Interval:
+    """``mean_b / mean_a - 1`` (relative difference), delta method on log(mean_b / mean_a).
+
+    NaN when either mean is not positive (a ratio is then meaningless)."""
+    if mean_a <= 0 or mean_b <= 0 or n_a <= 0 or n_b <= 0:
+        return Interval(math.nan, math.nan, math.nan)
+    log_ratio = math.log(mean_b / mean_a)
+    se = math.sqrt(sd_a**2 / (n_a * mean_a**2) + sd_b**2 / (n_b * mean_b**2))
+    return Interval(math.expm1(log_ratio), math.expm1(log_ratio - Z95 * se), math.expm1(log_ratio + Z95 * se))
+
+
+def diff_of_shares(p_a: float, n_a: float, p_b: float, n_b: float) -> Interval:
+    """``p_b - p_a`` of two independent shares (Wald standard error)."""
+    se = math.sqrt(p_a * (1 - p_a) / n_a + p_b * (1 - p_b) / n_b) if n_a > 0 and n_b > 0 else math.nan
+    return _interval(p_b - p_a, se)
+
+
+def mean_interval(mean: float, sd: float, n: float) -> Interval:
+    """A mean (of paired differences, say) with its interval."""
+    return _interval(mean, sd / math.sqrt(n) if n > 0 else math.nan)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Least squares ``y ~ X @ coef`` with the HC1 robust covariance of ``coef``."""
+
+    coef: np.ndarray
+    cov: np.ndarray
+    n: int
+
+    def contrast(self, weights: np.ndarray) -> Interval:
+        """``weights @ coef`` with its interval."""
+        w = np.asarray(weights, dtype=np.float64)
+        est = float(w @ self.coef)
+        var = float(w @ self.cov @ w)
+        return _interval(est, math.sqrt(max(var, 0.0)))
+
+
+def ols(x: np.ndarray, y: np.ndarray) -> Fit:
+    """Ordinary least squares with White's HC1 covariance (scores are skewed and their spread
+    grows with the mean, so the classical covariance would understate the uncertainty).
+
+    Columns that are all zero get a zero coefficient and zero variance (a face a run never
+    shows); a rank-deficient design is solved by the pseudo-inverse.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n = x.shape[0]
+    xtx = x.T @ x
+    inv = np.linalg.pinv(xtx)
+    coef = inv @ (x.T @ y)
+    resid = y - x @ coef
+    xe = x * resid[:, None]
+    meat = xe.T @ xe
+    rank = int(np.linalg.matrix_rank(xtx))
+    scale = n / max(1, n - rank)
+    cov = scale * inv @ meat @ inv
+    return Fit(coef, cov, n)
+
+
+def hc1_fit(
+    xtx: np.ndarray,
+    xty: np.ndarray,
+    n: int,
+    resid_of: Callable[[np.ndarray], np.ndarray],
+    meat_of: Callable[[np.ndarray], np.ndarray],
+) -> Fit:
+    """:func:`ols` from the normal equations, for designs that compute ``X.T @ X`` and the
+    meat ``X.T @ diag(e^2) @ X`` their own (faster) way."""
+    inv = np.linalg.pinv(xtx)
+    coef = inv @ xty
+    resid = resid_of(coef)
+    rank = int(np.linalg.matrix_rank(xtx))
+    cov = (n / max(1, n - rank)) * inv @ meat_of(resid) @ inv
+    return Fit(coef, cov, n)
+
+
+def _pct(x: float) -> str:
+    return f"{abs(x) * 100:.{1 if abs(x) < 0.1 else 0}f}%"
+
+
+def relative_verdict(subject: str, what: str, reference: str, rel: Interval) -> str:
+    """``"classic dice score 11% lower than new dice (95% CI 10-12%)"``; says when the interval
+    includes no difference."""
+    if math.isnan(rel.estimate):
+        return f"{subject}: no ratio of {what} (a mean is zero)"
+    direction = "higher" if rel.estimate >= 0 else "lower"
+    lo, hi = sorted((abs(rel.low), abs(rel.high)))
+    if not rel.excludes_zero:
+        return (
+            f"{subject}: {what} {_pct(rel.estimate)} {direction} than {reference}, but the 95% CI "
+            f"({rel.low * 100:+.1f}% to {rel.high * 100:+.1f}%) includes no difference"
+        )
+    return (
+        f"{subject}: {what} {_pct(rel.estimate)} {direction} than {reference} (95% CI {_pct(lo)}-{_pct(hi)})"
+    )
+
+
+def difference_verdict(subject: str, what: str, reference: str, diff: Interval, *, unit: str = "") -> str:
+    """``"classic dice: 3.2 more dead cells than new dice (95% CI 3.0-3.4)"``."""
+    if math.isnan(diff.estimate):
+        return f"{subject}: no comparison of {what}"
+
+    def fmt(v: float) -> str:
+        return f"{abs(v) * 100:.1f} pp" if unit == "pp" else f"{abs(v):.2f}{unit}"
+
+    more = "more" if diff.estimate >= 0 else "less"
+    if not diff.excludes_zero:
+        return (
+            f"{subject}: {what} {fmt(diff.estimate)} {more} than {reference}; the 95% CI "
+            f"includes no difference"
+        )
+    lo, hi = sorted((abs(diff.low), abs(diff.high)))
+    return f"{subject}: {what} {fmt(diff.estimate)} {more} than {reference} (95% CI {fmt(lo)}-{fmt(hi)})"

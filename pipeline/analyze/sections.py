@@ -1,0 +1,240 @@
+"""The report's sections that answer a designer's questions: what decided each run, how runs
+compare (with 95% intervals), boards shared by runs, face effects in one order, dice and cell
+positions, and word lists ranked by how common the words are."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from pipeline.analyze.html import esc, num, pct, table
+from pipeline.analyze.provenance import describe
+from pipeline.analyze.runs import RunInfo
+from pipeline.analyze.stats import series_labels
+
+
+def _ci(low: Any, high: Any, digits: int = 2) -> str:
+    if pd.isna(low) or pd.isna(high):
+        return ""
+    return f"{float(low):,.{digits}f} to {float(high):,.{digits}f}"
+
+
+def _mono(text: Any) -> str:
+    return f'<span class="mono">{esc(text)}</span>'
+
+
+def runs_header(runs: Sequence[RunInfo]) -> str:
+    """Per run: dice, lexicon (name + hash), rules, shape, seed or inputs, boards."""
+    descs = [describe(r.manifest) for r in runs]
+    fields = [k for k, _ in descs[0].rows()] if descs else []
+    rows = [[esc(r.label), *(esc(v) for _, v in d.rows())] for r, d in zip(runs, descs, strict=True)]
+    return table(["run", *fields], rows, left=len(fields) + 1)
+
+
+def verdicts(comparisons: pd.DataFrame, paired: pd.DataFrame) -> str:
+    """The plain-language findings: one line per comparison whose interval excludes zero
+    for score, plus every paired verdict."""
+    items = []
+    if len(comparisons):
+        for rec in comparisons.to_dict("records"):
+            if rec["metric"] in ("mean score", "mean word count", "share of boards with a dead cell"):
+                items.append(rec["verdict"])
+    items += [str(v) for v in paired.get("verdict", pd.Series(dtype=object)).tolist()]
+    if not items:
+        return ""
+    return '<ul class="verdicts">' + "".join(f"<li>{esc(t)}</li>" for t in items) + "</ul>"
+
+
+def comparisons_section(comparisons: pd.DataFrame, method: str) -> str:
+    rows = []
+    for r in comparisons.to_dict("records"):
+        share = r["kind"] == "share"
+        fmt = pct if share else num
+        diff = f"{r['diff'] * 100:+.2f} pp" if share else f"{r['diff']:+,.2f}"
+        ci = (
+            _ci(r["diff_low"] * 100, r["diff_high"] * 100) + " pp"
+            if share
+            else _ci(r["diff_low"], r["diff_high"])
+        )
+        rel = "" if pd.isna(r["rel"]) else f"{r['rel'] * 100:+.1f}%"
+        rel_ci = "" if pd.isna(r["rel"]) else _ci(r["rel_low"] * 100, r["rel_high"] * 100, 1) + " %"
+        rows.append([esc(r["run"]), esc(r["reference"]), esc(r["metric"]), fmt(r["reference_value"]),
+                     fmt(r["value"]), diff, esc(ci), rel, esc(rel_ci), esc(r["verdict"])])  # fmt: skip
+    header = ["run", "against", "metric", "reference", "run value", "difference", "95% CI",
+              "relative", "95% CI (relative)", "verdict"]  # fmt: skip
+    return (
+        f"<p>Each run against the first one given. Intervals: {esc(method)}; independent samples "
+        "(runs sharing their boards are also compared board by board below).</p>"
+        + table(header, rows, left=3, text_cols=[6, 8, 9], sortable=True, table_id="comparisons")
+    )
+
+
+def paired_section(paired: pd.DataFrame, boards: pd.DataFrame, words: pd.DataFrame, fig: str) -> str:
+    rows = []
+    for r in paired.to_dict("records"):
+        rows.append([esc(r["run"]), esc(r["reference"]), num(r["boards"], 0), f"{r['mean_diff']:+,.2f}",
+                     esc(_ci(r["diff_low"], r["diff_high"])), num(r["median_diff"]), num(r["p10_diff"]),
+                     num(r["p90_diff"]), pct(r["share_higher"]), pct(r["share_lower"]),
+                     pct(r["share_same"])])  # fmt: skip
+    header = ["run", "against", "boards", "mean difference", "95% CI", "median", "p10", "p90",
+              "boards higher", "boards lower", "unchanged"]  # fmt: skip
+    out = (
+        "<p>These runs hold the same boards (same dice, shape, count and seed: checked board by "
+        "board), so each board's score can be compared directly; the interval is the paired "
+        "one (normal approximation).</p>" + fig + table(header, rows, left=2, text_cols=[4], sortable=True)
+    )
+    if len(boards):
+        has_words = "words_gained" in boards
+        brows = []
+        for r in boards.to_dict("records"):
+            row = [esc(r["run"]), num(r["board_id"], 0), _mono(r["board"]), num(r["score_reference"], 0),
+                   num(r["score_run"], 0), f"{int(r['diff']):+,}"]  # fmt: skip
+            if has_words:
+                row += [_words_cell(r["words_gained"]), _words_cell(r["words_lost"])]
+            brows.append(row)
+        bh = ["run", "board id", "board", "score (reference)", "score (run)", "difference"]
+        bh += ["words only this run finds", "words only the reference finds"] if has_words else []
+        out += "<h3>The boards that change most</h3>" + table(
+            bh, brows, left=3, text_cols=[6, 7], sortable=True
+        )
+    if len(words):
+        wrows = [
+            [esc(r["run"]), _mono(r["word"]), num(r["boards_reference"], 0), num(r["boards_run"], 0),
+             f"{r['points_per_board']:+.3f}", pct(r["share_of_change"])]
+            for r in words.to_dict("records")
+        ]  # fmt: skip
+        wh = ["run", "word", "boards (reference)", "boards (run)", "points per board", "share of the change"]
+        out += (
+            "<h3>The words that account for the change</h3><p>Points per board each word adds "
+            "(found on more boards) or takes away; summed over every word this is the mean "
+            "difference exactly.</p>" + table(wh, wrows, left=2, sortable=True)
+        )
+    return out
+
+
+def _words_cell(text: Any) -> str:
+    words = str(text or "").split()
+    if not words:
+        return ""
+    head = " ".join(words[:12])
+    more = f" … (+{len(words) - 12})" if len(words) > 12 else ""
+    return f'<span class="mono">{esc(head)}{esc(more)}</span>'
+
+
+def face_effects_section(effects: pd.DataFrame) -> str:
+    """Faces as rows in one order shared by every run; per run the raw effect and the
+    adjusted one, each with its 95% interval."""
+    e = effects.copy()
+    e["series"] = series_labels(e) if len(e) else pd.Series(dtype=object)
+    e = e[e["source"] != "(all)"]
+    order = (
+        e.sort_values(["face_order", "face"])["face"].drop_duplicates().tolist() if "face_order" in e else []
+    )
+    order = order or list(dict.fromkeys(e["face"]))
+    series = list(dict.fromkeys(e["series"]))
+    by = {(rec["series"], rec["face"]): rec for rec in e.to_dict("records")}
+    has_adj = "adj_effect" in e
+    rows = []
+    for face in order:
+        row = [_mono(face)]
+        for s in series:
+            rec = by.get((s, face))
+            if rec is None:
+                row += ["", "", ""] + (["", ""] if has_adj else [])
+                continue
+            row += [
+                pct(rec["share_with"]),
+                num(rec["effect"]),
+                esc(_ci(rec["effect_low"], rec["effect_high"])),
+            ]
+            if has_adj:
+                row += [num(rec["adj_effect"]), esc(_ci(rec["adj_low"], rec["adj_high"]))]
+        rows.append(row)
+    header = ["face"]
+    for s in series:
+        header += [f"{s}: boards with", "raw effect", "95% CI"] + (["adjusted", "95% CI"] if has_adj else [])
+    per = 5 if has_adj else 3
+    text_cols = [1 + k * per + j for k in range(len(series)) for j in ((2, 4) if has_adj else (2,))]
+    return table(header, rows, left=1, text_cols=text_cols, sortable=True, table_id="face-effects")
+
+
+def dice_section(dice: pd.DataFrame, positions: pd.DataFrame, fig: str, notes: Sequence[str]) -> str:
+    out = ""
+    if len(dice):
+        rows = []
+        for r in dice.to_dict("records"):
+            rows.append([esc(r["run"]), num(r["rank"], 0), num(r["die"], 0), _mono(r["faces"]),
+                         num(r["value"]), esc(_ci(r["value_low"], r["value_high"])),
+                         num(r.get("value_corner")), num(r.get("value_edge")), num(r.get("value_inner")),
+                         _mono(r["worst_face"]), _mono(r["best_face"]), num(r["swing"])])  # fmt: skip
+        header = ["run", "rank (worst first)", "die", "faces", "value", "95% CI", "in a corner",
+                  "on an edge", "inside", "worst face", "best face", "swing"]  # fmt: skip
+        out += (
+            "<p>The die on each cell is reconstructed from the run's seed and chunk plan with the "
+            "generator's own draws, and used only when that gives back every stored board exactly. "
+            "A die's <b>value</b> is the mean adjusted effect of its faces: the points a board gains "
+            "from that die against an average cell. <b>Swing</b>: best minus worst face. The "
+            "lowest-valued dice are the first to redesign.</p>"
+            + fig
+            + table(header, rows, left=1, text_cols=[3, 5, 9, 10], sortable=True, table_id="dice")
+        )
+    if len(positions):
+        p = positions.pivot_table(index="face", columns=["run", "position"], values="adj_effect", sort=False)
+        rows = []
+        for face, rec in p.iterrows():
+            rows.append([_mono(face), *(num(v) for v in rec.tolist())])
+        header = ["face", *(f"{col[0]}: {col[1]}" for col in p.columns)]
+        out += (
+            "<h3>Face effects by cell position</h3><p>Adjusted effect of a face on a corner, edge "
+            "or inner cell, against the average face of that kind of cell (a cell with more "
+            "neighbours gives a good letter more words).</p>"
+            + table(header, rows, left=1, sortable=True, table_id="positions")
+        )
+    if notes:
+        out += "".join(f'<p class="note">{esc(n)}</p>' for n in notes)
+    return out
+
+
+def frequent_words_section(freq: pd.DataFrame, source: str, n: int) -> str:
+    """Common words first (ranked among words of Zipf ≥ threshold); every word, obscure ones
+    included, behind a toggle."""
+    f = freq.copy()
+    f["series"] = series_labels(f) if len(f) else pd.Series(dtype=object)
+    series = list(dict.fromkeys(f["series"]))
+
+    def side_by_side(rank_col: str, sub: pd.DataFrame, table_id: str) -> str:
+        ranks = sorted(int(x) for x in sub[rank_col].dropna().unique())
+        by = {
+            (rec["series"], int(rec[rank_col])): rec
+            for rec in sub.dropna(subset=[rank_col]).to_dict("records")
+        }
+        rows, classes = [], []
+        for rank in ranks:
+            row = [num(rank, 0)]
+            obscure = False
+            for s in series:
+                rec = by.get((s, rank))
+                if rec is None:
+                    row += ["", "", ""]
+                    continue
+                obscure |= not bool(rec["common"])
+                z = "" if pd.isna(rec["zipf"]) else f"{float(rec['zipf']):.1f}"
+                row += [_mono(rec["word"]), pct(rec["share"]), z]
+            rows.append(row)
+            classes.append("obscure" if obscure else "")
+        header = ["rank"]
+        for s in series:
+            header += [f"{s}: word", "boards with it", "Zipf"]
+        text_cols = list(range(1, len(header), 3))
+        return table(header, rows, 1, text_cols, sortable=True, row_classes=classes, table_id=table_id)
+
+    common = side_by_side("rank_common", f, "words-common")
+    every = side_by_side("rank", f[f["rank"] <= n], "words-all")
+    return (
+        f"<p>Share of boards on which each word can be found, common words only (by {esc(source)}). "
+        "Obscure entries of the word list (tes, oes, eth...) are in the full ranking below.</p>"
+        + common
+        + f"<details><summary>Show every word, obscure ones included (marked)</summary>{every}</details>"
+    )

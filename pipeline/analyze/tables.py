@@ -1,0 +1,46 @@
+"""Every table of an analysis: the aggregates of :mod:`pipeline.analyze.stats` plus the
+board-level ones a designer asks for (adjusted face effects, cell positions, dice, comparisons
+with 95% intervals, paired runs)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pipeline.analyze.cells import cell_tables
+from pipeline.analyze.compare import comparisons, paired
+from pipeline.analyze.runs import RunInfo
+from pipeline.analyze.stats import Tables, compute_tables, face_order
+from pipeline.analyze.words import run_languages
+
+if TYPE_CHECKING:
+    import duckdb
+
+
+def compute_all(
+    con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], *, top: int = 20, top_words: int = 50,
+    bins: int = 60,
+) -> Tables:  # fmt: skip
+    """:func:`~pipeline.analyze.stats.compute_tables` for ``runs`` (the runs of the ``boards``
+    view, in order), then the board-level tables."""
+    langs = run_languages({r.label: r.lexicon.get("name") for r in runs})
+    tables = compute_tables(
+        con, top=top, top_words=top_words, bins=bins, words=any(r.has_words for r in runs), languages=langs
+    )
+    cells = cell_tables(con, runs)
+    fe = tables.face_effects
+    if not cells.adjusted.empty:
+        adj = cells.adjusted[["run", "source", "face", "adj_effect", "adj_low", "adj_high"]]
+        fe = fe.merge(adj, on=["run", "source", "face"], how="left", sort=False)
+    order = {f: i for i, f in enumerate(face_order(fe))}
+    fe["face_order"] = fe["face"].map(order)
+    tables.face_effects = fe
+    tables.face_positions = cells.positions
+    tables.dice = cells.dice
+    tables.dice_faces = cells.dice_faces
+    tables.comparisons = comparisons(tables.summary)
+    pt = paired(con, runs, top=min(top, 10))
+    tables.paired, tables.paired_histogram = pt.summary, pt.histogram
+    tables.paired_boards, tables.paired_words = pt.boards, pt.words
+    tables.notes = cells.notes + pt.notes
+    return tables

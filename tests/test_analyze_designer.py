@@ -1,0 +1,152 @@
+"""What a board-game designer reads in the report, on real (small) runs of the batch pipeline:
+runs labelled by what decided them, comparisons with intervals, the die on every cell rebuilt
+from the seed exactly, each die's value, and runs that share their boards compared board by
+board (new dice vs classic dice vs new dice under other rules, ENABLE2K)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.analyze import analyze_runs, cells, compare, connect, load_runs
+from pipeline.cli import app
+
+COUNT = 600
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """new dice, classic dice, and new dice with min length 4 (the same boards as the first)."""
+    from pipeline.runner import run_from_file
+    from tests.conftest import ENABLE2K, REPO
+
+    if not ENABLE2K.is_file():
+        pytest.skip(f"ENABLE2K not found at {ENABLE2K}")
+    base = tmp_path_factory.mktemp("designer")
+    out = []
+    for name, dice, extra in (
+        ("new", "new", {}),
+        ("classic", "classic", {}),
+        ("new-min4", "new", {"rules.min_length": 4}),
+    ):
+        run_dir = base / name
+        overrides: dict[str, Any] = {
+            "run.out": str(run_dir), "run.n_jobs": 1, "lexicon.path": str(ENABLE2K), "boards.dice": dice,
+            "boards.count": COUNT, "boards.chunk_size": 250, "boards.seed": 5, **extra,
+        }  # fmt: skip
+        run_from_file(REPO / "configs" / "smoke.toml", overrides)
+        out.append(run_dir)
+    return out
+
+
+def test_runs_are_labelled_by_what_differs(three_runs: list[Path]) -> None:
+    labels = [r.label for r in load_runs(three_runs)]
+    assert labels == [
+        "new dice · enable2k.txt · boggle (min 3) rules",
+        "classic dice · enable2k.txt · boggle (min 3) rules",
+        "new dice · enable2k.txt · boggle (min 4) rules",
+    ]
+    own = load_runs(three_runs, {"classic": "the old dice", str(three_runs[0]): "the new dice"})
+    assert [r.label for r in own][:2] == ["the new dice", "the old dice"]
+
+
+def test_dice_are_rebuilt_from_the_seed_exactly(three_runs: list[Path]) -> None:
+    """The die on every cell, re-rolled through the generator's own draws, gives back every
+    stored board; so each board's faces are exactly its dice's faces."""
+    from pipeline.dice import load_dice_set
+
+    for run in load_runs(three_runs[:2]):
+        with connect([run]) as con:
+            bf = cells.read_board_faces(con, run.label)
+        assert bf is not None
+        layout, why = cells.reconstruct_dice(run, bf)
+        assert layout is not None, why
+        dice = load_dice_set(layout.name)
+        assert layout.die.shape == (COUNT, 16)
+        assert (np.sort(layout.die, axis=1) == np.arange(16)).all()  # each die once per board
+        shown = [[dice.dice[d][s] for d, s in zip(drow, srow, strict=True)]
+                 for drow, srow in zip(layout.die, layout.side, strict=True)]  # fmt: skip
+        stored = [[bf.faces[c] for c in row] for row in bf.codes]
+        assert shown == stored
+
+
+def test_reconstruction_refuses_a_run_it_cannot_reproduce(three_runs: list[Path]) -> None:
+    run = load_runs(three_runs[:1])[0]
+    with connect([run]) as con:
+        bf = cells.read_board_faces(con, run.label)
+    assert bf is not None
+    wrong_seed = dict(run.manifest, config={**run.config, "boards": {**run.config["boards"], "seed": 6}})
+    other = type(run)(run.label, run.path, wrong_seed, run.parts)
+    layout, why = cells.reconstruct_dice(other, bf)
+    assert layout is None and "does not give the stored boards" in why
+    ingest = dict(run.manifest, config={**run.config, "boards": {**run.config["boards"], "source": "ingest"}})
+    assert cells.reconstruct_dice(type(run)(run.label, run.path, ingest, run.parts), bf)[0] is None
+
+
+def test_report_answers_the_designers_questions(three_runs: list[Path], tmp_path: Path) -> None:
+    res = analyze_runs(three_runs, tmp_path / "report", top=5, top_words=10)
+    t = res.tables
+    new, classic, min4 = (r.label for r in res.runs)
+    # Comparisons against the first run, with intervals and verdicts.
+    score = t.comparisons[(t.comparisons["metric"] == "mean score")].set_index("run")
+    assert set(score.index) == {classic, min4}
+    for rec in score.reset_index().to_dict("records"):
+        assert rec["diff_low"] <= rec["diff"] <= rec["diff_high"]
+        assert rec["verdict"].startswith(f"{rec['run']}: mean score ")
+    assert score.loc[min4, "diff"] < 0  # a longer minimum can only lose words
+    # Paired: the min-4 run holds the first run's boards; the classic run does not.
+    assert list(t.paired["run"]) == [min4]
+    p = t.paired.iloc[0]
+    assert (
+        p["boards"] == COUNT and p["share_higher"] == 0 and p["diff_low"] <= p["mean_diff"] <= p["diff_high"]
+    )
+    df_new = pd.concat([pd.read_parquet(f) for f in sorted(three_runs[0].glob("part-*.parquet"))])
+    df_min4 = pd.concat([pd.read_parquet(f) for f in sorted(three_runs[2].glob("part-*.parquet"))])
+    diff = df_min4["score"].to_numpy() - df_new["score"].to_numpy()
+    assert p["mean_diff"] == pytest.approx(diff.mean())
+    top = t.paired_boards
+    assert list(top["diff"].abs())[:1] == [np.abs(diff).max()]
+    assert all(set(w.split()) and all(len(x) == 3 for x in w.split()) for w in top["words_lost"] if w)
+    # Face effects: raw and adjusted with intervals, one face order for every run.
+    fe = t.face_effects
+    assert {"effect_low", "effect_high", "adj_effect", "adj_low", "adj_high", "face_order"} <= set(fe.columns)
+    orders = {run: list(g.sort_values("face_order")["face"]) for run, g in fe.groupby("run")}
+    common = set.intersection(*(set(v) for v in orders.values()))
+    firsts = [[f for f in v if f in common] for v in orders.values()]
+    assert all(f == firsts[0] for f in firsts)
+    # Dice: 16 dice per dice run, ranked worst first, values averaging about zero.
+    for run in (new, classic, min4):
+        d = t.dice[t.dice["run"] == run]
+        assert list(d["rank"]) == list(range(1, 17)) and sorted(d["die"]) == list(range(1, 17))
+        assert (np.diff(d["value"].to_numpy()) >= 0).all()
+        assert abs(d["value"].mean()) < 1.0
+    page = res.report.read_text(encoding="utf-8")
+    for text in ("new dice", "classic dice", "seed 5", "enable2k.txt (sha256", "How the runs compare",
+                 "Same boards, board by board", "Dice and cell positions", "wordfreq",
+                 "normal approximation", 'class="dt"', "dt-bundle"):  # fmt: skip
+        assert text in page, text
+    assert f"Board quality: {new} vs {classic} vs {min4}" in page
+
+
+def test_word_changes_add_up_to_the_mean_difference(three_runs: list[Path]) -> None:
+    runs = load_runs([three_runs[0], three_runs[2]])
+    with connect(runs) as con:
+        words = compare._word_changes(con, runs[0], runs[1], COUNT, 10**6)
+        pt = compare.paired(con, runs)
+    assert words["points_per_board"].sum() == pytest.approx(pt.summary.iloc[0]["mean_diff"])
+
+
+def test_cli_label_option(three_runs: list[Path], tmp_path: Path) -> None:
+    out = tmp_path / "labelled"
+    res = CliRunner().invoke(app, ["analyze", str(three_runs[0]), str(three_runs[1]), "--out", str(out),
+                                   "--label", "classic=Classic 1976", "--quiet"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    summary = pd.read_parquet(out / "tables" / "summary.parquet")
+    assert "Classic 1976" in set(summary["run"])
+    bad = CliRunner().invoke(app, ["analyze", str(three_runs[0]), "--label", "nothing", "--quiet"])
+    assert bad.exit_code == 2 and "RUN=TEXT" in bad.stderr
