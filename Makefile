@@ -67,6 +67,10 @@ bench-lexicon:  ## a 3.2M-word list (tanglet:pl): cold compile time and RSS, the
 bench-vs-cpp:  ## our kernel vs the C++ solver (ANCHOR_DIR, default /tmp/anchor): same boards, alternating, medians
 	$(PY) -m pipeline.benches.perf_vs_cpp --dictionary $(ENABLE2K)
 
+.PHONY: bench-verify
+bench-verify:  ## readers with and without checksum verification on a 1M-board run (runs/bench-verify)
+	$(PY) -m pipeline.benches.bench_verify --dictionary $(ENABLE2K) --count 1000000
+
 .PHONY: bench-algorithms
 bench-algorithms:  ## trie vs word-driven DP vs binary search: 4x4, 6x6, 100x100 and a ~545k-word list
 	$(PY) -m pipeline.benches.perf_algorithms --dictionary $(ENABLE2K) --big $(ENABLE2K) --big tanglet:en --big tanglet:nl
