@@ -310,6 +310,9 @@ def test_n_jobs_capped_at_chunks_and_cores(enable2k_path: str, tmp_path: Path) -
     assert capped_n_jobs(cfg, notes.append) == min(4, 2 * len(os.sched_getaffinity(0)))
     assert len(notes) == 1 and "n_jobs 64 capped to" in notes[0]
     assert capped_n_jobs(small_config(enable2k_path, tmp_path / "x", run__n_jobs=1).resolve()) == 1
+    # the default, every core, is capped by the chunk count too (one chunk: one worker)
+    one_chunk = small_config(enable2k_path, tmp_path / "x", run__n_jobs=-1, boards__count=10).resolve()
+    assert capped_n_jobs(one_chunk) == 1
 
 
 # ---------------------------------------------------------------- I/O failures

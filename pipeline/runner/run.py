@@ -78,20 +78,30 @@ def capped_n_jobs(config: RunConfig, note: NoteCallback | None = None) -> int:
     """``[run] n_jobs`` of a resolved config, capped: more workers than chunks would idle, and
     more than JOBS_PER_CORE per core only cost memory (a remote dask cluster is not capped)."""
     wanted = config.run.n_jobs
-    if wanted < 0 or (config.run.backend == "dask" and config.run.scheduler):
+    if config.run.backend == "dask" and config.run.scheduler:
         return wanted
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if wanted < 0:  # joblib's meaning: -1 every core, -2 all but one...
+        resolved = max(1, cores + 1 + wanted)
+        n_chunks = _generate_chunks(config)
+        # only a run with fewer chunks than cores needs fewer workers than asked (no note: the
+        # user asked for "all cores", not for a number)
+        return min(resolved, n_chunks) if n_chunks is not None and n_chunks < resolved else wanted
     limit, why = JOBS_PER_CORE * cores, f"{JOBS_PER_CORE} x {cores} cores"
-    b = config.boards
-    if b.source == "generate":
-        n_chunks = -(-b.count // b.chunk_size)
-        if n_chunks < limit:
-            limit, why = n_chunks, f"the run has {n_chunks} chunk{'s' if n_chunks != 1 else ''}"
+    n_chunks = _generate_chunks(config)
+    if n_chunks is not None and n_chunks < limit:
+        limit, why = n_chunks, f"the run has {n_chunks} chunk{'s' if n_chunks != 1 else ''}"
     if wanted <= limit:
         return wanted
     if note is not None:
         note(f"n_jobs {wanted} capped to {limit} ({why})")
     return limit
+
+
+def _generate_chunks(config: RunConfig) -> int | None:
+    """The chunk count of a generate run (None for ingest: not known before reading)."""
+    b = config.boards
+    return -(-b.count // b.chunk_size) if b.source == "generate" else None
 
 
 def execute(
