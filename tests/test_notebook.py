@@ -76,11 +76,14 @@ def test_notebook_runs_against_a_small_run(tmp_path: Path) -> None:
     text = outputs_text(nb)
     assert "test-words" in text  # provenance
     # the whole run (5 boards in parts of 3), not its first part
-    assert re.search(r"count\s+5\.00\s+5\.00\s+5\.00", text), text
+    assert re.search(r"count\s+5\s+5\s+5\b", text), text  # counts as integers
     assert not SCIENTIFIC.search(text)
     assert "[th]ose" in text  # the best board
+    assert re.search(r"boards with < 10 words\s+80\.0%", text), text  # shares as percentages
     images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
-    assert len(images) == 6  # 2 distributions, by length, longest word, faces, best board
+    # cumulative + 2 distributions, by length, longest word, faces, best board (no dice: a note)
+    assert len(images) == 7
+    assert "no per-die analysis" in text and "set compare_dirs" in text
 
 
 def test_notebook_runs_against_the_smoke_run(smoke_run: Path) -> None:
@@ -89,10 +92,23 @@ def test_notebook_runs_against_the_smoke_run(smoke_run: Path) -> None:
     manifest = json.loads((smoke_run / "_SUCCESS").read_text())
     assert manifest["lexicon"]["name"] in text
     assert "2000" in text.replace(",", "")
-    assert re.search(r"count\s+2,000\.00", text)
+    assert re.search(r"count\s+2,000\b", text)
     assert not SCIENTIFIC.search(text)
     images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
-    assert len(images) == 6
+    assert len(images) == 8  # and the dice ranking: the smoke run rolls the new dice
+    assert "die" in text and "value" in text
+
+
+def test_notebook_compares_several_runs(tmp_path: Path) -> None:
+    from tests.test_analyze import BETA
+
+    alpha = write_run(tmp_path / "alpha", ALPHA)
+    beta = write_run(tmp_path / "beta", BETA, chunk_size=2)
+    nb = execute(alpha, compare_dirs=[str(beta)])
+    text = outputs_text(nb)
+    assert "beta: mean score 42% lower than alpha, but the 95% CI" in text
+    assert not SCIENTIFIC.search(text)
+    assert "one run: set compare_dirs" not in text
 
 
 def test_notebook_refuses_an_unfinished_run(tmp_path: Path) -> None:
@@ -117,5 +133,5 @@ def test_jupyter_execute_from_the_notebooks_folder(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr[-3000:]
     text = outputs_text(nbformat.read(out, as_version=4))
     assert "test-words" in text and "[th]ose" in text  # the run $BOGGLE_RUN_DIR names
-    assert re.search(r"count\s+5\.00", text)
+    assert re.search(r"count\s+5\b", text)
     assert nbformat.read(NOTEBOOK, as_version=4).cells[2].get("outputs") == []  # committed copy untouched
