@@ -7,6 +7,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+from pipeline import lifeline
 from pipeline.errors import BoggleError, ConfigError
 
 # Arrow's default allocator (mimalloc) holds on to what a chunk's Parquet writer freed: about
@@ -19,8 +20,10 @@ ARROW_POOL_ENV = "ARROW_DEFAULT_MEMORY_POOL"
 
 def prepare_worker_environment() -> None:
     """Environment for the worker processes started from now on: Arrow allocates with the C
-    library's allocator (unless the user chose a pool in ``ARROW_DEFAULT_MEMORY_POOL``)."""
+    library's allocator (unless the user chose a pool in ``ARROW_DEFAULT_MEMORY_POOL``), and
+    they know this process as the one to die with (:mod:`pipeline.lifeline`)."""
     os.environ.setdefault(ARROW_POOL_ENV, "system")
+    lifeline.mark_main()
 
 
 @contextlib.contextmanager
@@ -35,7 +38,10 @@ def parallel_backend(backend: str, n_jobs: int | None, scheduler: str | None = N
 
     prepare_worker_environment()
     if backend != "dask":
-        with joblib.parallel_config(backend=backend, n_jobs=n_jobs):
+        # loky workers arm as they start, not at their first task, which they reach only after
+        # importing the pipeline (a second or more)
+        early = {"initializer": lifeline.arm} if backend == "loky" else {}
+        with joblib.parallel_config(backend=backend, n_jobs=n_jobs, **early):
             yield
         return
     try:
@@ -52,9 +58,17 @@ def parallel_backend(backend: str, n_jobs: int | None, scheduler: str | None = N
                 raise BoggleError(f"cannot reach the dask scheduler {scheduler}: {exc}") from None
         else:
             workers = (os.cpu_count() or 1) if n_jobs is None or n_jobs < 0 else n_jobs
+            # The preload arms each worker process as it starts, idle ones included, so the
+            # whole cluster dies with this process even under kill -9. A remote scheduler's
+            # workers (above) are not ours to kill: they outlive us, finish the task in hand
+            # (the scheduler forgets this client's tasks when its connection drops) and write
+            # nothing of ours, as on dask the main process writes every part.
             cluster = stack.enter_context(
-                LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-            )
+                LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                    preload=[lifeline.__name__],
+                )
+            )  # fmt: skip
             client = stack.enter_context(Client(cluster, set_as_default=False))
         with joblib.parallel_config(backend="dask", client=client):
             yield

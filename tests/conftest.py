@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -123,3 +125,44 @@ def _reseal(job_dir: Path, legacy: bool = False) -> None:
 @pytest.fixture(scope="session")
 def reseal():  # type: ignore[no-untyped-def]
     return _reseal
+
+
+# ---------------------------------------------------------------- jobs in their own process group
+
+
+def boggle_command(*args: str) -> list[str]:
+    """A ``boggle`` command line run by this interpreter (the installed entry point's module)."""
+    return [sys.executable, "-m", "pipeline.cli", *args]
+
+
+def job_environment() -> dict[str, str]:
+    """The environment for a ``boggle`` subprocess, read when called: the session's isolated
+    cache (set by a fixture, after modules are imported) and this checkout on the path."""
+    return {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def group_processes(pgid: int) -> list[int]:
+    """Live processes of the process group ``pgid`` (read from /proc/*/stat). Zombies are left
+    out: they run nothing, and this container's init may never reap them."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                stat = fh.read()
+        except OSError:  # gone while we looked
+            continue
+        # the command name (field 2) may hold spaces and parentheses: split after its last ")"
+        state, _ppid, group = stat[stat.rindex(")") + 2 :].split()[:3]
+        if int(group) == pgid and state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
+def wait_group_gone(pgid: int, limit: float = 10.0) -> list[int]:
+    """Poll until no live process of ``pgid`` is left or ``limit`` seconds pass; what is left."""
+    deadline = time.monotonic() + limit
+    while (alive := group_processes(pgid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive

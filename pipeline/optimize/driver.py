@@ -8,6 +8,7 @@ turns them into :class:`OptimizeProgress` for the caller's callback.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline import lifeline
 from pipeline.boards import canonical, format_compact
 from pipeline.optimize.anneal import simulated_annealing
 from pipeline.optimize.budget import Clock, RestartEvent, RestartResult
@@ -36,6 +38,7 @@ class RestartTask:
 def run_restart(task: RestartTask, sink: Any = None) -> RestartResult:
     """One restart, start to finish (what a joblib worker runs); ``sink.put(RestartEvent)``
     receives its progress when given."""
+    lifeline.arm()  # a kill -9 of the main process leaves no worker searching on
     rng = np.random.default_rng(task.seed)
     scorer = Scorer(task.tables)
     clock = Clock(task.restart, task.cfg, sink)
@@ -126,13 +129,16 @@ def search(
     seeds = np.random.SeedSequence(cfg.seed).spawn(cfg.restarts)
     tasks = [RestartTask(i, s, cfg, space, tables) for i, s in enumerate(seeds)]
     relay = Relay(space, alphabet, cfg.restarts, progress, found)
+    lifeline.mark_main()
     if joblib.effective_n_jobs(n_jobs) == 1 or cfg.restarts == 1:
         return [run_restart(t, relay) for t in tasks]
-    import multiprocessing
     import queue
+    from multiprocessing.managers import SyncManager
 
-    # a Manager queue, unlike a multiprocessing.Queue, can be pickled into loky workers
-    manager = multiprocessing.Manager()
+    # a Manager queue, unlike a multiprocessing.Queue, can be pickled into loky workers; its
+    # server process dies with this one like the workers do
+    manager = SyncManager()
+    manager.start(lifeline.arm, (os.getpid(),))
     try:
         events = manager.Queue()
         stop = threading.Event()

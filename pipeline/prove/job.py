@@ -442,7 +442,9 @@ def _indexed(
     ids: np.ndarray,
     bound: str,
 ) -> tuple[int, pa.Table, float]:
+    from pipeline import lifeline
 
+    lifeline.arm()  # a kill -9 of the main process leaves no worker proving on
     table, cpu = prove_chunk(args, threshold, enumerate_max, ids, bound)
     return c, table, cpu
 

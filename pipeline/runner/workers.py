@@ -4,9 +4,6 @@ backends (loky, threads, dask) the tasks run under."""
 from __future__ import annotations
 
 import contextlib
-import os
-import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline import backends, store
+from pipeline import backends, lifeline, store
 from pipeline.config import RunSettings
 from pipeline.errors import (
     LexiconError,
@@ -149,36 +146,11 @@ class ChunkResult:
     table: Any = None  # a pyarrow.Table when the worker did not write the part itself
 
 
-_PARENT_PID: int | None = None  # the main process a worker process serves, once watched
-
-
-def _watch_parent(parent_pid: int) -> None:
-    """In a worker process of ``parent_pid``: exit as soon as that parent is gone (re-parented),
-    so a ``kill -9`` of the main process leaves no worker solving or writing. Idempotent; does
-    nothing in the main process itself (threads, n_jobs=1) or under another parent (dask)."""
-    global _PARENT_PID
-    if _PARENT_PID is not None or os.getpid() == parent_pid or os.getppid() != parent_pid:
-        return
-    _PARENT_PID = parent_pid
-
-    def watch() -> None:
-        while os.getppid() == parent_pid:
-            time.sleep(0.2)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="boggle-parent-watchdog", daemon=True).start()
-
-
-def _exit_if_orphaned() -> None:
-    if _PARENT_PID is not None and os.getppid() != _PARENT_PID:
-        os._exit(1)  # never commit a part for a run whose main process is gone
-
-
 def watched_solve_chunk(
     task: ChunkTask, handle: LexiconHandle, out_dir: str | None, parent_pid: int
 ) -> ChunkResult:
-    """:func:`solve_chunk` in a worker that exits when the main process ``parent_pid`` dies."""
-    _watch_parent(parent_pid)
+    """:func:`solve_chunk` in a worker that dies with the main process ``parent_pid``."""
+    lifeline.arm(parent_pid)
     return solve_chunk(task, handle, out_dir)
 
 
@@ -245,7 +217,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
     if out_dir is None:
         table = table.replace_schema_metadata({k.encode(): v.encode() for k, v in task.metadata.items()})
         return ChunkResult(task.chunk, table.num_rows, 0, table)
-    _exit_if_orphaned()
+    lifeline.exit_if_orphaned()
     nbytes = store.write_part(out_dir, task.chunk, table, task.metadata)
     return ChunkResult(task.chunk, table.num_rows, nbytes)
 
