@@ -30,7 +30,7 @@ from pipeline.errors import ConfigError, LexiconError, quote
 from pipeline.io import write_text_atomic
 from pipeline.rules import Rules
 from pipeline.tanglet import TANGLET_PREFIX, no_lexicon_help, tanglet_pack
-from pipeline.trie import Alphabet, Trie, build_trie
+from pipeline.trie import DEFAULT_MAX_NODES, Alphabet, Trie, build_trie
 
 CACHE_FORMAT = 2  # bump whenever the trie's saved layout changes: stale caches are never loaded
 MAX_EXAMPLES = 5
@@ -110,6 +110,7 @@ class Lexicon:
 MAX_BYTES_ENV = "BOGGLE_LEXICON_MAX_BYTES"
 MAX_LINES_ENV = "BOGGLE_LEXICON_MAX_LINES"
 MAX_WORD_ENV = "BOGGLE_LEXICON_MAX_WORD"
+MAX_NODES_ENV = "BOGGLE_LEXICON_MAX_NODES"
 # tanglet:pl, the largest list we know, is 42 MB of text in 3.2M lines: 6x and 3x headroom.
 # Compiling costs about 250 bytes a line at peak (tanglet:pl: 790 MB), so the line cap is what
 # bounds memory on short lines: about 2.5 GB at 10M.
@@ -127,17 +128,20 @@ _READ_CHUNK = 2**20  # decompressed bytes examined per step
 class LexiconLimits:
     """What a word list may hold; ``from_env`` reads the environment overrides.
 
-    ``max_bytes`` caps the file and its decompressed text, ``max_lines`` its lines (both
-    refused, exit 2); words longer than ``max_word`` letters are dropped and counted in the
-    drop report; a line over ``MAX_LINE_BYTES`` bytes is refused.
+    ``max_bytes`` caps the file and its decompressed text, ``max_lines`` its lines, and
+    ``max_nodes`` the compiled trie (all refused, exit 2); words longer than ``max_word``
+    letters are dropped and counted in the drop report; a line over ``MAX_LINE_BYTES`` bytes
+    is refused.
     """
 
     max_bytes: int = DEFAULT_MAX_BYTES
     max_lines: int = DEFAULT_MAX_LINES
     max_word: int = DEFAULT_MAX_WORD
+    max_nodes: int = DEFAULT_MAX_NODES
 
     def __post_init__(self) -> None:
-        if self.max_bytes < 1 or self.max_lines < 1 or not 1 <= self.max_word <= MAX_LINE_BYTES:
+        small = min(self.max_bytes, self.max_lines, self.max_nodes)
+        if small < 1 or not 1 <= self.max_word <= MAX_LINE_BYTES:
             raise ValueError(f"invalid lexicon limits {self}")
 
     @classmethod
@@ -146,6 +150,7 @@ class LexiconLimits:
             _env_int(MAX_BYTES_ENV, DEFAULT_MAX_BYTES, suffixes=True),
             _env_int(MAX_LINES_ENV, DEFAULT_MAX_LINES),
             _env_int(MAX_WORD_ENV, DEFAULT_MAX_WORD, most=MAX_LINE_BYTES),
+            _env_int(MAX_NODES_ENV, DEFAULT_MAX_NODES, most=2**31 - 1),  # int32 child indices
         )
 
 
@@ -156,7 +161,7 @@ def _env_int(name: str, default: int, *, suffixes: bool = False, most: int | Non
     text = os.environ.get(name, "").strip()
     if not text:
         return default
-    m = re.fullmatch(r"(\d+)\s*([kmg]?)(?:i?b)?" if suffixes else r"(\d+)()", text, re.IGNORECASE)
+    m = re.fullmatch(r"(\d{1,15})\s*([kmg]?)(?:i?b)?" if suffixes else r"(\d{1,15})()", text, re.IGNORECASE)
     value = int(m.group(1)) * _SIZE_SUFFIX[m.group(2).lower()] if m else 0
     if value < 1 or (most is not None and value > most):
         span = f"1 to {most}" if most is not None else "a positive whole number"
@@ -610,14 +615,16 @@ def compile_words(
         dict(lexicon.report.dropped),
         {k: list(v) for k, v in lexicon.report.examples.items()},
     )
-    if max_word is None:
-        max_word = LexiconLimits.from_env().max_word
-    words = _drop_long(lexicon.words, max_word, report)
+    limits = LexiconLimits.from_env()
+    words = _drop_long(lexicon.words, limits.max_word if max_word is None else max_word, report)
     short = [w for w in words if len(w) < rules.min_length]
     report.drop_many(f"shorter than {rules.min_length} letters", short)
     # no copy of a multi-million-word list when nothing is dropped
     long_enough = [w for w in words if len(w) >= rules.min_length] if short else words
-    trie, unspellable = build_trie(long_enough, alphabet)
+    try:
+        trie, unspellable = build_trie(long_enough, alphabet, max_nodes=limits.max_nodes)
+    except LexiconError as exc:
+        raise LexiconError(exc.message, source=exc.source or lexicon.source, line=exc.line) from None
     report.drop_many("not spellable with the faces " + alphabet.describe(), unspellable)
     return CompiledLexicon(
         lexicon.name,

@@ -467,9 +467,18 @@ def _word_lengths(words: list[str]) -> np.ndarray:
     return lens.astype(np.int16)
 
 
-def build_trie(words: list[str], alphabet: Alphabet) -> tuple[Trie, list[str]]:
+# tanglet:pl makes 5.3M nodes. At 19 bytes a node plus the build's temporaries, 64M nodes is a
+# compile of about 3 GB; a list of random letters of the size the loader accepts would make
+# 200M+ (measured: 64 MB of random 24-letter words, 54M nodes, 2.3 GB peak).
+DEFAULT_MAX_NODES = 64_000_000
+
+
+def build_trie(
+    words: list[str], alphabet: Alphabet, *, max_nodes: int = DEFAULT_MAX_NODES
+) -> tuple[Trie, list[str]]:
     """Build the trie for ``words`` (sorted, unique, normalised); return it and the words no
-    face sequence can spell. Word ids index the spellable words in their given order."""
+    face sequence can spell. Word ids index the spellable words in their given order. A trie
+    of more than ``max_nodes`` nodes is refused (LexiconError) before its arrays exist."""
     all_lens = _word_lengths(words)  # first: the numba passes store depths as int16 unchecked
     multis = [f for f in alphabet.faces if len(f) > 1]
     is_special = np.zeros(len(words), dtype=bool)
@@ -516,6 +525,11 @@ def build_trie(words: list[str], alphabet: Alphabet) -> tuple[Trie, list[str]]:
         return trie, bad_words
     max_len = int(np.diff(starts).max())
     n_nodes = trie_build.count_nodes(tokens, starts)
+    if n_nodes > max_nodes:
+        raise LexiconError(
+            f"the word list makes a trie of {n_nodes:,} nodes, over the limit of {max_nodes:,} "
+            "(set BOGGLE_LEXICON_MAX_NODES to raise it)"
+        )
     row_word = new_id[row_word]
     del new_id
     parent, face, depth, word = trie_build.preorder_nodes(tokens, starts, row_word, n_nodes, max_len)

@@ -166,7 +166,7 @@ def test_a_damaged_cache_is_discarded_with_a_note_and_rebuilt(
 
 
 def test_limits_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert LexiconLimits.from_env() == LexiconLimits(256 << 20, 10_000_000, 64)
+    assert LexiconLimits.from_env() == LexiconLimits(256 << 20, 10_000_000, 64, 64_000_000)
     monkeypatch.setenv("BOGGLE_LEXICON_MAX_BYTES", "512M")
     monkeypatch.setenv("BOGGLE_LEXICON_MAX_LINES", "20000000")
     monkeypatch.setenv("BOGGLE_LEXICON_MAX_WORD", "100")
@@ -177,6 +177,10 @@ def test_limits_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("BOGGLE_LEXICON_MAX_BYTES", "1K")
     monkeypatch.setenv("BOGGLE_LEXICON_MAX_WORD", str(MAX_LINE_BYTES + 1))
     with pytest.raises(ConfigError, match="BOGGLE_LEXICON_MAX_WORD"):
+        LexiconLimits.from_env()
+    monkeypatch.setenv("BOGGLE_LEXICON_MAX_WORD", "64")
+    monkeypatch.setenv("BOGGLE_LEXICON_MAX_LINES", "9" * 5000)  # no int() of 5,000 digits
+    with pytest.raises(ConfigError, match="BOGGLE_LEXICON_MAX_LINES"):
         LexiconLimits.from_env()
 
 
@@ -206,6 +210,19 @@ def test_size_and_line_limits_name_the_file_and_line(tmp_path: Path) -> None:
 def test_bad_streams_are_refused_with_the_line(tmp_path: Path, data: bytes, message: str) -> None:
     with pytest.raises(LexiconError, match=message):
         load_lexicon(write(tmp_path / "w.gz", data))
+
+
+def test_a_trie_over_the_node_limit_is_refused_before_it_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "w.txt", b"cat\ncats\ndog\n")  # root + c a t s + d o g: 8 nodes
+    monkeypatch.setenv("BOGGLE_LEXICON_MAX_NODES", "7")
+    with pytest.raises(
+        LexiconError, match=r"w.txt: the word list makes a trie of 8 nodes, over the limit of 7"
+    ):
+        compile_lexicon(path, Alphabet.english(), get_rules("boggle"), use_cache=False)
+    monkeypatch.setenv("BOGGLE_LEXICON_MAX_NODES", "8")
+    assert compile_lexicon(path, Alphabet.english(), get_rules("boggle"), use_cache=False).trie.n_nodes == 8
 
 
 def test_a_line_at_the_limit_is_read(tmp_path: Path) -> None:
