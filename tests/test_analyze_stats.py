@@ -132,7 +132,7 @@ def test_decode_boards_fast_and_general_paths_agree() -> None:
 def test_verdicts_say_direction_size_and_interval() -> None:
     rel = inference.ratio_of_means(141.0, 60.0, 20_000, 125.0, 55.0, 20_000)
     text = inference.relative_verdict("classic dice", "mean score", "new dice", rel)
-    assert text.startswith("classic dice: mean score 11% lower than new dice (95% CI 11%-12%)"), text
+    assert text.startswith("classic dice: mean score 11.3% lower than new dice (95% CI 10.6%-12.1%)"), text
     same = inference.ratio_of_means(100.0, 60.0, 50, 101.0, 60.0, 50)
     assert "includes no difference" in inference.relative_verdict("b", "mean score", "a", same)
     share = inference.diff_of_shares(0.40, 10_000, 0.35, 10_000)

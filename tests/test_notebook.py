@@ -106,7 +106,7 @@ def test_notebook_compares_several_runs(tmp_path: Path) -> None:
     beta = write_run(tmp_path / "beta", BETA, chunk_size=2)
     nb = execute(alpha, compare_dirs=[str(beta)])
     text = outputs_text(nb)
-    assert "beta: mean score 42% lower than alpha, but the 95% CI" in text
+    assert "beta: mean score 41.7% lower than alpha, but the 95% CI" in text
     assert not SCIENTIFIC.search(text)
     assert "one run: set compare_dirs" not in text
 

@@ -130,7 +130,7 @@ def hc1_fit(
 
 
 def _pct(x: float) -> str:
-    return f"{abs(x) * 100:.{1 if abs(x) < 0.1 else 0}f}%"
+    return f"{abs(x) * 100:.1f}%"
 
 
 def relative_verdict(subject: str, what: str, reference: str, rel: Interval) -> str:

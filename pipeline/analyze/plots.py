@@ -260,7 +260,7 @@ def dice_plot(dice: pd.DataFrame) -> Figure:
         ax.set_xlabel("points a board gains from the die vs an average cell")
         ax.tick_params(axis="y", labelsize="small")
         ax.grid(axis="x", alpha=0.3)
-    fig.suptitle("Which die to redesign: each die's value (95% intervals; worst at the bottom)")
+    fig.suptitle("Which die to redesign: each die's value (95% intervals; worst at the top)")
     return fig
 
 

@@ -52,6 +52,9 @@ ul.verdicts { background: #fff; border-left: 4px solid #3b6ea8; padding: 8px 8px
 p.note { color: #8a5a00; }
 tr.obscure td { color: #888; }
 section#runs table td { text-align: left; }
+td { white-space: nowrap; }
+td.l { white-space: normal; }
+div.dt-container { overflow-x: auto; }
 """
 
 
