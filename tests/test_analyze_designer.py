@@ -141,12 +141,28 @@ def test_word_changes_add_up_to_the_mean_difference(three_runs: list[Path]) -> N
     assert words["points_per_board"].sum() == pytest.approx(pt.summary.iloc[0]["mean_diff"])
 
 
-def test_cli_label_option(three_runs: list[Path], tmp_path: Path) -> None:
-    out = tmp_path / "labelled"
-    res = CliRunner().invoke(app, ["analyze", str(three_runs[0]), str(three_runs[1]), "--out", str(out),
-                                   "--label", "classic=Classic 1976", "--quiet"])  # fmt: skip
+def test_cli_label_option(three_runs: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--label RUN=TEXT`` reaches the analysis as a mapping (what labels do to the report is
+    tested through load_runs above and in the browser test's full run)."""
+    import pipeline.analyze as analyze
+
+    seen: dict[str, Any] = {}
+
+    def fake(run_dirs: list[str], out: Any, **kw: Any) -> Any:
+        seen.update(kw, run_dirs=run_dirs)
+        return type("R", (), {"report": tmp_path / "report.html"})()
+
+    monkeypatch.setattr(analyze, "analyze_runs", fake)
+    args = ["analyze", str(three_runs[0]), str(three_runs[1]), "--out", str(tmp_path / "o"), "--quiet"]
+    res = CliRunner().invoke(
+        app, [*args, "--label", "classic=Classic 1976", "--label", f"{three_runs[0]}=New"]
+    )
     assert res.exit_code == 0, res.output
-    summary = pd.read_parquet(out / "tables" / "summary.parquet")
-    assert "Classic 1976" in set(summary["run"])
+    assert seen["labels"] == {"classic": "Classic 1976", str(three_runs[0]): "New"}
+    labels = [r.label for r in load_runs(seen["run_dirs"], seen["labels"])]
+    assert labels == ["New", "Classic 1976"]
+    monkeypatch.undo()
     bad = CliRunner().invoke(app, ["analyze", str(three_runs[0]), "--label", "nothing", "--quiet"])
     assert bad.exit_code == 2 and "RUN=TEXT" in bad.stderr
+    unknown = CliRunner().invoke(app, ["analyze", str(three_runs[0]), "--label", "nope=x", "--quiet"])
+    assert unknown.exit_code == 2 and "names none of the runs" in unknown.stderr

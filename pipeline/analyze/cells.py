@@ -13,7 +13,7 @@ the cell-weighted mean coefficient, i.e. the points a board gains when one of it
 ``f`` instead of an average face, the other cells unchanged. The position model fits one
 coefficient per (face, position class), compared within the class.
 
-**Dice.** The die on each cell is not stored (the store's schema is another engineer's); it is
+**Dice.** The die on each cell is not stored (so the run schema needs no new column); it is
 reconstructed from the run's seed and chunk plan through the generator's own draws
 (:func:`pipeline.dice.roll_dice_layout`), and the reconstruction is used only when it gives
 back every stored board exactly. A die's *value* is the mean adjusted effect of its faces
