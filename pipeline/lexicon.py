@@ -308,7 +308,7 @@ def _checked_chunks(src: WordSource) -> Iterator[tuple[bytes, int]]:
         if len(lengths) and lengths.max() > MAX_LINE_BYTES:
             _too_long(source, line + int(np.argmax(lengths > MAX_LINE_BYTES)))
         if len(carry) > MAX_LINE_BYTES:
-            _too_long(source, line + len(breaks))
+            _too_long(source, line + len(breaks), carry)
         if line - 1 + len(breaks) > limits.max_lines:
             _too_many_lines(source, limits)
         if done:
@@ -317,15 +317,17 @@ def _checked_chunks(src: WordSource) -> Iterator[tuple[bytes, int]]:
     if carry:
         if line > limits.max_lines:
             _too_many_lines(source, limits)
+        if line == 1 and b"\r" in carry.strip():
+            _too_long(source, line, carry)  # no "\n" at all, and more than one line
         yield carry, line
 
 
-def _too_long(source: str, line: int) -> NoReturn:
-    raise LexiconError(
-        f"a line longer than {MAX_LINE_BYTES:,} bytes; a word list holds one word a line",
-        source=source,
-        line=line,
-    )
+def _too_long(source: str, line: int, text: bytes = b"") -> NoReturn:
+    if b"\r" in text.strip():
+        why = "lines end in a bare carriage return (classic Mac); expected \\n or \\r\\n line ends"
+    else:
+        why = f"a line longer than {MAX_LINE_BYTES:,} bytes; a word list holds one word a line"
+    raise LexiconError(why, source=source, line=line)
 
 
 def _too_many_lines(source: str, limits: LexiconLimits) -> NoReturn:
@@ -386,14 +388,14 @@ def _parse_lexicon(src: WordSource) -> Lexicon:
     entries: list[str] = []
     empties: list[str] = []  # the first few blank lines, as written
     for text in _texts(src, checked):
-        lines = normalise_text(text).splitlines()
+        lines = _lines(normalise_text(text))
         if src.is_tanglet and _INNER_SPACE.search(text):
             part = [ln.split(None, 1)[0] if ln.strip() else "" for ln in lines]
         else:
             part = list(map(str.strip, lines))
         del lines
         if len(empties) < MAX_EXAMPLES and "" in part:
-            raw_lines = text.splitlines()
+            raw_lines = _lines(text)
             empties.extend(raw_lines[i] for i, e in enumerate(part) if not e)
             del empties[MAX_EXAMPLES:]
         entries.extend(part)
@@ -426,6 +428,16 @@ def _parse_lexicon(src: WordSource) -> Lexicon:
 _INNER_SPACE = re.compile(r"\S[^\S\n]+\S")
 
 
+def _lines(text: str) -> list[str]:
+    """The lines of a chunk, split at "\n" only (a "\r" before it is stripped with the other
+    whitespace): str.splitlines also splits at form feeds, "\x1c" and the like, so a file
+    of those would make millions of entries out of a few checked lines."""
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return lines
+
+
 def _drop_long(words: list[str], max_word: int, report: DropReport) -> list[str]:
     """``words`` without those over ``max_word`` letters, which are counted in ``report``."""
     if max(map(len, words), default=0) <= max_word:
@@ -454,7 +466,7 @@ def _duplicate_examples(
     found: list[str] = []
     at = 0
     for text in _texts(src, checked):
-        lines = text.splitlines()
+        lines = _lines(text)
         found.extend(lines[i - at].strip() for i in wanted if at <= i < at + len(lines))
         at += len(lines)
         if len(found) == len(wanted):

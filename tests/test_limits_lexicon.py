@@ -225,6 +225,17 @@ def test_a_trie_over_the_node_limit_is_refused_before_it_is_built(
     assert compile_lexicon(path, Alphabet.english(), get_rules("boggle"), use_cache=False).trie.n_nodes == 8
 
 
+def test_lines_break_at_newlines_only(tmp_path: Path) -> None:
+    # str.splitlines would make 500 entries of each line: a few checked lines, millions of words
+    lex = load_lexicon(write(tmp_path / "w.txt", b"cat\r\n" + b"a\x0c" * 500 + b"\ndog\n"))
+    assert lex.report.n_input == 3 and lex.words == ["cat", "dog"]
+    assert lex.report.dropped == {"longer than 64 letters": 1}
+    with pytest.raises(LexiconError, match=r"w.txt:1: lines end in a bare carriage return"):
+        load_lexicon(write(tmp_path / "w.txt", b"cat\rdog\r" * 1000))
+    with pytest.raises(LexiconError, match=r"w.txt:1: lines end in a bare carriage return"):
+        load_lexicon(write(tmp_path / "w.txt", b"cat\rdog\r"))
+
+
 def test_a_line_at_the_limit_is_read(tmp_path: Path) -> None:
     word = "é" * (MAX_LINE_BYTES // 2)  # 1,024 bytes of UTF-8, 512 letters
     lex = load_lexicon(write(tmp_path / "w.txt", f"cat\n{word}\n".encode()), LexiconLimits(max_word=512))
