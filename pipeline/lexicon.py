@@ -112,8 +112,8 @@ MAX_LINES_ENV = "BOGGLE_LEXICON_MAX_LINES"
 MAX_WORD_ENV = "BOGGLE_LEXICON_MAX_WORD"
 MAX_NODES_ENV = "BOGGLE_LEXICON_MAX_NODES"
 # tanglet:pl, the largest list we know, is 42 MB of text in 3.2M lines: 6x and 3x headroom.
-# Compiling costs about 250 bytes a line at peak (tanglet:pl: 790 MB), so the line cap is what
-# bounds memory on short lines: about 2.5 GB at 10M.
+# Every line costs a str while parsing, so the line cap is what bounds memory on short lines
+# (10M distinct 5-letter words compile at a 1.5 GB peak); the node cap bounds the trie.
 DEFAULT_MAX_BYTES = 256 * 2**20
 DEFAULT_MAX_LINES = 10_000_000
 # The longest word in any Tanglet pack or ENABLE2K has 28 letters; no board spells 64 faces.
