@@ -83,6 +83,13 @@ def test_report_of_two_runs_in_headless_chromium(browser, tmp_path: Path) -> Non
     n_dt = browser.execute_script("return document.querySelectorAll('table.dt').length")
     n_ready = browser.execute_script("return document.querySelectorAll('table.dataTable').length")
     assert n_dt > 0 and n_ready == n_dt
+    # The zoomable score plot (plotly, embedded) drew its lines.
+    assert (
+        browser.execute_script(
+            "return document.querySelectorAll('#plotly-score-cdf .scatterlayer .trace').length"
+        )
+        == 3
+    )
     # Sort the face-effects table by its first run's raw effect: a click on the header.
     header = browser.find_element(By.CSS_SELECTOR, "#face-effects thead th:nth-child(3)")
     browser.execute_script("arguments[0].scrollIntoView()", header)

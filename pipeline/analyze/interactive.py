@@ -1,10 +1,15 @@
-"""Sortable, filterable tables in the report, still one self-contained file.
+"""Sortable, filterable tables and a zoomable score plot in the report, still one
+self-contained file.
 
 The tables are plain HTML (readable without JavaScript, printable); DataTables enhances every
 ``<table class="dt">`` with sorting by header click, a filter box and paging. Its code and styles
 come from the bundle the **itables** package ships (``dt_for_itables``: DataTables with its
 extensions, an ES module), embedded in the page: the styles inline, the module as base64 that a
 small loader turns into a ``blob:`` URL and imports, so the page needs no network and no server.
+
+The cumulative score distribution is also drawn with **plotly** (zoom into the tail, hover to
+read a score's percentile), its plotly.js embedded once (about 4.8 MB); without plotly the
+page keeps the static PNG only.
 """
 
 from __future__ import annotations
@@ -12,7 +17,14 @@ from __future__ import annotations
 import base64
 from functools import lru_cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+# matplotlib's default cycle (C0, C1...), so a run has one colour in every plot of the page.
+MATPLOTLIB_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                     "#7f7f7f", "#bcbd22", "#17becf"]  # fmt: skip
 # Tables with more rows than this get pages.
 PAGE = 25
 
@@ -76,6 +88,57 @@ def scripts() -> str:
 
 def source_note() -> str:
     b = _bundle()
-    if b is None:
-        return "tables: static (itables is not installed)"
-    return f"interactive tables: DataTables from itables {b[2]}, embedded (works offline)"
+    tables = (
+        "tables: static (itables is not installed)"
+        if b is None
+        else f"interactive tables: DataTables from itables {b[2]}, embedded (works offline)"
+    )
+    if not plotly_available():
+        return tables
+    from importlib import metadata
+
+    return f"{tables}; zoomable score plot: plotly {metadata.version('plotly')}, plotly.js embedded"
+
+
+def plotly_available() -> bool:
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def plotly_script() -> str:
+    """plotly.js, inline (once per page)."""
+    import plotly.offline
+
+    return f'<script charset="utf-8">{plotly.offline.get_plotlyjs()}</script>'
+
+
+def score_cdf_figure(counts: pd.DataFrame, labels: list[str]) -> str:
+    """A zoomable cumulative score distribution (one line per series) as an HTML div, or ""
+    without plotly. ``labels``: the display label of each row of ``counts``."""
+    if not plotly_available() or counts.empty:
+        return ""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    table = counts.assign(series=labels)
+    for name, g in table.groupby("series", sort=False):
+        g = g.sort_values("score")
+        fig.add_trace(
+            go.Scatter(
+                x=g["score"], y=g["cum_share"] * 100, mode="lines", line_shape="hv", name=str(name),
+                hovertemplate="score ≤ %{x}: %{y:.2f}% of boards<extra>%{fullData.name}</extra>",
+            )
+        )  # fmt: skip
+    fig.update_layout(
+        title="Cumulative score distribution (drag to zoom, double-click to reset)",
+        xaxis_title="score", yaxis_title="boards scoring at most x (%)", height=420,
+        margin={"l": 60, "r": 20, "t": 50, "b": 50}, legend={"x": 0.98, "xanchor": "right", "y": 0.05},
+        template="plotly_white", colorway=MATPLOTLIB_COLORS,
+    )  # fmt: skip
+    html: str = fig.to_html(
+        full_html=False, include_plotlyjs=False, div_id="plotly-score-cdf", config={"displaylogo": False}
+    )
+    return html

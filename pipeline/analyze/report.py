@@ -234,6 +234,9 @@ def render_report(
     total = int(tables.summary[tables.summary["source"] != "(all)"]["boards"].sum())
     created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     words_note = source_note()
+    counts = tables.score_counts
+    counts = counts[counts["source"] != "(all)"] if len(counts) else counts
+    zoomable = interactive.score_cdf_figure(counts, series_labels(counts).tolist()) if len(counts) else ""
     sections: list[tuple[str, str, str]] = []
     if len(tables.comparisons):
         sections.append(("compare", "How the runs compare",
@@ -244,7 +247,7 @@ def render_report(
     sections += [
         ("summary", "Summary", summary_section(tables.summary)),
         ("distributions", "Score and word-count distributions",
-         fig("score_cdf") + fig("score_distribution") + fig("words_distribution")),
+         zoomable + fig("score_cdf") + fig("score_distribution") + fig("words_distribution")),
         ("length", "Words and points by word length",
          fig("points_by_length") + by_length_section(tables.by_length)),
         ("longest", "Longest word",
@@ -285,7 +288,8 @@ def render_report(
     findings = sec.verdicts(tables.comparisons, tables.paired)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>Board quality: {title}</title><style>{CSS}</style>{interactive.head()}</head><body><main>"
+        f"<title>Board quality: {title}</title><style>{CSS}</style>{interactive.head()}"
+        f"{interactive.plotly_script() if zoomable else ''}</head><body><main>"
         f"<h1>Board quality: {title}</h1>"
         f'<p class="lead">{total:,} boards analysed, report written {created}.</p>'
         f'<section id="runs">{sec.runs_header(runs)}</section>'
