@@ -347,7 +347,7 @@ def _stop_after(n: int) -> Any:
     return progress
 
 
-def _replace(cfg: ProveConfig, **changes: Any) -> ProveConfig:
+def _replace(cfg: Any, **changes: Any) -> Any:
     import dataclasses
 
     return dataclasses.replace(cfg, **changes)
@@ -376,3 +376,38 @@ def test_job_dir_refuses_another_kind_of_job(clean_proof: Path, enable2k_path: s
     out = copy(clean_proof, tmp_path / "p")
     with pytest.raises(BoggleError, match="boggle-prove directory, not a boggle-run one"):
         run_job(run_config(enable2k_path, out))
+
+
+@pytest.mark.slow
+def test_ctrl_c_of_an_optimize_rerun_keeps_the_result_and_prints_the_best(
+    enable2k_path: str, tmp_path: Path
+) -> None:
+    """A real process and a real SIGINT to its process group, as Ctrl-C in a terminal sends."""
+    import signal
+    import time
+
+    from pipeline.optimize import read_results
+    from pipeline.optimize.output import INTERRUPTED
+
+    out = tmp_path / "opt"
+    args = ["optimize", "-d", enable2k_path, "--shape", "4x4", "--restarts", "2", "-j", "2",
+            "--iterations", "30000", "--seed", "5", "-o", str(out), "-q"]  # fmt: skip
+    t0 = time.monotonic()
+    first = cli(*args)
+    took = time.monotonic() - t0
+    assert first.returncode == 0, first.stderr
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", *args], stderr=subprocess.PIPE, text=True, env=env,
+        start_new_session=True,
+    )  # fmt: skip
+    time.sleep(max(2.0, took / 2))
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != INTERRUPTED} == before
+    assert read_results(out).num_rows > 0
+    if (out / INTERRUPTED).exists():  # a restart had reported a board before the signal
+        assert "unfinished: best so far" in stderr

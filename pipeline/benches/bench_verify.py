@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def scan(verify: bool) -> int:
         rel = pipeline.run_relation(args.run_dir, verify=verify)
-        return int(rel.aggregate("sum(score)").fetchone()[0])  # type: ignore[index]
+        return int(rel.aggregate("sum(score)").fetchall()[0][0])
 
     cases = {
         "read_run (all columns)": lambda v: pipeline.read_run(args.run_dir, verify=v).num_rows,

@@ -137,7 +137,8 @@ def run_optimize(
     if cfg.out is None:
         return go()
     out = Path(cfg.out)
-    meta = store.parquet_metadata(cfg.to_dict(), lexicon.provenance(), lexicon.rules.to_dict())
+    # the part embeds what decides the result (not n_jobs, out or --overwrite): its identity
+    meta = store.parquet_metadata(cfg.identity(), lexicon.provenance(), lexicon.rules.to_dict())
     with store.JobDir.open(
         out, FORMAT, SCHEMA_VERSION, cfg.identity(), cfg.to_dict(),
         tag=meta[store.META_CONFIG], overwrite=cfg.overwrite, note=note,
