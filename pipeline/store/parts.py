@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -249,14 +250,20 @@ def finished_problems(job_dir: Path, manifest: Mapping[str, Any], tag: str | Non
     """(file, problem) for every part and side file of a finished job that is missing,
     damaged, foreign (``tag``: the config each part must embed; None skips that check), or
     present but not listed."""
+    from concurrent.futures import ThreadPoolExecutor
+
     listed = listed_parts(manifest, job_dir)
     present = committed_chunks(job_dir)
-    out: list[tuple[str, str]] = []
-    for chunk, info in sorted(listed.items()):
+
+    def check(chunk: int) -> str | None:
         path = present.get(chunk)
-        problem = "missing" if path is None else part_problem(path, info, tag)
-        if problem is not None:
-            out.append((part_name(chunk), problem))
+        return "missing" if path is None else part_problem(path, listed[chunk], tag)
+
+    # hashlib releases the GIL while it hashes a block, so the parts are checked on every core
+    chunks = sorted(listed)
+    with ThreadPoolExecutor(max_workers=min(len(chunks), os.cpu_count() or 1) or 1) as pool:
+        found = list(pool.map(check, chunks))
+    out = [(part_name(k), problem) for k, problem in zip(chunks, found, strict=True) if problem is not None]
     out += [(part_name(k), "not part of the finished job") for k in sorted(set(present) - set(listed))]
     return out + side_file_problems(job_dir, manifest)
 
