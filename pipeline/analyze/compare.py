@@ -27,7 +27,8 @@ from pipeline.analyze.inference import (
     relative_verdict,
 )
 from pipeline.analyze.runs import query
-from pipeline.analyze.stats import ALL_SOURCES, quantiles_from_counts, word_counts
+from pipeline.analyze.stats import ALL_SOURCES, quantiles_from_counts
+from pipeline.analyze.words import word_counts
 
 if TYPE_CHECKING:
     import duckdb

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analyze.runs import query, sql_str
+from pipeline.analyze.words import FREQUENT_WORDS_COLUMNS, frequent_words
 
 if TYPE_CHECKING:
     import duckdb
@@ -246,60 +247,6 @@ def top_boards(con: duckdb.DuckDBPyConnection, n: int = 20) -> pd.DataFrame:
         FROM rows ORDER BY run, source, rank
     """
     return query(con, sql, [int(n)])
-
-
-def frequent_words(
-    con: duckdb.DuckDBPyConnection, n: int = 50, languages: Mapping[str, str] | None = None
-) -> pd.DataFrame:
-    """The words found on most boards of each run and source (share of boards), ranked two
-    ways: ``rank`` among all words, ``rank_common`` among common words (wordfreq Zipf ≥
-    :data:`~pipeline.analyze.words.COMMON_ZIPF`). Holds the ``n`` best of each ranking
-    (``common`` tells which rows are common words); runs without word lists have none.
-
-    Each board's word list holds distinct words, so counting rows after the unnest counts boards.
-    The counts of every word stay in the temporary table ``word_counts`` for later tables.
-    """
-    from pipeline.analyze.words import COMMON_ZIPF, language_of, zipf
-
-    word_counts(con)
-    pool = max(20 * int(n), 2000)
-    sql = """
-        WITH totals AS (SELECT run, source, count(*) AS n FROM boards GROUP BY ALL)
-        SELECT run, source,
-               row_number() OVER (PARTITION BY run, source ORDER BY boards DESC, word) AS rank,
-               word, length(word) AS letters, boards, boards / totals.n AS share
-        FROM word_counts JOIN totals USING (run, source)
-        QUALIFY rank <= ?
-        ORDER BY run, source, rank
-    """
-    df = query(con, sql, [pool])
-    langs = dict(languages or {})
-    frames = []
-    for run, g in df.groupby("run", sort=False):
-        freq = zipf(g["word"], langs.get(str(run), language_of(None)))
-        frames.append(g.assign(zipf=g["word"].map(freq)))
-    df = pd.concat(frames, ignore_index=True) if frames else df.assign(zipf=pd.Series(dtype=float))
-    unknown = df["zipf"].isna()
-    df["common"] = unknown | (df["zipf"] >= COMMON_ZIPF)
-    df["rank_common"] = df.where(df["common"]).groupby(["run", "source"])["rank"].rank(method="first")
-    keep = (df["rank"] <= n) | (df["rank_common"] <= n)
-    df = df[keep].reset_index(drop=True)
-    df["rank_common"] = df["rank_common"].astype("Int64")
-    return df[FREQUENT_WORDS_COLUMNS]
-
-
-def word_counts(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the temporary table ``word_counts`` (run, source, word, boards) once."""
-    exists = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'word_counts' AND temporary"
-    ).fetchone()
-    if exists and exists[0]:
-        return
-    con.execute(
-        """CREATE TEMP TABLE word_counts AS
-           SELECT run, source, word, count(*) AS boards
-           FROM (SELECT run, source, unnest(words) AS word FROM boards) GROUP BY ALL"""
-    )
 
 
 def faces_sql(board_col: str = "board") -> str:
@@ -533,11 +480,6 @@ class Tables:
         """(name, frame) of every table that applies (frames without columns are left out)."""
         out = [(name, getattr(self, name)) for name in self.__dataclass_fields__ if name != "notes"]
         return [(name, df) for name, df in out if len(df.columns)]
-
-
-FREQUENT_WORDS_COLUMNS = [
-    "run", "source", "rank", "word", "letters", "boards", "share", "zipf", "common", "rank_common",
-]  # fmt: skip
 
 
 def compute_tables(

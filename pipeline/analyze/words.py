@@ -14,6 +14,14 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from pipeline.analyze.runs import query
+
+if TYPE_CHECKING:
+    import duckdb
 
 COMMON_ZIPF = 3.6
 DEFAULT_LANGUAGE = "en"
@@ -77,3 +85,60 @@ def zipf(words: Iterable[str], language: str) -> dict[str, float]:
 def run_languages(lexicons: Mapping[str, str | None]) -> dict[str, str]:
     """Run label -> wordfreq language, from each run's lexicon name."""
     return {run: language_of(name) for run, name in lexicons.items()}
+
+
+FREQUENT_WORDS_COLUMNS = [
+    "run", "source", "rank", "word", "letters", "boards", "share", "zipf", "common", "rank_common",
+]  # fmt: skip
+
+
+def frequent_words(
+    con: duckdb.DuckDBPyConnection, n: int = 50, languages: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """The words found on most boards of each run and source (share of boards), ranked two
+    ways: ``rank`` among all words, ``rank_common`` among common words (wordfreq Zipf ≥
+    :data:`~pipeline.analyze.words.COMMON_ZIPF`). Holds the ``n`` best of each ranking
+    (``common`` tells which rows are common words); runs without word lists have none.
+
+    Each board's word list holds distinct words, so counting rows after the unnest counts boards.
+    The counts of every word stay in the temporary table ``word_counts`` for later tables.
+    """
+    word_counts(con)
+    pool = max(20 * int(n), 2000)
+    sql = """
+        WITH totals AS (SELECT run, source, count(*) AS n FROM boards GROUP BY ALL)
+        SELECT run, source,
+               row_number() OVER (PARTITION BY run, source ORDER BY boards DESC, word) AS rank,
+               word, length(word) AS letters, boards, boards / totals.n AS share
+        FROM word_counts JOIN totals USING (run, source)
+        QUALIFY rank <= ?
+        ORDER BY run, source, rank
+    """
+    df = query(con, sql, [pool])
+    langs = dict(languages or {})
+    frames = []
+    for run, g in df.groupby("run", sort=False):
+        freq = zipf(g["word"], langs.get(str(run), language_of(None)))
+        frames.append(g.assign(zipf=g["word"].map(freq)))
+    df = pd.concat(frames, ignore_index=True) if frames else df.assign(zipf=pd.Series(dtype=float))
+    unknown = df["zipf"].isna()
+    df["common"] = unknown | (df["zipf"] >= COMMON_ZIPF)
+    df["rank_common"] = df.where(df["common"]).groupby(["run", "source"])["rank"].rank(method="first")
+    keep = (df["rank"] <= n) | (df["rank_common"] <= n)
+    df = df[keep].reset_index(drop=True)
+    df["rank_common"] = df["rank_common"].astype("Int64")
+    return df[FREQUENT_WORDS_COLUMNS]
+
+
+def word_counts(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the temporary table ``word_counts`` (run, source, word, boards) once."""
+    exists = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'word_counts' AND temporary"
+    ).fetchone()
+    if exists and exists[0]:
+        return
+    con.execute(
+        """CREATE TEMP TABLE word_counts AS
+           SELECT run, source, word, count(*) AS boards
+           FROM (SELECT run, source, unnest(words) AS word FROM boards) GROUP BY ALL"""
+    )
