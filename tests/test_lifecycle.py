@@ -208,6 +208,19 @@ def test_readers_refuse_a_damaged_run(
         assert not (tmp_path / "report").exists()
 
 
+def test_rejects_file_is_checked_against_the_manifest(tmp_path: Path, enable2k_path: str) -> None:
+    boards = tmp_path / "boards.txt"
+    boards.write_text("catsdogsbirdfish\nnot-a-board!\n")
+    out = tmp_path / "run"
+    run_job(run_config(enable2k_path, out, source="ingest", files=[str(boards)]))
+    assert [r["line"] for r in store.read_rejects(out)] == ["2"]
+    flip(out / "_rejects.csv", 30)
+    with pytest.raises(DamagedRunError, match="_rejects.csv: checksum differs"):
+        store.read_rejects(out)
+    with pytest.raises(DamagedRunError, match="_rejects.csv"):
+        store.read_run(out)
+
+
 def test_verify_false_skips_checksums_but_not_sizes(clean_run: Path, tmp_path: Path) -> None:
     out = copy(clean_run, tmp_path / "run")
     part = out / "part-00000.parquet"

@@ -23,6 +23,7 @@ from pipeline.store.parts import (
     listed_parts,
     part_name,
     read_manifest,
+    side_file_problems,
 )
 from pipeline.store.schema import (
     FORMAT,
@@ -216,9 +217,15 @@ def read_run(run_dir: Path | str, columns: Sequence[str] | None = None, *, verif
 
 
 def read_rejects(run_dir: Path | str) -> list[dict[str, str]]:
-    """The rejected rows of a run (empty when it has none)."""
+    """The rejected rows of a run (empty when it has none); in a finished run the file is
+    checked against the manifest first (a DamagedRunError when it differs)."""
     import csv
 
+    manifest_path = Path(run_dir) / MANIFEST
+    if manifest_path.is_file():
+        problems = side_file_problems(Path(run_dir), read_manifest(manifest_path))
+        if problems:
+            raise DamagedRunError(f"{run_dir}: damaged run, refused ({describe_problems(problems)})")
     path = Path(run_dir) / REJECTS
     if not path.is_file():
         path = Path(run_dir) / LEGACY_REJECTS
