@@ -263,8 +263,10 @@ def render_report(
          + fig("face_effects") + sec.face_effects_section(tables.face_effects)),
     ]  # fmt: skip
     if len(tables.dice) or len(tables.face_positions):
-        sections.append(("dice", "Dice and cell positions", sec.dice_section(
-            tables.dice, tables.face_positions, fig("dice_values"), tables.notes)))  # fmt: skip
+        dice = sec.dice_section(
+            tables.dice, tables.face_positions, fig("dice_values"), tables.notes, tables.dice_faces
+        )
+        sections.append(("dice", "Dice and cell positions", dice))
     sections += [
         ("top", "Top boards",
          '<div class="boards">' + "".join(_plot_html(p, plot_dir, rel_dir) for p in boards)

@@ -160,7 +160,13 @@ def face_effects_section(effects: pd.DataFrame) -> str:
     return table(header, rows, left=1, text_cols=text_cols, sortable=True, table_id="face-effects")
 
 
-def dice_section(dice: pd.DataFrame, positions: pd.DataFrame, fig: str, notes: Sequence[str]) -> str:
+def dice_section(
+    dice: pd.DataFrame,
+    positions: pd.DataFrame,
+    fig: str,
+    notes: Sequence[str],
+    faces: pd.DataFrame | None = None,
+) -> str:
     out = ""
     if len(dice):
         rows = []
@@ -179,6 +185,17 @@ def dice_section(dice: pd.DataFrame, positions: pd.DataFrame, fig: str, notes: S
             "lowest-valued dice are the first to redesign.</p>"
             + fig
             + table(header, rows, left=1, text_cols=[3, 5, 9, 10], sortable=True, table_id="dice")
+        )
+    if faces is not None and len(faces):
+        frows = [
+            [esc(r["run"]), num(r["die"], 0), num(r["side"], 0), _mono(r["face"]), pct(r["share"]),
+             num(r["mean_score"]), num(r["adj_effect"])]
+            for r in faces.to_dict("records")
+        ]  # fmt: skip
+        fh = ["run", "die", "side", "face", "boards showing it", "mean score then", "adjusted face effect"]
+        out += (
+            "<details><summary>Every die, side by side: how often it shows each face and the mean "
+            "score of those boards</summary>" + table(fh, frows, left=1, sortable=True) + "</details>"
         )
     if len(positions):
         p = positions.pivot_table(index="face", columns=["run", "position"], values="adj_effect", sort=False)
