@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -336,8 +337,8 @@ def _damage_meta(p: Path) -> None:
     ],
 )
 def test_any_damaged_cache_entry_is_rebuilt_with_one_note(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage, why: str
-) -> None:  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Callable[[Path], None], why: str
+) -> None:
     monkeypatch.setenv("BOGGLE_CACHE_DIR", str(tmp_path / "cache"))
     path = write(tmp_path / "w.txt", b"tea\neat\nquit\n")
     rules = get_rules("boggle")
@@ -385,7 +386,7 @@ def test_atomic_writes_fsync_the_file_then_rename_then_fsync_the_directory(
         events.append("fsync dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "fsync file")
         real_fsync(fd)
 
-    def replace(a, b) -> None:  # type: ignore[no-untyped-def]
+    def replace(a: str | Path, b: str | Path) -> None:
         events.append("rename")
         real_replace(a, b)
 
@@ -418,7 +419,7 @@ def test_a_directory_that_cannot_be_opened_is_skipped_quietly(
 ) -> None:
     real_open = os.open
 
-    def no_dirs(path, flags, *args):  # type: ignore[no-untyped-def]
+    def no_dirs(path: str | Path, flags: int, *args: int) -> int:
         if Path(path).is_dir():
             raise PermissionError(errno.EACCES, "Permission denied", str(path))  # as on Windows
         return real_open(path, flags, *args)
