@@ -119,6 +119,16 @@ def test_report_answers_the_designers_questions(three_runs: list[Path], tmp_path
     common = set.intersection(*(set(v) for v in orders.values()))
     firsts = [[f for f in v if f in common] for v in orders.values()]
     assert all(f == firsts[0] for f in firsts)
+    # Face effects compared with the first run's: the difference of two effects, its interval
+    # from the two effects' own intervals (independent runs).
+    fc = t.face_comparisons
+    assert set(fc["run"]) == {classic, min4} and set(fc["kind"]) == {"raw", "adjusted"}
+    row = fc[(fc["run"] == classic) & (fc["kind"] == "adjusted")].iloc[0]
+    a = fe[(fe["run"] == new) & (fe["face"] == row["face"])].iloc[0]
+    b = fe[(fe["run"] == classic) & (fe["face"] == row["face"])].iloc[0]
+    assert row["diff"] == pytest.approx(b["adj_effect"] - a["adj_effect"])
+    half = np.hypot(a["adj_high"] - a["adj_low"], b["adj_high"] - b["adj_low"]) / 2
+    assert (row["diff_high"] - row["diff_low"]) / 2 == pytest.approx(half)
     # Dice: 16 dice per dice run, ranked worst first, values averaging about zero.
     for run in (new, classic, min4):
         d = t.dice[t.dice["run"] == run]
@@ -128,7 +138,8 @@ def test_report_answers_the_designers_questions(three_runs: list[Path], tmp_path
     page = res.report.read_text(encoding="utf-8")
     for text in ("new dice", "classic dice", "seed 5", "enable2k.txt (sha256", "How the runs compare",
                  "Same boards, board by board", "Dice and cell positions", "wordfreq",
-                 "normal approximation", 'class="dt"', "dt-bundle"):  # fmt: skip
+                 "normal approximation", 'class="dt"', "dt-bundle", "Face effects against the first run",
+                 "plotly-score-cdf"):  # fmt: skip
         assert text in page, text
     assert f"Board quality: {new} vs {classic} vs {min4}" in page
 

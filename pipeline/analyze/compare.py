@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.analyze.inference import (
+    Z95,
     diff_of_means,
     diff_of_shares,
     difference_verdict,
@@ -91,6 +92,67 @@ def comparisons(summary: pd.DataFrame) -> pd.DataFrame:
                        diff_high=diff.high, verdict=verdict)  # fmt: skip
             out.append(rec)
     return pd.DataFrame(out, columns=COMPARISON_COLUMNS)
+
+
+FACE_COMPARISON_COLUMNS = [
+    "run", "reference", "face", "kind", "reference_effect", "effect", "diff", "diff_low", "diff_high",
+    "verdict",
+]  # fmt: skip
+
+
+def face_comparisons(effects: pd.DataFrame) -> pd.DataFrame:
+    """Each face's raw and adjusted effect in every run against the first run: the difference
+    with its 95% interval (independent runs: the two standard errors, read back from each
+    effect's interval, add in quadrature) and a verdict. Faces in the shared face order."""
+    if effects.empty:
+        return pd.DataFrame(columns=FACE_COMPARISON_COLUMNS)
+    rows_df = effects[effects["source"] != ALL_SOURCES]
+    multi = rows_df.groupby("run", sort=False)["source"].transform("nunique") > 1
+    rows_df = rows_df[~multi]  # runs of several sources: compared per run only in the summary
+    runs = list(dict.fromkeys(rows_df["run"]))
+    if len(runs) < 2:
+        return pd.DataFrame(columns=FACE_COMPARISON_COLUMNS)
+    by = {(r["run"], r["face"]): r for r in rows_df.to_dict("records")}
+    order: list[str] = (
+        rows_df.sort_values(["face_order", "face"])["face"].drop_duplicates().tolist()
+        if "face_order" in rows_df
+        else list(dict.fromkeys(rows_df["face"]))
+    )
+    kinds = [
+        ("adjusted", "adj_effect", "adj_low", "adj_high"),
+        ("raw", "effect", "effect_low", "effect_high"),
+    ]
+    out = []
+    for run in runs[1:]:
+        for face in order:
+            a, b = by.get((runs[0], face)), by.get((run, face))
+            if a is None or b is None:
+                continue
+            for kind, col, lo, hi in kinds:
+                if col not in a or pd.isna(a[col]) or pd.isna(b[col]):
+                    continue
+                se_a = (a[hi] - a[lo]) / (2 * Z95)
+                se_b = (b[hi] - b[lo]) / (2 * Z95)
+                diff = b[col] - a[col]
+                half = Z95 * math.sqrt(se_a**2 + se_b**2)
+                iv_low, iv_high = diff - half, diff + half
+                what = f"face {face} ({kind} effect)"
+                more = "more" if diff >= 0 else "less"
+                if iv_low > 0 or iv_high < 0:
+                    lo_, hi_ = sorted((abs(iv_low), abs(iv_high)))
+                    verdict = (
+                        f"{run}: {what} is worth {abs(diff):.1f} points {more} than in {runs[0]} "
+                        f"(95% CI {lo_:.1f}-{hi_:.1f})"
+                    )
+                else:
+                    verdict = (
+                        f"{run}: {what} {abs(diff):.1f} points {more} than in {runs[0]}; "
+                        "the 95% CI includes no difference"
+                    )
+                out.append({"run": run, "reference": runs[0], "face": face, "kind": kind,
+                            "reference_effect": a[col], "effect": b[col], "diff": diff,
+                            "diff_low": iv_low, "diff_high": iv_high, "verdict": verdict})  # fmt: skip
+    return pd.DataFrame(out, columns=FACE_COMPARISON_COLUMNS)
 
 
 # ---------------------------------------------------------------- paired runs

@@ -260,7 +260,8 @@ def render_report(
          "face, the other faces unchanged (so a face is not credited for the good faces that come "
          "with it). Both with 95% intervals; faces in one order for every run (strongest adjusted "
          "effect first). A face on every board has no raw comparison group.</p>"
-         + fig("face_effects") + sec.face_effects_section(tables.face_effects)),
+         + fig("face_effects") + sec.face_effects_section(tables.face_effects)
+         + sec.face_comparisons_section(tables.face_comparisons)),
     ]  # fmt: skip
     if len(tables.dice) or len(tables.face_positions):
         dice = sec.dice_section(

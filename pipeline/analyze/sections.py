@@ -255,3 +255,25 @@ def frequent_words_section(freq: pd.DataFrame, source: str, n: int) -> str:
         + common
         + f"<details><summary>Show every word, obscure ones included (marked)</summary>{every}</details>"
     )
+
+
+def face_comparisons_section(fc: pd.DataFrame, shown: int = 5) -> str:
+    """The faces whose adjusted effect differs most between runs (verdicts), then every
+    face's raw and adjusted difference against the first run in a sortable table."""
+    if fc.empty:
+        return ""
+    adj = fc[fc["kind"] == "adjusted"]
+    top = adj.assign(_abs=adj["diff"].abs()).sort_values("_abs", ascending=False).head(shown)
+    items = "".join(f"<li>{esc(v)}</li>" for v in top["verdict"])
+    rows = [
+        [esc(r["run"]), _mono(r["face"]), esc(r["kind"]), num(r["reference_effect"]), num(r["effect"]),
+         f"{r['diff']:+,.2f}", esc(_ci(r["diff_low"], r["diff_high"]))]
+        for r in fc.to_dict("records")
+    ]  # fmt: skip
+    header = ["run", "face", "effect", "in the first run", "in this run", "difference", "95% CI"]
+    return (
+        "<h3>Face effects against the first run</h3><p>The largest differences of adjusted effect "
+        "(independent runs; 95% intervals):</p>"
+        f'<ul class="verdicts">{items}</ul>'
+        + table(header, rows, left=3, text_cols=[6], sortable=True, table_id="face-comparisons")
+    )

@@ -467,6 +467,7 @@ class Tables:
     words_histogram: pd.DataFrame
     score_counts: pd.DataFrame = field(default_factory=_empty)
     comparisons: pd.DataFrame = field(default_factory=_empty)
+    face_comparisons: pd.DataFrame = field(default_factory=_empty)
     face_positions: pd.DataFrame = field(default_factory=_empty)
     dice: pd.DataFrame = field(default_factory=_empty)
     dice_faces: pd.DataFrame = field(default_factory=_empty)

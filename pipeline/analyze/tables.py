@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pipeline.analyze.cells import cell_tables
-from pipeline.analyze.compare import comparisons, paired
+from pipeline.analyze.compare import comparisons, face_comparisons, paired
 from pipeline.analyze.runs import RunInfo
 from pipeline.analyze.stats import Tables, compute_tables, face_order
 from pipeline.analyze.words import run_languages
@@ -39,6 +39,7 @@ def compute_all(
     tables.dice = cells.dice
     tables.dice_faces = cells.dice_faces
     tables.comparisons = comparisons(tables.summary)
+    tables.face_comparisons = face_comparisons(fe)
     pt = paired(con, runs, top=min(top, 10))
     tables.paired, tables.paired_histogram = pt.summary, pt.histogram
     tables.paired_boards, tables.paired_words = pt.boards, pt.words
