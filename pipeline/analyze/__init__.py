@@ -7,9 +7,14 @@
     reports/dice/tables/NAME.parquet and NAME.csv
     reports/dice/plots/NAME.png
 
-Aggregation runs in DuckDB over the Parquet parts (see :mod:`pipeline.analyze.stats`);
-plotting (:mod:`pipeline.analyze.plots`) and the page (:mod:`pipeline.analyze.report`) only see
-the small result tables.
+Aggregation runs in DuckDB over the Parquet parts (see :mod:`pipeline.analyze.stats`); the
+board-level models (adjusted face effects, cell positions, dice rebuilt from the seed) read only
+the board and score columns (:mod:`pipeline.analyze.cells`); comparisons with 95% intervals and
+paired runs are in :mod:`pipeline.analyze.compare`, the intervals in
+:mod:`pipeline.analyze.inference`, run labels in :mod:`pipeline.analyze.provenance`, word
+frequencies in :mod:`pipeline.analyze.words`. Plotting (:mod:`pipeline.analyze.plots`) and the
+page (:mod:`pipeline.analyze.report`, :mod:`pipeline.analyze.sections`, interactive tables and
+plot in :mod:`pipeline.analyze.interactive`) only see the small result tables.
 """
 
 from __future__ import annotations

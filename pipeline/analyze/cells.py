@@ -244,8 +244,8 @@ def reconstruct_dice(run: RunInfo, bf: BoardFaces) -> tuple[DiceLayout | None, s
     from pipeline.errors import BoggleError
     from pipeline.generate import chunk_plan, chunk_seed
 
-    boards_cfg = run.config.get("boards") if isinstance(run.config.get("boards"), dict) else {}
-    assert isinstance(boards_cfg, dict)
+    got = run.config.get("boards")
+    boards_cfg: dict[str, Any] = got if isinstance(got, dict) else {}
     if boards_cfg.get("source", "generate") != "generate":
         return None, "ingested boards have no dice"
     name = str(boards_cfg.get("dice") or "")
