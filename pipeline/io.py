@@ -33,7 +33,8 @@ def atomic_path(path: Path) -> Iterator[Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        yield tmp
+        with _naming(path):  # a write that fails (disk full) raises an OSError with no name
+            yield tmp
         with _naming(tmp), open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         with _naming(path):

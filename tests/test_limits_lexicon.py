@@ -452,6 +452,14 @@ def test_an_fsync_error_names_the_path(tmp_path: Path, monkeypatch: pytest.Monke
     assert not target.exists() and list(tmp_path.iterdir()) == []
 
 
+def test_a_failed_write_names_the_file(tmp_path: Path) -> None:
+    target = tmp_path / "x.txt"
+    with pytest.raises(OSError) as info, pio.atomic_path(target):
+        raise OSError(errno.ENOSPC, "No space left on device")  # as a full disk's write does
+    assert info.value.errno == errno.ENOSPC and info.value.filename == str(target)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_directory_that_cannot_be_opened_is_skipped_quietly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
