@@ -39,8 +39,8 @@ from pipeline.store.parts import (
     seal_of,
 )
 from pipeline.store.rundir import (
-    _describe_diff,
-    _owned,
+    describe_diff,
+    is_job_file,
     clear_run,
     remove_temp_files,
     run_lock,
@@ -149,7 +149,7 @@ class JobDir:
                 what = "a finished" if manifest is not None else "an unfinished"
                 raise OutputConflictError(
                     f"output directory {self.path} holds {what} {self.noun} with a different config "
-                    f"({_describe_diff(old, self.identity)}); use --overwrite to replace it or "
+                    f"({describe_diff(old, self.identity)}); use --overwrite to replace it or "
                     "choose another --out"
                 )
             clear_run(self.path)
@@ -189,7 +189,7 @@ class JobDir:
         foreign = listing()
         if not foreign:
             return
-        ours = [n for n in foreign if _owned(self.path / n)]
+        ours = [n for n in foreign if is_job_file(self.path / n)]
         if ours and self.overwrite:
             clear_run(self.path)
             foreign = listing()

@@ -100,7 +100,7 @@ def run_lock(run_dir: Path | str) -> Iterator[Path]:
         os.close(fd)  # closing the descriptor releases the lock
 
 
-def _owned(p: Path) -> bool:
+def is_job_file(p: Path) -> bool:
     name = p.name
     return (
         bool(PART_RE.match(name))
@@ -121,7 +121,7 @@ def clear_run(run_dir: Path) -> None:
     """Remove every file a run writes (parts, manifest, record, rejects, temp files); other
     files are left alone. Call with the lock held."""
     for p in run_dir.iterdir():
-        if p.is_file() and _owned(p) and p.name != LOCK_FILE:
+        if p.is_file() and is_job_file(p) and p.name != LOCK_FILE:
             p.unlink()
     shutil.rmtree(run_dir / PARTS_DIR, ignore_errors=True)
 
@@ -130,14 +130,14 @@ def clear_run(run_dir: Path) -> None:
 _UNRECORDED_DEFAULTS = {"data.boards.words": True}
 
 
-def _describe_diff(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> str:
+def describe_diff(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> str:
     for key in sorted(set(old) | set(new)):
         missing = _UNRECORDED_DEFAULTS.get(f"{prefix}{key}")
         a, b = old.get(key, missing), new.get(key, missing)
         if a == b:
             continue
         if isinstance(a, Mapping) and isinstance(b, Mapping):
-            return _describe_diff(a, b, f"{prefix}{key}.")
+            return describe_diff(a, b, f"{prefix}{key}.")
         return f"{prefix}{key}: {json.dumps(a, default=str)} there, {json.dumps(b, default=str)} now"
     return "no difference"
 
