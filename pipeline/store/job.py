@@ -39,9 +39,9 @@ from pipeline.store.parts import (
     seal_of,
 )
 from pipeline.store.rundir import (
+    clear_run,
     describe_diff,
     is_job_file,
-    clear_run,
     remove_temp_files,
     run_lock,
 )
