@@ -559,10 +559,9 @@ def _discard_cache_file(path: Path, exc: BaseException) -> None:
         path.unlink()
     if _compile_listener is not None:
         why = (str(exc).splitlines() or [""])[0]
+        why = why if len(why) <= 120 else why[:120] + "..."
         why = f"{type(exc).__name__}: {why}" if why else type(exc).__name__
-        _compile_listener(
-            f"discarded the damaged lexicon cache file {path} ({quote(why, 120)[1:-1]}); rebuilding it"
-        )
+        _compile_listener(f"discarded the damaged lexicon cache file {path} ({why}); rebuilding it")
 
 
 def _load_cached(cache_file: Path, alphabet: Alphabet) -> tuple[Trie, DropReport] | None:
