@@ -39,7 +39,7 @@ def generator_shape(dice: str, shape: str | None, where: str | None) -> tuple[in
         try:
             check_cells(*wanted)
         except BoggleError as exc:
-            raise ConfigError(f"[boards] {exc.message}", source=where) from None
+            raise ConfigError(f"[boards] shape: {exc.message}", source=where) from None
     if dice in GENERATORS:
         return wanted or (4, 4)
     if dice.startswith(TANGLET_PREFIX):
@@ -73,11 +73,11 @@ class ChunkPlan(Sequence[GenerateChunk]):
     object per chunk of a huge run."""
 
     def __init__(self, count: int, chunk_size: int):
-        self.count = count
+        self.boards = count  # not ``count``: Sequence.count is a method
         self.chunk_size = chunk_size
 
     def __len__(self) -> int:
-        return -(-self.count // self.chunk_size)
+        return -(-self.boards // self.chunk_size)
 
     @overload
     def __getitem__(self, k: int) -> GenerateChunk: ...
@@ -92,7 +92,7 @@ class ChunkPlan(Sequence[GenerateChunk]):
         if not 0 <= k < n:
             raise IndexError(k)
         start = k * self.chunk_size
-        return GenerateChunk(k, start, min(self.chunk_size, self.count - start))
+        return GenerateChunk(k, start, min(self.chunk_size, self.boards - start))
 
     def __iter__(self) -> Iterator[GenerateChunk]:
         for k in range(len(self)):
@@ -100,10 +100,8 @@ class ChunkPlan(Sequence[GenerateChunk]):
 
     def __eq__(self, other: Any) -> bool:
         if isinstance(other, ChunkPlan):
-            return len(self) == len(other) == 0 or (self.count, self.chunk_size) == (
-                other.count,
-                other.chunk_size,
-            )
+            same = (self.boards, self.chunk_size) == (other.boards, other.chunk_size)
+            return same or len(self) == len(other) == 0
         if isinstance(other, Sequence):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
@@ -111,7 +109,7 @@ class ChunkPlan(Sequence[GenerateChunk]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"ChunkPlan(count={self.count}, chunk_size={self.chunk_size})"
+        return f"ChunkPlan(count={self.boards}, chunk_size={self.chunk_size})"
 
 
 def chunk_plan(count: int, chunk_size: int) -> ChunkPlan:

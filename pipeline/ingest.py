@@ -54,7 +54,7 @@ MAX_LINE_BYTES = 65_536
 # A gzip input may inflate to MAX_INFLATE_RATIO x its own size (text and boards compress 2-10x),
 # or INFLATE_FLOOR bytes for a small file of repeated lines; beyond that it is refused as a
 # decompression bomb instead of being read for minutes.
-MAX_INFLATE_RATIO = 200
+MAX_INFLATE_RATIO = 100
 INFLATE_FLOOR = 64 << 20
 # A chunk's records are held together until parsed: chunk_size x MAX_LINE_BYTES could reach
 # gigabytes, so a chunk holding more board text than this is refused (lower chunk_size).
@@ -160,9 +160,9 @@ def _not_regular(mode: int) -> str:
         else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
         else "a FIFO" if stat.S_ISFIFO(mode)
         else "a socket" if stat.S_ISSOCK(mode)
-        else "not a regular file"
+        else "a special file"
     )  # fmt: skip
-    return f"not a file ({what}): ingest reads regular files only"
+    return f"not a regular file ({what}); ingest reads regular files only"
 
 
 def fingerprint(path: str) -> dict[str, Any]:
@@ -282,7 +282,7 @@ def _read_source(path: str, digests: MutableMapping[str, InputDigest] | None) ->
 class _InflateCap(io.RawIOBase):
     """Decompressed bytes of a gzip input, refused past ``cap`` (a decompression bomb)."""
 
-    def __init__(self, inner: IO[bytes], cap: int, path: str):
+    def __init__(self, inner: Any, cap: int, path: str):
         self._inner = inner
         self._cap = cap
         self._path = path
@@ -292,7 +292,7 @@ class _InflateCap(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int:
-        n = self._inner.readinto(buffer)  # type: ignore[attr-defined]
+        n = self._inner.readinto(buffer)
         self.out += n or 0
         if self.out > self._cap:
             raise BoardError(
