@@ -64,11 +64,11 @@ def analyze(
 
     Example: boggle analyze runs/new runs/classic --out reports/dice
     """
+    check_report_folder(run_dirs, out)  # before the analysis modules' seconds of imports
+    threads = capped_threads(threads)
     from pipeline import render
     from pipeline.analyze import analyze_runs, parse_labels
 
-    check_report_folder(run_dirs, out)
-    threads = capped_threads(threads)
     result = analyze_runs(
         [str(d) for d in run_dirs], out, top=top, top_words=top_words, threads=threads,
         memory_limit=memory_limit, progress=render.analyze_progress(quiet), labels=parse_labels(label),
