@@ -27,12 +27,15 @@ def prepare_worker_environment() -> None:
 
 
 @contextlib.contextmanager
-def parallel_backend(backend: str, n_jobs: int | None, scheduler: str | None = None) -> Iterator[None]:
+def parallel_backend(
+    backend: str, n_jobs: int | None, scheduler: str | None = None, scheduler_file: str | None = None
+) -> Iterator[None]:
     """``joblib.parallel_config`` for ``backend`` with ``n_jobs`` workers (joblib's meaning:
     None is joblib's default, -1 every core).
 
-    ``backend = "dask"`` connects to ``scheduler`` (or starts a local cluster with ``n_jobs``
-    worker processes when there is none) and closes what it opened afterwards.
+    ``backend = "dask"`` connects to ``scheduler`` (an address) or to the scheduler a
+    ``scheduler_file`` names (what HPC job scripts use), or starts a local cluster with
+    ``n_jobs`` worker processes when there is neither, and closes what it opened afterwards.
     """
     import joblib
 
@@ -51,11 +54,16 @@ def parallel_backend(backend: str, n_jobs: int | None, scheduler: str | None = N
             "backend = \"dask\" needs dask.distributed: pip install 'dask[distributed]'"
         ) from None
     with contextlib.ExitStack() as stack:
-        if scheduler:
+        if scheduler or scheduler_file:
+            where = {"address": scheduler} if scheduler else {"scheduler_file": scheduler_file}
+            if scheduler_file and not os.path.isfile(scheduler_file):
+                raise ConfigError(f"dask scheduler file not found: {scheduler_file}")
             try:
-                client = stack.enter_context(Client(scheduler, timeout="20s", set_as_default=False))
-            except (OSError, TimeoutError) as exc:
-                raise BoggleError(f"cannot reach the dask scheduler {scheduler}: {exc}") from None
+                client = stack.enter_context(Client(**where, timeout="20s", set_as_default=False))
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise BoggleError(
+                    f"cannot reach the dask scheduler {scheduler or scheduler_file}: {exc}"
+                ) from None
         else:
             workers = (os.cpu_count() or 1) if n_jobs is None or n_jobs < 0 else n_jobs
             # The preload arms each worker process as it starts, idle ones included, so the
@@ -65,13 +73,27 @@ def parallel_backend(backend: str, n_jobs: int | None, scheduler: str | None = N
             # nothing of ours, as on dask the main process writes every part.
             cluster = stack.enter_context(
                 LocalCluster(
-                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                    # a free local port: with None dask still serves HTTP on 8787 and warns
+                    # when another cluster holds it
+                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
                     preload=[lifeline.__name__],
                 )
             )  # fmt: skip
             client = stack.enter_context(Client(cluster, set_as_default=False))
-        with joblib.parallel_config(backend="dask", client=client):
+        with joblib.parallel_config(backend=dask_backend(client)):
             yield
+
+
+def dask_backend(client: object) -> object:
+    """joblib's dask backend on ``client``, except that a cluster of one single-threaded worker
+    still gets the work: joblib runs a pool of one slot in the calling process instead."""
+    from joblib._dask import DaskDistributedBackend
+
+    class ClusterBackend(DaskDistributedBackend):
+        def effective_n_jobs(self, n_jobs: int | None) -> int:
+            return max(2, int(super().effective_n_jobs(n_jobs)))
+
+    return ClusterBackend(client=client)
 
 
 def backend_is_dask() -> bool:
@@ -79,4 +101,4 @@ def backend_is_dask() -> bool:
     from joblib.parallel import get_active_backend
 
     backend, _ = get_active_backend()
-    return type(backend).__name__ == "DaskDistributedBackend"
+    return any(cls.__name__ == "DaskDistributedBackend" for cls in type(backend).__mro__)

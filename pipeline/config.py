@@ -6,7 +6,7 @@ A config has four sections, nested exactly like ``configs/default.toml``::
                faces, column, words
     [lexicon]  path (a word-list file or tanglet:<lang>)
     [rules]    name (boggle | big | superbig), min_length, scores, revisit
-    [run]      out, n_jobs, backend (loky | threading | dask), scheduler
+    [run]      out, n_jobs, backend (loky | threading | dask), scheduler, scheduler_file
 
 Unknown sections and keys are errors naming the key (with a suggestion for a typo). Values from
 the command line override the file (options and ``--set``). :meth:`RunConfig.resolve` fills in
@@ -85,6 +85,7 @@ class RunSettings:
     n_jobs: int = -1
     backend: str = "loky"
     scheduler: str | None = None
+    scheduler_file: str | None = None  # dask: a scheduler file (`dask scheduler --scheduler-file`)
 
 
 @dataclass(frozen=True)
@@ -455,7 +456,7 @@ def _check(section: str, key: str, value: Any, origin: str | None) -> Any:
             return n
         case "run", "backend":
             return text(BACKENDS)
-        case "run", "scheduler":
+        case "run", "scheduler" | "scheduler_file":
             return text()
     raise AssertionError(f"unhandled config key {where}")  # pragma: no cover
 

@@ -141,7 +141,7 @@ def test_prove_on_a_dask_cluster_writes_the_same_certificate(tiny_dict: str, tmp
     common = dict(shape="2x3", threshold=20, classes="ae rst", chunk_size=4)
     local = run_prove(ProveConfig(tiny_dict, **common, n_jobs=1, out=str(tmp_path / "local")))
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0"
     ) as cluster:
         cfg = ProveConfig(
             tiny_dict,

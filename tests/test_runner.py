@@ -62,7 +62,7 @@ def test_same_data_with_n_jobs_1_2_and_dask(tmp_path: Path, enable2k_path: str) 
     with joblib.parallel_config(backend="loky", n_jobs=2):
         two = execute(gen_config(enable2k_path, tmp_path / "two"))
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0"
     ) as cluster:
         cfg = gen_config(
             enable2k_path, tmp_path / "dask", run__backend="dask", run__scheduler=cluster.scheduler_address

@@ -121,6 +121,12 @@ def run(
         str | None,
         typer.Option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 ([run] scheduler)."),
     ] = None,
+    scheduler_file: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler-file", help="Dask scheduler file, as HPC job scripts write it ([run] scheduler_file)"
+        ),
+    ] = None,
     count: Annotated[int | None, typer.Option("--count", help="Boards to generate ([boards] count).")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Generator seed ([boards] seed).")] = None,
     dice: Annotated[str | None, dice_option("Dice set ([boards] dice).")] = None,
@@ -177,7 +183,8 @@ def run(
 
     overrides = {
         "run.out": out, "run.n_jobs": n_jobs, "run.backend": value(backend), "run.scheduler": scheduler,
-        "boards.count": count, "boards.seed": seed, "boards.dice": dice, "boards.shape": shape,
+        "run.scheduler_file": scheduler_file, "boards.count": count, "boards.seed": seed, "boards.dice": dice,
+        "boards.shape": shape,
         "boards.chunk_size": chunk_size, "boards.words": words, "lexicon.path": dictionary,
         "rules.name": value(rules),
         "boards.files": input_files or None, "boards.source": "ingest" if input_files else None,

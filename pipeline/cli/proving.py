@@ -56,6 +56,10 @@ def prove(
             "--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (default: a local cluster)."
         ),
     ] = None,
+    scheduler_file: Annotated[
+        str | None,
+        typer.Option("--scheduler-file", help="Dask scheduler file, as HPC job scripts write it."),
+    ] = None,
     chunk_size: Annotated[
         int, typer.Option("--chunk-size", min=1, help="Classes per task and part file.")
     ] = 64,
@@ -89,7 +93,7 @@ def prove(
         dictionary or default_dictionary(), shape=shape, threshold=threshold, classes=classes,
         bound=bound.value, rules=value(rules), min_length=min_length, dice=dice, chunk_size=chunk_size,
         limit_classes=limit_classes, sample_seed=sample_seed, n_jobs=n_jobs, backend=backend.value,
-        scheduler=scheduler, out=out, overwrite=overwrite,
+        scheduler=scheduler, scheduler_file=scheduler_file, out=out, overwrite=overwrite,
     )  # fmt: skip
     with nullcontext(None) if quiet else render.prove_progress() as update:
         res = run_prove(cfg, progress=update, note=note)

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import store
@@ -98,6 +99,7 @@ class ProveConfig:
     n_jobs: int | None = None
     backend: str = "loky"
     scheduler: str | None = None  # dask: the scheduler's address (none: a local cluster)
+    scheduler_file: str | None = None  # dask: a scheduler file instead of an address
     out: str | None = None
     overwrite: bool = False
 
@@ -136,7 +138,7 @@ class ProveConfig:
 
     def identity(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
-        for k in ("n_jobs", "backend", "scheduler", "out", "overwrite"):
+        for k in ("n_jobs", "backend", "scheduler", "scheduler_file", "out", "overwrite"):
             d.pop(k)
         return d
 
@@ -195,11 +197,41 @@ class Problem:
 _PROBLEMS: dict[tuple[Any, ...], Problem] = {}
 
 
+class ShippedLexicon:
+    """A compiled lexicon sent along with the tasks to dask workers, which may not see the
+    client's word list (or see another file at its path). Equal and hashed by content, so it
+    keys the per-process caches like a path does."""
+
+    def __init__(self, lexicon: CompiledLexicon):
+        self.lexicon = lexicon
+        self.key = f"{lexicon.content_hash}|{lexicon.alphabet.key()}|{lexicon.rules.key()}"
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ShippedLexicon) and other.key == self.key
+
+    def __sizeof__(self) -> int:
+        # joblib's dask backend scatters an argument it sizes above 1 kB once per worker
+        # instead of sending it with every task: report the real size so that happens
+        trie = self.lexicon.trie
+        return int(trie.nbytes) + sum(len(w) + 50 for w in trie.words)
+
+    def __str__(self) -> str:
+        return str(self.lexicon.provenance().get("name", "shipped word list"))
+
+
+# what names a problem in a task: (dictionary or shipped lexicon, shape, rules, min_length, spec)
+ProblemArgs = tuple["str | ShippedLexicon", str, str, int | None, str | None]
+
+
 def load_problem(
-    dictionary: str, shape: str, rules_name: str, min_length: int | None, spec: str | None
+    dictionary: str | ShippedLexicon, shape: str, rules_name: str, min_length: int | None, spec: str | None
 ) -> Problem:
     """Compile the lexicon and the prover's trie once per process (a worker reuses them for
-    every chunk it gets; the compiled lexicon comes from the disk cache the main process filled)."""
+    every chunk it gets; the compiled lexicon comes from the disk cache the main process
+    filled, or with the tasks: :class:`ShippedLexicon`)."""
     key = (dictionary, shape, rules_name, min_length, spec)
     if key in _PROBLEMS:
         return _PROBLEMS[key]
@@ -209,7 +241,10 @@ def load_problem(
         raise ConfigError(
             "prove: rules with revisits are not supported (the bounds assume each cell once per word)"
         )
-    lexicon = compile_for_boards(dictionary, rules)
+    if isinstance(dictionary, ShippedLexicon):
+        lexicon = dictionary.lexicon
+    else:
+        lexicon = compile_for_boards(dictionary, rules)
     spec = spec if spec is not None else default_spec(lexicon.alphabet, lexicon.words)
     space = ClassSpace.from_spec(spec, lexicon.alphabet, rows, cols)
     trie = build_prove_trie(lexicon, rows * cols)
@@ -229,7 +264,7 @@ _PROVERS = threading.local()  # per thread (the threading backend runs chunks co
 _PROVERS_KEPT = 4
 
 
-def _prover(args: tuple[Any, ...], threshold: int, enumerate_max: int, bound: str) -> Any:
+def _prover(args: ProblemArgs, threshold: int, enumerate_max: int, bound: str) -> Any:
     """The prover for a problem, built once per worker (building one compacts the trie, ~33 ms)
     and reused by every chunk; a few are kept per thread, the oldest dropped first."""
     cache: dict[tuple[Any, ...], Any] = _PROVERS.__dict__.setdefault("cache", {})
@@ -244,7 +279,7 @@ def _prover(args: tuple[Any, ...], threshold: int, enumerate_max: int, bound: st
 
 
 def prove_chunk(
-    args: tuple[str, str, str, int | None, str | None],
+    args: ProblemArgs,
     threshold: int,
     enumerate_max: int,
     ids: np.ndarray,
@@ -318,8 +353,12 @@ def run_prove(
     t_start = time.perf_counter()
     cfg = cfg.resolve()
     assert cfg.rules is not None
-    args = (cfg.dictionary, cfg.shape, cfg.rules, cfg.min_length, cfg.classes)
+    args: ProblemArgs = (cfg.dictionary, cfg.shape, cfg.rules, cfg.min_length, cfg.classes)
     problem = load_problem(*args)
+    # dask workers get the compiled word list with the tasks: they need nothing from our disk
+    task_args: ProblemArgs = args
+    if cfg.backend == "dask":
+        task_args = (ShippedLexicon(problem.lexicon), cfg.shape, cfg.rules, cfg.min_length, problem.spec)
     n_faces = len(problem.lexicon.alphabet)
     if cfg.bound == "tree" and problem.rows * problem.cols > max_cells(n_faces):
         raise ConfigError(
@@ -352,9 +391,9 @@ def run_prove(
             return cpu
         # workers return their tables and this process writes the parts, so dask workers need
         # no shared disk (they read the word list from its path or compile tanglet:LANG)
-        with parallel_backend(cfg.backend, cfg.n_jobs, cfg.scheduler):
+        with parallel_backend(cfg.backend, cfg.n_jobs, cfg.scheduler, cfg.scheduler_file):
             results = joblib.Parallel(return_as="generator_unordered")(
-                joblib.delayed(_indexed)(c, args, cfg.threshold, cfg.enumerate_max, chunks[c], cfg.bound)
+                joblib.delayed(_indexed)(c, task_args, cfg.threshold, cfg.enumerate_max, chunks[c], cfg.bound)
                 for c in pending
             )
             for c, table, chunk_cpu in results:
@@ -436,7 +475,7 @@ def run_prove(
 
 def _indexed(
     c: int,
-    args: tuple[str, str, str, int | None, str | None],
+    args: ProblemArgs,
     threshold: int,
     enumerate_max: int,
     ids: np.ndarray,
@@ -481,7 +520,7 @@ def _summary(
     scored = 0
     for t in tables:
         eliminated += sum(1 for s in t.column("status").to_pylist() if s == "eliminated")
-        scored += int(pa.compute.sum(t.column("boards_scored")).as_py() or 0)
+        scored += int(pc.sum(t.column("boards_scored")).as_py() or 0)
         for bs, ss in zip(
             t.column("found_boards").to_pylist(), t.column("found_scores").to_pylist(), strict=True
         ):

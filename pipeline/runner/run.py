@@ -78,7 +78,7 @@ def capped_n_jobs(config: RunConfig, note: NoteCallback | None = None) -> int:
     """``[run] n_jobs`` of a resolved config, capped: more workers than chunks would idle, and
     more than JOBS_PER_CORE per core only cost memory (a remote dask cluster is not capped)."""
     wanted = config.run.n_jobs
-    if config.run.backend == "dask" and config.run.scheduler:
+    if config.run.backend == "dask" and (config.run.scheduler or config.run.scheduler_file):
         return wanted
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if wanted < 0:  # joblib's meaning: -1 every core, -2 all but one...

@@ -228,5 +228,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
 @contextlib.contextmanager
 def parallel_backend(settings: RunSettings) -> Iterator[None]:
     """:func:`pipeline.backends.parallel_backend` for the config's ``[run]`` section."""
-    with backends.parallel_backend(settings.backend, settings.n_jobs, settings.scheduler):
+    with backends.parallel_backend(
+        settings.backend, settings.n_jobs, settings.scheduler, settings.scheduler_file
+    ):
         yield
