@@ -35,7 +35,8 @@ def _env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
-    """(scheduler file, the client's folder the workers cannot see)."""
+    """(scheduler file, the client's folder the workers cannot see); the scheduler file's
+    folder is shared (workers see it: a shared file system)."""
     shared = tmp_path_factory.mktemp("shared")
     client_dir = tmp_path_factory.mktemp("client")
     worker_cwd = tmp_path_factory.mktemp("worker-cwd")
@@ -113,20 +114,22 @@ def test_run_generate_and_ingest_on_a_cluster_equal_loky(
         '[boards]\nsource = "ingest"\nfiles = ["boards.txt"]\nchunk_size = 60\n'
         '[lexicon]\npath = "words.txt"\n'
     )
+    shared = sched_file.parent
     for name in ("gen", "ing"):
         boggle("run", f"{name}.toml", "--out", f"{name}-loky", "-j", "2", "-q", cwd=client_dir)
-        res = subprocess.run(
-            [sys.executable, "-m", "pipeline.cli", "run", f"{name}.toml", "--out", f"{name}-dask",
-             "--backend", "dask", "--scheduler-file", str(sched_file), "-q"],
-            cwd=client_dir, env=_env(), capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
-        assert res.returncode in (0, 3), res.stderr  # ingest: 3, rows rejected
-        assert parts(client_dir / f"{name}-dask") == parts(client_dir / f"{name}-loky")
-        assert (client_dir / f"{name}-dask" / "_rejects.csv").read_bytes() == (
-            client_dir / f"{name}-loky" / "_rejects.csv"
-        ).read_bytes()
-        manifest = json.loads((client_dir / f"{name}-dask" / "_SUCCESS").read_text())
-        assert manifest["config"]["run"]["backend"] == "dask"
+        dask = ["--backend", "dask", "--scheduler-file", str(sched_file), "-q"]
+        # an output folder the workers see: they write their own parts (no note)
+        res = boggle("run", f"{name}.toml", "--out", str(shared / f"{name}-dask"), *dask, cwd=client_dir)
+        assert "cannot see" not in res.stderr
+        # one they cannot see: the client writes every part, and says so before starting
+        hidden = boggle("run", f"{name}.toml", "--out", f"{name}-hidden", *dask, cwd=client_dir)
+        assert "cannot see" in hidden.stderr and "the client writes every part" in hidden.stderr
+        for out in (shared / f"{name}-dask", client_dir / f"{name}-hidden"):
+            assert parts(out) == parts(client_dir / f"{name}-loky")
+            assert (out / "_rejects.csv").read_bytes() == (
+                client_dir / f"{name}-loky" / "_rejects.csv"
+            ).read_bytes()
+            assert json.loads((out / "_SUCCESS").read_text())["config"]["run"]["backend"] == "dask"
 
 
 @pytest.mark.slow

@@ -115,8 +115,9 @@ def execute(
 ) -> RunSummary:
     """Run a job under the active ``joblib.parallel_config`` (``n_jobs=None`` defers to it).
 
-    ``workers_write`` (default: yes, except on dask) says whether workers write their own part
-    files or send tables back for the main process to write.
+    ``workers_write`` (default: yes; on dask, when every worker sees the output folder) says
+    whether workers write their own part files or send tables back for the main process to
+    write (the client then carries all the output: it says so in a note).
     """
     from joblib import Parallel, delayed
 
@@ -128,8 +129,6 @@ def execute(
     rules = cfg.rule_set()
     shape = cfg.shape
     ingest = b.source == "ingest"
-    if workers_write is None:
-        workers_write = not backend_is_dask()
 
     inputs: list[dict[str, Any]] = []
     if ingest:
@@ -177,7 +176,10 @@ def execute(
             warm = solve_arrays(np.zeros((1, cells), np.int8), *(shape or (4, 4)), lexicon, bins=(3, n_bins))
             summarise_words(warm.offsets, warm.word_ids, lexicon, 3, n_bins)
 
-        handle = make_handle(cfg.lexicon.path or "", lexicon, ship=not workers_write)
+        if workers_write is None:
+            workers_write = not backend_is_dask() or _workers_see(run_dir, note)
+        # dask workers get the compiled lexicon with the tasks: they may not share our disk
+        handle = make_handle(cfg.lexicon.path or "", lexicon, ship=not workers_write or backend_is_dask())
         counters = Counters()
         out_dir = str(run_dir) if workers_write else None
         total = b.count if not ingest else None
@@ -253,6 +255,34 @@ def execute(
         status = "resumed" if counters.reused_chunks else "complete"
         elapsed = time.perf_counter() - t_start
         return _summary(run_dir, status, manifest, counters.reused_chunks, solved, elapsed)
+
+
+def _workers_see(run_dir: Path, note: NoteCallback | None) -> bool:
+    """Whether every worker of the active dask cluster sees ``run_dir`` (a shared disk), so it
+    can write its own parts; else a note says the client will write them all."""
+    import uuid
+
+    from joblib.parallel import get_active_backend
+
+    client = getattr(get_active_backend()[0], "client", None)
+    probe = run_dir / f".probe-{uuid.uuid4().hex}.tmp"  # a temp name: a killed run leaves no trace
+    seen: dict[str, bool] = {}
+    if client is not None:
+        probe.write_bytes(b"")
+        try:
+            seen = client.run(os.path.isfile, str(probe))
+        finally:
+            probe.unlink(missing_ok=True)
+    if seen and all(seen.values()):
+        return True
+    if note is not None:
+        blind = sorted(w for w, ok in seen.items() if not ok)
+        note(
+            f"the dask workers{' ' + ', '.join(blind[:3]) if blind else ''} cannot see {run_dir} (no shared "
+            "disk): the client writes every part; put --out on a shared file system for the workers to "
+            "write their own"
+        )
+    return False
 
 
 def _compile(cfg: RunConfig, rules: Rules) -> CompiledLexicon:
