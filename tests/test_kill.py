@@ -327,7 +327,9 @@ def test_armed_worker_dies_with_its_main_process(mode: str, hold_gil: bool) -> N
     finally:
         kill_group(main.pid)
     assert left == []
-    assert elapsed < (1.0 if hold_gil else 1.0 + lifeline.POLL_S)
+    # the GIL-holding child would run for minutes unless the kernel kills it; the sleeping one
+    # is seen by its watchdog within a poll (both with slack for a loaded machine)
+    assert elapsed < 3.0
 
 
 THREADS = """
