@@ -68,9 +68,11 @@ def parallel_backend(
             workers = (os.cpu_count() or 1) if n_jobs is None or n_jobs < 0 else n_jobs
             # The preload arms each worker process as it starts, idle ones included, so the
             # whole cluster dies with this process even under kill -9. A remote scheduler's
-            # workers (above) are not ours to kill: they outlive us, finish the task in hand
-            # (the scheduler forgets this client's tasks when its connection drops) and write
-            # nothing of ours, as on dask the main process writes every part.
+            # workers (above) are not ours to kill: they outlive us and finish the task in hand
+            # (the scheduler forgets this client's tasks when its connection drops); one that
+            # sees the output folder may still rename that chunk's part into place. Nothing
+            # records it in _parts/, so a re-run recomputes it, and a finished run whose part
+            # it replaced fails verification by checksum (exit 4, --overwrite repairs).
             cluster = stack.enter_context(
                 LocalCluster(
                     # a free local port: with None dask still serves HTTP on 8787 and warns
