@@ -33,16 +33,21 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pipeline.errors import BoggleError, ConfigError
-from pipeline.generate import DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE, check_chunk_cells, generator_shape
+from pipeline.generate import (
+    DEFAULT_CHUNK_SIZE,
+    MAX_CHUNK_SIZE,
+    MAX_CHUNKS,
+    MAX_COUNT,
+    check_chunk_cells,
+    generator_shape,
+)
 from pipeline.store import MAX_PART
 
 T = TypeVar("T")
 SOURCES = ("generate", "ingest")
 BACKENDS = ("loky", "threading", "dask")
-MAX_CHUNKS = MAX_PART  # part numbers have five digits
-# MAX_CHUNK_SIZE (pipeline.generate: about 1 GB a worker) and the part count cap what a run may
-# ask for, refused in one line before anything is allocated or any directory made.
-MAX_COUNT = MAX_CHUNKS * MAX_CHUNK_SIZE  # 99,999,000,000: far below int64 board ids
+if MAX_CHUNKS != MAX_PART:  # generate cannot import the store (a lower layer), so check here
+    raise ImportError("pipeline.generate.MAX_CHUNKS must equal pipeline.store.MAX_PART")
 MAX_SEED = 2**128 - 1  # numpy.random.SeedSequence entropy; larger seeds are just wider
 
 

@@ -28,6 +28,11 @@ MAX_CHUNK_SIZE = 1_000_000
 # Larger boards hold more bytes and find more words: a chunk is capped at the cells of
 # MAX_CHUNK_SIZE 4x4 boards (a 100x100 run takes chunks of at most 1,600 boards).
 MAX_CHUNK_CELLS = 16 * MAX_CHUNK_SIZE
+# Part numbers have five digits (pipeline.store.MAX_PART; pipeline.config checks they agree), so
+# a run has at most that many chunks: with the chunk size, this caps what a run may ask for,
+# refused in one line before anything is allocated or any directory made.
+MAX_CHUNKS = 99_999
+MAX_COUNT = MAX_CHUNKS * MAX_CHUNK_SIZE  # 99,999,000,000: far below int64 board ids
 
 
 def generator_shape(dice: str, shape: str | None, where: str | None) -> tuple[int, int]:
@@ -180,8 +185,6 @@ def generate_compact(
 
     The limits of a run apply (count, chunk size, cells), checked before anything is made.
     """
-    from pipeline.config import MAX_COUNT
-
     if count > MAX_COUNT:
         raise ConfigError(f"count: at most {MAX_COUNT:,}, got {count:,}")
     size = chunk_size or DEFAULT_CHUNK_SIZE

@@ -154,6 +154,14 @@ class LexiconLimits:
         )
 
 
+def limits_identity() -> dict[str, int]:
+    """The limits that change what a word list compiles to, for a job's identity: the word
+    length cap (longer words are dropped), recorded only when not the default so the identity
+    of a job written before the cap existed stays the same."""
+    max_word = LexiconLimits.from_env().max_word
+    return {} if max_word == DEFAULT_MAX_WORD else {"lexicon_max_word": max_word}
+
+
 _SIZE_SUFFIX = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
 
 

@@ -424,3 +424,15 @@ def test_ctrl_c_of_an_optimize_rerun_keeps_the_result_and_prints_the_best(
     assert read_results(out).num_rows > 0
     if (out / INTERRUPTED).exists():  # a restart had reported a board before the signal
         assert "unfinished: best so far" in stderr
+
+
+def test_a_word_length_cap_other_than_the_default_is_part_of_the_identity(
+    clean_run: Path, enable2k_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Words over the cap are dropped, so a run resumed under another cap would mix word lists."""
+    out = copy(clean_run, tmp_path / "run")
+    monkeypatch.setenv("BOGGLE_LEXICON_MAX_WORD", "7")
+    with pytest.raises(OutputConflictError, match="lexicon_max_word"):
+        run_job(run_config(enable2k_path, out))
+    monkeypatch.delenv("BOGGLE_LEXICON_MAX_WORD")
+    assert run_job(run_config(enable2k_path, out)).status == "already complete"

@@ -33,7 +33,7 @@ from pipeline.backends import parallel_backend
 from pipeline.boards import Board, canonical, format_compact, format_shape, geometry, parse_shape
 from pipeline.errors import ConfigError, InternalError
 from pipeline.io import atomic_path
-from pipeline.lexicon import CompiledLexicon, compile_for_boards
+from pipeline.lexicon import CompiledLexicon, compile_for_boards, limits_identity
 from pipeline.prove.bounds import ProveTrie, build_prove_trie
 from pipeline.prove.classes import ClassSpace, default_spec
 from pipeline.prove.search import ENUMERATE_MAX
@@ -368,7 +368,12 @@ def run_prove(
     all_ids = problem.space.canonical_ids()
     ids = _select(all_ids, cfg)
     chunks = [ids[i : i + cfg.chunk_size] for i in range(0, len(ids), cfg.chunk_size)]
-    identity = {**cfg.identity(), "classes": problem.spec, "lexicon": problem.lexicon.content_hash}
+    identity = {
+        **cfg.identity(),
+        "classes": problem.spec,
+        "lexicon": problem.lexicon.content_hash,
+        **limits_identity(),
+    }
     out = Path(cfg.out) if cfg.out else None
 
     def run_chunks(pending: list[int], done_tables: dict[int, pa.Table], job: store.JobDir | None) -> float:

@@ -25,7 +25,7 @@ from pipeline.errors import (
     WorkerLostError,
 )
 from pipeline.io import atomic_open
-from pipeline.lexicon import CompiledLexicon, compile_lexicon, lexicon_alphabet
+from pipeline.lexicon import CompiledLexicon, compile_lexicon, lexicon_alphabet, limits_identity
 from pipeline.rules import Rules
 from pipeline.runner.plan import Counters, generate_tasks, ingest_tasks
 from pipeline.runner.workers import (
@@ -144,6 +144,7 @@ def execute(
         "lexicon_sha256": lexicon.content_hash,
         "alphabet": list(lexicon.alphabet.faces),
         "inputs": [{"file": i["file"], "sha256": i["sha256"]} for i in inputs],
+        **limits_identity(),
     }
     run_dir = Path(cfg.run.out)
     metadata = store.parquet_metadata(cfg.data_dict(), lexicon.provenance(), rules.to_dict())
