@@ -215,9 +215,9 @@ def test_rejects_file_is_checked_against_the_manifest(tmp_path: Path, enable2k_p
     run_job(run_config(enable2k_path, out, source="ingest", files=[str(boards)]))
     assert [r["line"] for r in store.read_rejects(out)] == ["2"]
     flip(out / "_rejects.csv", 30)
-    with pytest.raises(DamagedRunError, match="_rejects.csv: checksum differs"):
+    with pytest.raises(DamagedRunError, match=r"_rejects\.csv: checksum differs"):
         store.read_rejects(out)
-    with pytest.raises(DamagedRunError, match="_rejects.csv"):
+    with pytest.raises(DamagedRunError, match=r"_rejects\.csv"):
         store.read_run(out)
 
 
@@ -436,3 +436,37 @@ def test_a_word_length_cap_other_than_the_default_is_part_of_the_identity(
         run_job(run_config(enable2k_path, out))
     monkeypatch.delenv("BOGGLE_LEXICON_MAX_WORD")
     assert run_job(run_config(enable2k_path, out)).status == "already complete"
+
+
+def test_prove_and_optimize_write_a_summary_json(
+    clean_proof: Path, tiny_dict: str, enable2k_path: str, tmp_path: Path
+) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    out = copy(clean_proof, tmp_path / "p")
+    summary = tmp_path / "prove.json"
+    args = ["prove", "-d", tiny_dict, "--shape", "2x3", "-t", "20", "--classes", "ae rst",
+            "--chunk-size", "4", "-j", "1", "-o", str(out), "-q", "--summary-json", str(summary)]  # fmt: skip
+    assert CliRunner().invoke(app, args).exit_code == 0
+    record = json.loads(summary.read_text())
+    clean = run_prove(prove_config(tiny_dict, None))
+    assert record["command"] == "prove" and record["status"] == "done" and record["exit_code"] == 0
+    assert record["boards"] == len(clean.boards) and record["best_score"] == clean.boards[0].score
+    flip(out / "part-00000.parquet", 50)
+    assert CliRunner().invoke(app, args).exit_code == EXIT_OUTPUT_CONFLICT
+    record = json.loads(summary.read_text())
+    assert record["exit_code"] == EXIT_OUTPUT_CONFLICT and record["status"] == "failed"
+    assert "damaged" in record["message"]
+
+    opt = tmp_path / "optimize.json"
+    res = CliRunner().invoke(app, ["optimize", "-d", enable2k_path, "--shape", "3x3", "--restarts", "1",
+                                   "--iterations", "50", "-j", "1", "-o", str(tmp_path / "o"), "-q",
+                                   "--summary-json", str(opt)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    record = json.loads(opt.read_text())
+    assert record["command"] == "optimize" and record["status"] == "complete" and record["boards"] >= 1
+    assert res.output.strip().splitlines()[-1] == f"BEST {record['best_board']} {record['best_score']}"

@@ -21,10 +21,18 @@ from pipeline.cli.options import (
     RulesName,
     RulesOpt,
     Strategy,
+    SummaryJsonOpt,
     dice_option,
     value,
 )
-from pipeline.cli.outcome import announce_kernel_compile, err, handle_errors, note, run_summary_json
+from pipeline.cli.outcome import (
+    OPTIMIZE_SUMMARY_FIELDS,
+    announce_kernel_compile,
+    err,
+    handle_errors,
+    note,
+    run_summary_json,
+)
 
 
 @handle_errors
@@ -275,6 +283,7 @@ def optimize(
     ] = None,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the BEST line.")] = False,
+    summary_json: SummaryJsonOpt = None,
 ) -> None:
     """Search for the highest-scoring boards (hill climbing or simulated annealing).
 
@@ -300,13 +309,19 @@ def optimize(
     cfg = load_command_config(config, {f"{SECTION}.{k}": v for k, v in options.items()}, assignments or [])
     if not quiet:
         announce_kernel_compile()
-    try:
-        with nullcontext(None) if quiet else render.optimize_progress(cfg.restarts) as update:
-            res = run_optimize(cfg, progress=update, note=note)
-    except KeyboardInterrupt:
-        for line in render.optimize_interrupted(cfg.out):
-            err(line)
-        raise
+    with run_summary_json(summary_json, cfg.out, "optimize", OPTIMIZE_SUMMARY_FIELDS) as outcome:
+        try:
+            with nullcontext(None) if quiet else render.optimize_progress(cfg.restarts) as update:
+                res = run_optimize(cfg, progress=update, note=note)
+        except KeyboardInterrupt:
+            for line in render.optimize_interrupted(cfg.out):
+                err(line)
+            raise
+        from pipeline.boards import format_compact
+
+        best = res.boards[0] if res.boards else None
+        outcome.update(status="complete", boards=len(res.boards), best_score=best.score if best else None,
+                       best_board=format_compact(best.board) if best else None)  # fmt: skip
     if not quiet:
         for line in render.optimize_restarts(res):
             err(line)

@@ -6,6 +6,7 @@ The enums mirror library constants so ``boggle --help`` needs no numpy (tests ke
 from __future__ import annotations
 
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -105,4 +106,12 @@ ShapeOpt = Annotated[
 ]
 OverwriteOpt = Annotated[
     bool, typer.Option("--overwrite", help="Replace a different run already in the output directory.")
+]
+SummaryJsonOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--summary-json",
+        help="Also write the outcome as JSON here (status, exit_code, message, the job's figures, "
+        "elapsed_s, run_dir), on failure too: for schedulers.",
+    ),
 ]

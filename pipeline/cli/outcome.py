@@ -63,7 +63,7 @@ def error_outcome(exc: BaseException, command: str = "", place: str | None = Non
 
 
 def _outcome(exc: BaseException, command: str, place: str | None) -> tuple[int, str]:
-    resume = "; re-run the same command to resume" if command == "run" else ""
+    resume = "; re-run the same command to resume" if command in ("run", "prove") else ""
     if isinstance(exc, typer.Exit):
         return exc.exit_code, ""
     if isinstance(exc, BoggleError):
@@ -136,30 +136,38 @@ def announce_kernel_compile(module: str = "kernel") -> None:
 
 SUMMARY_FIELDS = ("status", "exit_code", "message", "boards", "rejected", "input_rows", "chunks",
                   "chunks_reused", "boards_solved", "elapsed_s", "run_dir")  # fmt: skip
+# prove and optimize write the same record with their own figures (same lifecycle, same outcome)
+PROVE_SUMMARY_FIELDS = ("command", "status", "exit_code", "message", "classes_total", "classes_done",
+                        "boards", "best_board", "best_score", "elapsed_s", "run_dir")  # fmt: skip
+OPTIMIZE_SUMMARY_FIELDS = ("command", "status", "exit_code", "message", "boards", "best_board",
+                           "best_score", "elapsed_s", "run_dir")  # fmt: skip
 
 
 @contextmanager
-def run_summary_json(path: Path | None, out: str | None) -> Iterator[dict[str, Any]]:
-    """The scheduler's view of ``boggle run`` (``--summary-json``): the block fills in the run's
-    figures; on leaving it, whatever ended the run sets the exit code, message and status, and the
-    record is written atomically (failing to write it is reported but changes no exit code)."""
+def run_summary_json(
+    path: Path | None, out: str | None, command: str = "run", fields: tuple[str, ...] = SUMMARY_FIELDS
+) -> Iterator[dict[str, Any]]:
+    """The scheduler's view of ``boggle run`` (also ``prove`` and ``optimize``, with their
+    ``fields``) as ``--summary-json``: the block fills in the job's figures; on leaving it,
+    whatever ended the job sets the exit code, message and status, and the record is written
+    atomically (failing to write it is reported but changes no exit code)."""
     t0 = time.monotonic()
-    outcome: dict[str, Any] = {"run_dir": str(Path(out).absolute()) if out else None}
+    outcome: dict[str, Any] = {"command": command, "run_dir": str(Path(out).absolute()) if out else None}
     try:
         yield outcome
         code, message = 0, ""
     except BaseException as exc:
-        code, message = error_outcome(exc, "run")
+        code, message = error_outcome(exc, command)
         if not isinstance(exc, typer.Exit):
             outcome["status"] = {130: "interrupted", 143: "terminated"}.get(code, "failed")
         raise
     finally:
         if path is not None:
             outcome.update(exit_code=code, message=message, elapsed_s=round(time.monotonic() - t0, 3))
-            _write_summary(path, outcome)
+            _write_summary(path, outcome, fields)
 
 
-def _write_summary(path: Path, outcome: dict[str, Any]) -> None:
+def _write_summary(path: Path, outcome: dict[str, Any], fields: tuple[str, ...]) -> None:
     from pipeline.io import write_json_atomic
 
     # only into a folder that exists: a refused run must leave no directory behind, and
@@ -167,7 +175,7 @@ def _write_summary(path: Path, outcome: dict[str, Any]) -> None:
     if not path.parent.is_dir():
         err(f"warning: --summary-json {path}: its folder does not exist; not written")
         return
-    record = {k: outcome.get(k) for k in SUMMARY_FIELDS}
+    record = {k: outcome.get(k) for k in fields}
     record = {k: printable(v) if isinstance(v, str) else v for k, v in record.items()}
     try:
         write_json_atomic(path, record)

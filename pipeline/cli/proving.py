@@ -14,9 +14,10 @@ from pipeline.cli.options import (
     OverwriteOpt,
     ProveBound,
     RulesOpt,
+    SummaryJsonOpt,
     value,
 )
-from pipeline.cli.outcome import err, handle_errors, note
+from pipeline.cli.outcome import PROVE_SUMMARY_FIELDS, err, handle_errors, note, run_summary_json
 
 
 @handle_errors
@@ -73,6 +74,7 @@ def prove(
     out: Annotated[str, typer.Option("--out", "-o", help="Output directory.")] = "runs/prove",
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the BEST line.")] = False,
+    summary_json: SummaryJsonOpt = None,
 ) -> None:
     """Certify every board scoring >= THRESHOLD by branch and bound over board classes.
 
@@ -95,8 +97,13 @@ def prove(
         limit_classes=limit_classes, sample_seed=sample_seed, n_jobs=n_jobs, backend=backend.value,
         scheduler=scheduler, scheduler_file=scheduler_file, out=out, overwrite=overwrite,
     )  # fmt: skip
-    with nullcontext(None) if quiet else render.prove_progress() as update:
-        res = run_prove(cfg, progress=update, note=note)
+    with run_summary_json(summary_json, out, "prove", PROVE_SUMMARY_FIELDS) as outcome:
+        with nullcontext(None) if quiet else render.prove_progress() as update:
+            res = run_prove(cfg, progress=update, note=note)
+        best = res.best
+        outcome.update(status=res.status, classes_total=res.classes_total, classes_done=res.classes_done,
+                       boards=len(res.boards), best_board=best.board if best else None,
+                       best_score=best.score if best else None)  # fmt: skip
     if not quiet:
         err(render.prove_summary(res))
         for line in render.prove_boards(res):
