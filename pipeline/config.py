@@ -155,7 +155,9 @@ class RunConfig:
         spec = utf8_path(self.lexicon.path or default_dictionary(), "[lexicon] path", where)
         if not spec.startswith(TANGLET_PREFIX):
             spec = os.path.expanduser(spec)
-        out = utf8_path(str(Path(self.run.out).expanduser().absolute()), "[run] out", where)
+        from pipeline.urls import resolve_out
+
+        out = utf8_path(resolve_out(self.run.out, "[run] out", where), "[run] out", where)
         run = dataclasses.replace(self.run, out=out)
         return RunConfig(boards, LexiconConfig(spec), rules, run, self.origin)
 
@@ -492,7 +494,15 @@ def expand_inputs(files: Sequence[str], where: str | None = None) -> list[str]:
     """Input paths with glob patterns (``*``, ``?``, ``[``) expanded in sorted order. Paths
     stay as written (relative to the current directory), since they name each board's source."""
     out: list[str] = []
+    from pipeline.urls import check_url, is_url
+
     for f in files:
+        if is_url(f):  # read through fsspec (pipeline.ingest.local_input); no globbing
+            try:
+                out.append(check_url(f, "[boards] files"))
+            except ConfigError as exc:
+                raise ConfigError(exc.message, source=where) from None
+            continue
         path = os.path.expanduser(f)
         if any(ch in path for ch in "*?["):
             matches = sorted(glob.glob(path))

@@ -40,9 +40,14 @@ if TYPE_CHECKING:
 RunPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
+def _run_dir(run: str | os.PathLike[str]) -> Any:
+    # a URL stays a string (Path would fold its "//")
+    return store.ObjectPath(str(run).rstrip("/")) if store.is_url(run) else Path(run)
+
+
 def run_dirs(runs: RunPaths) -> list[Path]:
-    """One path or a sequence of paths as a non-empty list of paths."""
-    paths = [Path(runs)] if isinstance(runs, str | os.PathLike) else [Path(r) for r in runs]
+    """One path or a sequence of paths (or URLs: ``s3://bucket/run``) as a non-empty list."""
+    paths = [_run_dir(runs)] if isinstance(runs, str | os.PathLike) else [_run_dir(r) for r in runs]
     if not paths:
         raise BoggleError("no run directories given")
     return paths
@@ -159,6 +164,8 @@ def resolve_run_dir(run_dir: str | os.PathLike[str] | None = None) -> Path:
     """
     if run_dir is None:
         run_dir = os.environ.get(RUN_DIR_ENV) or DEFAULT_RUN
+    if store.is_url(run_dir):
+        return _run_dir(run_dir)  # type: ignore[no-any-return,unused-ignore]
     path = Path(run_dir).expanduser()
     if path.is_absolute() or path.exists():
         return path

@@ -29,6 +29,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
@@ -122,19 +123,43 @@ def file_kind(path: str) -> str:
     return "text"
 
 
+_DOWNLOADED: dict[str, str] = {}
+
+
+def local_input(path: str) -> str:
+    """The local file to read for the input ``path``: itself, or for a URL (``s3://...``) a
+    copy downloaded once per process, so the bytes fingerprinted are the bytes parsed (the
+    board ``source`` column still names the URL)."""
+    from pipeline.urls import download, is_url
+
+    if not is_url(path):
+        return path
+    if path not in _DOWNLOADED:
+        import atexit
+        import shutil
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="boggle-input-")
+        atexit.register(shutil.rmtree, folder, True)
+        dest = Path(folder) / (path.rstrip("/").rsplit("/", 1)[-1] or "input")
+        download(path, dest)
+        _DOWNLOADED[path] = str(dest)
+    return _DOWNLOADED[path]
+
+
 def check_input(path: str, column: str = "board") -> None:
     """Fail early (BoggleError, exit 2) on a file that cannot be ingested at all: missing,
     not a regular file (a device such as /dev/zero, a FIFO, a socket), not Parquet, or without
     the board column. Nothing beyond a CSV header or the Parquet footer is read."""
     try:
-        st = os.stat(path)
+        st = os.stat(local_input(path))
     except FileNotFoundError:
         raise BoggleError("input file not found", source=path) from None
     if not stat.S_ISREG(st.st_mode):
         raise BoggleError(_not_regular(st.st_mode), source=path)
     kind = file_kind(path)
     if kind == "parquet":
-        with open(path, "rb") as fh:
+        with open(local_input(path), "rb") as fh:
             _parquet_column(fh, path, column)
     elif kind == "csv":
         with _read_source(path, None) as reader, _gzip_errors(path):
@@ -196,7 +221,7 @@ def check_unchanged(inputs: Sequence[Mapping[str, Any]], digests: Mapping[str, I
         if got is None:
             raise InternalError(f"input {path} was not read to its end before the run was finished")
         try:
-            now: tuple[int, int, int, int] | None = _identity(os.stat(path))
+            now: tuple[int, int, int, int] | None = _identity(os.stat(local_input(path)))
         except FileNotFoundError:
             now = None
         if got.sha256 != fp["sha256"] or got.bytes != fp["bytes"] or now != got.opened:
@@ -217,7 +242,7 @@ def _open_regular(path: str) -> tuple[IO[bytes], os.stat_result]:
     """Open ``path`` unbuffered and refuse it unless it is a regular file: /dev/zero never ends
     and a FIFO can change under a second reading, so neither can be fingerprinted."""
     # O_NONBLOCK: opening a FIFO must not wait for a writer before it can be refused
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    fd = os.open(local_input(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

@@ -74,6 +74,10 @@ class RunInfo:
         return _as_dict(self.config.get("boards")).get("words", True) is not False
 
     def manifest_mtime(self) -> float:
+        if not isinstance(self.path, Path):  # an object store: the time it recorded
+            from datetime import datetime
+
+            return datetime.fromisoformat(str(self.manifest.get("finished_at"))).timestamp()
         return (self.path / MANIFEST).stat().st_mtime
 
 
@@ -83,9 +87,9 @@ def _as_dict(value: Any) -> dict[str, Any]:
 
 def load_run(run_dir: str | os.PathLike[str], label: str | None = None) -> RunInfo:
     """Open a finished run directory; raise a BoggleError (exit 2) unless ``_SUCCESS`` is there."""
-    from pipeline.store import open_run
+    from pipeline.store import ObjectPath, is_url, open_run
 
-    path = Path(run_dir)
+    path: Any = ObjectPath(str(run_dir).rstrip("/")) if is_url(run_dir) else Path(run_dir)
     manifest, parts = open_run(path)
     if not parts:
         raise RunError(f"{path}: the run has no part files (no boards to analyse)")

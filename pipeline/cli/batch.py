@@ -38,7 +38,8 @@ from pipeline.cli.outcome import (
 @handle_errors
 def analyze(
     run_dirs: Annotated[
-        list[Path], typer.Argument(metavar="RUN_DIR", help="Finished run directories (with _SUCCESS).")
+        list[str],
+        typer.Argument(metavar="RUN_DIR", help="Finished run directories (with _SUCCESS), or their URLs."),
     ],
     out: Annotated[
         Path | None,
@@ -84,15 +85,18 @@ def analyze(
     typer.echo(f"report: {result.report.resolve()}")
 
 
-def check_report_folder(run_dirs: list[Path], out: Path | None) -> None:
+def check_report_folder(run_dirs: list[str], out: Path | None) -> None:
     """Refuse (exit 2, before anything is written) a report folder that is, or is inside, one of
     the runs: the report's files would become part of the run and break every reader of it. The
     default, reports/<run>, is inside a run when the command runs from within one."""
     from pipeline.errors import BoggleError
+    from pipeline.store.location import is_url
 
     target = (out if out is not None else Path("reports")).resolve()
     for run_dir in run_dirs:
-        run = run_dir.resolve()
+        if is_url(run_dir):  # a report is written locally, never into an object store
+            continue
+        run = Path(run_dir).resolve()
         if target == run or run in target.parents:
             shown = f"--out {out}" if out is not None else f"the default report folder ({target})"
             raise BoggleError(

@@ -152,7 +152,10 @@ def run_summary_json(
     whatever ended the job sets the exit code, message and status, and the record is written
     atomically (failing to write it is reported but changes no exit code)."""
     t0 = time.monotonic()
-    outcome: dict[str, Any] = {"command": command, "run_dir": str(Path(out).absolute()) if out else None}
+    from pipeline.urls import is_url, redact
+
+    shown = (redact(out) if is_url(out) else str(Path(out).absolute())) if out else None
+    outcome: dict[str, Any] = {"command": command, "run_dir": shown}
     try:
         yield outcome
         code, message = 0, ""

@@ -93,7 +93,9 @@ class OptimizeConfig:
         from pipeline.tanglet import TANGLET_PREFIX
 
         rows, cols = self.rows_cols
-        out = str(Path(self.out).expanduser().absolute()) if self.out else None
+        from pipeline.urls import resolve_out
+
+        out = resolve_out(self.out, "--out", None) if self.out else None
         dictionary = self.dictionary or default_dictionary()
         if not dictionary.startswith(TANGLET_PREFIX):
             dictionary = str(Path(dictionary).expanduser())

@@ -12,7 +12,7 @@ from typing import Any
 
 from pipeline import store
 from pipeline.boards import format_compact
-from pipeline.io import package_versions, write_json_atomic
+from pipeline.io import package_versions
 from pipeline.lexicon import CompiledLexicon
 from pipeline.optimize.config import OptimizeConfig
 from pipeline.optimize.driver import ProgressCallback, search
@@ -136,18 +136,18 @@ def run_optimize(
 
     if cfg.out is None:
         return go()
-    out = Path(cfg.out)
+    out: Any = store.ObjectPath(cfg.out) if store.is_url(cfg.out) else Path(cfg.out)
     # the part embeds what decides the result (not n_jobs, out or --overwrite): its identity
     meta = store.parquet_metadata(cfg.identity(), lexicon.provenance(), lexicon.rules.to_dict())
     with store.JobDir.open(
         out, FORMAT, SCHEMA_VERSION, cfg.identity(), cfg.to_dict(),
         tag=meta[store.META_CONFIG], overwrite=cfg.overwrite, note=note,
     ) as job:  # fmt: skip
-        (out / INTERRUPTED).unlink(missing_ok=True)
+        job.loc.remove(INTERRUPTED)
         try:
             res = go()
         except BaseException:
-            write_interrupted(out, found, cfg, started)
+            write_interrupted(job.loc, found, cfg, started)
             raise
         table = results_table(res.boards, cfg)
         common = ("format", "schema_version", "identity", "config", "packages", "started_at", "finished_at")
@@ -159,7 +159,9 @@ def run_optimize(
     return res
 
 
-def write_interrupted(out: Path, found: dict[str, int], cfg: OptimizeConfig, started: str) -> None:
+def write_interrupted(
+    out: Path | store.Location, found: dict[str, int], cfg: OptimizeConfig, started: str
+) -> None:
     """The best boards an interrupted search had found (``OUT/_interrupted.json``): scores are
     the search kernel's, not re-solved; the previous finished result, if any, is untouched."""
     best = sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[: cfg.keep]
@@ -172,4 +174,4 @@ def write_interrupted(out: Path, found: dict[str, int], cfg: OptimizeConfig, sta
         "interrupted_at": store.now_iso(),
         "boards": [{"board": b, "score": s} for b, s in best],
     }
-    write_json_atomic(out / INTERRUPTED, data)
+    store.parts.write_json(store.location(out), INTERRUPTED, data)

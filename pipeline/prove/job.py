@@ -32,13 +32,13 @@ from pipeline import store
 from pipeline.backends import parallel_backend
 from pipeline.boards import Board, canonical, format_compact, format_shape, geometry, parse_shape
 from pipeline.errors import ConfigError, InternalError
-from pipeline.io import atomic_path
 from pipeline.lexicon import CompiledLexicon, compile_for_boards, limits_identity
 from pipeline.prove.bounds import ProveTrie, build_prove_trie
 from pipeline.prove.classes import ClassSpace, default_spec
 from pipeline.prove.search import ENUMERATE_MAX
 from pipeline.prove.tree import PROVERS, max_cells
 from pipeline.rules import Rules, default_rules_for_shape, get_rules
+from pipeline.urls import resolve_out
 
 FORMAT = "boggle-prove"
 SCHEMA_VERSION = 2  # 2: parts recorded (size, BLAKE2b) and tagged with the identity; sealed manifest
@@ -133,7 +133,7 @@ class ProveConfig:
             shape=format_shape(rows, cols),
             rules=self.rules or default_rules_for_shape(rows, cols),
             dictionary=dictionary,
-            out=str(Path(self.out).expanduser().absolute()) if self.out else None,
+            out=resolve_out(self.out, "--out", None) if self.out else None,
         )
 
     def identity(self) -> dict[str, Any]:
@@ -374,7 +374,7 @@ def run_prove(
         "lexicon": problem.lexicon.content_hash,
         **limits_identity(),
     }
-    out = Path(cfg.out) if cfg.out else None
+    out: Any = None if not cfg.out else store.ObjectPath(cfg.out) if store.is_url(cfg.out) else Path(cfg.out)
 
     def run_chunks(pending: list[int], done_tables: dict[int, pa.Table], job: store.JobDir | None) -> float:
         cpu = 0.0
@@ -444,13 +444,13 @@ def run_prove(
         done: dict[int, pa.Table] = {}
         for c, path in sorted(committed.items()):
             if job.reusable(c, path):
-                table = pq.read_table(path)
+                table = job.read_part(c)
                 if np.array_equal(table.column("class_id").to_numpy(), chunks[c]):
                     done[c] = table
                     continue
                 if note is not None:
                     note(f"{path}: not the classes of chunk {c}; recomputing it")
-                store.discard_part(out, c)
+                job.discard(c)
         job.chunks_reused = len(done)
         cpu = run_chunks([c for c in range(len(chunks)) if c not in done], done, job)
         tables_in_order = [done[c] for c in sorted(done)]
@@ -459,7 +459,7 @@ def run_prove(
             summary.status = "sample"
             return summary  # a sample certifies nothing: no _SUCCESS
         check_coverage(tables_in_order, all_ids)
-        _write_boards(out, summary.boards)
+        _write_boards(job, summary.boards)
         fields = {
             "lexicon": problem.lexicon.provenance(),
             "rules": problem.rules.to_dict(),
@@ -544,9 +544,9 @@ def canonical_compact(board: str, rows: int, cols: int) -> str:
     return format_compact(canonical(parse_compact(board, (rows, cols))))
 
 
-def _write_boards(out: Path, boards: list[FoundBoard]) -> None:
+def _write_boards(job: store.JobDir, boards: list[FoundBoard]) -> None:
     table = pa.table(
         {"board": [b.board for b in boards], "score": pa.array([b.score for b in boards], pa.int32())}
     )
-    with atomic_path(out / BOARDS_FILE) as tmp:
+    with job.side_file(BOARDS_FILE) as tmp:
         pq.write_table(table, tmp, compression="zstd")

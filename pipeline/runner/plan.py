@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pipeline import store
@@ -32,7 +31,7 @@ class Counters:
 def generate_tasks(
     cfg: RunConfig,
     metadata: dict[str, str],
-    committed: dict[int, Path],
+    committed: dict[int, store.PartRef],
     counters: Counters,
     job: store.JobDir,
 ) -> Iterator[ChunkTask]:
@@ -66,7 +65,7 @@ def ingest_tasks(
     cfg: RunConfig,
     alphabet: Alphabet,
     metadata: dict[str, str],
-    committed: dict[int, Path],
+    committed: dict[int, store.PartRef],
     counters: Counters,
     rejects_fh: Any,
     job: store.JobDir,

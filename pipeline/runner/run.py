@@ -24,7 +24,6 @@ from pipeline.errors import (
     RunIOError,
     WorkerLostError,
 )
-from pipeline.io import atomic_open
 from pipeline.lexicon import CompiledLexicon, compile_lexicon, lexicon_alphabet, limits_identity
 from pipeline.rules import Rules
 from pipeline.runner.plan import Counters, generate_tasks, ingest_tasks
@@ -118,6 +117,8 @@ def execute(
     ``workers_write`` (default: yes; on dask, when every worker sees the output folder) says
     whether workers write their own part files or send tables back for the main process to
     write (the client then carries all the output: it says so in a note).
+    Workers always write their own parts to an object store (they get its URL; the main
+    process records each part's size and checksum from the object).
     """
     from joblib import Parallel, delayed
 
@@ -129,6 +130,11 @@ def execute(
     rules = cfg.rule_set()
     shape = cfg.shape
     ingest = b.source == "ingest"
+    remote = store.is_url(cfg.run.out)
+    if remote:
+        # a dask worker may not share the client's disk, but it reaches the object store;
+        # memory:// is the one store a worker process cannot see (it is this process's)
+        workers_write = not cfg.run.out.startswith("memory://")
 
     inputs: list[dict[str, Any]] = []
     if ingest:
@@ -146,7 +152,7 @@ def execute(
         "inputs": [{"file": i["file"], "sha256": i["sha256"]} for i in inputs],
         **limits_identity(),
     }
-    run_dir = Path(cfg.run.out)
+    run_dir: Any = store.ObjectPath(cfg.run.out) if remote else Path(cfg.run.out)
     metadata = store.parquet_metadata(cfg.data_dict(), lexicon.provenance(), rules.to_dict())
 
     with store.JobDir.open(
@@ -186,7 +192,10 @@ def execute(
         total = b.count if not ingest else None
         n_chunks_total = -(-b.count // b.chunk_size) if not ingest else None
 
-        with atomic_open(run_dir / store.REJECTS, "w") as rejects_fh:
+        with (
+            job.side_file(store.REJECTS) as rejects_tmp,
+            open(rejects_tmp, "w", encoding="utf-8") as rejects_fh,
+        ):
             if ingest:
                 tasks = ingest_tasks(cfg, lexicon.alphabet, metadata, committed, counters, rejects_fh, job)
             else:
@@ -333,7 +342,8 @@ def _finish(
     for k in range(counters.chunks):
         if k not in committed:
             raise InternalError(f"{job.path}: chunk {k} was not written; re-run to finish")
-        with pq.ParquetFile(committed[k]) as pf:
+        source: Any = committed[k] if job.loc.local else job.loc.open(store.part_name(k))
+        with pq.ParquetFile(source) as pf:
             t = pf.read(columns=["n_words", "score"])
         boards += t.num_rows
         words += pc.sum(t.column("n_words"), options=total).as_py()
@@ -362,7 +372,7 @@ def _finish(
 
 
 def _summary(
-    run_dir: Path, status: str, manifest: dict[str, Any], reused: int, solved: int, elapsed: float
+    run_dir: Path | str, status: str, manifest: dict[str, Any], reused: int, solved: int, elapsed: float
 ) -> RunSummary:
     c = manifest["counts"]
     return RunSummary(

@@ -42,7 +42,7 @@ JOBS_PER_CORE = 2  # more worker processes than this per core only add memory an
 class RunSummary:
     """The outcome of a run (``status``: "complete", "resumed" or "already complete")."""
 
-    run_dir: Path
+    run_dir: Path | str  # a local folder, or the URL of one in an object store
     status: str
     boards: int
     rejected: int
@@ -55,8 +55,10 @@ class RunSummary:
     manifest: dict[str, Any] = field(repr=False, default_factory=dict)
 
     @property
-    def rejects_file(self) -> Path:
-        return self.run_dir / store.REJECTS
+    def rejects_file(self) -> Path | str:
+        if isinstance(self.run_dir, Path):
+            return self.run_dir / store.REJECTS
+        return f"{self.run_dir}/{store.REJECTS}"
 
     @property
     def boards_per_s(self) -> float:

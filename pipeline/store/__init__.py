@@ -30,8 +30,11 @@ are fixed columns ``words_len_<L>`` / ``points_len_<L>`` for L = ``min(3, min_le
 
 from pipeline.boards import compact_strings
 from pipeline.store.job import JobDir
+from pipeline.store.location import Location, is_url, location
 from pipeline.store.parts import (
+    ObjectPath,
     PartInfo,
+    PartRef,
     committed_chunks,
     describe_problems,
     discard_part,
@@ -112,7 +115,10 @@ __all__ = [
     "TOP_LENGTH",
     "FinishedRun",
     "JobDir",
+    "Location",
+    "ObjectPath",
     "PartInfo",
+    "PartRef",
     "board_schema",
     "clear_run",
     "columns_doc",
@@ -122,8 +128,10 @@ __all__ = [
     "discard_part",
     "file_blake2b",
     "finished_problems",
+    "is_url",
     "label_column",
     "length_bins",
+    "location",
     "now_iso",
     "open_run",
     "parquet_metadata",

@@ -28,8 +28,9 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.errors import DamagedRunError, InternalError, OutputConflictError
-from pipeline.io import package_versions, write_json_atomic
+from pipeline.io import package_versions
 from pipeline.store import parts as P
+from pipeline.store.location import Location, RemoteLocation, location
 from pipeline.store.parts import (
     SEAL,
     describe_problems,
@@ -37,6 +38,7 @@ from pipeline.store.parts import (
     finished_problems,
     read_manifest,
     seal_of,
+    write_json,
 )
 from pipeline.store.rundir import (
     clear_run,
@@ -61,7 +63,7 @@ class JobDir:
 
     def __init__(
         self,
-        path: Path,
+        path: Path | Location,
         fmt: str,
         schema_version: int,
         identity: Mapping[str, Any],
@@ -71,7 +73,10 @@ class JobDir:
         overwrite: bool = False,
         note: Note | None = None,
     ):
-        self.path = path
+        self.loc = location(path)
+        # a local Path, or the URL (for messages) of a folder in an object store
+        self.path: P.PartRef = Path(self.loc.url()) if self.loc.local else P.ObjectPath(self.loc.url())
+        self.lease: Any = None
         self.format = fmt
         self.schema_version = schema_version
         self.identity = dict(identity)
@@ -89,7 +94,7 @@ class JobDir:
     @contextmanager
     def open(
         cls,
-        path: Path | str,
+        path: Path | str | Location,
         fmt: str,
         schema_version: int,
         identity: Mapping[str, Any],
@@ -99,12 +104,30 @@ class JobDir:
         overwrite: bool = False,
         note: Note | None = None,
     ) -> Iterator[JobDir]:
-        """Lock ``path`` and decide what to do with it (see the class docstring)."""
-        path = Path(path)
+        """Lock ``path`` (a local folder: flock; an object store: a lease) and decide what to
+        do with it (see the class docstring)."""
+        loc = location(path)
+        if isinstance(loc, RemoteLocation):
+            from pipeline.store.lease import Lease
+
+            loc.ensure()
+            with Lease(loc) as lease:
+                job = cls(loc, fmt, schema_version, identity, config, tag=tag, overwrite=overwrite, note=note)
+                job.lease = lease
+                job._prepare()
+                yield job
+            return
+        path = Path(loc.url())
         with run_lock(path):
             job = cls(path, fmt, schema_version, identity, config, tag=tag, overwrite=overwrite, note=note)
             job._prepare()
             yield job
+
+    def check_lease(self) -> None:
+        """Before anything is committed in an object store: refuse (exit 4) unless this job
+        still holds its lease (a holder that was paused past it stops writing)."""
+        if self.lease is not None:
+            self.lease.check()
 
     # ------------------------------------------------------------ opening
 
@@ -116,16 +139,16 @@ class JobDir:
         """The manifest or record ``name`` (None: absent); an unreadable or tampered one is
         refused, or with --overwrite set aside (removed) so the job starts again from what
         verifies."""
-        path = self.path / name
-        if not path.is_file():
+        if not self.loc.is_file(name):
             return None
+        path = self.loc.url(name)
         try:
-            data = read_manifest(path)
+            data = read_manifest(path) if self.loc.local else read_manifest(name, self.loc)
         except DamagedRunError as exc:
             if not self.overwrite:
                 raise DamagedRunError(exc.message + "; re-run with --overwrite to repair it") from None
             self._say(f"{path}: {exc.message.split(': ', 1)[-1]}; removed (--overwrite)")
-            path.unlink()
+            self.loc.remove(name)
             return None
         if data.get("format", self.format) != self.format:
             raise OutputConflictError(
@@ -135,7 +158,8 @@ class JobDir:
         return data
 
     def _prepare(self) -> None:
-        remove_temp_files(self.path)
+        if self.loc.local:
+            remove_temp_files(Path(self.loc.url()))
         manifest = self._read_state(MANIFEST)
         record = self._read_state(RUN_RECORD)
         previous = manifest if manifest is not None else record
@@ -152,7 +176,7 @@ class JobDir:
                     f"({describe_diff(old, self.identity)}); use --overwrite to replace it or "
                     "choose another --out"
                 )
-            clear_run(self.path)
+            clear_run(self.loc)
             self._write_record()
             return
         self.started_at = str(previous.get("started_at", self.started_at))
@@ -161,7 +185,7 @@ class JobDir:
         if manifest is None:
             self.state = "resume"
             return
-        problems = finished_problems(self.path, manifest, self.tag)
+        problems = finished_problems(self.loc, manifest, self.tag)
         if not problems:
             self.state = "done"
             self.manifest = manifest
@@ -175,8 +199,8 @@ class JobDir:
         for name, _ in problems:
             m = P.PART_RE.match(name)
             if m:
-                P.discard_part(self.path, int(m.group(1)))
-        (self.path / MANIFEST).unlink()
+                P.discard_part(self.loc, int(m.group(1)))
+        self.loc.remove(MANIFEST)
         self.state = "resume"
 
     def _refuse_foreign(self) -> None:
@@ -184,14 +208,18 @@ class JobDir:
         --overwrite removes)."""
 
         def listing() -> list[str]:
-            return sorted(p.name for p in self.path.iterdir() if p.name not in (LOCK_FILE, PARTS_DIR))
+            if self.loc.local:
+                return sorted(
+                    p.name for p in Path(self.loc.url()).iterdir() if p.name not in (LOCK_FILE, PARTS_DIR)
+                )
+            return sorted(self.loc.names())  # lease and part records live in folders of their own
 
         foreign = listing()
         if not foreign:
             return
-        ours = [n for n in foreign if is_job_file(self.path / n)]
+        ours = [n for n in foreign if is_job_file(Path(n))]
         if ours and self.overwrite:
-            clear_run(self.path)
+            clear_run(self.loc)
             foreign = listing()
         if foreign:
             raise OutputConflictError(
@@ -210,26 +238,49 @@ class JobDir:
             "started_at": self.started_at,
             "packages": package_versions(),
         }
-        write_json_atomic(self.path / RUN_RECORD, {**record, SEAL: seal_of(record)})
+        self.check_lease()
+        write_json(self.loc, RUN_RECORD, {**record, SEAL: seal_of(record)})
 
     # ------------------------------------------------------------ parts
 
-    def committed(self) -> dict[int, Path]:
+    def committed(self) -> dict[int, P.PartRef]:
         """The part files present, by chunk (verify each with :meth:`reusable` before use)."""
-        return P.committed_chunks(self.path)
+        return P.committed_chunks(self.loc)
 
-    def reusable(self, chunk: int, path: Path | None = None) -> bool:
+    def reusable(self, chunk: int, path: P.PartRef | None = None) -> bool:
         """Whether the committed part of ``chunk`` verifies against its record (size, checksum,
         embedded config); one that does not is named in a note and removed, to be recomputed."""
-        path = path or P.part_path(self.path, chunk)
-        problem = P.part_problem(path, P.read_part_record(self.path, chunk), self.tag)
+        if path is None:
+            url = self.loc.url(P.part_name(chunk))
+            path = Path(url) if self.loc.local else P.ObjectPath(url)
+        problem = P.part_problem(path, P.read_part_record(self.loc, chunk), self.tag, self.loc)
         if problem is None:
             return True
         self._say(f"{path}: {problem}; recomputing it")
-        P.discard_part(self.path, chunk)
+        P.discard_part(self.loc, chunk)
         return False
 
-    def strays(self, committed: Mapping[int, Path], n_chunks: int) -> None:
+    def read_part(self, chunk: int) -> pa.Table:
+        """The committed part of ``chunk`` (verify it with :meth:`reusable` first)."""
+        import pyarrow.parquet as pq
+
+        if self.loc.local:
+            return pq.read_table(P.part_path(self.loc.url(), chunk))
+        with self.loc.open(P.part_name(chunk)) as fh:
+            return pq.read_table(fh)
+
+    def discard(self, chunk: int) -> None:
+        P.discard_part(self.loc, chunk)
+
+    @contextmanager
+    def side_file(self, name: str) -> Iterator[Path]:
+        """A local path to write the side file ``name`` to; it appears whole when the block
+        ends (locally renamed into place, in an object store uploaded in one PUT)."""
+        with self.loc.writing(name) as tmp:
+            yield tmp
+            self.check_lease()
+
+    def strays(self, committed: Mapping[int, P.PartRef], n_chunks: int) -> None:
         """Parts beyond the job's ``n_chunks``: refused (exit 4), or removed with --overwrite."""
         stray = sorted(k for k in committed if k >= n_chunks)
         if not stray:
@@ -241,16 +292,17 @@ class JobDir:
             )
         for k in stray:
             self._say(f"{committed[k]}: beyond this {self.noun}'s {n_chunks} chunks; removed (--overwrite)")
-            P.discard_part(self.path, k)
+            P.discard_part(self.loc, k)
 
     def commit(
         self, chunk: int, rows: int, table: pa.Table | None = None, metadata: Mapping[str, str] | None = None
     ) -> P.PartInfo:
         """Record the part of ``chunk`` (writing ``table`` first, with ``metadata`` and the job's
         tag, when the worker returned it instead of writing it)."""
+        self.check_lease()
         if table is not None:
-            P.write_part(self.path, chunk, table, {**(metadata or {}), P.META_CONFIG: self.tag})
-        return P.record_part(self.path, chunk, rows)
+            P.write_part(self.loc, chunk, table, {**(metadata or {}), P.META_CONFIG: self.tag})
+        return P.record_part(self.loc, chunk, rows)
 
     # ------------------------------------------------------------ finishing
 
@@ -269,11 +321,14 @@ class JobDir:
         self.strays(committed, n_chunks)
         parts = []
         for k in range(n_chunks):
-            info = P.read_part_record(self.path, k)
-            if info is None or info.bytes != committed[k].stat().st_size:
+            info = P.read_part_record(self.loc, k)
+            if info is None or info.bytes != self.loc.size(P.part_name(k)):
                 raise InternalError(f"{committed[k]}: no matching record at the end of the job")
             parts.append(info.to_dict())
-        files = {name: file_entry(self.path / name) for name in side_files}
+        files = {
+            name: file_entry(Path(self.loc.url(name))) if self.loc.local else file_entry(name, self.loc)
+            for name in side_files
+        }
         manifest: dict[str, Any] = {
             "format": self.format,
             "schema_version": self.schema_version,
@@ -288,13 +343,14 @@ class JobDir:
             "files": files,
         }
         manifest[SEAL] = seal_of(manifest)
-        write_json_atomic(self.path / MANIFEST, manifest)
+        self.check_lease()
+        write_json(self.loc, MANIFEST, manifest)
         self.manifest = manifest
         return manifest
 
     def unfinish(self) -> None:
         """Make a finished job unfinished again (its manifest removed, its parts kept), before
         replacing its result: ``boggle optimize`` keeps the old result until the new is ready."""
-        (self.path / MANIFEST).unlink(missing_ok=True)
+        self.loc.remove(MANIFEST)
         self.manifest = None
         self.state = "resume"

@@ -16,7 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.errors import BoggleError, DamagedRunError
-from pipeline.io import atomic_path, write_json_atomic
+from pipeline.io import write_json_atomic
+from pipeline.store.location import Location, location
 from pipeline.store.schema import (
     COMPRESSION,
     META_CONFIG,
@@ -37,16 +38,48 @@ def part_path(run_dir: Path | str, chunk: int) -> Path:
     return Path(run_dir) / part_name(chunk)
 
 
-def committed_chunks(run_dir: Path | str) -> dict[int, Path]:
+class ObjectPath(str):
+    """The URL of a file or folder in an object store, with the few Path methods readers use
+    (``name``, ``parent``, ``/``, ``resolve``, ``read_bytes``)."""
+
+    @property
+    def name(self) -> str:
+        return self.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def parent(self) -> ObjectPath:
+        return ObjectPath(self.rstrip("/").rsplit("/", 1)[0])
+
+    def __truediv__(self, name: str) -> ObjectPath:
+        return ObjectPath(f"{self.rstrip('/')}/{name}")
+
+    def resolve(self) -> ObjectPath:
+        return self
+
+    def read_bytes(self) -> bytes:
+        return location(str(self.parent)).read_bytes(self.name)
+
+
+PartRef = Path | ObjectPath  # a part file: a local path, or an object's URL
+
+
+def committed_chunks(run_dir: Path | str | Location) -> dict[int, PartRef]:
     """The chunks whose part file exists (and is therefore complete), by chunk number."""
-    run_dir = Path(run_dir)
-    out: dict[int, Path] = {}
-    if not run_dir.is_dir():
+    loc = location(run_dir)
+    out: dict[int, PartRef] = {}
+    if loc.local:
+        folder = Path(loc.url())
+        if not folder.is_dir():
+            return out
+        for p in folder.iterdir():
+            m = PART_RE.match(p.name)
+            if m:
+                out[int(m.group(1))] = p
         return out
-    for p in run_dir.iterdir():
-        m = PART_RE.match(p.name)
+    for name in loc.names():
+        m = PART_RE.match(name)
         if m:
-            out[int(m.group(1))] = p
+            out[int(m.group(1))] = ObjectPath(loc.url(name))
     return out
 
 
@@ -56,15 +89,16 @@ def part_rows(path: Path | str) -> int:
 
 
 def write_part(
-    run_dir: Path | str, chunk: int, table: pa.Table, metadata: Mapping[str, str] | None = None
+    run_dir: Path | str | Location, chunk: int, table: pa.Table, metadata: Mapping[str, str] | None = None
 ) -> int:
-    """Write ``table`` as the chunk's part (zstd), atomically; return the file size in bytes."""
-    path = part_path(run_dir, chunk)
+    """Write ``table`` as the chunk's part (zstd), atomically (locally: temp file, fsync,
+    rename; in an object store: a local temp file, then one upload); return its size in bytes."""
+    loc = location(run_dir)
     if metadata:
         merged = dict(table.schema.metadata or {})
         merged.update({k.encode(): v.encode() for k, v in metadata.items()})
         table = table.replace_schema_metadata(merged)
-    with atomic_path(path) as tmp:
+    with loc.writing(part_name(chunk)) as tmp:
         # Statistics only where a reader can prune on them: computing min/max over the words
         # list and board strings costs as much as compressing them.
         pq.write_table(
@@ -74,7 +108,8 @@ def write_part(
             write_statistics=STATISTICS_COLUMNS,
             use_dictionary=dictionary_columns(table.schema),
         )
-    return path.stat().st_size
+        size = tmp.stat().st_size
+    return size
 
 
 def now_iso() -> str:
@@ -123,41 +158,71 @@ def file_blake2b(path: Path | str) -> str:
     return h.hexdigest()
 
 
-def part_record_path(run_dir: Path | str, chunk: int) -> Path:
+def part_record_name(chunk: int) -> str:
     # "_" again on the file: polars' hidden_file_prefix is matched against file names only
-    return Path(run_dir) / PARTS_DIR / f"_{part_name(chunk).removesuffix('.parquet')}.json"
+    return f"{PARTS_DIR}/_{part_name(chunk).removesuffix('.parquet')}.json"
 
 
-def record_part(run_dir: Path | str, chunk: int, rows: int) -> PartInfo:
+def part_record_path(run_dir: Path | str, chunk: int) -> Path:
+    return Path(run_dir) / part_record_name(chunk)
+
+
+def json_bytes(data: Any) -> bytes:
+    """JSON as :func:`pipeline.io.write_json_atomic` writes it."""
+    return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n").encode()
+
+
+def write_json(loc: Location, name: str, data: Any) -> None:
+    """A JSON file written whole (locally: temp, fsync, rename; remotely: one PUT)."""
+    if loc.local:
+        write_json_atomic(Path(loc.url(name)), data)
+    else:
+        loc.write_bytes(name, json_bytes(data))
+
+
+def record_part(run_dir: Path | str | Location, chunk: int, rows: int) -> PartInfo:
     """Record a committed part's size and checksum (atomically, fsynced) so a re-run can tell
-    it from a part that was damaged, truncated or copied in since."""
-    path = part_path(run_dir, chunk)
-    info = PartInfo(chunk, rows, path.stat().st_size, file_blake2b(path))
-    write_json_atomic(part_record_path(run_dir, chunk), info.to_dict())
+    it from a part that was damaged, truncated or copied in since. In an object store both are
+    taken from the object itself, as uploaded."""
+    loc = location(run_dir)
+    name = part_name(chunk)
+    info = PartInfo(chunk, rows, loc.size(name), loc.blake2b(name))
+    write_json(loc, part_record_name(chunk), info.to_dict())
     return info
 
 
-def read_part_record(run_dir: Path | str, chunk: int) -> PartInfo | None:
+def read_part_record(run_dir: Path | str | Location, chunk: int) -> PartInfo | None:
+    loc = location(run_dir)
     try:
-        d = json.loads(part_record_path(run_dir, chunk).read_text(encoding="utf-8"))
+        d = json.loads(loc.read_bytes(part_record_name(chunk)).decode("utf-8"))
         return PartInfo(int(d["chunk"]), int(d["rows"]), int(d["bytes"]), d.get("blake2b"))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def part_problem(path: Path, record: PartInfo | None, config: str | None) -> str | None:
+def part_problem(
+    path: Path | str, record: PartInfo | None, config: str | None, loc: Location | None = None
+) -> str | None:
     """Why the part at ``path`` cannot be reused (None: it can): no record of it, a size or
     checksum other than recorded, an unreadable footer, or a ``boggle.config`` other than
-    ``config`` (the job's, as :func:`parquet_metadata` writes it; None: not checked)."""
+    ``config`` (the job's, as :func:`parquet_metadata` writes it; None: not checked).
+    ``loc``: the job directory ``path`` is in, when it is not a local one."""
     if record is None:
         return "no record of it being committed by this run"
-    size = path.stat().st_size
+    if loc is None or loc.local:
+        loc = location(Path(path).parent)
+    name = part_name(record.chunk) if not loc.local else Path(path).name
+    size = loc.size(name)
     if size != record.bytes:
         return f"{size:,} bytes, {record.bytes:,} recorded (truncated or replaced)"
-    if record.blake2b is not None and file_blake2b(path) != record.blake2b:
+    if record.blake2b is not None and loc.blake2b(name) != record.blake2b:
         return "checksum differs from the one recorded (damaged or replaced)"
     try:
-        meta = pq.read_metadata(path)
+        if loc.local:
+            meta = pq.read_metadata(path)
+        else:
+            with loc.open(name) as fh:
+                meta = pq.read_metadata(fh)
     except (OSError, pa.ArrowException) as exc:
         return f"unreadable Parquet ({str(exc).splitlines()[0][:80]})"
     kv = meta.metadata or {}
@@ -168,10 +233,11 @@ def part_problem(path: Path, record: PartInfo | None, config: str | None) -> str
     return None
 
 
-def discard_part(run_dir: Path | str, chunk: int) -> None:
+def discard_part(run_dir: Path | str | Location, chunk: int) -> None:
     """Remove a part and its record (call with the lock held)."""
-    part_path(run_dir, chunk).unlink(missing_ok=True)
-    part_record_path(run_dir, chunk).unlink(missing_ok=True)
+    loc = location(run_dir)
+    loc.remove(part_name(chunk))
+    loc.remove(part_record_name(chunk))
 
 
 # ---------------------------------------------------------------- sealed manifests
@@ -187,11 +253,15 @@ def seal_of(manifest: Mapping[str, Any]) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
-def read_manifest(path: Path) -> dict[str, Any]:
+def read_manifest(path: Path | str, loc: Location | None = None) -> dict[str, Any]:
     """A manifest whose seal (when it has one) matches its content; a DamagedRunError naming
-    the file otherwise (unreadable, not JSON, or changed since it was written)."""
+    the file otherwise (unreadable, not JSON, or changed since it was written). ``loc``: the
+    job directory (``path`` then names the file in it) when it is not a local one."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        raw = loc.read_bytes(str(path)) if loc is not None else Path(path).read_bytes()
+        if loc is not None:
+            path = loc.url(str(path))
+        data = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):
         raise DamagedRunError(f"{path}: unreadable manifest (not valid JSON)") from None
     except OSError as exc:
@@ -203,11 +273,14 @@ def read_manifest(path: Path) -> dict[str, Any]:
     return data
 
 
-def file_entry(path: Path) -> dict[str, Any]:
+def file_entry(path: Path | str, loc: Location | None = None) -> dict[str, Any]:
+    if loc is not None:
+        return {"bytes": loc.size(str(path)), "blake2b": loc.blake2b(str(path))}
+    path = Path(path)
     return {"bytes": path.stat().st_size, "blake2b": file_blake2b(path)}
 
 
-def listed_parts(manifest: Mapping[str, Any], where: Path) -> dict[int, PartInfo]:
+def listed_parts(manifest: Mapping[str, Any], where: Path | str | Location) -> dict[int, PartInfo]:
     """The manifest's parts by chunk, each name checked to be the chunk's own part file in the
     job directory itself (a manifest never points outside it)."""
     out: dict[int, PartInfo] = {}
@@ -225,9 +298,10 @@ def listed_parts(manifest: Mapping[str, Any], where: Path) -> dict[int, PartInfo
     return out
 
 
-def side_file_problems(job_dir: Path, manifest: Mapping[str, Any]) -> list[tuple[str, str]]:
+def side_file_problems(job_dir: Path | Location, manifest: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(file, problem) for each side file the manifest lists (rejects, boards table) that is
     missing or differs from its recorded size and checksum."""
+    loc = location(job_dir)
     out: list[tuple[str, str]] = []
     files = manifest.get("files") or {}
     if not isinstance(files, dict):
@@ -236,28 +310,30 @@ def side_file_problems(job_dir: Path, manifest: Mapping[str, Any]) -> list[tuple
         if "/" in name or "\\" in name or name in ("", ".", "..") or not name.startswith("_"):
             out.append((name, "not a side file of this job directory"))
             continue
-        path = job_dir / name
-        if not path.is_file():
+        if not loc.is_file(name):
             out.append((name, "missing"))
-        elif path.stat().st_size != entry.get("bytes"):
-            out.append((name, f"{path.stat().st_size:,} bytes, {entry.get('bytes')} recorded"))
-        elif file_blake2b(path) != entry.get("blake2b"):
+        elif loc.size(name) != entry.get("bytes"):
+            out.append((name, f"{loc.size(name):,} bytes, {entry.get('bytes')} recorded"))
+        elif loc.blake2b(name) != entry.get("blake2b"):
             out.append((name, "checksum differs from the one recorded (damaged or replaced)"))
     return out
 
 
-def finished_problems(job_dir: Path, manifest: Mapping[str, Any], tag: str | None) -> list[tuple[str, str]]:
+def finished_problems(
+    job_dir: Path | Location, manifest: Mapping[str, Any], tag: str | None
+) -> list[tuple[str, str]]:
     """(file, problem) for every part and side file of a finished job that is missing,
     damaged, foreign (``tag``: the config each part must embed; None skips that check), or
     present but not listed."""
     from concurrent.futures import ThreadPoolExecutor
 
-    listed = listed_parts(manifest, job_dir)
-    present = committed_chunks(job_dir)
+    loc = location(job_dir)
+    listed = listed_parts(manifest, loc)
+    present = committed_chunks(loc)
 
     def check(chunk: int) -> str | None:
         path = present.get(chunk)
-        return "missing" if path is None else part_problem(path, listed[chunk], tag)
+        return "missing" if path is None else part_problem(path, listed[chunk], tag, loc)
 
     # hashlib releases the GIL while it hashes a block, so the parts are checked on every core
     chunks = sorted(listed)

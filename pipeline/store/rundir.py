@@ -16,7 +16,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.errors import BoggleError, DamagedRunError, OutputConflictError, RunIOError
+from pipeline.store.location import Location, RemoteLocation, location
 from pipeline.store.parts import (
+    PartInfo,
     committed_chunks,
     describe_problems,
     finished_problems,
@@ -117,9 +119,18 @@ def remove_temp_files(run_dir: Path) -> None:
                 p.unlink(missing_ok=True)
 
 
-def clear_run(run_dir: Path) -> None:
+def clear_run(run_dir: Path | Location) -> None:
     """Remove every file a run writes (parts, manifest, record, rejects, temp files); other
     files are left alone. Call with the lock held."""
+    loc = location(run_dir)
+    if not loc.local:
+        for name in loc.names():
+            if is_job_file(Path(name)):
+                loc.remove(name)
+        for name in loc.names(PARTS_DIR):
+            loc.remove(f"{PARTS_DIR}/{name}")
+        return
+    run_dir = Path(loc.url())
     for p in run_dir.iterdir():
         if p.is_file() and is_job_file(p) and p.name != LOCK_FILE:
             p.unlink()
@@ -161,9 +172,15 @@ def open_run(run_dir: Path | str, *, verify: bool = True) -> FinishedRun:
     manifest's seal are still checked): about 0.3 s saved on a 1M-board run (221 MB of parts,
     hashed on 2 cores), at the price of reading a flipped bit silently.
 
+    A run in an object store (an fsspec URL) is read through a local cache: each part listed
+    is downloaded once, and what is verified is exactly what is then read.
+
     >>> manifest, parts = open_run("runs/default")  # doctest: +SKIP
     """
-    run_dir = Path(run_dir)
+    loc = location(run_dir, "run")
+    if isinstance(loc, RemoteLocation):
+        return _open_remote(loc, verify)
+    run_dir = Path(loc.url())
     if not run_dir.is_dir():
         raise BoggleError(f"run directory not found: {run_dir}")
     manifest_path = run_dir / MANIFEST
@@ -182,7 +199,7 @@ def open_run(run_dir: Path | str, *, verify: bool = True) -> FinishedRun:
     if verify:
         problems = finished_problems(run_dir, manifest, None)
     else:
-        present = committed_chunks(run_dir)
+        present = {k: Path(p) for k, p in committed_chunks(run_dir).items()}
         problems = [(info.file, "missing") for k, info in listed.items() if k not in present]
         problems += [
             (info.file, f"{present[k].stat().st_size:,} bytes, {info.bytes:,} recorded")
@@ -198,6 +215,78 @@ def open_run(run_dir: Path | str, *, verify: bool = True) -> FinishedRun:
             "--overwrite to recompute the damaged parts"
         )
     return FinishedRun(manifest, parts)
+
+
+def _open_remote(loc: RemoteLocation, verify: bool) -> FinishedRun:
+    if not loc.is_file(MANIFEST):
+        state = (
+            "unfinished (no _SUCCESS; re-run `boggle run` to finish it)"
+            if loc.is_file(RUN_RECORD)
+            else "not a run directory (no _SUCCESS manifest)"
+        )
+        raise BoggleError(f"{loc}: {state}")
+    manifest = read_manifest(MANIFEST, loc)
+    if manifest.get("format") != FORMAT:
+        raise BoggleError(f"{loc.url(MANIFEST)}: not a boggle run manifest")
+    listed = listed_parts(manifest, loc)
+    present = committed_chunks(loc)
+    problems = [(info.file, "missing") for k, info in listed.items() if k not in present]
+    problems += [(part_name(k), "not part of the finished run") for k in sorted(set(present) - set(listed))]
+    parts: list[Path] = []
+    if not problems:
+        for _, info in sorted(listed.items()):
+            path, problem = _cached_part(loc, info, verify)
+            if problem is not None:
+                problems.append((info.file, problem))
+            parts.append(path)
+        problems += side_file_problems(loc, manifest)
+    if problems:
+        raise DamagedRunError(
+            f"{loc}: damaged run, refused ({describe_problems(problems)}); re-run `boggle run` with "
+            "--overwrite to recompute the damaged parts"
+        )
+    return FinishedRun(manifest, parts)
+
+
+_CACHE: dict[str, Path] = {}
+
+
+def _cache_dir() -> Path:
+    """Where parts read from an object store are kept: a temporary folder (``$TMPDIR``)
+    removed when the process ends."""
+    if "dir" not in _CACHE:
+        import atexit
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="boggle-parts-"))
+        atexit.register(shutil.rmtree, folder, True)
+        _CACHE["dir"] = folder
+    return _CACHE["dir"]
+
+
+def _cached_part(loc: RemoteLocation, info: PartInfo, verify: bool) -> tuple[Path, str | None]:
+    """A local copy of a listed part (downloaded unless a copy of the same checksum is there),
+    and what is wrong with it (None: it matches the manifest)."""
+    import hashlib
+
+    from pipeline.store.parts import file_blake2b
+
+    key = hashlib.blake2b(loc.url(info.file).encode(), digest_size=8).hexdigest()
+    path = _cache_dir() / f"{key}-{info.blake2b or info.bytes}-{info.file}"
+    fresh = not path.is_file()
+    if fresh:
+        from pipeline.io import atomic_path
+
+        with atomic_path(path) as tmp:
+            loc.download(info.file, tmp)
+    size = path.stat().st_size
+    if size != info.bytes:
+        path.unlink(missing_ok=True)
+        return path, f"{size:,} bytes, {info.bytes:,} recorded"
+    if (verify or fresh) and info.blake2b is not None and file_blake2b(path) != info.blake2b:
+        path.unlink(missing_ok=True)
+        return path, "checksum differs from the one recorded (damaged or replaced)"
+    return path, None
 
 
 def read_run(run_dir: Path | str, columns: Sequence[str] | None = None, *, verify: bool = True) -> pa.Table:
@@ -221,6 +310,20 @@ def read_rejects(run_dir: Path | str) -> list[dict[str, str]]:
     checked against the manifest first (a DamagedRunError when it differs)."""
     import csv
 
+    loc = location(run_dir, "run")
+    if not loc.local:
+        if not loc.is_file(MANIFEST):
+            return []
+        problems = side_file_problems(loc, read_manifest(MANIFEST, loc))
+        if problems:
+            raise DamagedRunError(f"{run_dir}: damaged run, refused ({describe_problems(problems)})")
+        name = REJECTS if loc.is_file(REJECTS) else LEGACY_REJECTS
+        if not loc.is_file(name):
+            return []
+        text = loc.read_bytes(name).decode("utf-8")
+        import io
+
+        return list(csv.DictReader(io.StringIO(text, newline="")))
     manifest_path = Path(run_dir) / MANIFEST
     if manifest_path.is_file():
         problems = side_file_problems(Path(run_dir), read_manifest(manifest_path))

@@ -1,0 +1,408 @@
+"""Job directories in an object store: runs, proofs and readers at ``s3://`` URLs (a local moto
+S3 server), the commit protocol without rename and the lease that replaces flock.
+
+One moto server (``python -m moto.server`` on 127.0.0.1, a free port) serves the session; each
+test gets a bucket of its own. The secret key is a distinctive string, so a test can grep every
+object a run writes, and its summary, for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("s3fs")
+pytest.importorskip("moto")
+
+from pipeline.config import config_from_dict  # noqa: E402
+from pipeline.errors import DamagedRunError, OutputConflictError  # noqa: E402
+from pipeline.runner import run_job  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SECRET = "boggle-objstore-s3cr3t-7d1f"
+KEY_ID = "testing"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Any:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            assert proc.poll() is None, "moto server did not start"
+            assert time.monotonic() < deadline, "moto server did not start in 30 s"
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def s3_env(endpoint: str) -> dict[str, str]:
+    return {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": KEY_ID,
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "BOGGLE_FS_RETRIES": "1",
+        "BOGGLE_FS_CONNECT_TIMEOUT": "2",
+    }
+
+
+@pytest.fixture
+def bucket(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A new bucket, with this process's environment pointing at the moto server."""
+    import s3fs
+
+    for k, v in s3_env(moto_endpoint).items():
+        monkeypatch.setenv(k, v)
+    name = f"b-{uuid.uuid4().hex[:12]}"
+    s3fs.S3FileSystem(skip_instance_cache=True).mkdir(name)
+    return name
+
+
+def fs() -> Any:
+    import s3fs
+
+    return s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False)
+
+
+def objects(prefix: str) -> dict[str, bytes]:
+    f = fs()
+    return {k: f.cat_file(k) for k in f.find(prefix)}
+
+
+def run_config(dictionary: str, out: str, n_jobs: int = 1, **boards: Any) -> Any:
+    data = {
+        "boards": {"count": 300, "chunk_size": 100, "seed": 11, **boards},
+        "lexicon": {"path": dictionary},
+        "run": {"out": out, "n_jobs": n_jobs},
+    }
+    return config_from_dict(data)
+
+
+def cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", *args],
+        capture_output=True, text=True, env=full, timeout=300, cwd=cwd,
+    )  # fmt: skip
+
+
+def one_error_line(res: subprocess.CompletedProcess[str]) -> str:
+    lines = [ln for ln in res.stderr.splitlines() if not ln.startswith("note: ")]
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+    return lines[0]
+
+
+def local_parts(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("part-*.parquet"))}
+
+
+def remote_parts(prefix: str) -> dict[str, bytes]:
+    return {
+        k.rsplit("/", 1)[-1]: v
+        for k, v in objects(prefix).items()
+        if k.rsplit("/", 1)[-1].startswith("part-")
+    }
+
+
+# ---------------------------------------------------------------- runs and readers
+
+
+def test_generate_run_to_s3_matches_local(
+    bucket: str, tiny_dict: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers (loky) write their parts to S3; every reader gives what the local run gives."""
+    import duckdb
+    import pyarrow.dataset as ds
+
+    import pipeline
+
+    monkeypatch.chdir(tmp_path)
+    local = tmp_path / "local"
+    url = f"s3://{bucket}/run"
+    assert run_job(run_config(tiny_dict, str(local))).status == "complete"
+    summary = run_job(run_config(tiny_dict, url, n_jobs=2))
+    assert summary.status == "complete" and str(summary.run_dir) == url
+    assert sorted(os.listdir(tmp_path)) == ["local"]  # no folder named after the URL
+    assert remote_parts(f"{bucket}/run") == local_parts(local)
+
+    expect = pipeline.read_run(local)
+    got = pipeline.read_run(url)
+    assert got.num_rows == 300 and got.equals(expect)
+    assert pipeline.read_run_pandas(url).equals(pipeline.read_run_pandas(local))
+    rel = pipeline.run_relation(url)
+    assert (
+        rel.aggregate("count(*), sum(score)").fetchall()
+        == duckdb.sql(f"SELECT count(*), sum(score) FROM read_parquet('{local}/part-*.parquet')").fetchall()
+    )
+    polars = pytest.importorskip("polars")
+    assert pipeline.scan_run_polars(url).select(polars.col("score").sum()).collect().item() == sum(
+        expect.column("score").to_pylist()
+    )
+    # the raw layout reads with pyarrow.dataset straight from the bucket (side files skipped)
+    raw = ds.dataset(f"{bucket}/run", filesystem=fs(), format="parquet").to_table().sort_by("board_id")
+    assert raw.num_rows == 300 and raw.column("score").equals(expect.column("score"))
+    # a re-run finds it finished; a finished run keeps only the released lease generation
+    assert run_job(run_config(tiny_dict, url)).status == "already complete"
+    keys = objects(f"{bucket}/run")
+    assert [k for k in keys if "/_lease/" in k] and all(SECRET.encode() not in v for v in keys.values())
+
+
+def test_memory_url_run(tiny_dict: str, tmp_path: Path) -> None:
+    """memory:// works in-process (the main process writes the parts: workers cannot see it)."""
+    import pipeline
+
+    url = f"memory://m-{uuid.uuid4().hex[:8]}/run"
+    assert run_job(run_config(tiny_dict, url, n_jobs=2)).status == "complete"
+    assert run_job(run_config(tiny_dict, str(tmp_path / "l"))).status == "complete"
+    assert pipeline.read_run(url).equals(pipeline.read_run(tmp_path / "l"))
+
+
+def test_ingest_with_input_on_s3(bucket: str, tiny_dict: str, tmp_path: Path) -> None:
+    import pipeline
+
+    boards = ["aerstaerstaerste", "tsretsretsretsre", "starstarstarstar", "not-a-board", "raterateratesets"]
+    src = tmp_path / "boards.csv"
+    src.write_text("board\n" + "\n".join(boards) + "\n")
+    fs().put_file(str(src), f"{bucket}/in/boards.csv")
+    inp = f"s3://{bucket}/in/boards.csv"
+    url = f"s3://{bucket}/ingest"
+    cfg = {"source": "ingest", "files": [inp], "chunk_size": 2, "faces": []}
+    local = tmp_path / "local"
+    assert run_job(run_config(tiny_dict, str(local), **cfg)).rejected == 1
+    remote = run_job(run_config(tiny_dict, url, **cfg))
+    assert remote.rejected == 1 and remote.boards == 4
+    assert remote_parts(f"{bucket}/ingest") == local_parts(local)
+    t = pipeline.read_run(url)
+    assert t.equals(pipeline.read_run(local)) and set(t.column("source").to_pylist()) == {inp}
+    assert pipeline.store.read_rejects(url) == pipeline.store.read_rejects(local)
+
+
+@pytest.mark.slow
+def test_analyze_s3_same_tables(bucket: str, tiny_dict: str, tmp_path: Path, moto_endpoint: str) -> None:
+    import pyarrow.parquet as pq
+
+    local = tmp_path / "local"
+    url = f"s3://{bucket}/run"
+    run_job(run_config(tiny_dict, str(local)))
+    run_job(run_config(tiny_dict, url))
+    env = s3_env(moto_endpoint)
+    for run, rep in ((str(local), tmp_path / "rep-local"), (url, tmp_path / "rep-s3")):
+        res = cli("analyze", run, "--out", str(rep), "--quiet", "--label", f"{run}=r", env=env)
+        assert res.returncode == 0, res.stderr
+    a = sorted(p.relative_to(tmp_path / "rep-local") for p in (tmp_path / "rep-local").rglob("*.parquet"))
+    b = sorted(p.relative_to(tmp_path / "rep-s3") for p in (tmp_path / "rep-s3").rglob("*.parquet"))
+    assert a == b and a
+    for rel in a:
+        assert pq.read_table(tmp_path / "rep-local" / rel).equals(pq.read_table(tmp_path / "rep-s3" / rel)), (
+            rel
+        )
+
+
+def test_prove_to_s3(bucket: str, tiny_dict: str, tmp_path: Path) -> None:
+    from pipeline.prove import ProveConfig, run_prove
+
+    def cfg(out: str | None) -> ProveConfig:
+        return ProveConfig(
+            tiny_dict, shape="2x3", threshold=20, classes="ae rst", chunk_size=4, n_jobs=1, out=out
+        )
+
+    url = f"s3://{bucket}/proof"
+    res = run_prove(cfg(url))
+    assert res.status == "new"
+    assert res.boards == run_prove(cfg(str(tmp_path / "proof"))).boards
+    keys = objects(f"{bucket}/proof")
+    assert f"{bucket}/proof/_SUCCESS" in keys and f"{bucket}/proof/_boards.parquet" in keys
+    assert run_prove(cfg(url)).status == "done"
+
+
+# ---------------------------------------------------------------- faults
+
+
+def test_damaged_or_foreign_part(bucket: str, tiny_dict: str, tmp_path: Path) -> None:
+    """Unfinished: a damaged part is named and recomputed. Finished: refused (exit 4)."""
+    import pipeline
+
+    local = tmp_path / "local"
+    run_job(run_config(tiny_dict, str(local)))
+    url = f"s3://{bucket}/run"
+    run_job(run_config(tiny_dict, url))
+    f = fs()
+    part1 = f"{bucket}/run/part-00001.parquet"
+    good = f.cat_file(part1)
+    # finished run, damaged part: the run and every reader refuse it
+    f.pipe_file(part1, good[:-20] + b"\0" * 20)
+    with pytest.raises(DamagedRunError) as exc:
+        run_job(run_config(tiny_dict, url))
+    assert exc.value.exit_code == 4 and "part-00001" in exc.value.message
+    with pytest.raises(DamagedRunError):
+        pipeline.read_run(url)
+    # unfinished (no _SUCCESS), with a foreign part (another chunk's bytes): recomputed
+    f.rm_file(f"{bucket}/run/_SUCCESS")
+    f.pipe_file(part1, f.cat_file(f"{bucket}/run/part-00000.parquet"))
+    notes: list[str] = []
+    assert run_job(run_config(tiny_dict, url), note=notes.append).status == "resumed"
+    assert any("part-00001" in n and "recomputing" in n for n in notes), notes
+    assert remote_parts(f"{bucket}/run") == local_parts(local)
+
+
+def test_lease_refuses_a_second_client_then_expires(bucket: str, tiny_dict: str) -> None:
+    from pipeline.store.lease import Lease
+    from pipeline.store.location import location
+
+    loc: Any = location(f"s3://{bucket}/run")
+    first = Lease(loc, ttl_s=2.0, renew_s=0.4)
+    first.acquire()
+    time.sleep(1.0)  # renewed at least once
+    assert first.generation >= 2 and first.lost is None
+    with pytest.raises(OutputConflictError) as exc:
+        Lease(loc, ttl_s=2.0, renew_s=0.4).acquire()
+    assert exc.value.exit_code == 4
+    with pytest.raises(OutputConflictError):
+        run_job(run_config(tiny_dict, f"s3://{bucket}/run"))
+    # the first holder stops renewing (paused or killed); once its lease expires, one client takes over
+    first._stop.set()
+    assert first._thread is not None
+    first._thread.join()
+    time.sleep(2.2)
+    second = Lease(loc, ttl_s=30.0, renew_s=10.0)
+    second.acquire()
+    assert second.generation == first.generation + 1
+    assert first.renew() is False and first.lost  # taken over: it must stop writing
+    with pytest.raises(OutputConflictError):
+        first.check()
+    second.release()
+    # released: the next client need not wait for the TTL
+    assert run_job(run_config(tiny_dict, f"s3://{bucket}/run")).status == "complete"
+
+
+def _kill_env(endpoint: str) -> dict[str, str]:
+    return {**s3_env(endpoint), "BOGGLE_LEASE_TTL": "3", "BOGGLE_LEASE_RENEW": "0.5"}
+
+
+@pytest.mark.slow
+def test_sigkill_then_resume(bucket: str, tiny_dict: str, tmp_path: Path, moto_endpoint: str) -> None:
+    """A client killed mid-run (SIGKILL, its whole process group): the re-run waits out the
+    lease, takes over, reuses what verifies, and ends with the parts of a clean local run."""
+    url = f"s3://{bucket}/run"
+    args = ["run", str(REPO / "configs/smoke.toml"), "-d", tiny_dict, "--count", "3000",
+            "--chunk-size", "100", "--seed", "5", "--n-jobs", "2", "-q"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO), **_kill_env(moto_endpoint)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", *args, "--out", url],
+        env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    f = fs()
+    try:
+        deadline = time.monotonic() + 120
+        while len([k for k in f.find(f"{bucket}/run/_parts")]) < 3:
+            assert proc.poll() is None, "the run ended before the kill"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert "_SUCCESS" not in [k.rsplit("/", 1)[-1] for k in f.find(f"{bucket}/run")]
+    refused = cli(*args, "--out", url, env=_kill_env(moto_endpoint))
+    assert refused.returncode == 4, refused.stderr  # the dead client's lease is still live
+    time.sleep(3.5)
+    res = cli(*args, "--out", url, env=_kill_env(moto_endpoint))
+    assert res.returncode == 0, res.stderr
+    assert "resumed" in res.stdout
+    local = tmp_path / "local"
+    assert cli(*args, "--out", str(local)).returncode == 0
+    assert remote_parts(f"{bucket}/run") == local_parts(local)
+
+
+# ---------------------------------------------------------------- one-line errors
+
+
+def test_cli_errors_are_one_line(bucket: str, tiny_dict: str, tmp_path: Path, moto_endpoint: str) -> None:
+    env = s3_env(moto_endpoint)
+    base = ["run", str(REPO / "configs/smoke.toml"), "-d", tiny_dict, "--count", "10", "-q"]
+    summary = tmp_path / "summary.json"
+    cases = [
+        ("ftp://host/run", 2, "unsupported URL scheme", env),
+        (f"s3://AKIAKEY:{SECRET}@{bucket}/run", 2, "credentials", env),
+        (f"s3://no-such-bucket-{uuid.uuid4().hex[:6]}/run", 5, "bucket", env),
+        (
+            f"s3://{bucket}/run",
+            5,
+            "cannot reach",
+            {**env, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{_free_port()}"},
+        ),
+    ]
+    for out, code, words, e in cases:
+        work = tmp_path / f"cwd{code}{len(words)}"
+        work.mkdir()
+        t0 = time.monotonic()
+        res = cli(*base, "--out", out, "--summary-json", str(summary), env=e, cwd=work)
+        assert res.returncode == code, (out, res.stderr)
+        line = one_error_line(res)
+        assert words in line and SECRET not in res.stderr + res.stdout, line
+        assert time.monotonic() - t0 < 30
+        assert list(work.iterdir()) == [], "nothing is written locally"
+        assert SECRET not in summary.read_text()
+    assert objects(bucket) == {}
+
+
+def test_missing_extra_is_one_line(bucket: str, tmp_path: Path, moto_endpoint: str) -> None:
+    code = (
+        "import sys; sys.modules['s3fs'] = None; sys.argv = ['boggle', 'run', "
+        f"{str(REPO / 'configs/smoke.toml')!r}, '--out', 's3://{bucket}/run', '-q']; "
+        "from pipeline.cli import main; main()"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), **s3_env(moto_endpoint)}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert res.returncode == 2
+    assert "boggle-pipeline[cloud]" in one_error_line(res)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_summary_and_objects_hold_no_credentials(
+    bucket: str, tiny_dict: str, tmp_path: Path, moto_endpoint: str
+) -> None:
+    summary = tmp_path / "summary.json"
+    res = cli(
+        "run", str(REPO / "configs/smoke.toml"), "-d", tiny_dict, "--count", "50", "--chunk-size", "25",
+        "--out", f"s3://{bucket}/run", "--summary-json", str(summary), "-q", env=s3_env(moto_endpoint),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert json.loads(summary.read_text())["run_dir"] == f"s3://{bucket}/run"
+    for text in (summary.read_text(), res.stdout, res.stderr):
+        assert SECRET not in text
+    stored = objects(bucket)
+    assert stored and all(SECRET.encode() not in v for v in stored.values())
