@@ -34,7 +34,9 @@ def part_name(chunk: int) -> str:
     return f"part-{chunk:05d}.parquet"
 
 
-def part_path(run_dir: Path | str, chunk: int) -> Path:
+def part_path(run_dir: Path | str | Location, chunk: int) -> Path:
+    if isinstance(run_dir, Location):  # a local one (a URL makes no Path)
+        return Path(run_dir.url(part_name(chunk)))
     return Path(run_dir) / part_name(chunk)
 
 
@@ -163,7 +165,9 @@ def part_record_name(chunk: int) -> str:
     return f"{PARTS_DIR}/_{part_name(chunk).removesuffix('.parquet')}.json"
 
 
-def part_record_path(run_dir: Path | str, chunk: int) -> Path:
+def part_record_path(run_dir: Path | str | Location, chunk: int) -> Path:
+    if isinstance(run_dir, Location):
+        return Path(run_dir.url(part_record_name(chunk)))
     return Path(run_dir) / part_record_name(chunk)
 
 
