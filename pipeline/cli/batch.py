@@ -90,7 +90,7 @@ def check_report_folder(run_dirs: list[str], out: Path | None) -> None:
     the runs: the report's files would become part of the run and break every reader of it. The
     default, reports/<run>, is inside a run when the command runs from within one."""
     from pipeline.errors import BoggleError
-    from pipeline.store.location import is_url
+    from pipeline.urls import is_url  # not pipeline.store: that imports pyarrow
 
     target = (out if out is not None else Path("reports")).resolve()
     for run_dir in run_dirs:
