@@ -4,6 +4,7 @@ Layout of a run directory (the contract every later stage reads)::
 
     RUN_DIR/_run.json            the run's record, written first: resolved config + identity
     RUN_DIR/.lock                fcntl lock, there only while a run writes (or after a kill)
+    RUN_DIR/_lease/lease-NNNNNNNN.json  in an object store instead of .lock: the lease generation
     RUN_DIR/part-00000.parquet   one part per chunk, zstd, written to a temp name and renamed
     RUN_DIR/part-00001.parquet   ...
     RUN_DIR/_rejects.csv         rejected input rows: source, line, raw, reason (ingest runs)

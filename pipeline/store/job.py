@@ -16,6 +16,11 @@ The manifest's common keys are the same for every kind of job: ``format``,
 ``chunks_reused``, ``parts`` (file, chunk, rows, bytes, blake2b), ``files`` (side files with
 their bytes and blake2b) and ``seal``. Readers (:func:`pipeline.store.open_run`) check the seal,
 every part and every side file, so a damaged or foreign file is never read silently.
+
+The directory is a :class:`~pipeline.store.location.Location`: a local folder (the lock is an
+flock, files are renamed into place and fsynced) or a folder of an object store at an fsspec
+URL (the lock is a lease, :mod:`pipeline.store.lease`; every file is one PUT, the manifest
+last); the steps above are the same for both.
 """
 
 from __future__ import annotations
