@@ -226,7 +226,10 @@ def execute(
             )
             try:
                 for res in results:
-                    job.commit(res.chunk, res.rows, res.table)
+                    written = store.PartInfo(res.chunk, res.rows, res.bytes, res.blake2b)
+                    job.commit(
+                        res.chunk, res.rows, res.table, written=None if res.table is not None else written
+                    )
                     solved += res.rows
                     done_chunks += 1
                     report()

@@ -146,6 +146,7 @@ class ChunkResult:
     rows: int
     bytes: int
     table: Any = None  # a pyarrow.Table when the worker did not write the part itself
+    blake2b: str | None = None  # of the part the worker committed: the main process records it
 
 
 def watched_solve_chunk(
@@ -220,8 +221,8 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
         table = table.replace_schema_metadata({k.encode(): v.encode() for k, v in task.metadata.items()})
         return ChunkResult(task.chunk, table.num_rows, 0, table)
     lifeline.exit_if_orphaned()
-    nbytes = store.write_part(out_dir, task.chunk, table, task.metadata)
-    return ChunkResult(task.chunk, table.num_rows, nbytes)
+    info = store.write_part_info(out_dir, task.chunk, table, task.metadata)
+    return ChunkResult(task.chunk, table.num_rows, info.bytes, blake2b=info.blake2b)
 
 
 # ---------------------------------------------------------------- parallel backends

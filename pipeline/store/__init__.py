@@ -52,6 +52,7 @@ from pipeline.store.parts import (
     read_part_record,
     record_part,
     write_part,
+    write_part_info,
 )
 from pipeline.store.rundir import (
     FinishedRun,
@@ -153,4 +154,5 @@ __all__ = [
     "rules_label",
     "run_lock",
     "write_part",
+    "write_part_info",
 ]

@@ -300,14 +300,21 @@ class JobDir:
             P.discard_part(self.loc, k)
 
     def commit(
-        self, chunk: int, rows: int, table: pa.Table | None = None, metadata: Mapping[str, str] | None = None
+        self,
+        chunk: int,
+        rows: int,
+        table: pa.Table | None = None,
+        metadata: Mapping[str, str] | None = None,
+        written: P.PartInfo | None = None,
     ) -> P.PartInfo:
-        """Record the part of ``chunk`` (writing ``table`` first, with ``metadata`` and the job's
-        tag, when the worker returned it instead of writing it)."""
+        """Record the part of ``chunk``: write ``table`` first (with ``metadata`` and the job's
+        tag) when the worker returned it instead of writing it; ``written`` is the record a
+        worker that wrote the part sent back (size and checksum of what it committed)."""
         self.check_lease()
         if table is not None:
-            P.write_part(self.loc, chunk, table, {**(metadata or {}), P.META_CONFIG: self.tag})
-        return P.record_part(self.loc, chunk, rows)
+            meta = {**(metadata or {}), P.META_CONFIG: self.tag}
+            written = P.write_part_info(self.loc, chunk, table, meta)
+        return P.record_part(self.loc, chunk, rows, written)
 
     # ------------------------------------------------------------ finishing
 

@@ -95,6 +95,20 @@ def write_part(
 ) -> int:
     """Write ``table`` as the chunk's part (zstd), atomically (locally: temp file, fsync,
     rename; in an object store: a local temp file, then one upload); return its size in bytes."""
+    return write_part_info(run_dir, chunk, table, metadata, digest=False).bytes
+
+
+def write_part_info(
+    run_dir: Path | str | Location,
+    chunk: int,
+    table: pa.Table,
+    metadata: Mapping[str, str] | None = None,
+    *,
+    digest: bool = True,
+) -> PartInfo:
+    """:func:`write_part`, returning the part's record: its rows, size and (``digest``) the
+    BLAKE2b of exactly the bytes committed, hashed from the temp file before it is renamed or
+    uploaded. A worker sends this back, so the main process never reads the part again."""
     loc = location(run_dir)
     if metadata:
         merged = dict(table.schema.metadata or {})
@@ -111,7 +125,8 @@ def write_part(
             use_dictionary=dictionary_columns(table.schema),
         )
         size = tmp.stat().st_size
-    return size
+        checksum = file_blake2b(tmp) if digest else None
+    return PartInfo(chunk, table.num_rows, size, checksum)
 
 
 def now_iso() -> str:
@@ -184,13 +199,20 @@ def write_json(loc: Location, name: str, data: Any) -> None:
         loc.write_bytes(name, json_bytes(data))
 
 
-def record_part(run_dir: Path | str | Location, chunk: int, rows: int) -> PartInfo:
+def record_part(
+    run_dir: Path | str | Location, chunk: int, rows: int, written: PartInfo | None = None
+) -> PartInfo:
     """Record a committed part's size and checksum (atomically, fsynced) so a re-run can tell
-    it from a part that was damaged, truncated or copied in since. In an object store both are
-    taken from the object itself, as uploaded."""
+    it from a part that was damaged, truncated or copied in since. ``written``: the record its
+    writer sent back (:func:`write_part_info`), taken once its size matches the committed
+    file's (a stat, or a HEAD in an object store); without it the part is read and hashed."""
     loc = location(run_dir)
     name = part_name(chunk)
-    info = PartInfo(chunk, rows, loc.size(name), loc.blake2b(name))
+    size = loc.size(name)
+    if written is not None and written.blake2b is not None and written.bytes == size and written.rows == rows:
+        info = PartInfo(chunk, rows, size, written.blake2b)
+    else:
+        info = PartInfo(chunk, rows, size, loc.blake2b(name))
     write_json(loc, part_record_name(chunk), info.to_dict())
     return info
 
