@@ -470,3 +470,33 @@ def test_prove_and_optimize_write_a_summary_json(
     record = json.loads(opt.read_text())
     assert record["command"] == "optimize" and record["status"] == "complete" and record["boards"] >= 1
     assert res.output.strip().splitlines()[-1] == f"BEST {record['best_board']} {record['best_score']}"
+
+
+def test_the_main_process_records_parts_without_reading_them(
+    enable2k_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers send back the size and checksum of what they committed; the main process only
+    checks the size, so it never reads a part (its CPU and I/O stay flat as parts grow)."""
+    from pipeline.store import parts
+    from pipeline.store.location import Location
+
+    hash_file, hash_object = parts.file_blake2b, Location.blake2b
+
+    def no_part(path: Any) -> str:
+        assert "part-" not in str(path), "the main process hashed a part"
+        return hash_file(path)  # the side files the main process writes itself (rejects)
+
+    def no_part_object(self: Any, name: str) -> str:
+        assert "part-" not in name, "the main process hashed a part"
+        return hash_object(self, name)
+
+    monkeypatch.setattr(parts, "file_blake2b", no_part)
+    monkeypatch.setattr(Location, "blake2b", no_part_object)
+    out = tmp_path / "run"
+    cfg = run_config(enable2k_path, out)
+    import dataclasses
+
+    cfg = dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, n_jobs=2))
+    assert run_job(cfg).status == "complete"
+    monkeypatch.undo()
+    store.open_run(out)  # the records the workers sent are the parts' real checksums
