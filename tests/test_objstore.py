@@ -417,3 +417,35 @@ def test_summary_and_objects_hold_no_credentials(
         assert SECRET not in text
     stored = objects(bucket)
     assert stored and all(SECRET.encode() not in v for v in stored.values())
+
+
+def test_permission_denied_is_one_line(tiny_dict: str, tmp_path: Path) -> None:
+    """A server that checks credentials (moto with access control on from the first request)
+    refuses the run's requests: one line, exit 5, nothing written locally, no secret shown."""
+    port = _free_port()
+    env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "0"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "moto server did not start"
+                time.sleep(0.1)
+        work = tmp_path / "cwd"
+        work.mkdir()
+        base = ["run", str(REPO / "configs/smoke.toml"), "-d", tiny_dict, "--count", "10", "-q"]
+        res = cli(*base, "--out", "s3://denied/run", env=s3_env(f"http://127.0.0.1:{port}"), cwd=work)
+        assert res.returncode == 5, res.stderr
+        line = one_error_line(res)
+        assert "s3://denied/run" in line and "permission denied" in line, line
+        assert SECRET not in res.stderr + res.stdout
+        assert list(work.iterdir()) == [], "nothing is written locally"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
