@@ -449,3 +449,31 @@ def test_permission_denied_is_one_line(tiny_dict: str, tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_notebook_reads_a_run_in_the_bucket(
+    bucket: str, enable2k_path: str, tmp_path: Path, moto_endpoint: str
+) -> None:
+    """What an analyst types: ``jupyter execute`` with ``BOGGLE_RUN_DIR=s3://...``."""
+    pytest.importorskip("nbformat")
+    import nbformat
+
+    url = f"s3://{bucket}/nb-run"
+    run_job(run_config(enable2k_path, url))
+    notebook = REPO / "notebooks" / "board_quality.ipynb"
+    out = tmp_path / "executed.ipynb"
+    env = {**os.environ, **s3_env(moto_endpoint), "BOGGLE_RUN_DIR": url, "PYTHONPATH": str(REPO)}
+    jupyter = Path(sys.executable).with_name("jupyter")
+    res = subprocess.run(
+        [str(jupyter), "execute", notebook.name, f"--output={out}"],
+        cwd=notebook.parent, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    text = "\n".join(
+        o.get("text", "") + o.get("data", {}).get("text/plain", "")
+        for c in nbformat.read(out, as_version=4).cells
+        for o in c.get("outputs", [])
+    )
+    assert "enable2k.txt" in text and "300" in text.replace(",", "")
+    assert SECRET not in out.read_text()
