@@ -71,6 +71,10 @@ bench-vs-cpp:  ## our kernel vs the C++ solver (ANCHOR_DIR, default /tmp/anchor)
 bench-verify:  ## readers with and without checksum verification on a 1M-board run (runs/bench-verify)
 	$(PY) -m pipeline.benches.bench_verify --dictionary $(ENABLE2K) --count 1000000
 
+.PHONY: bench-cluster
+bench-cluster:  ## 1M boards on a 2-worker dask cluster to a local S3 server (moto) vs local disk; the client's cost per part
+	$(PY) -m pipeline.benches.bench_cluster --dictionary $(ENABLE2K) --count 1000000
+
 .PHONY: bench-algorithms
 bench-algorithms:  ## trie vs word-driven DP vs binary search: 4x4, 6x6, 100x100 and a ~545k-word list
 	$(PY) -m pipeline.benches.perf_algorithms --dictionary $(ENABLE2K) --big $(ENABLE2K) --big tanglet:en --big tanglet:nl
