@@ -39,30 +39,38 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def moto_endpoint() -> Any:
+def start_moto(env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """A moto S3 server on 127.0.0.1 at a free port, once it answers: (process, endpoint)."""
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
     deadline = time.monotonic() + 30
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
+            return proc, f"http://127.0.0.1:{port}"
         except OSError:
             assert proc.poll() is None, "moto server did not start"
             assert time.monotonic() < deadline, "moto server did not start in 30 s"
             time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}"
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
     proc.terminate()
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Any:
+    proc, endpoint = start_moto()
+    yield endpoint
+    stop(proc)
 
 
 def s3_env(endpoint: str) -> dict[str, str]:
@@ -422,33 +430,19 @@ def test_summary_and_objects_hold_no_credentials(
 def test_permission_denied_is_one_line(tiny_dict: str, tmp_path: Path) -> None:
     """A server that checks credentials (moto with access control on from the first request)
     refuses the run's requests: one line, exit 5, nothing written locally, no secret shown."""
-    port = _free_port()
-    env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "0"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-    )  # fmt: skip
+    proc, endpoint = start_moto({**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "0"})
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, "moto server did not start"
-                time.sleep(0.1)
         work = tmp_path / "cwd"
         work.mkdir()
         base = ["run", str(REPO / "configs/smoke.toml"), "-d", tiny_dict, "--count", "10", "-q"]
-        res = cli(*base, "--out", "s3://denied/run", env=s3_env(f"http://127.0.0.1:{port}"), cwd=work)
+        res = cli(*base, "--out", "s3://denied/run", env=s3_env(endpoint), cwd=work)
         assert res.returncode == 5, res.stderr
         line = one_error_line(res)
         assert "s3://denied/run" in line and "permission denied" in line, line
         assert SECRET not in res.stderr + res.stdout
         assert list(work.iterdir()) == [], "nothing is written locally"
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop(proc)
 
 
 @pytest.mark.slow
