@@ -88,9 +88,13 @@ def s3_env(endpoint: str) -> dict[str, str]:
 def bucket(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """A new bucket, with this process's environment pointing at the moto server."""
     import s3fs
+    from joblib.externals.loky import get_reusable_executor
 
     for k, v in s3_env(moto_endpoint).items():
         monkeypatch.setenv(k, v)
+    # loky keeps its worker processes between runs, with the environment they started with:
+    # start them again so they take their credentials from this one, as a new process would
+    get_reusable_executor().shutdown(wait=True)
     name = f"b-{uuid.uuid4().hex[:12]}"
     s3fs.S3FileSystem(skip_instance_cache=True).mkdir(name)
     return name
