@@ -116,15 +116,12 @@ class JobDir:
             from pipeline.store.lease import Lease
 
             loc.ensure()
-            with Lease(loc) as lease:
-                job = cls(loc, fmt, schema_version, identity, config, tag=tag, overwrite=overwrite, note=note)
-                job.lease = lease
-                job._prepare()
-                yield job
-            return
-        path = Path(loc.url())
-        with run_lock(path):
-            job = cls(path, fmt, schema_version, identity, config, tag=tag, overwrite=overwrite, note=note)
+            held: Any = Lease(loc)
+        else:
+            held = run_lock(Path(loc.url()))
+        with held as lease:
+            job = cls(loc, fmt, schema_version, identity, config, tag=tag, overwrite=overwrite, note=note)
+            job.lease = lease if isinstance(loc, RemoteLocation) else None
             job._prepare()
             yield job
 

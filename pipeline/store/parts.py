@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.errors import BoggleError, DamagedRunError
+from pipeline.errors import DamagedRunError
 from pipeline.io import write_json_atomic
 from pipeline.store.location import Location, location
 from pipeline.store.schema import (
@@ -131,16 +131,6 @@ def write_part_info(
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BoggleError(f"cannot read {path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise BoggleError(f"{path}: expected a JSON object")
-    return data
 
 
 @dataclass
@@ -346,11 +336,12 @@ def side_file_problems(job_dir: Path | Location, manifest: Mapping[str, Any]) ->
 
 
 def finished_problems(
-    job_dir: Path | Location, manifest: Mapping[str, Any], tag: str | None
+    job_dir: Path | Location, manifest: Mapping[str, Any], tag: str | None, *, checksums: bool = True
 ) -> list[tuple[str, str]]:
     """(file, problem) for every part and side file of a finished job that is missing,
     damaged, foreign (``tag``: the config each part must embed; None skips that check), or
-    present but not listed."""
+    present but not listed. ``checksums=False`` compares the parts' sizes only (nothing is
+    read but the listings and the side files)."""
     from concurrent.futures import ThreadPoolExecutor
 
     loc = location(job_dir)
@@ -358,8 +349,13 @@ def finished_problems(
     present = committed_chunks(loc)
 
     def check(chunk: int) -> str | None:
-        path = present.get(chunk)
-        return "missing" if path is None else part_problem(path, listed[chunk], tag, loc)
+        path, info = present.get(chunk), listed[chunk]
+        if path is None:
+            return "missing"
+        if not checksums:
+            size = loc.size(info.file)
+            return None if size == info.bytes else f"{size:,} bytes, {info.bytes:,} recorded"
+        return part_problem(path, info, tag, loc)
 
     # hashlib releases the GIL while it hashes a block, so the parts are checked on every core
     chunks = sorted(listed)

@@ -185,30 +185,13 @@ def open_run(run_dir: Path | str, *, verify: bool = True) -> FinishedRun:
         raise BoggleError(f"run directory not found: {run_dir}")
     manifest_path = run_dir / MANIFEST
     if not manifest_path.is_file():
-        state = (
-            "unfinished (no _SUCCESS; re-run `boggle run` to finish it)"
-            if (run_dir / RUN_RECORD).is_file()
-            else "not a run directory (no _SUCCESS manifest)"
-        )
-        raise BoggleError(f"{run_dir}: {state}")
+        raise _not_finished(run_dir, (run_dir / RUN_RECORD).is_file())
     manifest = read_manifest(manifest_path)
     if manifest.get("format") != FORMAT:
         raise BoggleError(f"{manifest_path}: not a boggle run manifest")
     listed = listed_parts(manifest, run_dir)
     parts = [run_dir / info.file for _, info in sorted(listed.items())]
-    if verify:
-        problems = finished_problems(run_dir, manifest, None)
-    else:
-        present = {k: Path(p) for k, p in committed_chunks(run_dir).items()}
-        problems = [(info.file, "missing") for k, info in listed.items() if k not in present]
-        problems += [
-            (info.file, f"{present[k].stat().st_size:,} bytes, {info.bytes:,} recorded")
-            for k, info in listed.items()
-            if k in present and present[k].stat().st_size != info.bytes
-        ]
-        problems += [
-            (part_name(k), "not part of the finished run") for k in sorted(set(present) - set(listed))
-        ]
+    problems = finished_problems(run_dir, manifest, None, checksums=verify)
     if problems:
         raise DamagedRunError(
             f"{run_dir}: damaged run, refused ({describe_problems(problems)}); re-run `boggle run` with "
@@ -217,14 +200,18 @@ def open_run(run_dir: Path | str, *, verify: bool = True) -> FinishedRun:
     return FinishedRun(manifest, parts)
 
 
+def _not_finished(where: object, has_record: bool) -> BoggleError:
+    state = (
+        "unfinished (no _SUCCESS; re-run `boggle run` to finish it)"
+        if has_record
+        else "not a run directory (no _SUCCESS manifest)"
+    )
+    return BoggleError(f"{where}: {state}")
+
+
 def _open_remote(loc: RemoteLocation, verify: bool) -> FinishedRun:
     if not loc.is_file(MANIFEST):
-        state = (
-            "unfinished (no _SUCCESS; re-run `boggle run` to finish it)"
-            if loc.is_file(RUN_RECORD)
-            else "not a run directory (no _SUCCESS manifest)"
-        )
-        raise BoggleError(f"{loc}: {state}")
+        raise _not_finished(loc, loc.is_file(RUN_RECORD))
     manifest = read_manifest(MANIFEST, loc)
     if manifest.get("format") != FORMAT:
         raise BoggleError(f"{loc.url(MANIFEST)}: not a boggle run manifest")
