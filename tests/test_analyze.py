@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -201,6 +201,34 @@ def test_summary_agrees_with_numpy(alpha: Path) -> None:
     assert r["score_p10"] == pytest.approx(np.percentile(scores, 10))
     assert r["score_p90"] == pytest.approx(np.percentile(scores, 90))
     assert r["score_std"] == pytest.approx(np.std(scores, ddof=1))
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.lists(st.integers(0, 3000), min_size=2, max_size=300), st.randoms(use_true_random=False))
+def test_summary_std_is_exact_whatever_the_row_order(scores: list[int], rnd: Any) -> None:
+    """The same rows in another order (as a run read from S3 instead of disk) give the same bits:
+    the sample std comes from exact integer sums, rounded once, not from a running update."""
+    import duckdb
+
+    def std(order: list[int]) -> float:
+        n = len(order)
+        df = pd.DataFrame({"run": "r", "source": "s", "score": order, "n_words": order, "dead_cells": 0,
+                           "max_word_len": 3})  # fmt: skip
+        with duckdb.connect() as con:
+            con.execute("SET threads = 4")
+            con.register("boards_df", pd.concat([df] * 40, ignore_index=True) if n < 50 else df)
+            con.execute("CREATE VIEW boards AS SELECT * FROM boards_df")
+            con.execute("CREATE TABLE run_order AS SELECT 'r' AS run, 0 AS idx")
+            return float(stats.summary(con).iloc[0]["score_std"])
+
+    reps = 40 if len(scores) < 50 else 1
+    x = scores * reps
+    n, s1, s2 = len(x), sum(x), sum(v * v for v in x)
+    want = math.sqrt(float(n * s2 - s1 * s1) / float(n * (n - 1)))
+    shuffled = list(scores)
+    rnd.shuffle(shuffled)
+    assert std(scores) == want
+    assert std(shuffled) == want
 
 
 @given(st.lists(st.integers(0, 60), min_size=1, max_size=200), st.floats(0, 1))

@@ -43,9 +43,24 @@ _FACE_TOKEN = r"\[[^\]]*\]|."
 QUANTILES: dict[str, float] = {"median": 0.5, "p10": 0.1, "p90": 0.9, "p99": 0.99}
 
 
+def _std(col: str) -> str:
+    """The sample standard deviation of an integer column, from exact integer sums.
+
+    DuckDB's ``stddev_samp`` updates a running variance in whatever order its threads meet the
+    rows, so its last bits vary from one read of the same data to the next (a run read from S3
+    and the same run read from disk gave different ``score_std``). Sums of HUGEINTs are exact
+    whatever the order; the variance is rounded once.
+    """
+    x = f"({col})::HUGEINT"
+    return (
+        f"CASE WHEN count({col}) > 1 THEN sqrt((count({col}) * sum({x} * {x}) - sum({x}) * sum({x}))::DOUBLE"
+        f" / (count({col}) * (count({col}) - 1))::DOUBLE) END"
+    )
+
+
 def _dist(col: str, name: str) -> str:
     return (
-        f"avg({col}) AS {name}_mean, stddev_samp({col}) AS {name}_std, "
+        f"avg({col}) AS {name}_mean, {_std(col)} AS {name}_std, "
         f"min({col}) AS {name}_min, max({col}) AS {name}_max"
     )
 
@@ -101,9 +116,9 @@ def summary(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
             SELECT run, source, GROUPING(source) AS is_total,
                    count(*) AS boards, {_dist("score", "score")}, {_dist("n_words", "words")},
                    {few},
-                   avg(dead_cells) AS dead_cells_mean, stddev_samp(dead_cells) AS dead_cells_std,
+                   avg(dead_cells) AS dead_cells_mean, {_std("dead_cells")} AS dead_cells_std,
                    avg((dead_cells >= 1)::DOUBLE) AS share_dead_ge1,
-                   avg(max_word_len) AS longest_len_mean, stddev_samp(max_word_len) AS longest_len_std,
+                   avg(max_word_len) AS longest_len_mean, {_std("max_word_len")} AS longest_len_std,
                    max(max_word_len) AS longest_len_max
             FROM boards
             GROUP BY GROUPING SETS ((run, source), (run))
