@@ -75,6 +75,11 @@ COLUMNS: dict[str, str] = {
     "found_scores": "list<int32>: their scores",
     "seconds": "float64: wall seconds spent on the class",
 }
+# _boards.parquet: every board >= threshold once, best first
+BOARD_COLUMNS: dict[str, str] = {
+    "board": "string: a board scoring >= threshold, compact, in canonical form under the shape's symmetries",
+    "score": "int32: its score",
+}
 
 
 @dataclass(frozen=True)

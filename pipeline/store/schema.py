@@ -47,6 +47,12 @@ COLUMNS: dict[str, str] = {
     "rows": "int16: board rows",
     "cols": "int16: board columns",
     "source": "string: the dice set or generator (generate) or the input file (ingest)",
+    # run_id, seed, dice: being added to the part schema (described ahead of it; columns_doc
+    # lists a column only once board_schema writes it)
+    "run_id": "string: the run's config identity (the hash of what decides its data); the same "
+    "in every row of a run, so rows of several runs tell apart by it",
+    "seed": "int64: the generator seed ([boards] seed); null for ingested boards",
+    "dice": "string: the dice set name ([boards] dice); null for ingested boards",
     "lexicon": "dictionary<string>: the word list's name as the manifest's lexicon.name gives it "
     "(file name such as enable2k.txt, or tanglet:<lang>)",
     "lexicon_hash": "dictionary<string>: first 12 hex digits of the word list's SHA-256 "
@@ -69,10 +75,22 @@ COLUMNS: dict[str, str] = {
 }
 
 
+# The rejects file (_rejects.csv): one row per input record that is not a valid board.
+REJECT_COLUMNS: dict[str, str] = {
+    "source": "string: the input file (or URL) the record came from",
+    "line": "int: the record's line in that file (Parquet inputs: its row number)",
+    "raw": "string: the record as read, at most 80 characters then its length; control "
+    "characters escaped (\\x1b, \\t; a backslash doubled)",
+    "reason": "string: why it was rejected (does not parse, wrong shape, a face outside the "
+    "run's alphabet, a line over 64 KiB)",
+}
+
+
 def columns_doc(words: bool = True) -> dict[str, str]:
-    """:data:`COLUMNS` as a run's manifest records it: without ``words`` when the run has no
-    word lists."""
-    return dict(COLUMNS) if words else {k: v for k, v in COLUMNS.items() if k != "words"}
+    """:data:`COLUMNS` as a run's manifest records it: the columns :func:`board_schema` writes
+    (without ``words`` when the run has no word lists)."""
+    present = set(board_schema(words=words).names)
+    return {k: v for k, v in COLUMNS.items() if k in present or "_len_" in k}
 
 
 # ---------------------------------------------------------------- schema
