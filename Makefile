@@ -7,7 +7,7 @@ PY := $(BIN)/python
 ENABLE2K ?= ../shared/data/enable2k.txt
 CONFIG ?= configs/default.toml
 
-.PHONY: setup lexicon test test-slow test-all check format format-check lint typecheck bench clean
+.PHONY: setup lexicon test test-slow test-all check format format-check lint typecheck docs bench clean
 
 setup: $(VENV)/.installed lexicon  ## create .venv and install the package with its dev extras
 
@@ -50,6 +50,9 @@ lint:  ## ruff, and the import contract of pyproject.toml ([tool.importlinter])
 
 typecheck:
 	$(BIN)/mypy
+
+docs:  ## the documentation site (mkdocs.yml, docs/) into site/; --strict: a warning (a broken link) fails
+	$(BIN)/mkdocs build --strict --site-dir site
 
 check: format-check lint typecheck test  ## everything CI checks
 
@@ -124,4 +127,4 @@ prove-3x4:  ## the full ENABLE2K 3x4 proof, T=1500 (days on 2 cores; resumable: 
 	  --classes 'bdfgjqvwxz aeiou lnrsy chkmpt' --n-jobs 2 --out runs/prove-3x4
 
 clean:
-	rm -rf runs reports .pytest_cache .mypy_cache .ruff_cache
+	rm -rf runs reports site .pytest_cache .mypy_cache .ruff_cache
