@@ -1,6 +1,6 @@
 """Domain errors. Each carries a one-line message; the CLI maps them to exit codes.
 
-Exit codes (documented in the README):
+Exit codes (documented in docs/reference/exit-codes.md):
   0  success
   1  an internal error (a bug in this program: please report it with the command and its output)
   2  bad input: a board, a lexicon, a config or a command-line value

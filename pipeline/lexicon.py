@@ -1,7 +1,7 @@
 """Lexicons: load a word list (plain, gzip, or a Tanglet language pack), normalise it, report
 what was dropped, and compile it (with a disk cache) for a face alphabet and a rule set.
 
-Normalisation (DOMAIN.md): trim, case-fold (Unicode-aware) and NFC-normalise each entry, then
+Normalisation (docs/rules.md, "Lexicons"): trim, case-fold (Unicode-aware) and NFC-normalise each entry, then
 drop empty lines and duplicates; compiling drops words shorter than the minimum length (in
 letters) and words no sequence of the alphabet's faces can spell. Every drop is counted by
 reason in a :class:`DropReport`; nothing is dropped silently.

@@ -137,8 +137,9 @@ def test_dice_set_names_are_the_packaged_ones() -> None:
 
 @pytest.mark.parametrize(("name", "mean"), [("new", 141.06), ("classic", 124.7), ("uniform", 41.07)])
 def test_mean_scores_match_the_reference_statistics(name: str, mean: float, enable2k_path: str) -> None:
-    """DOMAIN.md: with ENABLE2K, 100k boards average 141.06 (new), 124.7 (classic), 41.07
-    (uniform). 4,000 boards estimate the mean to within 4.5 standard errors."""
+    """docs/rules.md, "Reference statistics": with ENABLE2K, 100k boards average 141.06 (new),
+    124.7 (classic), 41.07 (uniform). 4,000 boards estimate the mean to within 4.5 standard
+    errors."""
     alphabet = generator_alphabet(name)
     lex: CompiledLexicon = compile_lexicon(enable2k_path, alphabet, get_rules("boggle"))
     boards = generate_boards(name, alphabet, np.random.default_rng(2024), 4000, 4, 4)

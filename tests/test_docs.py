@@ -292,3 +292,19 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     assert "--summary-json" in cli and "boggle prove" in cli
+
+
+def test_nothing_cites_a_document_outside_the_repository() -> None:
+    """The domain rules are docs/rules.md; the shared notes beside the checkout are not shipped."""
+    outside = ("DOMAIN" + ".md", "shared/" + "docs")
+    roots = [REPO / d for d in ("pipeline", "tests", "configs", "notebooks", "docs")]
+    files = [REPO / "README.md", REPO / "mkdocs.yml", REPO / "Makefile", REPO / "pyproject.toml"]
+    files += [p for root in roots for p in root.rglob("*") if p.is_file() and p.suffix != ".png"]
+    cited = [
+        f"{p.relative_to(REPO)}: {name}"
+        for p in files
+        if "__pycache__" not in p.parts
+        for name in outside
+        if name in p.read_text(encoding="utf-8", errors="replace")
+    ]
+    assert not cited, cited

@@ -16,7 +16,7 @@ with a common prefix), ``dp/word`` (the textbook DP: every word from row 1), ``b
 (binary-search backtracking). Each row prints total and per-board time, the ratio to ``trie``,
 and whether the results (words, score, dead cells) equal trie's.
 
-Reference figures (2-core shared machine, ``make bench-algorithms``; noisy): see the README.
+Reference figures (2-core shared machine, ``make bench-algorithms``; noisy): see docs/performance.md.
 """
 
 from __future__ import annotations

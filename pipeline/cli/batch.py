@@ -291,7 +291,7 @@ def optimize(
 ) -> None:
     """Search for the highest-scoring boards (hill climbing or simulated annealing).
 
-    Settings come from the [optimize] section of CONFIG.toml (keys and defaults: README),
+    Settings come from the [optimize] section of CONFIG.toml (keys and defaults: docs/reference/config.md),
     then --set, then the options. Without --iterations or --time-limit each restart is one
     climb (hill) or one cooling cycle (anneal). Writes OUT/part-00000.parquet and OUT/_SUCCESS.
     The last line printed is `BEST <board> <score>`. Exit codes: 0 ok, 2 bad input or config,

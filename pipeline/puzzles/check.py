@@ -1,7 +1,8 @@
 """Word-check queries: can this word be spelled on this board?
 
-Two rules (DOMAIN.md): the standard one (each cell at most once per word) and the revisit one
-(cells may repeat, but every step moves to one of the up to 8 neighbours).
+Two rules (docs/rules.md, "Boards and paths"): the standard one (each cell at most once per
+word) and the revisit one (cells may repeat, but every step moves to one of the up to 8
+neighbours).
 
 Both settle each (cell, position in the word) pair at most once, one vectorised step per
 position, so a long word on a 100x100 board costs at most cells x letters x 8 steps. Memory

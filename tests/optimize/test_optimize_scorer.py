@@ -12,7 +12,7 @@ from pipeline.optimize import OptimizeConfig, Scorer, Tables, apply_move, make_o
 from pipeline.solve import encode_boards, solve_arrays
 from pipeline.solve.reference import ReferenceSolver
 
-BEST_4X4 = "perslatgsineters"  # DOMAIN.md: 3625 points, 1045 words with ENABLE2K
+BEST_4X4 = "perslatgsineters"  # docs/rules.md: 3625 points, 1045 words with ENABLE2K
 
 
 def test_kernel_scores_the_known_best_board(enable2k_path: str) -> None:

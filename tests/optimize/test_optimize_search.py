@@ -8,7 +8,7 @@ from pipeline.boards import canonical, format_compact
 from pipeline.optimize import OptimizeConfig, optimize, prepare
 from pipeline.solve import encode_boards, solve_arrays
 
-BEST_4X4 = "perslatgsineters"  # DOMAIN.md: 3625 points, 1045 words with ENABLE2K
+BEST_4X4 = "perslatgsineters"  # docs/rules.md: 3625 points, 1045 words with ENABLE2K
 
 
 @pytest.mark.parametrize("strategy", ["hill", "anneal"])
