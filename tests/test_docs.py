@@ -308,3 +308,13 @@ def test_nothing_cites_a_document_outside_the_repository() -> None:
         if name in p.read_text(encoding="utf-8", errors="replace")
     ]
     assert not cited, cited
+
+
+def test_every_exit_code_has_a_row() -> None:
+    from pipeline import errors
+
+    codes = {v for k, v in vars(errors).items() if k.startswith("EXIT_") and isinstance(v, int)}
+    assert {0, 2, 4, 130} <= codes
+    page = (DOCS / "reference" / "exit-codes.md").read_text(encoding="utf-8")
+    rows = {int(m) for m in re.findall(r"^\| (\d+) \|", page, flags=re.MULTILINE)}
+    assert rows == codes, f"documented {sorted(rows)}, defined {sorted(codes)}"
