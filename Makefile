@@ -38,14 +38,14 @@ test-all:  ## every test, the slow ones too
 	$(PY) -m pytest -q -m ""
 
 format:
-	$(BIN)/ruff format pipeline tests
-	$(BIN)/ruff check --fix pipeline tests
+	$(BIN)/ruff format pipeline tests docs/_hooks
+	$(BIN)/ruff check --fix pipeline tests docs/_hooks
 
 format-check:
-	$(BIN)/ruff format --check pipeline tests
+	$(BIN)/ruff format --check pipeline tests docs/_hooks
 
 lint:  ## ruff, and the import contract of pyproject.toml ([tool.importlinter])
-	$(BIN)/ruff check pipeline tests
+	$(BIN)/ruff check pipeline tests docs/_hooks
 	$(BIN)/lint-imports
 
 typecheck:
