@@ -73,16 +73,9 @@ def plan_run(config: RunConfig, *, workers_write: bool | None = None) -> RunPlan
         "inputs": [{"file": i["file"], "sha256": i["sha256"]} for i in inputs],
         **limits_identity(),
     }
-    return RunPlan(
-        cfg,
-        rules,
-        lexicon,
-        inputs,
-        identity,
-        store.parquet_metadata(cfg.data_dict(), lexicon.provenance(), rules.to_dict()),
-        store.ObjectPath(cfg.run.out) if remote else Path(cfg.run.out),
-        workers_write,
-    )
+    run_dir = store.ObjectPath(cfg.run.out) if remote else Path(cfg.run.out)
+    metadata = store.parquet_metadata(cfg.data_dict(), lexicon.provenance(), rules.to_dict())
+    return RunPlan(cfg, rules, lexicon, inputs, identity, metadata, run_dir, workers_write)
 
 
 def _fingerprint_inputs(cfg: RunConfig) -> list[dict[str, Any]]:
