@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Literal
 
 import pytest
 
-from pipeline.config import RunConfig, config_from_dict, load_config, parse_assignment
+from pipeline.config import Bounds, RunConfig, check_value, config_from_dict, load_config, parse_assignment
 from pipeline.errors import BoggleError, ConfigError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -62,6 +64,9 @@ def test_unknown_section_is_rejected(tmp_path: Path) -> None:
         ('[rules]\nname = "scrabble"\n', r"\[rules\] name: expected one of 'boggle', 'big', 'superbig'"),
         ("[rules]\nscores = {three = 1}\n", r"\[rules\] scores: 'three' = 1: lengths and points"),
         ("[rules]\nrevisit = 1\n", r"\[rules\] revisit: expected true or false"),
+        ("[rules]\nmin_length = 0\n", r"\[rules\] min_length: expected an integer >= 1, got 0"),
+        ("[rules]\nscores = {}\n", r"\[rules\] scores: expected a table of length = points"),
+        ("[boards]\nseed = 1" + "0" * 50 + "\n", r"\[boards\] seed: at most 340,28.*, got a 51-digit number"),
         ("boards = 3\n", r"\[boards\] must be a table"),
         ("[boards\n", r"not valid TOML"),
     ],
@@ -153,3 +158,32 @@ def test_errors_are_boggle_errors_with_exit_code_2() -> None:
 def test_default_config_object() -> None:
     cfg = RunConfig().resolve()
     assert cfg.boards.count == 100_000 and cfg.run.backend == "loky"
+
+
+def test_a_section_is_checked_from_its_field_types() -> None:
+    @dataclass(frozen=True)
+    class Section:
+        mode: Literal["fast", "exact"] = "fast"
+        depth: Annotated[int | None, Bounds(0, 9)] = None
+        ratio: float = 0.5
+        tags: tuple[str, ...] = ()
+
+    assert check_value(Section, "ratio", 1, "[s] ratio") == 1.0  # an int is taken for a float
+    assert check_value(Section, "tags", "a", "[s] tags") == ("a",)
+    with pytest.raises(
+        ConfigError, match=r"^cfg\.toml: \[s\] mode: expected one of 'fast', 'exact', got 'slow'$"
+    ):
+        check_value(Section, "mode", "slow", "[s] mode", "cfg.toml")
+    with pytest.raises(ConfigError, match=r"^\[s\] depth: at most 9, got 12$"):
+        check_value(Section, "depth", 12, "[s] depth")
+    with pytest.raises(ConfigError, match=r"^\[s\] ratio: expected a number, got True$"):
+        check_value(Section, "ratio", True, "[s] ratio")
+
+
+def test_a_field_type_without_a_check_is_refused() -> None:
+    @dataclass(frozen=True)
+    class Section:
+        when: bytes = b""
+
+    with pytest.raises(TypeError, match=r"Section\.when: no check for the type"):
+        check_value(Section, "when", b"x", "[s] when")

@@ -30,7 +30,9 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import median
 from typing import Annotated, Any, NamedTuple
 
 import typer
@@ -244,6 +246,49 @@ def _stages(count: int, chunk_size: int, common: dict[str, Any], out: Path) -> d
     return times
 
 
+@dataclass(frozen=True)
+class Bench:
+    """The benchmark's settings (main's options)."""
+
+    count: int
+    jobs: int
+    chunk_size: int
+    rounds: int
+    profile: int
+    large: int
+    skip_single: bool
+    no_words: bool
+    dictionary: str
+
+    @property
+    def common(self) -> dict[str, Any]:
+        """The config every run and kernel measurement shares."""
+        return {
+            "boards.dice": "new", "boards.seed": 1, "boards.chunk_size": self.chunk_size,
+            "lexicon.path": self.dictionary,
+        }  # fmt: skip
+
+    @property
+    def common_bare(self) -> dict[str, Any]:
+        """--no-words: the same without word lists."""
+        return {**self.common, "boards.words": False}
+
+
+@dataclass
+class Measured:
+    """Every figure measured, per round where there are rounds."""
+
+    kernel: list[float] = field(default_factory=list)  # seconds of the kernel alone on 1 core
+    together: list[float] = field(default_factory=list)  # boards/s of `jobs` kernel processes at once
+    par: list[RunFigures] = field(default_factory=list)  # end to end, `jobs` processes
+    one: list[RunFigures] = field(default_factory=list)  # end to end, 1 process
+    bare: list[RunFigures] = field(default_factory=list)  # --no-words: the parallel run without word lists
+    mean: float = 0.0  # the boards' mean score (from the last round's kernel)
+    big: RunFigures | None = None  # --large
+    stages: dict[str, float] = field(default_factory=dict)
+    bare_stages: dict[str, float] = field(default_factory=dict)
+
+
 @app.command()
 def main(
     count: Annotated[int, typer.Option(help="Boards per run.")] = 1_000_000,
@@ -266,62 +311,80 @@ def main(
     out: Annotated[Path | None, typer.Option(help="Scratch folder (default: a temp dir).")] = None,
 ) -> None:
     """Benchmark generate + solve + write end to end against the kernel alone."""
-    from statistics import median
-
+    bench = Bench(count, jobs, chunk_size, rounds, profile, large, skip_single, no_words, dictionary)
     scratch = Path(out) if out else Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
-    common = {
-        "boards.dice": "new", "boards.seed": 1, "boards.chunk_size": chunk_size,
-        "lexicon.path": dictionary,
-    }  # fmt: skip
     load_before = os.getloadavg()
     typer.echo(f"{count:,} new-dice 4x4 boards, {dictionary}, chunks of {chunk_size:,}; {rounds} alternating "
                f"rounds; {os.cpu_count()} CPUs, load average {load_before[0]:.2f} at start")  # fmt: skip
-    kernel: list[float] = []
-    together: list[float] = []  # boards/s of `jobs` kernel processes at once
-    par: list[RunFigures] = []
-    one: list[RunFigures] = []
-    bare: list[RunFigures] = []  # --no-words: the parallel run without word lists
-    stages: dict[str, float] = {}
-    bare_stages: dict[str, float] = {}
-    common_bare = {**common, "boards.words": False}
     try:
-        for r in range(rounds):
-            ((t_kernel, mean),) = _kernels_at_once(count, chunk_size, common, 1)
-            kernel.append(t_kernel)
-            together.append(sum(count / t for t, _ in _kernels_at_once(count, chunk_size, common, jobs)))
-            par.append(_run(count, jobs, scratch / "par", common))
-            if no_words:
-                bare.append(_run(count, jobs, scratch / "bare", common_bare))
-            if not skip_single:
-                one.append(_run(count, 1, scratch / "one", common))
-            single = f", 1 process {count / one[-1].seconds:,.0f}/s" if one else ""
-            nw = f", {jobs} processes no words {count / bare[-1].seconds:,.0f}/s" if bare else ""
-            typer.echo(f"  round {r + 1}: kernel {count / t_kernel:,.0f}/s, {jobs} kernels at once "
-                       f"{together[-1]:,.0f}/s, "
-                       f"{jobs} processes {count / par[-1].seconds:,.0f}/s{nw}{single}")  # fmt: skip
-        big = _run(large, jobs, scratch / "large", common) if large else None
-        if profile:
-            stages = _stages(min(profile, count), chunk_size, common, scratch / "stages")
-            if no_words:
-                bare_stages = _stages(min(profile, count), chunk_size, common_bare, scratch / "stages")
+        m = _measure(bench, scratch)
     finally:
         if out is None:
             shutil.rmtree(scratch, ignore_errors=True)
+    rows = [*_rate_rows(bench, m), *_size_and_memory_rows(bench, m), *_stage_rows(bench, m)]
+    load_after = os.getloadavg()
+    rows.append(("load average (1 min)", f"{load_before[0]:12.2f} before, {load_after[0]:.2f} after"))
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        typer.echo(f"{k:<{width}}  {v}")
 
+
+def _measure(bench: Bench, scratch: Path) -> Measured:
+    """The alternating rounds (each printed as it ends), then the large run and the per-stage
+    breakdowns."""
+    m = Measured()
+    for r in range(bench.rounds):
+        _round(bench, m, scratch)
+        typer.echo(f"  round {r + 1}: {_round_line(bench, m)}")
+    count, jobs, common = bench.count, bench.jobs, bench.common
+    m.big = _run(bench.large, jobs, scratch / "large", common) if bench.large else None
+    if bench.profile:
+        n = min(bench.profile, count)
+        m.stages = _stages(n, bench.chunk_size, common, scratch / "stages")
+        if bench.no_words:
+            m.bare_stages = _stages(n, bench.chunk_size, bench.common_bare, scratch / "stages")
+    return m
+
+
+def _round(bench: Bench, m: Measured, scratch: Path) -> None:
+    """One round: the kernel alone, `jobs` kernels at once, then the end-to-end runs."""
+    count, jobs, common = bench.count, bench.jobs, bench.common
+    ((t_kernel, m.mean),) = _kernels_at_once(count, bench.chunk_size, common, 1)
+    m.kernel.append(t_kernel)
+    m.together.append(sum(count / t for t, _ in _kernels_at_once(count, bench.chunk_size, common, jobs)))
+    m.par.append(_run(count, jobs, scratch / "par", common))
+    if bench.no_words:
+        m.bare.append(_run(count, jobs, scratch / "bare", bench.common_bare))
+    if not bench.skip_single:
+        m.one.append(_run(count, 1, scratch / "one", common))
+
+
+def _round_line(bench: Bench, m: Measured) -> str:
+    count, jobs = bench.count, bench.jobs
+    single = f", 1 process {count / m.one[-1].seconds:,.0f}/s" if m.one else ""
+    nw = f", {jobs} processes no words {count / m.bare[-1].seconds:,.0f}/s" if m.bare else ""
+    return (f"kernel {count / m.kernel[-1]:,.0f}/s, {jobs} kernels at once {m.together[-1]:,.0f}/s, "
+            f"{jobs} processes {count / m.par[-1].seconds:,.0f}/s{nw}{single}")  # fmt: skip
+
+
+def _rate_rows(bench: Bench, m: Measured) -> list[tuple[str, str]]:
+    """Rates: the kernel alone, the kernels at once (the ceiling), each end-to-end run and its
+    ratio to the kernel (medians over the rounds)."""
+    count, jobs = bench.count, bench.jobs
     rows: list[tuple[str, str]] = []
-    k_med = median(count / t for t in kernel)
-    rows.append(("kernel only, 1 core", f"{k_med:12,.0f} boards/s   (median; mean score {mean:.2f})"))
-    ceiling = median(b / (jobs * count / t_k) for t_k, b in zip(kernel, together, strict=True))
+    k_med = median(count / t for t in m.kernel)
+    rows.append(("kernel only, 1 core", f"{k_med:12,.0f} boards/s   (median; mean score {m.mean:.2f})"))
+    ceiling = median(b / (jobs * count / t_k) for t_k, b in zip(m.kernel, m.together, strict=True))
     rows.append((
         f"kernel only, {jobs} processes at once",
-        f"{median(together):12,.0f} boards/s   (median) = {ceiling:.2f} x ({jobs} x kernel): the most "
+        f"{median(m.together):12,.0f} boards/s   (median) = {ceiling:.2f} x ({jobs} x kernel): the most "
         f"a {jobs}-process run can reach on this machine",
     ))  # fmt: skip
-    ratio = median(t_k / (jobs * f.seconds) for t_k, f in zip(kernel, par, strict=True))
+    ratio = median(t_k / (jobs * f.seconds) for t_k, f in zip(m.kernel, m.par, strict=True))
     rows.append(
         (
             f"end-to-end, {jobs} processes",
-            f"{median(count / f.seconds for f in par):12,.0f} boards/s   (median)",
+            f"{median(count / f.seconds for f in m.par):12,.0f} boards/s   (median)",
         )
     )
     rows.append(
@@ -331,22 +394,22 @@ def main(
             f"{ratio / ceiling:.2f} of the {jobs}-kernel ceiling",
         )
     )
-    if bare:
-        ratio_bare = median(t_k / (jobs * f.seconds) for t_k, f in zip(kernel, bare, strict=True))
+    if m.bare:
+        ratio_bare = median(t_k / (jobs * f.seconds) for t_k, f in zip(m.kernel, m.bare, strict=True))
         rows.append((
             f"end-to-end, {jobs} processes, no words",
-            f"{median(count / f.seconds for f in bare):12,.0f} boards/s   (median; [boards] words = false)",
+            f"{median(count / f.seconds for f in m.bare):12,.0f} boards/s   (median; [boards] words = false)",
         ))  # fmt: skip
         rows.append((
             f"  / ({jobs} x kernel)",
             f"{ratio_bare:12.2f}        target >= 0.80: {ratio_bare / 0.8:.2f} of target; "
             f"{ratio_bare / ceiling:.2f} of the {jobs}-kernel ceiling",
         ))  # fmt: skip
-    if one:
-        r1 = median(t_k / f.seconds for t_k, f in zip(kernel, one, strict=True))
-        rows.append(("end-to-end, 1 process", f"{median(count / f.seconds for f in one):12,.0f} boards/s   "
+    if m.one:
+        r1 = median(t_k / f.seconds for t_k, f in zip(m.kernel, m.one, strict=True))
+        rows.append(("end-to-end, 1 process", f"{median(count / f.seconds for f in m.one):12,.0f} boards/s   "
                      f"({r1:.2f} x kernel, median)"))  # fmt: skip
-        speedup = median(a.seconds / b.seconds for a, b in zip(one, par, strict=True))
+        speedup = median(a.seconds / b.seconds for a, b in zip(m.one, m.par, strict=True))
         rows.append((f"  speed-up 1 -> {jobs} processes", f"{speedup:12.2f} x"))
         # jobs processes do at most jobs times one process's work, and at most the ceiling's share
         rows.append((
@@ -354,6 +417,13 @@ def main(
             f"{r1 * ceiling:12.2f} x ({jobs} x kernel) = 1 process's {r1:.2f} x the {ceiling:.2f} ceiling "
             f"(each process doing a chunk's work beside the kernel, with nothing lost to scaling)",
         ))  # fmt: skip
+    return rows
+
+
+def _size_and_memory_rows(bench: Bench, m: Measured) -> list[tuple[str, str]]:
+    """Output bytes per board and the peak memory of each kind of run."""
+    count, jobs, par, bare, one = bench.count, bench.jobs, m.par, m.bare, m.one
+    rows: list[tuple[str, str]] = []
     rows.append(("output", f"{par[0].bytes / count:12.1f} bytes/board ({par[0].bytes / 1e6:,.0f} MB)"))
     if bare:
         size = bare[0].bytes
@@ -364,20 +434,26 @@ def main(
         f"{peak / 1e6:12,.0f} MB   target < 600: {peak / 600e6:.2f} of the limit (PSS, all {jobs + 1}+ "
         f"processes; largest process {max(f.peak_single for f in par) / 1e6:,.0f} MB RSS)",
     ))  # fmt: skip
-    if big is not None:
+    if m.big is not None:
         rows.append((
-            f"peak memory, {large:,} boards",
-            f"{big.peak_total / 1e6:12,.0f} MB   (PSS; {large / big.seconds:,.0f} boards/s)",
+            f"peak memory, {bench.large:,} boards",
+            f"{m.big.peak_total / 1e6:12,.0f} MB   (PSS; {bench.large / m.big.seconds:,.0f} boards/s)",
         ))  # fmt: skip
     if bare:
         rows.append(("peak memory, no words", f"{max(f.peak_total for f in bare) / 1e6:12,.0f} MB   (PSS)"))
     if one:
         rows.append(("peak memory, 1 process", f"{max(f.peak_total for f in one) / 1e6:12,.0f} MB   (PSS)"))
-    for label, times in (("", stages), (", no words", bare_stages)):
+    return rows
+
+
+def _stage_rows(bench: Bench, m: Measured) -> list[tuple[str, str]]:
+    """Where one process spends a chunk's time, with words and (--no-words) without."""
+    rows: list[tuple[str, str]] = []
+    for label, times in (("", m.stages), (", no words", m.bare_stages)):
         if not times:
             continue
         total = sum(times.values())
-        n = min(profile, count)
+        n = min(bench.profile, bench.count)
         rows.append(
             (
                 f"one process, per stage{label} ({n:,} boards)",
@@ -386,11 +462,7 @@ def main(
         )
         for name, sec in times.items():
             rows.append((f"  {name}", f"{sec:12.2f} s    {100 * sec / total:5.1f} %"))
-    load_after = os.getloadavg()
-    rows.append(("load average (1 min)", f"{load_before[0]:12.2f} before, {load_after[0]:.2f} after"))
-    width = max(len(k) for k, _ in rows)
-    for k, v in rows:
-        typer.echo(f"{k:<{width}}  {v}")
+    return rows
 
 
 if __name__ == "__main__":

@@ -1,20 +1,119 @@
-"""Which chunks a run still has to do: the run's counters and the generate and ingest task
-streams (a committed part is reused only when :meth:`pipeline.store.JobDir.reusable` verifies it)."""
+"""What a run will do: :func:`plan_run` resolves a config into a :class:`RunPlan` (inputs
+checked, lexicon compiled, identity named) before anything is written; then the run's counters
+and the generate and ingest task streams say which chunks it still has to do (a committed part
+is reused only when :meth:`pipeline.store.JobDir.reusable` verifies it)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pipeline import store
 from pipeline.config import RunConfig
 from pipeline.errors import (
+    BoggleError,
     ConfigError,
+    LexiconError,
     OutputConflictError,
 )
-from pipeline.runner.workers import ChunkTask
+from pipeline.lexicon import CompiledLexicon, compile_lexicon, lexicon_alphabet, limits_identity
+from pipeline.rules import Rules
+from pipeline.runner.workers import ChunkTask, Progress
 from pipeline.trie import Alphabet
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run decided before its output folder is opened (make one with :func:`plan_run`)."""
+
+    cfg: RunConfig  # resolved
+    rules: Rules
+    lexicon: CompiledLexicon
+    inputs: list[dict[str, Any]]  # ingest: each input's fingerprint (file, size, sha256); else []
+    identity: dict[str, Any]  # what the output folder must hold to be resumed
+    metadata: dict[str, str]  # the Parquet key-value metadata of every part
+    run_dir: Path | store.ObjectPath
+    workers_write: bool | None  # None: decided once the folder is open (dask: do workers see it?)
+
+    @property
+    def ingest(self) -> bool:
+        return self.cfg.boards.source == "ingest"
+
+    @property
+    def boards_total(self) -> int | None:
+        """None for ingest: the input is not counted in advance."""
+        return None if self.ingest else self.cfg.boards.count
+
+    @property
+    def chunks_total(self) -> int | None:
+        b = self.cfg.boards
+        return None if self.ingest else -(-b.count // b.chunk_size)
+
+
+def plan_run(config: RunConfig, *, workers_write: bool | None = None) -> RunPlan:
+    """Resolve ``config``, check and fingerprint its inputs, compile its lexicon and name the
+    run's identity: every config, input and lexicon error is raised before a file is written.
+    ``workers_write`` as for :func:`pipeline.runner.execute`."""
+    cfg = config.resolve()
+    rules = cfg.rule_set()
+    remote = store.is_url(cfg.run.out)
+    if remote:
+        # a dask worker may not share the client's disk, but it reaches the object store;
+        # memory:// is the one store a worker process cannot see (it is this process's)
+        workers_write = not cfg.run.out.startswith("memory://")
+    inputs = _fingerprint_inputs(cfg)
+    lexicon = _compile(cfg, rules)
+    identity = {
+        "schema_version": store.SCHEMA_VERSION,
+        "data": cfg.data_dict(),
+        "lexicon_sha256": lexicon.content_hash,
+        "alphabet": list(lexicon.alphabet.faces),
+        "inputs": [{"file": i["file"], "sha256": i["sha256"]} for i in inputs],
+        **limits_identity(),
+    }
+    run_dir = store.ObjectPath(cfg.run.out) if remote else Path(cfg.run.out)
+    metadata = store.parquet_metadata(cfg.data_dict(), lexicon.provenance(), rules.to_dict())
+    return RunPlan(cfg, rules, lexicon, inputs, identity, metadata, run_dir, workers_write)
+
+
+def _fingerprint_inputs(cfg: RunConfig) -> list[dict[str, Any]]:
+    """Ingest: check that every input is readable with its board column, then fingerprint it."""
+    if cfg.boards.source != "ingest":
+        return []
+    from pipeline.ingest import check_input, fingerprint
+
+    for f in cfg.boards.files:
+        check_input(f, cfg.boards.column)
+    return [fingerprint(f) for f in cfg.boards.files]
+
+
+def _compile(cfg: RunConfig, rules: Rules) -> CompiledLexicon:
+    from pipeline.boards import check_face
+    from pipeline.dice import generator_alphabet
+
+    b = cfg.boards
+    spec = cfg.lexicon.path or "tanglet:en"
+    try:
+        if b.source == "generate":
+            shape = cfg.shape or (4, 4)
+            alphabet = generator_alphabet(b.dice, *shape)
+        else:
+            extra = []
+            for f in b.faces:
+                try:
+                    extra.append(check_face(f, "[boards] faces"))
+                except BoggleError as exc:
+                    raise ConfigError(exc.message, source=cfg.origin) from None
+            alphabet = lexicon_alphabet(spec).union(extra)
+        return compile_lexicon(spec, alphabet, rules)
+    except LexiconError as exc:
+        raise LexiconError(
+            exc.message + "; or set [lexicon] path in the config to a word-list file",
+            source=exc.source,
+            line=exc.line,
+        ) from None
 
 
 @dataclass
@@ -26,6 +125,37 @@ class Counters:
     rejected: int = 0
     valid: int = 0
     digests: dict[str, Any] = field(default_factory=dict)  # ingest: what was read of each input
+    solved_boards: int = 0  # by this invocation
+    solved_chunks: int = 0
+
+    def progress(self, plan: RunPlan) -> Progress:
+        return Progress(
+            self.reused_boards + self.solved_boards,
+            plan.boards_total,
+            self.solved_chunks + self.reused_chunks,
+            plan.chunks_total,
+            self.reused_boards,
+            self.rejected,
+        )
+
+
+def chunk_tasks(
+    plan: RunPlan,
+    committed: dict[int, store.PartRef],
+    counters: Counters,
+    rejects_fh: Any,
+    job: store.JobDir,
+) -> Iterator[ChunkTask]:
+    """The tasks of the chunks still to do (generate or ingest); ``rejects_fh`` gets the rejects
+    file's header (and, for ingest, each rejected row as the input is read)."""
+    if plan.ingest:
+        return ingest_tasks(
+            plan.cfg, plan.lexicon.alphabet, plan.metadata, committed, counters, rejects_fh, job
+        )
+    from pipeline.ingest import write_rejects_header
+
+    write_rejects_header(rejects_fh)
+    return generate_tasks(plan.cfg, plan.metadata, committed, counters, job)
 
 
 def generate_tasks(

@@ -1,4 +1,5 @@
-"""The run: ``run_from_file`` -> ``run_job`` -> ``execute`` -> ``_finish`` (manifest last)."""
+"""The run: ``run_from_file`` -> ``run_job`` -> ``execute``: prepare (``plan_run``), open or resume
+the folder, dispatch the chunks, finish (manifest last)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -17,20 +19,15 @@ from pipeline import store
 from pipeline.backends import backend_is_dask, prepare_worker_environment
 from pipeline.config import RunConfig, load_config
 from pipeline.errors import (
-    BoggleError,
-    ConfigError,
     InternalError,
-    LexiconError,
     RunIOError,
     WorkerLostError,
 )
-from pipeline.lexicon import CompiledLexicon, compile_lexicon, lexicon_alphabet, limits_identity
-from pipeline.rules import Rules
-from pipeline.runner.plan import Counters, generate_tasks, ingest_tasks
+from pipeline.runner.plan import Counters, RunPlan, chunk_tasks, plan_run
 from pipeline.runner.workers import (
     JOBS_PER_CORE,
+    ChunkResult,
     NoteCallback,
-    Progress,
     ProgressCallback,
     RunSummary,
     make_handle,
@@ -119,155 +116,154 @@ def execute(
     write (the client then carries all the output: it says so in a note).
     Workers always write their own parts to an object store (they get its URL; the main
     process records each part's size and checksum from the object).
+
+    The steps: :func:`plan_run` (prepare), :func:`_open_or_resume`, :func:`_dispatch`,
+    :func:`_finish`.
     """
-    from joblib import Parallel, delayed
-
-    from pipeline.solve import kernel_needs_compile, solve_arrays
-
     t_start = time.perf_counter()
-    cfg = config.resolve()
-    b = cfg.boards
-    rules = cfg.rule_set()
-    shape = cfg.shape
-    ingest = b.source == "ingest"
-    remote = store.is_url(cfg.run.out)
-    if remote:
-        # a dask worker may not share the client's disk, but it reaches the object store;
-        # memory:// is the one store a worker process cannot see (it is this process's)
-        workers_write = not cfg.run.out.startswith("memory://")
-
-    inputs: list[dict[str, Any]] = []
-    if ingest:
-        from pipeline.ingest import check_input, check_unchanged, fingerprint
-
-        for f in b.files:
-            check_input(f, b.column)
-        inputs = [fingerprint(f) for f in b.files]
-    lexicon = _compile(cfg, rules)
-    identity = {
-        "schema_version": store.SCHEMA_VERSION,
-        "data": cfg.data_dict(),
-        "lexicon_sha256": lexicon.content_hash,
-        "alphabet": list(lexicon.alphabet.faces),
-        "inputs": [{"file": i["file"], "sha256": i["sha256"]} for i in inputs],
-        **limits_identity(),
-    }
-    run_dir: Any = store.ObjectPath(cfg.run.out) if remote else Path(cfg.run.out)
-    metadata = store.parquet_metadata(cfg.data_dict(), lexicon.provenance(), rules.to_dict())
-
-    with store.JobDir.open(
-        run_dir,
-        store.FORMAT,
-        store.SCHEMA_VERSION,
-        identity,
-        cfg.to_dict(),
-        tag=metadata[store.META_CONFIG],
-        overwrite=overwrite,
-        note=note,
-    ) as job:
+    plan = plan_run(config, workers_write=workers_write)
+    with _open_or_resume(plan, overwrite, note) as job:
         if job.state == "done":
             assert job.manifest is not None
             manifest = job.manifest
             parts = len(manifest["parts"])
-            return _summary(run_dir, "already complete", manifest, parts, 0, time.perf_counter() - t_start)
-        committed = job.committed()
-
-        # Compile the kernels here once when numba has no cache yet, so workers do not all
-        # compile them at the same time. With a warm cache the main process skips this and never
-        # imports numba (about 100 MB less, as it only dispatches chunks and writes the manifest).
-        if kernel_needs_compile() or kernel_needs_compile(module="summary"):
-            from pipeline.solve.summary import summarise_words
-
-            cells = shape[0] * shape[1] if shape else 16
-            n_bins = len(store.length_bins(3))
-            warm = solve_arrays(np.zeros((1, cells), np.int8), *(shape or (4, 4)), lexicon, bins=(3, n_bins))
-            summarise_words(warm.offsets, warm.word_ids, lexicon, 3, n_bins)
-
-        if workers_write is None:
-            workers_write = not backend_is_dask() or _workers_see(run_dir, note)
-        # dask workers get the compiled lexicon with the tasks: they may not share our disk
-        handle = make_handle(cfg.lexicon.path or "", lexicon, ship=not workers_write or backend_is_dask())
-        counters = Counters()
-        out_dir = str(run_dir) if workers_write else None
-        total = b.count if not ingest else None
-        n_chunks_total = -(-b.count // b.chunk_size) if not ingest else None
-
-        with (
-            job.side_file(store.REJECTS) as rejects_tmp,
-            open(rejects_tmp, "w", encoding="utf-8") as rejects_fh,
-        ):
-            if ingest:
-                tasks = ingest_tasks(cfg, lexicon.alphabet, metadata, committed, counters, rejects_fh, job)
-            else:
-                from pipeline.ingest import write_rejects_header
-
-                write_rejects_header(rejects_fh)
-                tasks = generate_tasks(cfg, metadata, committed, counters, job)
-            solved = 0
-            done_chunks = 0
-
-            def report() -> None:
-                if progress is not None:
-                    progress(
-                        Progress(
-                            counters.reused_boards + solved,
-                            total,
-                            done_chunks + counters.reused_chunks,
-                            n_chunks_total,
-                            counters.reused_boards,
-                            counters.rejected,
-                        )
-                    )
-
-            report()
-            prepare_worker_environment()  # also under a joblib backend set by the caller
-            results = Parallel(n_jobs=n_jobs, return_as="generator_unordered", batch_size=1)(
-                delayed(watched_solve_chunk)(task, handle, out_dir, os.getpid()) for task in tasks
+            return _summary(
+                plan.run_dir, "already complete", manifest, parts, 0, time.perf_counter() - t_start
             )
-            try:
-                for res in results:
-                    written = store.PartInfo(res.chunk, res.rows, res.bytes, res.blake2b)
-                    job.commit(
-                        res.chunk, res.rows, res.table, written=None if res.table is not None else written
-                    )
-                    solved += res.rows
-                    done_chunks += 1
-                    report()
-            except OSError as exc:
-                if exc.filename is not None:
-                    raise
-                # pyarrow's write errors name no file (errno 28 inside the text): name the run
-                what = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-                raise RunIOError(
-                    f"I/O failure writing parts: {what}; fix it and re-run the same command to resume",
-                    source=str(run_dir),
-                ) from None
-            except BrokenProcessPool as exc:
-                # a worker was killed (OOM killer, kill -9): what was committed stays valid
-                died = str(exc).split("The exit codes of the workers are")[-1].strip(" .{}\n")
-                why = f" (exit {died})" if died and len(died) < 60 else ""
-                raise WorkerLostError(
-                    f"a worker process died{why}; committed parts are kept: re-run the same "
-                    "command to resume",
-                    source=str(run_dir),
-                ) from None
-            finally:
-                close = getattr(results, "close", None)
-                if close is not None:
-                    with warnings.catch_warnings():
-                        # stopping early (an error, Ctrl-C, SIGTERM) cancels the queued chunks on
-                        # purpose; joblib would warn about it on stderr below our one line
-                        warnings.filterwarnings("ignore", ".*tasks which were still being processed")
-                        close()
-            report()  # chunks found committed after the last result count too
+        counters = _dispatch(plan, job, n_jobs, progress, note)
+        return _finish(plan, job, counters, time.perf_counter() - t_start)
 
-        job.chunks_reused = counters.reused_chunks
-        if ingest:  # an input replaced or rewritten while it was read is never certified
-            check_unchanged(inputs, counters.digests)
-        manifest = _finish(job, cfg, lexicon, rules, inputs, counters)
-        status = "resumed" if counters.reused_chunks else "complete"
-        elapsed = time.perf_counter() - t_start
-        return _summary(run_dir, status, manifest, counters.reused_chunks, solved, elapsed)
+
+def _open_or_resume(
+    plan: RunPlan, overwrite: bool, note: NoteCallback | None
+) -> AbstractContextManager[store.JobDir]:
+    """The run's folder under its lock: new, to resume (same identity), or done (see
+    :class:`pipeline.store.JobDir`)."""
+    return store.JobDir.open(
+        plan.run_dir,
+        store.FORMAT,
+        store.SCHEMA_VERSION,
+        plan.identity,
+        plan.cfg.to_dict(),
+        tag=plan.metadata[store.META_CONFIG],
+        overwrite=overwrite,
+        note=note,
+    )
+
+
+def _dispatch(
+    plan: RunPlan,
+    job: store.JobDir,
+    n_jobs: int | None,
+    progress: ProgressCallback | None,
+    note: NoteCallback | None,
+) -> Counters:
+    """Solve every chunk not committed yet and commit each result as it comes back (in any
+    order); rejected input rows go to the rejects file. Returns the run's counters."""
+    from joblib import Parallel, delayed
+
+    committed = job.committed()
+    _warm_kernels(plan)
+    workers_write = plan.workers_write
+    if workers_write is None:
+        assert isinstance(plan.run_dir, Path)  # plan_run decides for an object store
+        workers_write = not backend_is_dask() or _workers_see(plan.run_dir, note)
+    # dask workers get the compiled lexicon with the tasks: they may not share our disk
+    handle = make_handle(
+        plan.cfg.lexicon.path or "", plan.lexicon, ship=not workers_write or backend_is_dask()
+    )
+    out_dir = str(plan.run_dir) if workers_write else None
+    counters = Counters()
+
+    def report() -> None:
+        if progress is not None:
+            progress(counters.progress(plan))
+
+    with (
+        job.side_file(store.REJECTS) as rejects_tmp,
+        open(rejects_tmp, "w", encoding="utf-8") as rejects_fh,
+    ):
+        tasks = chunk_tasks(plan, committed, counters, rejects_fh, job)
+        report()
+        prepare_worker_environment()  # also under a joblib backend set by the caller
+        results = Parallel(n_jobs=n_jobs, return_as="generator_unordered", batch_size=1)(
+            delayed(watched_solve_chunk)(task, handle, out_dir, os.getpid()) for task in tasks
+        )
+        _commit_results(results, job, counters, report, plan.run_dir)
+        report()  # chunks found committed after the last result count too
+    return counters
+
+
+def _warm_kernels(plan: RunPlan) -> None:
+    """Compile the kernels here once when numba has no cache yet, so workers do not all compile
+    them at the same time. With a warm cache the main process skips this and never imports
+    numba (about 100 MB less, as it only dispatches chunks and writes the manifest)."""
+    from pipeline.solve import kernel_needs_compile, solve_arrays
+
+    if kernel_needs_compile() or kernel_needs_compile(module="summary"):
+        from pipeline.solve.summary import summarise_words
+
+        shape = plan.cfg.shape
+        cells = shape[0] * shape[1] if shape else 16
+        n_bins = len(store.length_bins(3))
+        warm = solve_arrays(np.zeros((1, cells), np.int8), *(shape or (4, 4)), plan.lexicon, bins=(3, n_bins))
+        summarise_words(warm.offsets, warm.word_ids, plan.lexicon, 3, n_bins)
+
+
+def _commit_results(
+    results: Iterable[ChunkResult],
+    job: store.JobDir,
+    counters: Counters,
+    report: Callable[[], None],
+    run_dir: Path | store.ObjectPath,
+) -> None:
+    """Commit each chunk's result (its part written by the worker, or its table to write here)
+    and ``report``; a write failure or a dead worker becomes a one-line error naming the run."""
+    try:
+        for res in results:
+            written = store.PartInfo(res.chunk, res.rows, res.bytes, res.blake2b)
+            job.commit(res.chunk, res.rows, res.table, written=None if res.table is not None else written)
+            counters.solved_boards += res.rows
+            counters.solved_chunks += 1
+            report()
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        # pyarrow's write errors name no file (errno 28 inside the text): name the run
+        what = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+        raise RunIOError(
+            f"I/O failure writing parts: {what}; fix it and re-run the same command to resume",
+            source=str(run_dir),
+        ) from None
+    except BrokenProcessPool as exc:
+        # a worker was killed (OOM killer, kill -9): what was committed stays valid
+        died = str(exc).split("The exit codes of the workers are")[-1].strip(" .{}\n")
+        why = f" (exit {died})" if died and len(died) < 60 else ""
+        raise WorkerLostError(
+            f"a worker process died{why}; committed parts are kept: re-run the same command to resume",
+            source=str(run_dir),
+        ) from None
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            with warnings.catch_warnings():
+                # stopping early (an error, Ctrl-C, SIGTERM) cancels the queued chunks on
+                # purpose; joblib would warn about it on stderr below our one line
+                warnings.filterwarnings("ignore", ".*tasks which were still being processed")
+                close()
+
+
+def _finish(plan: RunPlan, job: store.JobDir, counters: Counters, elapsed: float) -> RunSummary:
+    """Certify the run (no input changed while it was read, the parts hold every valid board)
+    and write its manifest, ``_SUCCESS``, last."""
+    job.chunks_reused = counters.reused_chunks
+    if plan.ingest:  # an input replaced or rewritten while it was read is never certified
+        from pipeline.ingest import check_unchanged
+
+        check_unchanged(plan.inputs, counters.digests)
+    manifest = _write_manifest(job, plan, counters)
+    status = "resumed" if counters.reused_chunks else "complete"
+    return _summary(plan.run_dir, status, manifest, counters.reused_chunks, counters.solved_boards, elapsed)
 
 
 def _workers_see(run_dir: Path, note: NoteCallback | None) -> bool:
@@ -298,41 +294,7 @@ def _workers_see(run_dir: Path, note: NoteCallback | None) -> bool:
     return False
 
 
-def _compile(cfg: RunConfig, rules: Rules) -> CompiledLexicon:
-    from pipeline.boards import check_face
-    from pipeline.dice import generator_alphabet
-
-    b = cfg.boards
-    spec = cfg.lexicon.path or "tanglet:en"
-    try:
-        if b.source == "generate":
-            shape = cfg.shape or (4, 4)
-            alphabet = generator_alphabet(b.dice, *shape)
-        else:
-            extra = []
-            for f in b.faces:
-                try:
-                    extra.append(check_face(f, "[boards] faces"))
-                except BoggleError as exc:
-                    raise ConfigError(exc.message, source=cfg.origin) from None
-            alphabet = lexicon_alphabet(spec).union(extra)
-        return compile_lexicon(spec, alphabet, rules)
-    except LexiconError as exc:
-        raise LexiconError(
-            exc.message + "; or set [lexicon] path in the config to a word-list file",
-            source=exc.source,
-            line=exc.line,
-        ) from None
-
-
-def _finish(
-    job: store.JobDir,
-    cfg: RunConfig,
-    lexicon: CompiledLexicon,
-    rules: Rules,
-    inputs: list[dict[str, Any]],
-    counters: Counters,
-) -> dict[str, Any]:
+def _write_manifest(job: store.JobDir, plan: RunPlan, counters: Counters) -> dict[str, Any]:
     """Total the parts, check they hold every valid input board, and write ``_SUCCESS``."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -357,10 +319,10 @@ def _finish(
             "re-run with --overwrite"
         )
     fields = {
-        "lexicon": lexicon.provenance(),
-        "rules": rules.to_dict(),
+        "lexicon": plan.lexicon.provenance(),
+        "rules": plan.rules.to_dict(),
         "python": sys.version.split()[0],
-        "inputs": inputs,
+        "inputs": plan.inputs,
         "counts": {
             "input_rows": counters.input_rows,
             "boards": boards,
@@ -369,7 +331,7 @@ def _finish(
             "score_total": score,
         },
         "rejects_file": store.REJECTS,
-        "columns": store.columns_doc(cfg.boards.words),
+        "columns": store.columns_doc(plan.cfg.boards.words),
     }
     return job.finish(counters.chunks, fields, side_files=(store.REJECTS,))
 
