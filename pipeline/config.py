@@ -2,8 +2,8 @@
 
 A config has four sections, nested exactly like ``configs/default.toml``::
 
-    [boards]   source ("generate" | "ingest"), dice, count, seed, files, shape, chunk_size,
-               faces, column, words
+    [boards]   source ("generate" | "ingest"), dice, count, seed, seed_date, files, shape,
+               chunk_size, faces, column, words
     [lexicon]  path (a word-list file or tanglet:<lang>)
     [rules]    name (boggle | big | superbig), min_length, scores, revisit
     [run]      out, n_jobs, backend (loky | threading | dask), scheduler, scheduler_file
@@ -15,6 +15,10 @@ the shape, the dictionary from ``$BOGGLE_DICTIONARY``), and :meth:`RunConfig.to_
 resolved config that every output records. Relative paths are taken from the current directory
 (``[run] out`` is recorded as an absolute path; input and lexicon paths as written).
 
+``seed = "date"`` derives the seed from the schedule's date (``load_config(..., day=...)``,
+else today; :mod:`pipeline.schedule`), recorded as ``seed`` and ``seed_date``; ``[run] out``
+may hold placeholders (``runs/nightly/{date}``), filled in when the config is loaded.
+
 Other commands read their own section through the same machinery (:func:`load_section`):
 ``boggle optimize`` reads ``[optimize]`` into :class:`pipeline.optimize.OptimizeConfig`.
 """
@@ -22,6 +26,7 @@ Other commands read their own section through the same machinery (:func:`load_se
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import difflib
 import glob
 import os
@@ -41,6 +46,7 @@ from pipeline.generate import (
     check_chunk_cells,
     generator_shape,
 )
+from pipeline.schedule import DATE_SEED, date_seed, expand_pattern, has_placeholders, placeholder_values
 from pipeline.store import MAX_PART
 
 T = TypeVar("T")
@@ -67,6 +73,9 @@ class BoardsConfig:
     column: str = "board"
     # False: the parts hold no ``words`` column (scores only); every other column is the same
     words: bool = True
+    # the schedule's date the seed was derived from (``seed = "date"``), YYYY-MM-DD; None: not
+    # derived (then left out of the identity, so runs keep the identity they had before)
+    seed_date: str | None = None
 
 
 @dataclass(frozen=True)
@@ -183,10 +192,12 @@ class RunConfig:
         d.pop("run")
         if self.boards.words:
             d["boards"].pop("words")
+        if self.boards.seed_date is None:
+            d["boards"].pop("seed_date")
         if self.boards.source == "generate":
             unused: tuple[str, ...] = ("files", "faces", "column")
         else:
-            unused = ("dice", "count", "seed")
+            unused = ("dice", "count", "seed", "seed_date")
         for k in unused:
             d["boards"].pop(k, None)
         return d
@@ -207,15 +218,71 @@ def load_config(
     path: str | Path | None,
     overrides: Mapping[str, Any] | None = None,
     assignments: Sequence[str] = (),
+    *,
+    day: datetime.date | None = None,
+    option_names: Mapping[str, str] | None = None,
 ) -> RunConfig:
     """Load a TOML config (or start from the defaults when ``path`` is None), apply
     ``assignments`` (``"boards.count=1000"`` strings, TOML values) and then ``overrides``
     (``{"boards.count": 1000}``; None values are ignored), validate and resolve.
 
+    ``day`` is the schedule's date (default: today) for ``seed = "date"`` and for the
+    placeholders of ``[run] out`` in the file or ``--set`` (an ``overrides`` value is taken as
+    it is: the command line expands its own). ``option_names`` maps an override's key to the
+    option that gave it (``{"boards.count": "--count"}``): a bad value is blamed on the option,
+    not on the file.
+
     >>> load_config("configs/smoke.toml", {"run.out": "/tmp/smoke"}).boards.count  # doctest: +SKIP
     """
-    raw, origin = read_with_overrides(path, overrides, assignments)
+    raw, origin = read_with_overrides(path, None, assignments)
+    when = day if day is not None else datetime.date.today()
+    out = raw.get("run", {}).get("out") if isinstance(raw.get("run"), Mapping) else None
+    if isinstance(out, str) and has_placeholders(out):
+        try:
+            raw["run"]["out"] = expand_pattern(out, placeholder_values(when, path), "[run] out")
+        except ConfigError as exc:
+            raise ConfigError(exc.message, source=origin) from None
+    names = option_names or {}
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key in names and not (key == "boards.seed" and value == DATE_SEED):
+            section, name = key.split(".", 1)
+            _check(section, name, value, None, where=names[key])
+        _set_dotted(raw, key, value, origin)
+    _seed_from_date(raw, when, origin)
     return config_from_dict(raw, origin=origin).resolve()
+
+
+def _seed_from_date(raw: dict[str, Any], day: datetime.date, origin: str | None) -> None:
+    """``[boards] seed = "date"``: the seed derived from ``day``, recorded with the date as
+    ``seed_date``. A ``seed_date`` alone (a recorded config) gives its seed; one with a seed
+    that does not derive from it is refused."""
+    boards = raw.get("boards")
+    if not isinstance(boards, dict):
+        return
+    seed = boards.get("seed")
+    if seed == DATE_SEED:
+        boards["seed"] = date_seed(day)
+        boards["seed_date"] = day.isoformat()
+        return
+    text = boards.get("seed_date")
+    if not isinstance(text, str):
+        return  # absent, or a wrong type that the checks name
+    try:
+        derived = date_seed(datetime.date.fromisoformat(text)) if len(text) == 10 else None
+    except ValueError:
+        derived = None
+    if derived is None:
+        return  # the checks name the bad date
+    if seed is None:
+        boards["seed"] = derived
+    elif seed != derived:
+        raise ConfigError(
+            f"[boards] seed {seed!r} does not derive from seed_date {text!r} (that gives {derived}); "
+            'drop one, or write seed = "date"',
+            source=origin,
+        )
 
 
 def load_section(
@@ -369,9 +436,10 @@ def _check_typed(section: str, key: str, value: Any, hint: Any, origin: str | No
     raise AssertionError(f"unhandled field type {hint!r} for [{section}] {key}")  # pragma: no cover
 
 
-def _check(section: str, key: str, value: Any, origin: str | None) -> Any:
-    """Type- and range-check one value; return it in the dataclass's type."""
-    where = f"[{section}] {key}"
+def _check(section: str, key: str, value: Any, origin: str | None, where: str | None = None) -> Any:
+    """Type- and range-check one value; return it in the dataclass's type. ``where`` names the
+    value in messages (default ``[section] key``; a command-line option's name for its value)."""
+    where = where or f"[{section}] {key}"
 
     def fail(expected: str) -> ConfigError:
         return ConfigError(f"{where}: expected {expected}, got {value!r}", source=origin)
@@ -407,7 +475,18 @@ def _check(section: str, key: str, value: Any, origin: str | None) -> Any:
         case "boards", "count":
             return integer(1, MAX_COUNT)
         case "boards", "seed":
+            if isinstance(value, str):
+                raise fail('an integer >= 0, or "date" (derived from the schedule\'s date)')
             return integer(0, MAX_SEED)
+        case "boards", "seed_date":
+            day = text()
+            try:
+                if len(day) != 10:
+                    raise ValueError
+                datetime.date.fromisoformat(day)
+            except ValueError:
+                raise fail("a date YYYY-MM-DD") from None
+            return day
         case "boards", "chunk_size":
             return integer(1, MAX_CHUNK_SIZE)
         case "boards", "files" | "faces":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import sys
 import time
@@ -47,11 +48,13 @@ def run_from_file(
     overwrite: bool = False,
     progress: ProgressCallback | None = None,
     note: NoteCallback | None = None,
+    day: datetime.date | None = None,
+    option_names: Mapping[str, str] | None = None,
 ) -> RunSummary:
-    """Load a config file, apply command-line overrides, and run it (``boggle run``)."""
-    return run_job(
-        load_config(path, overrides, assignments), overwrite=overwrite, progress=progress, note=note
-    )
+    """Load a config file, apply command-line overrides, and run it (``boggle run``); ``day``
+    and ``option_names`` as for :func:`pipeline.config.load_config`."""
+    config = load_config(path, overrides, assignments, day=day, option_names=option_names)
+    return run_job(config, overwrite=overwrite, progress=progress, note=note)
 
 
 def run_job(
@@ -188,6 +191,7 @@ def execute(
         # dask workers get the compiled lexicon with the tasks: they may not share our disk
         handle = make_handle(cfg.lexicon.path or "", lexicon, ship=not workers_write or backend_is_dask())
         counters = Counters()
+        run_id = store.run_id_of(identity)
         out_dir = str(run_dir) if workers_write else None
         total = b.count if not ingest else None
         n_chunks_total = -(-b.count // b.chunk_size) if not ingest else None
@@ -216,6 +220,8 @@ def execute(
                             n_chunks_total,
                             counters.reused_boards,
                             counters.rejected,
+                            counters.reused_chunks,
+                            run_id,
                         )
                     )
 
