@@ -170,7 +170,8 @@ def run_outcome(summary: Any) -> dict[str, Any]:
     """The run's figures for ``--summary-json``."""
     from pipeline.store import run_id_of
 
-    identity = summary.manifest.get("identity") if summary.manifest else None
+    manifest = getattr(summary, "manifest", None) or {}
+    identity = manifest.get("identity")
     return {
         "status": summary.status, "run_dir": str(summary.run_dir), "boards": summary.boards,
         "rejected": summary.rejected, "input_rows": summary.input_rows, "chunks": summary.chunks,
