@@ -432,7 +432,7 @@ def test_ingest_shape_is_capped_too(tmp_path: Path) -> None:
     f.write_text("perslatgsineters\n")
     result = CLI.invoke(app, ["run", str(SMOKE), "--input", str(f), "--shape", "1x100000", "--out", str(out)])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
-    assert "[boards] shape: 1x100000 has 100,000 cells" in result.stderr
+    assert "error: --shape: 1x100000 has 100,000 cells" in result.stderr
     assert not out.exists()
     # without a shape, a board beyond the cap is a reject, like any bad row
     g = tmp_path / "big.txt"
