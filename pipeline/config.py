@@ -46,7 +46,7 @@ from pipeline.generate import (
     check_chunk_cells,
     generator_shape,
 )
-from pipeline.schedule import DATE_SEED, date_seed, expand_pattern, has_placeholders, placeholder_values
+from pipeline.schedule import DATE_SEED, date_seed, expand_pattern, has_placeholders
 from pipeline.store import MAX_PART
 
 T = TypeVar("T")
@@ -239,7 +239,7 @@ def load_config(
     out = raw.get("run", {}).get("out") if isinstance(raw.get("run"), Mapping) else None
     if isinstance(out, str) and has_placeholders(out):
         try:
-            raw["run"]["out"] = expand_pattern(out, placeholder_values(when, path), "[run] out")
+            raw["run"]["out"] = expand_pattern(out, when, path, "[run] out")
         except ConfigError as exc:
             raise ConfigError(exc.message, source=origin) from None
     names = option_names or {}

@@ -71,13 +71,37 @@ def has_placeholders(pattern: str) -> bool:
     return "{" in pattern or "}" in pattern
 
 
-def expand_pattern(pattern: str, values: Mapping[str, object], what: str = "--out") -> str:
-    """``pattern`` with its ``{name}`` placeholders filled in from ``values`` (``{{`` and ``}}``
-    are literal braces). An unknown or malformed placeholder is a ConfigError naming ``what``.
+def scheduled_day(seed_from_date: str | None, day: str | None, seed_given: bool) -> datetime.date | None:
+    """The schedule's date of ``boggle run --seed-from-date D`` / ``--date D`` (None: neither,
+    today when anything asks for it); ``seed_given``: ``--seed`` was given too (refused with
+    ``--seed-from-date``, as is a ``--date`` that differs from it)."""
+    if seed_from_date is None:
+        return parse_day(day, "--date") if day is not None else None
+    if seed_given:
+        raise ConfigError("--seed and --seed-from-date both set the seed; give one")
+    when = parse_day(seed_from_date, "--seed-from-date")
+    if day is not None and parse_day(day, "--date") != when:
+        raise ConfigError(f"--date {day} differs from --seed-from-date {seed_from_date}; give one")
+    return when
 
-    >>> expand_pattern("runs/nightly/{date}", placeholder_values(datetime.date(2026, 12, 1)))
+
+def expand_pattern(
+    pattern: str,
+    values: Mapping[str, object] | datetime.date | None,
+    config: str | Path | None = None,
+    what: str = "--out",
+) -> str:
+    """``pattern`` with its ``{name}`` placeholders filled in (``{{`` and ``}}`` are literal
+    braces) from ``values``, or from :func:`placeholder_values` of a date (None: today) and
+    ``config``. An unknown or malformed placeholder is a ConfigError naming ``what``.
+
+    >>> expand_pattern("runs/nightly/{date}", datetime.date(2026, 12, 1))
     'runs/nightly/2026-12-01'
     """
+    if not has_placeholders(pattern):
+        return pattern
+    if values is None or isinstance(values, datetime.date):
+        values = placeholder_values(values or datetime.date.today(), config)
     known = ", ".join("{" + k + "}" for k in PLACEHOLDERS)
     try:
         fields = list(string.Formatter().parse(pattern))

@@ -69,7 +69,7 @@ def test_expand_pattern_placeholders() -> None:
         ("runs/date}", "Single '}'"),
     ):
         with pytest.raises(ConfigError, match=why.replace("{", r"\{").replace("}", r"\}")):
-            expand_pattern(bad, values, "--out")
+            expand_pattern(bad, values, what="--out")
     with pytest.raises(ConfigError, match="no value here"):
         expand_pattern("runs/{config}", placeholder_values(DEC1))
 

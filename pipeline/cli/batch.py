@@ -7,7 +7,6 @@ Each parses its options, calls one library function and shows its progress and o
 from __future__ import annotations
 
 from contextlib import nullcontext
-from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -244,17 +243,19 @@ def run(
     from pipeline import render
     from pipeline.errors import EXIT_REJECTED_ROWS, BoggleError
     from pipeline.runner import run_from_file
+    from pipeline.schedule import DATE_SEED, expand_pattern, has_placeholders, scheduled_day
 
     refused: BoggleError | None = None
-    try:
-        when = scheduled_day(seed_from_date, day, seed)
-        out, summary_json = expand_outputs(config, when, out, summary_json)
+    try:  # placeholders are filled in before anything else
+        when = scheduled_day(seed_from_date, day, seed is not None)
+        out = expand_pattern(out, when, config, "--out") if out is not None else None
+        if summary_json is not None:
+            summary_json = Path(expand_pattern(str(summary_json), when, config, "--summary-json"))
     except BoggleError as exc:  # written to --summary-json too, if its name needs no expanding
         refused, when = exc, None
-        if summary_json is not None and "{" in str(summary_json):
+        if summary_json is not None and has_placeholders(str(summary_json)):
             summary_json = None
-    to_stdout = summary_to_stdout(summary_json)
-    say = err if to_stdout else typer.echo  # --summary-json -: stdout holds the record alone
+    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
 
     overrides = {
         "run.out": out, "run.n_jobs": n_jobs, "run.backend": value(backend), "run.scheduler": scheduler,
@@ -265,8 +266,6 @@ def run(
         "boards.files": input_files or None, "boards.source": "ingest" if input_files else None,
     }  # fmt: skip
     if seed_from_date is not None:
-        from pipeline.schedule import DATE_SEED
-
         overrides["boards.seed"] = DATE_SEED
     with run_summary_json(summary_json, out) as outcome:
         outcome.update(config=str(config), chunks_done=0, chunks_reused=0)
@@ -300,38 +299,6 @@ RUN_OPTION_NAMES = {
     "boards.words": "--words", "lexicon.path": "--dictionary", "rules.name": "--rules",
     "boards.files": "--input",
 }  # fmt: skip
-
-
-def scheduled_day(seed_from_date: str | None, day: str | None, seed: int | None) -> date | None:
-    """The schedule's date of ``boggle run`` (None: today, when anything asks for it)."""
-    from pipeline.errors import BoggleError
-    from pipeline.schedule import parse_day
-
-    if seed_from_date is not None:
-        if seed is not None:
-            raise BoggleError("--seed and --seed-from-date both set the seed; give one")
-        when = parse_day(seed_from_date, "--seed-from-date")
-        if day is not None and parse_day(day, "--date") != when:
-            raise BoggleError(f"--date {day} differs from --seed-from-date {seed_from_date}; give one")
-        return when
-    return parse_day(day, "--date") if day is not None else None
-
-
-def expand_outputs(
-    config: Path | None, when: date | None, out: str | None, summary_json: Path | None
-) -> tuple[str | None, Path | None]:
-    """``--out`` and ``--summary-json`` with their placeholders filled in, before anything else
-    (an unknown placeholder: one line, exit 2)."""
-    import datetime
-
-    from pipeline.schedule import expand_pattern, has_placeholders, placeholder_values
-
-    values = placeholder_values(when or datetime.date.today(), config)
-    if out is not None and has_placeholders(out):
-        out = expand_pattern(out, values, "--out")
-    if summary_json is not None and has_placeholders(str(summary_json)):
-        summary_json = Path(expand_pattern(str(summary_json), values, "--summary-json"))
-    return out, summary_json
 
 
 @handle_errors
