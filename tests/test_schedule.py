@@ -239,6 +239,21 @@ def test_systemd_units_retry_only_transient_codes() -> None:
     assert "configs/schedule/boggle-nightly.sh today" in cron
 
 
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze")
+def test_systemd_units_verify(tmp_path: Path) -> None:
+    """systemd itself finds nothing wrong with the units (the script at this checkout's path)."""
+    service = (SCHEDULE / "boggle-nightly.service").read_text()
+    (tmp_path / "boggle-nightly.service").write_text(
+        service.replace("/opt/boggle-pipeline/configs/schedule/", f"{SCHEDULE}/")
+    )
+    shutil.copy(SCHEDULE / "boggle-nightly.timer", tmp_path)
+    res = subprocess.run(
+        ["systemd-analyze", "verify", "--man=no", "boggle-nightly.service", "boggle-nightly.timer"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert res.returncode == 0 and res.stdout + res.stderr == "", res.stdout + res.stderr
+
+
 DAG_FILE = SCHEDULE / "airflow_boggle_nightly.py"
 
 
