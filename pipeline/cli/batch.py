@@ -96,7 +96,8 @@ def analyze(
             [str(d) for d in run_dirs], out, top=top, top_words=top_words, threads=threads,
             memory_limit=memory_limit, progress=render.analyze_progress(quiet), labels=parse_labels(label),
         )  # fmt: skip
-        outcome.update(render.analyze_outcome(result, run_dirs))
+        if summary_json is not None:
+            outcome.update(render.analyze_outcome(result, run_dirs))
         say(f"report: {result.report.resolve()}")
 
 
