@@ -475,6 +475,8 @@ def _check(section: str, key: str, value: Any, origin: str | None, where: str | 
         case "boards", "count":
             return integer(1, MAX_COUNT)
         case "boards", "seed":
+            if value == DATE_SEED:  # filled in by load_config, which knows the schedule's date
+                raise fail('an integer >= 0 (seed = "date" needs load_config(..., day=DATE))')
             if isinstance(value, str):
                 raise fail('an integer >= 0, or "date" (derived from the schedule\'s date)')
             return integer(0, MAX_SEED)

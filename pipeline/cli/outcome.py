@@ -205,13 +205,24 @@ def run_summary_json(
             _write_summary(path, outcome, fields)
 
 
+def _printable_value(value: Any) -> Any:
+    """``value`` with every string in it :func:`printable` (analyze's records hold lists of
+    runs and files)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, list | tuple):
+        return [_printable_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _printable_value(v) for k, v in value.items()}
+    return value
+
+
 def _write_summary(path: Path, outcome: dict[str, Any], fields: tuple[str, ...]) -> None:
     import json
 
     from pipeline.io import write_json_atomic
 
-    record = {k: outcome.get(k) for k in fields}
-    record = {k: printable(v) if isinstance(v, str) else v for k, v in record.items()}
+    record = {k: _printable_value(outcome.get(k)) for k in fields}
     if summary_to_stdout(path):
         try:
             typer.echo(json.dumps(record, ensure_ascii=False, default=str))
