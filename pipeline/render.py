@@ -84,6 +84,7 @@ def analyze_progress(quiet: bool) -> Callable[[str], None]:
 def analyze_outcome(result: Any, run_dirs: list[str]) -> dict[str, Any]:
     """What ``boggle analyze --summary-json`` records of a finished analysis: each run (as
     given, its label, run_id and boards), the boards in all, the report and every file written."""
+    from pipeline.analyze import PLOT_DIR
     from pipeline.store import run_id_of
 
     runs = []
@@ -97,7 +98,7 @@ def analyze_outcome(result: Any, run_dirs: list[str]) -> dict[str, Any]:
         })  # fmt: skip
     boards = [r["boards"] for r in runs]
     files = sorted({str(p.resolve()) for paths in result.table_files.values() for p in paths})
-    plot_dir = result.out_dir / "plots"
+    plot_dir = result.out_dir / PLOT_DIR
     files += [str((plot_dir / p.file).resolve()) for p in result.plots]
     return {
         "status": "complete", "runs": runs, "report": str(result.report.resolve()),
