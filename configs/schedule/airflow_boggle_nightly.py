@@ -1,6 +1,6 @@
 """Airflow 3 DAG: one boggle run a day, with new boards each day, retried only when a re-run can
-fix the failure. Copy it into the DAG folder; set BOGGLE, BOGGLE_CONFIG and BOGGLE_RUNS below
-(or in the environment of the workers).
+fix the failure (loaded by Airflow 3.3.2's DagBag in tests/test_schedule.py). Copy it into the
+DAG folder; set BOGGLE, BOGGLE_CONFIG and BOGGLE_RUNS below (or in the workers' environment).
 
 Each DAG run passes its logical date (``ds``) to ``boggle run --seed-from-date``: the seed and
 the run directory (``RUNS/<ds>``) both derive from it, so a retry or a backfill of a day rolls
@@ -21,7 +21,11 @@ import os
 import subprocess
 
 from airflow.sdk import dag, get_current_context, task
-from airflow.sdk.exceptions import AirflowException, AirflowFailException
+
+try:  # where Airflow 3.3 wants them (airflow.exceptions' names are deprecated there)
+    from airflow.sdk.exceptions import AirflowException, AirflowFailException
+except ImportError:  # earlier 3.x releases
+    from airflow.exceptions import AirflowException, AirflowFailException  # type: ignore[no-redef]
 
 BOGGLE = os.environ.get("BOGGLE", "/opt/boggle-pipeline/.venv/bin/boggle")
 BOGGLE_CONFIG = os.environ.get("BOGGLE_CONFIG", "/opt/boggle-pipeline/configs/schedule/nightly.toml")
