@@ -2,8 +2,8 @@
 
 A config has four sections, nested exactly like ``configs/default.toml``::
 
-    [boards]   source ("generate" | "ingest"), dice, count, seed, files, shape, chunk_size,
-               faces, column, words
+    [boards]   source ("generate" | "ingest"), dice, count, seed, seed_date, files, shape,
+               chunk_size, faces, column, words
     [lexicon]  path (a word-list file or tanglet:<lang>)
     [rules]    name (boggle | big | superbig), min_length, scores, revisit
     [run]      out, n_jobs, backend (loky | threading | dask), scheduler, scheduler_file
@@ -14,6 +14,10 @@ every default that depends on other values (the shape from the dice set, the rul
 the shape, the dictionary from ``$BOGGLE_DICTIONARY``), and :meth:`RunConfig.to_dict` gives the
 resolved config that every output records. Relative paths are taken from the current directory
 (``[run] out`` is recorded as an absolute path; input and lexicon paths as written).
+
+``seed = "date"`` derives the seed from the schedule's date (``load_config(..., day=...)``,
+else today; :mod:`pipeline.schedule`), recorded as ``seed`` and ``seed_date``; ``[run] out``
+may hold placeholders (``runs/nightly/{date}``), filled in when the config is loaded.
 
 Other commands read their own section through the same machinery (:func:`load_section`):
 ``boggle optimize`` reads ``[optimize]`` into :class:`pipeline.optimize.OptimizeConfig`.
@@ -32,6 +36,7 @@ type would be as long as this checker, the domain checks (shapes, score tables, 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import difflib
 import functools
 import glob
@@ -55,6 +60,7 @@ from pipeline.generate import (
     generator_shape,
 )
 from pipeline.rules import PRESETS
+from pipeline.schedule import DATE_SEED, date_seed, expand_pattern, has_placeholders
 from pipeline.store import MAX_PART
 
 T = TypeVar("T")
@@ -143,6 +149,16 @@ def _score_table(value: Any) -> dict[int, int]:
     return dict(sorted(out.items()))
 
 
+def _iso_date(value: str) -> str:
+    try:
+        if len(value) != 10:
+            raise ValueError
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        raise Invalid("a date YYYY-MM-DD") from None
+    return value
+
+
 def _non_zero(value: int) -> int:
     if value == 0:
         raise Invalid("a non-zero integer (-1 = all cores)")
@@ -165,6 +181,9 @@ class BoardsConfig:
     column: str = "board"
     # False: the parts hold no ``words`` column (scores only); every other column is the same
     words: bool = True
+    # the schedule's date the seed was derived from (``seed = "date"``), YYYY-MM-DD; None: not
+    # derived (then left out of the identity, so runs keep the identity they had before)
+    seed_date: Annotated[str | None, Convert(_iso_date)] = None
 
 
 @dataclass(frozen=True)
@@ -281,10 +300,12 @@ class RunConfig:
         d.pop("run")
         if self.boards.words:
             d["boards"].pop("words")
+        if self.boards.seed_date is None:
+            d["boards"].pop("seed_date")
         if self.boards.source == "generate":
             unused: tuple[str, ...] = ("files", "faces", "column")
         else:
-            unused = ("dice", "count", "seed")
+            unused = ("dice", "count", "seed", "seed_date")
         for k in unused:
             d["boards"].pop(k, None)
         return d
@@ -305,15 +326,77 @@ def load_config(
     path: str | Path | None,
     overrides: Mapping[str, Any] | None = None,
     assignments: Sequence[str] = (),
+    *,
+    day: datetime.date | None = None,
+    option_names: Mapping[str, str] | None = None,
 ) -> RunConfig:
     """Load a TOML config (or start from the defaults when ``path`` is None), apply
     ``assignments`` (``"boards.count=1000"`` strings, TOML values) and then ``overrides``
     (``{"boards.count": 1000}``; None values are ignored), validate and resolve.
 
+    ``day`` is the schedule's date (default: today) for ``seed = "date"`` and for the
+    placeholders of ``[run] out`` in the file or ``--set`` (an ``overrides`` value is taken as
+    it is: the command line expands its own). ``option_names`` maps an override's key to the
+    option that gave it (``{"boards.count": "--count"}``): a bad value is blamed on the option,
+    not on the file.
+
     >>> load_config("configs/smoke.toml", {"run.out": "/tmp/smoke"}).boards.count  # doctest: +SKIP
     """
-    raw, origin = read_with_overrides(path, overrides, assignments)
+    raw, origin = read_with_overrides(path, None, assignments)
+    when = day if day is not None else datetime.date.today()
+    out = raw.get("run", {}).get("out") if isinstance(raw.get("run"), Mapping) else None
+    if isinstance(out, str) and has_placeholders(out):
+        try:
+            raw["run"]["out"] = expand_pattern(out, when, path, "[run] out")
+        except ConfigError as exc:
+            raise ConfigError(exc.message, source=origin) from None
+    names = option_names or {}
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key in names and not (key == "boards.seed" and value == DATE_SEED):
+            section, name = key.split(".", 1)
+            check_value(_SECTIONS[section], name, value, names[key])
+        _set_dotted(raw, key, value, origin)
+    _seed_from_date(raw, when, origin)
     return config_from_dict(raw, origin=origin).resolve()
+
+
+def _seed_from_date(raw: dict[str, Any], day: datetime.date, origin: str | None) -> None:
+    """``[boards] seed = "date"``: the seed derived from ``day``, recorded with the date as
+    ``seed_date``. A ``seed_date`` alone (a recorded config) gives its seed; one with a seed
+    that does not derive from it is refused."""
+    boards = raw.get("boards")
+    if not isinstance(boards, dict):
+        return
+    seed = boards.get("seed")
+    if isinstance(seed, str) and seed != DATE_SEED:
+        raise ConfigError(
+            '[boards] seed: expected an integer >= 0, or "date" (derived from the schedule\'s date), '
+            f"got {seed!r}",
+            source=origin,
+        )
+    if seed == DATE_SEED:
+        boards["seed"] = date_seed(day)
+        boards["seed_date"] = day.isoformat()
+        return
+    text = boards.get("seed_date")
+    if not isinstance(text, str):
+        return  # absent, or a wrong type that the checks name
+    try:
+        derived = date_seed(datetime.date.fromisoformat(text)) if len(text) == 10 else None
+    except ValueError:
+        derived = None
+    if derived is None:
+        return  # the checks name the bad date
+    if seed is None:
+        boards["seed"] = derived
+    elif seed != derived:
+        raise ConfigError(
+            f"[boards] seed {seed!r} does not derive from seed_date {text!r} (that gives {derived}); "
+            'drop one, or write seed = "date"',
+            source=origin,
+        )
 
 
 def load_section(

@@ -125,11 +125,11 @@ def scan_run_polars(runs: RunPaths, *, verify: bool = True) -> Any:
     parts = [str(p) for p in run_parts(runs, verify=verify)]
     if not parts:
         raise BoggleError(f"{', '.join(str(d) for d in run_dirs(runs))}: no part files (no boards)")
-    # one scan per kind of part (word items as strings, as a dictionary, no word lists)
+    # one scan per kind of part (word items as strings, as a dictionary, no word lists; schema 4's
+    # provenance columns or not): a scan takes its columns from its first file
     kinds: dict[str, list[str]] = {}
     for part in parts:
-        schema = pq.read_schema(part)
-        kinds.setdefault(str(schema.field("words").type) if "words" in schema.names else "", []).append(part)
+        kinds.setdefault(pq.read_schema(part).remove_metadata().to_string(), []).append(part)
     scans = [
         pl.scan_parquet(group, missing_columns="insert", extra_columns="ignore") for group in kinds.values()
     ]

@@ -52,6 +52,21 @@ def solve_text(res: Any) -> list[str]:
     return [*lines, f"Found {res.n_words} words", f"Total score: {res.score}", ""]
 
 
+LOG_WIDTH = 200  # columns of a progress line written to a file or pipe (a log)
+
+
+def stderr_console() -> Console:
+    """A console on stderr for progress: a terminal's width, or, written to a log (not a
+    terminal) without ``$COLUMNS``, :data:`LOG_WIDTH` columns, so a line is not cut at rich's
+    default of 80."""
+    import os
+    import sys
+
+    if sys.stderr.isatty() or os.environ.get("COLUMNS"):
+        return Console(stderr=True)
+    return Console(stderr=True, width=LOG_WIDTH)
+
+
 # ------------------------------------------------------------------ analyze
 
 
@@ -64,6 +79,32 @@ def analyze_progress(quiet: bool) -> Callable[[str], None]:
             console.print(f"[dim]analyze:[/dim] {message}")
 
     return progress
+
+
+def analyze_outcome(result: Any, run_dirs: list[str]) -> dict[str, Any]:
+    """What ``boggle analyze --summary-json`` records of a finished analysis: each run (as
+    given, its label, run_id and boards), the boards in all, the report and every file written."""
+    from pipeline.analyze import PLOT_DIR
+    from pipeline.store import run_id_of
+
+    runs = []
+    for given, run in zip(run_dirs, result.runs, strict=False):
+        identity = run.manifest.get("identity")
+        counts = run.manifest.get("counts") or {}
+        runs.append({
+            "run_dir": str(given), "label": run.label,
+            "run_id": run_id_of(identity) if isinstance(identity, dict) else None,
+            "boards": counts.get("boards"),
+        })  # fmt: skip
+    boards = [r["boards"] for r in runs]
+    files = sorted({str(p.resolve()) for paths in result.table_files.values() for p in paths})
+    plot_dir = result.out_dir / PLOT_DIR
+    files += [str((plot_dir / p.file).resolve()) for p in result.plots]
+    return {
+        "status": "complete", "runs": runs, "report": str(result.report.resolve()),
+        "out_dir": str(result.out_dir.resolve()), "files": files,
+        "boards": sum(boards) if all(isinstance(b, int) for b in boards) else None,
+    }  # fmt: skip
 
 
 # ------------------------------------------------------------------ run
@@ -79,7 +120,7 @@ def run_progress() -> Iterator[Callable[[Any], None]]:
         TextColumn("[bold]solving[/bold]"), BarColumn(),
         TextColumn("{task.fields[done]} boards"), TextColumn("{task.fields[rate]}"),
         TextColumn("{task.fields[eta]}"), TimeElapsedColumn(),
-        console=Console(stderr=True), transient=False,
+        console=stderr_console(), transient=False,
     )  # fmt: skip
     task = bar.add_task("run", total=None, done="0", rate="", eta="")
     t0 = time.perf_counter()
@@ -113,20 +154,39 @@ def run_summary(summary: Any) -> str:
     """The line ``boggle run`` prints on stdout when it ends."""
     if summary.status == "already complete":
         return f"{summary.run_dir}: already complete ({summary.boards:,} boards); nothing to do"
-    reused = f", {summary.chunks_reused} chunks reused" if summary.chunks_reused else ""
+    reused = f", {plural(summary.chunks_reused, 'chunk')} reused" if summary.chunks_reused else ""
     return (
-        f"{summary.run_dir}: {summary.boards:,} boards in {summary.chunks} parts{reused}; "
+        f"{summary.run_dir}: {summary.boards:,} boards in {plural(summary.chunks, 'part')}{reused}; "
         f"{summary.boards_solved:,} solved in {summary.elapsed_s:.1f} s "
         f"({summary.boards_per_s:,.0f} boards/s)"
     )
 
 
+def plural(n: int, noun: str) -> str:
+    """``1 part``, ``2 parts``, ``1,000 parts``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def run_outcome(summary: Any) -> dict[str, Any]:
     """The run's figures for ``--summary-json``."""
+    from pipeline.store import run_id_of
+
+    manifest = getattr(summary, "manifest", None) or {}
+    identity = manifest.get("identity")
     return {
         "status": summary.status, "run_dir": str(summary.run_dir), "boards": summary.boards,
         "rejected": summary.rejected, "input_rows": summary.input_rows, "chunks": summary.chunks,
+        "chunks_total": summary.chunks, "chunks_done": summary.chunks,
         "chunks_reused": summary.chunks_reused, "boards_solved": summary.boards_solved,
+        "run_id": run_id_of(identity) if isinstance(identity, dict) else None,
+    }  # fmt: skip
+
+
+def run_progress_outcome(p: Any) -> dict[str, Any]:
+    """What a progress report says for ``--summary-json`` (what a run stopped early had done)."""
+    return {
+        "chunks_total": p.chunks_total, "chunks": p.chunks_total, "chunks_done": p.chunks_done,
+        "chunks_reused": p.chunks_reused, "run_id": p.run_id,
     }  # fmt: skip
 
 
@@ -168,7 +228,7 @@ def optimize_progress(restarts: int) -> Iterator[Callable[[Any], None]]:
             )
         return table
 
-    live = Live(render(), console=Console(stderr=True), refresh_per_second=4, transient=False)
+    live = Live(render(), console=stderr_console(), refresh_per_second=4, transient=False)
 
     def update(p: Any) -> None:
         if not live.is_started:
@@ -249,7 +309,7 @@ def prove_progress() -> Iterator[Callable[[Any], None]]:
         TextColumn("[bold]proving[/bold]"), BarColumn(), TextColumn("{task.fields[classes]}"),
         TextColumn("{task.fields[found]}"), TextColumn("{task.fields[best]}"),
         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-        console=Console(stderr=True), transient=False,
+        console=stderr_console(), transient=False,
     )  # fmt: skip
     task = bar.add_task("prove", total=None, classes="", found="", best="")
 
@@ -257,7 +317,7 @@ def prove_progress() -> Iterator[Callable[[Any], None]]:
         best = f"best {p.best_score} {p.best_board}" if p.best_score is not None else ""
         bar.update(
             task, completed=p.classes_done, total=p.classes_total, best=best,
-            classes=f"{p.classes_done:,}/{p.classes_total:,} classes", found=f"{p.boards_found:,} found",
+            classes=f"{p.classes_done:,}/{p.classes_total:,} classes", found=f"{p.boards_found:,} hits",
         )  # fmt: skip
         if not bar.live.is_started:
             bar.start()
@@ -268,11 +328,16 @@ def prove_progress() -> Iterator[Callable[[Any], None]]:
         bar.stop()
 
 
-def prove_summary(res: Any) -> str:
-    """The stderr line after a proof: classes, eliminations, boards scored, time."""
+def prove_summary(res: Any, hits: int | None = None) -> str:
+    """The stderr line after a proof: classes, eliminations, boards scored, time, and the
+    progress bar's ``hits`` (placements >= the threshold, symmetric copies counted apart) beside
+    the distinct boards they are, which the last line counts."""
+    distinct = f"{plural(len(res.boards), 'board')} >= {res.threshold}"
+    found = f"{plural(hits, 'hit')} = {distinct}" if hits is not None else distinct
     return (
         f"{res.status}: {res.classes_done:,} classes ({res.eliminated:,} eliminated by the bound), "
-        f"{res.boards_scored:,} boards scored, {res.wall_s:.1f} s wall, {res.cpu_s:.1f} s CPU in workers"
+        f"{res.boards_scored:,} boards scored, {found} (symmetric copies merged), "
+        f"{res.wall_s:.1f} s wall, {res.cpu_s:.1f} s CPU in workers"
     )
 
 
@@ -289,4 +354,9 @@ def prove_best(res: Any) -> str:
     """The last line: ``BEST <board> <score> (<n> boards >= T, <k> classes)``."""
     best = res.best
     shown = f"{best.board} {best.score}" if best is not None else "- -"
-    return f"BEST {shown} ({len(res.boards)} boards >= {res.threshold}, {res.classes_done} classes)"
+    # plain numbers: scripts parse this line
+    boards, classes = len(res.boards), res.classes_done
+    return (
+        f"BEST {shown} ({boards} board{'' if boards == 1 else 's'} >= {res.threshold}, "
+        f"{classes} class{'' if classes == 1 else 'es'})"
+    )

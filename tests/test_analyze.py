@@ -49,7 +49,7 @@ def write_manifest(run_dir: Path, fields: dict[str, Any]) -> None:
         record_part(run_dir, p["chunk"], p["rows"]).to_dict()
         for p in sorted(fields.get("parts", []), key=lambda p: p["chunk"])
     ]
-    manifest = {"format": "boggle-run", "schema_version": 3, **fields, "parts": parts, "files": {}}
+    manifest = {"format": "boggle-run", "schema_version": 4, **fields, "parts": parts, "files": {}}
     manifest["seal"] = seal_of(manifest)
     write_json_atomic(run_dir / "_SUCCESS", manifest)
 
@@ -80,6 +80,9 @@ def make_rows(boards: list[dict[str, Any]], start_id: int = 0, min_length: int =
             "lexicon": b.get("lexicon", "test-words"),
             "lexicon_hash": "ab" * 6,
             "rules": RULES.name,
+            "run_id": "cd" * 6,
+            "seed": None,
+            "dice": None,
             "chunk": 0,
             "score": sum(RULES.points(len(w)) for w in words),
             "n_words": len(words),

@@ -394,7 +394,7 @@ def test_generate_beyond_the_caps_is_one_line() -> None:
 
 
 RUN_CAPS = [
-    (["--chunk-size", "10000000"], f"chunk_size: at most {MAX_CHUNK_SIZE:,}"),
+    (["--chunk-size", "10000000"], f"--chunk-size: at most {MAX_CHUNK_SIZE:,}"),  # the option, not the file
     # 99,999 parts of 10,000,000 boards: within the old caps, about 20 GB a worker
     (["--count", "999990000000", "--chunk-size", "10000000"], f"count: at most {MAX_COUNT:,}"),
     (["--dice", "uniform", "--shape", "100000x100000"], "shape: 100000x100000 has 10,000,000,000 cells"),
@@ -432,7 +432,7 @@ def test_ingest_shape_is_capped_too(tmp_path: Path) -> None:
     f.write_text("perslatgsineters\n")
     result = CLI.invoke(app, ["run", str(SMOKE), "--input", str(f), "--shape", "1x100000", "--out", str(out)])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
-    assert "[boards] shape: 1x100000 has 100,000 cells" in result.stderr
+    assert "error: --shape: 1x100000 has 100,000 cells" in result.stderr
     assert not out.exists()
     # without a shape, a board beyond the cap is a reject, like any bad row
     g = tmp_path / "big.txt"

@@ -293,7 +293,9 @@ def test_huge_count_is_one_line_under_a_memory_limit(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"[boards] count: at most {MAX_COUNT:,}" in lines[0]
+    assert (
+        len(lines) == 1 and f"error: --count: at most {MAX_COUNT:,}" in lines[0]
+    )  # the option, not the file
     assert not out.exists()
 
 

@@ -85,13 +85,15 @@ def test_run_lines() -> None:
     s = Summary()
     assert (
         render.run_summary(s)
-        == "/r: 12,000 boards in 3 parts, 1 chunks reused; 8,000 solved in 2.0 s (4,000 boards/s)"
+        == "/r: 12,000 boards in 3 parts, 1 chunk reused; 8,000 solved in 2.0 s (4,000 boards/s)"
     )
     assert render.run_summary(Summary(status="already complete")) == (
         "/r: already complete (12,000 boards); nothing to do"
     )
     assert render.run_rejected(s) == "2 of 12,002 input rows rejected: see /r/_rejects.jsonl"
     assert render.run_outcome(s)["boards_solved"] == 8000
+    one = Summary(chunks=1, chunks_reused=0, boards=10, boards_solved=10)
+    assert render.run_summary(one).startswith("/r: 10 boards in 1 part; ")  # not "1 parts"
 
 
 def test_summary_json_records_how_the_block_ended(tmp_path: Path) -> None:

@@ -26,7 +26,8 @@ from pipeline.store.parts import seal_of
 from pipeline.trie import Alphabet
 
 EXPECTED_COLUMNS = [
-    "board_id", "board", "rows", "cols", "source", "lexicon", "lexicon_hash", "rules", "chunk", "score",
+    "board_id", "board", "rows", "cols", "source", "lexicon", "lexicon_hash", "rules", "run_id", "seed",
+    "dice", "chunk", "score",
     "n_words", "words",
     "longest_word", "max_word_len", "dead_cells",
     "words_len_3", "words_len_4", "words_len_5", "words_len_6", "words_len_7", "words_len_8",

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from pipeline.cli import batch, proving, solving
 from pipeline.cli.options import DICE_CHOICES, Algorithm, Backend, Objective, RulesName, Strategy
@@ -57,12 +58,54 @@ def _main_options(
     """Generate, solve and analyse Boggle boards at scale."""
 
 
+# what `--help` shows for a value of each type (Typer's own labels are Python's: <list[str]>)
+HUMAN_TYPES = {"<int>": "INTEGER", "<float>": "NUMBER", "<str>": "TEXT", "<path>": "PATH",
+               "<list[str]>": "TEXT", "<list[path]>": "PATH"}  # fmt: skip
+
+
+def _human_type(param: Any) -> None:
+    """Give ``param`` a help label people read: its metavar, else a word for its type; an
+    argument shows its name (or metavar) alone."""
+    typer_label = getattr(param, "display_type_rich", None)
+    if typer_label is None or getattr(param, "_human_label", False):
+        return
+
+    def label(ctx: Any) -> str | None:
+        if param.param_type_name == "argument":
+            return None
+        if param.metavar is not None:
+            return param.metavar
+        text = str(typer_label(ctx=ctx))
+        for python, human in HUMAN_TYPES.items():
+            text = text.replace(python, human)
+        return text
+
+    param.display_type_rich = label
+    param._human_label = True
+
+
+class HumanHelpCommand(TyperCommand):
+    """A command whose ``--help`` names value types in words (``INTEGER``, ``PATH``), from the
+    moment it is built (so every reader of its help records, the docs' reference too, sees them)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            _human_type(param)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:
+            _human_type(param)
+        return params
+
+
 # the order of `boggle --help`
 for command in (
     solving.solve, solving.lookup, solving.words, batch.analyze, solving.check, solving.queens,
     batch.run, solving.generate, batch.optimize, proving.prove,
 ):  # fmt: skip
-    app.command()(command)
+    app.command(cls=HumanHelpCommand)(command)
 
 
 def _terminate(signum: int, frame: Any) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -26,12 +26,14 @@ from pipeline.cli.options import (
     value,
 )
 from pipeline.cli.outcome import (
+    ANALYZE_SUMMARY_FIELDS,
     OPTIMIZE_SUMMARY_FIELDS,
     announce_kernel_compile,
     err,
     handle_errors,
     note,
     run_summary_json,
+    summary_to_stdout,
 )
 
 
@@ -66,6 +68,15 @@ def analyze(
             "repeatable. Default: what differs between the runs, e.g. 'new dice · tanglet:en'.",
         ),
     ] = None,
+    summary_json: Annotated[
+        Path | None,
+        typer.Option(
+            "--summary-json",
+            metavar="PATH|-",
+            help="Also write the outcome as JSON here ('-': stdout): status, exit_code, message, runs, "
+            "boards, report and table/plot files, timestamps, version; on failure too.",
+        ),
+    ] = None,
 ) -> None:
     """Analyse one or more finished runs: summary tables (Parquet + CSV), plots, report.html.
 
@@ -73,16 +84,21 @@ def analyze(
 
     Example: boggle analyze runs/new runs/classic --out reports/dice
     """
-    check_report_folder(run_dirs, out)  # before the analysis modules' seconds of imports
-    threads = capped_threads(threads)
-    from pipeline import render
-    from pipeline.analyze import analyze_runs, parse_labels
+    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
+    with run_summary_json(summary_json, None, "analyze", ANALYZE_SUMMARY_FIELDS) as outcome:
+        outcome.update(runs=[{"run_dir": d} for d in run_dirs], out_dir=str(out.resolve()) if out else None)
+        check_report_folder(run_dirs, out)  # before the analysis modules' seconds of imports
+        threads = capped_threads(threads)
+        from pipeline import render
+        from pipeline.analyze import analyze_runs, parse_labels
 
-    result = analyze_runs(
-        [str(d) for d in run_dirs], out, top=top, top_words=top_words, threads=threads,
-        memory_limit=memory_limit, progress=render.analyze_progress(quiet), labels=parse_labels(label),
-    )  # fmt: skip
-    typer.echo(f"report: {result.report.resolve()}")
+        result = analyze_runs(
+            [str(d) for d in run_dirs], out, top=top, top_words=top_words, threads=threads,
+            memory_limit=memory_limit, progress=render.analyze_progress(quiet), labels=parse_labels(label),
+        )  # fmt: skip
+        if summary_json is not None:
+            outcome.update(render.analyze_outcome(result, run_dirs))
+        say(f"report: {result.report.resolve()}")
 
 
 def check_report_folder(run_dirs: list[str], out: Path | None) -> None:
@@ -122,7 +138,16 @@ def run(
     config: Annotated[
         Path, typer.Argument(metavar="CONFIG.toml", help="Run config (TOML), e.g. configs/default.toml.")
     ],
-    out: Annotated[str | None, typer.Option("--out", "-o", help="Run directory ([run] out).")] = None,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="DIR",
+            help="Run directory ([run] out); placeholders {date} {year} {month} {day} {config}, "
+            "e.g. 'runs/nightly/{date}'.",
+        ),
+    ] = None,
     n_jobs: Annotated[
         int | None, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores ([run] n_jobs).")
     ] = None,
@@ -141,6 +166,23 @@ def run(
     ] = None,
     count: Annotated[int | None, typer.Option("--count", help="Boards to generate ([boards] count).")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Generator seed ([boards] seed).")] = None,
+    seed_from_date: Annotated[
+        str | None,
+        typer.Option(
+            "--seed-from-date",
+            metavar="YYYY-MM-DD|today",
+            help='Derive the seed from this date (as [boards] seed = "date"; sets --date): '
+            "a scheduled job rolls new boards each day, the same ones on a retry.",
+        ),
+    ] = None,
+    day: Annotated[
+        str | None,
+        typer.Option(
+            "--date",
+            metavar="YYYY-MM-DD|today",
+            help='The schedule\'s date for seed = "date" and the {date} placeholders. Default: today.',
+        ),
+    ] = None,
     dice: Annotated[str | None, dice_option("Dice set ([boards] dice).")] = None,
     shape: Annotated[str | None, typer.Option("--shape", help="Board shape RxC ([boards] shape).")] = None,
     chunk_size: Annotated[
@@ -156,7 +198,9 @@ def run(
     ] = None,
     input_files: Annotated[
         list[str] | None,
-        typer.Option("--input", "-i", help="Ingest these files ([boards] files; sets source = ingest)."),
+        typer.Option(
+            "--input", "-i", metavar="FILE", help="Ingest these files ([boards] files; sets source = ingest)."
+        ),
     ] = None,
     dictionary: Annotated[
         str | None, typer.Option("--dictionary", "-d", help="Word list or tanglet:<lang> ([lexicon] path).")
@@ -166,7 +210,11 @@ def run(
     ] = None,
     assignments: Annotated[
         list[str] | None,
-        typer.Option("--set", help="Any config value as section.key=value (TOML value), repeatable."),
+        typer.Option(
+            "--set",
+            metavar="SECTION.KEY=VALUE",
+            help="Any config value as section.key=value (TOML value), repeatable.",
+        ),
     ] = None,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
@@ -174,8 +222,10 @@ def run(
         Path | None,
         typer.Option(
             "--summary-json",
-            help="Also write the outcome as JSON here (status, exit_code, boards, rejected, elapsed_s, "
-            "run_dir, message), on failure too: for schedulers.",
+            metavar="PATH|-",
+            help="Also write the outcome as JSON here ('-': stdout; placeholders as --out): status, "
+            "exit_code, message, chunks_total/done/reused, run_id, timestamps, version..., on failure "
+            "too: for schedulers.",
         ),
     ] = None,
 ) -> None:
@@ -188,10 +238,25 @@ def run(
     143 SIGTERM (re-run resumes).
 
     Example: boggle run configs/smoke.toml --out runs/smoke --n-jobs 2
+
+    Scheduled: boggle run configs/smoke.toml --seed-from-date today --out 'runs/nightly/{date}'
     """
     from pipeline import render
-    from pipeline.errors import EXIT_REJECTED_ROWS
+    from pipeline.errors import EXIT_REJECTED_ROWS, BoggleError
     from pipeline.runner import run_from_file
+    from pipeline.schedule import DATE_SEED, expand_pattern, has_placeholders, scheduled_day
+
+    refused: BoggleError | None = None
+    try:  # placeholders are filled in before anything else
+        when = scheduled_day(seed_from_date, day, seed is not None)
+        out = expand_pattern(out, when, config, "--out") if out is not None else None
+        if summary_json is not None:
+            summary_json = Path(expand_pattern(str(summary_json), when, config, "--summary-json"))
+    except BoggleError as exc:  # written to --summary-json too, if its name needs no expanding
+        refused, when = exc, None
+        if summary_json is not None and has_placeholders(str(summary_json)):
+            summary_json = None
+    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
 
     overrides = {
         "run.out": out, "run.n_jobs": n_jobs, "run.backend": value(backend), "run.scheduler": scheduler,
@@ -201,18 +266,40 @@ def run(
         "rules.name": value(rules),
         "boards.files": input_files or None, "boards.source": "ingest" if input_files else None,
     }  # fmt: skip
+    if seed_from_date is not None:
+        overrides["boards.seed"] = DATE_SEED
     with run_summary_json(summary_json, out) as outcome:
+        outcome.update(config=str(config), chunks_done=0, chunks_reused=0)
+        if refused is not None:
+            raise refused
         if not quiet:
             announce_kernel_compile()
-        with nullcontext(None) if quiet else render.run_progress() as update:
+        with nullcontext(None) if quiet else render.run_progress() as bar:
+
+            def update(p: Any) -> None:
+                outcome.update(render.run_progress_outcome(p))  # what a stopped run had done
+                if bar is not None:
+                    bar(p)
+
             summary = run_from_file(
-                config, overrides, assignments or [], overwrite=overwrite, progress=update, note=note
-            )
+                config, overrides, assignments or [], overwrite=overwrite, progress=update, note=note,
+                day=when, option_names=RUN_OPTION_NAMES,
+            )  # fmt: skip
         outcome.update(render.run_outcome(summary))
-        typer.echo(render.run_summary(summary))
+        say(render.run_summary(summary))
         if summary.rejected:
             err(render.run_rejected(summary))
             raise typer.Exit(EXIT_REJECTED_ROWS)
+
+
+# the option behind each override of `boggle run`, so a bad value names it (not the config file)
+RUN_OPTION_NAMES = {
+    "run.out": "--out", "run.n_jobs": "--n-jobs", "run.backend": "--backend", "run.scheduler": "--scheduler",
+    "run.scheduler_file": "--scheduler-file", "boards.count": "--count", "boards.seed": "--seed",
+    "boards.dice": "--dice", "boards.shape": "--shape", "boards.chunk_size": "--chunk-size",
+    "boards.words": "--words", "lexicon.path": "--dictionary", "rules.name": "--rules",
+    "boards.files": "--input",
+}  # fmt: skip
 
 
 @handle_errors
@@ -283,7 +370,11 @@ def optimize(
     ] = None,
     assignments: Annotated[
         list[str] | None,
-        typer.Option("--set", help="Any [optimize] value as optimize.key=value (TOML value), repeatable."),
+        typer.Option(
+            "--set",
+            metavar="OPTIMIZE.KEY=VALUE",
+            help="Any [optimize] value as optimize.key=value (TOML value), repeatable.",
+        ),
     ] = None,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the BEST line.")] = False,
@@ -326,9 +417,10 @@ def optimize(
         best = res.boards[0] if res.boards else None
         outcome.update(status="complete", boards=len(res.boards), best_score=best.score if best else None,
                        best_board=format_compact(best.board) if best else None)  # fmt: skip
+    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
     if not quiet:
         for line in render.optimize_restarts(res):
             err(line)
         for line in render.optimize_boards(res):
-            typer.echo(line)
-    typer.echo(render.optimize_best(res))
+            say(line)
+    say(render.optimize_best(res))

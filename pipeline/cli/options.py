@@ -111,7 +111,8 @@ SummaryJsonOpt = Annotated[
     Path | None,
     typer.Option(
         "--summary-json",
-        help="Also write the outcome as JSON here (status, exit_code, message, the job's figures, "
-        "elapsed_s, run_dir), on failure too: for schedulers.",
+        metavar="PATH|-",
+        help="Also write the outcome as JSON here ('-': stdout): status, exit_code, message, the job's "
+        "figures, run_dir, started_at, finished_at, version; on failure too: for schedulers.",
     ),
 ]

@@ -134,13 +134,41 @@ def announce_kernel_compile(module: str = "kernel") -> None:
         err("note: compiling the solver kernel (first run on this machine, about 10-20 s)...")
 
 
-SUMMARY_FIELDS = ("status", "exit_code", "message", "boards", "rejected", "input_rows", "chunks",
-                  "chunks_reused", "boards_solved", "elapsed_s", "run_dir")  # fmt: skip
+# every command's record ends with when it ran and which release ran it
+WHEN_FIELDS = ("started_at", "finished_at", "elapsed_s", "version")
+# chunks_total is null while not known (a refused config, an ingest run stopped before the end
+# of its input); chunks_done counts every committed chunk, reused ones included
+SUMMARY_FIELDS = ("command", "status", "exit_code", "message", "config", "run_id", "boards", "rejected",
+                  "input_rows", "chunks", "chunks_total", "chunks_done", "chunks_reused", "boards_solved",
+                  "run_dir", *WHEN_FIELDS)  # fmt: skip
 # prove and optimize write the same record with their own figures (same lifecycle, same outcome)
 PROVE_SUMMARY_FIELDS = ("command", "status", "exit_code", "message", "classes_total", "classes_done",
-                        "boards", "best_board", "best_score", "elapsed_s", "run_dir")  # fmt: skip
+                        "boards", "best_board", "best_score", "run_dir", *WHEN_FIELDS)  # fmt: skip
 OPTIMIZE_SUMMARY_FIELDS = ("command", "status", "exit_code", "message", "boards", "best_board",
-                           "best_score", "elapsed_s", "run_dir")  # fmt: skip
+                           "best_score", "run_dir", *WHEN_FIELDS)  # fmt: skip
+ANALYZE_SUMMARY_FIELDS = ("command", "status", "exit_code", "message", "runs", "boards", "report",
+                          "out_dir", "files", *WHEN_FIELDS)  # fmt: skip
+STDOUT = "-"  # --summary-json -: the record goes to stdout (and the command's own lines to stderr)
+
+
+def summary_to_stdout(path: Path | str | None) -> bool:
+    return path is not None and str(path) == STDOUT
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("boggle-pipeline")
+    except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
+        return "unknown"
+
+
+def utc_now() -> str:
+    """Now as UTC ISO 8601 to the second (``2026-12-01T02:15:00+00:00``), as manifests write it."""
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @contextmanager
@@ -155,7 +183,9 @@ def run_summary_json(
     from pipeline.urls import is_url, redact
 
     shown = (redact(out) if is_url(out) else str(Path(out).absolute())) if out else None
-    outcome: dict[str, Any] = {"command": command, "run_dir": shown}
+    outcome: dict[str, Any] = {
+        "command": command, "run_dir": shown, "started_at": utc_now(), "version": package_version(),
+    }  # fmt: skip
     try:
         yield outcome
         code, message = 0, ""
@@ -166,20 +196,44 @@ def run_summary_json(
         raise
     finally:
         if path is not None:
-            outcome.update(exit_code=code, message=message, elapsed_s=round(time.monotonic() - t0, 3))
+            outcome.update(
+                exit_code=code,
+                message=message,
+                elapsed_s=round(time.monotonic() - t0, 3),
+                finished_at=utc_now(),
+            )
             _write_summary(path, outcome, fields)
 
 
+def _printable_value(value: Any) -> Any:
+    """``value`` with every string in it :func:`printable` (analyze's records hold lists of
+    runs and files)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, list | tuple):
+        return [_printable_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _printable_value(v) for k, v in value.items()}
+    return value
+
+
 def _write_summary(path: Path, outcome: dict[str, Any], fields: tuple[str, ...]) -> None:
+    import json
+
     from pipeline.io import write_json_atomic
 
+    record = {k: _printable_value(outcome.get(k)) for k in fields}
+    if summary_to_stdout(path):
+        try:
+            typer.echo(json.dumps(record, ensure_ascii=False, default=str))
+        except BrokenPipeError:
+            silence_stdout()
+        return
     # only into a folder that exists: a refused run must leave no directory behind, and
     # --summary-json RUN/s.json would otherwise make RUN
     if not path.parent.is_dir():
         err(f"warning: --summary-json {path}: its folder does not exist; not written")
         return
-    record = {k: outcome.get(k) for k in fields}
-    record = {k: printable(v) if isinstance(v, str) else v for k, v in record.items()}
     try:
         write_json_atomic(path, record)
     except OSError as exc:

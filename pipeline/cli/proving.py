@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contextlib import nullcontext
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -17,7 +17,14 @@ from pipeline.cli.options import (
     SummaryJsonOpt,
     value,
 )
-from pipeline.cli.outcome import PROVE_SUMMARY_FIELDS, err, handle_errors, note, run_summary_json
+from pipeline.cli.outcome import (
+    PROVE_SUMMARY_FIELDS,
+    err,
+    handle_errors,
+    note,
+    run_summary_json,
+    summary_to_stdout,
+)
 
 
 @handle_errors
@@ -97,15 +104,23 @@ def prove(
         limit_classes=limit_classes, sample_seed=sample_seed, n_jobs=n_jobs, backend=backend.value,
         scheduler=scheduler, scheduler_file=scheduler_file, out=out, overwrite=overwrite,
     )  # fmt: skip
+    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
+    hits: list[int] = []
     with run_summary_json(summary_json, out, "prove", PROVE_SUMMARY_FIELDS) as outcome:
-        with nullcontext(None) if quiet else render.prove_progress() as update:
+        with nullcontext(None) if quiet else render.prove_progress() as bar:
+
+            def update(p: Any) -> None:
+                hits[:] = [p.boards_found]
+                if bar is not None:
+                    bar(p)
+
             res = run_prove(cfg, progress=update, note=note)
         best = res.best
         outcome.update(status=res.status, classes_total=res.classes_total, classes_done=res.classes_done,
                        boards=len(res.boards), best_board=best.board if best else None,
                        best_score=best.score if best else None)  # fmt: skip
     if not quiet:
-        err(render.prove_summary(res))
+        err(render.prove_summary(res, hits[0] if hits else None))
         for line in render.prove_boards(res):
-            typer.echo(line)
-    typer.echo(render.prove_best(res))
+            say(line)
+    say(render.prove_best(res))

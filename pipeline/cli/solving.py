@@ -29,7 +29,9 @@ from pipeline.cli.outcome import announce_kernel_compile, err, handle_errors
 
 @handle_errors
 def solve(
-    boards: Annotated[list[str] | None, typer.Argument(help="Compact boards, e.g. perslatgsineters.")] = None,
+    boards: Annotated[
+        list[str] | None, typer.Argument(metavar="BOARD", help="Compact boards, e.g. perslatgsineters.")
+    ] = None,
     file: Annotated[
         Path | None,
         typer.Option(
@@ -71,7 +73,7 @@ def solve(
 
 @handle_errors
 def lookup(
-    words: Annotated[list[str], typer.Argument(help="Words to look up.")],
+    words: Annotated[list[str], typer.Argument(metavar="WORD", help="Words to look up.")],
     dictionary: DictionaryOpt = None,
     rules: PresetOpt = RulesName.boggle,
     min_length: MinLengthOpt = None,
@@ -115,7 +117,7 @@ def words(
 def check(
     board_and_words: Annotated[
         list[str] | None,
-        typer.Argument(metavar="BOARD WORD...", help="A compact board (q = Qu, . blank), then the words."),
+        typer.Argument(metavar="BOARD WORD", help="A compact board (q = Qu, . blank), then the words."),
     ] = None,
     contest: Annotated[
         str | None,
@@ -143,7 +145,7 @@ def check(
 
 @handle_errors
 def queens(
-    n: Annotated[int, typer.Argument(min=1, help="Board size: N queens on an N x N board.")],
+    n: Annotated[int, typer.Argument(min=1, metavar="N", help="Board size: N queens on an N x N board.")],
     show: Annotated[
         bool, typer.Option("--show", help="Print every placement with its column/diagonal occupancy tables.")
     ] = False,

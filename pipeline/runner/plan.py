@@ -136,6 +136,8 @@ class Counters:
             plan.chunks_total,
             self.reused_boards,
             self.rejected,
+            self.reused_chunks,
+            store.run_id_of(plan.identity),
         )
 
 
@@ -168,6 +170,7 @@ def generate_tasks(
     from pipeline.generate import chunk_plan
 
     b = cfg.boards
+    run_id = store.run_id_of(job.identity)
     rows, cols = cfg.shape or (4, 4)
     plan = chunk_plan(b.count, b.chunk_size)
     counters.chunks = len(plan)
@@ -186,7 +189,18 @@ def generate_tasks(
             todo.append(ch)
     # the generator is consumed lazily by joblib; the counters above are final already
     return (
-        ChunkTask(ch.chunk, ch.start, metadata, b.dice, b.seed, ch.count, rows, cols, words=b.words)
+        ChunkTask(
+            ch.chunk,
+            ch.start,
+            metadata,
+            b.dice,
+            b.seed,
+            ch.count,
+            rows,
+            cols,
+            words=b.words,
+            labels={"run_id": run_id, "seed": str(b.seed), "dice": b.dice},
+        )
         for ch in todo
     )
 
@@ -204,6 +218,7 @@ def ingest_tasks(
     from pipeline.ingest import iter_ingest_chunks, write_rejects_header
 
     b = cfg.boards
+    run_id = store.run_id_of(job.identity)
     writer = write_rejects_header(rejects_fh)
     next_id = 0
     for parsed in iter_ingest_chunks(
@@ -241,5 +256,6 @@ def ingest_tasks(
             groups=parsed.groups,
             sources=parsed.sources,
             words=cfg.boards.words,
+            labels={"run_id": run_id, "seed": None, "dice": None},
         )
     job.strays(committed, counters.chunks)

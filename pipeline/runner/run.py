@@ -3,6 +3,7 @@ the folder, dispatch the chunks, finish (manifest last)."""
 
 from __future__ import annotations
 
+import datetime
 import os
 import sys
 import time
@@ -44,11 +45,13 @@ def run_from_file(
     overwrite: bool = False,
     progress: ProgressCallback | None = None,
     note: NoteCallback | None = None,
+    day: datetime.date | None = None,
+    option_names: Mapping[str, str] | None = None,
 ) -> RunSummary:
-    """Load a config file, apply command-line overrides, and run it (``boggle run``)."""
-    return run_job(
-        load_config(path, overrides, assignments), overwrite=overwrite, progress=progress, note=note
-    )
+    """Load a config file, apply command-line overrides, and run it (``boggle run``); ``day``
+    and ``option_names`` as for :func:`pipeline.config.load_config`."""
+    config = load_config(path, overrides, assignments, day=day, option_names=option_names)
+    return run_job(config, overwrite=overwrite, progress=progress, note=note)
 
 
 def run_job(

@@ -31,6 +31,8 @@ class Progress:
     chunks_total: int | None
     boards_reused: int  # boards found already committed by an earlier, interrupted run
     rejected: int  # input rows rejected so far
+    chunks_reused: int = 0  # of chunks_done, those found committed by an earlier run
+    run_id: str | None = None  # the run's identity (the ``run_id`` column)
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -138,6 +140,7 @@ class ChunkTask:
     groups: list[Any] = field(default_factory=list)  # ingest.BoardGroup (ingest)
     sources: list[str] = field(default_factory=list)  # input files the groups refer to
     words: bool = True  # False: no ``words`` column ([boards] words = false)
+    labels: dict[str, str | None] = field(default_factory=dict)  # run_id, seed, dice columns
 
 
 @dataclass
@@ -177,7 +180,10 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
     if task.groups:
         for g in task.groups:
             result = solve_arrays(g.boards, g.rows, g.cols, lex, collect=task.words, bins=tally)
-            names = pa.array(task.sources, type=pa.string()).take(pa.array(g.source))
+            # one dictionary (every input file) for all groups, so the chunk's tables concatenate
+            names = pa.DictionaryArray.from_arrays(
+                pa.array(g.source, type=pa.int32()), pa.array(task.sources, type=pa.string())
+            )
             tables.append(
                 store.results_table(
                     g.boards,
@@ -190,6 +196,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
                     chunk=task.chunk,
                     schema=schema,
                     summary=summarise(result),
+                    labels=task.labels,
                 )
             )
     elif task.count:
@@ -209,6 +216,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
                 chunk=task.chunk,
                 schema=schema,
                 summary=summarise(result),
+                labels=task.labels,
             )
         )
     if not tables:

@@ -85,12 +85,14 @@ from pipeline.store.schema import (
     TOP_LENGTH,
     board_schema,
     columns_doc,
+    conform_part,
     label_column,
     length_bins,
     parquet_metadata,
     provenance_labels,
     results_table,
     rules_label,
+    run_id_of,
 )
 
 __all__ = [
@@ -125,6 +127,7 @@ __all__ = [
     "columns_doc",
     "committed_chunks",
     "compact_strings",
+    "conform_part",
     "describe_problems",
     "discard_part",
     "file_blake2b",
@@ -150,6 +153,7 @@ __all__ = [
     "remove_temp_files",
     "results_table",
     "rules_label",
+    "run_id_of",
     "run_lock",
     "write_part",
     "write_part_info",

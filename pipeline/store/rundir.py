@@ -38,7 +38,7 @@ from pipeline.store.schema import (
     REJECTS,
     RUN_RECORD,
     board_schema,
-    conform_words,
+    conform_part,
 )
 
 # ---------------------------------------------------------------- lock and run state
@@ -282,7 +282,7 @@ def read_run(run_dir: Path | str, columns: Sequence[str] | None = None, *, verif
     :func:`open_run`."""
     manifest, parts = open_run(run_dir, verify=verify)
     cols = list(columns) if columns is not None else None
-    tables = [conform_words(pq.read_table(p, columns=cols)) for p in parts]
+    tables = [conform_part(pq.read_table(p, columns=cols)) for p in parts]
     if not tables:
         words = manifest.get("config", {}).get("boards", {}).get("words", True) is not False
         return board_schema(words=words).empty_table()

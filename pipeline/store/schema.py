@@ -18,7 +18,9 @@ FORMAT = "boggle-run"
 # 2: provenance columns lexicon, lexicon_hash, rules; rejects file renamed _rejects.csv
 # 3: ``words`` items are dictionary-encoded in Arrow (list<dictionary<int32, string>>); the
 #    Parquet column is the same list of strings as in 2
-SCHEMA_VERSION = 3
+# 4: provenance columns run_id, seed, dice; ``source`` dictionary-encoded like the others (parts
+#    of 3 read back with it conformed, see :func:`conform_part`)
+SCHEMA_VERSION = 4
 MANIFEST = "_SUCCESS"
 RUN_RECORD = "_run.json"
 LOCK_FILE = ".lock"
@@ -46,19 +48,19 @@ COLUMNS: dict[str, str] = {
     "'.' blank, [xy] multi-letter face); parse_compact(board, (rows, cols)) gives it back",
     "rows": "int16: board rows",
     "cols": "int16: board columns",
-    "source": "string: the dice set or generator (generate) or the input file (ingest)",
-    # run_id, seed, dice: being added to the part schema (described ahead of it; columns_doc
-    # lists a column only once board_schema writes it)
-    "run_id": "string: the run's config identity (the hash of what decides its data); the same "
-    "in every row of a run, so rows of several runs tell apart by it",
-    "seed": "int64: the generator seed ([boards] seed); null for ingested boards",
-    "dice": "string: the dice set name ([boards] dice); null for ingested boards",
+    "source": "dictionary<string>: the dice set or generator (generate) or the input file (ingest)",
     "lexicon": "dictionary<string>: the word list's name as the manifest's lexicon.name gives it "
     "(file name such as enable2k.txt, or tanglet:<lang>)",
     "lexicon_hash": "dictionary<string>: first 12 hex digits of the word list's SHA-256 "
     "(the manifest's lexicon.content_hash); two lists of one name tell apart by it",
     "rules": "dictionary<string>: the rule preset (boggle, big, superbig); when fields were "
     "overridden, '<preset>+<first 8 hex of the SHA-256 of Rules.key()>'",
+    "run_id": "dictionary<string>: the run's identity, the first 12 hex digits of the SHA-256 of the "
+    "manifest's identity (config that decides the data, lexicon hash, inputs, schema version); two "
+    "runs differ in it whenever their data may differ",
+    "seed": "dictionary<string>: the generator seed ([boards] seed, or the one derived from the "
+    "schedule's date) in decimal (seeds go up to 2**128 - 1); null for ingest",
+    "dice": "dictionary<string>: the dice set or generator the boards were rolled with; null for ingest",
     "chunk": "int32: the chunk (part file number) the board belongs to",
     "score": "int32: total points of the distinct words found",
     "n_words": "int32: distinct words found",
@@ -120,10 +122,13 @@ def board_schema(min_length: int = 3, *, words: bool = True) -> pa.Schema:
         pa.field("board", pa.string(), nullable=False),
         pa.field("rows", pa.int16(), nullable=False),
         pa.field("cols", pa.int16(), nullable=False),
-        pa.field("source", pa.string(), nullable=False),
+        pa.field("source", LABEL_TYPE, nullable=False),
         pa.field("lexicon", LABEL_TYPE, nullable=False),
         pa.field("lexicon_hash", LABEL_TYPE, nullable=False),
         pa.field("rules", LABEL_TYPE, nullable=False),
+        pa.field("run_id", LABEL_TYPE, nullable=False),
+        pa.field("seed", LABEL_TYPE, nullable=True),
+        pa.field("dice", LABEL_TYPE, nullable=True),
         pa.field("chunk", pa.int32(), nullable=False),
         pa.field("score", pa.int32(), nullable=False),
         pa.field("n_words", pa.int32(), nullable=False),
@@ -138,6 +143,24 @@ def board_schema(min_length: int = 3, *, words: bool = True) -> pa.Schema:
     fields += [pa.field(f"words_len_{b}", pa.int32(), nullable=False) for b in bins]
     fields += [pa.field(f"points_len_{b}", pa.int32(), nullable=False) for b in bins]
     return pa.schema(fields)
+
+
+def conform_part(table: pa.Table) -> pa.Table:
+    """A part read back in this schema's Arrow types: ``words`` items and ``source``
+    dictionary-encoded (parts of schema 2 and 3 hold plain strings there), so parts of every
+    version concatenate. Columns a part lacks (``run_id``, ``seed``, ``dice`` before schema 4)
+    stay absent."""
+    table = conform_words(table)
+    if "source" in table.column_names:
+        i = table.schema.get_field_index("source")
+        field = table.schema.field(i)
+        if not pa.types.is_dictionary(field.type):
+            table = table.set_column(
+                i,
+                pa.field("source", LABEL_TYPE, nullable=field.nullable),
+                table.column(i).dictionary_encode(),
+            )
+    return table
 
 
 def conform_words(table: pa.Table) -> pa.Table:
@@ -198,9 +221,30 @@ def provenance_labels(lexicon: Any) -> dict[str, str]:
     }
 
 
-def label_column(value: str, n: int) -> pa.DictionaryArray:
-    """``n`` copies of ``value`` as a dictionary array (one dictionary entry, int32 indices)."""
+def label_column(value: str | None, n: int) -> pa.DictionaryArray:
+    """``n`` copies of ``value`` as a dictionary array (one dictionary entry, int32 indices);
+    ``None``: ``n`` nulls (an empty dictionary)."""
+    if value is None:
+        return pa.DictionaryArray.from_arrays(pa.nulls(n, pa.int32()), _repeat_string("", 0))
     return pa.DictionaryArray.from_arrays(_numeric(np.zeros(n), np.int32), _repeat_string(value, 1))
+
+
+def run_id_of(identity: Mapping[str, Any]) -> str:
+    """The ``run_id`` column value: the first :data:`HASH_CHARS` hex digits of the SHA-256 of the
+    run's identity (as the manifest records it) in canonical JSON."""
+    import hashlib
+
+    text = json.dumps(identity, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
+def source_column(source: str | pa.Array, n: int) -> pa.Array:
+    """The ``source`` column: one string for every row, or per-row strings, dictionary-encoded."""
+    if isinstance(source, str):
+        return label_column(source, n)
+    if pa.types.is_dictionary(source.type):
+        return source
+    return source.dictionary_encode()
 
 
 # ---------------------------------------------------------------- building tables
@@ -263,6 +307,7 @@ def results_table(
     chunk: int,
     schema: pa.Schema | None = None,
     summary: Any = None,
+    labels: Mapping[str, str | None] | None = None,
 ) -> pa.Table:
     """One Arrow table (schema :func:`board_schema`) for a batch of solved boards.
 
@@ -272,7 +317,9 @@ def results_table(
     field, with ``collect=False`` and a tally for :func:`length_bins`; ``source`` is one
     string for all rows or an Arrow string array. ``summary`` is the result's
     :class:`pipeline.solve.summary.WordSummary` for :func:`length_bins`; when None it is
-    computed here (which imports numba: workers pass it in).
+    computed here (which imports numba: workers pass it in). ``labels`` gives the run's
+    ``run_id``, ``seed`` and ``dice`` column values (each one value per run, None for null;
+    a missing ``run_id`` is "").
     """
     n = len(boards)
     min_length = lexicon.rules.min_length
@@ -299,14 +346,17 @@ def results_table(
         word_lists = pa.ListArray.from_arrays(_numeric(offsets, np.int32), items)
     no_word = len(words) - 1  # the "" entry
     longest_words = words.take(_numeric(np.where(longest_id >= 0, longest_id, no_word), np.int32))
-    source_arr = _repeat_string(source, n) if isinstance(source, str) else source
+    labels = labels or {}
     data: dict[str, Any] = {
         "board_id": _numeric(board_ids, np.int64),
         "board": compact_strings(boards, lexicon.alphabet.faces),
         "rows": _numeric(np.full(n, rows), np.int16),
         "cols": _numeric(np.full(n, cols), np.int16),
-        "source": source_arr,
+        "source": source_column(source, n),
         **{k: label_column(v, n) for k, v in provenance_labels(lexicon).items()},
+        "run_id": label_column(labels.get("run_id") or "", n),
+        "seed": label_column(labels.get("seed"), n),
+        "dice": label_column(labels.get("dice"), n),
         "chunk": _numeric(np.full(n, chunk), np.int32),
         "score": _numeric(result.score, np.int32),
         "n_words": _numeric(result.n_words, np.int32),

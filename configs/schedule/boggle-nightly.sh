@@ -1,0 +1,72 @@
+#!/bin/sh
+# One night's boggle run, for cron or a systemd service: new boards every day, retries for
+# the failures a re-run fixes, an alert for the ones that need a person.
+#
+#   boggle-nightly.sh [DATE] [more `boggle run` options...]     DATE: YYYY-MM-DD or today (default)
+#
+# cron (02:15 every night; cron mails what the script prints, and the alert hook below runs on
+# any failure):
+#   15 2 * * * /opt/boggle-pipeline/configs/schedule/boggle-nightly.sh >> /var/log/boggle-nightly.log 2>&1
+#
+# Exit codes of `boggle run` (README, "Exit codes") and what this script does with them:
+#   0            done (also "already complete": a retry of a finished night is a no-op)
+#   3            done, some input rows rejected: success, the alert says so (ingest only)
+#   5 130 143    I/O failure or a dead worker, Ctrl-C, SIGTERM: transient; retried here
+#                BOGGLE_RETRIES times, BOGGLE_RETRY_DELAY seconds apart (each retry resumes)
+#   1 2 4 other  a bug, bad input or config, a busy/foreign/damaged output directory: a person
+#                must look; alerted at once, never retried
+# The script exits with the last code of `boggle run` (3 becomes 0).
+#
+# Settings (environment):
+#   BOGGLE              the boggle command      (default /opt/boggle-pipeline/.venv/bin/boggle)
+#   BOGGLE_CONFIG       the run config          (default /opt/boggle-pipeline/configs/schedule/nightly.toml)
+#   BOGGLE_RUNS         folder of the nightly runs (default /data/runs/nightly): RUNS/<date>/ and
+#                       RUNS/<date>.summary.json
+#   BOGGLE_RETRIES      retries of a transient failure (default 2; 0 under systemd's Restart=)
+#   BOGGLE_RETRY_DELAY  seconds between tries (default 300)
+#   BOGGLE_ALERT        a command run as `$BOGGLE_ALERT EXIT_CODE SUMMARY_JSON DATE` when a person is
+#                       needed (or rows were rejected); default: mail the summary to BOGGLE_MAILTO
+#                       (default root) when `mail` exists, else one line on stderr
+set -u
+
+DATE=today
+case "${1:-}" in
+  -*|"") ;;
+  *) DATE=$1; shift ;;
+esac
+BOGGLE=${BOGGLE:-/opt/boggle-pipeline/.venv/bin/boggle}
+CONFIG=${BOGGLE_CONFIG:-/opt/boggle-pipeline/configs/schedule/nightly.toml}
+RUNS=${BOGGLE_RUNS:-/data/runs/nightly}
+RETRIES=${BOGGLE_RETRIES:-2}
+DELAY=${BOGGLE_RETRY_DELAY:-300}
+
+alert() {  # alert EXIT_CODE SUMMARY
+  if [ -n "${BOGGLE_ALERT:-}" ]; then
+    $BOGGLE_ALERT "$1" "$2" "$DATE"
+  elif command -v mail >/dev/null 2>&1; then
+    mail -s "boggle nightly $DATE: exit $1" "${BOGGLE_MAILTO:-root}" < "$2"
+  else
+    echo "boggle-nightly: exit $1 for $DATE needs a look: $2" >&2
+  fi
+}
+
+# "today" is the local date, as boggle reads it; resolved once, so a retry after midnight
+# resumes the night it started
+[ "$DATE" = today ] && DATE=$(date +%F)
+mkdir -p "$RUNS" || exit 5  # the summary is written only into a folder that exists
+summary="$RUNS/$DATE.summary.json"
+tries=0
+while :; do
+  $BOGGLE run "$CONFIG" --seed-from-date "$DATE" --out "$RUNS/$DATE" --quiet --summary-json "$summary" "$@"
+  rc=$?
+  case $rc in
+    0) exit 0 ;;
+    3) alert 3 "$summary"; exit 0 ;;
+    5|130|143)
+      if [ "$tries" -ge "$RETRIES" ]; then alert "$rc" "$summary"; exit "$rc"; fi
+      tries=$((tries + 1))
+      echo "boggle-nightly: exit $rc (transient), retry $tries of $RETRIES in $DELAY s" >&2
+      sleep "$DELAY" ;;
+    *) alert "$rc" "$summary"; exit "$rc" ;;
+  esac
+done
