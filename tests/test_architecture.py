@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO
+
 SOURCES = sorted([*(REPO / "pipeline").rglob("*.py"), *(REPO / "tests").rglob("*.py")])
 
 

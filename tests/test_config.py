@@ -8,8 +8,7 @@ import pytest
 
 from pipeline.config import RunConfig, config_from_dict, load_config, parse_assignment
 from pipeline.errors import BoggleError, ConfigError
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -150,6 +149,9 @@ def test_errors_are_boggle_errors_with_exit_code_2() -> None:
     assert info.value.exit_code == 2
 
 
-def test_default_config_object() -> None:
+def test_the_default_config_resolves_like_an_empty_file(tmp_path: Path) -> None:
     cfg = RunConfig().resolve()
-    assert cfg.boards.count == 100_000 and cfg.run.backend == "loky"
+    # the defaults that depend on others are filled in: new dice roll 4x4 boards, standard rules
+    assert (cfg.boards.shape, cfg.rules.name, cfg.rules.min_length) == ("4x4", "boggle", 3)
+    assert Path(cfg.run.out).is_absolute() and cfg.lexicon.path is not None
+    assert load_config(None) == cfg == config_from_dict({}).resolve()

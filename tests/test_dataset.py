@@ -25,8 +25,7 @@ from pipeline import store
 from pipeline.dataset import repo_root, resolve_run_dir
 from pipeline.errors import BoggleError
 from pipeline.runner import execute, run_job
-from tests.conftest import REPO
-from tests.test_runner import gen_config, make_inputs, write_toml
+from tests.conftest import REPO, gen_config, make_inputs, write_toml
 
 
 def board_ids_by_reader(run: Path) -> dict[str, list[int]]:

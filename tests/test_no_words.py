@@ -129,6 +129,7 @@ def test_cli_no_words_end_to_end(tmp_path: Path, enable2k_path: str) -> None:
     assert forced.exit_code == 0 and "words" in pq.read_schema(out / "part-00000.parquet").names
 
 
+@pytest.mark.integration
 def test_analyze_a_run_without_words(runs: dict[str, Path], tmp_path: Path) -> None:
     result = analyze_runs([runs["without"]], tmp_path / "rep")
     page = result.report.read_text(encoding="utf-8")
@@ -140,6 +141,7 @@ def test_analyze_a_run_without_words(runs: dict[str, Path], tmp_path: Path) -> N
     assert cli.exit_code == 0 and "Traceback" not in cli.output
 
 
+@pytest.mark.integration
 def test_analyze_mixed_runs_treats_words_as_absent_for_the_run_without(
     runs: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,28 +29,17 @@ from pipeline.cli import app
 from pipeline.config import MAX_CHUNK_SIZE, MAX_COUNT, load_config
 from pipeline.errors import EXIT_IO, EXIT_OUTPUT_CONFLICT, EXIT_TERMINATED, ConfigError
 from pipeline.runner import capped_n_jobs, execute
-from tests.conftest import REPO
+from tests.conftest import REPO, gen_config, part_bytes
 
 CLI = CliRunner()
+#: 2,000 new-dice boards (seed 42) in chunks of 500
+small_config = partial(gen_config, boards__count=2000, boards__seed=42)
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
-
-
-def small_config(enable2k: str, out: Path, **more: Any) -> Any:
-    values = {
-        "boards.dice": "new", "boards.count": 2000, "boards.seed": 42, "boards.chunk_size": 500,
-        "lexicon.path": enable2k, "run.out": str(out),
-    }  # fmt: skip
-    values.update({k.replace("__", "."): v for k, v in more.items()})
-    return load_config(None, values)
 
 
 def without_compile_notes(output: str) -> str:
     """The output less the note a cold lexicon cache adds (the compile), stripped."""
     return "\n".join(ln for ln in output.strip().splitlines() if not ln.startswith("note: compiling"))
-
-
-def part_bytes(run_dir: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(run_dir.glob("part-*.parquet"))}
 
 
 def session_processes(sid: int) -> list[int]:
@@ -94,6 +84,7 @@ def wait_for_parts(proc: subprocess.Popen[str], out: Path, n: int) -> None:
 # ---------------------------------------------------------------- signals and workers
 
 
+@pytest.mark.integration
 def test_sigterm_stops_workers_exits_143_and_resumes(tmp_path: Path, enable2k_path: str) -> None:
     out = tmp_path / "run"
     summary = tmp_path / "summary.json"
@@ -116,6 +107,7 @@ def test_sigterm_stops_workers_exits_143_and_resumes(tmp_path: Path, enable2k_pa
     assert not (out / store.MANIFEST).exists()
 
 
+@pytest.mark.integration
 def test_sigkill_of_the_main_process_leaves_no_worker(tmp_path: Path, enable2k_path: str) -> None:
     out = tmp_path / "run"
     proc = start_run(enable2k_path, out)
@@ -136,6 +128,7 @@ def test_sigkill_of_the_main_process_leaves_no_worker(tmp_path: Path, enable2k_p
             os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.integration
 def test_killed_worker_is_one_line_with_a_resume_hint(tmp_path: Path, enable2k_path: str) -> None:
     out = tmp_path / "run"
     proc = start_run(enable2k_path, out)

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import joblib
 import numpy as np
@@ -21,41 +20,20 @@ from typer.testing import CliRunner
 from pipeline import store
 from pipeline.boards import parse_compact
 from pipeline.cli import app
-from pipeline.config import RunConfig, load_config
+from pipeline.config import load_config
 from pipeline.errors import LexiconError, OutputConflictError
 from pipeline.generate import generate_compact
 from pipeline.runner import Progress, execute, run_job
 from pipeline.solve.reference import ReferenceSolver
-from tests.conftest import REPO
+from tests.conftest import REPO, gen_config, make_inputs, part_bytes, write_toml
 
 CLI = CliRunner()
-
-
-def gen_config(enable2k: str, out: Path, **more: Any) -> RunConfig:
-    values = {
-        "boards.dice": "new", "boards.count": 3000, "boards.seed": 5, "boards.chunk_size": 500,
-        "lexicon.path": enable2k, "run.out": str(out),
-    }  # fmt: skip
-    values.update({k.replace("__", "."): v for k, v in more.items()})
-    return load_config(None, values)
-
-
-def write_toml(path: Path, sections: dict[str, dict[str, Any]]) -> Path:
-    lines = []
-    for name, values in sections.items():
-        lines.append(f"[{name}]")
-        lines += [f"{k} = {json.dumps(v)}" for k, v in values.items()]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def part_bytes(run_dir: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(run_dir.glob("part-*.parquet"))}
 
 
 # ---------------------------------------------------------------- determinism
 
 
+@pytest.mark.integration
 def test_same_data_with_n_jobs_1_2_and_dask(tmp_path: Path, enable2k_path: str) -> None:
     distributed = pytest.importorskip("dask.distributed")
     one = execute(gen_config(enable2k_path, tmp_path / "one"), n_jobs=1)
@@ -100,6 +78,7 @@ def test_results_agree_with_the_reference_solver(
 # ---------------------------------------------------------------- resume after kill -9
 
 
+@pytest.mark.integration
 def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: str) -> None:
     out = tmp_path / "killed"
     config = write_toml(tmp_path / "job.toml", {
@@ -149,21 +128,6 @@ def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: 
 
 
 # ---------------------------------------------------------------- ingest
-
-
-def make_inputs(tmp_path: Path) -> list[Path]:
-    a = tmp_path / "good_and_bad.txt"
-    a.write_text(
-        "perslatgsineters\n"  # ok
-        "perslatgsinete1s\n"  # bad face
-        "qiet\n"  # ok (2x2)
-        "abcde\n"  # not square
-        "PERSLATGSINETERS\n",  # ok
-        encoding="utf-8",
-    )
-    b = tmp_path / "more.csv"
-    b.write_text("board,n\nqqqqqqqqqqqqqqqq,1\n[th]aaaaaaaaaaaaaaa,2\n,3\n", encoding="utf-8")
-    return [a, b]
 
 
 def test_ingest_run_counts_reasons_and_exit_code_3(tmp_path: Path, enable2k_path: str) -> None:
@@ -344,6 +308,7 @@ def test_different_config_refused_then_overwritten(tmp_path: Path, enable2k_path
     assert json.loads((out / "_SUCCESS").read_text())["config"]["boards"]["seed"] == 2
 
 
+@pytest.mark.integration
 def test_concurrent_second_run_refused(tmp_path: Path, enable2k_path: str) -> None:
     out = tmp_path / "busy"
     config = write_toml(tmp_path / "job.toml", {
@@ -399,6 +364,7 @@ MAIN_PROCESS_RUN = (
 )
 
 
+@pytest.mark.integration
 def test_main_process_of_a_warm_run_loads_neither_numba_nor_pandas(
     tmp_path: Path, enable2k_path: str
 ) -> None:
@@ -428,6 +394,7 @@ with parallel_backend("loky", 2):
 """
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("env", "want"), [((), "system"), (("ARROW_DEFAULT_MEMORY_POOL=mimalloc",), "mimalloc")]
 )

@@ -72,6 +72,7 @@ def test_fixed_seed_reproduces_the_trajectory(small_dict: str, strategy: str) ->
     assert [(format_compact(b.board), b.score) for b in other.boards] != [x[:2] for x in runs[0][1]]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("strategy", ["hill", "anneal"])
 def test_results_do_not_depend_on_n_jobs(small_dict: str, strategy: str) -> None:
     cfg = OptimizeConfig(
