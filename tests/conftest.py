@@ -371,17 +371,24 @@ BETA = [
 
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``configs/smoke.toml`` run by the batch pipeline (ENABLE2K where Tanglet is missing)."""
-    from pipeline.runner import run_from_file
+    """``boggle run configs/smoke.toml`` in a real process (2,000 boards, 2 workers; ENABLE2K where
+    Tanglet is missing) into a directory named ``smoke``, its ``--summary-json`` beside it as
+    ``summary.json``."""
     from pipeline.tanglet import tanglet_languages
 
     out = tmp_path_factory.mktemp("smoke") / "smoke"
-    overrides: dict[str, Any] = {"run.out": str(out), "run.n_jobs": 1}
+    dictionary: list[str] = []
     if "en" not in tanglet_languages():
         if not ENABLE2K.is_file():
             pytest.skip("neither tanglet-data nor ENABLE2K is available")
-        overrides["lexicon.path"] = str(ENABLE2K)
-    run_from_file(REPO / "configs" / "smoke.toml", overrides)
+        dictionary = ["-d", str(ENABLE2K)]
+    summary = out.parent / "summary.json"
+    res = run_boggle(
+        "run", str(REPO / "configs" / "smoke.toml"), *dictionary, "-o", str(out), "-q",
+        "--summary-json", str(summary),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith(f"{out}: 2,000 boards in 4 parts"), res.stdout
     return out
 
 

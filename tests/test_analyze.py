@@ -438,31 +438,6 @@ def test_cli_refuses_missing_directory(tmp_path: Path) -> None:
     assert len(res.stderr.strip().splitlines()) == 1
 
 
-# ---------------------------------------------------------------- a real smoke run
-
-
-@pytest.mark.integration
-def test_cli_analyze_of_a_real_smoke_run(smoke_run: Path, tmp_path: Path) -> None:
-    out = tmp_path / "smoke-report"
-    res = CliRunner().invoke(app, ["analyze", str(smoke_run), "--out", str(out), "--quiet"])
-    assert res.exit_code == 0, res.output
-    manifest = json.loads((smoke_run / "_SUCCESS").read_text())
-    counts = manifest["counts"]
-    summ = pd.read_parquet(out / "tables" / "summary.parquet")
-    row = one(summ, run="smoke")
-    # The runner's own totals and a plain pandas read of the parts agree with the analysis.
-    assert row["boards"] == counts["boards"] == 2000
-    assert row["score_mean"] == pytest.approx(counts["score_total"] / counts["boards"])
-    assert row["words_mean"] == pytest.approx(counts["words_total"] / counts["boards"])
-    df = pd.concat([pd.read_parquet(smoke_run / p["file"]) for p in manifest["parts"]])
-    assert row["score_median"] == pytest.approx(df["score"].median())
-    assert row["dead_cells_mean"] == pytest.approx(df["dead_cells"].mean())
-    bl = pd.read_parquet(out / "tables" / "by_length.parquet")
-    assert bl["points_total"].sum() == counts["score_total"]
-    page = (out / "report.html").read_text(encoding="utf-8")
-    assert manifest["lexicon"]["content_hash"] in page
-
-
 # ---------------------------------------------------------------- real solved boards
 
 

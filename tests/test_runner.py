@@ -25,7 +25,7 @@ from pipeline.errors import LexiconError, OutputConflictError
 from pipeline.generate import generate_compact
 from pipeline.runner import Progress, execute, run_job
 from pipeline.solve.reference import ReferenceSolver
-from tests.conftest import REPO, gen_config, make_inputs, part_bytes, write_toml
+from tests.conftest import REPO, gen_config, part_bytes, write_toml
 
 CLI = CliRunner()
 
@@ -128,53 +128,6 @@ def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: 
 
 
 # ---------------------------------------------------------------- ingest
-
-
-def test_ingest_run_counts_reasons_and_exit_code_3(tmp_path: Path, enable2k_path: str) -> None:
-    files = make_inputs(tmp_path)
-    config = write_toml(tmp_path / "ingest.toml", {
-        "boards": {"source": "ingest", "files": [str(f) for f in files], "chunk_size": 3},
-        "lexicon": {"path": enable2k_path},
-        "run": {"out": str(tmp_path / "run"), "n_jobs": 1},
-    })  # fmt: skip
-    result = CLI.invoke(app, ["run", str(config), "--quiet"])
-    assert result.exit_code == 3, result.output
-    assert "4 of 8 input rows rejected" in result.output
-    manifest, _ = store.open_run(tmp_path / "run")
-    assert manifest["counts"]["input_rows"] == 8
-    assert manifest["counts"]["boards"] == 4 and manifest["counts"]["rejected"] == 4
-    # chunks of 3 records run across files: [a1 a2 a3] [a4 a5 b1] [b2 b3]; the last has no board
-    assert [p["rows"] for p in manifest["parts"]] == [2, 2, 0]
-    rejects = store.read_rejects(tmp_path / "run")
-    a, b = (str(f) for f in files)
-    assert [(r["source"], r["line"], r["raw"]) for r in rejects] == [
-        (a, "2", "perslatgsinete1s"),
-        (a, "4", "abcde"),
-        (b, "3", "[th]aaaaaaaaaaaaaaa"),
-        (b, "4", ""),
-    ]
-    assert rejects[0]["reason"] == "position 15: unknown face '1' (faces are letters; '.' is a blank)"
-    assert "not a square number" in rejects[1]["reason"]
-    assert "face 'th' (cell 1) is not in the run's alphabet" in rejects[2]["reason"]
-    assert rejects[3]["reason"] == "empty board"
-    table = store.read_run(tmp_path / "run")
-    assert table.column("board_id").to_pylist() == [0, 1, 2, 3]
-    assert table.column("board").to_pylist() == [
-        "perslatgsineters",
-        "qiet",
-        "perslatgsineters",
-        "qqqqqqqqqqqqqqqq",
-    ]
-    assert table.column("source").to_pylist() == [a, a, a, b]
-    assert table.column("score").to_pylist()[0] == 3625
-    # a second run is a no-op and still reports the rejects
-    again = CLI.invoke(app, ["run", str(config), "--quiet"])
-    assert again.exit_code == 3 and "already complete" in again.output
-
-    # with the multi-letter face allowed, that row is a board
-    redo = CLI.invoke(app, ["run", str(config), "--quiet", "--set", 'boards.faces=["th"]', "--overwrite"])
-    assert redo.exit_code == 3 and "3 of 8 input rows rejected" in redo.output
-    assert store.read_run(tmp_path / "run").column("board").to_pylist()[-1] == "[th]aaaaaaaaaaaaaaa"
 
 
 def test_ingest_resume_after_lost_chunks(tmp_path: Path, enable2k_path: str) -> None:

@@ -1,8 +1,10 @@
-"""End to end, the way a user runs it: a real ``boggle`` process for each stage, on small inputs.
+"""End to end, the way a user runs it: each stage once, on small inputs.
 
-These few stay in the default run (``make test``); the heavier end-to-end checks (interrupted
-and killed jobs, big runs, dask clusters, object stores, the notebook, a browser) are marked
-``integration`` and run with ``make test-integration`` / ``make test-all``.
+The default test run (``make test``) keeps these few: a real ``boggle run`` process (2 worker
+processes), ``boggle analyze`` of its output, a real ``boggle prove`` of a tiny shape, and an
+ingest with rejected rows. The heavier end-to-end checks (interrupted and killed jobs, big runs,
+dask clusters, object stores, the notebook, a browser) are marked ``integration`` and run with
+``make test-integration`` and ``make test-all``.
 """
 
 from __future__ import annotations
@@ -12,58 +14,68 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
-from pipeline import read_run
+from pipeline import read_run, store
+from pipeline.cli import app
 from pipeline.errors import EXIT_OK, EXIT_REJECTED_ROWS
-from tests.conftest import REPO, make_inputs, run_boggle, write_toml
+from tests.conftest import make_inputs, run_boggle, write_toml
+
+CLI = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory: pytest.TempPathFactory, enable2k_path: str) -> tuple[Path, dict]:
-    """``boggle run configs/smoke.toml`` (2,000 boards, 2 worker processes): its run directory and
-    its ``--summary-json``."""
-    out = tmp_path_factory.mktemp("smoke") / "run"
-    summary = out.parent / "summary.json"
-    res = run_boggle(
-        "run", str(REPO / "configs" / "smoke.toml"), "-d", enable2k_path, "-o", str(out), "-q",
-        "--summary-json", str(summary),
-    )  # fmt: skip
-    assert res.returncode == EXIT_OK, res.stderr
-    assert res.stdout.startswith(f"{out}: 2,000 boards in 4 parts"), res.stdout
-    return out, json.loads(summary.read_text(encoding="utf-8"))
-
-
-def test_run_writes_a_finished_run_every_reader_reads(smoke_run: tuple[Path, dict]) -> None:
-    out, summary = smoke_run
+def test_run_writes_a_finished_run_every_reader_reads(smoke_run: Path) -> None:
+    summary = json.loads((smoke_run.parent / "summary.json").read_text(encoding="utf-8"))
     assert (summary["status"], summary["boards"], summary["chunks"]) == ("complete", 2000, 4)
-    table = read_run(out, columns=["board_id", "score"])
+    table = read_run(smoke_run, columns=["board_id", "score"])
     assert table.column("board_id").to_pylist() == list(range(2000))
-    assert len(pd.read_parquet(out)) == 2000  # the plain Parquet reader sees exactly the boards
-    assert table.column("score").to_pandas().mean() > 50 and not (out / ".lock").exists()
+    assert len(pd.read_parquet(smoke_run)) == 2000  # the plain Parquet reader sees exactly the boards
+    assert table.column("score").to_pandas().mean() > 50 and not (smoke_run / ".lock").exists()
 
 
-def test_analyze_reports_on_the_run(smoke_run: tuple[Path, dict], tmp_path: Path) -> None:
-    out, summary = smoke_run
-    report = tmp_path / "report"
-    res = run_boggle("analyze", str(out), "-o", str(report), "-q")
-    assert res.returncode == EXIT_OK, res.stderr
-    assert (report / "report.html").is_file()
-    summ = pd.read_parquet(report / "tables" / "summary.parquet")
-    assert int(summ["boards"].sum()) == summary["boards"]
-    mean = read_run(out, columns=["score"]).column("score").to_pandas().mean()
-    assert float(summ["score_mean"].iloc[0]) == pytest.approx(mean)
+def test_analyze_reports_on_the_run(smoke_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "smoke-report"
+    res = CLI.invoke(app, ["analyze", str(smoke_run), "--out", str(out)])
+    assert res.exit_code == EXIT_OK, res.output
+    assert res.stdout.strip().splitlines()[-1].endswith(str(out / "report.html"))
+    manifest = json.loads((smoke_run / "_SUCCESS").read_text())
+    counts = manifest["counts"]
+    summ = pd.read_parquet(out / "tables" / "summary.parquet")
+    (row,) = summ[summ["run"] == "smoke"].to_dict("records")
+    # The runner's own totals and a plain pandas read of the parts agree with the analysis.
+    assert row["boards"] == counts["boards"] == 2000
+    assert row["score_mean"] == pytest.approx(counts["score_total"] / counts["boards"])
+    assert row["words_mean"] == pytest.approx(counts["words_total"] / counts["boards"])
+    df = pd.concat([pd.read_parquet(smoke_run / p["file"]) for p in manifest["parts"]])
+    assert row["score_median"] == pytest.approx(df["score"].median())
+    assert row["dead_cells_mean"] == pytest.approx(df["dead_cells"].mean())
+    bl = pd.read_parquet(out / "tables" / "by_length.parquet")
+    assert bl["points_total"].sum() == counts["score_total"]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert manifest["lexicon"]["content_hash"] in page
 
 
 def test_prove_certifies_a_tiny_shape(tiny_dict: str, tmp_path: Path) -> None:
     out = tmp_path / "proof"
-    args = ["prove", "-d", tiny_dict, "--shape", "2x2", "-t", "6", "--classes", "ae rst", "-j", "1"]
-    res = run_boggle(*args, "-o", str(out), "-q")
+    res = run_boggle(
+        "prove",
+        "-d",
+        tiny_dict,
+        "--shape",
+        "2x2",
+        "-t",
+        "6",
+        "--classes",
+        "ae rst",
+        "-j",
+        "1",
+        "-o",
+        str(out),
+    )
     assert res.returncode == EXIT_OK, res.stderr
     last = res.stdout.strip().splitlines()[-1]
     assert last.startswith("BEST ") and ">= 6" in last, res.stdout
-    assert (out / "_SUCCESS").is_file()
-    again = run_boggle(*args, "-o", str(out), "-q")  # a finished proof is not redone
-    assert again.returncode == EXIT_OK and again.stdout.strip().splitlines()[-1] == last
+    assert (out / "_SUCCESS").is_file() and f"wrote {out}" in res.stdout
 
 
 def test_ingest_with_rejects_exits_3_and_keeps_the_good_rows(tmp_path: Path, enable2k_path: str) -> None:
@@ -73,9 +85,41 @@ def test_ingest_with_rejects_exits_3_and_keeps_the_good_rows(tmp_path: Path, ena
         "lexicon": {"path": enable2k_path},
         "run": {"out": str(tmp_path / "run"), "n_jobs": 1},
     })  # fmt: skip
-    res = run_boggle("run", str(config), "-q")
-    assert res.returncode == EXIT_REJECTED_ROWS, res.stderr
-    assert "4 of 8 input rows rejected" in res.stderr
-    assert read_run(tmp_path / "run", columns=["board"]).num_rows == 4
-    rejects = (tmp_path / "run" / "_rejects.csv").read_text(encoding="utf-8").splitlines()
-    assert len(rejects) == 1 + 4  # the header, then one line a rejected row
+    result = CLI.invoke(app, ["run", str(config), "--quiet"])
+    assert result.exit_code == EXIT_REJECTED_ROWS, result.output
+    assert "4 of 8 input rows rejected" in result.output
+    manifest, _ = store.open_run(tmp_path / "run")
+    assert manifest["counts"]["input_rows"] == 8
+    assert manifest["counts"]["boards"] == 4 and manifest["counts"]["rejected"] == 4
+    # chunks of 3 records run across files: [a1 a2 a3] [a4 a5 b1] [b2 b3]; the last has no board
+    assert [p["rows"] for p in manifest["parts"]] == [2, 2, 0]
+    rejects = store.read_rejects(tmp_path / "run")
+    a, b = (str(f) for f in files)
+    assert [(r["source"], r["line"], r["raw"]) for r in rejects] == [
+        (a, "2", "perslatgsinete1s"),
+        (a, "4", "abcde"),
+        (b, "3", "[th]aaaaaaaaaaaaaaa"),
+        (b, "4", ""),
+    ]
+    assert rejects[0]["reason"] == "position 15: unknown face '1' (faces are letters; '.' is a blank)"
+    assert "not a square number" in rejects[1]["reason"]
+    assert "face 'th' (cell 1) is not in the run's alphabet" in rejects[2]["reason"]
+    assert rejects[3]["reason"] == "empty board"
+    table = store.read_run(tmp_path / "run")
+    assert table.column("board_id").to_pylist() == [0, 1, 2, 3]
+    assert table.column("board").to_pylist() == [
+        "perslatgsineters",
+        "qiet",
+        "perslatgsineters",
+        "qqqqqqqqqqqqqqqq",
+    ]
+    assert table.column("source").to_pylist() == [a, a, a, b]
+    assert table.column("score").to_pylist()[0] == 3625
+    # a second run is a no-op and still reports the rejects
+    again = CLI.invoke(app, ["run", str(config), "--quiet"])
+    assert again.exit_code == 3 and "already complete" in again.output
+
+    # with the multi-letter face allowed, that row is a board
+    redo = CLI.invoke(app, ["run", str(config), "--quiet", "--set", 'boards.faces=["th"]', "--overwrite"])
+    assert redo.exit_code == 3 and "3 of 8 input rows rejected" in redo.output
+    assert store.read_run(tmp_path / "run").column("board").to_pylist()[-1] == "[th]aaaaaaaaaaaaaaa"
