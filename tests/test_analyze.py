@@ -377,7 +377,7 @@ def test_part_without_required_columns_is_refused(tmp_path: Path) -> None:
     part = run / "part-00000.parquet"
     import pyarrow.parquet as pq
 
-    from pipeline.store import record_part
+    from pipeline.store.parts import record_part
 
     pq.write_table(pq.read_table(part).drop_columns(["dead_cells"]), part)
     info = record_part(run, 0, 3).to_dict()  # a consistent run, only the column is missing

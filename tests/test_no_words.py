@@ -18,6 +18,7 @@ from pipeline.cli import app
 from pipeline.config import load_config
 from pipeline.errors import OutputConflictError
 from pipeline.runner import execute
+from pipeline.store.parts import part_record_path
 
 CLI = CliRunner()
 
@@ -96,7 +97,7 @@ def test_modes_never_mix_in_one_run_dir(runs: dict[str, Path], tmp_path: Path, e
     # named and recomputed, never reused
     (copy / store.MANIFEST).unlink()
     shutil.copy(runs["with"] / "part-00001.parquet", copy / "part-00001.parquet")
-    shutil.copy(store.part_record_path(runs["with"], 1), store.part_record_path(copy, 1))
+    shutil.copy(part_record_path(runs["with"], 1), part_record_path(copy, 1))
     notes: list[str] = []
     again = execute(config(enable2k_path, copy, False), n_jobs=1, note=notes.append)
     assert again.chunks_reused == 2 and len(notes) == 1 and "part-00001.parquet" in notes[0]

@@ -25,6 +25,8 @@ from pipeline.errors import LexiconError, OutputConflictError
 from pipeline.generate import generate_compact
 from pipeline.runner import Progress, execute, run_job
 from pipeline.solve.reference import ReferenceSolver
+from pipeline.store.parts import committed_chunks, part_path
+from pipeline.store.schema import PARTS_DIR
 from tests.conftest import REPO, gen_config, part_bytes, write_toml
 
 CLI = CliRunner()
@@ -97,7 +99,7 @@ def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: 
     )
     try:
         deadline = time.monotonic() + 120
-        while len(list((out / store.PARTS_DIR).glob("*.json"))) < 3:
+        while len(list((out / PARTS_DIR).glob("*.json"))) < 3:
             assert proc.poll() is None, f"the run ended early: {proc.stderr.read() if proc.stderr else ''}"
             assert time.monotonic() < deadline, "no part appeared in time"
             time.sleep(0.005)
@@ -106,8 +108,8 @@ def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: 
         proc.wait()
     # a part is trusted once the main process has recorded it; a part a worker renamed into
     # place just before the kill has no record yet and is recomputed
-    recorded = len(list((out / store.PARTS_DIR).glob("*.json")))
-    committed = len(store.committed_chunks(out))
+    recorded = len(list((out / PARTS_DIR).glob("*.json")))
+    committed = len(committed_chunks(out))
     assert not (out / store.MANIFEST).exists(), "the run finished before it could be killed"
     assert 3 <= recorded <= committed < 30
     with pytest.raises(Exception, match="unfinished"):
@@ -146,7 +148,7 @@ def test_ingest_resume_after_lost_chunks(tmp_path: Path, enable2k_path: str) -> 
     rejects_before = (tmp_path / "run" / store.REJECTS).read_bytes()
     # the state a crash leaves: some chunks never written, no manifest
     for k in (2, 5, 7):
-        store.part_path(tmp_path / "run", k).unlink()
+        part_path(tmp_path / "run", k).unlink()
     (tmp_path / "run" / store.MANIFEST).unlink()
     (tmp_path / "run" / store.REJECTS).unlink()
     with joblib.parallel_config(backend="threading", n_jobs=2):
@@ -157,7 +159,7 @@ def test_ingest_resume_after_lost_chunks(tmp_path: Path, enable2k_path: str) -> 
     # a part replaced since it was committed (here: an empty table) no longer matches its record:
     # it is named and recomputed, never reused
     (tmp_path / "run" / store.MANIFEST).unlink()
-    pq.write_table(store.board_schema().empty_table(), store.part_path(tmp_path / "run", 6))
+    pq.write_table(store.board_schema().empty_table(), part_path(tmp_path / "run", 6))
     notes: list[str] = []
     with joblib.parallel_config(backend="loky", n_jobs=2):
         third = execute(cfg, note=notes.append)
@@ -275,7 +277,7 @@ def test_concurrent_second_run_refused(tmp_path: Path, enable2k_path: str) -> No
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120
-        while not store.committed_chunks(out):  # the first run is under way
+        while not committed_chunks(out):  # the first run is under way
             assert first.poll() is None and time.monotonic() < deadline
             time.sleep(0.01)
         second = CLI.invoke(app, ["run", str(config), "-q", "--count", "100", "--overwrite"])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline.boards import canonical, format_compact
-from pipeline.optimize import OptimizeConfig, optimize, prepare
+from pipeline.optimize import OptimizeConfig, optimize
+from pipeline.optimize.run import prepare
 from pipeline.solve import encode_boards, solve_arrays
 
 BEST_4X4 = "perslatgsineters"  # DOMAIN.md: 3625 points, 1045 words with ENABLE2K
@@ -130,7 +131,7 @@ def test_one_stop_reason_in_a_fixed_order() -> None:
 
     import numpy as np
 
-    from pipeline.optimize import Clock, RestartEvent
+    from pipeline.optimize.budget import Clock, RestartEvent
 
     events: list[RestartEvent] = []
 
