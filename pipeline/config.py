@@ -30,7 +30,7 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pipeline.errors import BoggleError, ConfigError
 from pipeline.generate import (
@@ -44,8 +44,10 @@ from pipeline.generate import (
 from pipeline.store import MAX_PART
 
 T = TypeVar("T")
-SOURCES = ("generate", "ingest")
-BACKENDS = ("loky", "threading", "dask")
+Source = Literal["generate", "ingest"]
+Backend = Literal["loky", "threading", "dask"]  # the joblib backends of pipeline.backends
+SOURCES: tuple[Source, ...] = typing.get_args(Source)
+BACKENDS: tuple[Backend, ...] = typing.get_args(Backend)
 if MAX_CHUNKS != MAX_PART:  # generate cannot import the store (a lower layer), so check here
     raise ImportError("pipeline.generate.MAX_CHUNKS must equal pipeline.store.MAX_PART")
 MAX_SEED = 2**128 - 1  # numpy.random.SeedSequence entropy; larger seeds are just wider
@@ -56,7 +58,7 @@ class BoardsConfig:
     """Where boards come from. ``dice``/``count``/``seed`` are for generate; ``files``,
     ``faces`` and ``column`` for ingest; ``shape`` and ``chunk_size`` for both."""
 
-    source: str = "generate"
+    source: Source = "generate"
     dice: str = "new"
     count: int = 100_000
     seed: int = 0
@@ -88,7 +90,7 @@ class RunSettings:
 
     out: str = "runs/default"
     n_jobs: int = -1
-    backend: str = "loky"
+    backend: Backend = "loky"
     scheduler: str | None = None
     scheduler_file: str | None = None  # dask: a scheduler file (`dask scheduler --scheduler-file`)
 
@@ -346,6 +348,8 @@ def _check_typed(section: str, key: str, value: Any, hint: Any, origin: str | No
     one of them with None). An int is accepted for a float."""
     kinds = [k for k in typing.get_args(hint) if k is not type(None)] or [hint]
     kind = kinds[0]
+    if typing.get_origin(hint) is Literal or typing.get_origin(kind) is Literal:
+        kind = str  # one of some strings: the dataclass checks which (its message names them)
 
     def fail(expected: str) -> ConfigError:
         return ConfigError(f"[{section}] {key}: expected {expected}, got {value!r}", source=origin)

@@ -11,14 +11,21 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+
+if TYPE_CHECKING:  # the results each display shows (imported by the commands that make them)
+    from pipeline.optimize import OptimizeProgress, OptimizeResult
+    from pipeline.prove import ProveProgress, ProveSummary
+    from pipeline.runner import Progress as RunProgress
+    from pipeline.runner import RunSummary
+    from pipeline.solve import BoardResult
 
 # ------------------------------------------------------------------ solve
 
 
-def solve_json(res: Any, rules_name: str) -> str:
+def solve_json(res: BoardResult, rules_name: str) -> str:
     """One board's result as one JSON line (``boggle solve --json``)."""
     from pipeline.boards import format_compact
 
@@ -38,7 +45,7 @@ def solve_json(res: Any, rules_name: str) -> str:
     )
 
 
-def solve_text(res: Any) -> list[str]:
+def solve_text(res: BoardResult) -> list[str]:
     """One board's result as text lines: header, grid, a blank line, ``word points`` lines, the
     totals and a closing blank line."""
     from pipeline.boards import format_compact, format_grid
@@ -70,7 +77,7 @@ def analyze_progress(quiet: bool) -> Callable[[str], None]:
 
 
 @contextmanager
-def run_progress() -> Iterator[Callable[[Any], None]]:
+def run_progress() -> Iterator[Callable[[RunProgress], None]]:
     """A progress bar on stderr (boards done, boards/s, ETA) and the callback that feeds it; the
     bar appears with the first report (not for a run that has nothing to do)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -85,7 +92,7 @@ def run_progress() -> Iterator[Callable[[Any], None]]:
     t0 = time.perf_counter()
     reused_at_start: list[int] = []
 
-    def update(p: Any) -> None:
+    def update(p: RunProgress) -> None:
         if not reused_at_start:
             reused_at_start.append(p.boards_reused)
             bar.start()
@@ -109,7 +116,7 @@ def run_progress() -> Iterator[Callable[[Any], None]]:
             bar.stop()
 
 
-def run_summary(summary: Any) -> str:
+def run_summary(summary: RunSummary) -> str:
     """The line ``boggle run`` prints on stdout when it ends."""
     if summary.status == "already complete":
         return f"{summary.run_dir}: already complete ({summary.boards:,} boards); nothing to do"
@@ -121,7 +128,7 @@ def run_summary(summary: Any) -> str:
     )
 
 
-def run_outcome(summary: Any) -> dict[str, Any]:
+def run_outcome(summary: RunSummary) -> dict[str, Any]:
     """The run's figures for ``--summary-json``."""
     return {
         "status": summary.status, "run_dir": str(summary.run_dir), "boards": summary.boards,
@@ -130,7 +137,7 @@ def run_outcome(summary: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def run_rejected(summary: Any) -> str:
+def run_rejected(summary: RunSummary) -> str:
     """The stderr line for a run that rejected input rows."""
     return f"{summary.rejected:,} of {summary.input_rows:,} input rows rejected: see {summary.rejects_file}"
 
@@ -139,14 +146,14 @@ def run_rejected(summary: Any) -> str:
 
 
 @contextmanager
-def optimize_progress(restarts: int) -> Iterator[Callable[[Any], None]]:
+def optimize_progress(restarts: int) -> Iterator[Callable[[OptimizeProgress], None]]:
     """A live table on stderr (best score so far, one line per restart) and the callback that
     feeds it; it appears with the first report."""
     from rich.live import Live
     from rich.table import Table
 
-    state: dict[int, Any] = {}
-    best: list[Any] = [None]
+    state: dict[int, OptimizeProgress] = {}
+    best: list[OptimizeProgress | None] = [None]
 
     def render() -> Table:
         b = best[0]
@@ -170,7 +177,7 @@ def optimize_progress(restarts: int) -> Iterator[Callable[[Any], None]]:
 
     live = Live(render(), console=Console(stderr=True), refresh_per_second=4, transient=False)
 
-    def update(p: Any) -> None:
+    def update(p: OptimizeProgress) -> None:
         if not live.is_started:
             live.start()
         if state.get(p.restart) is None or state[p.restart].event != "done":
@@ -187,7 +194,7 @@ def optimize_progress(restarts: int) -> Iterator[Callable[[Any], None]]:
                 live.console.line()  # a redirected Live leaves its last line open
 
 
-def optimize_restarts(res: Any) -> list[str]:
+def optimize_restarts(res: OptimizeResult) -> list[str]:
     """One stderr line per restart: its best, iterations, seconds and why it stopped."""
     lines = []
     for r in res.restarts:
@@ -199,7 +206,7 @@ def optimize_restarts(res: Any) -> list[str]:
     return lines
 
 
-def optimize_boards(res: Any) -> list[str]:
+def optimize_boards(res: OptimizeResult) -> list[str]:
     """The best distinct boards (stdout, tab-separated) and where they were written."""
     from pipeline.boards import format_compact
 
@@ -209,7 +216,7 @@ def optimize_boards(res: Any) -> list[str]:
     return [*lines, f"wrote {res.out}"]
 
 
-def optimize_best(res: Any) -> str:
+def optimize_best(res: OptimizeResult) -> str:
     """``BEST <board> <score>``: always the last line of ``boggle optimize``."""
     from pipeline.boards import format_compact
 
@@ -240,7 +247,7 @@ def optimize_interrupted(out: str | None) -> list[str]:
 
 
 @contextmanager
-def prove_progress() -> Iterator[Callable[[Any], None]]:
+def prove_progress() -> Iterator[Callable[[ProveProgress], None]]:
     """A progress bar on stderr (classes done, boards found, best so far, ETA) and the callback
     that feeds it."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -253,7 +260,7 @@ def prove_progress() -> Iterator[Callable[[Any], None]]:
     )  # fmt: skip
     task = bar.add_task("prove", total=None, classes="", found="", best="")
 
-    def update(p: Any) -> None:
+    def update(p: ProveProgress) -> None:
         best = f"best {p.best_score} {p.best_board}" if p.best_score is not None else ""
         bar.update(
             task, completed=p.classes_done, total=p.classes_total, best=best,
@@ -268,7 +275,7 @@ def prove_progress() -> Iterator[Callable[[Any], None]]:
         bar.stop()
 
 
-def prove_summary(res: Any) -> str:
+def prove_summary(res: ProveSummary) -> str:
     """The stderr line after a proof: classes, eliminations, boards scored, time."""
     return (
         f"{res.status}: {res.classes_done:,} classes ({res.eliminated:,} eliminated by the bound), "
@@ -276,7 +283,7 @@ def prove_summary(res: Any) -> str:
     )
 
 
-def prove_boards(res: Any, shown: int = 20) -> list[str]:
+def prove_boards(res: ProveSummary, shown: int = 20) -> list[str]:
     """The best boards found (score, board), what a sample certifies, and where it went."""
     lines = [f"{b.score}\t{b.board}" for b in res.boards[:shown]]
     if res.status == "sample":
@@ -285,7 +292,7 @@ def prove_boards(res: Any, shown: int = 20) -> list[str]:
     return lines
 
 
-def prove_best(res: Any) -> str:
+def prove_best(res: ProveSummary) -> str:
     """The last line: ``BEST <board> <score> (<n> boards >= T, <k> classes)``."""
     best = res.best
     shown = f"{best.board} {best.score}" if best is not None else "- -"

@@ -155,3 +155,20 @@ def test_the_default_config_resolves_like_an_empty_file(tmp_path: Path) -> None:
     assert (cfg.boards.shape, cfg.rules.name, cfg.rules.min_length) == ("4x4", "boggle", 3)
     assert Path(cfg.run.out).is_absolute() and cfg.lexicon.path is not None
     assert load_config(None) == cfg == config_from_dict({}).resolve()
+
+
+def test_a_literal_field_takes_a_string_and_its_class_names_the_choices(tmp_path: Path) -> None:
+    from pipeline.config import load_section
+    from pipeline.optimize import OptimizeConfig
+
+    path = tmp_path / "opt.toml"
+    path.write_text('[optimize]\nstrategy = "hill"\nbackend = "threading"\n', encoding="utf-8")
+    cfg = load_section(path, "optimize", OptimizeConfig)
+    assert (cfg.strategy, cfg.backend) == ("hill", "threading")
+    with pytest.raises(ConfigError, match=r"\[optimize\] strategy: expected a non-empty string, got 3"):
+        load_section(None, "optimize", OptimizeConfig, {"optimize.strategy": 3})
+    with pytest.raises(ConfigError, match="unknown backend 'dask'; choose one of loky, threading") as info:
+        load_section(path, "optimize", OptimizeConfig, {"optimize.backend": "dask"})
+    assert info.value.source == str(path)
+    with pytest.raises(ConfigError, match=r"\[run\] backend: expected one of 'loky', 'threading', 'dask'"):
+        config_from_dict({"run": {"backend": "spark"}})
