@@ -27,7 +27,7 @@ from pipeline.runner import Progress, execute, run_job
 from pipeline.solve.reference import ReferenceSolver
 from pipeline.store.parts import committed_chunks, part_path
 from pipeline.store.schema import PARTS_DIR
-from tests.conftest import REPO, gen_config, part_bytes, write_toml
+from tests.conftest import REPO, gen_config, make_inputs, part_bytes, write_toml
 
 CLI = CliRunner()
 
@@ -360,3 +360,23 @@ def test_worker_processes_allocate_arrow_memory_with_the_c_allocator(env: tuple[
         [sys.executable, "-c", WORKER_POOL_SCRIPT, *env], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == want
+
+
+def test_prepare_run_decides_everything_before_touching_the_run_directory(
+    tmp_path: Path, enable2k_path: str
+) -> None:
+    from pipeline.runner.run import prepare_run
+
+    files = make_inputs(tmp_path)
+    cfg = load_config(None, {
+        "boards.source": "ingest", "boards.files": [str(f) for f in files], "lexicon.path": enable2k_path,
+        "run.out": str(tmp_path / "run"),
+    })  # fmt: skip
+    plan = prepare_run(cfg)
+    assert not (tmp_path / "run").exists()
+    assert [i["file"] for i in plan.inputs] == [str(f) for f in files]
+    assert plan.identity["inputs"] == [{"file": i["file"], "sha256": i["sha256"]} for i in plan.inputs]
+    assert plan.identity["lexicon_sha256"] == plan.lexicon.content_hash
+    assert json.loads(plan.metadata[store.META_CONFIG]) == cfg.data_dict()
+    assert plan.workers_write is None  # decided once the workers are known
+    assert prepare_run(cfg.resolve()).identity == plan.identity  # the same run, the same identity

@@ -1,5 +1,6 @@
-"""Which chunks a run still has to do: the run's counters and the generate and ingest task
-streams (a committed part is reused only when :meth:`pipeline.store.JobDir.reusable` verifies it)."""
+"""What a run is and which chunks it still has to do: the :class:`RunPlan` prepared before the
+run directory is opened, the run's counters, and the generate and ingest task streams (a
+committed part is reused only when :meth:`pipeline.store.JobDir.reusable` verifies it)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,26 @@ from pipeline.errors import (
     ConfigError,
     OutputConflictError,
 )
+from pipeline.lexicon import CompiledLexicon
+from pipeline.rules import Rules
 from pipeline.runner.workers import ChunkTask
 from pipeline.trie import Alphabet
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run as :func:`pipeline.runner.run.prepare_run` prepares it, before its directory is
+    opened: what to compute (the resolved config, its rules and compiled lexicon, the ingest
+    inputs' fingerprints), the identity a resumed run must match, and where parts go."""
+
+    cfg: RunConfig
+    rules: Rules
+    lexicon: CompiledLexicon
+    inputs: list[dict[str, Any]]  # ingest: each input's file, size and sha256 when read
+    identity: dict[str, Any]  # what a resumed run must match (schema, data, lexicon, inputs, limits)
+    run_dir: Any  # a Path, or a store.ObjectPath in an object store
+    metadata: dict[str, str]  # the Parquet key-value metadata of every part
+    workers_write: bool | None  # None: decided when the workers are known (dask: a shared disk?)
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""The run: ``run_from_file`` -> ``run_job`` -> ``execute`` -> ``_finish`` (manifest last)."""
+"""The run: ``run_from_file`` -> ``run_job`` -> ``execute``, which runs ``prepare_run`` ->
+``open_job`` -> ``dispatch`` -> ``finish_run`` (the manifest last)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +28,7 @@ from pipeline.errors import (
 )
 from pipeline.lexicon import CompiledLexicon, compile_lexicon, lexicon_alphabet, limits_identity
 from pipeline.rules import Rules
-from pipeline.runner.plan import Counters, generate_tasks, ingest_tasks
+from pipeline.runner.plan import Counters, RunPlan, generate_tasks, ingest_tasks
 from pipeline.runner.workers import (
     JOBS_PER_CORE,
     NoteCallback,
@@ -119,17 +121,29 @@ def execute(
     write (the client then carries all the output: it says so in a note).
     Workers always write their own parts to an object store (they get its URL; the main
     process records each part's size and checksum from the object).
+
+    The steps: :func:`prepare_run` (config, inputs, lexicon: a :class:`RunPlan`), open the run
+    directory (a new run, a resumed one, or one already done), :func:`dispatch` the chunks still
+    to do, and :func:`finish_run` (the manifest, written last).
     """
-    from joblib import Parallel, delayed
-
-    from pipeline.solve import kernel_needs_compile, solve_arrays
-
     t_start = time.perf_counter()
+    plan = prepare_run(config, workers_write)
+    with open_job(plan, overwrite, note) as job:
+        if job.state == "done":
+            assert job.manifest is not None
+            manifest, elapsed = job.manifest, time.perf_counter() - t_start
+            return _summary(plan.run_dir, "already complete", manifest, len(manifest["parts"]), 0, elapsed)
+        counters = Counters()
+        solved = dispatch(plan, job, counters, n_jobs=n_jobs, progress=progress, note=note)
+        return finish_run(plan, job, counters, solved, t_start)
+
+
+def prepare_run(config: RunConfig, workers_write: bool | None = None) -> RunPlan:
+    """Everything decided before the run directory is touched: the resolved config, the inputs'
+    fingerprints (ingest), the compiled lexicon, the run's identity and part metadata."""
     cfg = config.resolve()
     b = cfg.boards
     rules = cfg.rule_set()
-    shape = cfg.shape
-    ingest = b.source == "ingest"
     remote = store.is_url(cfg.run.out)
     if remote:
         # a dask worker may not share the client's disk, but it reaches the object store;
@@ -137,8 +151,8 @@ def execute(
         workers_write = not cfg.run.out.startswith("memory://")
 
     inputs: list[dict[str, Any]] = []
-    if ingest:
-        from pipeline.ingest import check_input, check_unchanged, fingerprint
+    if b.source == "ingest":
+        from pipeline.ingest import check_input, fingerprint
 
         for f in b.files:
             check_input(f, b.column)
@@ -154,120 +168,148 @@ def execute(
     }
     run_dir: Any = store.ObjectPath(cfg.run.out) if remote else Path(cfg.run.out)
     metadata = store.parquet_metadata(cfg.data_dict(), lexicon.provenance(), rules.to_dict())
+    return RunPlan(cfg, rules, lexicon, inputs, identity, run_dir, metadata, workers_write)
 
-    with store.JobDir.open(
-        run_dir,
+
+def open_job(
+    plan: RunPlan, overwrite: bool, note: NoteCallback | None
+) -> AbstractContextManager[store.JobDir]:
+    """The run directory under its lock: new, resumed (its verified parts kept), or done."""
+    return store.JobDir.open(
+        plan.run_dir,
         store.FORMAT,
         store.SCHEMA_VERSION,
-        identity,
-        cfg.to_dict(),
-        tag=metadata[store.META_CONFIG],
+        plan.identity,
+        plan.cfg.to_dict(),
+        tag=plan.metadata[store.META_CONFIG],
         overwrite=overwrite,
         note=note,
-    ) as job:
-        if job.state == "done":
-            assert job.manifest is not None
-            manifest = job.manifest
-            parts = len(manifest["parts"])
-            return _summary(run_dir, "already complete", manifest, parts, 0, time.perf_counter() - t_start)
-        committed = job.committed()
+    )
 
-        # Compile the kernels here once when numba has no cache yet, so workers do not all
-        # compile them at the same time. With a warm cache the main process skips this and never
-        # imports numba (about 100 MB less, as it only dispatches chunks and writes the manifest).
-        if kernel_needs_compile() or kernel_needs_compile(module="summary"):
-            from pipeline.solve.summary import summarise_words
 
-            cells = shape[0] * shape[1] if shape else 16
-            n_bins = len(store.length_bins(3))
-            warm = solve_arrays(np.zeros((1, cells), np.int8), *(shape or (4, 4)), lexicon, bins=(3, n_bins))
-            summarise_words(warm.offsets, warm.word_ids, lexicon, 3, n_bins)
+def dispatch(
+    plan: RunPlan,
+    job: store.JobDir,
+    counters: Counters,
+    *,
+    n_jobs: int | None = None,
+    progress: ProgressCallback | None = None,
+    note: NoteCallback | None = None,
+) -> int:
+    """Solve the chunks not yet committed, in parallel, committing each part as its worker
+    reports it (``counters`` count the reused ones); the boards solved here."""
+    from joblib import Parallel, delayed
 
-        if workers_write is None:
-            workers_write = not backend_is_dask() or _workers_see(run_dir, note)
-        # dask workers get the compiled lexicon with the tasks: they may not share our disk
-        handle = make_handle(cfg.lexicon.path or "", lexicon, ship=not workers_write or backend_is_dask())
-        counters = Counters()
-        out_dir = str(run_dir) if workers_write else None
-        total = b.count if not ingest else None
-        n_chunks_total = -(-b.count // b.chunk_size) if not ingest else None
+    from pipeline.solve import kernel_needs_compile, solve_arrays
 
-        with (
-            job.side_file(store.REJECTS) as rejects_tmp,
-            open(rejects_tmp, "w", encoding="utf-8") as rejects_fh,
-        ):
-            if ingest:
-                tasks = ingest_tasks(cfg, lexicon.alphabet, metadata, committed, counters, rejects_fh, job)
-            else:
-                from pipeline.ingest import write_rejects_header
+    cfg, lexicon, b, shape = plan.cfg, plan.lexicon, plan.cfg.boards, plan.cfg.shape
+    ingest = b.source == "ingest"
+    committed = job.committed()
 
-                write_rejects_header(rejects_fh)
-                tasks = generate_tasks(cfg, metadata, committed, counters, job)
-            solved = 0
-            done_chunks = 0
+    # Compile the kernels here once when numba has no cache yet, so workers do not all
+    # compile them at the same time. With a warm cache the main process skips this and never
+    # imports numba (about 100 MB less, as it only dispatches chunks and writes the manifest).
+    if kernel_needs_compile() or kernel_needs_compile(module="summary"):
+        from pipeline.solve.summary import summarise_words
 
-            def report() -> None:
-                if progress is not None:
-                    progress(
-                        Progress(
-                            counters.reused_boards + solved,
-                            total,
-                            done_chunks + counters.reused_chunks,
-                            n_chunks_total,
-                            counters.reused_boards,
-                            counters.rejected,
-                        )
+        cells = shape[0] * shape[1] if shape else 16
+        n_bins = len(store.length_bins(3))
+        warm = solve_arrays(np.zeros((1, cells), np.int8), *(shape or (4, 4)), lexicon, bins=(3, n_bins))
+        summarise_words(warm.offsets, warm.word_ids, lexicon, 3, n_bins)
+
+    workers_write = plan.workers_write
+    if workers_write is None:
+        workers_write = not backend_is_dask() or _workers_see(plan.run_dir, note)
+    # dask workers get the compiled lexicon with the tasks: they may not share our disk
+    handle = make_handle(cfg.lexicon.path or "", lexicon, ship=not workers_write or backend_is_dask())
+    out_dir = str(plan.run_dir) if workers_write else None
+    total = b.count if not ingest else None
+    n_chunks_total = -(-b.count // b.chunk_size) if not ingest else None
+
+    with (
+        job.side_file(store.REJECTS) as rejects_tmp,
+        open(rejects_tmp, "w", encoding="utf-8") as rejects_fh,
+    ):
+        if ingest:
+            tasks = ingest_tasks(cfg, lexicon.alphabet, plan.metadata, committed, counters, rejects_fh, job)
+        else:
+            from pipeline.ingest import write_rejects_header
+
+            write_rejects_header(rejects_fh)
+            tasks = generate_tasks(cfg, plan.metadata, committed, counters, job)
+        solved = 0
+        done_chunks = 0
+
+        def report() -> None:
+            if progress is not None:
+                progress(
+                    Progress(
+                        counters.reused_boards + solved,
+                        total,
+                        done_chunks + counters.reused_chunks,
+                        n_chunks_total,
+                        counters.reused_boards,
+                        counters.rejected,
                     )
+                )
 
-            report()
-            prepare_worker_environment()  # also under a joblib backend set by the caller
-            results = Parallel(n_jobs=n_jobs, return_as="generator_unordered", batch_size=1)(
-                delayed(watched_solve_chunk)(task, handle, out_dir, os.getpid()) for task in tasks
-            )
-            try:
-                for res in results:
-                    written = store.PartInfo(res.chunk, res.rows, res.bytes, res.blake2b)
-                    job.commit(
-                        res.chunk, res.rows, res.table, written=None if res.table is not None else written
-                    )
-                    solved += res.rows
-                    done_chunks += 1
-                    report()
-            except OSError as exc:
-                if exc.filename is not None:
-                    raise
-                # pyarrow's write errors name no file (errno 28 inside the text): name the run
-                what = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-                raise RunIOError(
-                    f"I/O failure writing parts: {what}; fix it and re-run the same command to resume",
-                    source=str(run_dir),
-                ) from None
-            except BrokenProcessPool as exc:
-                # a worker was killed (OOM killer, kill -9): what was committed stays valid
-                died = str(exc).split("The exit codes of the workers are")[-1].strip(" .{}\n")
-                why = f" (exit {died})" if died and len(died) < 60 else ""
-                raise WorkerLostError(
-                    f"a worker process died{why}; committed parts are kept: re-run the same "
-                    "command to resume",
-                    source=str(run_dir),
-                ) from None
-            finally:
-                close = getattr(results, "close", None)
-                if close is not None:
-                    with warnings.catch_warnings():
-                        # stopping early (an error, Ctrl-C, SIGTERM) cancels the queued chunks on
-                        # purpose; joblib would warn about it on stderr below our one line
-                        warnings.filterwarnings("ignore", ".*tasks which were still being processed")
-                        close()
-            report()  # chunks found committed after the last result count too
+        report()
+        prepare_worker_environment()  # also under a joblib backend set by the caller
+        results = Parallel(n_jobs=n_jobs, return_as="generator_unordered", batch_size=1)(
+            delayed(watched_solve_chunk)(task, handle, out_dir, os.getpid()) for task in tasks
+        )
+        try:
+            for res in results:
+                written = store.PartInfo(res.chunk, res.rows, res.bytes, res.blake2b)
+                job.commit(res.chunk, res.rows, res.table, written=None if res.table is not None else written)
+                solved += res.rows
+                done_chunks += 1
+                report()
+        except OSError as exc:
+            if exc.filename is not None:
+                raise
+            # pyarrow's write errors name no file (errno 28 inside the text): name the run
+            what = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+            raise RunIOError(
+                f"I/O failure writing parts: {what}; fix it and re-run the same command to resume",
+                source=str(plan.run_dir),
+            ) from None
+        except BrokenProcessPool as exc:
+            # a worker was killed (OOM killer, kill -9): what was committed stays valid
+            died = str(exc).split("The exit codes of the workers are")[-1].strip(" .{}\n")
+            why = f" (exit {died})" if died and len(died) < 60 else ""
+            raise WorkerLostError(
+                f"a worker process died{why}; committed parts are kept: re-run the same command to resume",
+                source=str(plan.run_dir),
+            ) from None
+        finally:
+            close = getattr(results, "close", None)
+            if close is not None:
+                with warnings.catch_warnings():
+                    # stopping early (an error, Ctrl-C, SIGTERM) cancels the queued chunks on
+                    # purpose; joblib would warn about it on stderr below our one line
+                    warnings.filterwarnings("ignore", ".*tasks which were still being processed")
+                    close()
+        report()  # chunks found committed after the last result count too
+    return solved
 
-        job.chunks_reused = counters.reused_chunks
-        if ingest:  # an input replaced or rewritten while it was read is never certified
-            check_unchanged(inputs, counters.digests)
-        manifest = _finish(job, cfg, lexicon, rules, inputs, counters)
-        status = "resumed" if counters.reused_chunks else "complete"
-        elapsed = time.perf_counter() - t_start
-        return _summary(run_dir, status, manifest, counters.reused_chunks, solved, elapsed)
+
+def finish_run(
+    plan: RunPlan, job: store.JobDir, counters: Counters, solved: int, t_start: float
+) -> RunSummary:
+    """Certify the run (``_SUCCESS``, written last) once every chunk is committed; its summary
+    times the run from ``t_start`` (``time.perf_counter()``)."""
+    job.chunks_reused = counters.reused_chunks
+    if plan.cfg.boards.source == "ingest":
+        from pipeline.ingest import check_unchanged
+
+        # an input replaced or rewritten while it was read is never certified
+
+        check_unchanged(plan.inputs, counters.digests)
+    manifest = _finish(job, plan.cfg, plan.lexicon, plan.rules, plan.inputs, counters)
+    status = "resumed" if counters.reused_chunks else "complete"
+    elapsed = time.perf_counter() - t_start
+    return _summary(plan.run_dir, status, manifest, counters.reused_chunks, solved, elapsed)
 
 
 def _workers_see(run_dir: Path, note: NoteCallback | None) -> bool:
