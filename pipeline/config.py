@@ -373,103 +373,122 @@ def _check_typed(section: str, key: str, value: Any, hint: Any, origin: str | No
     raise AssertionError(f"unhandled field type {hint!r} for [{section}] {key}")  # pragma: no cover
 
 
-def _check(section: str, key: str, value: Any, origin: str | None) -> Any:
-    """Type- and range-check one value; return it in the dataclass's type."""
-    where = f"[{section}] {key}"
+@dataclass(frozen=True)
+class _Value:
+    """One value of a config being checked: ``[section] key``, the value, and the file it came
+    from; the checks return it in the dataclass's type or raise a one-line ConfigError."""
 
-    def fail(expected: str) -> ConfigError:
-        return ConfigError(f"{where}: expected {expected}, got {value!r}", source=origin)
+    where: str
+    value: Any
+    origin: str | None
 
-    def integer(minimum: int | None = None, maximum: int | None = None) -> int:
+    def fail(self, expected: str) -> ConfigError:
+        return ConfigError(f"{self.where}: expected {expected}, got {self.value!r}", source=self.origin)
+
+    def integer(self, minimum: int | None = None, maximum: int | None = None) -> int:
+        value = self.value
         if isinstance(value, bool) or not isinstance(value, int):
-            raise fail("an integer")
+            raise self.fail("an integer")
         if minimum is not None and value < minimum:
-            raise fail(f"an integer >= {minimum}")
+            raise self.fail(f"an integer >= {minimum}")
         if maximum is not None and value > maximum:
             shown = f"{value:,}" if len(str(value)) <= 40 else f"a {len(str(value))}-digit number"
-            raise ConfigError(f"{where}: at most {maximum:,}, got {shown}", source=origin)
+            raise ConfigError(f"{self.where}: at most {maximum:,}, got {shown}", source=self.origin)
         return value
 
-    def text(choices: Sequence[str] | None = None) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise fail("a non-empty string")
-        if choices is not None and value not in choices:
-            raise fail("one of " + ", ".join(repr(c) for c in choices))
-        return value
+    def text(self, choices: Sequence[str] | None = None) -> str:
+        if not isinstance(self.value, str) or not self.value.strip():
+            raise self.fail("a non-empty string")
+        if choices is not None and self.value not in choices:
+            raise self.fail("one of " + ", ".join(repr(c) for c in choices))
+        return self.value
 
-    def strings() -> tuple[str, ...]:
-        items = [value] if isinstance(value, str) else value
+    def strings(self) -> tuple[str, ...]:
+        items = [self.value] if isinstance(self.value, str) else self.value
         if not isinstance(items, list) or not all(isinstance(x, str) and x for x in items):
-            raise fail("a list of non-empty strings")
+            raise self.fail("a list of non-empty strings")
         return tuple(items)
 
-    match section, key:
-        case "boards", "source":
-            return text(SOURCES)
-        case "boards", "dice" | "column":
-            return text()
-        case "boards", "count":
-            return integer(1, MAX_COUNT)
-        case "boards", "seed":
-            return integer(0, MAX_SEED)
-        case "boards", "chunk_size":
-            return integer(1, MAX_CHUNK_SIZE)
-        case "boards", "files" | "faces":
-            return strings()
-        case "boards", "words":
-            if not isinstance(value, bool):
-                raise fail("true or false")
-            return value
-        case "boards", "shape":
-            from pipeline.boards import check_cells, format_shape, parse_shape
+    def boolean(self) -> bool:
+        if not isinstance(self.value, bool):
+            raise self.fail("true or false")
+        return self.value
 
-            try:
-                shape = parse_shape(text())
-            except BoggleError:
-                raise fail('a shape RxC, e.g. "4x4"') from None
-            try:
-                check_cells(*shape)
-            except BoggleError as exc:
-                raise ConfigError(f"{where}: {exc.message}", source=origin) from None
-            return format_shape(*shape)
-        case "lexicon", "path":
-            return text()
-        case "rules", "name":
-            from pipeline.rules import PRESETS
+    def shape(self) -> str:
+        from pipeline.boards import check_cells, format_shape, parse_shape
 
-            return text(list(PRESETS))
-        case "rules", "min_length":
-            return integer(1)
-        case "rules", "revisit":
-            if not isinstance(value, bool):
-                raise fail("true or false")
-            return value
-        case "rules", "scores":
-            if not isinstance(value, Mapping) or not value:
-                raise fail("a table of length = points, e.g. {3 = 1, 4 = 1, 5 = 2}")
-            out: dict[int, int] = {}
-            for k, v in value.items():
-                bad_points = isinstance(v, bool) or not isinstance(v, int) or v < 0
-                if not str(k).isdigit() or int(k) < 1 or bad_points:
-                    raise ConfigError(
-                        f"{where}: {k!r} = {v!r}: lengths and points must be whole numbers "
-                        "(length >= 1, points >= 0)",
-                        source=origin,
-                    )
-                out[int(k)] = v
-            return dict(sorted(out.items()))
-        case "run", "out":
-            return text()
-        case "run", "n_jobs":
-            n = integer()
-            if n == 0:
-                raise fail("a non-zero integer (-1 = all cores)")
-            return n
-        case "run", "backend":
-            return text(BACKENDS)
-        case "run", "scheduler" | "scheduler_file":
-            return text()
-    raise AssertionError(f"unhandled config key {where}")  # pragma: no cover
+        try:
+            shape = parse_shape(self.text())
+        except BoggleError:
+            raise self.fail('a shape RxC, e.g. "4x4"') from None
+        try:
+            check_cells(*shape)
+        except BoggleError as exc:
+            raise ConfigError(f"{self.where}: {exc.message}", source=self.origin) from None
+        return format_shape(*shape)
+
+    def rules_name(self) -> str:
+        from pipeline.rules import PRESETS
+
+        return self.text(list(PRESETS))
+
+    def scores(self) -> dict[int, int]:
+        if not isinstance(self.value, Mapping) or not self.value:
+            raise self.fail("a table of length = points, e.g. {3 = 1, 4 = 1, 5 = 2}")
+        out: dict[int, int] = {}
+        for k, v in self.value.items():
+            bad_points = isinstance(v, bool) or not isinstance(v, int) or v < 0
+            if not str(k).isdigit() or int(k) < 1 or bad_points:
+                raise ConfigError(
+                    f"{self.where}: {k!r} = {v!r}: lengths and points must be whole numbers "
+                    "(length >= 1, points >= 0)",
+                    source=self.origin,
+                )
+            out[int(k)] = v
+        return dict(sorted(out.items()))
+
+    def n_jobs(self) -> int:
+        n = self.integer()
+        if n == 0:
+            raise self.fail("a non-zero integer (-1 = all cores)")
+        return n
+
+
+#: How each key of each section is checked (and converted): one line a key. Unknown sections
+#: and keys never get here: :func:`_check_sections` refuses them with a "did you mean" hint.
+CHECKS: dict[str, dict[str, Callable[[_Value], Any]]] = {
+    "boards": {
+        "source": lambda v: v.text(SOURCES),
+        "dice": _Value.text,
+        "count": lambda v: v.integer(1, MAX_COUNT),
+        "seed": lambda v: v.integer(0, MAX_SEED),
+        "files": _Value.strings,
+        "shape": _Value.shape,
+        "chunk_size": lambda v: v.integer(1, MAX_CHUNK_SIZE),
+        "faces": _Value.strings,
+        "column": _Value.text,
+        "words": _Value.boolean,
+    },
+    "lexicon": {"path": _Value.text},
+    "rules": {
+        "name": _Value.rules_name,
+        "min_length": lambda v: v.integer(1),
+        "scores": _Value.scores,
+        "revisit": _Value.boolean,
+    },
+    "run": {
+        "out": _Value.text,
+        "n_jobs": _Value.n_jobs,
+        "backend": lambda v: v.text(BACKENDS),
+        "scheduler": _Value.text,
+        "scheduler_file": _Value.text,
+    },
+}
+
+
+def _check(section: str, key: str, value: Any, origin: str | None) -> Any:
+    """Type- and range-check one value of a run config (by :data:`CHECKS`)."""
+    return CHECKS[section][key](_Value(f"[{section}] {key}", value, origin))
 
 
 # ---------------------------------------------------------------- resolving helpers

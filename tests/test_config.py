@@ -172,3 +172,38 @@ def test_a_literal_field_takes_a_string_and_its_class_names_the_choices(tmp_path
     assert info.value.source == str(path)
     with pytest.raises(ConfigError, match=r"\[run\] backend: expected one of 'loky', 'threading', 'dask'"):
         config_from_dict({"run": {"backend": "spark"}})
+
+
+def test_every_key_of_every_section_has_a_check() -> None:
+    import dataclasses
+
+    from pipeline import config
+
+    sections = {"boards": config.BoardsConfig, "lexicon": config.LexiconConfig, "rules": config.RulesConfig,
+                "run": config.RunSettings}  # fmt: skip
+    checked = {name: sorted(keys) for name, keys in config.CHECKS.items()}
+    assert checked == {
+        name: sorted(f.name for f in dataclasses.fields(cls)) for name, cls in sections.items()
+    }
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "message"),
+    [
+        ("boards", "count", 0, "[boards] count: expected an integer >= 1, got 0"),
+        ("boards", "count", True, "[boards] count: expected an integer, got True"),
+        ("boards", "files", ["a", ""], "[boards] files: expected a list of non-empty strings"),
+        ("boards", "words", "yes", "[boards] words: expected true or false, got 'yes'"),
+        ("boards", "shape", "4by4", "[boards] shape: expected a shape RxC, e.g. \"4x4\", got '4by4'"),
+        ("rules", "scores", {"x": 1}, "[rules] scores: 'x' = 1: lengths and points must be whole numbers"),
+        ("rules", "name", "chess", "[rules] name: expected one of 'boggle', 'big', 'superbig', got 'chess'"),
+        ("run", "n_jobs", 0, "[run] n_jobs: expected a non-zero integer (-1 = all cores), got 0"),
+        ("lexicon", "path", " ", "[lexicon] path: expected a non-empty string, got ' '"),
+    ],
+)
+def test_each_kind_of_bad_value_is_one_line_naming_the_key(
+    section: str, key: str, value: object, message: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        config_from_dict({section: {key: value}})
+    assert info.value.one_line().startswith(message)
