@@ -1,4 +1,6 @@
-"""Shared fixtures: the ENABLE2K word list, a compiled lexicon, an isolated cache."""
+"""Shared fixtures and helpers: the ENABLE2K word list, a compiled lexicon, an isolated cache,
+the tiny prove lexicon, ``boggle`` subprocesses and their one error line, small run configs,
+hand-made runs (written with the store's own writers) and the smoke run."""
 
 from __future__ import annotations
 
