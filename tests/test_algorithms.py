@@ -111,6 +111,7 @@ def test_algorithms_agree_with_reference_on_random_boards(case: tuple[list[Board
     assert_all_agree(boards, words, rules)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(revisit=True, max_steps=14))
 def test_algorithms_agree_on_long_revisiting_words(case: tuple[list[Board], list[str], Rules]) -> None:
