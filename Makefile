@@ -7,7 +7,7 @@ PY := $(BIN)/python
 ENABLE2K ?= ../shared/data/enable2k.txt
 CONFIG ?= configs/default.toml
 
-.PHONY: setup lexicon test test-slow test-all check format format-check lint typecheck docs bench clean
+.PHONY: setup lexicon test test-integration test-slow test-all check format format-check lint typecheck docs bench clean
 
 setup: $(VENV)/.installed lexicon  ## create .venv and install the package with its dev extras
 
@@ -28,13 +28,16 @@ lexicon:  ## install Debian's tanglet-data (free word lists) where apt is availa
 	  echo "note: tanglet-data not installed (needs apt and root); set BOGGLE_DICTIONARY or pass --dictionary PATH"; \
 	fi
 
-test:  ## the default test suite (slow checks excluded)
+test:  ## the default suite: unit tests and a few end-to-end smoke runs (tests/test_smoke.py), under 3 minutes
 	$(PY) -m pytest -q
 
-test-slow:  ## only the slow checks (the ENABLE2K 3x3 proof, the 4x4 optimum): a few minutes; CI runs them
+test-integration:  ## end to end with real processes: killed jobs, big runs, dask, S3 (moto), the notebook, a browser
+	$(PY) -m pytest -q -m "integration and not slow"
+
+test-slow:  ## only the slow checks (the ENABLE2K 3x3 proof, the 4x4 optimum, more cases of each check): CI runs them
 	$(PY) -m pytest -q -m slow
 
-test-all:  ## every test, the slow ones too
+test-all:  ## every test: the default suite, the integration and the slow checks
 	$(PY) -m pytest -q -m ""
 
 format:

@@ -5,9 +5,8 @@ Reading finished runs (see :mod:`pipeline.dataset`)::
     from pipeline import read_run, read_run_pandas, run_relation, scan_run_polars
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
+import typing as _typing
+from importlib import import_module as _import_module
 
 __version__ = "0.1.0"
 
@@ -15,16 +14,14 @@ __version__ = "0.1.0"
 _LAZY = {name: "dataset" for name in ("read_run", "read_run_pandas", "run_relation", "scan_run_polars")}
 __all__ = ["__version__", "read_run", "read_run_pandas", "run_relation", "scan_run_polars"]
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from pipeline.dataset import read_run, read_run_pandas, run_relation, scan_run_polars
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pipeline' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"pipeline.{module}"), name)
+    value = getattr(_import_module(f"pipeline.{module}"), name)
     globals()[name] = value
     return value

@@ -11,14 +11,22 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+
+if TYPE_CHECKING:  # the results each display shows (imported by the commands that make them)
+    from pipeline.analyze import AnalysisResult
+    from pipeline.optimize import OptimizeProgress, OptimizeResult
+    from pipeline.prove import ProveProgress, ProveSummary
+    from pipeline.runner import Progress as RunProgress
+    from pipeline.runner import RunSummary
+    from pipeline.solve import BoardResult
 
 # ------------------------------------------------------------------ solve
 
 
-def solve_json(res: Any, rules_name: str) -> str:
+def solve_json(res: BoardResult, rules_name: str) -> str:
     """One board's result as one JSON line (``boggle solve --json``)."""
     from pipeline.boards import format_compact
 
@@ -38,7 +46,7 @@ def solve_json(res: Any, rules_name: str) -> str:
     )
 
 
-def solve_text(res: Any) -> list[str]:
+def solve_text(res: BoardResult) -> list[str]:
     """One board's result as text lines: header, grid, a blank line, ``word points`` lines, the
     totals and a closing blank line."""
     from pipeline.boards import format_compact, format_grid
@@ -81,7 +89,7 @@ def analyze_progress(quiet: bool) -> Callable[[str], None]:
     return progress
 
 
-def analyze_outcome(result: Any, run_dirs: list[str]) -> dict[str, Any]:
+def analyze_outcome(result: AnalysisResult, run_dirs: list[str]) -> dict[str, Any]:
     """What ``boggle analyze --summary-json`` records of a finished analysis: each run (as
     given, its label, run_id and boards), the boards in all, the report and every file written."""
     from pipeline.analyze import PLOT_DIR
@@ -111,7 +119,7 @@ def analyze_outcome(result: Any, run_dirs: list[str]) -> dict[str, Any]:
 
 
 @contextmanager
-def run_progress() -> Iterator[Callable[[Any], None]]:
+def run_progress() -> Iterator[Callable[[RunProgress], None]]:
     """A progress bar on stderr (boards done, boards/s, ETA) and the callback that feeds it; the
     bar appears with the first report (not for a run that has nothing to do)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -126,7 +134,7 @@ def run_progress() -> Iterator[Callable[[Any], None]]:
     t0 = time.perf_counter()
     reused_at_start: list[int] = []
 
-    def update(p: Any) -> None:
+    def update(p: RunProgress) -> None:
         if not reused_at_start:
             reused_at_start.append(p.boards_reused)
             bar.start()
@@ -150,7 +158,7 @@ def run_progress() -> Iterator[Callable[[Any], None]]:
             bar.stop()
 
 
-def run_summary(summary: Any) -> str:
+def run_summary(summary: RunSummary) -> str:
     """The line ``boggle run`` prints on stdout when it ends."""
     if summary.status == "already complete":
         return f"{summary.run_dir}: already complete ({summary.boards:,} boards); nothing to do"
@@ -167,7 +175,7 @@ def plural(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
-def run_outcome(summary: Any) -> dict[str, Any]:
+def run_outcome(summary: RunSummary) -> dict[str, Any]:
     """The run's figures for ``--summary-json``."""
     from pipeline.store import run_id_of
 
@@ -182,7 +190,7 @@ def run_outcome(summary: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def run_progress_outcome(p: Any) -> dict[str, Any]:
+def run_progress_outcome(p: RunProgress) -> dict[str, Any]:
     """What a progress report says for ``--summary-json`` (what a run stopped early had done)."""
     return {
         "chunks_total": p.chunks_total, "chunks": p.chunks_total, "chunks_done": p.chunks_done,
@@ -190,7 +198,7 @@ def run_progress_outcome(p: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def run_rejected(summary: Any) -> str:
+def run_rejected(summary: RunSummary) -> str:
     """The stderr line for a run that rejected input rows."""
     return f"{summary.rejected:,} of {summary.input_rows:,} input rows rejected: see {summary.rejects_file}"
 
@@ -199,14 +207,14 @@ def run_rejected(summary: Any) -> str:
 
 
 @contextmanager
-def optimize_progress(restarts: int) -> Iterator[Callable[[Any], None]]:
+def optimize_progress(restarts: int) -> Iterator[Callable[[OptimizeProgress], None]]:
     """A live table on stderr (best score so far, one line per restart) and the callback that
     feeds it; it appears with the first report."""
     from rich.live import Live
     from rich.table import Table
 
-    state: dict[int, Any] = {}
-    best: list[Any] = [None]
+    state: dict[int, OptimizeProgress] = {}
+    best: list[OptimizeProgress | None] = [None]
 
     def render() -> Table:
         b = best[0]
@@ -230,7 +238,7 @@ def optimize_progress(restarts: int) -> Iterator[Callable[[Any], None]]:
 
     live = Live(render(), console=stderr_console(), refresh_per_second=4, transient=False)
 
-    def update(p: Any) -> None:
+    def update(p: OptimizeProgress) -> None:
         if not live.is_started:
             live.start()
         if state.get(p.restart) is None or state[p.restart].event != "done":
@@ -247,7 +255,7 @@ def optimize_progress(restarts: int) -> Iterator[Callable[[Any], None]]:
                 live.console.line()  # a redirected Live leaves its last line open
 
 
-def optimize_restarts(res: Any) -> list[str]:
+def optimize_restarts(res: OptimizeResult) -> list[str]:
     """One stderr line per restart: its best, iterations, seconds and why it stopped."""
     lines = []
     for r in res.restarts:
@@ -259,7 +267,7 @@ def optimize_restarts(res: Any) -> list[str]:
     return lines
 
 
-def optimize_boards(res: Any) -> list[str]:
+def optimize_boards(res: OptimizeResult) -> list[str]:
     """The best distinct boards (stdout, tab-separated) and where they were written."""
     from pipeline.boards import format_compact
 
@@ -269,7 +277,7 @@ def optimize_boards(res: Any) -> list[str]:
     return [*lines, f"wrote {res.out}"]
 
 
-def optimize_best(res: Any) -> str:
+def optimize_best(res: OptimizeResult) -> str:
     """``BEST <board> <score>``: always the last line of ``boggle optimize``."""
     from pipeline.boards import format_compact
 
@@ -300,7 +308,7 @@ def optimize_interrupted(out: str | None) -> list[str]:
 
 
 @contextmanager
-def prove_progress() -> Iterator[Callable[[Any], None]]:
+def prove_progress() -> Iterator[Callable[[ProveProgress], None]]:
     """A progress bar on stderr (classes done, boards found, best so far, ETA) and the callback
     that feeds it."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -313,7 +321,7 @@ def prove_progress() -> Iterator[Callable[[Any], None]]:
     )  # fmt: skip
     task = bar.add_task("prove", total=None, classes="", found="", best="")
 
-    def update(p: Any) -> None:
+    def update(p: ProveProgress) -> None:
         best = f"best {p.best_score} {p.best_board}" if p.best_score is not None else ""
         bar.update(
             task, completed=p.classes_done, total=p.classes_total, best=best,
@@ -328,7 +336,7 @@ def prove_progress() -> Iterator[Callable[[Any], None]]:
         bar.stop()
 
 
-def prove_summary(res: Any, hits: int | None = None) -> str:
+def prove_summary(res: ProveSummary, hits: int | None = None) -> str:
     """The stderr line after a proof: classes, eliminations, boards scored, time, and the
     progress bar's ``hits`` (placements >= the threshold, symmetric copies counted apart) beside
     the distinct boards they are, which the last line counts."""
@@ -341,7 +349,7 @@ def prove_summary(res: Any, hits: int | None = None) -> str:
     )
 
 
-def prove_boards(res: Any, shown: int = 20) -> list[str]:
+def prove_boards(res: ProveSummary, shown: int = 20) -> list[str]:
     """The best boards found (score, board), what a sample certifies, and where it went."""
     lines = [f"{b.score}\t{b.board}" for b in res.boards[:shown]]
     if res.status == "sample":
@@ -350,7 +358,7 @@ def prove_boards(res: Any, shown: int = 20) -> list[str]:
     return lines
 
 
-def prove_best(res: Any) -> str:
+def prove_best(res: ProveSummary) -> str:
     """The last line: ``BEST <board> <score> (<n> boards >= T, <k> classes)``."""
     best = res.best
     shown = f"{best.board} {best.score}" if best is not None else "- -"

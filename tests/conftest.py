@@ -1,17 +1,40 @@
-"""Shared fixtures: the ENABLE2K word list, a compiled lexicon, an isolated cache."""
+"""Shared fixtures and helpers: the ENABLE2K word list, a compiled lexicon, an isolated cache,
+the tiny prove lexicon, ``boggle`` subprocesses and their one error line, small run configs,
+hand-made runs (written with the store's own writers) and the smoke run."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from pipeline.config import RunConfig
 
 REPO = Path(__file__).resolve().parent.parent
 ENABLE2K = Path(os.environ.get("ENABLE2K", REPO.parent / "shared" / "data" / "enable2k.txt"))
 SHARED_DICE = REPO.parent / "shared" / "data" / "dice_sets.json"
+
+
+#: Tests of files that other work owns, marked here by node id (the default run deselects both
+#: marks; ``make test-all`` runs them): a test there may as well carry the mark itself.
+MARKED_BY_ID = {
+    "tests/test_prove_tree.py::test_class_keys_hold_up_to_two_words_of_fields": "slow",  # ENABLE2K, 4x4
+    "tests/test_prove.py::test_prove_on_a_dask_cluster_writes_the_same_certificate": "integration",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by mark
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        mark = MARKED_BY_ID.get(item.nodeid.split("[", 1)[0])
+        if mark is not None:
+            item.add_marker(getattr(pytest.mark, mark))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -166,3 +189,237 @@ def wait_group_gone(pgid: int, limit: float = 10.0) -> list[int]:
     while (alive := group_processes(pgid)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return alive
+
+
+# ---------------------------------------------------------------- helpers several test files use
+
+
+def run_boggle(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``boggle ARGS`` in a subprocess (this checkout's package), its output captured as text;
+    ``env`` adds to (or overrides) the job environment."""
+    return subprocess.run(
+        boggle_command(*args), capture_output=True, text=True, env={**job_environment(), **(env or {})},
+        cwd=cwd, timeout=timeout,
+    )  # fmt: skip
+
+
+def one_error_line(res: subprocess.CompletedProcess[str], *needles: str) -> str:
+    """The one ``error: `` line of a refused command (notes and warnings aside), holding every
+    one of ``needles``; no traceback."""
+    assert "Traceback" not in res.stderr, res.stderr[-2000:]
+    lines = [ln for ln in res.stderr.splitlines() if not ln.startswith(("note: ", "warning: "))]
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def part_bytes(run_dir: Path) -> dict[str, bytes]:
+    """The content of each part file of a (local) run, by name."""
+    return {p.name: p.read_bytes() for p in sorted(run_dir.glob("part-*.parquet"))}
+
+
+def run_config(dictionary: str, out: str | Path, n_jobs: int = 1, **boards: Any) -> RunConfig:
+    """A small generated run (300 boards in 3 chunks) of ``dictionary`` into ``out``."""
+    from pipeline.config import config_from_dict
+
+    return config_from_dict({
+        "boards": {"count": 300, "chunk_size": 100, "seed": 11, **boards},
+        "lexicon": {"path": dictionary},
+        "run": {"out": str(out), "n_jobs": n_jobs},
+    })  # fmt: skip
+
+
+def gen_config(dictionary: str, out: Path, **values: Any) -> RunConfig:
+    """A run of 3,000 new-dice boards (seed 5, chunks of 500) of ``dictionary`` into ``out``,
+    changed by dotted keys written ``boards__count=...`` (CLI-style overrides, no file)."""
+    from pipeline.config import load_config
+
+    merged: dict[str, Any] = {
+        "boards.dice": "new", "boards.count": 3000, "boards.seed": 5, "boards.chunk_size": 500,
+        "lexicon.path": dictionary, "run.out": str(out),
+    }  # fmt: skip
+    merged.update({k.replace("__", "."): v for k, v in values.items()})
+    return load_config(None, merged)
+
+
+#: bytes of address space for a subprocess run under :func:`limit_memory`
+MEMORY_LIMIT = 1536 << 20
+
+
+def limit_memory() -> None:
+    """``preexec_fn`` of a subprocess that must stay under :data:`MEMORY_LIMIT` (a loader that
+    reads everything dies with a MemoryError there, not in the test run)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+# ---------------------------------------------------------------- hand-made runs and inputs
+
+
+def write_manifest(run_dir: Path, fields: dict[str, Any]) -> None:
+    """Finish a hand-made run the way the store does: every part recorded (size, checksum),
+    then a sealed ``_SUCCESS`` listing them."""
+    from pipeline.io import write_json_atomic
+    from pipeline.store.parts import record_part, seal_of
+    from pipeline.store.schema import FORMAT, SCHEMA_VERSION
+
+    parts = [
+        record_part(run_dir, p["chunk"], p["rows"]).to_dict()
+        for p in sorted(fields.get("parts", []), key=lambda p: p["chunk"])
+    ]
+    manifest = {"format": FORMAT, "schema_version": SCHEMA_VERSION, **fields, "parts": parts, "files": {}}
+    manifest["seal"] = seal_of(manifest)
+    write_json_atomic(run_dir / "_SUCCESS", manifest)
+
+
+def make_rows(boards: list[dict[str, Any]], start_id: int = 0, min_length: int = 3) -> list[dict[str, Any]]:
+    """Complete hand-written boards (board, rows, cols, source, words, dead_cells) into rows
+    (standard Boggle scoring)."""
+    from pipeline.rules import get_rules
+    from pipeline.store.schema import length_bins
+
+    rules = get_rules("boggle")
+    bins = length_bins(min_length)
+    lo = int(bins[0])
+    out = []
+    for i, b in enumerate(boards):
+        words = sorted(b["words"])
+        row = {
+            "board_id": start_id + i,
+            "board": b["board"],
+            "rows": b.get("rows", 2),
+            "cols": b.get("cols", 2),
+            "source": b["source"],
+            "lexicon": b.get("lexicon", "test-words"),
+            "lexicon_hash": "ab" * 6,
+            "rules": rules.name,
+            "run_id": "cd" * 6,
+            "seed": None,
+            "dice": None,
+            "chunk": 0,
+            "score": sum(rules.points(len(w)) for w in words),
+            "n_words": len(words),
+            "words": words,
+            "longest_word": min(words, key=lambda w: (-len(w), w)) if words else "",
+            "max_word_len": max((len(w) for w in words), default=0),
+            "dead_cells": b["dead_cells"],
+        }
+        for key in bins:
+            row[f"words_len_{key}"] = 0
+            row[f"points_len_{key}"] = 0
+        for w in words:
+            key = bins[min(len(w) - lo, len(bins) - 1)]
+            row[f"words_len_{key}"] += 1
+            row[f"points_len_{key}"] += rules.points(len(w))
+        out.append(row)
+    return out
+
+
+def write_run(
+    run_dir: Path, boards: list[dict[str, Any]], *, chunk_size: int = 3, finished: bool = True,
+    min_length: int = 3,
+) -> Path:  # fmt: skip
+    """Write ``boards`` as a run: parts of ``chunk_size`` boards, then (if finished) _SUCCESS.
+    Laid out like a run of ``boggle run`` (the store's own schema and writers); the derived
+    columns are computed from the words."""
+    import pyarrow as pa
+
+    from pipeline.rules import get_rules
+    from pipeline.store.parts import PartInfo, write_part
+    from pipeline.store.schema import board_schema, parquet_metadata
+
+    rules = get_rules("boggle")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    rows = make_rows(boards, min_length=min_length)
+    schema = board_schema(min_length)
+    config = {"boards": {"source": "generate", "count": len(rows), "seed": 7}, "run": {"out": str(run_dir)}}
+    lexicon = {
+        "name": "test-words", "source": "/nowhere/test.txt", "content_hash": "ab" * 32, "n_words": 42,
+        "report": {"n_input": 50, "n_kept": 42, "dropped": {"too short": 8}},
+    }  # fmt: skip
+    meta = parquet_metadata(config, lexicon, rules.to_dict())
+    parts = []
+    for chunk, lo in enumerate(range(0, len(rows), chunk_size)):
+        part = [dict(r, chunk=chunk) for r in rows[lo : lo + chunk_size]]
+        table = pa.Table.from_pylist(part, schema=schema)
+        size = write_part(run_dir, chunk, table, meta)
+        parts.append(PartInfo(chunk, len(part), size).to_dict())
+    if finished:
+        write_manifest(
+            run_dir,
+            {"config": config, "lexicon": lexicon, "rules": rules.to_dict(),
+             "versions": {"python": "3.x"}, "counts": {"boards": len(rows)}, "parts": parts},
+        )  # fmt: skip
+    return run_dir
+
+
+# Five 2x2 boards with hand-checked statistics (scores 1, 2, 3, 4, 10; words 1, 2, 3, 3, 10).
+ALPHA = [
+    {"board": "cats", "source": "new", "words": ["cat"], "dead_cells": 1},
+    {"board": "dogs", "source": "new", "words": ["dog", "god"], "dead_cells": 1},
+    {"board": "qate", "source": "new", "words": ["ate", "eat", "tea"], "dead_cells": 1},
+    {"board": "cate", "source": "new", "words": ["acute", "cat", "eat"], "dead_cells": 0},
+    {"board": "[th]ose", "source": "new", "dead_cells": 0,
+     "words": ["eth", "hoe", "hoes", "hose", "host", "hot", "shoe", "shot", "the", "toe"]},
+]  # fmt: skip
+# Two sources in one run (an ingest of two files), a wordless board and a blank cell.
+BETA = [
+    {"board": "xyzw", "source": "a.txt", "words": [], "dead_cells": 4},
+    {"board": "bade", "source": "a.txt", "words": ["abed", "bad", "bead", "debase"], "dead_cells": 0},
+    {"board": "ba.e", "source": "b.txt", "words": ["abe"], "dead_cells": 0},
+]
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``boggle run configs/smoke.toml`` in a real process (2,000 boards, 2 workers; ENABLE2K where
+    Tanglet is missing) into a directory named ``smoke``, its ``--summary-json`` beside it as
+    ``summary.json``."""
+    from pipeline.tanglet import tanglet_languages
+
+    out = tmp_path_factory.mktemp("smoke") / "smoke"
+    dictionary: list[str] = []
+    if "en" not in tanglet_languages():
+        if not ENABLE2K.is_file():
+            pytest.skip("neither tanglet-data nor ENABLE2K is available")
+        dictionary = ["-d", str(ENABLE2K)]
+    summary = out.parent / "summary.json"
+    res = run_boggle(
+        "run", str(REPO / "configs" / "smoke.toml"), *dictionary, "-o", str(out), "-q",
+        "--summary-json", str(summary),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith(f"{out}: 2,000 boards in 4 parts"), res.stdout
+    return out
+
+
+def write_toml(path: Path, sections: dict[str, dict[str, Any]]) -> Path:
+    """A TOML config of ``sections`` (flat tables of JSON-compatible values) at ``path``."""
+    import json
+
+    lines = []
+    for name, values in sections.items():
+        lines.append(f"[{name}]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in values.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def make_inputs(tmp_path: Path) -> list[Path]:
+    """Two ingest inputs, a text file and a CSV: 8 rows, 4 of them rejected."""
+    a = tmp_path / "good_and_bad.txt"
+    a.write_text(
+        "perslatgsineters\n"  # ok
+        "perslatgsinete1s\n"  # bad face
+        "qiet\n"  # ok (2x2)
+        "abcde\n"  # not square
+        "PERSLATGSINETERS\n",  # ok
+        encoding="utf-8",
+    )
+    b = tmp_path / "more.csv"
+    b.write_text("board,n\nqqqqqqqqqqqqqqqq,1\n[th]aaaaaaaaaaaaaaa,2\n,3\n", encoding="utf-8")
+    return [a, b]

@@ -111,6 +111,7 @@ def test_algorithms_agree_with_reference_on_random_boards(case: tuple[list[Board
     assert_all_agree(boards, words, rules)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(revisit=True, max_steps=14))
 def test_algorithms_agree_on_long_revisiting_words(case: tuple[list[Board], list[str], Rules]) -> None:
@@ -137,6 +138,7 @@ def test_golden_board_all_algorithms(enable_lexicon) -> None:  # type: ignore[no
         assert "repaints" in res.words
 
 
+@pytest.mark.slow
 def test_enable2k_dice_boards_agree(enable2k_path: str) -> None:
     """Real lexicon, real dice: 4x4 new dice, 5x5 big1979, 6x6 superbig (qu/th/in... and
     blanks); the three algorithms return identical results, and the reference agrees."""
@@ -171,6 +173,7 @@ def test_enable2k_revisit_rule_agrees(enable2k_path: str) -> None:
         assert (sorted(want.words), want.score, want.dead_cells) == (got[0], got[2], got[4])
 
 
+@pytest.mark.slow
 def test_big_board_small_list_agree() -> None:
     rng = random.Random(3)
     board = Board(100, 100, tuple(rng.choice("etaoinshrdlu") for _ in range(10_000)))

@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,32 +25,8 @@ from pipeline.analyze import analyze_runs, connect, default_out_dir, load_run, l
 from pipeline.boards import Board, format_compact, parse_compact
 from pipeline.cli import app
 from pipeline.errors import BoggleError
-from pipeline.rules import get_rules
-from pipeline.store import (
-    PartInfo,
-    board_schema,
-    length_bins,
-    parquet_metadata,
-    write_part,
-)
-
-RULES = get_rules("boggle")
-
-
-def write_manifest(run_dir: Path, fields: dict[str, Any]) -> None:
-    """Finish a hand-made run the way the store does: every part recorded (size, checksum),
-    then a sealed ``_SUCCESS`` listing them."""
-    from pipeline.io import write_json_atomic
-    from pipeline.store import record_part
-    from pipeline.store.parts import seal_of
-
-    parts = [
-        record_part(run_dir, p["chunk"], p["rows"]).to_dict()
-        for p in sorted(fields.get("parts", []), key=lambda p: p["chunk"])
-    ]
-    manifest = {"format": "boggle-run", "schema_version": 4, **fields, "parts": parts, "files": {}}
-    manifest["seal"] = seal_of(manifest)
-    write_json_atomic(run_dir / "_SUCCESS", manifest)
+from pipeline.store.parts import PartInfo, write_part
+from tests.conftest import ALPHA, BETA, make_rows, write_manifest, write_run
 
 
 def reseal(run_dir: Path, edit: Any) -> None:
@@ -62,90 +37,6 @@ def reseal(run_dir: Path, edit: Any) -> None:
     edit(manifest)
     manifest["seal"] = seal_of(manifest)
     (run_dir / "_SUCCESS").write_text(json.dumps(manifest))
-
-
-def make_rows(boards: list[dict[str, Any]], start_id: int = 0, min_length: int = 3) -> list[dict[str, Any]]:
-    """Complete hand-written boards (board, rows, cols, source, words, dead_cells) into rows."""
-    bins = length_bins(min_length)
-    lo = int(bins[0])
-    out = []
-    for i, b in enumerate(boards):
-        words = sorted(b["words"])
-        row = {
-            "board_id": start_id + i,
-            "board": b["board"],
-            "rows": b.get("rows", 2),
-            "cols": b.get("cols", 2),
-            "source": b["source"],
-            "lexicon": b.get("lexicon", "test-words"),
-            "lexicon_hash": "ab" * 6,
-            "rules": RULES.name,
-            "run_id": "cd" * 6,
-            "seed": None,
-            "dice": None,
-            "chunk": 0,
-            "score": sum(RULES.points(len(w)) for w in words),
-            "n_words": len(words),
-            "words": words,
-            "longest_word": min(words, key=lambda w: (-len(w), w)) if words else "",
-            "max_word_len": max((len(w) for w in words), default=0),
-            "dead_cells": b["dead_cells"],
-        }
-        for key in bins:
-            row[f"words_len_{key}"] = 0
-            row[f"points_len_{key}"] = 0
-        for w in words:
-            key = bins[min(len(w) - lo, len(bins) - 1)]
-            row[f"words_len_{key}"] += 1
-            row[f"points_len_{key}"] += RULES.points(len(w))
-        out.append(row)
-    return out
-
-
-def write_run(
-    run_dir: Path, boards: list[dict[str, Any]], *, chunk_size: int = 3, finished: bool = True,
-    min_length: int = 3,
-) -> Path:  # fmt: skip
-    """Write ``boards`` as a run: parts of ``chunk_size`` boards, then (if finished) _SUCCESS."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    rows = make_rows(boards, min_length=min_length)
-    schema = board_schema(min_length)
-    config = {"boards": {"source": "generate", "count": len(rows), "seed": 7}, "run": {"out": str(run_dir)}}
-    lexicon = {
-        "name": "test-words", "source": "/nowhere/test.txt", "content_hash": "ab" * 32, "n_words": 42,
-        "report": {"n_input": 50, "n_kept": 42, "dropped": {"too short": 8}},
-    }  # fmt: skip
-    meta = parquet_metadata(config, lexicon, RULES.to_dict())
-    parts = []
-    for chunk, lo in enumerate(range(0, len(rows), chunk_size)):
-        part = [dict(r, chunk=chunk) for r in rows[lo : lo + chunk_size]]
-        table = pa.Table.from_pylist(part, schema=schema)
-        size = write_part(run_dir, chunk, table, meta)
-        parts.append(PartInfo(chunk, len(part), size).to_dict())
-    if finished:
-        write_manifest(
-            run_dir,
-            {"config": config, "lexicon": lexicon, "rules": RULES.to_dict(),
-             "versions": {"python": "3.x"}, "counts": {"boards": len(rows)}, "parts": parts},
-        )  # fmt: skip
-    return run_dir
-
-
-# Five 2x2 boards with hand-checked statistics (scores 1, 2, 3, 4, 10; words 1, 2, 3, 3, 10).
-ALPHA = [
-    {"board": "cats", "source": "new", "words": ["cat"], "dead_cells": 1},
-    {"board": "dogs", "source": "new", "words": ["dog", "god"], "dead_cells": 1},
-    {"board": "qate", "source": "new", "words": ["ate", "eat", "tea"], "dead_cells": 1},
-    {"board": "cate", "source": "new", "words": ["acute", "cat", "eat"], "dead_cells": 0},
-    {"board": "[th]ose", "source": "new", "dead_cells": 0,
-     "words": ["eth", "hoe", "hoes", "hose", "host", "hot", "shoe", "shot", "the", "toe"]},
-]  # fmt: skip
-# Two sources in one run (an ingest of two files), a wordless board and a blank cell.
-BETA = [
-    {"board": "xyzw", "source": "a.txt", "words": [], "dead_cells": 4},
-    {"board": "bade", "source": "a.txt", "words": ["abed", "bad", "bead", "debase"], "dead_cells": 0},
-    {"board": "ba.e", "source": "b.txt", "words": ["abe"], "dead_cells": 0},
-]
 
 
 @pytest.fixture
@@ -206,6 +97,7 @@ def test_summary_agrees_with_numpy(alpha: Path) -> None:
     assert r["score_std"] == pytest.approx(np.std(scores, ddof=1))
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=40)
 @given(st.lists(st.integers(0, 3000), min_size=2, max_size=300), st.randoms(use_true_random=False))
 def test_summary_std_is_exact_whatever_the_row_order(scores: list[int], rnd: Any) -> None:
@@ -462,6 +354,7 @@ def test_analyze_writes_tables_plots_and_a_self_contained_report(
         assert text in page, text
 
 
+@pytest.mark.integration
 def test_rerun_replaces_stale_outputs(alpha: Path, beta: Path, tmp_path: Path) -> None:
     out = tmp_path / "r"
     analyze_runs([alpha, beta], out)
@@ -484,7 +377,7 @@ def test_part_without_required_columns_is_refused(tmp_path: Path) -> None:
     part = run / "part-00000.parquet"
     import pyarrow.parquet as pq
 
-    from pipeline.store import record_part
+    from pipeline.store.parts import record_part
 
     pq.write_table(pq.read_table(part).drop_columns(["dead_cells"]), part)
     info = record_part(run, 0, 3).to_dict()  # a consistent run, only the column is missing
@@ -503,6 +396,7 @@ def test_parts_that_disagree_with_the_manifest_are_refused(tmp_path: Path) -> No
 # ---------------------------------------------------------------- CLI
 
 
+@pytest.mark.integration
 def test_cli_analyze_prints_the_report_path(alpha: Path, tmp_path: Path) -> None:
     out = tmp_path / "cli-report"
     res = CliRunner().invoke(app, ["analyze", str(alpha), "--out", str(out)])
@@ -542,47 +436,6 @@ def test_cli_refuses_missing_directory(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["analyze", str(tmp_path / "nope")])
     assert res.exit_code == 2
     assert len(res.stderr.strip().splitlines()) == 1
-
-
-# ---------------------------------------------------------------- a real smoke run
-
-
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``configs/smoke.toml`` run by the batch pipeline (ENABLE2K where Tanglet is missing)."""
-    from pipeline.runner import run_from_file
-    from pipeline.tanglet import tanglet_languages
-    from tests.conftest import ENABLE2K, REPO
-
-    out = tmp_path_factory.mktemp("smoke") / "smoke"
-    overrides: dict[str, Any] = {"run.out": str(out), "run.n_jobs": 1}
-    if "en" not in tanglet_languages():
-        if not ENABLE2K.is_file():
-            pytest.skip("neither tanglet-data nor ENABLE2K is available")
-        overrides["lexicon.path"] = str(ENABLE2K)
-    run_from_file(REPO / "configs" / "smoke.toml", overrides)
-    return out
-
-
-def test_cli_analyze_of_a_real_smoke_run(smoke_run: Path, tmp_path: Path) -> None:
-    out = tmp_path / "smoke-report"
-    res = CliRunner().invoke(app, ["analyze", str(smoke_run), "--out", str(out), "--quiet"])
-    assert res.exit_code == 0, res.output
-    manifest = json.loads((smoke_run / "_SUCCESS").read_text())
-    counts = manifest["counts"]
-    summ = pd.read_parquet(out / "tables" / "summary.parquet")
-    row = one(summ, run="smoke")
-    # The runner's own totals and a plain pandas read of the parts agree with the analysis.
-    assert row["boards"] == counts["boards"] == 2000
-    assert row["score_mean"] == pytest.approx(counts["score_total"] / counts["boards"])
-    assert row["words_mean"] == pytest.approx(counts["words_total"] / counts["boards"])
-    df = pd.concat([pd.read_parquet(smoke_run / p["file"]) for p in manifest["parts"]])
-    assert row["score_median"] == pytest.approx(df["score"].median())
-    assert row["dead_cells_mean"] == pytest.approx(df["dead_cells"].mean())
-    bl = pd.read_parquet(out / "tables" / "by_length.parquet")
-    assert bl["points_total"].sum() == counts["score_total"]
-    page = (out / "report.html").read_text(encoding="utf-8")
-    assert manifest["lexicon"]["content_hash"] in page
 
 
 # ---------------------------------------------------------------- real solved boards

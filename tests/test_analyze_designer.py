@@ -88,6 +88,7 @@ def test_reconstruction_refuses_a_run_it_cannot_reproduce(three_runs: list[Path]
     assert cells.reconstruct_dice(type(run)(run.label, run.path, ingest, run.parts), bf)[0] is None
 
 
+@pytest.mark.integration
 def test_report_answers_the_designers_questions(three_runs: list[Path], tmp_path: Path) -> None:
     res = analyze_runs(three_runs, tmp_path / "report", top=5, top_words=10)
     t = res.tables

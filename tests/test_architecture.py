@@ -7,11 +7,15 @@ modules, so the rule on names lives here.
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO
+
 SOURCES = sorted([*(REPO / "pipeline").rglob("*.py"), *(REPO / "tests").rglob("*.py")])
 
 
@@ -38,3 +42,83 @@ def test_the_check_sees_a_private_import(tmp_path: Path) -> None:
         "from pipeline.solve.kernel import ONE, _grow\nfrom os import _exit\nfrom x import __all__\n"
     )
     assert private_imports(bad, tmp_path) == ["bad.py:1: pipeline.solve.kernel._grow"]
+
+
+# ---------------------------------------------------------------- public surfaces
+
+#: Subpackages whose ``__all__`` is their public surface: what the layers above them use, and
+#: what the README shows users (tests import from the defining module instead).
+SURFACES = ["pipeline.store", "pipeline.optimize", "pipeline.runner", "pipeline.cli"]
+DOCS = [REPO / "README.md", REPO / "pyproject.toml", *(REPO / "notebooks").glob("*.ipynb"),
+        *sorted((REPO / "docs").rglob("*.md"))]  # fmt: skip
+
+
+def names_used_from(package: str, path: Path) -> set[str]:
+    """The names of ``package`` the module at ``path`` uses: ``from package import name`` and
+    ``alias.name`` where ``alias`` is the package (``from pipeline import store``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    parent, _, last = package.rpartition(".")
+    aliases, used = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == package:
+            used |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module == parent:
+            aliases |= {alias.asname or alias.name for alias in node.names if alias.name == last}
+        elif isinstance(node, ast.Import):
+            aliases |= {alias.asname for alias in node.names if alias.name == package and alias.asname}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            used.add(node.attr)
+    return used
+
+
+def names_documented_from(package: str) -> set[str]:
+    """Names of ``package`` shown to users: in the README, the docs pages and the notebooks
+    (``from package import a, b``, ```package.name``, ``package:name`` of an entry point in
+    pyproject.toml), and in the package's own docstring (``:func:`name```, ````name````)."""
+    found = set()
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for names in re.findall(rf"from {re.escape(package)} import ([\w, ]+)", text):
+            found |= {n.strip() for n in names.split(",") if n.strip()}
+        found |= set(re.findall(rf"[`\"]{re.escape(package)}[.:](\w+)", text))
+    docstring = importlib.import_module(package).__doc__ or ""
+    found |= set(re.findall(r":(?:func|class|data):`~?(?:[\w.]*\.)?(\w+)`", docstring))
+    return found | set(re.findall(r"``(\w+)``", docstring))
+
+
+@pytest.mark.parametrize("package", SURFACES)
+def test_a_package_exports_what_the_layers_above_and_users_use(package: str) -> None:
+    module = importlib.import_module(package)
+    exported = set(module.__all__)
+    assert all(hasattr(module, name) for name in exported)
+    inside = REPO / Path(*package.split("."))
+    outside = [p for p in (REPO / "pipeline").rglob("*.py") if inside not in p.parents]
+    used = set().union(*(names_used_from(package, p) for p in outside))
+    unused = exported - used - names_documented_from(package)
+    assert sorted(unused) == [], f"{package} exports names that neither the code above it nor users use"
+    # and whatever the layers above use is exported (not reached for past the surface)
+    submodules = {p.stem for p in inside.glob("*.py")} | {p.name for p in inside.iterdir() if p.is_dir()}
+    assert sorted(used - exported - submodules) == []
+
+
+def test_the_top_level_package_exports_the_documented_readers() -> None:
+    import pipeline
+
+    top = REPO / "pipeline"
+    readers = {
+        n for n in names_documented_from("pipeline") if not any(top.glob(f"{n}.py")) | (top / n).is_dir()
+    }
+    assert set(pipeline.__all__) == readers | {"__version__"}
+    # nothing else: no typing helpers (submodules become attributes once imported)
+    names = {n for n, v in vars(pipeline).items() if not n.startswith("_") and not isinstance(v, ModuleType)}
+    assert names <= set(pipeline.__all__)
+
+
+def test_the_surface_check_sees_both_ways_of_using_a_package(tmp_path: Path) -> None:
+    user = tmp_path / "user.py"
+    user.write_text(
+        "from pipeline import store as s\nfrom pipeline.store import open_run\n"
+        "from pipeline.store.job import X\ns.read_run(s.MANIFEST)\nstore.ignored\n"
+    )
+    assert names_used_from("pipeline.store", user) == {"open_run", "read_run", "MANIFEST"}

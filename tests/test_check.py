@@ -249,6 +249,7 @@ def test_cli_check_errors_are_one_line_exit_2(tmp_path: Path) -> None:
         assert message in res.output and len(res.output.strip().splitlines()) == 1, res.output
 
 
+@pytest.mark.integration
 def test_huge_board_and_long_word_under_a_memory_limit() -> None:
     """A 300x300 board and 5,000-letter words (one spelled along a path without reuse, one
     random) in a process capped at 1.5 GB of address space; the cells x letters table took 4 GB."""

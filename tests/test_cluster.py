@@ -20,13 +20,17 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.conftest import REPO
+
 BIN = Path(sys.executable).parent
 
-pytestmark = pytest.mark.skipif(
-    not sys.platform.startswith("linux") or os.geteuid() != 0 or shutil.which("unshare") is None,
-    reason="hiding the client's files from the workers needs Linux mount namespaces (root, unshare)",
-)
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        not sys.platform.startswith("linux") or os.geteuid() != 0 or shutil.which("unshare") is None,
+        reason="hiding the client's files from the workers needs Linux mount namespaces (root, unshare)",
+    ),
+]
 
 
 def _env() -> dict[str, str]:

@@ -10,8 +10,7 @@ import pytest
 
 from pipeline.config import Bounds, RunConfig, check_value, config_from_dict, load_config, parse_assignment
 from pipeline.errors import BoggleError, ConfigError
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -155,9 +154,53 @@ def test_errors_are_boggle_errors_with_exit_code_2() -> None:
     assert info.value.exit_code == 2
 
 
-def test_default_config_object() -> None:
+def test_the_default_config_resolves_like_an_empty_file(tmp_path: Path) -> None:
     cfg = RunConfig().resolve()
-    assert cfg.boards.count == 100_000 and cfg.run.backend == "loky"
+    # the defaults that depend on others are filled in: new dice roll 4x4 boards, standard rules
+    assert (cfg.boards.shape, cfg.rules.name, cfg.rules.min_length) == ("4x4", "boggle", 3)
+    assert Path(cfg.run.out).is_absolute() and cfg.lexicon.path is not None
+    assert load_config(None) == cfg == config_from_dict({}).resolve()
+
+
+def test_a_literal_field_takes_a_string_and_its_class_names_the_choices(tmp_path: Path) -> None:
+    from pipeline.config import load_section
+    from pipeline.optimize import OptimizeConfig
+
+    path = tmp_path / "opt.toml"
+    path.write_text('[optimize]\nstrategy = "hill"\nbackend = "threading"\n', encoding="utf-8")
+    cfg = load_section(path, "optimize", OptimizeConfig)
+    assert (cfg.strategy, cfg.backend) == ("hill", "threading")
+    with pytest.raises(ConfigError, match=r"\[optimize\] strategy: expected a non-empty string, got 3"):
+        load_section(None, "optimize", OptimizeConfig, {"optimize.strategy": 3})
+    with pytest.raises(
+        ConfigError, match=r"\[optimize\] backend: expected one of 'loky', 'threading', got 'dask'"
+    ) as info:
+        load_section(path, "optimize", OptimizeConfig, {"optimize.backend": "dask"})
+    assert info.value.source == str(path)
+    with pytest.raises(ConfigError, match=r"\[run\] backend: expected one of 'loky', 'threading', 'dask'"):
+        config_from_dict({"run": {"backend": "spark"}})
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "message"),
+    [
+        ("boards", "count", 0, "[boards] count: expected an integer >= 1, got 0"),
+        ("boards", "count", True, "[boards] count: expected an integer, got True"),
+        ("boards", "files", ["a", ""], "[boards] files: expected a list of non-empty strings"),
+        ("boards", "words", "yes", "[boards] words: expected true or false, got 'yes'"),
+        ("boards", "shape", "4by4", "[boards] shape: expected a shape RxC, e.g. \"4x4\", got '4by4'"),
+        ("rules", "scores", {"x": 1}, "[rules] scores: 'x' = 1: lengths and points must be whole numbers"),
+        ("rules", "name", "chess", "[rules] name: expected one of 'boggle', 'big', 'superbig', got 'chess'"),
+        ("run", "n_jobs", 0, "[run] n_jobs: expected a non-zero integer (-1 = all cores), got 0"),
+        ("lexicon", "path", " ", "[lexicon] path: expected a non-empty string, got ' '"),
+    ],
+)
+def test_each_kind_of_bad_value_is_one_line_naming_the_key(
+    section: str, key: str, value: object, message: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        config_from_dict({section: {key: value}})
+    assert info.value.one_line().startswith(message)
 
 
 def test_a_section_is_checked_from_its_field_types() -> None:

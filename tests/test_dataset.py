@@ -25,8 +25,8 @@ from pipeline import store
 from pipeline.dataset import repo_root, resolve_run_dir
 from pipeline.errors import BoggleError
 from pipeline.runner import execute, run_job
-from tests.conftest import REPO
-from tests.test_runner import gen_config, make_inputs, write_toml
+from pipeline.store.schema import LEGACY_REJECTS, LOCK_FILE, PARTS_DIR, RUN_RECORD
+from tests.conftest import REPO, gen_config, make_inputs, write_toml
 
 
 def board_ids_by_reader(run: Path) -> dict[str, list[int]]:
@@ -111,12 +111,12 @@ def test_only_data_files_have_visible_names_and_no_lock_is_left(gen_run: Path, i
     for run in (gen_run, ingest_run):
         names = sorted(p.name for p in run.iterdir())
         parts = [p["file"] for p in manifest_of(run)["parts"]]
-        assert names == sorted([store.MANIFEST, store.REJECTS, store.RUN_RECORD, store.PARTS_DIR, *parts])
+        assert names == sorted([store.MANIFEST, store.REJECTS, RUN_RECORD, PARTS_DIR, *parts])
         # every file below the run that is not a part is hidden by its own name (polars matches
         # hidden_file_prefix against file names, not folders)
         hidden = [p for p in run.rglob("*") if p.is_file() and p.name not in parts]
         assert hidden and all(p.name[0] in "_." for p in hidden)
-        assert store.REJECTS == "_rejects.csv" and store.LOCK_FILE not in names
+        assert store.REJECTS == "_rejects.csv" and LOCK_FILE not in names
     assert len(store.read_rejects(ingest_run)) == 4
     assert manifest_of(ingest_run)["rejects_file"] == "_rejects.csv"
 
@@ -127,7 +127,7 @@ def test_a_part_being_written_is_never_read(gen_run: Path, tmp_path: Path) -> No
     shutil.copytree(gen_run, run)
     src = run / store.part_name(0)
     (run / f".{store.part_name(3)}.4242.tmp").write_bytes(src.read_bytes())  # a whole part
-    (run / store.LOCK_FILE).write_text("4242")  # as a killed run leaves it
+    (run / LOCK_FILE).write_text("4242")  # as a killed run leaves it
     n = manifest_of(run)["counts"]["boards"]
     got = board_ids_by_reader(run)
     assert got == {reader: list(range(n)) for reader in got}
@@ -256,8 +256,8 @@ def test_previous_layout_still_opens(gen_run: Path, tmp_path: Path, reseal: Any)
     old = tmp_path / "old"
     shutil.copytree(gen_run, old)
     reseal(old, legacy=True)
-    (old / store.REJECTS).rename(old / store.LEGACY_REJECTS)
-    (old / store.LEGACY_REJECTS).write_text("source,line,raw,reason\nf.txt,3,abc,too short\n")
+    (old / store.REJECTS).rename(old / LEGACY_REJECTS)
+    (old / LEGACY_REJECTS).write_text("source,line,raw,reason\nf.txt,3,abc,too short\n")
     assert store.read_rejects(old) == [{"source": "f.txt", "line": "3", "raw": "abc", "reason": "too short"}]
     assert pipeline.read_run(old).num_rows == 700
 
@@ -266,10 +266,10 @@ def test_lock_is_gone_after_a_finished_and_a_repeated_run(tmp_path: Path, enable
     out = tmp_path / "run"
     cfg = gen_config(enable2k_path, out, boards__count=50, boards__chunk_size=25, run__n_jobs=1)
     assert run_job(cfg).status == "complete"
-    assert not (out / store.LOCK_FILE).exists()
-    (out / store.LOCK_FILE).write_text("999999")  # left by a killed run
+    assert not (out / LOCK_FILE).exists()
+    (out / LOCK_FILE).write_text("999999")  # left by a killed run
     assert run_job(cfg).status == "already complete"
-    assert not (out / store.LOCK_FILE).exists()
+    assert not (out / LOCK_FILE).exists()
 
 
 def test_import_pipeline_is_light_and_exports_lazily() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -146,7 +145,3 @@ def test_mean_scores_match_the_reference_statistics(name: str, mean: float, enab
     scores = solve_arrays(boards, 4, 4, lex, collect=False).score
     se = float(scores.std()) / np.sqrt(len(scores))
     assert abs(float(scores.mean()) - mean) < 4.5 * se, (scores.mean(), se)
-
-
-def test_shared_dice_path_is_the_documented_one() -> None:
-    assert Path(REPO.parent / "shared" / "data" / "dice_sets.json") == SHARED_DICE

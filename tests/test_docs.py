@@ -225,7 +225,8 @@ def test_every_certificate_column_is_described_and_on_the_page() -> None:
 
 
 def test_every_optimize_column_is_described_and_on_the_page() -> None:
-    from pipeline.optimize import COLUMNS, OptimizeConfig, results_table
+    from pipeline.optimize import OptimizeConfig
+    from pipeline.optimize.output import COLUMNS, results_table
 
     names = results_table([], OptimizeConfig()).schema.names
     _assert_described(COLUMNS, names, "optimize results")

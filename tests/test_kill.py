@@ -206,6 +206,7 @@ def _cases() -> list[object]:
     return cases
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("name", "when"), _cases())
 def test_sigkill_of_the_main_process_leaves_no_worker_and_no_write(
     name: str, when: float | str, enable2k_path: str, tmp_path: Path
@@ -300,6 +301,7 @@ else:
 """
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("mode", "hold_gil"),
     [("main-thread", True), ("other-thread", False)],
@@ -361,6 +363,7 @@ print(json.dumps({"first": got["first"], "alive": [p for p in got["first"] if al
 """
 
 
+@pytest.mark.integration
 def test_workers_outlive_the_thread_that_started_them() -> None:
     """PR_SET_PDEATHSIG fires when the parent *thread* exits: workers started for a thread that
     has ended keep serving the next batch (no BrokenProcessPool, the same processes)."""

@@ -12,7 +12,6 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,24 +19,20 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline import store
-from pipeline.config import RunConfig, config_from_dict
 from pipeline.errors import EXIT_OUTPUT_CONFLICT, BoggleError, DamagedRunError, OutputConflictError
 from pipeline.prove import ProveConfig, run_prove
 from pipeline.runner import run_job
-from tests.conftest import boggle_command, group_processes, job_environment
+from tests.conftest import (
+    boggle_command,
+    group_processes,
+    job_environment,
+    one_error_line,
+    run_boggle,
+    run_config,
+)
 
-REPO = Path(__file__).resolve().parents[1]
 SLOW_FLIPS = 240  # per kind of job in the slow suite
 FAST_FLIPS = 30  # per kind of job in the default run
-
-
-def run_config(dictionary: str, out: Path, **boards: Any) -> RunConfig:
-    data = {
-        "boards": {"count": 300, "chunk_size": 100, "seed": 11, **boards},
-        "lexicon": {"path": dictionary},
-        "run": {"out": str(out), "n_jobs": 1},
-    }
-    return config_from_dict(data)
 
 
 def prove_config(dictionary: str, out: Path | None, threshold: int = 20) -> ProveConfig:
@@ -45,20 +40,6 @@ def prove_config(dictionary: str, out: Path | None, threshold: int = 20) -> Prov
         dictionary, shape="2x3", threshold=threshold, classes="ae rst", chunk_size=4, n_jobs=1,
         out=str(out) if out else None,
     )  # fmt: skip
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True, env=env, timeout=300
-    )
-
-
-def one_error_line(res: subprocess.CompletedProcess[str]) -> str:
-    lines = [ln for ln in res.stderr.splitlines() if not ln.startswith("note: ")]
-    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
-    assert "Traceback" not in res.stderr
-    return lines[0]
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +99,15 @@ def test_resumed_proof_recomputes_flipped_and_truncated_parts(tiny_dict: str, tm
     assert_certificate_equal(out, tmp_path, tiny_dict)
 
 
-@pytest.mark.parametrize("damage", ["truncate", "delete", "extra", "foreign", "flip", "boards", "manifest"])
+def more_damage(*kinds: str) -> list[Any]:
+    """Kinds of damage checked only with ``-m slow``: the default run checks one kind of each,
+    and its random corruption test flips bits in (or truncates) random files of both jobs."""
+    return [pytest.param(kind, marks=pytest.mark.slow) for kind in kinds]
+
+
+@pytest.mark.parametrize(
+    "damage", ["truncate", *more_damage("flip", "delete", "extra", "foreign", "boards", "manifest")]
+)
 def test_finished_proof_refuses_damage_then_overwrite_repairs(
     clean_proof: Path, tiny_dict: str, tmp_path: Path, damage: str
 ) -> None:
@@ -142,7 +131,7 @@ def test_finished_proof_refuses_damage_then_overwrite_repairs(
         text = (out / "_SUCCESS").read_text()
         (out / "_SUCCESS").write_text(text.replace('"eliminated": ', '"eliminated": 1', 1))
     if damage in ("truncate", "manifest"):  # a real process, as an operator runs it
-        res = cli("prove", "-d", tiny_dict, "--shape", "2x3", "-t", "20", "--classes", "ae rst",
+        res = run_boggle("prove", "-d", tiny_dict, "--shape", "2x3", "-t", "20", "--classes", "ae rst",
                   "--chunk-size", "4", "-j", "1", "-o", str(out), "-q")  # fmt: skip
         assert res.returncode == EXIT_OUTPUT_CONFLICT, res.stderr
         line = one_error_line(res)
@@ -171,7 +160,9 @@ def test_unreadable_success_is_refused_and_overwrite_repairs(
 # ---------------------------------------------------------------- readers
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "extra", "foreign-seed", "outside-path"])
+@pytest.mark.parametrize(
+    "damage", ["flip", *more_damage("extra", "truncate", "foreign-seed", "outside-path")]
+)
 def test_readers_refuse_a_damaged_run(
     clean_run: Path, enable2k_path: str, tmp_path: Path, damage: str
 ) -> None:
@@ -203,7 +194,7 @@ def test_readers_refuse_a_damaged_run(
         with pytest.raises(DamagedRunError, match=r"part-0000[17]\.parquet"):
             read(out)
     if damage in ("flip", "extra"):  # a real process, as an analyst runs it
-        res = cli("analyze", str(out), "--out", str(tmp_path / "report"), "-q")
+        res = run_boggle("analyze", str(out), "--out", str(tmp_path / "report"), "-q")
         assert res.returncode == EXIT_OUTPUT_CONFLICT
         assert "part-0000" in one_error_line(res)
         assert not (tmp_path / "report").exists()
@@ -409,7 +400,7 @@ def test_ctrl_c_of_an_optimize_rerun_keeps_the_result_and_prints_the_best(
     # whose re-run had a warm lexicon cache that the first run had to build.
     args = ["optimize", "-d", enable2k_path, "--shape", "4x4", "--restarts", "2", "-j", "2", "--seed", "5",
             "--iterations", "100000000", "--time-limit", "20", "-o", str(out), "-q"]  # fmt: skip
-    first = cli(*args)
+    first = run_boggle(*args)
     assert first.returncode == 0, first.stderr
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     proc = subprocess.Popen(boggle_command(*args), stderr=subprocess.PIPE, text=True, env=job_environment(),
@@ -425,8 +416,11 @@ def test_ctrl_c_of_an_optimize_rerun_keeps_the_result_and_prints_the_best(
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != INTERRUPTED} == before
     assert read_results(out).num_rows > 0
-    if (out / INTERRUPTED).exists():  # a restart had reported a board before the signal
-        assert "unfinished: best so far" in stderr
+    if (out / INTERRUPTED).exists():  # written on the signal: the boards reported before it, if any
+        import json
+
+        found = json.loads((out / INTERRUPTED).read_text(encoding="utf-8"))["boards"]
+        assert ("unfinished: best so far" if found else "unfinished: no board found yet") in stderr
 
 
 def test_a_word_length_cap_other_than_the_default_is_part_of_the_identity(
@@ -475,6 +469,7 @@ def test_prove_and_optimize_write_a_summary_json(
     assert res.output.strip().splitlines()[-1] == f"BEST {record['best_board']} {record['best_score']}"
 
 
+@pytest.mark.integration
 def test_the_main_process_records_parts_without_reading_them(
     enable2k_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

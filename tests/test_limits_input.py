@@ -13,7 +13,6 @@ import csv
 import io
 import json
 import os
-import resource
 import select
 import subprocess
 import sys
@@ -38,16 +37,11 @@ from pipeline.ingest import (
     write_rejects_header,
 )
 from pipeline.trie import Alphabet
+from tests.conftest import REPO, limit_memory, one_error_line
 
-REPO = Path(__file__).resolve().parent.parent
 SMOKE = REPO / "configs" / "smoke.toml"
-MEMORY_LIMIT = 1536 << 20  # bytes of address space for the subprocess
 CLI = CliRunner()
 ALPHABET = Alphabet.english()
-
-
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
 def limited(args: list[str | bytes], timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -59,7 +53,7 @@ def limited(args: list[str | bytes], timeout: float = 120) -> subprocess.Complet
         text=True,
         env=env,
         cwd=REPO,
-        preexec_fn=_limit_memory,
+        preexec_fn=limit_memory,
         timeout=timeout,
     )
 
@@ -70,13 +64,8 @@ def boggle(*args: str | bytes | Path) -> subprocess.CompletedProcess[str]:
 
 def one_line(proc: subprocess.CompletedProcess[str], code: int, *needles: str) -> str:
     """The one error line of a command refused with ``code`` (no traceback, no MemoryError)."""
-    assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr, proc.stderr[-2000:]
-    assert proc.returncode == code, proc.stderr[-2000:]
-    lines = [ln for ln in proc.stderr.splitlines() if not ln.startswith(("note: ", "warning: "))]
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
+    assert "MemoryError" not in proc.stderr and proc.returncode == code, proc.stderr[-2000:]
+    return one_error_line(proc, *needles)
 
 
 def cli_in_subprocess(*commands: list[str]) -> list[tuple[int, str, str]]:
@@ -353,7 +342,7 @@ def test_generate_huge_count_prints_its_first_boards_at_once() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     cmd = [sys.executable, "-m", "pipeline.cli", "generate", "--count", str(MAX_COUNT), "--seed", "3"]
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO, preexec_fn=_limit_memory
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO, preexec_fn=limit_memory
     )
     assert proc.stdout is not None and proc.stderr is not None
     try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import errno
 import gzip
 import os
-import resource
 import stat
 import subprocess
 import sys
@@ -39,14 +38,9 @@ from pipeline.lexicon import (
 )
 from pipeline.rules import get_rules
 from pipeline.trie import Alphabet, Trie, build_trie
+from tests.conftest import REPO, limit_memory, one_error_line
 
-REPO = Path(__file__).resolve().parent.parent
 SMOKE = REPO / "configs" / "smoke.toml"
-MEMORY_LIMIT = 1536 << 20  # bytes of address space for the subprocess
-
-
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
 def boggle(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
@@ -60,19 +54,14 @@ def boggle(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         env=env,
         cwd=REPO,
-        preexec_fn=_limit_memory,
+        preexec_fn=limit_memory,
         timeout=300,
     )
 
 
 def assert_one_line_refusal(proc: subprocess.CompletedProcess[str], *needles: str) -> str:
-    assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr, proc.stderr[-2000:]
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    errors = [ln for ln in proc.stderr.splitlines() if not ln.startswith("note: ")]
-    assert len(errors) == 1 and errors[0].startswith("error: "), proc.stderr
-    for needle in needles:
-        assert needle in errors[0], errors[0]
-    return errors[0]
+    assert "MemoryError" not in proc.stderr and proc.returncode == 2, proc.stderr[-2000:]
+    return one_error_line(proc, *needles)
 
 
 def refused_run(tmp_path: Path, dictionary: str, *needles: str) -> str:

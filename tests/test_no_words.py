@@ -18,6 +18,7 @@ from pipeline.cli import app
 from pipeline.config import load_config
 from pipeline.errors import OutputConflictError
 from pipeline.runner import execute
+from pipeline.store.parts import part_record_path
 
 CLI = CliRunner()
 
@@ -98,7 +99,7 @@ def test_modes_never_mix_in_one_run_dir(runs: dict[str, Path], tmp_path: Path, e
     # named and recomputed, never reused
     (copy / store.MANIFEST).unlink()
     shutil.copy(runs["with"] / "part-00001.parquet", copy / "part-00001.parquet")
-    shutil.copy(store.part_record_path(runs["with"], 1), store.part_record_path(copy, 1))
+    shutil.copy(part_record_path(runs["with"], 1), part_record_path(copy, 1))
     notes: list[str] = []
     again = execute(config(enable2k_path, copy, False), n_jobs=1, note=notes.append)
     assert again.chunks_reused == 2 and len(notes) == 1 and "part-00001.parquet" in notes[0]
@@ -131,6 +132,7 @@ def test_cli_no_words_end_to_end(tmp_path: Path, enable2k_path: str) -> None:
     assert forced.exit_code == 0 and "words" in pq.read_schema(out / "part-00000.parquet").names
 
 
+@pytest.mark.integration
 def test_analyze_a_run_without_words(runs: dict[str, Path], tmp_path: Path) -> None:
     result = analyze_runs([runs["without"]], tmp_path / "rep")
     page = result.report.read_text(encoding="utf-8")
@@ -142,6 +144,7 @@ def test_analyze_a_run_without_words(runs: dict[str, Path], tmp_path: Path) -> N
     assert cli.exit_code == 0 and "Traceback" not in cli.output
 
 
+@pytest.mark.integration
 def test_analyze_mixed_runs_treats_words_as_absent_for_the_run_without(
     runs: dict[str, Path], tmp_path: Path
 ) -> None:

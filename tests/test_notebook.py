@@ -18,11 +18,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tests.test_analyze import ALPHA, smoke_run, write_run
+from tests.conftest import ALPHA, BETA, REPO, write_run
 
-__all__ = ["smoke_run"]  # the fixture, imported for pytest
-
-REPO = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.integration  # each test executes the notebook in a Jupyter kernel
 NOTEBOOK = REPO / "notebooks" / "board_quality.ipynb"
 
 
@@ -100,8 +98,6 @@ def test_notebook_runs_against_the_smoke_run(smoke_run: Path) -> None:
 
 
 def test_notebook_compares_several_runs(tmp_path: Path) -> None:
-    from tests.test_analyze import BETA
-
     alpha = write_run(tmp_path / "alpha", ALPHA)
     beta = write_run(tmp_path / "beta", BETA, chunk_size=2)
     nb = execute(alpha, compare_dirs=[str(beta)])

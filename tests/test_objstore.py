@@ -24,11 +24,11 @@ import pytest
 pytest.importorskip("s3fs")
 pytest.importorskip("moto")
 
-from pipeline.config import config_from_dict
 from pipeline.errors import DamagedRunError, OutputConflictError
 from pipeline.runner import run_job
+from tests.conftest import REPO, one_error_line, part_bytes, run_boggle, run_config
 
-REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.integration  # a moto S3 server and real `boggle` processes
 SECRET = "boggle-objstore-s3cr3t-7d1f"
 KEY_ID = "testing"
 
@@ -111,35 +111,6 @@ def objects(prefix: str) -> dict[str, bytes]:
     return {k: f.cat_file(k) for k in f.find(prefix)}
 
 
-def run_config(dictionary: str, out: str, n_jobs: int = 1, **boards: Any) -> Any:
-    data = {
-        "boards": {"count": 300, "chunk_size": 100, "seed": 11, **boards},
-        "lexicon": {"path": dictionary},
-        "run": {"out": out, "n_jobs": n_jobs},
-    }
-    return config_from_dict(data)
-
-
-def cli(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *args],
-        capture_output=True, text=True, env=full, timeout=300, cwd=cwd,
-    )  # fmt: skip
-
-
-def one_error_line(res: subprocess.CompletedProcess[str]) -> str:
-    lines = [ln for ln in res.stderr.splitlines() if not ln.startswith("note: ")]
-    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
-    return lines[0]
-
-
-def local_parts(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.glob("part-*.parquet"))}
-
-
 def remote_parts(prefix: str) -> dict[str, bytes]:
     return {
         k.rsplit("/", 1)[-1]: v
@@ -167,7 +138,7 @@ def test_generate_run_to_s3_matches_local(
     summary = run_job(run_config(tiny_dict, url, n_jobs=2))
     assert summary.status == "complete" and str(summary.run_dir) == url
     assert sorted(os.listdir(tmp_path)) == ["local"]  # no folder named after the URL
-    assert remote_parts(f"{bucket}/run") == local_parts(local)
+    assert remote_parts(f"{bucket}/run") == part_bytes(local)
 
     expect = pipeline.read_run(local)
     got = pipeline.read_run(url)
@@ -213,7 +184,7 @@ def test_ingest_with_input_on_s3(bucket: str, tiny_dict: str, tmp_path: Path) ->
     assert run_job(run_config(tiny_dict, str(local), **cfg)).rejected == 1
     remote = run_job(run_config(tiny_dict, url, **cfg))
     assert remote.rejected == 1 and remote.boards == 4
-    assert remote_parts(f"{bucket}/ingest") == local_parts(local)
+    assert remote_parts(f"{bucket}/ingest") == part_bytes(local)
     t = pipeline.read_run(url)
     assert t.equals(pipeline.read_run(local)) and set(t.column("source").to_pylist()) == {inp}
     assert pipeline.store.read_rejects(url) == pipeline.store.read_rejects(local)
@@ -229,7 +200,7 @@ def test_analyze_s3_same_tables(bucket: str, tiny_dict: str, tmp_path: Path, mot
     run_job(run_config(tiny_dict, url))
     env = s3_env(moto_endpoint)
     for run, rep in ((str(local), tmp_path / "rep-local"), (url, tmp_path / "rep-s3")):
-        res = cli("analyze", run, "--out", str(rep), "--quiet", "--label", f"{run}=r", env=env)
+        res = run_boggle("analyze", run, "--out", str(rep), "--quiet", "--label", f"{run}=r", env=env)
         assert res.returncode == 0, res.stderr
     a = sorted(p.relative_to(tmp_path / "rep-local") for p in (tmp_path / "rep-local").rglob("*.parquet"))
     b = sorted(p.relative_to(tmp_path / "rep-s3") for p in (tmp_path / "rep-s3").rglob("*.parquet"))
@@ -284,7 +255,7 @@ def test_damaged_or_foreign_part(bucket: str, tiny_dict: str, tmp_path: Path) ->
     notes: list[str] = []
     assert run_job(run_config(tiny_dict, url), note=notes.append).status == "resumed"
     assert any("part-00001" in n and "recomputing" in n for n in notes), notes
-    assert remote_parts(f"{bucket}/run") == local_parts(local)
+    assert remote_parts(f"{bucket}/run") == part_bytes(local)
 
 
 def test_lease_refuses_a_second_client_then_expires(bucket: str, tiny_dict: str) -> None:
@@ -355,12 +326,12 @@ def test_sigkill_then_resume(bucket: str, tiny_dict: str, tmp_path: Path, moto_e
         with pytest.raises(OutputConflictError):
             Lease(location(url)).acquire()  # type: ignore[arg-type]
     time.sleep(max(0.0, expires - time.time()) + 0.2)
-    res = cli(*args, "--out", url, env=_kill_env(moto_endpoint))
+    res = run_boggle(*args, "--out", url, env=_kill_env(moto_endpoint))
     assert res.returncode == 0, res.stderr
     assert "chunks reused" in res.stdout  # took over the dead lease and resumed
     local = tmp_path / "local"
-    assert cli(*args, "--out", str(local)).returncode == 0
-    assert remote_parts(f"{bucket}/run") == local_parts(local)
+    assert run_boggle(*args, "--out", str(local)).returncode == 0
+    assert remote_parts(f"{bucket}/run") == part_bytes(local)
 
 
 # ---------------------------------------------------------------- one-line errors
@@ -385,7 +356,7 @@ def test_cli_errors_are_one_line(bucket: str, tiny_dict: str, tmp_path: Path, mo
         work = tmp_path / f"cwd{code}{len(words)}"
         work.mkdir()
         t0 = time.monotonic()
-        res = cli(*base, "--out", out, "--summary-json", str(summary), env=e, cwd=work)
+        res = run_boggle(*base, "--out", out, "--summary-json", str(summary), env=e, cwd=work)
         assert res.returncode == code, (out, res.stderr)
         line = one_error_line(res)
         assert words in line and SECRET not in res.stderr + res.stdout, line
@@ -419,7 +390,7 @@ def test_summary_and_objects_hold_no_credentials(
     bucket: str, tiny_dict: str, tmp_path: Path, moto_endpoint: str
 ) -> None:
     summary = tmp_path / "summary.json"
-    res = cli(
+    res = run_boggle(
         "run", str(REPO / "configs/smoke.toml"), "-d", tiny_dict, "--count", "20", "--chunk-size", "10",
         "--out", f"s3://{bucket}/run", "--summary-json", str(summary), "-q", env=s3_env(moto_endpoint),
     )  # fmt: skip
@@ -439,7 +410,7 @@ def test_permission_denied_is_one_line(tiny_dict: str, tmp_path: Path) -> None:
         work = tmp_path / "cwd"
         work.mkdir()
         base = ["run", str(REPO / "configs/smoke.toml"), "-d", tiny_dict, "--count", "10", "-q"]
-        res = cli(*base, "--out", "s3://denied/run", env=s3_env(endpoint), cwd=work)
+        res = run_boggle(*base, "--out", "s3://denied/run", env=s3_env(endpoint), cwd=work)
         assert res.returncode == 5, res.stderr
         line = one_error_line(res)
         assert "s3://denied/run" in line and "permission denied" in line, line

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,29 +28,21 @@ from pipeline import store
 from pipeline.cli import app
 from pipeline.config import MAX_CHUNK_SIZE, MAX_COUNT, load_config
 from pipeline.errors import EXIT_IO, EXIT_OUTPUT_CONFLICT, EXIT_TERMINATED, ConfigError
-from pipeline.runner import capped_n_jobs, execute
-from tests.conftest import REPO
+from pipeline.runner import execute
+from pipeline.runner.run import capped_n_jobs
+from pipeline.store.parts import part_path, part_record_path
+from pipeline.store.schema import PARTS_DIR
+from tests.conftest import REPO, gen_config, part_bytes
 
 CLI = CliRunner()
+#: 2,000 new-dice boards (seed 42) in chunks of 500
+small_config = partial(gen_config, boards__count=2000, boards__seed=42)
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
-
-
-def small_config(enable2k: str, out: Path, **more: Any) -> Any:
-    values = {
-        "boards.dice": "new", "boards.count": 2000, "boards.seed": 42, "boards.chunk_size": 500,
-        "lexicon.path": enable2k, "run.out": str(out),
-    }  # fmt: skip
-    values.update({k.replace("__", "."): v for k, v in more.items()})
-    return load_config(None, values)
 
 
 def without_compile_notes(output: str) -> str:
     """The output less the note a cold lexicon cache adds (the compile), stripped."""
     return "\n".join(ln for ln in output.strip().splitlines() if not ln.startswith("note: compiling"))
-
-
-def part_bytes(run_dir: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(run_dir.glob("part-*.parquet"))}
 
 
 def session_processes(sid: int) -> list[int]:
@@ -94,6 +87,7 @@ def wait_for_parts(proc: subprocess.Popen[str], out: Path, n: int) -> None:
 # ---------------------------------------------------------------- signals and workers
 
 
+@pytest.mark.integration
 def test_sigterm_stops_workers_exits_143_and_resumes(tmp_path: Path, enable2k_path: str) -> None:
     out = tmp_path / "run"
     summary = tmp_path / "summary.json"
@@ -116,6 +110,7 @@ def test_sigterm_stops_workers_exits_143_and_resumes(tmp_path: Path, enable2k_pa
     assert not (out / store.MANIFEST).exists()
 
 
+@pytest.mark.integration
 def test_sigkill_of_the_main_process_leaves_no_worker(tmp_path: Path, enable2k_path: str) -> None:
     out = tmp_path / "run"
     proc = start_run(enable2k_path, out)
@@ -136,6 +131,7 @@ def test_sigkill_of_the_main_process_leaves_no_worker(tmp_path: Path, enable2k_p
             os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.integration
 def test_killed_worker_is_one_line_with_a_resume_hint(tmp_path: Path, enable2k_path: str) -> None:
     out = tmp_path / "run"
     proc = start_run(enable2k_path, out)
@@ -187,7 +183,7 @@ def test_damaged_part_of_an_unfinished_run_is_named_and_recomputed(
     out = tmp_path / "run"
     shutil.copytree(clean_run, out)
     (out / store.MANIFEST).unlink()  # an interrupted run
-    victim = store.part_path(out, 2)
+    victim = part_path(out, 2)
     if damage == "delete":
         victim.unlink()
     else:
@@ -209,8 +205,8 @@ def test_foreign_part_from_another_seed_is_never_certified(
     shutil.copytree(clean_run, out)
     (out / store.MANIFEST).unlink()
     # the part and its record both copied in: the record matches, the embedded config does not
-    shutil.copy(store.part_path(other, 1), store.part_path(out, 1))
-    shutil.copy(store.part_record_path(other, 1), store.part_record_path(out, 1))
+    shutil.copy(part_path(other, 1), part_path(out, 1))
+    shutil.copy(part_record_path(other, 1), part_record_path(out, 1))
     notes: list[str] = []
     res = execute(small_config(enable2k_path, out), n_jobs=1, note=notes.append)
     assert res.chunks_reused == 3
@@ -224,7 +220,7 @@ def test_extra_part_beyond_the_run_is_refused_and_overwrite_removes_it(
     out = tmp_path / "run"
     shutil.copytree(clean_run, out)
     (out / store.MANIFEST).unlink()
-    shutil.copy(store.part_path(out, 0), store.part_path(out, 9))
+    shutil.copy(part_path(out, 0), part_path(out, 9))
     result = CLI.invoke(app, ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out)])
     assert result.exit_code == EXIT_OUTPUT_CONFLICT
     assert "part-00009.parquet" in result.output and "Traceback" not in result.output
@@ -249,12 +245,12 @@ def test_damaged_finished_run_is_refused_then_repaired_by_overwrite(
 ) -> None:
     out = tmp_path / "run"
     shutil.copytree(clean_run, out)
-    victim = store.part_path(out, 3)
+    victim = part_path(out, 3)
     if damage == "delete":
         victim.unlink()
     elif damage == "extra":
-        victim = store.part_path(out, 4)
-        shutil.copy(store.part_path(out, 0), victim)
+        victim = part_path(out, 4)
+        shutil.copy(part_path(out, 0), victim)
     else:
         damage(victim)
     args = ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out)]
@@ -342,7 +338,7 @@ def test_disk_full_or_read_only_is_exit_5_naming_the_path(
     tmp_path: Path, enable2k_path: str, monkeypatch: pytest.MonkeyPatch, code: int, text: str
 ) -> None:
     def failing_record(run_dir: Any, chunk: int, rows: int, written: Any = None) -> Any:
-        raise OSError(code, os.strerror(code), str(store.part_record_path(run_dir, chunk)))
+        raise OSError(code, os.strerror(code), str(part_record_path(run_dir, chunk)))
 
     monkeypatch.setattr(store.parts, "record_part", failing_record)
     out = tmp_path / "run"
@@ -350,7 +346,7 @@ def test_disk_full_or_read_only_is_exit_5_naming_the_path(
     assert result.exit_code == EXIT_IO
     line = without_compile_notes(result.output)
     assert len(line.splitlines()) == 1 and text in line
-    assert str(out / store.PARTS_DIR) in line and "re-run the same command to resume" in line
+    assert str(out / PARTS_DIR) in line and "re-run the same command to resume" in line
 
 
 # ---------------------------------------------------------------- inputs
@@ -446,15 +442,15 @@ def test_version_and_short_help() -> None:
 
 def test_part_files_stay_readable_as_a_dataset(clean_run: Path) -> None:
     # the _parts/ records never get in a Parquet reader's way
-    assert all(p.suffix == ".json" for p in (clean_run / store.PARTS_DIR).iterdir())
+    assert all(p.suffix == ".json" for p in (clean_run / PARTS_DIR).iterdir())
     rows = sum(pq.read_metadata(p).num_rows for p in clean_run.glob("part-*.parquet"))
     assert rows == 2000
 
 
 def test_choices_match_the_library_and_are_listed_in_help() -> None:
-    from pipeline import cli
+    from pipeline.cli import options as cli
     from pipeline.config import BACKENDS
-    from pipeline.optimize import OBJECTIVES, STRATEGIES
+    from pipeline.optimize.config import OBJECTIVES, STRATEGIES
     from pipeline.rules import PRESETS
 
     assert [m.value for m in cli.RulesName] == list(PRESETS)
@@ -464,9 +460,9 @@ def test_choices_match_the_library_and_are_listed_in_help() -> None:
     from pipeline.dice import GENERATORS, dice_set_names
 
     assert list(cli.DICE_CHOICES) == [*dice_set_names(), *GENERATORS]
-    assert cli._complete_dice("big") == ["big1979", "big2011"]
+    assert cli.complete_dice("big") == ["big1979", "big2011"]
     if Path("/usr/share/tanglet/gamedata/en").is_dir():
-        assert "tanglet:en" in cli._complete_dice("tanglet:")
+        assert "tanglet:en" in cli.complete_dice("tanglet:")
     out = CLI.invoke(app, ["run", "--help"], terminal_width=200).output
     assert "<boggle|big|superbig>" in out and "<loky|threading|dask>" in out
     bad = CLI.invoke(app, ["optimize", "--strategy", "greedy"])
@@ -490,13 +486,13 @@ def test_each_short_flag_means_one_thing_across_commands() -> None:
 def test_part_write_failure_without_a_file_name_names_the_run(
     tmp_path: Path, enable2k_path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipeline import runner
+    from pipeline.runner import workers
 
     def full_disk(*args: Any, **kwargs: Any) -> Any:
         # what pyarrow raises when the disk fills: an OSError with no filename
         raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
 
-    monkeypatch.setattr(runner.store, "write_part_info", full_disk)
+    monkeypatch.setattr(workers.store, "write_part_info", full_disk)
     out = tmp_path / "run"
     result = CLI.invoke(app, ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out)])
     assert result.exit_code == EXIT_IO

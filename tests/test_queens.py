@@ -23,7 +23,7 @@ def brute_force(n: int) -> list[tuple[int, ...]]:
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("n", range(1, 11))
+@pytest.mark.parametrize("n", [*range(1, 10), pytest.param(10, marks=pytest.mark.slow)])
 def test_counts_match_brute_force_and_known_values(n: int) -> None:
     result = solve_queens(n, collect=True)
     assert result.count == KNOWN[n]

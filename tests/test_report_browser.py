@@ -13,17 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_analyze import ALPHA, BETA, write_run
+from tests.conftest import ALPHA, BETA, REPO, write_run
 
-REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO / "reports" / "ci-artifacts"
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
 DRIVER = shutil.which("chromedriver")
 
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None or DRIVER is None,
-    reason="no Chromium + chromedriver (Debian: apt-get install chromium chromium-driver)",
-)
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        CHROMIUM is None or DRIVER is None,
+        reason="no Chromium + chromedriver (Debian: apt-get install chromium chromium-driver)",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import joblib
 import numpy as np
@@ -21,41 +20,22 @@ from typer.testing import CliRunner
 from pipeline import store
 from pipeline.boards import parse_compact
 from pipeline.cli import app
-from pipeline.config import RunConfig, load_config
+from pipeline.config import load_config
 from pipeline.errors import LexiconError, OutputConflictError
 from pipeline.generate import generate_compact
 from pipeline.runner import Progress, execute, run_job
 from pipeline.solve.reference import ReferenceSolver
-from tests.conftest import REPO
+from pipeline.store.parts import committed_chunks, part_path
+from pipeline.store.schema import PARTS_DIR
+from tests.conftest import REPO, gen_config, make_inputs, part_bytes, write_toml
 
 CLI = CliRunner()
-
-
-def gen_config(enable2k: str, out: Path, **more: Any) -> RunConfig:
-    values = {
-        "boards.dice": "new", "boards.count": 3000, "boards.seed": 5, "boards.chunk_size": 500,
-        "lexicon.path": enable2k, "run.out": str(out),
-    }  # fmt: skip
-    values.update({k.replace("__", "."): v for k, v in more.items()})
-    return load_config(None, values)
-
-
-def write_toml(path: Path, sections: dict[str, dict[str, Any]]) -> Path:
-    lines = []
-    for name, values in sections.items():
-        lines.append(f"[{name}]")
-        lines += [f"{k} = {json.dumps(v)}" for k, v in values.items()]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def part_bytes(run_dir: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(run_dir.glob("part-*.parquet"))}
 
 
 # ---------------------------------------------------------------- determinism
 
 
+@pytest.mark.integration
 def test_same_data_with_n_jobs_1_2_and_dask(tmp_path: Path, enable2k_path: str) -> None:
     distributed = pytest.importorskip("dask.distributed")
     one = execute(gen_config(enable2k_path, tmp_path / "one"), n_jobs=1)
@@ -100,6 +80,7 @@ def test_results_agree_with_the_reference_solver(
 # ---------------------------------------------------------------- resume after kill -9
 
 
+@pytest.mark.integration
 def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: str) -> None:
     out = tmp_path / "killed"
     config = write_toml(tmp_path / "job.toml", {
@@ -118,7 +99,7 @@ def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: 
     )
     try:
         deadline = time.monotonic() + 120
-        while len(list((out / store.PARTS_DIR).glob("*.json"))) < 3:
+        while len(list((out / PARTS_DIR).glob("*.json"))) < 3:
             assert proc.poll() is None, f"the run ended early: {proc.stderr.read() if proc.stderr else ''}"
             assert time.monotonic() < deadline, "no part appeared in time"
             time.sleep(0.005)
@@ -127,8 +108,8 @@ def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: 
         proc.wait()
     # a part is trusted once the main process has recorded it; a part a worker renamed into
     # place just before the kill has no record yet and is recomputed
-    recorded = len(list((out / store.PARTS_DIR).glob("*.json")))
-    committed = len(store.committed_chunks(out))
+    recorded = len(list((out / PARTS_DIR).glob("*.json")))
+    committed = len(committed_chunks(out))
     assert not (out / store.MANIFEST).exists(), "the run finished before it could be killed"
     assert 3 <= recorded <= committed < 30
     with pytest.raises(Exception, match="unfinished"):
@@ -151,68 +132,6 @@ def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: 
 # ---------------------------------------------------------------- ingest
 
 
-def make_inputs(tmp_path: Path) -> list[Path]:
-    a = tmp_path / "good_and_bad.txt"
-    a.write_text(
-        "perslatgsineters\n"  # ok
-        "perslatgsinete1s\n"  # bad face
-        "qiet\n"  # ok (2x2)
-        "abcde\n"  # not square
-        "PERSLATGSINETERS\n",  # ok
-        encoding="utf-8",
-    )
-    b = tmp_path / "more.csv"
-    b.write_text("board,n\nqqqqqqqqqqqqqqqq,1\n[th]aaaaaaaaaaaaaaa,2\n,3\n", encoding="utf-8")
-    return [a, b]
-
-
-def test_ingest_run_counts_reasons_and_exit_code_3(tmp_path: Path, enable2k_path: str) -> None:
-    files = make_inputs(tmp_path)
-    config = write_toml(tmp_path / "ingest.toml", {
-        "boards": {"source": "ingest", "files": [str(f) for f in files], "chunk_size": 3},
-        "lexicon": {"path": enable2k_path},
-        "run": {"out": str(tmp_path / "run"), "n_jobs": 1},
-    })  # fmt: skip
-    result = CLI.invoke(app, ["run", str(config), "--quiet"])
-    assert result.exit_code == 3, result.output
-    assert "4 of 8 input rows rejected" in result.output
-    manifest, _ = store.open_run(tmp_path / "run")
-    assert manifest["counts"]["input_rows"] == 8
-    assert manifest["counts"]["boards"] == 4 and manifest["counts"]["rejected"] == 4
-    # chunks of 3 records run across files: [a1 a2 a3] [a4 a5 b1] [b2 b3]; the last has no board
-    assert [p["rows"] for p in manifest["parts"]] == [2, 2, 0]
-    rejects = store.read_rejects(tmp_path / "run")
-    a, b = (str(f) for f in files)
-    assert [(r["source"], r["line"], r["raw"]) for r in rejects] == [
-        (a, "2", "perslatgsinete1s"),
-        (a, "4", "abcde"),
-        (b, "3", "[th]aaaaaaaaaaaaaaa"),
-        (b, "4", ""),
-    ]
-    assert rejects[0]["reason"] == "position 15: unknown face '1' (faces are letters; '.' is a blank)"
-    assert "not a square number" in rejects[1]["reason"]
-    assert "face 'th' (cell 1) is not in the run's alphabet" in rejects[2]["reason"]
-    assert rejects[3]["reason"] == "empty board"
-    table = store.read_run(tmp_path / "run")
-    assert table.column("board_id").to_pylist() == [0, 1, 2, 3]
-    assert table.column("board").to_pylist() == [
-        "perslatgsineters",
-        "qiet",
-        "perslatgsineters",
-        "qqqqqqqqqqqqqqqq",
-    ]
-    assert table.column("source").to_pylist() == [a, a, a, b]
-    assert table.column("score").to_pylist()[0] == 3625
-    # a second run is a no-op and still reports the rejects
-    again = CLI.invoke(app, ["run", str(config), "--quiet"])
-    assert again.exit_code == 3 and "already complete" in again.output
-
-    # with the multi-letter face allowed, that row is a board
-    redo = CLI.invoke(app, ["run", str(config), "--quiet", "--set", 'boards.faces=["th"]', "--overwrite"])
-    assert redo.exit_code == 3 and "3 of 8 input rows rejected" in redo.output
-    assert store.read_run(tmp_path / "run").column("board").to_pylist()[-1] == "[th]aaaaaaaaaaaaaaa"
-
-
 def test_ingest_resume_after_lost_chunks(tmp_path: Path, enable2k_path: str) -> None:
     lines = "".join(generate_compact("new", 400, seed=3, chunk_size=400)).splitlines()
     for i in range(0, 400, 37):
@@ -229,7 +148,7 @@ def test_ingest_resume_after_lost_chunks(tmp_path: Path, enable2k_path: str) -> 
     rejects_before = (tmp_path / "run" / store.REJECTS).read_bytes()
     # the state a crash leaves: some chunks never written, no manifest
     for k in (2, 5, 7):
-        store.part_path(tmp_path / "run", k).unlink()
+        part_path(tmp_path / "run", k).unlink()
     (tmp_path / "run" / store.MANIFEST).unlink()
     (tmp_path / "run" / store.REJECTS).unlink()
     with joblib.parallel_config(backend="threading", n_jobs=2):
@@ -240,7 +159,7 @@ def test_ingest_resume_after_lost_chunks(tmp_path: Path, enable2k_path: str) -> 
     # a part replaced since it was committed (here: an empty table) no longer matches its record:
     # it is named and recomputed, never reused
     (tmp_path / "run" / store.MANIFEST).unlink()
-    pq.write_table(store.board_schema().empty_table(), store.part_path(tmp_path / "run", 6))
+    pq.write_table(store.board_schema().empty_table(), part_path(tmp_path / "run", 6))
     notes: list[str] = []
     with joblib.parallel_config(backend="loky", n_jobs=2):
         third = execute(cfg, note=notes.append)
@@ -344,6 +263,7 @@ def test_different_config_refused_then_overwritten(tmp_path: Path, enable2k_path
     assert json.loads((out / "_SUCCESS").read_text())["config"]["boards"]["seed"] == 2
 
 
+@pytest.mark.integration
 def test_concurrent_second_run_refused(tmp_path: Path, enable2k_path: str) -> None:
     out = tmp_path / "busy"
     config = write_toml(tmp_path / "job.toml", {
@@ -357,7 +277,7 @@ def test_concurrent_second_run_refused(tmp_path: Path, enable2k_path: str) -> No
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120
-        while not store.committed_chunks(out):  # the first run is under way
+        while not committed_chunks(out):  # the first run is under way
             assert first.poll() is None and time.monotonic() < deadline
             time.sleep(0.01)
         second = CLI.invoke(app, ["run", str(config), "-q", "--count", "100", "--overwrite"])
@@ -399,6 +319,7 @@ MAIN_PROCESS_RUN = (
 )
 
 
+@pytest.mark.integration
 def test_main_process_of_a_warm_run_loads_neither_numba_nor_pandas(
     tmp_path: Path, enable2k_path: str
 ) -> None:
@@ -428,6 +349,7 @@ with parallel_backend("loky", 2):
 """
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("env", "want"), [((), "system"), (("ARROW_DEFAULT_MEMORY_POOL=mimalloc",), "mimalloc")]
 )
@@ -438,3 +360,23 @@ def test_worker_processes_allocate_arrow_memory_with_the_c_allocator(env: tuple[
         [sys.executable, "-c", WORKER_POOL_SCRIPT, *env], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == want
+
+
+def test_plan_run_decides_everything_before_touching_the_run_directory(
+    tmp_path: Path, enable2k_path: str
+) -> None:
+    from pipeline.runner.plan import plan_run
+
+    files = make_inputs(tmp_path)
+    cfg = load_config(None, {
+        "boards.source": "ingest", "boards.files": [str(f) for f in files], "lexicon.path": enable2k_path,
+        "run.out": str(tmp_path / "run"),
+    })  # fmt: skip
+    plan = plan_run(cfg)
+    assert not (tmp_path / "run").exists()
+    assert [i["file"] for i in plan.inputs] == [str(f) for f in files]
+    assert plan.identity["inputs"] == [{"file": i["file"], "sha256": i["sha256"]} for i in plan.inputs]
+    assert plan.identity["lexicon_sha256"] == plan.lexicon.content_hash
+    assert json.loads(plan.metadata[store.META_CONFIG]) == cfg.data_dict()
+    assert plan.workers_write is None  # decided once the workers are known
+    assert plan_run(cfg.resolve()).identity == plan.identity  # the same run, the same identity

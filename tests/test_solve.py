@@ -202,6 +202,7 @@ def test_kernel_equals_reference_on_boards_over_64_cells(board: Board, rule_key:
     check_against_reference(board, rule_key)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["classic", "new", "big1979", "superbig"]))
 def test_kernel_equals_reference_on_dice_rolls(enable_words: list[str], seed: int, dice: str) -> None:

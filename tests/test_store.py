@@ -16,13 +16,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline import store
-from pipeline.boards import Board, format_compact, parse_compact
+from pipeline.boards import Board, compact_strings, format_compact, parse_compact
 from pipeline.errors import BoggleError, DamagedRunError, OutputConflictError
 from pipeline.lexicon import CompiledLexicon, DropReport, Lexicon, compile_words
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 from pipeline.solve.reference import ReferenceSolver
-from pipeline.store.parts import seal_of
+from pipeline.store.parts import committed_chunks, seal_of
+from pipeline.store.rundir import run_lock
+from pipeline.store.schema import LOCK_FILE
 from pipeline.trie import Alphabet
 
 EXPECTED_COLUMNS = [
@@ -38,7 +40,7 @@ EXPECTED_COLUMNS = [
 
 LOCK_HOLDER = (
     "import sys, time\n"
-    "from pipeline.store import run_lock\n"
+    "from pipeline.store.rundir import run_lock\n"
     "with run_lock(sys.argv[1]):\n"
     "    print('locked', flush=True)\n"
     "    time.sleep(60)\n"
@@ -122,14 +124,14 @@ def test_compact_strings_round_trip_every_kind_of_face() -> None:
     alphabet = Alphabet.from_faces(faces)
     board = Board(2, 4, ("a", "qu", "th", "", "q", "ł", "é", "a"))
     enc = alphabet.encode(board.faces)[None, :]
-    text = store.compact_strings(enc, alphabet.faces).to_pylist()[0]
+    text = compact_strings(enc, alphabet.faces).to_pylist()[0]
     assert text == format_compact(board)
     assert parse_compact(text, (2, 4)) == board
     # the vectorised path (single ASCII faces) agrees with format_compact too
     plain = Alphabet.english()
     rng = np.random.default_rng(0)
     enc = rng.integers(-1, len(plain), size=(50, 9)).astype(np.int8)
-    got = store.compact_strings(enc, plain.faces).to_pylist()
+    got = compact_strings(enc, plain.faces).to_pylist()
     want = [format_compact(Board(3, 3, tuple("" if c < 0 else plain.faces[c] for c in row))) for row in enc]
     assert got == want
 
@@ -146,7 +148,7 @@ def test_write_part_is_atomic_zstd_with_metadata(tmp_path: Path, enable_lexicon:
     kv = pf.schema_arrow.metadata
     assert json.loads(kv[b"boggle.config"]) == {"boards": {"seed": 1}}
     assert json.loads(kv[b"boggle.lexicon"])["content_hash"] == enable_lexicon.content_hash
-    assert store.committed_chunks(tmp_path) == {7: path}
+    assert committed_chunks(tmp_path) == {7: path}
     assert store.part_rows(path) == 1
 
 
@@ -274,14 +276,14 @@ def test_manifest_seal_and_paths_confined(tmp_path: Path) -> None:
 
 def test_lock_refuses_second_holder_and_frees_on_death(tmp_path: Path) -> None:
     busy = f"in use by another run \\(pid {os.getpid()}\\)"
-    with store.run_lock(tmp_path), pytest.raises(OutputConflictError, match=busy), store.run_lock(tmp_path):
+    with run_lock(tmp_path), pytest.raises(OutputConflictError, match=busy), run_lock(tmp_path):
         pass
     # a process holding the lock that is killed frees it at once (no stale lock)
     code = LOCK_HOLDER
     proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
-        with pytest.raises(OutputConflictError), store.run_lock(tmp_path):
+        with pytest.raises(OutputConflictError), run_lock(tmp_path):
             pass
     finally:
         proc.kill()
@@ -289,7 +291,7 @@ def test_lock_refuses_second_holder_and_frees_on_death(tmp_path: Path) -> None:
     deadline = time.monotonic() + 10
     while True:
         try:
-            with store.run_lock(tmp_path):
+            with run_lock(tmp_path):
                 break
         except OutputConflictError:
             assert time.monotonic() < deadline
@@ -297,10 +299,10 @@ def test_lock_refuses_second_holder_and_frees_on_death(tmp_path: Path) -> None:
 
 
 def test_lock_file_removed_when_the_run_lets_go(tmp_path: Path) -> None:
-    with store.run_lock(tmp_path) as path:
+    with run_lock(tmp_path) as path:
         assert path.is_file() and path.read_text() == str(os.getpid())
-    assert not (tmp_path / store.LOCK_FILE).exists()
-    with store.run_lock(tmp_path):  # and the next run takes it again
+    assert not (tmp_path / LOCK_FILE).exists()
+    with run_lock(tmp_path):  # and the next run takes it again
         pass
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
@@ -317,11 +319,11 @@ def test_lock_taken_on_an_unlinked_file_is_retried(tmp_path: Path, monkeypatch: 
     def flock(fd: int, op: int) -> None:
         if not raced:
             raced.append(fd)
-            os.unlink(tmp_path / store.LOCK_FILE)  # the previous holder finishing meanwhile
+            os.unlink(tmp_path / LOCK_FILE)  # the previous holder finishing meanwhile
         real(fd, op)
 
     monkeypatch.setattr(fcntl, "flock", flock)
-    with store.run_lock(tmp_path) as path:
+    with run_lock(tmp_path) as path:
         monkeypatch.setattr(fcntl, "flock", real)
         assert raced and path.is_file() and path.read_text() == str(os.getpid())
         other = os.open(path, os.O_RDWR)

@@ -21,6 +21,7 @@ import pipeline
 from pipeline import store
 from pipeline.cli import app
 from pipeline.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
+from pipeline.store.schema import HASH_CHARS, PARTS_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = str(REPO / "configs" / "smoke.toml")
@@ -123,7 +124,7 @@ def start_run(enable2k: str, out: Path, summary: Path) -> subprocess.Popen[str]:
 
 
 def records(out: Path) -> int:
-    return len(list((out / store.PARTS_DIR).glob("_part-*.json")))
+    return len(list((out / PARTS_DIR).glob("_part-*.json")))
 
 
 def stop_after(proc: subprocess.Popen[str], out: Path, n: int, sig: int) -> None:
@@ -158,7 +159,7 @@ def test_signals_report_the_chunks_done(tmp_path: Path, enable2k_path: str) -> N
     assert done - 1 <= data["chunks_done"] <= done and data["chunks_done"] >= 2
     assert data["chunks_reused"] == 0
     manifest_free_id = data["run_id"]
-    assert manifest_free_id and len(manifest_free_id) == store.HASH_CHARS
+    assert manifest_free_id and len(manifest_free_id) == HASH_CHARS
 
     proc = start_run(enable2k_path, out, path)
     stop_after(proc, out, done + 2, signal.SIGINT)

@@ -11,6 +11,9 @@ numba, pyarrow) are imported inside the commands so ``boggle --help`` answers at
 * :mod:`~pipeline.cli.proving`: prove.
 
 What a command shows (text, JSON lines, progress) is made by :mod:`pipeline.render`.
+
+Exported: :func:`main`, the ``boggle`` entry point, and ``app``, the Typer application (e.g.
+``typer.testing.CliRunner().invoke(app, ["solve", ...])``).
 """
 
 from __future__ import annotations
@@ -21,15 +24,9 @@ import typer
 from typer.core import TyperCommand
 
 from pipeline.cli import batch, proving, solving
-from pipeline.cli.options import DICE_CHOICES, Algorithm, Backend, Objective, RulesName, Strategy
-from pipeline.cli.options import complete_dice as _complete_dice  # the name tests/test_ops.py uses
-from pipeline.cli.outcome import err, error_outcome, handle_errors
 from pipeline.errors import Terminated
 
-__all__ = [
-    "DICE_CHOICES", "Algorithm", "Backend", "Objective", "RulesName", "Strategy", "_complete_dice",
-    "app", "err", "error_outcome", "handle_errors", "main",
-]  # fmt: skip
+__all__ = ["app", "main"]
 
 app = typer.Typer(
     help="Generate, solve and analyse Boggle boards at scale.",

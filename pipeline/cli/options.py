@@ -44,14 +44,14 @@ class ProveBound(StrEnum):
 
 
 class Strategy(StrEnum):
-    """pipeline.optimize.STRATEGIES."""
+    """pipeline.optimize.config.STRATEGIES."""
 
     anneal = "anneal"
     hill = "hill"
 
 
 class Objective(StrEnum):
-    """pipeline.optimize.OBJECTIVES."""
+    """pipeline.optimize.config.OBJECTIVES."""
 
     points = "points"
     words = "words"

@@ -12,53 +12,24 @@ The package, one concern a module:
 * :mod:`~pipeline.optimize.output`: the best distinct boards, the Parquet table;
 * :mod:`~pipeline.optimize.run`: :func:`optimize` and :func:`run_optimize`.
 
+What callers use is exported here: :func:`optimize` and :func:`run_optimize` with an
+:class:`OptimizeConfig` (or one read by :func:`load_optimize_config`, or by
+:func:`load_command_config` from a command's TOML ``[optimize]`` section, ``SECTION``); they
+return an :class:`OptimizeResult` (its :class:`BestBoard` boards, its :class:`RestartResult`
+restarts) and report :class:`OptimizeProgress` to a :data:`ProgressCallback`;
+:func:`read_results` reads a finished search. The rest is imported from its module.
+
 Progress goes through a callback; nothing here prints.
 """
 
-from pipeline.optimize.anneal import ANNEAL_CHUNK, AnnealState, simulated_annealing
-from pipeline.optimize.budget import Clock, Found, RestartEvent, RestartResult
-from pipeline.optimize.config import (
-    BACKENDS,
-    DEFAULT_OUT,
-    OBJECTIVES,
-    SECTION,
-    STRATEGIES,
-    OptimizeConfig,
-    load_command_config,
-    load_optimize_config,
-)
-from pipeline.optimize.driver import OptimizeProgress, ProgressCallback, run_restart, search
-from pipeline.optimize.hill import hill_climb
-from pipeline.optimize.objectives import Objective, make_objective
-from pipeline.optimize.output import (
-    COLUMNS,
-    FORMAT,
-    SCHEMA_VERSION,
-    BestBoard,
-    OptimizeResult,
-    collect_boards,
-    read_results,
-    results_table,
-)
-from pipeline.optimize.run import optimize, prepare, run_optimize
-from pipeline.optimize.scorer import MAX_CELLS, Scorer, Tables
-from pipeline.optimize.space import (
-    SearchSpace,
-    apply_move,
-    canonical_key,
-    dice_space,
-    free_space,
-    key_faces,
-    shape_symmetries,
-)
+from pipeline.optimize.budget import RestartResult
+from pipeline.optimize.config import SECTION, OptimizeConfig, load_command_config, load_optimize_config
+from pipeline.optimize.driver import OptimizeProgress, ProgressCallback
+from pipeline.optimize.output import BestBoard, OptimizeResult, read_results
+from pipeline.optimize.run import optimize, run_optimize
 
 __all__ = [
-    "ANNEAL_CHUNK", "BACKENDS", "COLUMNS", "DEFAULT_OUT", "FORMAT", "MAX_CELLS", "OBJECTIVES",
-    "SCHEMA_VERSION", "SECTION", "STRATEGIES", "AnnealState", "BestBoard", "Clock", "Found",
-    "Objective", "OptimizeConfig", "OptimizeProgress", "OptimizeResult", "ProgressCallback",
-    "RestartEvent", "RestartResult", "Scorer", "SearchSpace", "Tables", "apply_move",
-    "canonical_key", "collect_boards", "dice_space", "free_space", "hill_climb", "key_faces",
-    "load_command_config", "load_optimize_config", "make_objective", "optimize", "prepare", "read_results",
-    "results_table", "run_optimize", "run_restart", "search", "shape_symmetries",
-    "simulated_annealing",
+    "SECTION", "BestBoard", "OptimizeConfig", "OptimizeProgress", "OptimizeResult", "ProgressCallback",
+    "RestartResult", "load_command_config", "load_optimize_config", "optimize", "read_results",
+    "run_optimize",
 ]  # fmt: skip

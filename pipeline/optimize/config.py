@@ -8,15 +8,19 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pipeline.boards import format_shape, parse_shape
 from pipeline.errors import ConfigError
 
 SECTION = "optimize"
-STRATEGIES = ("hill", "anneal")
-OBJECTIVES = ("points", "words", "subset")
-BACKENDS = ("loky", "threading")
+Strategy = Literal["hill", "anneal"]
+Objective = Literal["points", "words", "subset"]
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
+OBJECTIVES: tuple[Objective, ...] = get_args(Objective)
+# pipeline.config.Backend but dask: restarts run where the process can give them its lexicon
+Backend = Literal["loky", "threading"]
+BACKENDS: tuple[Backend, ...] = get_args(Backend)
 DEFAULT_OUT = "runs/optimize"  # where the CLI writes when neither the file nor --out says
 
 
@@ -31,8 +35,8 @@ class OptimizeConfig:
     dice: str | None = None
     rules: str | None = None
     min_length: int | None = None
-    strategy: str = "anneal"
-    objective: str = "points"
+    strategy: Strategy = "anneal"
+    objective: Objective = "points"
     subset: str | None = None
     restarts: int = 4
     seed: int = 0
@@ -49,7 +53,7 @@ class OptimizeConfig:
     swap_p: float = 0.5
     # how to run, not what: never part of the run's identity
     n_jobs: int | None = None
-    backend: str = "loky"
+    backend: Backend = "loky"
     out: str | None = None
     overwrite: bool = False
 

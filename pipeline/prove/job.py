@@ -31,6 +31,7 @@ import pyarrow.parquet as pq
 from pipeline import store
 from pipeline.backends import parallel_backend
 from pipeline.boards import Board, canonical, format_compact, format_shape, geometry, parse_shape
+from pipeline.config import BACKENDS
 from pipeline.errors import ConfigError, InternalError
 from pipeline.lexicon import CompiledLexicon, compile_for_boards, limits_identity
 from pipeline.prove.bounds import ProveTrie, build_prove_trie
@@ -43,7 +44,6 @@ from pipeline.urls import resolve_out
 FORMAT = "boggle-prove"
 SCHEMA_VERSION = 2  # 2: parts recorded (size, BLAKE2b) and tagged with the identity; sealed manifest
 BOARDS_FILE = "_boards.parquet"
-BACKENDS = ("loky", "threading", "dask")
 MAX_CELLS = 64
 
 CERTIFICATE_SCHEMA = pa.schema(

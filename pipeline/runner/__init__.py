@@ -27,27 +27,13 @@ the final dataset equals an uninterrupted run's.
 Orphans: a loky worker whose main process died (``kill -9``) exits within a fraction of a
 second (a watchdog thread watches its parent), and it checks its parent before committing a
 part; a part an orphan committed anyway has no record, so it is never trusted.
+
+What callers use is exported here: :func:`execute`, :func:`run_job` and :func:`run_from_file`
+(a config file and CLI-style overrides), the :class:`Progress` they report and the
+:class:`RunSummary` they return. The workers' side is :mod:`pipeline.runner.workers`.
 """
 
-from pipeline import store
-from pipeline.runner.run import capped_n_jobs, execute, run_from_file, run_job
-from pipeline.runner.workers import (
-    JOBS_PER_CORE,
-    ChunkResult,
-    ChunkTask,
-    LexiconHandle,
-    Progress,
-    RunSummary,
-    lexicon_key,
-    make_handle,
-    parallel_backend,
-    solve_chunk,
-    watched_solve_chunk,
-    worker_lexicon,
-)
+from pipeline.runner.run import execute, run_from_file, run_job
+from pipeline.runner.workers import Progress, RunSummary
 
-__all__ = [
-    "JOBS_PER_CORE", "ChunkResult", "ChunkTask", "LexiconHandle", "Progress", "RunSummary",
-    "capped_n_jobs", "execute", "lexicon_key", "make_handle", "parallel_backend", "run_from_file",
-    "run_job", "solve_chunk", "store", "watched_solve_chunk", "worker_lexicon",
-]  # fmt: skip
+__all__ = ["Progress", "RunSummary", "execute", "run_from_file", "run_job"]

@@ -7,7 +7,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from pipeline.optimize import OptimizeConfig, prepare
+from pipeline.optimize import OptimizeConfig
+from pipeline.optimize.run import prepare
 
 LETTERS = set("aeilnprstgdo")
 

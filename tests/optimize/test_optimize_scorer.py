@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 
 from pipeline.boards import Board, parse_compact
-from pipeline.optimize import OptimizeConfig, Scorer, Tables, apply_move, make_objective, prepare
+from pipeline.optimize import OptimizeConfig
+from pipeline.optimize.objectives import make_objective
+from pipeline.optimize.run import prepare
+from pipeline.optimize.scorer import Scorer, Tables
+from pipeline.optimize.space import apply_move
 from pipeline.solve import encode_boards, solve_arrays
 from pipeline.solve.reference import ReferenceSolver
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline.boards import canonical, format_compact
-from pipeline.optimize import OptimizeConfig, optimize, prepare
+from pipeline.optimize import OptimizeConfig, optimize
+from pipeline.optimize.run import prepare
 from pipeline.solve import encode_boards, solve_arrays
 
 BEST_4X4 = "perslatgsineters"  # docs/rules.md: 3625 points, 1045 words with ENABLE2K
@@ -72,6 +73,7 @@ def test_fixed_seed_reproduces_the_trajectory(small_dict: str, strategy: str) ->
     assert [(format_compact(b.board), b.score) for b in other.boards] != [x[:2] for x in runs[0][1]]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("strategy", ["hill", "anneal"])
 def test_results_do_not_depend_on_n_jobs(small_dict: str, strategy: str) -> None:
     cfg = OptimizeConfig(
@@ -129,7 +131,7 @@ def test_one_stop_reason_in_a_fixed_order() -> None:
 
     import numpy as np
 
-    from pipeline.optimize import Clock, RestartEvent
+    from pipeline.optimize.budget import Clock, RestartEvent
 
     events: list[RestartEvent] = []
 

@@ -7,17 +7,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.boards import Board, canonical, symmetries
-from pipeline.optimize import (
-    AnnealState,
-    OptimizeConfig,
-    Scorer,
+from pipeline.optimize import OptimizeConfig, optimize
+from pipeline.optimize.anneal import AnnealState
+from pipeline.optimize.run import prepare
+from pipeline.optimize.scorer import Scorer
+from pipeline.optimize.space import (
     apply_move,
     canonical_key,
     dice_space,
     free_space,
     key_faces,
-    optimize,
-    prepare,
     shape_symmetries,
 )
 
