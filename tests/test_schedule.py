@@ -315,6 +315,7 @@ print("ok")
 """
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(airflow_python() is None, reason="no Airflow 3 venv (BOGGLE_AIRFLOW_PYTHON)")
 def test_airflow_dagbag_imports_the_dag(tmp_path: Path) -> None:
     python = airflow_python()
