@@ -121,6 +121,7 @@ def test_progress_in_a_log_is_not_cut_at_80_columns(monkeypatch: pytest.MonkeyPa
     assert render.stderr_console().width == 100
 
 
+@pytest.mark.integration
 def test_local_dask_cluster_says_nothing_about_its_dashboard(tmp_path: Path, enable2k_path: str) -> None:
     """With the default dashboard port taken (another cluster), a run on a local dask cluster
     prints no port warning: the dashboard gets a free port."""

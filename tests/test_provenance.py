@@ -100,6 +100,7 @@ def test_ingest_rows_have_null_seed_and_dice(tmp_path: Path, enable2k_path: str)
     )
 
 
+@pytest.mark.integration
 def test_schema_3_runs_read_alone_and_with_new_ones(
     two_seeds: tuple[Path, Path], tmp_path: Path, reseal: Any
 ) -> None:

@@ -174,6 +174,7 @@ def nightly(tmp_path: Path, enable2k: str, *args: str, **env: str) -> subprocess
     )  # fmt: skip
 
 
+@pytest.mark.integration
 def test_the_nightly_script_makes_a_new_run_each_day(tmp_path: Path, enable2k_path: str) -> None:
     """What cron and the systemd service run, on two nights: two runs in two directories with
     two seeds and other boards; a retry of a night is a no-op; a night needing a person alerts."""

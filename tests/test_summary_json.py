@@ -144,6 +144,7 @@ def stop_after(proc: subprocess.Popen[str], out: Path, n: int, sig: int) -> None
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+@pytest.mark.integration
 def test_signals_report_the_chunks_done(tmp_path: Path, enable2k_path: str) -> None:
     """SIGTERM after parts were committed: the record counts them (it said ``chunks: null``);
     the resumed run, stopped by SIGINT, counts the reused ones too."""
@@ -170,6 +171,7 @@ def test_signals_report_the_chunks_done(tmp_path: Path, enable2k_path: str) -> N
     assert again["chunks_total"] == 100 and utc(again["started_at"]) >= utc(data["finished_at"])
 
 
+@pytest.mark.integration
 def test_analyze_summary_json(tmp_path: Path, enable2k_path: str) -> None:
     run = tmp_path / "run"
     assert CLI.invoke(app, small(enable2k_path, run)).exit_code == 0
