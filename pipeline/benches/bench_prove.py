@@ -38,6 +38,9 @@ from typing import Annotated
 
 import typer
 
+from pipeline.prove.search import ENUMERATE_MAX
+from pipeline.prove.tree import REBUILD_RATIO
+
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 TWO = "aeiosuy bcdfghjklmnpqrtvwxz"
@@ -54,11 +57,11 @@ class Recipe:
     quick: int  # classes drawn with --quick
 
 
-#: The issue's table rows. Quick sizes: a few CPU seconds a side.
+#: The issue's table rows. Quick sizes: about a minute of CPU for all four, both provers.
 RECIPES: dict[str, Recipe] = {
-    "3x3-2": Recipe("3x3", 500, TWO, 0, 12),
-    "3x3-4": Recipe("3x3", 500, FOUR, 0, 2000),
-    "3x4-corner": Recipe("3x4", 1500, CORNER, 300, 5),
+    "3x3-2": Recipe("3x3", 500, TWO, 0, 4),
+    "3x3-4": Recipe("3x3", 500, FOUR, 0, 300),
+    "3x4-corner": Recipe("3x4", 1500, CORNER, 300, 3),
     "3x4-4": Recipe("3x4", 1500, FOUR, 300, 40),
 }
 
@@ -114,13 +117,15 @@ def _draw(recipe: Recipe, dictionary: str, n: int, seed: int) -> tuple[list[int]
     return ids.tolist(), cpp_ids(space.digits(ids).tolist(), space.radices.tolist())
 
 
-def _ours(recipe: Recipe, dictionary: str, ids: list[int], enumerate_max: int, tmp: Path) -> Usage:
+def _ours(
+    recipe: Recipe, dictionary: str, ids: list[int], enumerate_max: int, ratio: float, tmp: Path
+) -> Usage:
     ids_file = tmp / "ours-ids.txt"
     ids_file.write_text(",".join(map(str, ids)))
     cmd = [
         sys.executable, "-m", "pipeline.benches.bench_prove", "--worker", "--dictionary", dictionary,
         "--shape", recipe.shape, "--threshold", str(recipe.threshold), "--spec", recipe.spec,
-        "--ids-file", str(ids_file), "--enumerate-max", str(enumerate_max),
+        "--ids-file", str(ids_file), "--enumerate-max", str(enumerate_max), "--rebuild-ratio", str(ratio),
     ]  # fmt: skip
     usage, text = _measure(cmd, Path.cwd())
     usage.found = int(json.loads(text.strip().splitlines()[-1])["found"])
@@ -144,22 +149,34 @@ def _theirs(recipe: Recipe, dictionary: str, ids: list[int], anchor: Path, tmp: 
 
 
 def _worker(
-    dictionary: str, shape: str, threshold: int, spec: str, ids_file: Path, enumerate_max: int
+    dictionary: str, shape: str, threshold: int, spec: str, ids_file: Path, enumerate_max: int, ratio: float
 ) -> None:
+    """Prove the classes of ``ids_file`` as a job's worker does (the prover, then the solver's
+    re-scoring of the boards found), with the knobs given; one JSON line."""
     import time
 
     import numpy as np
 
-    from pipeline.prove.job import prove_chunk
+    from pipeline.boards import geometry
+    from pipeline.prove.job import confirm_found, load_problem
+    from pipeline.prove.tree import TreeProver
     from pipeline.rules import default_rules_for_shape
 
     ids = np.array([int(x) for x in ids_file.read_text().split(",") if x], np.int64)
     t0 = time.process_time()
     rows, cols = (int(x) for x in shape.split("x"))
-    args = (dictionary, shape, default_rules_for_shape(rows, cols), None, spec)
-    table, _ = prove_chunk(args, threshold, enumerate_max, ids)
-    found = sum(len(x) for x in table.column("found_boards").to_pylist())
-    typer.echo(json.dumps({"classes": len(ids), "found": found, "cpu_s": time.process_time() - t0}))
+    problem = load_problem(dictionary, shape, default_rules_for_shape(rows, cols), None, spec)
+    prover = TreeProver(
+        geometry(rows, cols), problem.lexicon, problem.trie, threshold, enumerate_max, rebuild_ratio=ratio
+    )
+    found = scored = 0
+    for d in problem.space.digits(ids):
+        res = prover.prove(problem.space.masks(d))
+        confirm_found(problem, res.found)
+        found += len(res.found)
+        scored += res.boards_scored
+    cpu = time.process_time() - t0
+    typer.echo(json.dumps({"classes": len(ids), "found": found, "scored": scored, "cpu_s": cpu}))
 
 
 @app.command()
@@ -178,7 +195,10 @@ def main(
     seed: Annotated[int, typer.Option(help="Seed of the class sample.")] = 21,
     enumerate_max: Annotated[
         int, typer.Option(min=1, help="Ours: score sub-classes of at most this many boards exactly.")
-    ] = 16,
+    ] = ENUMERATE_MAX,
+    rebuild_ratio: Annotated[
+        float, typer.Option(help="Ours: rebuild sub-classes whose bound is above this x T (0: off).")
+    ] = REBUILD_RATIO,
     anchor_dir: Annotated[
         Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR or /tmp/anchor).")
     ] = None,
@@ -192,7 +212,7 @@ def main(
     word_list = str(Path(dictionary).resolve())
     if worker:
         assert ids_file is not None
-        _worker(word_list, shape, threshold, spec, ids_file, enumerate_max)
+        _worker(word_list, shape, threshold, spec, ids_file, enumerate_max, rebuild_ratio)
         return
     anchor = anchor_dir or Path(os.environ.get("ANCHOR_DIR", "/tmp/anchor"))
     built = (anchor / "venv" / "bin" / "python").is_file() and any(
@@ -216,10 +236,10 @@ def main(
         with tempfile.TemporaryDirectory() as tmp_name:
             tmp = Path(tmp_name)
             ours_runs, their_runs = [], []
-            ours_start = _ours(r, word_list, trivial_ours, enumerate_max, tmp)
+            ours_start = _ours(r, word_list, trivial_ours, enumerate_max, rebuild_ratio, tmp)
             their_start = _theirs(r, word_list, trivial_theirs, anchor, tmp) if with_cpp else None
             for _ in range(pairs):
-                ours_runs.append(_ours(r, word_list, ours_ids, enumerate_max, tmp))
+                ours_runs.append(_ours(r, word_list, ours_ids, enumerate_max, rebuild_ratio, tmp))
                 if with_cpp:
                     their_runs.append(_theirs(r, word_list, their_ids, anchor, tmp))
         k = len(ours_ids)

@@ -298,7 +298,7 @@ def prove_chunk(
     for cid, d in zip(ids, digits, strict=True):
         t0 = time.perf_counter()
         res = prover.prove(space.masks(d))
-        _confirm(problem, res.found)
+        confirm_found(problem, res.found)
         cols["class_id"].append(int(cid))
         cols["letters"].append([space.bucket_text(c, int(b)) for c, b in enumerate(d)])
         cols["root_bound"].append(res.root_bound)
@@ -315,7 +315,7 @@ def prove_chunk(
     return table, time.process_time() - cpu0
 
 
-def _confirm(problem: Problem, found: list[tuple[np.ndarray, int]]) -> None:
+def confirm_found(problem: Problem, found: list[tuple[np.ndarray, int]]) -> None:
     """Re-score the boards >= threshold with the project's solver: a certificate's scores come
     from two independent implementations."""
     if not found:
