@@ -73,6 +73,10 @@ bench-lexicon:  ## a 3.2M-word list (tanglet:pl): cold compile time and RSS, the
 bench-vs-cpp:  ## our kernel vs the C++ solver (ANCHOR_DIR, default /tmp/anchor): same boards, alternating, medians
 	$(PY) -m pipeline.benches.perf_vs_cpp --dictionary $(ENABLE2K)
 
+.PHONY: bench-prove
+bench-prove:  ## boggle prove vs the C++ prover (ANCHOR_DIR, default /tmp/anchor) on the same classes: CPU s, peak RSS, ratio
+	$(PY) -m pipeline.benches.bench_prove --dictionary $(ENABLE2K) $(BENCH_PROVE_ARGS)
+
 .PHONY: bench-verify
 bench-verify:  ## readers with and without checksum verification on a 1M-board run (runs/bench-verify)
 	$(PY) -m pipeline.benches.bench_verify --dictionary $(ENABLE2K) --count 1000000

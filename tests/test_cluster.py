@@ -158,7 +158,7 @@ def test_prove_on_a_cluster_equals_loky(cluster: tuple[Path, Path], tiny_dict: s
         *common, "-o", "p-dask", "--backend", "dask", "--scheduler-file", str(sched_file), cwd=client_dir
     )
     assert dask.stdout.splitlines()[-1] == loky.stdout.splitlines()[-1]
-    for name in ("_boards.parquet",):
+    for name in ("_boards.pq",):
         assert pq.read_table(client_dir / "p-dask" / name).equals(pq.read_table(client_dir / "p-loky" / name))
     got = pq.read_table(sorted((client_dir / "p-dask").glob("part-*.parquet"))).drop(["seconds"])
     want = pq.read_table(sorted((client_dir / "p-loky").glob("part-*.parquet"))).drop(["seconds"])

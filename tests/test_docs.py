@@ -220,7 +220,7 @@ def test_every_certificate_column_is_described_and_on_the_page() -> None:
     _assert_described(COLUMNS, CERTIFICATE_SCHEMA.names, "prove certificate")
     assert set(COLUMNS) == set(CERTIFICATE_SCHEMA.names), "a described column the certificate lacks"
     _assert_on_page(hook.prove_columns(), COLUMNS, "prove-columns")
-    _assert_described(BOARD_COLUMNS, list(BOARD_COLUMNS), "prove _boards.parquet")
+    _assert_described(BOARD_COLUMNS, list(BOARD_COLUMNS), "prove _boards.pq")
     _assert_on_page(hook.prove_board_columns(), BOARD_COLUMNS, "prove-board-columns")
 
 
@@ -276,7 +276,7 @@ def test_written_files_have_only_described_columns(
     out = tmp_path / "proof"
     run_prove(ProveConfig(tiny_dict, shape="2x2", threshold=4, classes="ae rst", n_jobs=1, out=str(out)))
     assert set(pq.read_schema(next(out.glob("part-*.parquet"))).names) == set(PROVE_COLUMNS)
-    assert pq.read_schema(out / "_boards.parquet").names == list(BOARD_COLUMNS)
+    assert pq.read_schema(out / "_boards.pq").names == list(BOARD_COLUMNS)
 
 
 @pytest.mark.integration

@@ -126,7 +126,7 @@ def test_finished_proof_refuses_damage_then_overwrite_repairs(
     elif damage == "flip":
         flip(part, part.stat().st_size // 2)
     elif damage == "boards":
-        flip(out / "_boards.parquet", 40)
+        flip(out / "_boards.pq", 40)
     else:
         text = (out / "_SUCCESS").read_text()
         (out / "_SUCCESS").write_text(text.replace('"eliminated": ', '"eliminated": 1', 1))
@@ -370,7 +370,7 @@ def assert_certificate_equal(out: Path, tmp: Path, tiny_dict: str, clean: Path |
         clean = tmp / "clean-proof"
         if not clean.exists():
             run_prove(prove_config(tiny_dict, clean))
-    for name in ("_boards.parquet",):
+    for name in ("_boards.pq",):
         assert pq.read_table(out / name).equals(pq.read_table(clean / name))
     got = pq.read_table(sorted(out.glob("part-*.parquet"))).drop(["seconds"])
     want = pq.read_table(sorted(clean.glob("part-*.parquet"))).drop(["seconds"])

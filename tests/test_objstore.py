@@ -224,7 +224,7 @@ def test_prove_to_s3(bucket: str, tiny_dict: str, tmp_path: Path) -> None:
     assert res.status == "new"
     assert res.boards == run_prove(cfg(str(tmp_path / "proof"))).boards
     keys = objects(f"{bucket}/proof")
-    assert f"{bucket}/proof/_SUCCESS" in keys and f"{bucket}/proof/_boards.parquet" in keys
+    assert f"{bucket}/proof/_SUCCESS" in keys and f"{bucket}/proof/_boards.pq" in keys
     assert run_prove(cfg(url)).status == "done"
 
 

@@ -190,7 +190,7 @@ def test_killed_proof_resumes_and_finished_one_is_a_no_op(tiny_dict: str, tmp_pa
     full = run_prove(ProveConfig(tiny_dict, shape="2x3", threshold=20, classes="ae rst", n_jobs=1))
     assert resumed.boards == full.boards
     assert (out / "_SUCCESS").exists()
-    table = pq.read_table(out / "_boards.parquet")
+    table = pq.read_table(out / "_boards.pq")
     assert table.column("board").to_pylist() == [b.board for b in full.boards]
     certs = pq.read_table(list(out.glob("part-*.parquet")))
     assert certs.num_rows == len(canonical_class_ids(2, 3, 2))

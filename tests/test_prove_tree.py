@@ -144,7 +144,17 @@ def _found(outcome) -> dict[bytes, int]:
     return {bytes(b.astype(np.int8)): s for b, s in outcome.found}
 
 
-@pytest.mark.parametrize("rebuild", [False, True])
+# how the prover splits: forcing cells on one tree; rebuilding every sub-class's tree; rebuilding
+# while the bound is above 1.2 x T, then forcing; forcing down to single boards before scoring
+MODES = {
+    "force": {"rebuild_nodes": 10**9},
+    "rebuild": {"rebuild_nodes": 0},
+    "ratio": {"rebuild_nodes": 10**9, "rebuild_ratio": 1.2},
+    "single": {"rebuild_nodes": 10**9, "enumerate_max": 1},
+}
+
+
+@pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("split", SPLITS)
 @pytest.mark.parametrize(
     ("rows", "cols", "spec", "threshold"),
@@ -157,7 +167,7 @@ def _found(outcome) -> dict[bytes, int]:
     ],
 )
 def test_tree_prover_finds_what_sumax_and_brute_force_find(
-    tiny, class_boards, rows: int, cols: int, spec: str, threshold: int, split: bool, rebuild: bool
+    tiny, class_boards, rows: int, cols: int, spec: str, threshold: int, split: bool, mode: str
 ) -> None:
     n = rows * cols
     geo = geometry(rows, cols)
@@ -165,10 +175,7 @@ def test_tree_prover_finds_what_sumax_and_brute_force_find(
     buckets = parse_buckets(spec, tiny.alphabet)
     masks_of = bucket_masks(buckets)
     ids = canonical_class_ids(rows, cols, len(buckets))
-    # rebuild: every tree is split by rebuilding sub-class trees instead of forcing cells
-    tree = TreeProver(
-        geo, tiny, trie, threshold, fields=_fields(n, split), rebuild_nodes=0 if rebuild else 10**9
-    )
+    tree = TreeProver(geo, tiny, trie, threshold, fields=_fields(n, split), **MODES[mode])  # type: ignore[arg-type]
     sumax = PROVERS["sumax"](geo, tiny, trie, threshold)
     found_tree: dict[str, int] = {}
     for d in class_digits(ids, len(buckets), n):
@@ -232,3 +239,61 @@ def test_class_keys_hold_up_to_two_words_of_fields(enable_lexicon) -> None:
     assert bound == _cell_set_score(enable_lexicon, geo, board) > 3625
     with pytest.raises(ValueError, match="at most 24 cells"):
         TreeProver(geometry(5, 5), enable_lexicon, build_prove_trie(enable_lexicon, 25), 1)
+
+
+def _derived_equals_rebuilt(prover: TreeProver, masks: np.ndarray) -> int:
+    """Force the class's first split cell to each of its letters: the sub-class's tree read off
+    the parent's sorted paths equals the one built by walking the sub-class; returns how many
+    sub-classes had a tree to compare."""
+    b = prover.builder
+    b.bounds(masks, -(1 << 62))
+    parent = b.sorted_paths()
+    assert np.all(np.diff(parent[0][:, 0].astype(np.float64)) >= 0)  # sorted on the high word
+    cell = next(int(c) for c in prover.order if bin(int(masks[c])).count("1") > 1)
+    compared = 0
+    for f in range(64):
+        if not int(masks[cell]) >> f & 1:
+            continue
+        sub = masks.copy()
+        sub[cell] = np.uint64(1) << np.uint64(f)
+        for threshold in (-(1 << 62), 1 << 40):  # built, and stopped at the sum bound
+            derived = b.forced_bounds(parent, masks, cell, f, threshold)
+            d_tree, d_paths = [a.copy() for a in b.preordered()], b.sorted_paths()
+            rebuilt = b.bounds(sub, threshold)
+            assert derived == rebuilt
+            for x, y in zip(d_tree, b.preordered(), strict=True):
+                assert np.array_equal(x, y)
+            r_paths = b.sorted_paths()
+            assert np.array_equal(d_paths[0], r_paths[0])
+            # equal keys may hold their paths in another order (a word counts once per key)
+            d_sort = np.lexsort((d_paths[1], d_paths[0][:, 1], d_paths[0][:, 0]))
+            r_sort = np.lexsort((r_paths[1], r_paths[0][:, 1], r_paths[0][:, 0]))
+            assert np.array_equal(d_paths[1][d_sort], r_paths[1][r_sort])
+            compared += b.n_nodes > 0
+    later = next(int(c) for c in prover.order[::-1] if bin(int(masks[c])).count("1") > 1)
+    if later != cell:  # only the first split cell may be forced this way
+        with pytest.raises(ValueError, match="not the class's first split cell"):
+            b.forced_bounds(parent, masks, later, 0, 0)
+    return compared
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_sub_class_tree_from_the_parent_paths_equals_a_rebuilt_one(
+    tiny, enable_lexicon, split: bool
+) -> None:
+    rng = np.random.default_rng(5)
+    compared = 0
+    for lex, rows, cols in ((tiny, 2, 3), (tiny, 3, 3), (enable_lexicon, 3, 3), (enable_lexicon, 3, 4)):
+        n = rows * cols
+        k = len(lex.alphabet)
+        prover = TreeProver(geometry(rows, cols), lex, build_prove_trie(lex, n), 1, fields=_fields(n, split))
+        for _ in range(4):
+            # random buckets per cell: a few letters each, some cells a single letter
+            masks = np.zeros(n, np.uint64)
+            for c in range(n):
+                for f in rng.choice(k, size=int(rng.integers(1, min(k, 6) + 1)), replace=False):
+                    masks[c] |= np.uint64(1) << np.uint64(f)
+            if all(bin(int(m)).count("1") == 1 for m in masks):
+                continue
+            compared += _derived_equals_rebuilt(prover, masks)
+    assert compared > 20

@@ -85,9 +85,10 @@ def prove(
 ) -> None:
     """Certify every board scoring >= THRESHOLD by branch and bound over board classes.
 
-    Writes OUT/part-*.parquet (one certificate row per canonical class), OUT/_boards.parquet
-    (every board >= threshold, canonical) and OUT/_SUCCESS (after the coverage check). A killed
-    proof resumes; a finished one is a no-op. The last line printed is
+    Writes OUT/part-*.parquet (one certificate row per canonical class), OUT/_boards.pq
+    (Parquet, every board >= threshold, canonical; named so that OUT/*.parquet is the
+    certificate alone) and OUT/_SUCCESS (after the coverage check). A killed proof resumes; a
+    finished one is a no-op. The last line printed is
     `BEST <board> <score> (<n> boards >= T, <k> classes)`. Exit codes: 0 ok, 1 internal error,
     2 bad input or unsupported option, 4 output directory busy, holding a different job, or a
     finished proof with damaged files (--overwrite recomputes them).

@@ -7,8 +7,11 @@ process writes the chunk's part file atomically (so the workers need no shared d
 done iff its part exists: a killed proof resumes with the missing chunks, and a finished one
 (``_SUCCESS`` present, same identity) is a no-op. Before ``_SUCCESS`` is written, the parts'
 class ids are checked to be exactly the canonical classes of the shape (the coverage check),
-and the boards >= threshold are gathered in canonical form into ``_boards.parquet`` (``_``: a
-side table, so that ``pandas.read_parquet(OUT)`` reads the certificate).
+and the boards >= threshold are gathered in canonical form into ``_boards.pq`` (a Parquet file
+named so that neither a dataset reader, which skips ``_`` files, nor a ``OUT/*.parquet`` glob
+reaches it: ``pandas.read_parquet(OUT)`` and DuckDB's ``'OUT/*.parquet'`` read the certificate
+alone). Proofs finished before 2026-12 named it ``_boards.parquet``; the manifest's
+``boards_file`` names it either way.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from pipeline.urls import resolve_out
 
 FORMAT = "boggle-prove"
 SCHEMA_VERSION = 2  # 2: parts recorded (size, BLAKE2b) and tagged with the identity; sealed manifest
-BOARDS_FILE = "_boards.parquet"
+BOARDS_FILE = "_boards.pq"  # Parquet; not *.parquet so that globs of the certificate miss it
 MAX_CELLS = 64
 
 CERTIFICATE_SCHEMA = pa.schema(
@@ -75,7 +78,7 @@ COLUMNS: dict[str, str] = {
     "found_scores": "list<int32>: their scores",
     "seconds": "float64: wall seconds spent on the class",
 }
-# _boards.parquet: every board >= threshold once, best first
+# _boards.pq: every board >= threshold once, best first
 BOARD_COLUMNS: dict[str, str] = {
     "board": "string: a board scoring >= threshold, compact, in canonical form under the shape's symmetries",
     "score": "int32: its score",
@@ -300,7 +303,7 @@ def prove_chunk(
     for cid, d in zip(ids, digits, strict=True):
         t0 = time.perf_counter()
         res = prover.prove(space.masks(d))
-        _confirm(problem, res.found)
+        confirm_found(problem, res.found)
         cols["class_id"].append(int(cid))
         cols["letters"].append([space.bucket_text(c, int(b)) for c, b in enumerate(d)])
         cols["root_bound"].append(res.root_bound)
@@ -317,7 +320,7 @@ def prove_chunk(
     return table, time.process_time() - cpu0
 
 
-def _confirm(problem: Problem, found: list[tuple[np.ndarray, int]]) -> None:
+def confirm_found(problem: Problem, found: list[tuple[np.ndarray, int]]) -> None:
     """Re-score the boards >= threshold with the project's solver: a certificate's scores come
     from two independent implementations."""
     if not found:
@@ -346,7 +349,7 @@ def _select(ids: np.ndarray, cfg: ProveConfig) -> np.ndarray:
 def run_prove(
     cfg: ProveConfig, progress: ProgressCallback | None = None, note: Callable[[str], None] | None = None
 ) -> ProveSummary:
-    """Prove ``cfg`` and write ``cfg.out`` (parts, _boards.parquet, _SUCCESS) through the job
+    """Prove ``cfg`` and write ``cfg.out`` (parts, _boards.pq, _SUCCESS) through the job
     lifecycle of :class:`pipeline.store.JobDir` (every reused part verified, a damaged finished
     proof refused); without ``out`` the certificate stays in memory and only the summary is
     returned. ``note`` receives one-line notes (parts distrusted and recomputed).

@@ -34,7 +34,10 @@ merge). A tree of more than :data:`REBUILD_NODES` nodes is therefore not searche
 the next split cell is split and each sub-class gets its own tree (smaller, and tighter, as a
 cell with one letter has no choice node). Rebuilding every sub-class measured 1.5-2.3x slower on
 3x3; rebuilding only big trees 1.1-1.5x faster on 3x4 samples (one heavy class went from 3.2 s
-to 1.1 s) and the same on 3x3, whose trees are smaller.
+to 1.1 s) and the same on 3x3, whose trees are smaller. A sub-class's paths are read off its
+parent's sorted paths (:func:`pipeline.prove.tree_build.derive_paths`: no walk of the board, no
+sort; the same tree), which made these rebuilds about 2x cheaper (ENABLE2K 3x3, 2 buckets: 7.6
+to 5.8 s a class, alternating in one process; 3x4 4 buckets: 149 to 106 ms a class).
 
 The tree lives in flat arrays (numba kernels, ``nogil``, cached): :mod:`pipeline.prove.tree_build`
 builds it, :mod:`pipeline.prove.tree_eval` evaluates it in pre-order, where a subtree is a
@@ -46,6 +49,8 @@ that hold a choice of the cell just forced.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from pipeline.boards import Geometry
@@ -56,6 +61,7 @@ from pipeline.prove.tree_build import (
     FULL_NODES,
     FULL_PATHS,
     collect_paths,
+    derive_paths,
     field_bits,
     max_cells,
     pack_trie,
@@ -73,6 +79,11 @@ __all__ = [
 #: Trees bigger than this are split by rebuilding rather than by forcing (see the module doc;
 #: measured on ENABLE2K 3x4 samples: 300,000 and 500,000 were slower on one of two samples).
 REBUILD_NODES = 1_000_000
+
+#: A (sub-)class whose bound is above this many times the threshold is also split by rebuilding
+#: (the C++ prover of the field lifts and merges the forced cell while its bound is above 1.7 x T,
+#: which gives the same tree as rebuilding the sub-class); 0 turns it off. See :class:`TreeProver`.
+REBUILD_RATIO = 0.0
 
 # ---------------------------------------------------------------- builder
 
@@ -101,6 +112,7 @@ class TreeBuilder:
         self._paths = self._path_arrays(1 << 15)
         self._tree = self._tree_arrays(1 << 16)
         self.n_nodes = 0
+        self.n_paths = 0  # the last class's paths, sorted once its tree is built
 
     @staticmethod
     def _path_arrays(cap: int) -> tuple[np.ndarray, ...]:
@@ -127,10 +139,45 @@ class TreeBuilder:
             if n_paths != FULL_PATHS:
                 break
             self._paths = self._path_arrays(2 * keys.shape[0])
-        self.n_nodes = 0
+        self.n_nodes = self.n_paths = 0
         if total < threshold:
             return int(total), int(total)
         radix_sort(keys, tnodes, n_paths, tk, tv, *self.key_bits)
+        return self._build(n_paths, total)
+
+    def forced_bounds(self, parent: tuple[np.ndarray, np.ndarray], masks: np.ndarray, cell: int,
+                      letter: int, threshold: int) -> tuple[int, int]:  # fmt: skip
+        """:meth:`bounds` of the sub-class of a class whose sorted paths are ``parent`` (from
+        :meth:`sorted_paths`) and masks ``masks`` with ``cell`` forced to ``letter``: the same
+        bounds and tree as :meth:`bounds` of the sub-class, without walking the board again or
+        sorting. ``cell`` must be the parent's first cell in split order with several letters
+        (:func:`derive_paths` relies on its key field being the most significant one in use),
+        else a ValueError."""
+        before = self.order[: int(self.rank[cell])]
+        if bin(int(masks[cell])).count("1") < 2 or any(bin(int(masks[c])).count("1") > 1 for c in before):
+            raise ValueError(f"cell {cell} is not the class's first split cell with several letters")
+        keys, tnodes = parent
+        n = keys.shape[0]
+        if self._paths[0].shape[0] < n:
+            self._paths = self._path_arrays(n)
+        p = self.geo.n_cells - 1 - int(self.rank[cell])
+        self._tag += 1
+        out_keys, out_tnodes, _, _ = self._paths
+        n_paths, total = derive_paths(
+            keys, tnodes, n, 0 if p >= self.fields else 1, (p % self.fields) * self.bits, p, letter,
+            self.bits, self.rec, self.node_pts, out_keys, out_tnodes, self.word_seen, self._tag,
+        )  # fmt: skip
+        self.n_nodes = self.n_paths = 0
+        if total < threshold:
+            return int(total), int(total)
+        return self._build(n_paths, total)
+
+    def sorted_paths(self) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of the last class's sorted paths (keys, trie nodes), for :meth:`forced_bounds`."""
+        return self._paths[0][: self.n_paths].copy(), self._paths[1][: self.n_paths].copy()
+
+    def _build(self, n_paths: int, total: int) -> tuple[int, int]:
+        keys, tnodes = self._paths[0], self._paths[1]
         while True:
             is_choice, label, points, parent, end, val = self._tree
             n, used = tree_from_paths(
@@ -142,6 +189,7 @@ class TreeBuilder:
                 break
             self._tree = self._tree_arrays(2 * is_choice.shape[0])
         self.n_nodes = int(n)
+        self.n_paths = int(n_paths)
         return int(total), int(val[0])
 
     def preordered(self) -> tuple[np.ndarray, ...]:
@@ -165,14 +213,21 @@ class TreeProver(ClassProver):
         enumerate_max: int = ENUMERATE_MAX,
         fields: int | None = None,
         rebuild_nodes: int = REBUILD_NODES,
+        rebuild_ratio: float = REBUILD_RATIO,
+        derive: bool = True,
     ):
-        """``fields``: see :class:`TreeBuilder`; ``rebuild_nodes``: see :data:`REBUILD_NODES`."""
+        """``fields``: see :class:`TreeBuilder`; ``rebuild_nodes``, ``rebuild_ratio``: see
+        :data:`REBUILD_NODES` and :data:`REBUILD_RATIO`; ``derive``: a sub-class's tree is
+        built from its parent's sorted paths (:meth:`TreeBuilder.forced_bounds`) rather than
+        by walking the board again (the same tree; False for tests and benchmarks)."""
         super().__init__(geo, lexicon, trie, threshold, enumerate_max)
         self.rank = np.empty(geo.n_cells, np.int64)
         self.rank[self.order] = np.arange(geo.n_cells)
         self.tree_nodes = 0  # size of the last tree built (for benchmarks)
         self.builder = TreeBuilder(geo, self.rank, self.order, trie, fields)
         self.rebuild_nodes = rebuild_nodes
+        self.derive = derive
+        self.rebuild_above = rebuild_ratio * threshold if rebuild_ratio > 0 else float("inf")
 
     def build(self, masks: np.ndarray) -> tuple[tuple[np.ndarray, ...], int]:
         """The class's tree in pre-order (see :func:`pipeline.prove.tree_build.tree_from_paths`)
@@ -201,11 +256,17 @@ class TreeProver(ClassProver):
         out.root_bound = self._prove(masks, out)
         return out
 
-    def _prove(self, masks: np.ndarray, out: ClassOutcome) -> int:
+    def _prove(self, masks: np.ndarray, out: ClassOutcome, derived: tuple[Any, ...] | None = None) -> int:
         """Bound the (sub-)class ``masks`` and search it; the bound is returned, boards found
         and branch nodes go to ``out``. The sum bound comes with the build (the max bound's walk
-        would cost as much and rarely beats the tree, so it is not computed)."""
-        total, root = self.builder.bounds(masks, self.threshold)
+        would cost as much and rarely beats the tree, so it is not computed). ``derived``: (its
+        parent class's sorted paths and masks, the cell forced, its letter) when its paths
+        are read off its parent's (:meth:`TreeBuilder.forced_bounds`)."""
+        if derived is None or derived[0] is None:
+            total, root = self.builder.bounds(masks, self.threshold)
+        else:
+            paths, parent_masks, cell, letter = derived
+            total, root = self.builder.forced_bounds(paths, parent_masks, cell, letter, self.threshold)
         self.tree_nodes = self.builder.n_nodes
         bound = min(total, root)
         if bound < self.threshold:
@@ -213,13 +274,16 @@ class TreeProver(ClassProver):
         sizes = [bin(int(m)).count("1") for m in masks]
         cells = [int(c) for c in self.order if sizes[c] > 1]
         boards = int(np.prod([sizes[c] for c in cells]))
-        if self.builder.n_nodes > self.rebuild_nodes and boards > self.enumerate_max:
-            # a big tree: rebuild one per letter of the next split cell rather than force it
+        big = self.builder.n_nodes > self.rebuild_nodes or bound > self.rebuild_above
+        if big and boards > self.enumerate_max:
+            # a big tree or a loose bound: rebuild one per letter of the next split cell (each
+            # sub-class's tree merges the paths the forced letter made alike) rather than force it
             out.nodes += 1
+            paths = self.builder.sorted_paths() if self.derive else None
             for f in mask_faces(int(masks[cells[0]])):
                 sub = masks.copy()
                 sub[cells[0]] = np.uint64(1) << np.uint64(f)
-                self._prove(sub, out)
+                self._prove(sub, out, (paths, masks, cells[0], f))
             return bound
         faces = np.zeros((max(len(cells), 1), 64), np.int64)
         for lvl, c in enumerate(cells):

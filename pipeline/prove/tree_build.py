@@ -318,3 +318,75 @@ def tree_from_paths(
         _close(stack[depth], parent, is_choice, val, end, n_nodes)
     end[0] = n_nodes
     return n_nodes, run - tag0 + 1
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _key_less(a_hi, a_lo, b_hi, b_lo):
+    return a_hi < b_hi or (a_hi == b_hi and a_lo <= b_lo)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _first_field_at_least(keys, n, key_word, sh, fmask, value):
+    """The first path whose field (in ``key_word`` at ``sh``) is >= ``value``: binary search,
+    the field being the most significant one in use, so non-decreasing along sorted keys."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if (keys[mid, key_word] >> sh) & fmask < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(nogil=True, cache=True)
+def derive_paths(
+    keys, tnodes, n_paths, key_word, shift, p, letter, bits, rec, node_pts,
+    out_keys, out_tnodes, word_seen, tag,
+):  # fmt: skip
+    """The sorted paths of a sub-class, read off its parent's sorted paths instead of walked
+    again: the cell of field ``p`` (in key word ``key_word`` at ``shift``) is forced to
+    ``letter``; its field must be the most significant one any path uses (every cell before
+    it in split order has one letter). A path of the sub-class is a parent's path that does
+    not use the cell (field 0: the first run of the sorted paths) or uses it with that letter
+    (a later run); the cell then has one letter, so it loses its field and its bit in the
+    used-fields mask, as :func:`collect_paths` would give it. Clearing a field all paths of a
+    run share keeps the run sorted, so one merge of the two runs sorts the sub-class's paths.
+    Returns (paths, sum bound: each word once, via ``word_seen`` and ``tag``)."""
+    one = np.uint64(1)
+    fmask = (one << np.uint64(bits)) - one
+    sh = np.uint64(shift)
+    want = np.uint64(letter + 1)
+    clear_key = ~(fmask << sh)
+    clear_occ = ~(np.int64(1) << (p + 32))
+    total = np.int64(0)
+    a_end = _first_field_at_least(keys, n_paths, key_word, sh, fmask, one)
+    j = _first_field_at_least(keys, n_paths, key_word, sh, fmask, want)
+    b_end = _first_field_at_least(keys, n_paths, key_word, sh, fmask, want + one)
+    i = 0
+    n_out = 0
+    while i < a_end or j < b_end:
+        take_i = j >= b_end
+        if not take_i and i < a_end:
+            b_hi = keys[j, 0] & clear_key if key_word == 0 else keys[j, 0]
+            b_lo = keys[j, 1] & clear_key if key_word == 1 else keys[j, 1]
+            take_i = _key_less(keys[i, 0], keys[i, 1], b_hi, b_lo)
+        if take_i:
+            out_keys[n_out, 0] = keys[i, 0]
+            out_keys[n_out, 1] = keys[i, 1]
+            t = tnodes[i]
+            i += 1
+        else:
+            out_keys[n_out, 0] = keys[j, 0]
+            out_keys[n_out, 1] = keys[j, 1]
+            out_keys[n_out, key_word] &= clear_key
+            t = tnodes[j] & clear_occ
+            j += 1
+        out_tnodes[n_out] = t
+        n_out += 1
+        node = t & np.int64(0xFFFFFFFF)
+        w = np.int64(rec[2 * node + 1] >> np.uint64(32)) - 1
+        if word_seen[w] != tag:
+            word_seen[w] = tag
+            total += node_pts[node]
+    return n_out, total

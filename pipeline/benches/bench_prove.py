@@ -1,0 +1,273 @@
+"""``boggle prove`` against the field's C++ prover on the same classes: ``make bench-prove``.
+
+The C++ prover is danvk/hybrid-boggle's ``python -m boggle.break_all`` (its pybind11 module,
+built by ``../shared/tools/build-anchor.sh`` into ``$ANCHOR_DIR``, default ``/tmp/anchor``).
+For each recipe (shape, threshold, bucket spec) the same canonical classes are drawn (all of
+them, or a seeded random sample), and each prover proves them in its own process, one core,
+alternating ours / theirs ``--pairs`` times so that other load on the machine hits both alike.
+Each run is measured from the kernel's accounting of that child process (``os.wait4``): CPU
+seconds (user + system) and peak RSS; wall time is not used (the machine is shared).
+
+A run's CPU includes start-up (imports, the word list, for ours the cached numba kernels), so
+each prover also proves one trivial class (every cell in bucket 0) and the per-class figure is
+``(run - start-up) / classes``; the ratio is ours / C++ on those. Both provers report the boards
+>= threshold they found (a class that holds a board in several orientations reports each): the
+counts are printed side by side as a check that both did the same work.
+
+Class ids: ours is the bucket numbers as a mixed-radix number with cell 0 most significant
+(:mod:`pipeline.prove.classes`); the C++'s ``--board_ids`` read cell 0 as the least significant
+digit, its cell i at x = i // h, y = i % h of a board of width w = rows and height h = cols,
+which is our row-major cell i on the transposed grid (a symmetry of the board graph), with the
+buckets of each cell in the spec's order in both. Without the anchor only ours runs.
+
+Worker mode (``--worker``) proves the ids of a file in this process and prints one JSON line;
+the bench runs it as the child whose usage is measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pipeline.prove.search import ENUMERATE_MAX
+from pipeline.prove.tree import REBUILD_RATIO
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+TWO = "aeiosuy bcdfghjklmnpqrtvwxz"
+FOUR = "bdfgjqvwxz aeiou lnrsy chkmpt"
+CORNER = "aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy bcdfghjklmnpqrtvwxz"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    shape: str
+    threshold: int
+    spec: str
+    sample: int  # classes drawn by default (0: every canonical class)
+    quick: int  # classes drawn with --quick
+
+
+#: The issue's table rows. Quick sizes: about a minute of CPU for all four, both provers.
+RECIPES: dict[str, Recipe] = {
+    "3x3-2": Recipe("3x3", 500, TWO, 0, 4),
+    "3x3-4": Recipe("3x3", 500, FOUR, 0, 300),
+    "3x4-corner": Recipe("3x4", 1500, CORNER, 300, 3),
+    "3x4-4": Recipe("3x4", 1500, FOUR, 300, 40),
+}
+
+
+@dataclass
+class Usage:
+    cpu_s: float
+    rss_mb: float
+    found: int
+
+
+def _measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[Usage, str]:
+    """Run ``cmd`` as a child and read its own CPU time and peak RSS from ``os.wait4``."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, env=env)
+        _, status, ru = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        text, errors = out.read(), err.read()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:4])} ... failed ({proc.returncode}): {errors.strip()[-800:]}")
+    # ru_maxrss is in kilobytes on Linux
+    return Usage(ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, -1), text
+
+
+def cpp_ids(digits: list[list[int]], radices: list[int]) -> list[int]:
+    """Our class digit tuples -> the C++'s board ids (cell 0 the least significant digit)."""
+    out = []
+    for d in digits:
+        idx, place = 0, 1
+        for v, k in zip(d, radices, strict=True):
+            idx += v * place
+            place *= k
+        out.append(idx)
+    return out
+
+
+def _draw(recipe: Recipe, dictionary: str, n: int, seed: int) -> tuple[list[int], list[int]]:
+    """(our ids, the C++'s ids) of ``n`` canonical classes (all when n == 0), seeded."""
+    import numpy as np
+
+    from pipeline.lexicon import compile_for_boards
+    from pipeline.prove.classes import ClassSpace
+    from pipeline.rules import default_rules_for_shape, get_rules
+
+    rows, cols = (int(x) for x in recipe.shape.split("x"))
+    lexicon = compile_for_boards(dictionary, get_rules(default_rules_for_shape(rows, cols)))
+    space = ClassSpace.from_spec(recipe.spec, lexicon.alphabet, rows, cols)
+    ids = space.canonical_ids()
+    if 0 < n < len(ids):
+        ids = np.sort(np.random.default_rng(seed).choice(ids, n, replace=False))
+    return ids.tolist(), cpp_ids(space.digits(ids).tolist(), space.radices.tolist())
+
+
+def _ours(
+    recipe: Recipe, dictionary: str, ids: list[int], enumerate_max: int, ratio: float, tmp: Path
+) -> Usage:
+    ids_file = tmp / "ours-ids.txt"
+    ids_file.write_text(",".join(map(str, ids)))
+    cmd = [
+        sys.executable, "-m", "pipeline.benches.bench_prove", "--worker", "--dictionary", dictionary,
+        "--shape", recipe.shape, "--threshold", str(recipe.threshold), "--spec", recipe.spec,
+        "--ids-file", str(ids_file), "--enumerate-max", str(enumerate_max), "--rebuild-ratio", str(ratio),
+    ]  # fmt: skip
+    usage, text = _measure(cmd, Path.cwd())
+    usage.found = int(json.loads(text.strip().splitlines()[-1])["found"])
+    return usage
+
+
+def _theirs(recipe: Recipe, dictionary: str, ids: list[int], anchor: Path, tmp: Path) -> Usage:
+    rows, cols = (int(x) for x in recipe.shape.split("x"))
+    cmd = [
+        str(anchor / "venv" / "bin" / "python"), "-m", "boggle.break_all",
+        recipe.spec.replace("inner:", "center:"), str(recipe.threshold), "--size", f"{rows}{cols}",
+        "--dictionary", dictionary, "--board_ids", ",".join(map(str, ids)),
+        "--output_base", str(tmp / "cpp"), "--omit_times",
+    ]  # fmt: skip
+    usage, text = _measure(cmd, anchor / "hybrid-boggle")
+    found = [line for line in text.splitlines() if line.startswith("Found ") and "breaking failure" in line]
+    if not found:
+        raise RuntimeError(f"no 'Found N breaking failure(s)' line from the C++ prover:\n{text[-800:]}")
+    usage.found = int(found[-1].split()[1])
+    return usage
+
+
+def _worker(
+    dictionary: str, shape: str, threshold: int, spec: str, ids_file: Path, enumerate_max: int, ratio: float
+) -> None:
+    """Prove the classes of ``ids_file`` as a job's worker does (the prover, then the solver's
+    re-scoring of the boards found), with the knobs given; one JSON line."""
+    import time
+
+    import numpy as np
+
+    from pipeline.boards import geometry
+    from pipeline.prove.job import confirm_found, load_problem
+    from pipeline.prove.tree import TreeProver
+    from pipeline.rules import default_rules_for_shape
+
+    ids = np.array([int(x) for x in ids_file.read_text().split(",") if x], np.int64)
+    t0 = time.process_time()
+    rows, cols = (int(x) for x in shape.split("x"))
+    problem = load_problem(dictionary, shape, default_rules_for_shape(rows, cols), None, spec)
+    prover = TreeProver(
+        geometry(rows, cols), problem.lexicon, problem.trie, threshold, enumerate_max, rebuild_ratio=ratio
+    )
+    found = scored = 0
+    for d in problem.space.digits(ids):
+        res = prover.prove(problem.space.masks(d))
+        confirm_found(problem, res.found)
+        found += len(res.found)
+        scored += res.boards_scored
+    cpu = time.process_time() - t0
+    typer.echo(json.dumps({"classes": len(ids), "found": found, "scored": scored, "cpu_s": cpu}))
+
+
+@app.command()
+def main(
+    dictionary: Annotated[
+        str, typer.Option(help="Word list both provers use.")
+    ] = "../shared/data/enable2k.txt",
+    recipe: Annotated[
+        list[str] | None, typer.Option(help=f"Recipes to run (default: all): {', '.join(RECIPES)}.")
+    ] = None,
+    classes: Annotated[
+        int | None, typer.Option(help="Classes drawn per recipe (0: all; default: the recipe's own).")
+    ] = None,
+    quick: Annotated[bool, typer.Option(help="Small samples: a smoke run of a few CPU minutes.")] = False,
+    pairs: Annotated[int, typer.Option(min=1, help="Alternating ours/C++ runs (medians reported).")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the class sample.")] = 21,
+    enumerate_max: Annotated[
+        int, typer.Option(min=1, help="Ours: score sub-classes of at most this many boards exactly.")
+    ] = ENUMERATE_MAX,
+    rebuild_ratio: Annotated[
+        float, typer.Option(help="Ours: rebuild sub-classes whose bound is above this x T (0: off).")
+    ] = REBUILD_RATIO,
+    anchor_dir: Annotated[
+        Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR or /tmp/anchor).")
+    ] = None,
+    ours_only: Annotated[bool, typer.Option(help="Run ours alone even when the anchor is built.")] = False,
+    worker: Annotated[bool, typer.Option(hidden=True)] = False,
+    shape: Annotated[str, typer.Option(hidden=True)] = "3x3",
+    threshold: Annotated[int, typer.Option(hidden=True)] = 500,
+    spec: Annotated[str, typer.Option(hidden=True)] = FOUR,
+    ids_file: Annotated[Path | None, typer.Option(hidden=True)] = None,
+) -> None:
+    word_list = str(Path(dictionary).resolve())
+    if worker:
+        assert ids_file is not None
+        _worker(word_list, shape, threshold, spec, ids_file, enumerate_max, rebuild_ratio)
+        return
+    anchor = anchor_dir or Path(os.environ.get("ANCHOR_DIR", "/tmp/anchor"))
+    built = (anchor / "venv" / "bin" / "python").is_file() and any(
+        (anchor / "hybrid-boggle").glob("cpp_boggle*.so")
+    )
+    with_cpp = built and not ours_only
+    if not built and not ours_only:
+        typer.echo(
+            f"bench-prove: no C++ anchor built in {anchor} (../shared/tools/build-anchor.sh); ours alone"
+        )
+    names = recipe or list(RECIPES)
+    unknown = [n for n in names if n not in RECIPES]
+    if unknown:
+        raise typer.BadParameter(f"unknown recipe {unknown[0]!r}; choose from {', '.join(RECIPES)}")
+    rows_out = []
+    for name in names:
+        r = RECIPES[name]
+        n = classes if classes is not None else (r.quick if quick else r.sample)
+        ours_ids, their_ids = _draw(r, word_list, n, seed)
+        trivial_ours, trivial_theirs = [0], [0]  # every cell in bucket 0
+        with tempfile.TemporaryDirectory() as tmp_name:
+            tmp = Path(tmp_name)
+            ours_runs, their_runs = [], []
+            ours_start = _ours(r, word_list, trivial_ours, enumerate_max, rebuild_ratio, tmp)
+            their_start = _theirs(r, word_list, trivial_theirs, anchor, tmp) if with_cpp else None
+            for _ in range(pairs):
+                ours_runs.append(_ours(r, word_list, ours_ids, enumerate_max, rebuild_ratio, tmp))
+                if with_cpp:
+                    their_runs.append(_theirs(r, word_list, their_ids, anchor, tmp))
+        k = len(ours_ids)
+        ours_cpu = statistics.median(u.cpu_s for u in ours_runs)
+        ours_net = max(ours_cpu - ours_start.cpu_s, 0.0)
+        line = (
+            f"{name:11} {r.shape} T={r.threshold} {k:>6} classes  ours {ours_cpu:8.2f} CPU s "
+            f"(start-up {ours_start.cpu_s:.2f}; {1000 * ours_net / k:9.2f} ms a class) "
+            f"{max(u.rss_mb for u in ours_runs):6.0f} MB, {ours_runs[0].found} boards >= T"
+        )
+        row = {"recipe": name, "classes": k, "ours_cpu_s": ours_cpu, "ours_net_ms": 1000 * ours_net / k,
+               "ours_rss_mb": max(u.rss_mb for u in ours_runs), "ours_found": ours_runs[0].found}  # fmt: skip
+        if with_cpp and their_start is not None:
+            their_cpu = statistics.median(u.cpu_s for u in their_runs)
+            their_net = max(their_cpu - their_start.cpu_s, 0.0)
+            ratio = ours_net / their_net if their_net > 0 else float("inf")
+            line += (
+                f" | C++ {their_cpu:8.2f} CPU s (start-up {their_start.cpu_s:.2f}; "
+                f"{1000 * their_net / k:9.2f} ms a class) {max(u.rss_mb for u in their_runs):6.0f} MB, "
+                f"{their_runs[0].found} boards >= T | ratio ours/C++ {ratio:.2f}"
+            )
+            cpp_rss = max(u.rss_mb for u in their_runs)
+            row.update(cpp_cpu_s=their_cpu, cpp_net_ms=1000 * their_net / k, ratio=ratio,
+                       cpp_rss_mb=cpp_rss, cpp_found=their_runs[0].found)  # fmt: skip
+        typer.echo(line)
+        rows_out.append(row)
+    typer.echo("JSON " + json.dumps(rows_out))
+
+
+if __name__ == "__main__":
+    app()
