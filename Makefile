@@ -28,8 +28,12 @@ lexicon:  ## install Debian's tanglet-data (free word lists) where apt is availa
 	  echo "note: tanglet-data not installed (needs apt and root); set BOGGLE_DICTIONARY or pass --dictionary PATH"; \
 	fi
 
-test:  ## the default suite: unit tests and a few end-to-end smoke runs (tests/test_smoke.py), under 3 minutes
-	$(PY) -m pytest -q
+# the default suite runs on this many pytest-xdist processes (the integration and slow checks
+# stay serial: they time real processes and signals)
+TEST_WORKERS ?= 2
+
+test:  ## the default suite: unit tests and a few end-to-end smoke runs (tests/test_smoke.py), on 2 processes: about 2 minutes
+	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 test-integration:  ## end to end with real processes: killed jobs, big runs, dask, S3 (moto), the notebook, a browser
 	$(PY) -m pytest -q -m "integration and not slow"
