@@ -427,6 +427,37 @@ def write_toml(path: Path, sections: dict[str, dict[str, Any]]) -> Path:
     return path
 
 
+def ingest_config(tmp_path: Path, lexicon: str) -> Path:
+    """A run config at ``tmp_path/ingest.toml`` that ingests :func:`make_inputs` (8 rows, 4 of
+    them rejected) in chunks of 3 into ``tmp_path/run`` on one worker."""
+    files = make_inputs(tmp_path)
+    return write_toml(tmp_path / "ingest.toml", {
+        "boards": {"source": "ingest", "files": [str(f) for f in files], "chunk_size": 3},
+        "lexicon": {"path": lexicon},
+        "run": {"out": str(tmp_path / "run"), "n_jobs": 1},
+    })  # fmt: skip
+
+
+def tiny_proof_args(tiny_dict: str, out: Path) -> list[str]:
+    """``boggle prove`` of 2x2 boards over the buckets ``ae rst`` (threshold 6) of the tiny word
+    list, on one worker, into ``out``: a proof of a few seconds."""
+    return [
+        "prove",
+        "-d",
+        tiny_dict,
+        "--shape",
+        "2x2",
+        "-t",
+        "6",
+        "--classes",
+        "ae rst",
+        "-j",
+        "1",
+        "-o",
+        str(out),
+    ]
+
+
 def make_inputs(tmp_path: Path) -> list[Path]:
     """Two ingest inputs, a text file and a CSV: 8 rows, 4 of them rejected."""
     a = tmp_path / "good_and_bad.txt"

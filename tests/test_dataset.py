@@ -26,7 +26,7 @@ from pipeline.dataset import repo_root, resolve_run_dir
 from pipeline.errors import BoggleError
 from pipeline.runner import execute, run_job
 from pipeline.store.schema import LEGACY_REJECTS, LOCK_FILE, PARTS_DIR, RUN_RECORD
-from tests.conftest import REPO, gen_config, make_inputs, write_toml
+from tests.conftest import REPO, gen_config, ingest_config
 
 
 def board_ids_by_reader(run: Path) -> dict[str, list[int]]:
@@ -82,12 +82,7 @@ def short_run(tmp_path_factory: pytest.TempPathFactory, short_words: Path, enabl
 @pytest.fixture(scope="module")
 def ingest_run(tmp_path_factory: pytest.TempPathFactory, enable2k_path: str) -> Path:
     tmp = tmp_path_factory.mktemp("ingest")
-    files = make_inputs(tmp)
-    config = write_toml(tmp / "ingest.toml", {
-        "boards": {"source": "ingest", "files": [str(f) for f in files], "chunk_size": 3},
-        "lexicon": {"path": enable2k_path},
-        "run": {"out": str(tmp / "run"), "n_jobs": 1},
-    })  # fmt: skip
+    config = ingest_config(tmp, enable2k_path)
     from pipeline.runner import run_from_file
 
     summary = run_from_file(config)

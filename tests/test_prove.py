@@ -23,6 +23,7 @@ from pipeline.prove.job import check_coverage
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 from pipeline.trie import Alphabet
+from tests.conftest import tiny_proof_args
 
 
 def test_our_solver_scores_the_3x3_optimum(enable2k_path: str) -> None:
@@ -238,24 +239,7 @@ runner = CliRunner()
 
 
 def test_cli_prove_prints_best_last(tiny_dict: str, tmp_path: Path) -> None:
-    r = runner.invoke(
-        app,
-        [
-            "prove",
-            "-d",
-            tiny_dict,
-            "--shape",
-            "2x2",
-            "-t",
-            "6",
-            "--classes",
-            "ae rst",
-            "-j",
-            "1",
-            "-o",
-            str(tmp_path / "o"),
-        ],
-    )
+    r = runner.invoke(app, tiny_proof_args(tiny_dict, tmp_path / "o"))
     assert r.exit_code == 0, r.output
     last = r.output.strip().splitlines()[-1]
     assert last.startswith("BEST ") and last.endswith("classes)") and ">= 6" in last

@@ -10,6 +10,7 @@ dask clusters, object stores, the notebook, a browser) are marked ``integration`
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +20,7 @@ from typer.testing import CliRunner
 from pipeline import read_run, store
 from pipeline.cli import app
 from pipeline.errors import EXIT_OK, EXIT_REJECTED_ROWS
-from tests.conftest import make_inputs, run_boggle, write_toml
+from tests.conftest import ingest_config, run_boggle, tiny_proof_args
 
 CLI = CliRunner()
 
@@ -57,21 +58,7 @@ def test_analyze_reports_on_the_run(smoke_run: Path, tmp_path: Path) -> None:
 
 def test_prove_certifies_a_tiny_shape(tiny_dict: str, tmp_path: Path) -> None:
     out = tmp_path / "proof"
-    res = run_boggle(
-        "prove",
-        "-d",
-        tiny_dict,
-        "--shape",
-        "2x2",
-        "-t",
-        "6",
-        "--classes",
-        "ae rst",
-        "-j",
-        "1",
-        "-o",
-        str(out),
-    )
+    res = run_boggle(*tiny_proof_args(tiny_dict, out))
     assert res.returncode == EXIT_OK, res.stderr
     last = res.stdout.strip().splitlines()[-1]
     assert last.startswith("BEST ") and ">= 6" in last, res.stdout
@@ -79,12 +66,7 @@ def test_prove_certifies_a_tiny_shape(tiny_dict: str, tmp_path: Path) -> None:
 
 
 def test_ingest_with_rejects_exits_3_and_keeps_the_good_rows(tmp_path: Path, enable2k_path: str) -> None:
-    files = make_inputs(tmp_path)
-    config = write_toml(tmp_path / "ingest.toml", {
-        "boards": {"source": "ingest", "files": [str(f) for f in files], "chunk_size": 3},
-        "lexicon": {"path": enable2k_path},
-        "run": {"out": str(tmp_path / "run"), "n_jobs": 1},
-    })  # fmt: skip
+    config = ingest_config(tmp_path, enable2k_path)
     result = CLI.invoke(app, ["run", str(config), "--quiet"])
     assert result.exit_code == EXIT_REJECTED_ROWS, result.output
     assert "4 of 8 input rows rejected" in result.output
@@ -94,7 +76,7 @@ def test_ingest_with_rejects_exits_3_and_keeps_the_good_rows(tmp_path: Path, ena
     # chunks of 3 records run across files: [a1 a2 a3] [a4 a5 b1] [b2 b3]; the last has no board
     assert [p["rows"] for p in manifest["parts"]] == [2, 2, 0]
     rejects = store.read_rejects(tmp_path / "run")
-    a, b = (str(f) for f in files)
+    a, b = tomllib.loads(config.read_text(encoding="utf-8"))["boards"]["files"]  # as the run read them
     assert [(r["source"], r["line"], r["raw"]) for r in rejects] == [
         (a, "2", "perslatgsinete1s"),
         (a, "4", "abcde"),

@@ -5,6 +5,7 @@ is reused only when :meth:`pipeline.store.JobDir.reusable` verifies it)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,11 @@ class RunPlan:
     metadata: dict[str, str]  # the Parquet key-value metadata of every part
     run_dir: Path | store.ObjectPath
     workers_write: bool | None  # None: decided once the folder is open (dask: do workers see it?)
+
+    @functools.cached_property
+    def run_id(self) -> str:
+        """The ``run_id`` column's value (a hash of the identity), worked out once."""
+        return store.run_id_of(self.identity)
 
     @property
     def ingest(self) -> bool:
@@ -137,7 +143,7 @@ class Counters:
             self.reused_boards,
             self.rejected,
             self.reused_chunks,
-            store.run_id_of(plan.identity),
+            plan.run_id,
         )
 
 
