@@ -14,7 +14,7 @@ from pipeline.boards import Board, canonical, format_compact, geometry
 from pipeline.prove.bounds import build_prove_trie, class_bounds
 from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
 from pipeline.prove.search import ClassProver
-from pipeline.prove.tree import PROVERS, TreeProver, eval_level, eval_tree, level_bits, tree_bound_reference
+from pipeline.prove.tree import PROVERS, TreeProver, eval_tree, tree_bound_reference, tree_branch
 from pipeline.prove.tree_build import max_cells
 from pipeline.solve import solve_arrays
 
@@ -71,19 +71,44 @@ def test_tree_bound_is_sound_and_matches_its_twin(
     sub = prover.tree_bound(arr, forced)
     assert sub >= int(scores[keep].max())
     assert sub == tree_bound_reference(masks, neighbours, trie, order, {c: int(forced[c]) for c in order[:k]})
-    # the branch and bound's incremental evaluation, level by level, equals the full one
+    # the branch and bound's bound of every sub-class with the first j split cells forced (its
+    # leaves when enumerate_max is the boards left at level j, threshold 0): forcing the cells
+    # on the tree (never lifting) equals the full evaluation; lifting every cell (merged trees)
+    # is as tight or tighter and still bounds every board of the sub-class
     tree, _ = prover.build(arr)
-    cells = np.array(order, np.int64)
-    lv = level_bits(tree[0], tree[1], tree[3], cells, n)
-    val = np.empty((n + 1, len(tree[0])), np.int64)
-    live = np.empty(len(tree[0]), np.int64)
-    step = np.full(n, -1, np.int64)
-    assert eval_level(*tree, lv, step, 0, val, live) == bound
-    for lvl, c in enumerate(order[:k]):
-        step[c] = forced[c]
-        assert eval_level(*tree, lv, step, lvl + 1, val, live) == eval_tree(
-            *tree, step, val[-1].copy(), live.copy()
-        )
+    cells = [c for c in order if masks[c].bit_count() > 1]
+    faces = np.zeros((max(len(cells), 1), 64), np.int64)
+    for lvl, c in enumerate(cells):
+        fs = [f for f in range(64) if masks[c] >> f & 1]
+        faces[lvl, : len(fs)] = fs
+    sizes = [masks[c].bit_count() for c in cells]
+    left = np.array([int(np.prod(sizes[i:])) for i in range(len(cells) + 1)], np.int64)
+    j = data.draw(st.integers(0, len(cells)))
+    rank = np.empty(n, np.int64)
+    rank[order] = np.arange(n)
+    got = {}
+    for lift_above in (1 << 62, 0):
+        status, _, leaves = tree_branch(
+            *prover.builder.arena(), prover.builder.n_nodes, rank, np.array(cells, np.int64), faces,
+            np.array(sizes, np.int64), left, 0, int(left[j]), lift_above, len(tree[0]),
+            np.empty((int(np.prod(sizes[:j])), n + 1), np.int64),
+        )  # fmt: skip
+        assert status == 0
+        got[lift_above] = {tuple(row[:n]): int(row[n]) for row in leaves.tolist()}
+        assert len(got[lift_above]) == len(leaves) == int(np.prod(sizes[:j]))
+    assert (
+        set(got[0])
+        == set(got[1 << 62])
+        == {
+            tuple(int(fs[cells.index(c)]) if c in cells[:j] else -1 for c in range(n))
+            for fs in itertools.product(*([f for f in range(64) if masks[c] >> f & 1] for c in cells))
+        }
+    )
+    scratch = np.empty(len(tree[0]), np.int64)
+    for leaf, forced_bound in got[1 << 62].items():
+        assert forced_bound == eval_tree(*tree, np.array(leaf, np.int64), scratch)
+        inside = np.all((boards == np.array(leaf)) | (np.array(leaf) < 0), axis=1)
+        assert forced_bound >= got[0][leaf] >= int(scores[inside].max())
 
 
 def test_tree_bound_is_sound_and_tighter_on_the_class_of_the_optimum(enable_lexicon) -> None:
@@ -144,12 +169,14 @@ def _found(outcome) -> dict[bytes, int]:
     return {bytes(b.astype(np.int8)): s for b, s in outcome.found}
 
 
-# how the prover splits: forcing cells on one tree; rebuilding every sub-class's tree; rebuilding
-# while the bound is above 1.2 x T, then forcing; forcing down to single boards before scoring
+# how the prover splits: forcing cells on one tree; rebuilding every sub-class's tree; lifting
+# every cell; lifting while the bound is above 1.2 x T, then forcing; the default down to
+# single boards before scoring
 MODES = {
-    "force": {"rebuild_nodes": 10**9},
+    "force": {"rebuild_nodes": 10**9, "lift_ratio": 0},
     "rebuild": {"rebuild_nodes": 0},
-    "ratio": {"rebuild_nodes": 10**9, "rebuild_ratio": 1.2},
+    "lift": {"rebuild_nodes": 10**9, "lift_ratio": 1e-9},
+    "ratio": {"rebuild_nodes": 10**9, "lift_ratio": 1.2},
     "single": {"rebuild_nodes": 10**9, "enumerate_max": 1},
 }
 

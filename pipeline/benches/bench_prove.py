@@ -39,7 +39,7 @@ from typing import Annotated
 import typer
 
 from pipeline.prove.search import ENUMERATE_MAX
-from pipeline.prove.tree import REBUILD_RATIO
+from pipeline.prove.tree import LIFT_RATIO
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
@@ -125,7 +125,7 @@ def _ours(
     cmd = [
         sys.executable, "-m", "pipeline.benches.bench_prove", "--worker", "--dictionary", dictionary,
         "--shape", recipe.shape, "--threshold", str(recipe.threshold), "--spec", recipe.spec,
-        "--ids-file", str(ids_file), "--enumerate-max", str(enumerate_max), "--rebuild-ratio", str(ratio),
+        "--ids-file", str(ids_file), "--enumerate-max", str(enumerate_max), "--lift-ratio", str(ratio),
     ]  # fmt: skip
     usage, text = _measure(cmd, Path.cwd())
     usage.found = int(json.loads(text.strip().splitlines()[-1])["found"])
@@ -167,7 +167,7 @@ def _worker(
     rows, cols = (int(x) for x in shape.split("x"))
     problem = load_problem(dictionary, shape, default_rules_for_shape(rows, cols), None, spec)
     prover = TreeProver(
-        geometry(rows, cols), problem.lexicon, problem.trie, threshold, enumerate_max, rebuild_ratio=ratio
+        geometry(rows, cols), problem.lexicon, problem.trie, threshold, enumerate_max, lift_ratio=ratio
     )
     found = scored = 0
     for d in problem.space.digits(ids):
@@ -196,9 +196,9 @@ def main(
     enumerate_max: Annotated[
         int, typer.Option(min=1, help="Ours: score sub-classes of at most this many boards exactly.")
     ] = ENUMERATE_MAX,
-    rebuild_ratio: Annotated[
-        float, typer.Option(help="Ours: rebuild sub-classes whose bound is above this x T (0: off).")
-    ] = REBUILD_RATIO,
+    lift_ratio: Annotated[
+        float, typer.Option(help="Ours: lift the next cell while a bound is above this x T (0: never).")
+    ] = LIFT_RATIO,
     anchor_dir: Annotated[
         Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR or /tmp/anchor).")
     ] = None,
@@ -212,7 +212,7 @@ def main(
     word_list = str(Path(dictionary).resolve())
     if worker:
         assert ids_file is not None
-        _worker(word_list, shape, threshold, spec, ids_file, enumerate_max, rebuild_ratio)
+        _worker(word_list, shape, threshold, spec, ids_file, enumerate_max, lift_ratio)
         return
     anchor = anchor_dir or Path(os.environ.get("ANCHOR_DIR", "/tmp/anchor"))
     built = (anchor / "venv" / "bin" / "python").is_file() and any(
@@ -236,10 +236,10 @@ def main(
         with tempfile.TemporaryDirectory() as tmp_name:
             tmp = Path(tmp_name)
             ours_runs, their_runs = [], []
-            ours_start = _ours(r, word_list, trivial_ours, enumerate_max, rebuild_ratio, tmp)
+            ours_start = _ours(r, word_list, trivial_ours, enumerate_max, lift_ratio, tmp)
             their_start = _theirs(r, word_list, trivial_theirs, anchor, tmp) if with_cpp else None
             for _ in range(pairs):
-                ours_runs.append(_ours(r, word_list, ours_ids, enumerate_max, rebuild_ratio, tmp))
+                ours_runs.append(_ours(r, word_list, ours_ids, enumerate_max, lift_ratio, tmp))
                 if with_cpp:
                     their_runs.append(_theirs(r, word_list, their_ids, anchor, tmp))
         k = len(ours_ids)

@@ -21,29 +21,30 @@ at least the board's score (a word counts once however many paths spell it); tak
 letter instead can only raise it. Forcing a cell keeps this argument for the boards that agree
 with the forced letters, so the forced bound is a bound of the sub-class.
 
-The tree is built once per class; branching forces the next cell of the split order to each of
-its letters and re-evaluates without rebuilding. Sub-classes of at most ``enumerate_max`` boards
-are scored exactly by :func:`pipeline.prove.bounds.enumerate_class`, so every board reported is
-scored exactly. The build also yields the sum bound (each spellable word once), which can beat
-the tree bound on weak classes (the tree counts a word once per set of pairs); the root bound is
-the smaller. A class of one board has no pairs: its tree bound is its exact score. Neither the
-sum nor the max bound is an upper limit of the tree bound in general.
+The tree is built once per class. Branching works on it in two ways
+(:func:`pipeline.prove.tree_eval.tree_branch`): while a sub-class's bound is above
+:data:`LIFT_RATIO` x T, the next cell of the split order is lifted (one merged tree per letter:
+the forced letter's subtree merged into the rest, a max of sums instead of a sum of maxes, so
+tighter); below it, the remaining cells are forced on that tree one by one with per-cell stacks
+of pending CHOICE nodes, so a step costs only the forced cell's nodes. Sub-classes of at most
+``enumerate_max`` boards are scored exactly by :func:`pipeline.prove.bounds.enumerate_class`,
+so every board reported is scored exactly. The build also yields the sum bound (each spellable
+word once), which can beat the tree bound on weak classes (the tree counts a word once per set
+of pairs); the root bound is the smaller. A class of one board has no pairs: its tree bound is
+its exact score. Neither the sum nor the max bound is an upper limit of the tree bound in
+general.
 
-Forcing cells on one tree is cheap but its bound stays loose (the forced cell's paths do not
-merge). A tree of more than :data:`REBUILD_NODES` nodes is therefore not searched by forcing:
-the next split cell is split and each sub-class gets its own tree (smaller, and tighter, as a
-cell with one letter has no choice node). Rebuilding every sub-class measured 1.5-2.3x slower on
-3x3; rebuilding only big trees 1.1-1.5x faster on 3x4 samples (one heavy class went from 3.2 s
-to 1.1 s) and the same on 3x3, whose trees are smaller. A sub-class's paths are read off its
-parent's sorted paths (:func:`pipeline.prove.tree_build.derive_paths`: no walk of the board, no
-sort; the same tree), which made these rebuilds about 2x cheaper (ENABLE2K 3x3, 2 buckets: 7.6
-to 5.8 s a class, alternating in one process; 3x4 4 buckets: 149 to 106 ms a class).
+Measured on ENABLE2K samples (``make bench-prove`` and one process timing each kernel): forcing alone leaves
+the bound loose on heavy classes (3x4 corner recipe: 614,468 branch nodes on three classes);
+lifting while the bound is above 1.7 x T cut that to 39,715 and the time 3x; 1.4 and 2.0 were
+no faster. A class tree of more than :data:`REBUILD_NODES` nodes can instead be split by
+rebuilding each sub-class's tree from its parent's sorted paths
+(:func:`pipeline.prove.tree_build.derive_paths`: no walk, no sort; words de-duplicated again,
+and the sum bound per sub-class); with lifting that measured 2-5x slower, so it is off.
 
 The tree lives in flat arrays (numba kernels, ``nogil``, cached): :mod:`pipeline.prove.tree_build`
-builds it, :mod:`pipeline.prove.tree_eval` evaluates it in pre-order, where a subtree is a
-contiguous index range and a forced evaluation skips the letters not chosen; the branch and
-bound (:func:`pipeline.prove.tree_eval.tree_branch`) recomputes at each level only the subtrees
-that hold a choice of the cell just forced.
+builds it in pre-order with first-child / next-sibling links, :mod:`pipeline.prove.tree_eval`
+lifts (new nodes after the tree, sharing its subtrees, freed level by level) and bounds it.
 :func:`tree_bound_reference` is the plain-Python twin used by the tests.
 """
 
@@ -54,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.boards import Geometry
+from pipeline.errors import InternalError
 from pipeline.lexicon import CompiledLexicon
 from pipeline.prove.bounds import ProveTrie
 from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, mask_faces
@@ -68,22 +70,22 @@ from pipeline.prove.tree_build import (
     radix_sort,
     tree_from_paths,
 )  # fmt: skip
-from pipeline.prove.tree_eval import eval_level, eval_tree, level_bits, tree_branch
+from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, FULL_LEAVES, eval_tree, tree_branch
 
 __all__ = [
-    "PROVERS", "TreeBuilder", "TreeProver", "eval_level", "eval_tree", "level_bits", "max_cells",
-    "tree_bound_reference",
+    "PROVERS", "TreeBuilder", "TreeProver", "eval_tree", "max_cells", "tree_bound_reference", "tree_branch",
 ]  # fmt: skip
 
 
-#: Trees bigger than this are split by rebuilding rather than by forcing (see the module doc;
-#: measured on ENABLE2K 3x4 samples: 300,000 and 500,000 were slower on one of two samples).
-REBUILD_NODES = 1_000_000
+#: Trees bigger than this are split by rebuilding each sub-class's tree rather than by lifting
+#: (see the module doc: off, as lifting measured faster).
+REBUILD_NODES = 1 << 62
 
-#: A (sub-)class whose bound is above this many times the threshold is also split by rebuilding
-#: (the C++ prover of the field lifts and merges the forced cell while its bound is above 1.7 x T,
-#: which gives the same tree as rebuilding the sub-class); 0 turns it off. See :class:`TreeProver`.
-REBUILD_RATIO = 0.0
+#: A (sub-)class whose bound is above this many times the threshold has its next cell lifted
+#: (:func:`pipeline.prove.tree_eval.tree_branch`: one merged tree per letter, a tighter bound
+#: than forcing the cell on the tree); below it the remaining cells are forced on the tree.
+#: 0 never lifts. The field's C++ prover lifts while the bound is above about 1.7 x T.
+LIFT_RATIO = 1.7
 
 # ---------------------------------------------------------------- builder
 
@@ -122,8 +124,19 @@ class TreeBuilder:
 
     @staticmethod
     def _tree_arrays(cap: int) -> tuple[np.ndarray, ...]:
-        """is_choice, label, points, parent, end, val."""
-        return (np.empty(cap, np.int8), *(np.empty(cap, np.int32) for _ in range(4)), np.empty(cap, np.int64))
+        """is_choice, label, points, first, nxt, val (see :mod:`pipeline.prove.tree_eval`)."""
+        return (np.empty(cap, np.int8), np.empty(cap, np.int32), *(np.empty(cap, np.int32) for _ in range(4)))
+
+    def arena(self) -> tuple[np.ndarray, ...]:
+        """The tree's arrays at full length: the last tree built, then room for lifted nodes."""
+        return self._tree
+
+    def grow_arena(self) -> None:
+        """Double the room beyond the last tree built (the tree is kept)."""
+        grown = self._tree_arrays(2 * self._tree[0].shape[0])
+        for new, old in zip(grown, self._tree, strict=True):
+            new[: self.n_nodes] = old[: self.n_nodes]
+        self._tree = grown
 
     def bounds(self, masks: np.ndarray, threshold: int) -> tuple[int, int]:
         """(sum bound, tree bound) of the class; the tree is not built when the sum bound is
@@ -179,10 +192,10 @@ class TreeBuilder:
     def _build(self, n_paths: int, total: int) -> tuple[int, int]:
         keys, tnodes = self._paths[0], self._paths[1]
         while True:
-            is_choice, label, points, parent, end, val = self._tree
+            is_choice, label, points, first, nxt, val = self._tree
             n, used = tree_from_paths(
                 keys, tnodes, n_paths, self.order, self.bits, self.fields, self.rec, self.node_pts,
-                self.stamp, self._stamp_tag, is_choice, label, points, parent, end, val,
+                self.stamp, self._stamp_tag, is_choice, label, points, first, nxt, val,
             )  # fmt: skip
             self._stamp_tag += int(used) + 1
             if n != FULL_NODES:
@@ -193,8 +206,12 @@ class TreeBuilder:
         return int(total), int(val[0])
 
     def preordered(self) -> tuple[np.ndarray, ...]:
-        """The last tree built, in pre-order: (is_choice, label, points, parent, end)."""
+        """The last tree built, in pre-order: (is_choice, label, points, first, nxt)."""
         return tuple(a[: self.n_nodes] for a in self._tree[:5])
+
+    def values(self) -> np.ndarray:
+        """Every node's unforced value in the last tree built (pre-order)."""
+        return self._tree[5][: self.n_nodes]
 
 
 # ---------------------------------------------------------------- prover
@@ -213,11 +230,11 @@ class TreeProver(ClassProver):
         enumerate_max: int = ENUMERATE_MAX,
         fields: int | None = None,
         rebuild_nodes: int = REBUILD_NODES,
-        rebuild_ratio: float = REBUILD_RATIO,
+        lift_ratio: float = LIFT_RATIO,
         derive: bool = True,
     ):
-        """``fields``: see :class:`TreeBuilder`; ``rebuild_nodes``, ``rebuild_ratio``: see
-        :data:`REBUILD_NODES` and :data:`REBUILD_RATIO`; ``derive``: a sub-class's tree is
+        """``fields``: see :class:`TreeBuilder`; ``rebuild_nodes``, ``lift_ratio``: see
+        :data:`REBUILD_NODES` and :data:`LIFT_RATIO`; ``derive``: a sub-class's tree is
         built from its parent's sorted paths (:meth:`TreeBuilder.forced_bounds`) rather than
         by walking the board again (the same tree; False for tests and benchmarks)."""
         super().__init__(geo, lexicon, trie, threshold, enumerate_max)
@@ -227,7 +244,8 @@ class TreeProver(ClassProver):
         self.builder = TreeBuilder(geo, self.rank, self.order, trie, fields)
         self.rebuild_nodes = rebuild_nodes
         self.derive = derive
-        self.rebuild_above = rebuild_ratio * threshold if rebuild_ratio > 0 else float("inf")
+        self.lift_above = int(lift_ratio * threshold) if lift_ratio > 0 else 1 << 62
+        self._leaves = np.empty((1024, geo.n_cells + 1), np.int64)  # tree_branch's leaves table
 
     def build(self, masks: np.ndarray) -> tuple[tuple[np.ndarray, ...], int]:
         """The class's tree in pre-order (see :func:`pipeline.prove.tree_build.tree_from_paths`)
@@ -245,10 +263,9 @@ class TreeProver(ClassProver):
         tree, _ = self.build(masks)
         if forced is None:
             forced = np.full(self.geo.n_cells, -1, np.int64)
-        is_choice, label, points, parent, end = tree
-        n = is_choice.shape[0]
-        scratch = np.empty(n, np.int64), np.empty(n, np.int64)
-        return int(eval_tree(is_choice, label, points, parent, end, forced, *scratch))
+        is_choice, label, points, first, nxt = tree
+        scratch = np.empty(len(is_choice), np.int64)
+        return int(eval_tree(is_choice, label, points, first, nxt, forced, scratch))
 
     def prove(self, masks: np.ndarray) -> ClassOutcome:
         masks = np.ascontiguousarray(masks, dtype=np.uint64)
@@ -274,10 +291,9 @@ class TreeProver(ClassProver):
         sizes = [bin(int(m)).count("1") for m in masks]
         cells = [int(c) for c in self.order if sizes[c] > 1]
         boards = int(np.prod([sizes[c] for c in cells]))
-        big = self.builder.n_nodes > self.rebuild_nodes or bound > self.rebuild_above
-        if big and boards > self.enumerate_max:
-            # a big tree or a loose bound: rebuild one per letter of the next split cell (each
-            # sub-class's tree merges the paths the forced letter made alike) rather than force it
+        if self.builder.n_nodes > self.rebuild_nodes and boards > self.enumerate_max:
+            # a big tree: rebuild one per letter of the next split cell (each sub-class's tree
+            # merges the paths the forced letter made alike, words de-duplicated) rather than lift it
             out.nodes += 1
             paths = self.builder.sorted_paths() if self.derive else None
             for f in mask_faces(int(masks[cells[0]])):
@@ -292,14 +308,29 @@ class TreeProver(ClassProver):
         left = np.array(
             [int(np.prod([sizes[c] for c in cells[i:]])) for i in range(len(cells) + 1)], np.int64
         )
-        is_choice, label, points, parent, end = self.builder.preordered()
-        _, nodes, leaves = tree_branch(
-            is_choice, label, points, parent, end, np.array(cells, np.int64), faces,
-            np.array([sizes[c] for c in cells], np.int64), left, self.threshold, self.enumerate_max,
-            self.geo.n_cells,
-        )  # fmt: skip
+        # pending CHOICE nodes: no more than the tree has (a lifted tree has no more than its parent)
+        n_entries = int(np.count_nonzero(self.builder.preordered()[0])) + 1
+        while True:
+            is_choice, label, points, first, nxt, val = self.builder.arena()
+            status, nodes, leaves = tree_branch(
+                is_choice, label, points, first, nxt, val, self.builder.n_nodes, self.rank,
+                np.array(cells, np.int64), faces, np.array([sizes[c] for c in cells], np.int64), left,
+                self.threshold, self.enumerate_max, self.lift_above, n_entries, self._leaves,
+            )  # fmt: skip
+            if status == 0:
+                break
+            if status == FULL_ARENA:
+                self.builder.grow_arena()
+            elif status == FULL_ENTRIES:
+                n_entries *= 2
+            elif status == FULL_LEAVES:
+                self._leaves = np.empty((2 * int(nodes), self.geo.n_cells + 1), np.int64)
+            else:
+                raise InternalError(f"tree branch: unknown status {status}")
         out.nodes += int(nodes)
-        for forced in leaves:
+        n = self.geo.n_cells
+        for row in leaves.copy():
+            forced = row[:n]
             sub = masks.copy()
             for cell in np.flatnonzero(forced >= 0):
                 sub[cell] = np.uint64(1) << np.uint64(forced[cell])

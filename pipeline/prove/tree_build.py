@@ -15,9 +15,10 @@ built in three passes rather than by inserting each word into a growing tree:
 2. :func:`radix_sort` sorts the keys. Paths that share their first j (cell, letter) pairs in
    split order share the key's leading fields, so they are contiguous, as in a sorted word list.
 3. :func:`tree_from_paths` reads the sorted paths once, like building a trie from sorted words,
-   and writes the tree straight in pre-order (the layout :mod:`pipeline.prove.tree_eval`
-   evaluates), folding each node's value into its parent when the node is closed, so the
-   unforced bound comes for free. Equal keys are one SUM node; a word is counted there once.
+   and writes the tree straight in pre-order with first-child / next-sibling links (the layout
+   :mod:`pipeline.prove.tree_eval` evaluates and lifts), folding each node's value into its
+   parent when the node is closed, so the unforced bound comes for free. Equal keys are one
+   SUM node; a word is counted there once.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-from pipeline.prove.tree_eval import fold_into_parent
 from pipeline.solve.kernel import ctz, popcount
 
 LOW32 = np.uint64(0xFFFFFFFF)
@@ -230,26 +230,39 @@ def _open(x, choice, lab, par, is_choice, label, points, parent, val):
 
 @njit(nogil=True, cache=True, inline="always")
 def _close(x, parent, is_choice, val, end, n_nodes):
-    """Node x's subtree is complete: record its end and fold its value into its parent."""
+    """Node x's subtree is complete: record its end and fold its value into its parent (a SUM
+    parent adds it, a CHOICE parent keeps the best)."""
     end[x] = n_nodes
-    fold_into_parent(x, is_choice, parent, val)
+    p = parent[x]
+    if is_choice[p]:
+        if val[x] > val[p]:
+            val[p] = val[x]
+    else:
+        val[p] += val[x]
 
 
 @njit(nogil=True, cache=True)
 def tree_from_paths(
     keys, tnodes, n_paths, order, bits, fields, rec, node_pts, stamp, tag0,
-    is_choice, label, points, parent, end, val,
+    is_choice, label, points, first, nxt, val,
 ):  # fmt: skip
-    """The orderly tree of the sorted paths, in pre-order: ``is_choice`` (int8), ``label`` (a
-    CHOICE node's cell, a SUM node's letter), ``points``, ``parent`` (-1 for the root), ``end``
-    (one past the node's subtree) and ``val`` (each node's unforced value). ``stamp`` (int64
-    [words]) de-duplicates a word at a node with run tags from ``tag0`` on. Returns (node
-    count or ``FULL_NODES``, tags used).
+    """The orderly tree of the sorted paths, numbered in pre-order: ``is_choice`` (int8),
+    ``label`` (int8: a CHOICE node's cell, a SUM node's letter), ``points``, ``first`` (first
+    child, -1 for none), ``nxt`` (next sibling, -1 for none) and ``val`` (each node's unforced
+    value). ``stamp`` (int64 [words]) de-duplicates a word at a node with run tags from
+    ``tag0`` on. Returns (node count or ``FULL_NODES``, tags used).
+
+    The pass writes each node's parent into ``first`` and one past its subtree into ``nxt``
+    (cheap while paths stream in), then one backward pass turns them into the links: node x's
+    first child is x + 1 when its subtree is longer than x, its next sibling is the end of its
+    subtree when that is inside its parent's (parents precede children, so a parent's end is
+    still there when its children are turned).
 
     Field p (from the least significant) is split rank ``n - 1 - p``. The highest field where
     a key differs from the one before gives the first pair where the two paths part: the
     nodes of the earlier path below it are closed, the new path's are opened.
     """
+    parent, end = first, nxt  # until the last pass turns them into links
     n = order.shape[0]
     one = np.uint64(1)
     fmask = (one << np.uint64(bits)) - one
@@ -317,6 +330,11 @@ def tree_from_paths(
     for depth in range(2 * prev_m, 0, -1):
         _close(stack[depth], parent, is_choice, val, end, n_nodes)
     end[0] = n_nodes
+    for x in range(n_nodes - 1, -1, -1):
+        e = end[x]
+        sibling = e if x > 0 and e < end[parent[x]] else -1
+        parent[x] = x + 1 if e > x + 1 else -1
+        end[x] = sibling
     return n_nodes, run - tag0 + 1
 
 

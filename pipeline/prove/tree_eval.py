@@ -1,6 +1,15 @@
-"""Evaluating the orderly tree of a board class, and branch and bound on it (numba kernels; see
-:mod:`pipeline.prove.tree`). The tree is in pre-order (:func:`pipeline.prove.tree_build.preorder`),
-so a subtree is a contiguous index range and a forced evaluation skips the letters not chosen.
+"""Evaluating the orderly tree of a board class, lifting its cells, and branch and bound on it
+(numba kernels; see :mod:`pipeline.prove.tree`).
+
+The tree lives in flat arrays: ``is_choice`` (int8), ``label`` (int8: a CHOICE node's cell, a
+SUM node's letter), ``points``, ``first`` (first child, -1 for none), ``nxt`` (next sibling, -1
+for none) and ``val`` (the node's unforced value: a SUM node's points plus its children's
+values, a CHOICE node's best child). A SUM node's children are CHOICE nodes in reverse split
+order of their cells (a path's key has a field per cell, the first cell in split order most
+significant, 0 when the path misses the cell, so paths that miss a cell sort before those that
+take it); a CHOICE node's are SUM nodes by increasing letter. The build
+(:func:`pipeline.prove.tree_build.tree_from_paths`) numbers nodes in pre-order; the arrays have
+room beyond the tree for the nodes that lifting makes, which share the tree's subtrees.
 """
 
 from __future__ import annotations
@@ -8,139 +17,358 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-
-@njit(nogil=True, cache=True, inline="always")
-def fold_into_parent(i, is_choice, parent, val):
-    """Node i's value is final: a SUM parent adds it, a CHOICE parent keeps the best."""
-    p = parent[i]
-    if is_choice[p]:
-        if val[i] > val[p]:
-            val[p] = val[i]
-    else:
-        val[p] += val[i]
+#: :func:`tree_branch`'s statuses when the tree's arrays have no room left for lifted nodes,
+#: when the pending CHOICE nodes overflow ``n_entries`` and when the leaves overflow their
+#: table (the caller grows it and calls again).
+FULL_ARENA, FULL_ENTRIES, FULL_LEAVES = -3, -4, -5
 
 
-@njit(nogil=True, cache=True, inline="always")
-def _fold_up(is_choice, parent, live, n_live, val):
-    """Fold the values of the ``live`` nodes (pre-order) into their parents, last first;
-    returns the root's value."""
-    for j in range(n_live - 1, 0, -1):
-        fold_into_parent(live[j], is_choice, parent, val)
+@njit(nogil=True, cache=True)
+def eval_tree(is_choice, label, points, first, nxt, forced, val):
+    """The bound with the cells ``forced[cell] >= 0`` fixed to that letter, by a full pass over
+    the built tree (children after their parent): the reference of :func:`tree_branch`'s
+    incremental bound. ``val`` (int64 [n_nodes]) is the caller's scratch."""
+    for x in range(is_choice.shape[0] - 1, -1, -1):
+        y = first[x]
+        if is_choice[x]:
+            f = forced[label[x]]
+            best = 0
+            while y >= 0:
+                if (f < 0 or label[y] == f) and val[y] > best:
+                    best = val[y]
+                y = nxt[y]
+            val[x] = best
+        else:
+            v = np.int64(points[x])
+            while y >= 0:
+                v += val[y]
+                y = nxt[y]
+            val[x] = v
     return val[0]
 
 
-@njit(nogil=True, cache=True)
-def eval_tree(is_choice, label, points, parent, end, forced, val, live):
-    """The bound with the cells ``forced[cell] >= 0`` fixed to that letter. ``val`` and
-    ``live`` (int64 [n_nodes]) are the caller's scratch.
-
-    :func:`eval_level` at level 0 (every node recomputed): one forward pass lists the nodes
-    outside the subtrees of letters not chosen (skipped by their ``end``), one backward pass over
-    them folds every node into its parent (children follow their parent in pre-order, so a node
-    is final when reached).
-    """
-    no_levels = np.zeros(0, np.int64)  # level 0 reads no level bits
-    return eval_level(is_choice, label, points, parent, end, no_levels, forced, 0, val.reshape(1, -1), live)
+@njit(nogil=True, cache=True, inline="always")
+def _fold(z, child, is_choice, val, acc):
+    """``acc`` (node z's value so far) with the child's value folded in."""
+    if is_choice[z]:
+        return max(acc, np.int64(val[child]))
+    return acc + val[child]
 
 
 @njit(nogil=True, cache=True)
-def level_bits(is_choice, label, parent, cells, n_cells):
-    """int64 [n_nodes]: bit l set when ``cells[l]`` has a choice node in the node's subtree."""
-    n_nodes = is_choice.shape[0]
-    level_of = np.full(n_cells, -1, np.int64)
-    for lvl in range(cells.shape[0]):
-        level_of[cells[lvl]] = lvl
-    lv = np.zeros(n_nodes, np.int64)
-    for i in range(n_nodes - 1, -1, -1):
-        if is_choice[i] and level_of[label[i]] >= 0:
-            lv[i] |= np.int64(1) << level_of[label[i]]
-        if i > 0:
-            lv[parent[i]] |= lv[i]
-    return lv
+def _lift(is_choice, label, points, first, nxt, val, top, root, cell, letter, rank, frames):
+    """The tree of the sub-class with ``cell`` forced to ``letter``, where ``cell`` is the first
+    cell in split order that ``root``'s tree still offers (its CHOICE node, if any, is the
+    root's last child X): the root without X merged with X's SUM child for the letter (none
+    when the letter spells nothing there). Merging two SUM nodes adds their points and merges
+    their children; two CHOICE nodes of one cell merge their SUM children letter by letter; a
+    child on one side only is shared, and a list's tail left on one side only is linked, not
+    copied. Nodes are made from ``top`` on. Returns (new root, new top), the root itself when
+    it has no CHOICE node for the cell, or (-1, top) when the arrays are full.
 
-
-@njit(nogil=True, cache=True)
-def eval_level(is_choice, label, points, parent, end, lv, forced, level, val, live):
-    """The bound at B&B level ``level`` (the first ``level`` split cells forced), into
-    ``val[level]``. Only nodes whose subtree holds a choice of the cell forced last are
-    recomputed; any other live node keeps the value of the deepest earlier level that
-    recomputed it (its subtree's choices are forced the same there): ``lv[i]`` bit l-1 is set
-    when the cell forced at level l has a choice node in i's subtree."""
-    n_nodes = is_choice.shape[0]
-    out = val[level]
-    n_live = 0
-    i = 0
-    bit = np.int64(1) << np.int64(level - 1) if level > 0 else np.int64(0)
-    below = bit - 1 if level > 0 else np.int64(0)
-    while i < n_nodes:
-        if i > 0 and is_choice[i] == 0:
-            f = forced[label[parent[i]]]
-            if f >= 0 and f != label[i]:
-                i = end[i]
-                continue
-        if level > 0 and lv[i] & bit == 0:
-            m = lv[i] & below
-            src = 0
-            while m != 0:
-                m >>= 1
-                src += 1
-            out[i] = val[src, i]
-            live[n_live] = i
-            n_live += 1
-            i = end[i]
+    Sound and tighter than forcing: a board of the sub-class takes the same letters in both
+    merged trees, so its value in the merge is the sum of its values in the two; taking the
+    best letter once for both (a max of sums) instead of in each (a sum of maxes) can only
+    lower the bound. A word may count twice at a merged node (once per side): still sound."""
+    x = first[root]
+    while x >= 0 and nxt[x] >= 0:
+        x = nxt[x]
+    if x < 0 or label[x] != cell:
+        return root, top
+    s = first[x]
+    while s >= 0 and label[s] < letter:
+        s = nxt[s]
+    if s >= 0 and label[s] != letter:
+        s = -1
+    cap = is_choice.shape[0]
+    fz, fa, fb, flast, facc = frames[0], frames[1], frames[2], frames[3], frames[4]
+    if top >= cap:
+        return -1, top
+    z = top
+    top += 1
+    is_choice[z] = 0
+    label[z] = label[root]
+    points[z] = points[root] + (points[s] if s >= 0 else 0)
+    first[z] = -1
+    nxt[z] = -1
+    d = 0
+    fz[0] = z
+    fa[0] = first[root]
+    fb[0] = first[s] if s >= 0 else -1
+    flast[0] = -1
+    facc[0] = points[z]
+    while d >= 0:
+        z = fz[d]
+        ia = fa[d]
+        ib = fb[d]
+        if d == 0 and ia == x:
+            ia = fa[0] = -1  # the root's list without X (its last child)
+        if (ia < 0 or ib < 0) and not (d == 0 and ia >= 0):
+            # one list left (or none): link its tail as it is (not the root's, which holds X)
+            tail = ia if ia >= 0 else ib
+            if tail >= 0:
+                if flast[d] >= 0:
+                    nxt[flast[d]] = tail
+                else:
+                    first[z] = tail
+                acc = facc[d]
+                while tail >= 0:
+                    acc = _fold(z, tail, is_choice, val, acc)
+                    tail = nxt[tail]
+                facc[d] = acc
+            val[z] = facc[d]
+            d -= 1
+            if d >= 0:
+                p = fz[d]
+                if flast[d] >= 0:
+                    nxt[flast[d]] = z
+                else:
+                    first[p] = z
+                flast[d] = z
+                facc[d] = _fold(p, z, is_choice, val, facc[d])
             continue
-        out[i] = points[i]
-        live[n_live] = i
-        n_live += 1
-        i += 1
-    return _fold_up(is_choice, parent, live, n_live, out)
+        big = np.int64(1) << 62
+        if is_choice[z]:
+            ka = np.int64(label[ia]) if ia >= 0 else big
+            kb = np.int64(label[ib]) if ib >= 0 else big
+        else:
+            ka = -rank[label[ia]] if ia >= 0 else big
+            kb = -rank[label[ib]] if ib >= 0 else big
+        if ka != kb:
+            # one side's child alone: a copy of its header (its subtree shared)
+            if ka < kb:
+                src = ia
+                fa[d] = nxt[ia]
+            else:
+                src = ib
+                fb[d] = nxt[ib]
+            if top >= cap:
+                return -1, top
+            y = top
+            top += 1
+            is_choice[y] = is_choice[src]
+            label[y] = label[src]
+            points[y] = points[src]
+            first[y] = first[src]
+            nxt[y] = -1
+            val[y] = val[src]
+            if flast[d] >= 0:
+                nxt[flast[d]] = y
+            else:
+                first[z] = y
+            flast[d] = y
+            facc[d] = _fold(z, y, is_choice, val, facc[d])
+            continue
+        # the same cell (or letter) on both sides: merge the two
+        fa[d] = nxt[ia]
+        fb[d] = nxt[ib]
+        if top >= cap:
+            return -1, top
+        y = top
+        top += 1
+        is_choice[y] = is_choice[ia]
+        label[y] = label[ia]
+        points[y] = points[ia] + points[ib]
+        first[y] = -1
+        nxt[y] = -1
+        d += 1
+        fz[d] = y
+        fa[d] = first[ia]
+        fb[d] = first[ib]
+        flast[d] = -1
+        facc[d] = 0 if is_choice[y] else points[y]
+    return fz[0], top
 
 
 @njit(nogil=True, cache=True)
-def tree_branch(
-    is_choice, label, points, parent, end, cells, faces, n_faces, left, threshold, enumerate_max, n_cells
-):
-    """Branch and bound inside one class on its tree. ``cells`` are the class's cells with
-    several letters in split order, ``faces[l, :n_faces[l]]`` the letters of ``cells[l]``,
-    ``left[l]`` the boards left once ``cells[:l]`` are forced. Returns (root bound, branch
-    nodes, leaves int64 [m, n_cells]: the forced letter per cell, -1 = free, of every
-    sub-class of at most ``enumerate_max`` boards whose bound reaches ``threshold``)."""
-    n_nodes = is_choice.shape[0]
-    n_lv = cells.shape[0]
-    lv = level_bits(is_choice, label, parent, cells, n_cells)
-    val = np.empty((n_lv + 1, n_nodes), np.int64)
-    live = np.empty(n_nodes, np.int64)
-    forced = np.full(n_cells, -1, np.int64)
-    leaves = np.empty((16, n_cells), np.int64)
-    n_leaves = 0
-    root = eval_level(is_choice, label, points, parent, end, lv, forced, 0, val, live)
-    if root < threshold:
-        return root, 0, leaves[:0].copy()
-    nodes = 1
-    if left[0] <= enumerate_max:
-        leaves[0] = forced
-        return root, nodes, leaves[:1].copy()
-    idx = np.zeros(n_lv, np.int64)
-    lvl = 0
-    while lvl >= 0:
+def _orderly(
+    is_choice, label, points, first, nxt, val, root, level0, cells, faces, n_faces, left, threshold,
+    enumerate_max, forced, entries, head, cell_sum, levels, out,
+):  # fmt: skip
+    """Branch and bound of the sub-class whose tree is ``root`` (``cells[:level0]`` forced),
+    forcing the remaining cells one by one on that tree (the stacks of the field's orderly
+    bound). In an orderly tree a CHOICE node of a cell sits only below SUM nodes of cells
+    earlier in the split order, so once ``cells[:l]`` are forced the live tree is the SUM nodes
+    reached (their points summed into ``base``) and, pending under them, CHOICE nodes of later
+    cells, kept on one list per cell with the sum of their unforced values. The bound is
+    ``base`` plus the pending sums, equal to the full evaluation of the tree with those cells
+    forced (:func:`eval_tree`). Forcing the next cell to a letter visits only that cell's
+    pending CHOICE nodes (a cursor per node walks its letters once over all letters): the
+    letter's SUM child adds its points and pushes its own CHOICE children; the pushes are
+    undone (a log) before the next letter, so a step costs what it touches, not the tree.
+    Leaves go to ``out`` (:func:`_leaf`); returns the sub-classes that passed, or -1 when
+    ``entries`` is too small."""
+    e_node, e_next, cursor = entries[0], entries[1], entries[2]
+    cap_e = e_node.shape[0]
+    idx, mark, base, pend_at = levels[0], levels[1], levels[2], levels[3]
+    head[:] = -1
+    cell_sum[:] = 0
+    n_e = 0
+    y = first[root]
+    while y >= 0:
+        if n_e == cap_e:
+            return -1
+        c = label[y]
+        e_node[n_e] = y
+        e_next[n_e] = head[c]
+        head[c] = n_e
+        cell_sum[c] += val[y]
+        n_e += 1
+        y = nxt[y]
+    nodes = 0
+    lvl = level0
+    idx[lvl] = 0
+    mark[lvl] = n_e
+    base[lvl] = points[root]
+    pend_at[lvl] = val[root] - points[root]
+    while lvl >= level0:
         c = cells[lvl]
+        while n_e > mark[lvl]:
+            n_e -= 1
+            cc = label[e_node[n_e]]
+            head[cc] = e_next[n_e]
+            cell_sum[cc] -= val[e_node[n_e]]
         if idx[lvl] == n_faces[lvl]:
             forced[c] = -1
             lvl -= 1
             continue
-        forced[c] = faces[lvl, idx[lvl]]
+        if idx[lvl] == 0:
+            e = head[c]
+            while e >= 0:
+                cursor[e] = first[e_node[e]]
+                e = e_next[e]
+        f = faces[lvl, idx[lvl]]
         idx[lvl] += 1
-        if eval_level(is_choice, label, points, parent, end, lv, forced, lvl + 1, val, live) < threshold:
+        forced[c] = f
+        pts = base[lvl]
+        pend = pend_at[lvl] - cell_sum[c]
+        e = head[c]
+        while e >= 0:
+            s = cursor[e]
+            while s >= 0 and label[s] < f:
+                s = nxt[s]
+            cursor[e] = s
+            if s >= 0 and label[s] == f:
+                pts += points[s]
+                y = first[s]
+                while y >= 0:
+                    if n_e == cap_e:
+                        return -1
+                    cy = label[y]
+                    e_node[n_e] = y
+                    e_next[n_e] = head[cy]
+                    head[cy] = n_e
+                    cell_sum[cy] += val[y]
+                    pend += val[y]
+                    n_e += 1
+                    y = nxt[y]
+            e = e_next[e]
+        if pts + pend < threshold:
             continue
         nodes += 1
         if left[lvl + 1] <= enumerate_max:
-            if n_leaves == leaves.shape[0]:
-                grown = np.empty((2 * n_leaves, n_cells), np.int64)
-                grown[:n_leaves] = leaves
-                leaves = grown
-            leaves[n_leaves] = forced
-            n_leaves += 1
+            _leaf(out, forced, pts + pend)
         else:
             lvl += 1
             idx[lvl] = 0
-    return root, nodes, leaves[:n_leaves].copy()
+            mark[lvl] = n_e
+            base[lvl] = pts
+            pend_at[lvl] = pend
+    return nodes
+
+
+@njit(nogil=True, cache=True)
+def _leaf(out, forced, bound):
+    """Record a leaf: ``out`` is (leaves int64 [cap, cells + 1]: the forced letters and the
+    bound last, count int64 [1]); a full table is reported by a count beyond it (the caller
+    grows it and calls again)."""
+    table, count = out
+    k = count[0]
+    if k < table.shape[0]:
+        n = forced.shape[0]
+        table[k, :n] = forced
+        table[k, n] = bound
+    count[0] = k + 1
+
+
+@njit(nogil=True, cache=True)
+def tree_branch(
+    is_choice, label, points, first, nxt, val, n_nodes, rank, cells, faces, n_faces, left, threshold,
+    enumerate_max, lift_above, n_entries, leaves,
+):  # fmt: skip
+    """Branch and bound inside one class on its tree (nodes ``[0, n_nodes)``, the arrays'
+    room beyond them used for lifted nodes), forcing ``cells`` (the class's cells with several
+    letters, in split order) one by one. ``faces[l, :n_faces[l]]`` are the letters of
+    ``cells[l]`` (increasing), ``left[l]`` the boards left once ``cells[:l]`` are forced,
+    ``rank[cell]`` the cell's place in the split order.
+
+    While a sub-class's bound is above ``lift_above``, the next cell is lifted
+    (:func:`_lift`: one merged tree per letter, tighter); below it, the remaining cells are
+    forced on that tree (:func:`_orderly`). Returns (status, branch nodes, leaves): status 0, or
+    :data:`FULL_ARENA`, :data:`FULL_ENTRIES` or :data:`FULL_LEAVES` (then with the leaves
+    needed in place of the nodes) when the tree's arrays, ``n_entries`` (pending CHOICE nodes)
+    or the ``leaves`` table (int64 [cap, cells + 1]) are too small; leaves are the sub-classes of
+    at most ``enumerate_max`` boards whose bound reaches ``threshold``: the forced letter per
+    cell (-1 = free), then the bound."""
+    n_cells = rank.shape[0]
+    n_lv = cells.shape[0]
+    forced = np.full(n_cells, -1, np.int64)
+    count = np.zeros(1, np.int64)
+    out = (leaves, count)
+    if val[0] < threshold:
+        return 0, 0, leaves[:0]
+    if left[0] <= enumerate_max:
+        _leaf(out, forced, val[0])
+        return 0, 1, leaves[:1]
+    entries = np.empty((3, n_entries), np.int32)
+    head = np.empty(n_cells, np.int64)
+    cell_sum = np.empty(n_cells, np.int64)
+    levels = np.zeros((4, n_lv + 1), np.int64)
+    frames = np.empty((5, 2 * n_cells + 2), np.int64)
+    lv_root = np.zeros(n_lv + 1, np.int64)
+    lv_idx = np.zeros(n_lv + 1, np.int64)
+    lv_top = np.zeros(n_lv + 1, np.int64)
+    nodes = 1
+    top = n_nodes
+    lvl = 0
+    entering = True
+    while lvl >= 0:
+        r = lv_root[lvl]
+        if entering:
+            entering = False
+            if val[r] <= lift_above:
+                got = _orderly(
+                    is_choice, label, points, first, nxt, val, r, lvl, cells, faces, n_faces, left,
+                    threshold, enumerate_max, forced, entries, head, cell_sum, levels, out,
+                )  # fmt: skip
+                if got < 0:
+                    return FULL_ENTRIES, nodes, leaves[:0]
+                nodes += got
+                lvl -= 1
+                continue
+            lv_idx[lvl] = 0
+            lv_top[lvl] = top
+        top = lv_top[lvl]
+        if lv_idx[lvl] == n_faces[lvl]:
+            forced[cells[lvl]] = -1
+            lvl -= 1
+            continue
+        f = faces[lvl, lv_idx[lvl]]
+        lv_idx[lvl] += 1
+        forced[cells[lvl]] = f
+        sub, top = _lift(is_choice, label, points, first, nxt, val, top, r, cells[lvl], f, rank, frames)
+        if sub < 0:
+            return FULL_ARENA, nodes, leaves[:0]
+        if val[sub] < threshold:
+            continue
+        nodes += 1
+        if left[lvl + 1] <= enumerate_max:
+            _leaf(out, forced, val[sub])
+        else:
+            lvl += 1
+            lv_root[lvl] = sub
+            entering = True
+    k = count[0]
+    if k > leaves.shape[0]:
+        return FULL_LEAVES, k, leaves[:0]
+    return 0, nodes, leaves[:k]
