@@ -133,9 +133,10 @@ prove-3x3:  ## certify every ENABLE2K 3x3 board scoring >= 500 (resumable: re-ru
 	  --classes 'bdfgjqvwxz aeiou lnrsy chkmpt' --n-jobs 2 --out runs/prove-3x3
 
 .PHONY: prove-3x4
-prove-3x4:  ## the full ENABLE2K 3x4 proof, T=1500 (days on 2 cores; resumable: re-run to continue)
+prove-3x4:  ## the full ENABLE2K 3x4 proof, T=1500 (hours on 2 cores; resumable: re-run to continue)
 	$(BIN)/boggle prove --dictionary $(ENABLE2K) --shape 3x4 --threshold 1500 \
-	  --classes 'bdfgjqvwxz aeiou lnrsy chkmpt' --n-jobs 2 --out runs/prove-3x4
+	  --classes 'aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy bcdfghjklmnpqrtvwxz' \
+	  --n-jobs $${PROVE_JOBS:-2} --out runs/prove-3x4
 
 clean:
 	rm -rf runs reports site .pytest_cache .mypy_cache .ruff_cache

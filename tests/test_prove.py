@@ -105,6 +105,37 @@ def test_bound_is_exact_for_a_single_board(tiny) -> None:
     assert m >= s
 
 
+@pytest.mark.parametrize("max_cells", [3, 5, 9])
+def test_prove_trie_holds_exactly_the_spellings_that_fit(tmp_path: Path, max_cells: int) -> None:
+    # an alphabet with a two-letter face (qu): every spelling
+    # of at most max_cells faces, each with its word and points, and no node that leads nowhere
+    words = ["aqua", "hat", "quest", "quests", "squat", "tea", "teas", "that", "the", "thesauruses"]
+    path = tmp_path / "words.txt"
+    path.write_text("\n".join(words) + "\n")
+    lex = compile_for_boards(str(path), get_rules("boggle"))
+    trie = build_prove_trie(lex, max_cells)
+    got: dict[tuple[int, ...], tuple[int, int]] = {}
+    dead = 0
+    stack: list[tuple[int, tuple[int, ...]]] = [(0, ())]
+    while stack:
+        node, spelled = stack.pop()
+        kids = [(f, int(c)) for f, c in enumerate(trie.children[node].tolist()) if c >= 0]
+        assert trie.kids[node] == sum(1 << f for f, _ in kids)
+        if trie.node_word[node] >= 0:
+            got[spelled] = (int(trie.node_word[node]), int(trie.node_points[node]))
+        elif not kids:
+            dead += 1
+        stack.extend((c, (*spelled, f)) for f, c in kids)
+    want = {
+        sp: (wid, int(lex.word_points[wid]))
+        for wid, w in enumerate(lex.words)
+        for sp in lex.alphabet.tokenize(w)
+        if len(sp) <= max_cells
+    }
+    assert got == want and dead == 0
+    assert len(want) > 0
+
+
 # ---------------------------------------------------------------- exactness against brute force
 
 

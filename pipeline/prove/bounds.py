@@ -41,61 +41,47 @@ class ProveTrie:
         return int(self.children.shape[0])
 
 
-def _spellings(lexicon: CompiledLexicon) -> list[tuple[int, list[tuple[int, ...]]]]:
-    """(word id, its face spellings) for every word of the lexicon."""
-    alphabet = lexicon.alphabet
-    index = alphabet.index
-    single = all(len(f) == 1 for f in alphabet.faces)
-    # A fast path for the common alphabets: one-character faces, optionally plus "qu" with no
-    # plain "q" face, where each word has exactly one spelling.
-    qu_only = [f for f in alphabet.faces if len(f) > 1] == ["qu"] and "q" not in index
-    out: list[tuple[int, list[tuple[int, ...]]]] = []
-    for wid, word in enumerate(lexicon.words):
-        if single or qu_only:
-            toks = []
-            i = 0
-            ok = True
-            while i < len(word):
-                if qu_only and word.startswith("qu", i):
-                    toks.append(index["qu"])
-                    i += 2
-                    continue
-                f = index.get(word[i])
-                if f is None:
-                    ok = False
-                    break
-                toks.append(f)
-                i += 1
-            out.append((wid, [tuple(toks)] if ok else []))
-        else:
-            out.append((wid, alphabet.tokenize(word)))
-    return out
-
-
 def build_prove_trie(lexicon: CompiledLexicon, max_cells: int) -> ProveTrie:
-    """The dense trie of the lexicon's spellings of at most ``max_cells`` faces."""
+    """The dense trie of the lexicon's spellings of at most ``max_cells`` faces, read off the
+    compiled lexicon's trie (which holds every spelling of every word): a node is kept when
+    some spelling of at most ``max_cells`` faces ends in its subtree (a board cannot reach the
+    others, and walks would only waste time in them). Array operations on the trie's nodes
+    (children follow their parent there), so the peak memory is a few times the result's."""
+    t = lexicon.trie
     n_faces = len(lexicon.alphabet)
-    rows: list[list[int]] = [[-1] * n_faces]
-    node_word = [-1]
-    for wid, spellings in _spellings(lexicon):
-        for toks in spellings:
-            if len(toks) > max_cells:
-                continue
-            node = 0
-            for f in toks:
-                nxt = rows[node][f]
-                if nxt < 0:
-                    nxt = len(rows)
-                    rows[node][f] = nxt
-                    rows.append([-1] * n_faces)
-                    node_word.append(-1)
-                node = nxt
-            node_word[node] = wid
-    children = np.array(rows, dtype=np.int32).reshape(len(rows), n_faces)
-    words = np.array(node_word, dtype=np.int32)
+    mask = t.mask
+    first = t.first_child.astype(np.int64)
+    n = t.n_nodes
+    counts = np.bitwise_count(mask).astype(np.int64)
+    parent = np.zeros(n, np.int64)
+    offsets = np.cumsum(counts) - counts
+    parent[np.repeat(first, counts) + np.arange(int(counts.sum())) - np.repeat(offsets, counts)] = np.repeat(
+        np.arange(n, dtype=np.int64), counts
+    )
+    depth = t.node_depth.astype(np.int64)
+    word = t.word_id
+    useful = (word >= 0) & (depth <= max_cells)
+    # a node is useful when a useful node is below it: fold each depth into the one above
+    for d in range(int(depth.max(initial=0)), 0, -1):
+        at = np.flatnonzero(useful & (depth == d))
+        useful[parent[at]] = True
+    useful[0] = True
+    new_id = np.cumsum(useful) - 1
+    kept = np.flatnonzero(useful)
+    children = np.full((len(kept), n_faces), -1, np.int32)
+    rank = np.zeros(n, np.int64)  # children of a node seen so far, face by face
+    for f in range(n_faces):
+        has = (mask >> np.uint64(f)) & np.uint64(1) == 1
+        child = first + rank
+        ok = has[kept] & useful[np.where(has, child, 0)][kept]
+        children[ok, f] = new_id[child[kept][ok]]
+        rank += has
+    words = word[kept].astype(np.int32)
     pts = np.where(words >= 0, lexicon.word_points[np.maximum(words, 0)], 0).astype(np.int32)
     bits = np.left_shift(np.uint64(1), np.arange(n_faces, dtype=np.uint64))
-    kids = np.bitwise_or.reduce(np.where(children >= 0, bits, np.uint64(0)), axis=1).astype(np.uint64)
+    kids = np.zeros(len(kept), np.uint64)
+    for f in range(n_faces):
+        kids[children[:, f] >= 0] |= bits[f]
     return ProveTrie(children, words, pts, kids, lexicon.n_words)
 
 
