@@ -138,5 +138,11 @@ prove-3x4:  ## the full ENABLE2K 3x4 proof, T=1500 (hours on 2 cores; resumable:
 	  --classes 'aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy bcdfghjklmnpqrtvwxz' \
 	  --n-jobs $${PROVE_JOBS:-2} --out runs/prove-3x4
 
+.PHONY: sample-4x4
+sample-4x4:  ## prove 320 random ENABLE2K 4x4 classes at T=3625 (corner recipe; resumable): the sample behind the full 4x4 proof's cost
+	$(BIN)/boggle prove --dictionary $(ENABLE2K) --shape 4x4 --threshold 3625 \
+	  --classes 'aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy bcdfghjklmnpqrtvwxz' \
+	  --limit-classes 320 --sample-seed 21 --chunk-size 4 --n-jobs $${PROVE_JOBS:-2} --out runs/sample-4x4
+
 clean:
 	rm -rf runs reports site .pytest_cache .mypy_cache .ruff_cache

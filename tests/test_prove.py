@@ -18,7 +18,7 @@ from pipeline.errors import BoggleError, ConfigError
 from pipeline.lexicon import compile_for_boards
 from pipeline.prove import ProveConfig, run_prove
 from pipeline.prove.bounds import build_prove_trie, class_bounds, class_bounds_reference, enumerate_class
-from pipeline.prove.classes import canonical_class_ids, class_digits, default_spec, parse_buckets
+from pipeline.prove.classes import ClassSpace, canonical_class_ids, class_digits, default_spec, parse_buckets
 from pipeline.prove.job import check_coverage
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
@@ -61,6 +61,16 @@ def test_default_spec_uses_every_face_once() -> None:
     buckets = parse_buckets(spec, alpha)
     assert sorted(f for b in buckets for f in b) == list(range(len(alpha)))
     assert sorted(spec.split()[0]) == sorted("aäeé")  # vowels, accented ones included, form one bucket
+
+
+def test_the_english_default_is_the_corner_recipe_from_3x4_on() -> None:
+    english = Alphabet.english()
+    assert default_spec(english, [], 9) == "bdfgjqvwxz aeiou lnrsy chkmpt"
+    corner = "aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy bcdfghjklmnpqrtvwxz"
+    assert default_spec(english, [], 12) == default_spec(english, [], 16) == corner
+    # 3 buckets on the 8 other cells, 2 on the 4 corners: 3**8 * 2**4 classes, 27,135 canonical
+    space = ClassSpace.from_spec(corner, english, 3, 4)
+    assert len(space.canonical_ids()) == 27_135
 
 
 # ---------------------------------------------------------------- bounds

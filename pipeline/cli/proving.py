@@ -39,7 +39,8 @@ def prove(
         typer.Option(
             "--classes",
             help="Letter buckets separated by spaces, e.g. 'bdfgjqvwxz aeiou lnrsy chkmpt' "
-            "(default: that for English, else vowels + 3 consonant buckets by frequency). "
+            "(default: that for English, the corner recipe below from 12 cells; else vowels + 3 "
+            "consonant buckets by frequency). "
             "Comma-separated sections 'corner:', 'edge:' (other border cells) and 'inner:' give "
             "those cells their own buckets, e.g. 'aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy "
             "bcdfghjklmnpqrtvwxz'; each section partitions the alphabet.",

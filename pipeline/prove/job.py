@@ -253,7 +253,7 @@ def load_problem(
         lexicon = dictionary.lexicon
     else:
         lexicon = compile_for_boards(dictionary, rules)
-    spec = spec if spec is not None else default_spec(lexicon.alphabet, lexicon.words)
+    spec = spec if spec is not None else default_spec(lexicon.alphabet, lexicon.words, rows * cols)
     space = ClassSpace.from_spec(spec, lexicon.alphabet, rows, cols)
     trie = build_prove_trie(lexicon, rows * cols)
     problem = Problem(rows, cols, rules, lexicon, trie, space, spec)
