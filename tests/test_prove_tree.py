@@ -239,6 +239,29 @@ def test_tree_prover_eliminates_a_class_below_the_threshold(tiny) -> None:
     assert out.root_bound < 10_000
 
 
+def test_branching_grows_its_arrays_and_finds_the_same(tiny) -> None:
+    # lifting every cell into arrays with no room beyond the tree, and a one-row leaves table:
+    # the prover grows them and calls again, and finds what a roomy one finds
+    geo = geometry(3, 3)
+    trie = build_prove_trie(tiny, 9)
+    masks_of = bucket_masks(parse_buckets("ae rst", tiny.alphabet))
+    roomy = TreeProver(geo, tiny, trie, 30, enumerate_max=1, lift_ratio=1e-9)
+    cramped = TreeProver(geo, tiny, trie, 30, enumerate_max=1, lift_ratio=1e-9)
+    b = cramped.builder
+    grown: list[int] = []
+    grow = b.grow_arena
+    b.grow_arena = lambda: (grown.append(b._tree[0].shape[0]), grow())[1]  # type: ignore[method-assign]
+    grown_leaves = 0
+    for d in class_digits(canonical_class_ids(3, 3, 2)[::8], 2, 9):
+        masks = masks_of[d]
+        cramped._leaves = np.empty((1, 10), np.int64)
+        b._tree = b._tree_arrays(4)  # the build grows them to about the tree's size
+        want, got = roomy.prove(masks), cramped.prove(masks)
+        assert _found(got) == _found(want) and got.nodes == want.nodes
+        grown_leaves += cramped._leaves.shape[0] > 1
+    assert grown and grown_leaves
+
+
 @pytest.mark.parametrize("split", SPLITS)
 def test_the_tree_builder_grows_its_arrays(tiny, split: bool) -> None:
     geo = geometry(2, 3)
