@@ -5,8 +5,9 @@ built by ``../shared/tools/build-anchor.sh`` into ``$ANCHOR_DIR``, default ``/tm
 For each recipe (shape, threshold, bucket spec) the same canonical classes are drawn (all of
 them, or a seeded random sample), and each prover proves them in its own process, one core,
 alternating ours / theirs ``--pairs`` times so that other load on the machine hits both alike.
-Each run is measured from the kernel's accounting of that child process (``os.wait4``): CPU
-seconds (user + system) and peak RSS; wall time is not used (the machine is shared).
+Each run is measured from the kernel's accounting of that child process: CPU seconds (user +
+system, ``os.wait4``) and peak RSS (``/usr/bin/time``, see :func:`_measure`); wall time is not
+used (the machine is shared).
 
 A run's CPU includes start-up (imports, the word list, for ours the cached numba kernels), so
 each prover also proves one trivial class (every cell in bucket 0) and the per-class figure is
@@ -81,18 +82,25 @@ CPP_BATCH = 10_000  # class ids per C++ run
 
 
 def _measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[Usage, str]:
-    """Run ``cmd`` as a child and read its own CPU time and peak RSS from ``os.wait4``."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, env=env)
+    """Run ``cmd`` as a child: CPU time from ``os.wait4``, peak RSS from ``/usr/bin/time``.
+
+    A child's own ``ru_maxrss`` starts at this process's RSS when it is forked (Linux keeps the
+    largest RSS of the memory the process had before ``exec``), so a 30 MB prover started from
+    a 450 MB bench reports 450 MB. ``/usr/bin/time`` forks the prover from its own small
+    process and reports the prover's peak alone (``%M``)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, \
+            tempfile.NamedTemporaryFile("r") as peak:  # fmt: skip
+        proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", peak.name, *cmd], cwd=cwd, stdout=out,
+                                stderr=err, env=env)  # fmt: skip
         _, status, ru = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         text, errors = out.read(), err.read()
+        kilobytes = int(peak.read().split()[-1]) if proc.returncode == 0 else 0
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:4])} ... failed ({proc.returncode}): {errors.strip()[-800:]}")
-    # ru_maxrss is in kilobytes on Linux
-    return Usage(ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, -1), text
+    return Usage(ru.ru_utime + ru.ru_stime, kilobytes / 1024, -1), text
 
 
 def cpp_ids(digits: list[list[int]], radices: list[int]) -> list[int]:

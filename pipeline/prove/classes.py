@@ -34,8 +34,9 @@ from pipeline.trie import Alphabet
 #: The field's 4-bucket split of English letters (vowels, frequent, middling and rare consonants).
 ENGLISH_BUCKETS = "bdfgjqvwxz aeiou lnrsy chkmpt"
 #: The field's corner recipe: 3 buckets on most cells, 2 on the corners. On ENABLE2K 3x4 it
-#: has 27,135 canonical classes at about 0.45 s CPU each (about 3.4 CPU-h) against 4,212,736 at
-#: about 56 ms (about 65 CPU-h) for ENGLISH_BUCKETS, so it is the English default from 12 cells.
+#: has 27,135 canonical classes at about 1.14 s CPU each (about 8.6 CPU-h) against 4,212,736 at
+#: about 63 ms (about 74 CPU-h) for ENGLISH_BUCKETS (``make bench-prove``, 300 random classes
+#: of each, one run), so it is the English default from 12 cells.
 ENGLISH_CORNER = "aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy bcdfghjklmnpqrtvwxz"
 CORNER_FROM_CELLS = 12
 VOWELS = set("aeiou")

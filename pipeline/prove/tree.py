@@ -34,10 +34,10 @@ of pairs); the root bound is the smaller. A class of one board has no pairs: its
 its exact score. Neither the sum nor the max bound is an upper limit of the tree bound in
 general.
 
-Measured on ENABLE2K samples (``make bench-prove`` and one process timing each kernel): forcing alone leaves
-the bound loose on heavy classes (3x4 corner recipe: 614,468 branch nodes on three classes);
-lifting while the bound is above 1.7 x T cut that to 39,715 and the time 3x; 1.4 and 2.0 were
-no faster. A class tree of more than :data:`REBUILD_NODES` nodes can instead be split by
+Measured on ENABLE2K samples (``make bench-prove``, and one process timing each kernel):
+forcing alone leaves the bound loose on heavy classes (3x4 corner recipe: 614,468 branch nodes
+on three classes); lifting while the bound is above 1.7 x T cut that to 39,715 and the time 3x;
+1.4 and 2.0 were no faster. A class tree of more than :data:`REBUILD_NODES` nodes can instead be split by
 rebuilding each sub-class's tree from its parent's sorted paths
 (:func:`pipeline.prove.tree_build.derive_paths`: no walk, no sort; words de-duplicated again,
 and the sum bound per sub-class); with lifting that measured 2-5x slower, so it is off.
@@ -125,7 +125,7 @@ class TreeBuilder:
     @staticmethod
     def _tree_arrays(cap: int) -> tuple[np.ndarray, ...]:
         """is_choice, label, points, first, nxt, val (see :mod:`pipeline.prove.tree_eval`)."""
-        return (np.empty(cap, np.int8), np.empty(cap, np.int32), *(np.empty(cap, np.int32) for _ in range(4)))
+        return (np.empty(cap, np.int8), np.empty(cap, np.int8), *(np.empty(cap, np.int32) for _ in range(4)))
 
     def arena(self) -> tuple[np.ndarray, ...]:
         """The tree's arrays at full length: the last tree built, then room for lifted nodes."""
@@ -208,10 +208,6 @@ class TreeBuilder:
     def preordered(self) -> tuple[np.ndarray, ...]:
         """The last tree built, in pre-order: (is_choice, label, points, first, nxt)."""
         return tuple(a[: self.n_nodes] for a in self._tree[:5])
-
-    def values(self) -> np.ndarray:
-        """Every node's unforced value in the last tree built (pre-order)."""
-        return self._tree[5][: self.n_nodes]
 
 
 # ---------------------------------------------------------------- prover
