@@ -69,19 +69,19 @@ def build_prove_trie(lexicon: CompiledLexicon, max_cells: int) -> ProveTrie:
     new_id = np.cumsum(useful) - 1
     kept = np.flatnonzero(useful)
     children = np.full((len(kept), n_faces), -1, np.int32)
-    rank = np.zeros(n, np.int64)  # children of a node seen so far, face by face
+    kids = np.zeros(len(kept), np.uint64)
+    kept_mask, kept_first = mask[kept], first[kept]
+    rank = np.zeros(len(kept), np.int64)  # a kept node's children seen so far, face by face
     for f in range(n_faces):
-        has = (mask >> np.uint64(f)) & np.uint64(1) == 1
-        child = first + rank
-        ok = has[kept] & useful[np.where(has, child, 0)][kept]
-        children[ok, f] = new_id[child[kept][ok]]
+        bit = np.uint64(1) << np.uint64(f)
+        has = kept_mask & bit != 0
+        child = kept_first + rank
+        ok = has & useful[np.where(has, child, 0)]
+        children[ok, f] = new_id[child[ok]]
+        kids[ok] |= bit
         rank += has
     words = word[kept].astype(np.int32)
     pts = np.where(words >= 0, lexicon.word_points[np.maximum(words, 0)], 0).astype(np.int32)
-    bits = np.left_shift(np.uint64(1), np.arange(n_faces, dtype=np.uint64))
-    kids = np.zeros(len(kept), np.uint64)
-    for f in range(n_faces):
-        kids[children[:, f] >= 0] |= bits[f]
     return ProveTrie(children, words, pts, kids, lexicon.n_words)
 
 

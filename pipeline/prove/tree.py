@@ -305,7 +305,7 @@ class TreeProver(ClassProver):
             [int(np.prod([sizes[c] for c in cells[i:]])) for i in range(len(cells) + 1)], np.int64
         )
         # pending CHOICE nodes: no more than the tree has (a lifted tree has no more than its parent)
-        n_entries = int(np.count_nonzero(self.builder.preordered()[0])) + 1
+        n_entries = int(np.count_nonzero(self.builder.arena()[0][: self.builder.n_nodes])) + 1
         while True:
             is_choice, label, points, first, nxt, val = self.builder.arena()
             status, nodes, leaves = tree_branch(
@@ -325,7 +325,7 @@ class TreeProver(ClassProver):
                 raise InternalError(f"tree branch: unknown status {status}")
         out.nodes += int(nodes)
         n = self.geo.n_cells
-        for row in leaves.copy():
+        for row in leaves:
             forced = row[:n]
             sub = masks.copy()
             for cell in np.flatnonzero(forced >= 0):

@@ -180,6 +180,26 @@ def _lift(is_choice, label, points, first, nxt, val, top, root, cell, letter, ra
     return fz[0], top
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _push_children(x, label, first, nxt, val, e_node, e_next, head, cell_sum, n_e):
+    """Push node x's CHOICE children on their cells' pending lists (entries from ``n_e`` on);
+    returns (entries used, the children's values summed), or (-1, 0) when ``e_node`` is full."""
+    added = np.int64(0)
+    y = first[x]
+    while y >= 0:
+        if n_e == e_node.shape[0]:
+            return -1, np.int64(0)
+        c = label[y]
+        e_node[n_e] = y
+        e_next[n_e] = head[c]
+        head[c] = n_e
+        cell_sum[c] += val[y]
+        added += val[y]
+        n_e += 1
+        y = nxt[y]
+    return n_e, added
+
+
 @njit(nogil=True, cache=True)
 def _orderly(
     is_choice, label, points, first, nxt, val, root, level0, cells, faces, n_faces, left, threshold,
@@ -199,22 +219,12 @@ def _orderly(
     Leaves go to ``out`` (:func:`_leaf`); returns the sub-classes that passed, or -1 when
     ``entries`` is too small."""
     e_node, e_next, cursor = entries[0], entries[1], entries[2]
-    cap_e = e_node.shape[0]
     idx, mark, base, pend_at = levels[0], levels[1], levels[2], levels[3]
     head[:] = -1
     cell_sum[:] = 0
-    n_e = 0
-    y = first[root]
-    while y >= 0:
-        if n_e == cap_e:
-            return -1
-        c = label[y]
-        e_node[n_e] = y
-        e_next[n_e] = head[c]
-        head[c] = n_e
-        cell_sum[c] += val[y]
-        n_e += 1
-        y = nxt[y]
+    n_e, _ = _push_children(root, label, first, nxt, val, e_node, e_next, head, cell_sum, 0)
+    if n_e < 0:
+        return -1
     nodes = 0
     lvl = level0
     idx[lvl] = 0
@@ -250,18 +260,10 @@ def _orderly(
             cursor[e] = s
             if s >= 0 and label[s] == f:
                 pts += points[s]
-                y = first[s]
-                while y >= 0:
-                    if n_e == cap_e:
-                        return -1
-                    cy = label[y]
-                    e_node[n_e] = y
-                    e_next[n_e] = head[cy]
-                    head[cy] = n_e
-                    cell_sum[cy] += val[y]
-                    pend += val[y]
-                    n_e += 1
-                    y = nxt[y]
+                n_e, added = _push_children(s, label, first, nxt, val, e_node, e_next, head, cell_sum, n_e)
+                if n_e < 0:
+                    return -1
+                pend += added
             e = e_next[e]
         if pts + pend < threshold:
             continue
