@@ -64,6 +64,10 @@ def error_outcome(exc: BaseException, command: str = "", place: str | None = Non
 
 def _outcome(exc: BaseException, command: str, place: str | None) -> tuple[int, str]:
     resume = "; re-run the same command to resume" if command in ("run", "prove") else ""
+    if isinstance(exc, SystemError) and isinstance(exc.__cause__, KeyboardInterrupt):
+        # Ctrl-C or SIGTERM handled while a compiled (numba) function returned: the
+        # interpreter reports "returned a result with an exception set", caused by the signal
+        exc = exc.__cause__
     if isinstance(exc, typer.Exit):
         return exc.exit_code, ""
     if isinstance(exc, BoggleError):
