@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import store
-from pipeline.backends import parallel_backend
+from pipeline.backends import in_one_worker, parallel_backend
 from pipeline.boards import Board, canonical, format_compact, format_shape, geometry, parse_shape
 from pipeline.config import BACKENDS
 from pipeline.errors import ConfigError, InternalError
@@ -404,11 +404,17 @@ def run_prove(
             return cpu
         # workers return their tables and this process writes the parts, so dask workers need
         # no shared disk (they read the word list from its path or compile tanglet:LANG)
+        knobs = (cfg.threshold, cfg.enumerate_max)
+        calls = [(_indexed, (c, task_args, *knobs, chunks[c], cfg.bound)) for c in pending]
         with parallel_backend(cfg.backend, cfg.n_jobs, cfg.scheduler, cfg.scheduler_file):
-            results = joblib.Parallel(return_as="generator_unordered")(
-                joblib.delayed(_indexed)(c, task_args, cfg.threshold, cfg.enumerate_max, chunks[c], cfg.bound)
-                for c in pending
-            )
+            if cfg.backend == "loky" and joblib.effective_n_jobs(cfg.n_jobs) == 1:
+                # a class can keep the prover in compiled code for minutes: not in this process,
+                # which must stay free to take a signal
+                results = in_one_worker(calls)
+            else:
+                results = joblib.Parallel(return_as="generator_unordered")(
+                    joblib.delayed(fn)(*a) for fn, a in calls
+                )
             for c, table, chunk_cpu in results:
                 cpu += chunk_cpu
                 if job is not None:
