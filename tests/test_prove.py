@@ -63,6 +63,20 @@ def test_default_spec_uses_every_face_once() -> None:
     assert sorted(spec.split()[0]) == sorted("aäeé")  # vowels, accented ones included, form one bucket
 
 
+def test_other_alphabets_get_vowel_buckets_and_the_corner_layout_from_3x4_on() -> None:
+    russian = Alphabet(tuple(sorted("аеёийклмнопрстуыэюяб")))
+    words = ["кот", "нос", "рот", "мост", "стон", "тонн", "стол", "лис", "бык", "сон"]
+    assert default_spec(russian, words, 9).split()[0] == "аеиоуыэюяё"  # й is no vowel
+    spec = default_spec(russian, words, 12)
+    # vowels | the frequent 40% of the 10 consonants (с 6, т 6, н 5, к 2 before л 2) | the rest;
+    # corners: the vowels with с and т | the rest
+    assert spec == "аеиоуыэюяё кнст бйлмпр, corner:аеиостуыэюяё бйклмнпр"
+    space = ClassSpace.from_spec(spec, russian, 3, 4)
+    assert len(space.canonical_ids()) == 27_135  # the English corner recipe's count: 3 and 2 buckets
+    greek = Alphabet(tuple(sorted("αβγδεηικλμνοπρστυω")))
+    assert default_spec(greek, ["λογος"], 9).split()[0] == "αεηιουω"
+
+
 def test_the_english_default_is_the_corner_recipe_from_3x4_on() -> None:
     english = Alphabet.english()
     assert default_spec(english, [], 9) == "bdfgjqvwxz aeiou lnrsy chkmpt"
