@@ -144,5 +144,9 @@ sample-4x4:  ## prove 320 random ENABLE2K 4x4 classes at T=3625 (corner recipe; 
 	  --classes 'aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy bcdfghjklmnpqrtvwxz' \
 	  --limit-classes 320 --sample-seed 21 --chunk-size 4 --n-jobs $${PROVE_JOBS:-2} --out runs/sample-4x4
 
+.PHONY: estimate-4x4
+estimate-4x4:  ## the full 4x4 proof's CPU-hours from make sample-4x4's certificate, with a 95% bootstrap interval, against the C++'s published 23,000
+	$(PY) -m pipeline.benches.prove_estimate runs/sample-4x4 --compare-cpu-h 23000
+
 clean:
 	rm -rf runs reports site .pytest_cache .mypy_cache .ruff_cache

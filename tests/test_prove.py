@@ -362,6 +362,26 @@ def test_a_sample_certifies_nothing(tiny_dict: str, tmp_path: Path) -> None:
     assert not (out / "_SUCCESS").exists()
 
 
+def test_the_estimate_scales_a_sample_to_every_canonical_class(tiny_dict: str, tmp_path: Path) -> None:
+    from pipeline.benches.prove_estimate import app as estimate_app
+    from pipeline.benches.prove_estimate import estimate
+
+    flat = estimate(np.full(10, 36.0), 1000)  # 36 s a class: 10 h for 1,000 classes, no spread
+    assert flat == {"cpu_h": 10.0, "low_cpu_h": 10.0, "high_cpu_h": 10.0}
+    spread = estimate(np.array([1.0] * 19 + [81.0]), 3600)  # mean 5 s: 5 h, one heavy class
+    assert spread["cpu_h"] == 5.0 and spread["low_cpu_h"] == 1.0 and 9.0 < spread["high_cpu_h"] < 14.0
+    out = tmp_path / "s"
+    cfg = ProveConfig(tiny_dict, shape="2x3", threshold=20, classes="ae rst", limit_classes=5, sample_seed=1,
+                      n_jobs=1, out=str(out))  # fmt: skip
+    run_prove(cfg)
+    seconds = pq.read_table(out, columns=["seconds"]).column(0).to_numpy()
+    n = len(canonical_class_ids(2, 3, 2))
+    result = CliRunner().invoke(estimate_app, [str(out), "--compare-cpu-h", "1"])
+    assert result.exit_code == 0, result.output
+    assert f"classes proved: 5 of {n:,} canonical" in result.output
+    assert f"estimate for all {n:,} classes: {seconds.mean() * n / 3600:,.0f} CPU-h" in result.output
+
+
 def test_qu_face_proof_equals_brute_force(tmp_path: Path) -> None:
     # "qu" is one face (one cell, two letters); "qat" cannot be spelled and is dropped
     path = tmp_path / "qu.txt"

@@ -1,0 +1,87 @@
+"""The cost of a whole proof from a sampled one: ``make estimate-4x4``.
+
+A ``boggle prove --limit-classes N --sample-seed S`` run proves N canonical classes drawn at
+random; its certificate has the seconds each class took. The whole proof's cost is estimated as
+the mean seconds a class times the number of canonical classes of the shape and recipe, with a
+95% interval from resampling the classes (bootstrap of the mean: the cost is heavy-tailed, a
+few classes take most of it, so the interval is wide and is printed). The seconds are a
+worker's wall time on its class; with no more workers than cores they are its CPU time, or
+above it when other work shared the cores.
+
+Example::
+
+    python -m pipeline.benches.prove_estimate runs/sample-4x4 --compare-cpu-h 23000
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import pyarrow.parquet as pq
+import typer
+
+app = typer.Typer(add_completion=False)
+
+
+def class_seconds(out: Path) -> np.ndarray:
+    """The ``seconds`` column of every certificate part in ``out``."""
+    parts = sorted(out.glob("part-*.parquet"))
+    if not parts:
+        raise typer.BadParameter(f"{out}: no certificate parts")
+    return np.concatenate([pq.read_table(p, columns=["seconds"]).column(0).to_numpy() for p in parts])
+
+
+def estimate(seconds: np.ndarray, n_classes: int, seed: int = 0, rounds: int = 10_000) -> dict[str, float]:
+    """CPU-hours for ``n_classes`` classes from a sample's ``seconds``: the estimate and a 95%
+    bootstrap interval."""
+    rng = np.random.default_rng(seed)
+    means = rng.choice(seconds, (rounds, len(seconds)), replace=True).mean(axis=1)
+    to_h = n_classes / 3600
+    return {
+        "cpu_h": float(seconds.mean() * to_h),
+        "low_cpu_h": float(np.quantile(means, 0.025) * to_h),
+        "high_cpu_h": float(np.quantile(means, 0.975) * to_h),
+    }
+
+
+@app.command()
+def main(
+    out: Annotated[Path, typer.Argument(help="The sampled proof's --out.")],
+    compare_cpu_h: Annotated[
+        float | None, typer.Option(help="A published CPU-hours figure to print the ratio against.")
+    ] = None,
+) -> None:
+    from pipeline.prove.job import load_problem
+    from pipeline.rules import default_rules_for_shape
+
+    config = json.loads((out / "_run.json").read_text())["config"]
+    identity = json.loads((out / "_run.json").read_text())["identity"]
+    rows, cols = (int(x) for x in config["shape"].split("x"))
+    rules = config["rules"] or default_rules_for_shape(rows, cols)
+    problem = load_problem(
+        config["dictionary"], config["shape"], rules, config["min_length"], identity["classes"]
+    )
+    n_classes = len(problem.space.canonical_ids())
+    seconds = class_seconds(out)
+    est = estimate(seconds, n_classes)
+    typer.echo(f"sample: {out} ({config['shape']}, T={config['threshold']}, classes {identity['classes']!r})")
+    top = np.sort(seconds)[-max(1, len(seconds) // 20) :].sum() / seconds.sum()
+    typer.echo(
+        f"classes proved: {len(seconds):,} of {n_classes:,} canonical; seconds a class: mean "
+        f"{seconds.mean():.1f}, median {np.median(seconds):.1f}, max {seconds.max():.0f}; the top 5% "
+        f"of classes took {top:.0%} of the time"
+    )
+    line = (
+        f"estimate for all {n_classes:,} classes: {est['cpu_h']:,.0f} CPU-h "
+        f"(95% bootstrap interval {est['low_cpu_h']:,.0f}-{est['high_cpu_h']:,.0f})"
+    )
+    if compare_cpu_h:
+        line += f"; against {compare_cpu_h:,.0f} CPU-h: {est['cpu_h'] / compare_cpu_h:.2f}"
+    typer.echo(line)
+
+
+if __name__ == "__main__":
+    app()
