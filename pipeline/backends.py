@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -89,7 +89,7 @@ def parallel_backend(
             yield
 
 
-def in_one_worker(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]) -> Iterator[Any]:
+def in_one_worker(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]) -> Generator[Any, None, None]:
     """The results of ``calls`` (function, arguments), in order, computed in one loky worker
     process: what joblib's loky backend does with ``n_jobs=1``, except that joblib then runs
     the calls in this process, where a signal waits until the compiled (numba) code in hand

@@ -16,12 +16,13 @@ alone). Proofs finished before 2026-12 named it ``_boards.parquet``; the manifes
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -410,22 +411,24 @@ def run_prove(
             if cfg.backend == "loky" and joblib.effective_n_jobs(cfg.n_jobs) == 1:
                 # a class can keep the prover in compiled code for minutes: not in this process,
                 # which must stay free to take a signal
-                results = in_one_worker(calls)
+                results: Generator[Any, None, None] = in_one_worker(calls)
             else:
                 results = joblib.Parallel(return_as="generator_unordered")(
                     joblib.delayed(fn)(*a) for fn, a in calls
                 )
-            for c, table, chunk_cpu in results:
-                cpu += chunk_cpu
-                if job is not None:
-                    job.commit(c, table.num_rows, table)
-                done_tables[c] = table
-                classes_done += table.num_rows
-                found += sum(len(x) for x in table.column("found_boards").to_pylist())
-                b = _best_of([table])
-                if b is not None and (best is None or b[0] > best[0]):
-                    best = b
-                report()
+            # closed on the way out (a failed commit, a signal): its workers stop with it
+            with contextlib.closing(results):
+                for c, table, chunk_cpu in results:
+                    cpu += chunk_cpu
+                    if job is not None:
+                        job.commit(c, table.num_rows, table)
+                    done_tables[c] = table
+                    classes_done += table.num_rows
+                    found += sum(len(x) for x in table.column("found_boards").to_pylist())
+                    b = _best_of([table])
+                    if b is not None and (best is None or b[0] > best[0]):
+                        best = b
+                    report()
         return cpu
 
     if out is None:
