@@ -122,25 +122,27 @@ def test_sigterm_stops_workers_exits_143_and_resumes(tmp_path: Path, enable2k_pa
 def test_a_signal_raised_as_a_compiled_function_returns_is_not_an_internal_error(
     signal_exc: KeyboardInterrupt,
 ) -> None:
-    """The handler's exception raised while a numba function returns reaches us as a SystemError
-    caused by it ("returned a result with an exception set"): that is the signal, not a bug."""
+    """The handler's exception raised while numba functions return reaches us as a SystemError
+    caused by it ("returned a result with an exception set"), one per nested compiled call (a
+    `boggle run -j 1` killed in its kernel gave two): that is the signal, not a bug."""
     from pipeline.cli.outcome import error_outcome
 
-    try:
-        try:
-            raise signal_exc
-        except KeyboardInterrupt as inner:
-            raise SystemError(
-                "CPUDispatcher(enumerate_class) returned a result with an exception set"
-            ) from inner
-    except SystemError as exc:
-        code, line = error_outcome(exc, "prove")
+    def raised(exc: BaseException, *wrappers: str) -> BaseException:
+        """``exc`` wrapped in a SystemError per name, as the interpreter does."""
+        for name in wrappers:
+            wrapped = SystemError(f"CPUDispatcher({name}) returned a result with an exception set")
+            wrapped.__cause__ = exc
+            exc = wrapped
+        return exc
+
     expected = (EXIT_TERMINATED, "terminated (SIGTERM)") if isinstance(signal_exc, Terminated) else (
         EXIT_INTERRUPTED, "interrupted")  # fmt: skip
-    assert code == expected[0]
-    assert line.startswith(expected[1]) and line.endswith("re-run the same command to resume")
-    other = SystemError("a real bug")
-    assert error_outcome(other, "prove")[0] == EXIT_INTERNAL
+    for wrappers in (("enumerate_class",), ("solve_small", "_sort_ids")):
+        code, line = error_outcome(raised(signal_exc, *wrappers), "prove")
+        assert code == expected[0]
+        assert line.startswith(expected[1]) and line.endswith("re-run the same command to resume")
+    assert error_outcome(SystemError("a real bug"), "prove")[0] == EXIT_INTERNAL
+    assert error_outcome(raised(ValueError("a bug in compiled code"), "f", "g"), "prove")[0] == EXIT_INTERNAL
 
 
 @pytest.mark.integration

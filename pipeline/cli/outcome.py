@@ -64,10 +64,14 @@ def error_outcome(exc: BaseException, command: str = "", place: str | None = Non
 
 def _outcome(exc: BaseException, command: str, place: str | None) -> tuple[int, str]:
     resume = "; re-run the same command to resume" if command in ("run", "prove") else ""
-    if isinstance(exc, SystemError) and isinstance(exc.__cause__, KeyboardInterrupt):
-        # Ctrl-C or SIGTERM handled while a compiled (numba) function returned: the
-        # interpreter reports "returned a result with an exception set", caused by the signal
-        exc = exc.__cause__
+    cause = exc
+    while isinstance(cause, SystemError) and cause.__cause__ is not None:
+        cause = cause.__cause__
+    if isinstance(cause, KeyboardInterrupt):
+        # Ctrl-C or SIGTERM handled while compiled (numba) functions returned: the interpreter
+        # reports "returned a result with an exception set" (once per nested call), caused by
+        # the signal
+        exc = cause
     if isinstance(exc, typer.Exit):
         return exc.exit_code, ""
     if isinstance(exc, BoggleError):
