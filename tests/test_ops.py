@@ -146,6 +146,37 @@ def test_a_signal_raised_as_a_compiled_function_returns_is_not_an_internal_error
 
 
 @pytest.mark.integration
+def test_sigterm_of_a_one_process_run_is_terminated_not_an_internal_error(
+    tmp_path: Path, enable2k_path: str
+) -> None:
+    """`boggle run -j 1` solves in the main process, mostly inside numba: the signal's exception
+    came back wrapped in SystemErrors and was reported as an internal error (exit 1)."""
+    out = tmp_path / "run"
+    cmd = [
+        sys.executable, "-m", "pipeline.cli", "run", str(REPO / "configs" / "smoke.toml"),
+        "--count", "400000", "--chunk-size", "20000", "--n-jobs", "1", "--seed", "3",
+        "--dictionary", enable2k_path, "--out", str(out), "--quiet",
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, env=ENV, start_new_session=True, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        wait_for_parts(proc, out, 1)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == EXIT_TERMINATED, stderr
+    assert stderr.strip().splitlines() == [
+        "terminated (SIGTERM): workers stopped; re-run the same command to resume"
+    ]
+    assert not (out / store.MANIFEST).exists()
+
+
+@pytest.mark.integration
 def test_sigterm_of_a_one_worker_prove_acts_at_once(tmp_path: Path, enable2k_path: str) -> None:
     """With -j 1 the classes are proved in one worker process, not in the main one, where a
     numba call (up to minutes on one 4x4 class: one SIGTERM took over 6 minutes to act) holds
