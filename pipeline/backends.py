@@ -96,11 +96,13 @@ def in_one_worker(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]) -
     returns (minutes for a big proof class). Here this process only waits, so Ctrl-C and
     SIGTERM act at once, and the worker is killed with whatever ends the loop.
 
-    Two calls are in flight at a time (one running, one queued), as joblib's dispatch does:
-    loky's shutdown races its own queue feeder when thousands wait."""
-    from joblib.externals.loky import get_reusable_executor
+    The executor is this call's own: loky's reusable one is shared with joblib, which then
+    takes it for one of its own and fails. Two calls are in flight at a time (one running, one
+    queued), as joblib's dispatch does: loky's shutdown races its own queue feeder when
+    thousands wait."""
+    from joblib.externals.loky.process_executor import ProcessPoolExecutor
 
-    executor = get_reusable_executor(max_workers=1, initializer=lifeline.arm)
+    executor = ProcessPoolExecutor(max_workers=1, initializer=lifeline.arm)
     pending: deque[Future[Any]] = deque()
     try:
         for fn, args in calls:
@@ -112,6 +114,7 @@ def in_one_worker(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]) -
     except BaseException:
         executor.shutdown(wait=True, kill_workers=True)
         raise
+    executor.shutdown(wait=True)
 
 
 def dask_backend(client: object) -> object:

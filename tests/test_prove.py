@@ -382,6 +382,20 @@ def test_the_estimate_scales_a_sample_to_every_canonical_class(tiny_dict: str, t
     assert f"estimate for all {n:,} classes: {seconds.mean() * n / 3600:,.0f} CPU-h" in result.output
 
 
+def test_a_one_worker_proof_leaves_joblib_its_own_executor(tiny_dict: str) -> None:
+    """-j 1 proves in a worker process of its own executor: with loky's shared reusable one,
+    the next joblib loop in the process took it and failed (no _temp_folder_manager)."""
+    import joblib
+
+    from pipeline.backends import parallel_backend
+
+    one = run_prove(ProveConfig(tiny_dict, shape="2x2", threshold=4, classes="ae rst", n_jobs=1))
+    with parallel_backend("loky", 2):
+        assert joblib.Parallel()(joblib.delayed(abs)(-i) for i in range(4)) == [0, 1, 2, 3]
+    again = run_prove(ProveConfig(tiny_dict, shape="2x2", threshold=4, classes="ae rst", n_jobs=1))
+    assert [b.board for b in again.boards] == [b.board for b in one.boards] and one.boards
+
+
 def test_qu_face_proof_equals_brute_force(tmp_path: Path) -> None:
     # "qu" is one face (one cell, two letters); "qat" cannot be spelled and is dropped
     path = tmp_path / "qu.txt"
