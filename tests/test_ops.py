@@ -71,16 +71,19 @@ def wait_gone(sid: int, limit: float = 10.0) -> list[int]:
     return alive
 
 
+def start_cli(*args: str) -> subprocess.Popen[str]:
+    """`boggle ARGS` as a real process in its own session, its output captured."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", *args], cwd=REPO, env=ENV, start_new_session=True, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
 def start_run(enable2k: str, out: Path, *extra: str) -> subprocess.Popen[str]:
     """A real `boggle run` long enough to be interrupted (200,000 boards, 2 workers)."""
-    cmd = [
-        sys.executable, "-m", "pipeline.cli", "run", str(REPO / "configs" / "smoke.toml"),
-        "--count", "200000", "--chunk-size", "2000", "--n-jobs", "2", "--seed", "3",
-        "--dictionary", enable2k, "--out", str(out), "--quiet", *extra,
-    ]  # fmt: skip
-    return subprocess.Popen(
-        cmd, cwd=REPO, env=ENV, start_new_session=True, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    return start_cli(
+        "run", str(REPO / "configs" / "smoke.toml"), "--count", "200000", "--chunk-size", "2000",
+        "--n-jobs", "2", "--seed", "3", "--dictionary", enable2k, "--out", str(out), "--quiet", *extra,
     )  # fmt: skip
 
 
@@ -152,14 +155,9 @@ def test_sigterm_of_a_one_process_run_is_terminated_not_an_internal_error(
     """`boggle run -j 1` solves in the main process, mostly inside numba: the signal's exception
     came back wrapped in SystemErrors and was reported as an internal error (exit 1)."""
     out = tmp_path / "run"
-    cmd = [
-        sys.executable, "-m", "pipeline.cli", "run", str(REPO / "configs" / "smoke.toml"),
-        "--count", "400000", "--chunk-size", "20000", "--n-jobs", "1", "--seed", "3",
-        "--dictionary", enable2k_path, "--out", str(out), "--quiet",
-    ]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, cwd=REPO, env=ENV, start_new_session=True, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    proc = start_cli(
+        "run", str(REPO / "configs" / "smoke.toml"), "--count", "400000", "--chunk-size", "20000",
+        "--n-jobs", "1", "--seed", "3", "--dictionary", enable2k_path, "--out", str(out), "--quiet",
     )  # fmt: skip
     try:
         wait_for_parts(proc, out, 1)
@@ -183,13 +181,9 @@ def test_sigterm_of_a_one_worker_prove_acts_at_once(tmp_path: Path, enable2k_pat
     the signal until it returns. The proof runs in a child that burns the CPU while the main
     process waits; SIGTERM ends the command within seconds, 143, no manifest, no process left."""
     out = tmp_path / "proof"
-    cmd = [
-        sys.executable, "-m", "pipeline.cli", "prove", "--dictionary", enable2k_path, "--shape", "4x4",
-        "--threshold", "1000", "--limit-classes", "1", "--sample-seed", "1", "-j", "1", "--out", str(out),
-    ]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, cwd=REPO, env=ENV, start_new_session=True, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    proc = start_cli(
+        "prove", "--dictionary", enable2k_path, "--shape", "4x4", "--threshold", "1000",
+        "--limit-classes", "1", "--sample-seed", "1", "-j", "1", "--out", str(out),
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120
