@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ from pipeline.lexicon import compile_for_boards
 from pipeline.prove import ProveConfig, run_prove
 from pipeline.prove.bounds import build_prove_trie, class_bounds, class_bounds_reference, enumerate_class
 from pipeline.prove.classes import ClassSpace, canonical_class_ids, class_digits, default_spec, parse_buckets
-from pipeline.prove.job import check_coverage
+from pipeline.prove.job import META_CPU, check_coverage
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 from pipeline.trie import Alphabet
@@ -256,6 +257,13 @@ def test_killed_proof_resumes_and_finished_one_is_a_no_op(tiny_dict: str, tmp_pa
     frame = pd.read_parquet(out)
     assert len(frame) == certs.num_rows and "class_id" in frame.columns and "score" not in frame.columns
     assert set(certs.column("status").to_pylist()) <= {"eliminated", "enumerated"}
+    # each part records its worker's CPU; the manifest totals the parts of both sessions
+    parts = sorted(out.glob("part-*.parquet"))
+    part_cpu = [float(pq.read_schema(p).metadata[META_CPU.encode()]) for p in parts]
+    assert all(c > 0 for c in part_cpu)
+    manifest = json.loads((out / "_SUCCESS").read_text())
+    assert manifest["cpu_s_parts"] == len(parts) == 6
+    assert manifest["cpu_s"] == pytest.approx(sum(part_cpu), abs=1e-3)
 
     mtimes = {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != ".lock"}
     again = run_prove(cfg)
@@ -364,7 +372,7 @@ def test_a_sample_certifies_nothing(tiny_dict: str, tmp_path: Path) -> None:
 
 def test_the_estimate_scales_a_sample_to_every_canonical_class(tiny_dict: str, tmp_path: Path) -> None:
     from pipeline.benches.prove_estimate import app as estimate_app
-    from pipeline.benches.prove_estimate import estimate
+    from pipeline.benches.prove_estimate import class_seconds, estimate
 
     flat = estimate(np.full(10, 36.0), 1000)  # 36 s a class: 10 h for 1,000 classes, no spread
     assert flat == {"cpu_h": 10.0, "low_cpu_h": 10.0, "high_cpu_h": 10.0}
@@ -374,7 +382,12 @@ def test_the_estimate_scales_a_sample_to_every_canonical_class(tiny_dict: str, t
     cfg = ProveConfig(tiny_dict, shape="2x3", threshold=20, classes="ae rst", limit_classes=5, sample_seed=1,
                       n_jobs=1, out=str(out))  # fmt: skip
     run_prove(cfg)
-    seconds = pq.read_table(out, columns=["seconds"]).column(0).to_numpy()
+    # the one part records its worker's CPU: the classes' wall seconds are scaled to add up to it
+    wall = pq.read_table(out, columns=["seconds"]).column(0).to_numpy()
+    cpu = float(pq.read_schema(next(out.glob("part-*.parquet"))).metadata[META_CPU.encode()])
+    seconds, n_parts, scaled = class_seconds(out)
+    assert (n_parts, scaled) == (1, 1) and seconds.sum() == pytest.approx(cpu)
+    assert seconds == pytest.approx(wall * cpu / wall.sum())
     n = len(canonical_class_ids(2, 3, 2))
     result = CliRunner().invoke(estimate_app, [str(out), "--compare-cpu-h", "1"])
     assert result.exit_code == 0, result.output

@@ -4,9 +4,10 @@ A ``boggle prove --limit-classes N --sample-seed S`` run proves N canonical clas
 random; its certificate has the seconds each class took. The whole proof's cost is estimated as
 the mean seconds a class times the number of canonical classes of the shape and recipe, with a
 95% interval from resampling the classes (bootstrap of the mean: the cost is heavy-tailed, a
-few classes take most of it, so the interval is wide and is printed). The seconds are a
-worker's wall time on its class; with no more workers than cores they are its CPU time, or
-above it when other work shared the cores.
+few classes take most of it, so the interval is wide and is printed). The certificate's
+seconds are a worker's wall time on its class: its CPU time with no more workers than cores,
+above it when other work shared the cores. Parts written since 2026-12-02 also record their
+worker's CPU seconds, and their classes' wall seconds are scaled to it.
 
 Example::
 
@@ -26,12 +27,27 @@ import typer
 app = typer.Typer(add_completion=False)
 
 
-def class_seconds(out: Path) -> np.ndarray:
-    """The ``seconds`` column of every certificate part in ``out``."""
+def class_seconds(out: Path) -> tuple[np.ndarray, int, int]:
+    """Each class's seconds from every certificate part in ``out``: (seconds, parts, parts
+    scaled). A part that records its worker's CPU (``boggle.cpu_s``) has its classes' wall
+    seconds scaled to it, so that they add up to the CPU measured; older parts keep their
+    wall seconds."""
+    from pipeline.prove.job import META_CPU
+
     parts = sorted(out.glob("part-*.parquet"))
     if not parts:
         raise typer.BadParameter(f"{out}: no certificate parts")
-    return np.concatenate([pq.read_table(p, columns=["seconds"]).column(0).to_numpy() for p in parts])
+    chunks = []
+    scaled = 0
+    for p in parts:
+        table = pq.read_table(p, columns=["seconds"])
+        wall = table.column(0).to_numpy()
+        cpu = (table.schema.metadata or {}).get(META_CPU.encode())
+        if cpu is not None and wall.sum() > 0:
+            wall = wall * (float(cpu) / wall.sum())
+            scaled += 1
+        chunks.append(wall)
+    return np.concatenate(chunks), len(parts), scaled
 
 
 def estimate(seconds: np.ndarray, n_classes: int, seed: int = 0, rounds: int = 10_000) -> dict[str, float]:
@@ -65,9 +81,13 @@ def main(
         config["dictionary"], config["shape"], rules, config["min_length"], identity["classes"]
     )
     n_classes = len(problem.space.canonical_ids())
-    seconds = class_seconds(out)
+    seconds, n_parts, scaled = class_seconds(out)
     est = estimate(seconds, n_classes)
     typer.echo(f"sample: {out} ({config['shape']}, T={config['threshold']}, classes {identity['classes']!r})")
+    typer.echo(
+        f"seconds: {scaled} of {n_parts} parts record their worker's CPU (their classes' wall seconds "
+        f"are scaled to it); the other parts' are wall seconds"
+    )
     top = np.sort(seconds)[-max(1, len(seconds) // 20) :].sum() / seconds.sum()
     typer.echo(
         f"classes proved: {len(seconds):,} of {n_classes:,} canonical; seconds a class: mean "

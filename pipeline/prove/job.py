@@ -49,6 +49,9 @@ FORMAT = "boggle-prove"
 SCHEMA_VERSION = 2  # 2: parts recorded (size, BLAKE2b) and tagged with the identity; sealed manifest
 BOARDS_FILE = "_boards.pq"  # Parquet; not *.parquet so that globs of the certificate miss it
 MAX_CELLS = 64
+#: Each part's Parquet metadata key for the CPU seconds its worker spent on the chunk (parts
+#: written before 2026-12-02 lack it); the manifest totals it.
+META_CPU = "boggle.cpu_s"
 
 CERTIFICATE_SCHEMA = pa.schema(
     [
@@ -385,6 +388,8 @@ def run_prove(
     }
     out: Any = None if not cfg.out else store.ObjectPath(cfg.out) if store.is_url(cfg.out) else Path(cfg.out)
 
+    part_cpu: dict[int, float] = {}  # chunk -> its worker's CPU seconds, where recorded
+
     def run_chunks(pending: list[int], done_tables: dict[int, pa.Table], job: store.JobDir | None) -> float:
         cpu = 0.0
         found = sum(len(x) for t in done_tables.values() for x in t.column("found_boards").to_pylist())
@@ -420,8 +425,9 @@ def run_prove(
             with contextlib.closing(results):
                 for c, table, chunk_cpu in results:
                     cpu += chunk_cpu
+                    part_cpu[c] = chunk_cpu
                     if job is not None:
-                        job.commit(c, table.num_rows, table)
+                        job.commit(c, table.num_rows, table, {META_CPU: repr(chunk_cpu)})
                     done_tables[c] = table
                     classes_done += table.num_rows
                     found += sum(len(x) for x in table.column("found_boards").to_pylist())
@@ -464,6 +470,9 @@ def run_prove(
                 table = job.read_part(c)
                 if np.array_equal(table.column("class_id").to_numpy(), chunks[c]):
                     done[c] = table
+                    recorded = (table.schema.metadata or {}).get(META_CPU.encode())
+                    if recorded is not None:
+                        part_cpu[c] = float(recorded)
                     continue
                 if note is not None:
                     note(f"{path}: not the classes of chunk {c}; recomputing it")
@@ -489,6 +498,9 @@ def run_prove(
             "boards_file": BOARDS_FILE,
             "columns": COLUMNS,
             "wall_s_last_session": round(summary.wall_s, 3),
+            # over the sessions: the workers' CPU on the parts that record it (see META_CPU)
+            "cpu_s": round(sum(part_cpu.values()), 3),
+            "cpu_s_parts": len(part_cpu),
             "cpus": os.cpu_count(),
         }
         job.finish(len(chunks), fields, side_files=(BOARDS_FILE,))
