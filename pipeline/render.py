@@ -345,8 +345,18 @@ def prove_summary(res: ProveSummary, hits: int | None = None) -> str:
     return (
         f"{res.status}: {res.classes_done:,} classes ({res.eliminated:,} eliminated by the bound), "
         f"{res.boards_scored:,} boards scored, {found} (symmetric copies merged), "
-        f"{res.wall_s:.1f} s wall, {res.cpu_s:.1f} s CPU in workers"
+        f"{res.wall_s:.1f} s wall, {res.cpu_s:.1f} s CPU in workers{_proof_cpu(res)}"
     )
+
+
+def _proof_cpu(res: ProveSummary) -> str:
+    """The CPU of a proof written over several sessions, from what its parts record."""
+    if res.parts_reused == 0 and res.parts_recorded == res.parts_total:
+        return ""  # in memory, or all of it is this session's figure
+    hours = res.cpu_s_recorded / 3600
+    if res.parts_recorded == res.parts_total:
+        return f"; {hours:.2f} CPU-h over every session"
+    return f"; {hours:.2f} CPU-h over the {res.parts_recorded:,} of {res.parts_total:,} parts that record it"
 
 
 def prove_boards(res: ProveSummary, shown: int = 20) -> list[str]:

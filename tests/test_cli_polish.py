@@ -91,6 +91,10 @@ class Proof:
     eliminated: int = 990
     boards_scored: int = 12
     out: Path | None = None
+    cpu_s_recorded: float = 2.0
+    parts_recorded: int = 16
+    parts_total: int = 16
+    parts_reused: int = 0
 
     @property
     def best(self) -> Board:
@@ -105,6 +109,14 @@ def test_prove_counts_read_the_same_in_progress_and_at_the_end() -> None:
     assert "2 boards >= 500" in render.prove_summary(proof)
     one = Proof(boards=[Board("x", 700)], classes_done=1)
     assert render.prove_best(one) == "BEST x 700 (1 board >= 500, 1 class)"
+
+
+def test_a_proof_over_several_sessions_reports_the_cpu_its_parts_record() -> None:
+    assert "CPU-h" not in render.prove_summary(Proof())  # one session: its own figure says it all
+    resumed = Proof(status="resume", cpu_s_recorded=7200.0, parts_reused=10)
+    assert render.prove_summary(resumed).endswith("2.0 s CPU in workers; 2.00 CPU-h over every session")
+    older = Proof(status="resume", cpu_s_recorded=5400.0, parts_recorded=6, parts_reused=10)
+    assert render.prove_summary(older).endswith("; 1.50 CPU-h over the 6 of 16 parts that record it")
 
 
 def test_progress_in_a_log_is_not_cut_at_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:

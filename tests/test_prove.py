@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from pipeline import render
 from pipeline.boards import Board, canonical, format_compact, geometry, parse_compact
 from pipeline.cli import app
 from pipeline.errors import BoggleError, ConfigError
@@ -264,10 +265,14 @@ def test_killed_proof_resumes_and_finished_one_is_a_no_op(tiny_dict: str, tmp_pa
     manifest = json.loads((out / "_SUCCESS").read_text())
     assert manifest["cpu_s_parts"] == len(parts) == 6
     assert manifest["cpu_s"] == pytest.approx(sum(part_cpu), abs=1e-3)
+    assert resumed.cpu_s_recorded == pytest.approx(sum(part_cpu)) and resumed.cpu_s_recorded > resumed.cpu_s
+    assert (resumed.parts_reused, resumed.parts_recorded, resumed.parts_total) == (len(parts_before), 6, 6)
+    assert "CPU-h over every session" in render.prove_summary(resumed)
 
     mtimes = {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != ".lock"}
     again = run_prove(cfg)
     assert again.status == "done" and again.boards == full.boards
+    assert again.cpu_s_recorded == manifest["cpu_s"] and again.parts_recorded == 6
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != ".lock"} == mtimes
 
 

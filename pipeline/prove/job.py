@@ -186,6 +186,12 @@ class ProveSummary:
     cpu_s: float = 0.0
     eliminated: int = 0
     boards_scored: int = 0
+    # over every session: the workers' CPU on the parts that record it (META_CPU), and how many
+    # of the proof's parts do (older parts do not)
+    cpu_s_recorded: float = 0.0
+    parts_recorded: int = 0
+    parts_total: int = 0
+    parts_reused: int = 0  # parts an earlier session wrote
 
     @property
     def best(self) -> FoundBoard | None:
@@ -460,7 +466,8 @@ def run_prove(
             return ProveSummary(
                 out, "done", cfg.threshold, m["classes_total"], m["classes_total"],
                 [FoundBoard(b, s) for b, s in m["boards"]], time.perf_counter() - t_start, 0.0,
-                m["eliminated"], m["boards_scored"],
+                m["eliminated"], m["boards_scored"], m.get("cpu_s", 0.0), m.get("cpu_s_parts", 0),
+                len(m["parts"]), len(m["parts"]),
             )  # fmt: skip
         committed = job.committed()
         job.strays(committed, len(chunks))
@@ -478,9 +485,13 @@ def run_prove(
                     note(f"{path}: not the classes of chunk {c}; recomputing it")
                 job.discard(c)
         job.chunks_reused = len(done)
-        cpu = run_chunks([c for c in range(len(chunks)) if c not in done], done, job)
+        pending = [c for c in range(len(chunks)) if c not in done]
+        cpu = run_chunks(pending, done, job)
         tables_in_order = [done[c] for c in sorted(done)]
         summary = _summary(cfg, problem, job.state, out, tables_in_order, len(all_ids), t_start, cpu)
+        summary.cpu_s_recorded = sum(part_cpu.values())
+        summary.parts_recorded, summary.parts_total = len(part_cpu), len(chunks)
+        summary.parts_reused = len(chunks) - len(pending)
         if len(ids) < len(all_ids):
             summary.status = "sample"
             return summary  # a sample certifies nothing: no _SUCCESS
@@ -499,8 +510,8 @@ def run_prove(
             "columns": COLUMNS,
             "wall_s_last_session": round(summary.wall_s, 3),
             # over the sessions: the workers' CPU on the parts that record it (see META_CPU)
-            "cpu_s": round(sum(part_cpu.values()), 3),
-            "cpu_s_parts": len(part_cpu),
+            "cpu_s": round(summary.cpu_s_recorded, 3),
+            "cpu_s_parts": summary.parts_recorded,
             "cpus": os.cpu_count(),
         }
         job.finish(len(chunks), fields, side_files=(BOARDS_FILE,))
