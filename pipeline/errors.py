@@ -15,6 +15,8 @@ A re-run of a finished run returns what the first run returned: 0, or 3 when it 
 
 from __future__ import annotations
 
+import re
+
 EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_BAD_INPUT = 2
@@ -97,6 +99,17 @@ class WorkerLostError(BoggleError):
     """A worker process died (killed, out of memory) while the run was going."""
 
     exit_code = EXIT_IO
+
+    @classmethod
+    def from_pool(cls, exc: BaseException, source: str | None) -> WorkerLostError:
+        """The error for a broken process pool (a worker killed by the OOM killer or kill -9),
+        naming the workers' exit codes when the pool reports them."""
+        codes = re.search(r"exit codes of the workers are \{([^}\n]{1,60})\}", str(exc))
+        why = f" (exit {codes.group(1)})" if codes else ""
+        if "SIGKILL" in why:
+            why += ", killed by the system, most often for lack of memory"
+        return cls(f"a worker process died{why}; committed parts are kept: re-run the same command to resume",
+                   source=source)  # fmt: skip
 
 
 class InternalError(BoggleError):

@@ -217,6 +217,45 @@ def test_sigterm_of_a_one_worker_prove_acts_at_once(tmp_path: Path, enable2k_pat
 
 
 @pytest.mark.integration
+@pytest.mark.parametrize("n_jobs", ["1", "2"])
+def test_a_prove_worker_killed_is_one_line_exit_5_and_no_process_left(
+    tmp_path: Path, enable2k_path: str, n_jobs: str
+) -> None:
+    """The OOM killer took a prove worker (a 3x4 Hebrew class grew its paths to 13 GB): that
+    was an internal error (exit 1, "please report it"). It is a lost worker, like `boggle run`'s:
+    exit 5, one line naming SIGKILL, no process left, no manifest."""
+    out = tmp_path / "proof"
+    proc = start_cli(
+        "prove", "--dictionary", enable2k_path, "--shape", "4x4", "--threshold", "1000",
+        "--limit-classes", n_jobs, "--sample-seed", "1", "--chunk-size", "1", "-j", n_jobs, "--out", str(out),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        busy: list[psutil.Process] = []
+        while not busy:
+            assert proc.poll() is None, f"the proof ended early: {proc.communicate()}"
+            assert time.monotonic() < deadline, "no worker got busy in time"
+            time.sleep(0.5)
+            workers = [
+                w for w in psutil.Process(proc.pid).children() if "popen_loky" in " ".join(w.cmdline())
+            ]
+            busy = [w for w in workers if w.cpu_percent(0.2) > 50]
+        busy[0].kill()
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == EXIT_IO, stderr
+    lines = stderr.strip().splitlines()
+    assert "Traceback" not in stderr and lines[-1] == (
+        f"error: {out}: a worker process died (exit SIGKILL(-9)), killed by the system, most often for lack of "
+        "memory; committed parts are kept: re-run the same command to resume"
+    ), stderr
+    assert wait_gone(proc.pid) == []
+    assert not (out / store.MANIFEST).exists()
+
+
+@pytest.mark.integration
 def test_sigkill_of_the_main_process_leaves_no_worker(tmp_path: Path, enable2k_path: str) -> None:
     out = tmp_path / "run"
     proc = start_run(enable2k_path, out)
@@ -254,7 +293,8 @@ def test_killed_worker_is_one_line_with_a_resume_hint(tmp_path: Path, enable2k_p
     assert proc.returncode == EXIT_IO
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in stderr
-    assert "a worker process died" in lines[0] and "re-run the same command to resume" in lines[0]
+    assert "a worker process died (exit SIGKILL(-9)), killed by the system" in lines[0]
+    assert "re-run the same command to resume" in lines[0]
     assert wait_gone(proc.pid) == []
 
 

@@ -36,7 +36,7 @@ from pipeline import store
 from pipeline.backends import in_one_worker, parallel_backend
 from pipeline.boards import Board, canonical, format_compact, format_shape, geometry, parse_shape
 from pipeline.config import BACKENDS
-from pipeline.errors import ConfigError, InternalError
+from pipeline.errors import ConfigError, InternalError, WorkerLostError
 from pipeline.lexicon import CompiledLexicon, compile_for_boards, limits_identity
 from pipeline.prove.bounds import ProveTrie, build_prove_trie
 from pipeline.prove.classes import ClassSpace, default_spec
@@ -428,7 +428,7 @@ def run_prove(
                     joblib.delayed(fn)(*a) for fn, a in calls
                 )
             # closed on the way out (a failed commit, a signal): its workers stop with it
-            with contextlib.closing(results):
+            with contextlib.closing(results), _worker_lost(cfg.out):
                 for c, table, chunk_cpu in results:
                     cpu += chunk_cpu
                     part_cpu[c] = chunk_cpu
@@ -516,6 +516,17 @@ def run_prove(
         }
         job.finish(len(chunks), fields, side_files=(BOARDS_FILE,))
         return summary
+
+
+@contextlib.contextmanager
+def _worker_lost(out: str | None) -> Generator[None, None, None]:
+    """A killed worker (the OOM killer, kill -9) as a one-line error (exit 5, resumable)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        yield
+    except BrokenProcessPool as exc:
+        raise WorkerLostError.from_pool(exc, out) from None
 
 
 def _indexed(

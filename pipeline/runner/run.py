@@ -240,12 +240,7 @@ def _commit_results(
         ) from None
     except BrokenProcessPool as exc:
         # a worker was killed (OOM killer, kill -9): what was committed stays valid
-        died = str(exc).split("The exit codes of the workers are")[-1].strip(" .{}\n")
-        why = f" (exit {died})" if died and len(died) < 60 else ""
-        raise WorkerLostError(
-            f"a worker process died{why}; committed parts are kept: re-run the same command to resume",
-            source=str(run_dir),
-        ) from None
+        raise WorkerLostError.from_pool(exc, str(run_dir)) from None
     finally:
         close = getattr(results, "close", None)
         if close is not None:
