@@ -248,8 +248,8 @@ def test_a_prove_worker_killed_is_one_line_exit_5_and_no_process_left(
     assert proc.returncode == EXIT_IO, stderr
     lines = stderr.strip().splitlines()
     assert "Traceback" not in stderr and lines[-1] == (
-        f"error: {out}: a worker process died (exit SIGKILL(-9)), killed by the system, most often for lack of "
-        "memory; committed parts are kept: re-run the same command to resume"
+        f"error: {out}: a worker process died (exit SIGKILL(-9)), killed by the system, most often "
+        "for lack of memory; committed parts are kept: re-run the same command to resume"
     ), stderr
     assert wait_gone(proc.pid) == []
     assert not (out / store.MANIFEST).exists()

@@ -178,6 +178,7 @@ MODES = {
     "lift": {"rebuild_nodes": 10**9, "lift_ratio": 1e-9},
     "ratio": {"rebuild_nodes": 10**9, "lift_ratio": 1.2},
     "single": {"rebuild_nodes": 10**9, "enumerate_max": 1},
+    "budget": {"rebuild_nodes": 10**9, "max_paths": 4},
 }
 
 
@@ -260,6 +261,34 @@ def test_branching_grows_its_arrays_and_finds_the_same(tiny) -> None:
         assert _found(got) == _found(want) and got.nodes == want.nodes
         grown_leaves += cramped._leaves.shape[0] > 1
     assert grown and grown_leaves
+
+
+def test_a_class_over_the_path_budget_is_split_and_finds_the_same(tiny) -> None:
+    # the budget splits classes on their first split cell, recursively, until each sub-class's
+    # paths fit: the same boards found, the bound still above each, and no tree of more paths
+    geo = geometry(3, 3)
+    trie = build_prove_trie(tiny, 9)
+    masks_of = bucket_masks(parse_buckets("ae rst", tiny.alphabet))
+    roomy = TreeProver(geo, tiny, trie, 30)
+    tight = TreeProver(geo, tiny, trie, 30, max_paths=64)
+    largest: list[int] = []
+    bounds = tight.builder.bounds
+
+    def watched(masks: np.ndarray, threshold: int, max_paths: int | None = None) -> tuple[int, int]:
+        got = bounds(masks, threshold, max_paths)
+        if max_paths is not None:  # None: a single board, whose paths are never split
+            largest.append(tight.builder.n_paths)
+        return got
+
+    tight.builder.bounds = watched  # type: ignore[method-assign]
+    splits = 0
+    for d in class_digits(canonical_class_ids(3, 3, 2)[::4], 2, 9):
+        masks = masks_of[d]
+        want, got = roomy.prove(masks), tight.prove(masks)
+        assert _found(got) == _found(want)
+        assert got.root_bound >= max([sc for _, sc in got.found], default=0)
+        splits += got.nodes > want.nodes
+    assert splits > 0 and max(largest) <= 64
 
 
 @pytest.mark.parametrize("split", SPLITS)

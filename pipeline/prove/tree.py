@@ -81,6 +81,17 @@ __all__ = [
 #: (see the module doc: off, as lifting measured faster).
 REBUILD_NODES = 1 << 62
 
+#: The most paths a class tree is built from (48 bytes each while it is built: about 1.6 GB).
+#: A class with more is split on its first split cell and each sub-class proved on its own
+#: (its bound is then the largest of theirs): a 3x4 Hebrew class of two 10-letter buckets grew
+#: its path arrays past 2**27 and the OOM killer took the worker at 13 GB.
+MAX_PATHS = 1 << 25
+
+
+class PathBudgetExceeded(Exception):
+    """A class has more paths than the builder may hold (see :data:`MAX_PATHS`)."""
+
+
 #: A (sub-)class whose bound is above this many times the threshold has its next cell lifted
 #: (:func:`pipeline.prove.tree_eval.tree_branch`: one merged tree per letter, a tighter bound
 #: than forcing the cell on the tree); below it the remaining cells are forced on the tree.
@@ -138,9 +149,10 @@ class TreeBuilder:
             new[: self.n_nodes] = old[: self.n_nodes]
         self._tree = grown
 
-    def bounds(self, masks: np.ndarray, threshold: int) -> tuple[int, int]:
+    def bounds(self, masks: np.ndarray, threshold: int, max_paths: int | None = None) -> tuple[int, int]:
         """(sum bound, tree bound) of the class; the tree is not built when the sum bound is
-        already below ``threshold`` (the tree bound is then reported as the sum bound)."""
+        already below ``threshold`` (the tree bound is then reported as the sum bound).
+        Raises :class:`PathBudgetExceeded` rather than hold more than ``max_paths`` paths."""
         geo = self.geo
         while True:
             self._tag += 1
@@ -150,7 +162,11 @@ class TreeBuilder:
                 keys, tnodes, self.word_seen, self._tag,
             )  # fmt: skip
             if n_paths != FULL_PATHS:
+                if max_paths is not None and n_paths > max_paths:
+                    raise PathBudgetExceeded
                 break
+            if max_paths is not None and keys.shape[0] >= max_paths:
+                raise PathBudgetExceeded
             self._paths = self._path_arrays(2 * keys.shape[0])
         self.n_nodes = self.n_paths = 0
         if total < threshold:
@@ -228,11 +244,13 @@ class TreeProver(ClassProver):
         rebuild_nodes: int = REBUILD_NODES,
         lift_ratio: float = LIFT_RATIO,
         derive: bool = True,
+        max_paths: int = MAX_PATHS,
     ):
         """``fields``: see :class:`TreeBuilder`; ``rebuild_nodes``, ``lift_ratio``: see
         :data:`REBUILD_NODES` and :data:`LIFT_RATIO`; ``derive``: a sub-class's tree is
         built from its parent's sorted paths (:meth:`TreeBuilder.forced_bounds`) rather than
-        by walking the board again (the same tree; False for tests and benchmarks)."""
+        by walking the board again (the same tree; False for tests and benchmarks);
+        ``max_paths``: see :data:`MAX_PATHS`."""
         super().__init__(geo, lexicon, trie, threshold, enumerate_max)
         self.rank = np.empty(geo.n_cells, np.int64)
         self.rank[self.order] = np.arange(geo.n_cells)
@@ -240,6 +258,7 @@ class TreeProver(ClassProver):
         self.builder = TreeBuilder(geo, self.rank, self.order, trie, fields)
         self.rebuild_nodes = rebuild_nodes
         self.derive = derive
+        self.max_paths = max_paths
         self.lift_above = int(lift_ratio * threshold) if lift_ratio > 0 else 1 << 62
         self._leaves = np.empty((1024, geo.n_cells + 1), np.int64)  # tree_branch's leaves table
 
@@ -269,14 +288,32 @@ class TreeProver(ClassProver):
         out.root_bound = self._prove(masks, out)
         return out
 
+    def _split(self, masks: np.ndarray, out: ClassOutcome) -> int:
+        """A class with too many paths for one tree: each sub-class of its first split cell is
+        proved on its own (every board of the class is in exactly one); the class's bound is
+        the largest of theirs."""
+        out.nodes += 1
+        cell = next(int(c) for c in self.order if bin(int(masks[c])).count("1") > 1)
+        bound = 0
+        for f in mask_faces(int(masks[cell])):
+            sub = masks.copy()
+            sub[cell] = np.uint64(1) << np.uint64(f)
+            bound = max(bound, self._prove(sub, out))
+        return bound
+
     def _prove(self, masks: np.ndarray, out: ClassOutcome, derived: tuple[Any, ...] | None = None) -> int:
         """Bound the (sub-)class ``masks`` and search it; the bound is returned, boards found
         and branch nodes go to ``out``. The sum bound comes with the build (the max bound's walk
         would cost as much and rarely beats the tree, so it is not computed). ``derived``: (its
         parent class's sorted paths and masks, the cell forced, its letter) when its paths
         are read off its parent's (:meth:`TreeBuilder.forced_bounds`)."""
+        sizes = [bin(int(m)).count("1") for m in masks]
         if derived is None or derived[0] is None:
-            total, root = self.builder.bounds(masks, self.threshold)
+            budget = self.max_paths if max(sizes) > 1 else None  # one board's paths always fit
+            try:
+                total, root = self.builder.bounds(masks, self.threshold, budget)
+            except PathBudgetExceeded:
+                return self._split(masks, out)
         else:
             paths, parent_masks, cell, letter = derived
             total, root = self.builder.forced_bounds(paths, parent_masks, cell, letter, self.threshold)
@@ -284,7 +321,6 @@ class TreeProver(ClassProver):
         bound = min(total, root)
         if bound < self.threshold:
             return bound
-        sizes = [bin(int(m)).count("1") for m in masks]
         cells = [int(c) for c in self.order if sizes[c] > 1]
         boards = int(np.prod([sizes[c] for c in cells]))
         if self.builder.n_nodes > self.rebuild_nodes and boards > self.enumerate_max:
