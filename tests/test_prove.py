@@ -400,6 +400,49 @@ def test_the_estimate_scales_a_sample_to_every_canonical_class(tiny_dict: str, t
     assert f"estimate for all {n:,} classes: {seconds.mean() * n / 3600:,.0f} CPU-h" in result.output
 
 
+def test_a_proof_checked_against_a_published_list(tiny_dict: str, tmp_path: Path) -> None:
+    from pipeline.benches.prove_published import app as published_app
+
+    out = tmp_path / "p"
+    res = run_prove(
+        ProveConfig(tiny_dict, shape="2x3", threshold=20, classes="ae rst", n_jobs=1, out=str(out))
+    )
+    assert len(res.boards) >= 2
+    # the list as another project would publish it: each board mirrored, one below the threshold
+    mirrored = [b.board[2::-1] + b.board[:2:-1] for b in res.boards]
+    weak = "tttttt: 0"
+    listed = tmp_path / "best.txt"
+    listed.write_text(
+        "\n".join([*(f"{m}: {b.score}" for m, b in zip(mirrored, res.boards, strict=True)), weak])
+    )
+    result = CliRunner().invoke(published_app, [str(out), str(listed)])
+    assert result.exit_code == 0, result.output
+    n = len(res.boards)
+    assert f"{n + 1} published boards; our solver gives {n + 1} of them their score" in result.output
+    assert f"{n} of them at or above 20 fall in classes the certificate holds" in result.output
+    assert f"finished proof: {n} boards >= 20, the published list's: True" in result.output
+    # a board left out of the list, and a score the solver does not give: both named, exit 1
+    listed.write_text(
+        "\n".join(
+            [
+                f"{mirrored[0]}: {res.boards[0].score + 1}",
+                *(f"{m}: {b.score}" for m, b in zip(mirrored[2:], res.boards[2:], strict=True)),
+            ]
+        )
+    )
+    result = CliRunner().invoke(published_app, [str(out), str(listed)])
+    assert result.exit_code == 1
+    assert (
+        f"MISMATCH {mirrored[0]}: published {res.boards[0].score + 1}, our solver {res.boards[0].score}"
+        in result.output
+    )
+    assert (
+        f"MISMATCH {mirrored[0]} {res.boards[0].score + 1}: its class is certified without it"
+        in result.output
+    )
+    assert "MISMATCH the certified boards differ from the published ones" in result.output
+
+
 def test_a_one_worker_proof_leaves_joblib_its_own_executor(tiny_dict: str) -> None:
     """-j 1 proves in a worker process of its own executor: with loky's shared reusable one,
     the next joblib loop in the process took it and failed (no _temp_folder_manager)."""
