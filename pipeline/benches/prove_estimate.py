@@ -16,9 +16,8 @@ Example::
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -63,21 +62,6 @@ def estimate(seconds: np.ndarray, n_classes: int, seed: int = 0, rounds: int = 1
     }
 
 
-def proof_problem(out: Path) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """The problem (lexicon, rules, classes) of the proof in ``out``, its config and identity."""
-    from pipeline.prove.job import load_problem
-    from pipeline.rules import default_rules_for_shape
-
-    run = json.loads((out / "_run.json").read_text())
-    config, identity = run["config"], run["identity"]
-    rows, cols = (int(x) for x in config["shape"].split("x"))
-    rules = config["rules"] or default_rules_for_shape(rows, cols)
-    problem = load_problem(
-        config["dictionary"], config["shape"], rules, config["min_length"], identity["classes"]
-    )
-    return problem, config, identity
-
-
 @app.command()
 def main(
     out: Annotated[Path, typer.Argument(help="The sampled proof's --out.")],
@@ -85,6 +69,8 @@ def main(
         float | None, typer.Option(help="A published CPU-hours figure to print the ratio against.")
     ] = None,
 ) -> None:
+    from pipeline.prove.job import proof_problem
+
     problem, config, identity = proof_problem(out)
     n_classes = len(problem.space.canonical_ids())
     seconds, n_parts, scaled = class_seconds(out)

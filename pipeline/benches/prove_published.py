@@ -23,7 +23,6 @@ import numpy as np
 import pyarrow.parquet as pq
 import typer
 
-from pipeline.benches.prove_estimate import proof_problem
 from pipeline.prove.classes import ClassSpace
 
 app = typer.Typer(add_completion=False)
@@ -47,7 +46,7 @@ def main(
     published: Annotated[Path, typer.Argument(help="Lines 'board: score' (compact, row-major).")],
 ) -> None:
     from pipeline.boards import parse_compact
-    from pipeline.prove.job import BOARDS_FILE, canonical_compact
+    from pipeline.prove.job import BOARDS_FILE, canonical_compact, proof_problem
     from pipeline.solve import solve_arrays
 
     problem, config, _ = proof_problem(out)

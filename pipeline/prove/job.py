@@ -271,6 +271,19 @@ def load_problem(
     return problem
 
 
+def proof_problem(out: Path) -> tuple[Problem, dict[str, Any], dict[str, Any]]:
+    """The problem (lexicon, rules, classes) of the proof in ``out`` (a local folder), its config
+    and identity, from its run record."""
+    run = json.loads((out / "_run.json").read_text(encoding="utf-8"))
+    config, identity = run["config"], run["identity"]
+    rows, cols = (int(x) for x in config["shape"].split("x"))
+    rules = config["rules"] or default_rules_for_shape(rows, cols)
+    problem = load_problem(
+        config["dictionary"], config["shape"], rules, config["min_length"], identity["classes"]
+    )
+    return problem, config, identity
+
+
 def _compact(problem: Problem, faces: np.ndarray) -> str:
     alphabet = problem.lexicon.alphabet.faces
     return format_compact(Board(problem.rows, problem.cols, tuple(alphabet[int(f)] for f in faces)))
