@@ -28,16 +28,13 @@ from pipeline.prove.classes import ClassSpace
 app = typer.Typer(add_completion=False)
 
 
-def class_of(space: ClassSpace, faces: list[int]) -> int:
-    """The canonical class id (the smallest over the shape's symmetries) holding a board."""
-    ids = []
-    for perm in space.perms:
-        image = [faces[int(perm[c])] for c in range(len(faces))]
-        digits = [
-            next(k for k, b in enumerate(space.cell_buckets[c]) if image[c] in b) for c in range(len(faces))
-        ]
-        ids.append(int(space.ids(np.array(digits))))
-    return min(ids)
+def class_of(space: ClassSpace, faces: np.ndarray) -> int:
+    """The canonical class id (the smallest over the shape's symmetries) holding a board; each
+    symmetry maps a cell to one with the same buckets, so an image's digits are a permutation."""
+    digits = np.array(
+        [next(k for k, b in enumerate(space.cell_buckets[c]) if f in b) for c, f in enumerate(faces)]
+    )
+    return min(int(space.ids(digits[perm])) for perm in space.perms)
 
 
 @app.command()
@@ -47,18 +44,17 @@ def main(
 ) -> None:
     from pipeline.boards import parse_compact
     from pipeline.prove.job import BOARDS_FILE, canonical_compact, proof_problem
-    from pipeline.solve import solve_arrays
+    from pipeline.solve import encode_boards, solve_arrays
 
     problem, config, _ = proof_problem(out)
     rows, cols, threshold = problem.rows, problem.cols, int(config["threshold"])
-    faces = list(problem.lexicon.alphabet.faces)
     listed: list[tuple[str, int]] = []
     for line in published.read_text(encoding="utf-8").splitlines():
         if line.strip():
             text, pts = line.rsplit(":", 1)
             listed.append((text.strip(), int(pts)))
-    coded = [[faces.index(f) for f in parse_compact(b, (rows, cols)).faces] for b, _ in listed]
-    ours = solve_arrays(np.array(coded, np.int8), rows, cols, problem.lexicon, collect=False).score
+    coded = encode_boards([parse_compact(b, (rows, cols)) for b, _ in listed], problem.lexicon)
+    ours = solve_arrays(coded, rows, cols, problem.lexicon, collect=False).score
     bad = [
         f"{b}: published {s}, our solver {int(o)}" for (b, s), o in zip(listed, ours, strict=True) if o != s
     ]

@@ -498,13 +498,12 @@ def run_prove(
                     note(f"{path}: not the classes of chunk {c}; recomputing it")
                 job.discard(c)
         job.chunks_reused = len(done)
-        pending = [c for c in range(len(chunks)) if c not in done]
-        cpu = run_chunks(pending, done, job)
+        cpu = run_chunks([c for c in range(len(chunks)) if c not in done], done, job)
         tables_in_order = [done[c] for c in sorted(done)]
         summary = _summary(cfg, problem, job.state, out, tables_in_order, len(all_ids), t_start, cpu)
         summary.cpu_s_recorded = sum(part_cpu.values())
         summary.parts_recorded, summary.parts_total = len(part_cpu), len(chunks)
-        summary.parts_reused = len(chunks) - len(pending)
+        summary.parts_reused = job.chunks_reused
         if len(ids) < len(all_ids):
             summary.status = "sample"
             return summary  # a sample certifies nothing: no _SUCCESS
