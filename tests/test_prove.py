@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -18,10 +19,12 @@ from pipeline.boards import Board, canonical, format_compact, geometry, parse_co
 from pipeline.cli import app
 from pipeline.errors import BoggleError, ConfigError
 from pipeline.lexicon import compile_for_boards
-from pipeline.prove import ProveConfig, run_prove
-from pipeline.prove.bounds import build_prove_trie, class_bounds, class_bounds_reference, enumerate_class
+from pipeline.prove import ProveConfig, run_prove, search
+from pipeline.prove.bounds import build_prove_trie, class_bounds, class_bounds_reference
+from pipeline.prove.bounds import class_boards as pipeline_class_boards
 from pipeline.prove.classes import ClassSpace, canonical_class_ids, class_digits, default_spec, parse_buckets
 from pipeline.prove.job import META_CPU, check_coverage
+from pipeline.prove.search import ClassOutcome, ClassProver
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 from pipeline.trie import Alphabet
@@ -109,13 +112,38 @@ def test_bounds_are_sound_on_random_classes(tiny, draw_class, class_boards, data
     best = int(exact.max())
     assert s >= best and m >= best
     assert (int(s), int(m)) == class_bounds_reference(masks, [geo.neighbours(c) for c in range(n)], trie)
-    # the enumeration kernel scores every board as the solver does
-    top, _, hits, scores = enumerate_class(
-        arr, 0, geo.nbr_list, geo.deg, trie.children, trie.node_word, trie.node_points, trie.kids, seen, stamp
-    )
-    assert int(top) == best
-    assert np.array_equal(np.sort(scores), np.sort(exact))
-    assert len(hits) == len(scores)
+    # the enumeration lists every board of the class in mixed-radix order, last cell fastest
+    listed = np.empty((len(exact), n), np.int8)
+    assert pipeline_class_boards(arr[None, :], listed) == len(exact)
+    assert np.array_equal(listed, class_boards(masks))
+    assert pipeline_class_boards(arr[None, :], listed[:-1]) == -1  # too short: nothing written
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_enumerating_sub_classes_scores_them_as_one_by_one(
+    tiny, draw_class, class_boards, data: st.DataObject
+) -> None:
+    """A batch of sub-classes, cut into calls of the solver at any size, scores every board,
+    counts them, keeps the boards >= T in order and, as best, the first board to reach the best
+    score: what scoring the boards one at a time in the same order gives."""
+    rows, cols, masks = draw_class(data)
+    k = data.draw(st.integers(1, 5))
+    # sub-classes: each cell keeps one of its faces or all of them
+    subs = np.array([[m if data.draw(st.booleans()) else m & -m for m in masks] for _ in range(k)], np.uint64)
+    boards = np.concatenate([class_boards([int(m) for m in sub]) for sub in subs])
+    scores = solve_arrays(boards, rows, cols, tiny, collect=False).score
+    threshold = int(np.median(scores))
+    prover = ClassProver(geometry(rows, cols), tiny, build_prove_trie(tiny, rows * cols), threshold)
+    out = ClassOutcome(root_bound=0)
+    batch = data.draw(st.sampled_from([1, 2, 7, 1 << 14]))
+    with patch.object(search, "SCORE_BATCH", batch):
+        prover._enumerate_all(subs, out)
+    assert out.boards_scored == len(boards)
+    first = int(np.argmax(scores))
+    assert (out.best_score, out.best_board.tolist()) == (int(scores[first]), boards[first].tolist())
+    hits = np.flatnonzero(scores >= threshold)
+    assert [(b.tolist(), s) for b, s in out.found] == [(boards[i].tolist(), int(scores[i])) for i in hits]
 
 
 def test_bound_is_exact_for_a_single_board(tiny) -> None:

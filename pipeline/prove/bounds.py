@@ -180,66 +180,55 @@ def _bounds(masks, nbr_list, deg, children, node_word, node_points, kids, seen, 
 
 
 @njit(nogil=True, cache=True)
-def enumerate_class(masks, threshold, nbr_list, deg, children, node_word, node_points, kids, seen, stamp):
-    """Score every board of the class exactly (one face per cell: the sum walk is the board's
-    score). Returns (best score, best board, boards >= threshold int8 [m, cells], their scores).
-    """
-    n = masks.shape[0]
+def class_boards(masks, out):
+    """Write the boards of the classes ``masks`` (uint64 [k, cells]) into ``out`` (int8
+    [>= their board count, cells]), class by class, each in mixed-radix order with the last cell
+    fastest; returns how many were written (-1, writing nothing, when ``out`` is too short)."""
+    k, n = masks.shape
     one = np.uint64(1)
-    faces = np.zeros((n, 64), np.int64)
-    n_faces = np.zeros(n, np.int64)
-    total = 1
-    for c in range(n):
-        m = masks[c]
-        f = 0
-        while m != np.uint64(0):
-            if m & one:
-                faces[c, n_faces[c]] = f
-                n_faces[c] += 1
-            m = m >> one
-            f += 1
-        total *= n_faces[c]
-    stack = np.empty((6, n), np.int64)
-    rem = np.empty(n, np.uint64)
-    single = np.empty(n, np.uint64)
-    digit = np.zeros(n, np.int64)
-    best = np.int64(-1)
-    best_board = np.zeros(n, np.int8)
-    hits = np.zeros((0, n), np.int8)
-    hit_scores = np.zeros(0, np.int64)
-    n_hits = 0
-    for _ in range(total):
+    total = 0
+    for i in range(k):
+        size = 1
         for c in range(n):
-            single[c] = one << np.uint64(faces[c, digit[c]])
-        stamp[0] += 1
-        sc, _mx = _bounds(
-            single, nbr_list, deg, children, node_word, node_points, kids, seen, stamp[0], stack, rem
-        )
-        if sc > best:
-            best = sc
-            for c in range(n):
-                best_board[c] = faces[c, digit[c]]
-        if sc >= threshold:
-            if n_hits == hits.shape[0]:
-                grown = np.zeros((max(4, 2 * n_hits), n), np.int8)
-                grown_s = np.zeros(max(4, 2 * n_hits), np.int64)
-                grown[:n_hits] = hits[:n_hits]
-                grown_s[:n_hits] = hit_scores[:n_hits]
-                hits = grown
-                hit_scores = grown_s
-            for c in range(n):
-                hits[n_hits, c] = faces[c, digit[c]]
-            hit_scores[n_hits] = sc
-            n_hits += 1
-        # next board: a mixed-radix counter over the cells' faces, last cell fastest
-        c = n - 1
-        while c >= 0:
-            digit[c] += 1
-            if digit[c] < n_faces[c]:
-                break
+            m = masks[i, c]
+            bits = 0
+            while m != np.uint64(0):
+                m &= m - one
+                bits += 1
+            size *= bits
+        total += size
+    if total > out.shape[0]:
+        return -1
+    faces = np.zeros((n, 64), np.int8)
+    n_faces = np.zeros(n, np.int64)
+    digit = np.zeros(n, np.int64)
+    row = 0
+    for i in range(k):
+        size = 1
+        for c in range(n):
+            m = masks[i, c]
+            n_faces[c] = 0
+            f = 0
+            while m != np.uint64(0):
+                if m & one:
+                    faces[c, n_faces[c]] = f
+                    n_faces[c] += 1
+                m = m >> one
+                f += 1
+            size *= n_faces[c]
             digit[c] = 0
-            c -= 1
-    return best, best_board, hits[:n_hits].copy(), hit_scores[:n_hits].copy()
+        for _ in range(size):
+            for c in range(n):
+                out[row, c] = faces[c, digit[c]]
+            row += 1
+            c = n - 1
+            while c >= 0:
+                digit[c] += 1
+                if digit[c] < n_faces[c]:
+                    break
+                digit[c] = 0
+                c -= 1
+    return row
 
 
 # ---------------------------------------------------------------- reference twin

@@ -16,10 +16,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pipeline.boards import Geometry
+from pipeline.errors import InternalError
 from pipeline.lexicon import CompiledLexicon
-from pipeline.prove.bounds import ProveTrie, class_bounds, enumerate_class
+from pipeline.prove.bounds import ProveTrie, class_boards, class_bounds
+from pipeline.solve import solve_arrays
 
 ENUMERATE_MAX = 16
+#: The most boards :meth:`ClassProver._enumerate_all` hands the solver's kernel in one call.
+SCORE_BATCH = 1 << 14
 
 
 def split_order(geo: Geometry) -> np.ndarray:
@@ -110,13 +114,26 @@ class ClassProver:
                 self._branch(sub, out)
 
     def _enumerate(self, masks: np.ndarray, out: ClassOutcome) -> None:
-        t = self.trie
-        best, board, hits, scores = enumerate_class(
-            masks, self.threshold, self.geo.nbr_list, self.geo.deg, t.children, t.node_word, t.node_points,
-            t.kids, self.seen, self.stamp,
-        )  # fmt: skip
-        out.boards_scored += int(np.prod([bin(int(m)).count("1") for m in masks], dtype=np.int64))
-        if int(best) > out.best_score:
-            out.best_score = int(best)
-            out.best_board = board
-        out.found.extend((hits[i], int(scores[i])) for i in range(len(scores)))
+        self._enumerate_all(masks[None, :], out)
+
+    def _enumerate_all(self, subs: np.ndarray, out: ClassOutcome) -> None:
+        """Score every board of the sub-classes ``subs`` (uint64 [k, cells]) exactly with the
+        solver's kernel, :data:`SCORE_BATCH` boards a call at most (a sub-class is never cut),
+        in order: sub-class by sub-class, each in mixed-radix order with the last cell fastest.
+        The best board is the first to reach the best score, as if scored one by one."""
+        ends = np.cumsum(np.prod(np.bitwise_count(subs).astype(np.int64), axis=1))
+        start, done = 0, 0
+        while start < len(subs):
+            stop = max(start + 1, int(np.searchsorted(ends, done + SCORE_BATCH, side="right")))
+            boards = np.empty((int(ends[stop - 1]) - done, self.geo.n_cells), np.int8)
+            if class_boards(subs[start:stop], boards) != len(boards):
+                raise InternalError("class_boards: the board count disagrees")
+            scores = solve_arrays(boards, self.geo.rows, self.geo.cols, self.lexicon, collect=False).score
+            out.boards_scored += len(boards)
+            top = int(np.argmax(scores))
+            if int(scores[top]) > out.best_score:
+                out.best_score = int(scores[top])
+                out.best_board = boards[top].copy()
+            hits = np.flatnonzero(scores >= self.threshold)
+            out.found.extend((boards[i].copy(), int(scores[i])) for i in hits)
+            start, done = stop, int(ends[stop - 1])

@@ -360,13 +360,9 @@ class TreeProver(ClassProver):
             else:
                 raise InternalError(f"tree branch: unknown status {status}")
         out.nodes += int(nodes)
-        n = self.geo.n_cells
-        for row in leaves:
-            forced = row[:n]
-            sub = masks.copy()
-            for cell in np.flatnonzero(forced >= 0):
-                sub[cell] = np.uint64(1) << np.uint64(forced[cell])
-            self._enumerate(sub, out)
+        forced = leaves[:, : self.geo.n_cells]
+        subs = np.where(forced >= 0, np.uint64(1) << np.maximum(forced, 0).astype(np.uint64), masks[None, :])
+        self._enumerate_all(subs, out)
         return bound
 
 
