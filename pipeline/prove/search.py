@@ -4,8 +4,8 @@ The class bound (:mod:`pipeline.prove.bounds`) is computed; below the threshold 
 eliminated. Otherwise the first cell in the split order (most neighbours first: centre, edges,
 corners) that still has several faces is split into one sub-class per face and each is treated
 the same way. A sub-class of at most ``enumerate_max`` boards is not split further: its boards
-are scored exactly (:func:`pipeline.prove.bounds.enumerate_class`: the walk with one face per
-cell is the board's score; tests check it against :func:`pipeline.solve.solve_arrays`), so every
+are scored exactly by the solver's kernel (:func:`pipeline.solve.solve_arrays`; the boards are
+listed by :func:`pipeline.prove.bounds.class_boards`, many sub-classes to a call), so every
 board reported is scored exactly and no board >= threshold is lost (the bounds are sound).
 """
 

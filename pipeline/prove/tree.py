@@ -27,8 +27,9 @@ The tree is built once per class. Branching works on it in two ways
 the forced letter's subtree merged into the rest, a max of sums instead of a sum of maxes, so
 tighter); below it, the remaining cells are forced on that tree one by one with per-cell stacks
 of pending CHOICE nodes, so a step costs only the forced cell's nodes. Sub-classes of at most
-``enumerate_max`` boards are scored exactly by :func:`pipeline.prove.bounds.enumerate_class`,
-so every board reported is scored exactly. The build also yields the sum bound (each spellable
+``enumerate_max`` boards are scored exactly by the solver's kernel, all the leaves of a class's
+branching in a few calls (:meth:`pipeline.prove.search.ClassProver._enumerate_all`), so every
+board reported is scored exactly. The build also yields the sum bound (each spellable
 word once), which can beat the tree bound on weak classes (the tree counts a word once per set
 of pairs); the root bound is the smaller. A class of one board has no pairs: its tree bound is
 its exact score. Neither the sum nor the max bound is an upper limit of the tree bound in
