@@ -350,13 +350,20 @@ def prove_summary(res: ProveSummary, hits: int | None = None) -> str:
 
 
 def _proof_cpu(res: ProveSummary) -> str:
-    """The CPU of a proof written over several sessions, from what its parts record."""
-    if res.parts_reused == 0 and res.parts_recorded == res.parts_total:
+    """The CPU and wall time of a proof written over several sessions, from what its parts
+    record (parts older than a record leave it out: they are counted)."""
+    if res.parts_reused == 0 and res.parts_recorded == res.parts_wall == res.parts_total:
         return ""  # in memory, or all of it is this session's figure
-    hours = res.cpu_s_recorded / 3600
-    if res.parts_recorded == res.parts_total:
-        return f"; {hours:.2f} CPU-h over every session"
-    return f"; {hours:.2f} CPU-h over the {res.parts_recorded:,} of {res.parts_total:,} parts that record it"
+    cpu, wall = f"{res.cpu_s_recorded / 3600:.2f} CPU-h", f"{res.wall_s_recorded / 3600:.2f} h wall"
+    if res.parts_recorded == res.parts_wall == res.parts_total:
+        return f"; {cpu} and {wall} over every session"
+
+    def over(figure: str, parts: int) -> str:
+        if parts == res.parts_total:
+            return f"{figure} over every session"
+        return f"{figure} over the {parts:,} of {res.parts_total:,} parts that record it"
+
+    return f"; {over(cpu, res.parts_recorded)}; {over(wall, res.parts_wall)}"
 
 
 def prove_boards(res: ProveSummary, shown: int = 20) -> list[str]:

@@ -95,6 +95,8 @@ class Proof:
     parts_recorded: int = 16
     parts_total: int = 16
     parts_reused: int = 0
+    wall_s_recorded: float = 1.0
+    parts_wall: int = 16
 
     @property
     def best(self) -> Board:
@@ -111,12 +113,24 @@ def test_prove_counts_read_the_same_in_progress_and_at_the_end() -> None:
     assert render.prove_best(one) == "BEST x 700 (1 board >= 500, 1 class)"
 
 
-def test_a_proof_over_several_sessions_reports_the_cpu_its_parts_record() -> None:
+def test_a_proof_over_several_sessions_reports_the_cpu_and_wall_its_parts_record() -> None:
     assert "CPU-h" not in render.prove_summary(Proof())  # one session: its own figure says it all
-    resumed = Proof(status="resume", cpu_s_recorded=7200.0, parts_reused=10)
-    assert render.prove_summary(resumed).endswith("2.0 s CPU in workers; 2.00 CPU-h over every session")
-    older = Proof(status="resume", cpu_s_recorded=5400.0, parts_recorded=6, parts_reused=10)
-    assert render.prove_summary(older).endswith("; 1.50 CPU-h over the 6 of 16 parts that record it")
+    resumed = Proof(status="resume", cpu_s_recorded=7200.0, wall_s_recorded=5400.0, parts_reused=10)
+    assert render.prove_summary(resumed).endswith(
+        "2.0 s CPU in workers; 2.00 CPU-h and 1.50 h wall over every session"
+    )
+    older = Proof(status="resume", cpu_s_recorded=5400.0, parts_recorded=6, wall_s_recorded=1800.0,
+                  parts_wall=4, parts_reused=10)  # fmt: skip
+    assert render.prove_summary(older).endswith(
+        "; 1.50 CPU-h over the 6 of 16 parts that record it"
+        "; 0.50 h wall over the 4 of 16 parts that record it"
+    )
+    no_wall = Proof(
+        status="resume", cpu_s_recorded=3600.0, wall_s_recorded=0.0, parts_wall=0, parts_reused=10
+    )
+    assert render.prove_summary(no_wall).endswith(
+        "; 1.00 CPU-h over every session; 0.00 h wall over the 0 of 16 parts that record it"
+    )
 
 
 def test_progress_in_a_log_is_not_cut_at_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:

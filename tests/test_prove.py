@@ -23,7 +23,7 @@ from pipeline.prove import ProveConfig, run_prove, search
 from pipeline.prove.bounds import build_prove_trie, class_bounds, class_bounds_reference
 from pipeline.prove.bounds import class_boards as pipeline_class_boards
 from pipeline.prove.classes import ClassSpace, canonical_class_ids, class_digits, default_spec, parse_buckets
-from pipeline.prove.job import META_CPU, check_coverage
+from pipeline.prove.job import META_CPU, META_SESSION, META_SESSION_S, check_coverage
 from pipeline.prove.search import ClassOutcome, ClassProver
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
@@ -295,12 +295,27 @@ def test_killed_proof_resumes_and_finished_one_is_a_no_op(tiny_dict: str, tmp_pa
     assert manifest["cpu_s"] == pytest.approx(sum(part_cpu), abs=1e-3)
     assert resumed.cpu_s_recorded == pytest.approx(sum(part_cpu)) and resumed.cpu_s_recorded > resumed.cpu_s
     assert (resumed.parts_reused, resumed.parts_recorded, resumed.parts_total) == (len(parts_before), 6, 6)
-    assert "CPU-h over every session" in render.prove_summary(resumed)
+    # ... and its session and when it was committed: a session's wall time is its last part's
+    metas = [pq.read_schema(p).metadata for p in parts]
+    sessions: dict[bytes, float] = {}
+    for meta in metas:
+        at = float(meta[META_SESSION_S.encode()])
+        sessions[meta[META_SESSION.encode()]] = max(sessions.get(meta[META_SESSION.encode()], 0.0), at)
+    assert len(sessions) == 2  # the killed session's parts and the resumed one's
+    assert 0 < sessions[max(sessions)] <= resumed.wall_s  # ISO times sort: the later session is ours
+    assert manifest["wall_s_parts"] == 6 and manifest["wall_s"] == pytest.approx(
+        sum(sessions.values()), abs=1e-3
+    )
+    assert resumed.wall_s_recorded == pytest.approx(sum(sessions.values())) and resumed.parts_wall == 6
+    assert "CPU-h and" in render.prove_summary(
+        resumed
+    ) and "h wall over every session" in render.prove_summary(resumed)
 
     mtimes = {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != ".lock"}
     again = run_prove(cfg)
     assert again.status == "done" and again.boards == full.boards
     assert again.cpu_s_recorded == manifest["cpu_s"] and again.parts_recorded == 6
+    assert again.wall_s_recorded == manifest["wall_s"] and again.parts_wall == 6
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != ".lock"} == mtimes
 
 

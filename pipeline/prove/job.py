@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import json
 import os
 import threading
@@ -52,6 +53,10 @@ MAX_CELLS = 64
 #: Each part's Parquet metadata key for the CPU seconds its worker spent on the chunk (parts
 #: written before 2026-12-02 lack it); the manifest totals it.
 META_CPU = "boggle.cpu_s"
+#: Each part's session (when the ``boggle prove`` that wrote it started, UTC, ISO 8601) and the
+#: seconds from that start to the part's commit (parts written before 2026-12-02's wall record
+#: lack them): a session's wall time is its last part's, and the manifest sums them.
+META_SESSION, META_SESSION_S = "boggle.session", "boggle.session_s"
 
 CERTIFICATE_SCHEMA = pa.schema(
     [
@@ -192,6 +197,10 @@ class ProveSummary:
     parts_recorded: int = 0
     parts_total: int = 0
     parts_reused: int = 0  # parts an earlier session wrote
+    # over every session: the wall time from each session's start to its last part (META_SESSION),
+    # summed, and how many of the proof's parts record it
+    wall_s_recorded: float = 0.0
+    parts_wall: int = 0
 
     @property
     def best(self) -> FoundBoard | None:
@@ -382,6 +391,7 @@ def run_prove(
     import joblib
 
     t_start = time.perf_counter()
+    session = datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds")
     cfg = cfg.resolve()
     assert cfg.rules is not None
     args: ProblemArgs = (cfg.dictionary, cfg.shape, cfg.rules, cfg.min_length, cfg.classes)
@@ -408,6 +418,7 @@ def run_prove(
     out: Any = None if not cfg.out else store.ObjectPath(cfg.out) if store.is_url(cfg.out) else Path(cfg.out)
 
     part_cpu: dict[int, float] = {}  # chunk -> its worker's CPU seconds, where recorded
+    part_wall: dict[int, tuple[str, float]] = {}  # chunk -> (its session, seconds in), where recorded
 
     def run_chunks(pending: list[int], done_tables: dict[int, pa.Table], job: store.JobDir | None) -> float:
         cpu = 0.0
@@ -445,8 +456,14 @@ def run_prove(
                 for c, table, chunk_cpu in results:
                     cpu += chunk_cpu
                     part_cpu[c] = chunk_cpu
+                    part_wall[c] = (session, time.perf_counter() - t_start)
                     if job is not None:
-                        job.commit(c, table.num_rows, table, {META_CPU: repr(chunk_cpu)})
+                        meta = {
+                            META_CPU: repr(chunk_cpu),
+                            META_SESSION: session,
+                            META_SESSION_S: repr(part_wall[c][1]),
+                        }
+                        job.commit(c, table.num_rows, table, meta)
                     done_tables[c] = table
                     classes_done += table.num_rows
                     found += sum(len(x) for x in table.column("found_boards").to_pylist())
@@ -480,7 +497,7 @@ def run_prove(
                 out, "done", cfg.threshold, m["classes_total"], m["classes_total"],
                 [FoundBoard(b, s) for b, s in m["boards"]], time.perf_counter() - t_start, 0.0,
                 m["eliminated"], m["boards_scored"], m.get("cpu_s", 0.0), m.get("cpu_s_parts", 0),
-                len(m["parts"]), len(m["parts"]),
+                len(m["parts"]), len(m["parts"]), m.get("wall_s", 0.0), m.get("wall_s_parts", 0),
             )  # fmt: skip
         committed = job.committed()
         job.strays(committed, len(chunks))
@@ -490,9 +507,14 @@ def run_prove(
                 table = job.read_part(c)
                 if np.array_equal(table.column("class_id").to_numpy(), chunks[c]):
                     done[c] = table
-                    recorded = (table.schema.metadata or {}).get(META_CPU.encode())
-                    if recorded is not None:
-                        part_cpu[c] = float(recorded)
+                    meta = table.schema.metadata or {}
+                    if META_CPU.encode() in meta:
+                        part_cpu[c] = float(meta[META_CPU.encode()])
+                    if META_SESSION.encode() in meta and META_SESSION_S.encode() in meta:
+                        part_wall[c] = (
+                            meta[META_SESSION.encode()].decode(),
+                            float(meta[META_SESSION_S.encode()]),
+                        )
                     continue
                 if note is not None:
                     note(f"{path}: not the classes of chunk {c}; recomputing it")
@@ -504,6 +526,7 @@ def run_prove(
         summary.cpu_s_recorded = sum(part_cpu.values())
         summary.parts_recorded, summary.parts_total = len(part_cpu), len(chunks)
         summary.parts_reused = job.chunks_reused
+        summary.wall_s_recorded, summary.parts_wall = sessions_wall(part_wall.values()), len(part_wall)
         if len(ids) < len(all_ids):
             summary.status = "sample"
             return summary  # a sample certifies nothing: no _SUCCESS
@@ -524,6 +547,9 @@ def run_prove(
             # over the sessions: the workers' CPU on the parts that record it (see META_CPU)
             "cpu_s": round(summary.cpu_s_recorded, 3),
             "cpu_s_parts": summary.parts_recorded,
+            # over the sessions: each one's start to its last part, summed (see META_SESSION)
+            "wall_s": round(summary.wall_s_recorded, 3),
+            "wall_s_parts": summary.parts_wall,
             "cpus": os.cpu_count(),
         }
         job.finish(len(chunks), fields, side_files=(BOARDS_FILE,))
@@ -554,6 +580,15 @@ def _indexed(
     lifeline.arm()  # a kill -9 of the main process leaves no worker proving on
     table, cpu = prove_chunk(args, threshold, enumerate_max, ids, bound)
     return c, table, cpu
+
+
+def sessions_wall(parts: Any) -> float:
+    """The wall time of the sessions that wrote ``parts`` ((session, seconds from its start to
+    the part's commit) pairs): each session's last part, summed."""
+    last: dict[str, float] = {}
+    for session, seconds in parts:
+        last[session] = max(last.get(session, 0.0), seconds)
+    return sum(last.values())
 
 
 def _best_of(tables: Any) -> tuple[int, str] | None:
