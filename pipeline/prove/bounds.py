@@ -180,24 +180,29 @@ def _bounds(masks, nbr_list, deg, children, node_word, node_points, kids, seen, 
 
 
 @njit(nogil=True, cache=True)
+def class_sizes(masks):
+    """The number of boards of each class ``masks`` (uint64 [k, cells]): int64 [k]."""
+    k, n = masks.shape
+    sizes = np.ones(k, np.int64)
+    for i in range(k):
+        for c in range(n):
+            m = masks[i, c]
+            bits = 0
+            while m != np.uint64(0):
+                m &= m - np.uint64(1)
+                bits += 1
+            sizes[i] *= bits
+    return sizes
+
+
+@njit(nogil=True, cache=True)
 def class_boards(masks, out):
     """Write the boards of the classes ``masks`` (uint64 [k, cells]) into ``out`` (int8
     [>= their board count, cells]), class by class, each in mixed-radix order with the last cell
     fastest; returns how many were written (-1, writing nothing, when ``out`` is too short)."""
     k, n = masks.shape
     one = np.uint64(1)
-    total = 0
-    for i in range(k):
-        size = 1
-        for c in range(n):
-            m = masks[i, c]
-            bits = 0
-            while m != np.uint64(0):
-                m &= m - one
-                bits += 1
-            size *= bits
-        total += size
-    if total > out.shape[0]:
+    if class_sizes(masks).sum() > out.shape[0]:
         return -1
     faces = np.zeros((n, 64), np.int8)
     n_faces = np.zeros(n, np.int64)

@@ -18,7 +18,7 @@ import numpy as np
 from pipeline.boards import Geometry
 from pipeline.errors import InternalError
 from pipeline.lexicon import CompiledLexicon
-from pipeline.prove.bounds import ProveTrie, class_boards, class_bounds
+from pipeline.prove.bounds import ProveTrie, class_boards, class_bounds, class_sizes
 from pipeline.solve import solve_arrays
 
 ENUMERATE_MAX = 16
@@ -121,7 +121,7 @@ class ClassProver:
         solver's kernel, :data:`SCORE_BATCH` boards a call at most (a sub-class is never cut),
         in order: sub-class by sub-class, each in mixed-radix order with the last cell fastest.
         The best board is the first to reach the best score, as if scored one by one."""
-        ends = np.cumsum(np.prod(np.bitwise_count(subs).astype(np.int64), axis=1))
+        ends = np.cumsum(class_sizes(subs))
         start, done = 0, 0
         while start < len(subs):
             stop = max(start + 1, int(np.searchsorted(ends, done + SCORE_BATCH, side="right")))
