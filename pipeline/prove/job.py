@@ -507,14 +507,11 @@ def run_prove(
                 table = job.read_part(c)
                 if np.array_equal(table.column("class_id").to_numpy(), chunks[c]):
                     done[c] = table
-                    meta = table.schema.metadata or {}
-                    if META_CPU.encode() in meta:
-                        part_cpu[c] = float(meta[META_CPU.encode()])
-                    if META_SESSION.encode() in meta and META_SESSION_S.encode() in meta:
-                        part_wall[c] = (
-                            meta[META_SESSION.encode()].decode(),
-                            float(meta[META_SESSION_S.encode()]),
-                        )
+                    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+                    if META_CPU in meta:
+                        part_cpu[c] = float(meta[META_CPU])
+                    if META_SESSION in meta and META_SESSION_S in meta:
+                        part_wall[c] = (meta[META_SESSION], float(meta[META_SESSION_S]))
                     continue
                 if note is not None:
                     note(f"{path}: not the classes of chunk {c}; recomputing it")
