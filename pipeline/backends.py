@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future
@@ -19,6 +20,9 @@ from pipeline.errors import BoggleError, ConfigError
 # Arrow reads this variable once per process, before pyarrow can switch pools for its Parquet
 # writer, so it is set before any worker process starts, for the workers to inherit.
 ARROW_POOL_ENV = "ARROW_DEFAULT_MEMORY_POOL"
+
+# the start of the warning loky gives when it replaces a worker (the message filter is a regex)
+LOKY_WORKER_REPLACED = "A worker stopped while some jobs were given to the executor"
 
 
 def prepare_worker_environment() -> None:
@@ -47,7 +51,12 @@ def parallel_backend(
         # loky workers arm as they start, not at their first task, which they reach only after
         # importing the pipeline (a second or more)
         early = {"initializer": lifeline.arm} if backend == "loky" else {}
-        with joblib.parallel_config(backend=backend, n_jobs=n_jobs, **early):
+        with joblib.parallel_config(backend=backend, n_jobs=n_jobs, **early), warnings.catch_warnings():
+            # loky replaces a worker whose memory grew by 300 MB since its first task (a prover
+            # worker after a dense class) and re-runs nothing; its warning about it would print
+            # below our progress bar as if the job were in trouble. The filter is process-wide
+            # because loky warns from its own thread.
+            warnings.filterwarnings("ignore", LOKY_WORKER_REPLACED, UserWarning)
             yield
         return
     try:

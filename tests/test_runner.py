@@ -362,6 +362,45 @@ def test_worker_processes_allocate_arrow_memory_with_the_c_allocator(env: tuple[
     assert out.stdout.strip() == want
 
 
+LEAKY_WORKERS_SCRIPT = """
+import contextlib, os, sys, time, joblib
+from pipeline.backends import parallel_backend
+
+def leak(i):
+    # loky measures a worker after its first task and replaces it once it has grown 300 MB
+    if i % 2:
+        time.sleep(1.1)
+        sys.leaked = getattr(sys, "leaked", []) + [b"x" * 400_000_000]
+    return os.getpid()
+
+ours = sys.argv[1] == "ours"
+with parallel_backend("loky", 2) if ours else joblib.parallel_config("loky", n_jobs=2):
+    pids = joblib.Parallel()(joblib.delayed(leak)(i) for i in range(8))
+print(len(pids), len(set(pids)))
+"""
+
+
+@pytest.mark.integration
+def test_workers_loky_replaces_for_memory_growth_print_no_warning() -> None:
+    # the prover's workers grow by GBs on dense classes; loky replaces them and loses nothing,
+    # but warned about it on stderr, below the progress bar
+    runs = {
+        how: subprocess.run(
+            [sys.executable, "-c", LEAKY_WORKERS_SCRIPT, how],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO,
+        )
+        for how in ("plain", "ours")
+    }
+    for out in runs.values():
+        tasks, workers = map(int, out.stdout.split())
+        assert tasks == 8 and workers > 2  # every task ran, and workers were replaced
+    assert "A worker stopped while some jobs were given" in runs["plain"].stderr
+    assert "A worker stopped" not in runs["ours"].stderr
+
+
 def test_plan_run_decides_everything_before_touching_the_run_directory(
     tmp_path: Path, enable2k_path: str
 ) -> None:
