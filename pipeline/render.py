@@ -317,7 +317,8 @@ def prove_progress() -> Iterator[Callable[[ProveProgress], None]]:
         TextColumn("[bold]proving[/bold]"), BarColumn(), TextColumn("{task.fields[classes]}"),
         TextColumn("{task.fields[found]}"), TextColumn("{task.fields[best]}"),
         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-        console=stderr_console(), transient=False,
+        # chunks of a proof finish a minute or more apart: the ETA averages over ten minutes
+        console=stderr_console(), transient=False, speed_estimate_period=600,
     )  # fmt: skip
     task = bar.add_task("prove", total=None, classes="", found="", best="")
 

@@ -50,6 +50,7 @@ FORMAT = "boggle-prove"
 SCHEMA_VERSION = 2  # 2: parts recorded (size, BLAKE2b) and tagged with the identity; sealed manifest
 BOARDS_FILE = "_boards.pq"  # Parquet; not *.parquet so that globs of the certificate miss it
 MAX_CELLS = 64
+DISPATCH_SEED = 21  # the chunks' shuffle (dispatch_order); not in the identity: parts are alike in any order
 #: Each part's Parquet metadata key for the CPU seconds its worker spent on the chunk (parts
 #: written before 2026-12-02 lack it); the manifest totals it.
 META_CPU = "boggle.cpu_s"
@@ -441,7 +442,7 @@ def run_prove(
         # workers return their tables and this process writes the parts, so dask workers need
         # no shared disk (they read the word list from its path or compile tanglet:LANG)
         knobs = (cfg.threshold, cfg.enumerate_max)
-        calls = [(_indexed, (c, task_args, *knobs, chunks[c], cfg.bound)) for c in pending]
+        calls = [(_indexed, (c, task_args, *knobs, chunks[c], cfg.bound)) for c in dispatch_order(pending)]
         with parallel_backend(cfg.backend, cfg.n_jobs, cfg.scheduler, cfg.scheduler_file):
             if cfg.backend == "loky" and joblib.effective_n_jobs(cfg.n_jobs) == 1:
                 # a class can keep the prover in compiled code for minutes: not in this process,
@@ -577,6 +578,16 @@ def _indexed(
     lifeline.arm()  # a kill -9 of the main process leaves no worker proving on
     table, cpu = prove_chunk(args, threshold, enumerate_max, ids, bound)
     return c, table, cpu
+
+
+def dispatch_order(pending: list[int]) -> list[int]:
+    """The order the pending chunks are proved in: a fixed shuffle. Chunks are ranges of class
+    ids, and cost follows the id (the ENABLE2K 3x4 proof's last parts were its densest), so in
+    id order the progress bar's ETA came out hours short and the heaviest chunks ran last.
+    Shuffled, every stretch of the proof is a fair sample of what is left; the parts, and so
+    the certificate, do not depend on the order."""
+    rng = np.random.default_rng(DISPATCH_SEED)
+    return [pending[i] for i in rng.permutation(len(pending))]
 
 
 def sessions_wall(parts: Any) -> float:
