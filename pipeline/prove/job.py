@@ -582,8 +582,9 @@ def _indexed(
 
 def dispatch_order(pending: list[int]) -> list[int]:
     """The order the pending chunks are proved in: a fixed shuffle. Chunks are ranges of class
-    ids, and cost follows the id (the ENABLE2K 3x4 proof's last parts were its densest), so in
-    id order the progress bar's ETA came out hours short and the heaviest chunks ran last.
+    ids, and cost follows the id (the ENABLE2K 3x4 proof's first half of parts holds 39% of its
+    branch nodes, and its last eighth 2.7x the first eighth's), so in id order the progress
+    bar's time left came out far short and the heaviest chunks ran last.
     Shuffled, every stretch of the proof is a fair sample of what is left; the parts, and so
     the certificate, do not depend on the order."""
     rng = np.random.default_rng(DISPATCH_SEED)
