@@ -59,6 +59,13 @@ def _wait_ready(driver, timeout: float = 20.0) -> None:  # type: ignore[no-untyp
     )
 
 
+def _wait_header(driver, header, cls: str, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the clicked header carries ``cls`` (DataTables' mark of its sort direction)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, timeout).until(lambda d: cls in (header.get_attribute("class") or "").split())
+
+
 def _column(driver, table_id: str, col: int) -> list[str]:  # type: ignore[no-untyped-def]
     return list(
         driver.execute_script(
@@ -96,12 +103,15 @@ def test_report_of_two_runs_in_headless_chromium(browser, tmp_path: Path) -> Non
     header = browser.find_element(By.CSS_SELECTOR, "#face-effects thead th:nth-child(3)")
     browser.execute_script("arguments[0].scrollIntoView()", header)
     before = [float(x) for x in _column(browser, "face-effects", 2) if x]
+    # DataTables 2 sorts in a timeout after the click, so wait for the header to say so.
     header.click()
+    _wait_header(browser, header, "dt-ordering-asc")
     first = [float(x) for x in _column(browser, "face-effects", 2) if x]
     header.click()
+    _wait_header(browser, header, "dt-ordering-desc")
     second = [float(x) for x in _column(browser, "face-effects", 2) if x]
-    assert sorted(before) == first or sorted(before) == second
-    assert first in (sorted(first), sorted(first, reverse=True)) and first != second
+    assert first == sorted(before) and second == sorted(before, reverse=True)
+    assert first != second
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     browser.execute_script("window.scrollTo(0, 0)")
     shot = ARTIFACTS / "report-two-runs.png"
