@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # the results each display shows (imported by the commands th
     from pipeline.analyze import AnalysisResult
     from pipeline.optimize import OptimizeProgress, OptimizeResult
     from pipeline.prove import ProveProgress, ProveSummary
+    from pipeline.prove.status import ProofStatus
     from pipeline.runner import Progress as RunProgress
     from pipeline.runner import RunSummary
     from pipeline.solve import BoardResult
@@ -386,3 +387,45 @@ def prove_best(res: ProveSummary) -> str:
         f"BEST {shown} ({boards} board{'' if boards == 1 else 's'} >= {res.threshold}, "
         f"{classes} class{'' if classes == 1 else 'es'})"
     )
+
+
+def prove_status(st: ProofStatus, shown: int = 10) -> list[str]:
+    """``boggle prove --status``: the proof in a few lines (see :mod:`pipeline.prove.status`)."""
+    cfg = st.config
+    state = "finished proof" if st.finished else "unfinished proof"
+    lines = [
+        f"{st.out}: {state}, {cfg['dictionary']} {cfg['shape']}, T={cfg['threshold']}, classes {st.spec!r}",
+        f"parts: {st.parts_verified:,} of {st.parts_total:,} verified ({st.classes_done:,} of "
+        f"{st.classes_total:,} classes), {len(st.distrusted):,} not",
+    ]
+    for name, why in st.distrusted[:3]:
+        lines.append(
+            f"  {name}: {why}; " + ("the proof refuses it" if st.finished else "the proof recomputes it")
+        )
+    if len(st.distrusted) > 3:
+        lines.append(f"  and {len(st.distrusted) - 3:,} more")
+    best = f"; best board scored {st.best_scored[0]} {st.best_scored[1]}" if st.best_scored else ""
+    lines.append(
+        f"{'' if st.finished else 'so far: '}{st.eliminated:,} classes eliminated by the bound, "
+        f"{st.boards_scored:,} boards scored, {plural(len(st.boards), 'board')} >= {cfg['threshold']}{best}"
+    )
+    lines += [f"{score}\t{board}" for board, score in st.boards[:shown]]
+
+    def over(figure: str, parts: int) -> str:
+        return figure + ("" if parts == st.parts_verified else f" over the {parts:,} parts that record it")
+
+    cpu, wall = f"{st.cpu_s / 3600:.2f} CPU-h", f"{st.wall_s / 3600:.2f} h wall"
+    lines.append(f"spent: {over(cpu, st.parts_cpu)}; {over(wall, st.parts_wall)}")
+    if not st.finished:
+        classes_left = st.classes_total - st.classes_done
+        if st.left is None:
+            lines.append(f"left: {classes_left:,} classes; too few parts record their CPU to estimate it")
+        else:
+            lf = st.left
+            lines.append(
+                f"left: {classes_left:,} classes, about {lf.cpu_s / 3600:.2f} CPU-h (95% interval "
+                f"{lf.low_s / 3600:.2f}-{lf.high_s / 3600:.2f}), about {lf.cpu_s / 3600 / st.workers:.1f} h "
+                f"at -j {st.workers}; from {lf.parts_sampled:,} parts in {lf.strata} ranges of class ids"
+            )
+    lines += [f"note: {n}" for n in st.notes]
+    return lines

@@ -226,6 +226,27 @@ def test_prove_to_s3(bucket: str, tiny_dict: str, tmp_path: Path) -> None:
     keys = objects(f"{bucket}/proof")
     assert f"{bucket}/proof/_SUCCESS" in keys and f"{bucket}/proof/_boards.pq" in keys
     assert run_prove(cfg(url)).status == "done"
+    # --status reads it in place, finished and (its manifest gone, a part damaged) unfinished
+    import pyarrow.parquet as pq
+
+    from pipeline.prove.status import proof_status
+
+    st = proof_status(url)
+    assert st.finished and st.distrusted == [] and st.boards == [(b.board, b.score) for b in res.boards]
+    f = fs()
+    f.rm_file(f"{bucket}/proof/_SUCCESS")
+    part = f"{bucket}/proof/part-00001.parquet"
+    f.pipe_file(part, f.cat_file(part)[:-20] + b"\0" * 20)
+    st = proof_status(url)
+    assert not st.finished and st.parts_verified == st.parts_total - 1
+    assert st.distrusted == [
+        ("part-00001.parquet", "checksum differs from the one recorded (damaged or replaced)")
+    ]
+    assert (
+        st.classes_done
+        == res.classes_total - pq.read_metadata(tmp_path / "proof" / "part-00001.parquet").num_rows
+    )
+    assert st.left is not None and {b for b, _ in st.boards} <= {b.board for b in res.boards}
 
 
 # ---------------------------------------------------------------- faults

@@ -83,6 +83,16 @@ def prove(
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the BEST line.")] = False,
     summary_json: SummaryJsonOpt = None,
+    status: Annotated[
+        bool,
+        typer.Option(
+            "--status",
+            help="Report the proof in --out and exit: parts verified, classes done, boards found, "
+            "CPU and wall time spent, and an estimate of the CPU left. Proves nothing, writes "
+            "nothing and takes no lock, so it works while the proof runs; the other options are "
+            "ignored.",
+        ),
+    ] = False,
 ) -> None:
     """Certify every board scoring >= THRESHOLD by branch and bound over board classes.
 
@@ -92,13 +102,21 @@ def prove(
     finished one is a no-op. The last line printed is
     `BEST <board> <score> (<n> boards >= T, <k> classes)`. Exit codes: 0 ok, 1 internal error,
     2 bad input or unsupported option, 4 output directory busy, holding a different job, or a
-    finished proof with damaged files (--overwrite recomputes them).
+    finished proof with damaged files (--overwrite recomputes them). `--status` reports a
+    proof without touching it (exit 2: no proof in --out, 4: its record is damaged).
 
     Example: boggle prove -d ../shared/data/enable2k.txt --shape 3x3 --threshold 500 -j 2 -o runs/p3
     """
     from pipeline import render
     from pipeline.lexicon import default_dictionary
     from pipeline.prove import ProveConfig, run_prove
+
+    if status:
+        from pipeline.prove.status import proof_status
+
+        for line in render.prove_status(proof_status(out)):
+            typer.echo(line)
+        return
 
     cfg = ProveConfig(
         dictionary or default_dictionary(), shape=shape, threshold=threshold, classes=classes,

@@ -4,6 +4,7 @@
 * :mod:`pipeline.prove.bounds`: the sum and max bounds of a class (numba, with a Python twin).
 * :mod:`pipeline.prove.search`: branch and bound of one class, exact scoring at the leaves.
 * :mod:`pipeline.prove.job`: classes as chunked joblib tasks, parts, resume, coverage, manifest.
+* :mod:`pipeline.prove.status`: where a proof stands (``--status``), and the CPU it has left.
 """
 
 from pipeline.prove.job import (

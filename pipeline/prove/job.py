@@ -370,7 +370,8 @@ def confirm_found(problem: Problem, found: list[tuple[np.ndarray, int]]) -> None
 # ---------------------------------------------------------------- the job
 
 
-def _select(ids: np.ndarray, cfg: ProveConfig) -> np.ndarray:
+def selected_classes(ids: np.ndarray, cfg: ProveConfig) -> np.ndarray:
+    """The classes ``cfg`` proves of the canonical ``ids``: all, or its sample (--limit-classes)."""
     if cfg.limit_classes is None or cfg.limit_classes >= len(ids):
         return ids
     if cfg.sample_seed is None:
@@ -408,7 +409,7 @@ def run_prove(
             f"{cfg.shape} has {problem.rows * problem.cols} (use --bound sumax)"
         )
     all_ids = problem.space.canonical_ids()
-    ids = _select(all_ids, cfg)
+    ids = selected_classes(all_ids, cfg)
     chunks = [ids[i : i + cfg.chunk_size] for i in range(0, len(ids), cfg.chunk_size)]
     identity = {
         **cfg.identity(),
@@ -424,7 +425,7 @@ def run_prove(
     def run_chunks(pending: list[int], done_tables: dict[int, pa.Table], job: store.JobDir | None) -> float:
         cpu = 0.0
         found = sum(len(x) for t in done_tables.values() for x in t.column("found_boards").to_pylist())
-        best: tuple[int, str] | None = _best_of(done_tables.values())
+        best: tuple[int, str] | None = best_of(done_tables.values())
         classes_done = sum(t.num_rows for t in done_tables.values())
 
         def report() -> None:
@@ -468,7 +469,7 @@ def run_prove(
                     done_tables[c] = table
                     classes_done += table.num_rows
                     found += sum(len(x) for x in table.column("found_boards").to_pylist())
-                    b = _best_of([table])
+                    b = best_of([table])
                     if b is not None and (best is None or b[0] > best[0]):
                         best = b
                     report()
@@ -480,7 +481,7 @@ def run_prove(
         return _summary(cfg, problem, "sample" if len(ids) < len(all_ids) else "new", None,
                         [tables[c] for c in sorted(tables)], len(all_ids), t_start, cpu)  # fmt: skip
 
-    tag = json.dumps(identity, sort_keys=True)
+    tag = proof_tag(identity)
     with store.JobDir.open(
         out,
         FORMAT,
@@ -580,6 +581,11 @@ def _indexed(
     return c, table, cpu
 
 
+def proof_tag(identity: dict[str, Any]) -> str:
+    """What every part of the proof with ``identity`` embeds as its ``boggle.config``."""
+    return json.dumps(identity, sort_keys=True)
+
+
 def dispatch_order(pending: list[int]) -> list[int]:
     """The order the pending chunks are proved in: a fixed shuffle. Chunks are ranges of class
     ids, and cost follows the id (the ENABLE2K 3x4 proof's first half of parts holds 39% of its
@@ -600,7 +606,8 @@ def sessions_wall(parts: Any) -> float:
     return sum(last.values())
 
 
-def _best_of(tables: Any) -> tuple[int, str] | None:
+def best_of(tables: Any) -> tuple[int, str] | None:
+    """(score, board) of the best board the certificate ``tables`` scored, None if none was."""
     best: tuple[int, str] | None = None
     for t in tables:
         for b, s in zip(t.column("best_board").to_pylist(), t.column("best_score").to_pylist(), strict=True):

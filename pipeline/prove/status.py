@@ -1,0 +1,241 @@
+"""``boggle prove --status``: where a proof stands, read without proving or locking anything.
+
+A proof of a big shape runs for hours over several sessions; this reads its directory (a local
+folder or an object-store URL) while it runs or between sessions and says how far it is: the
+parts that verify against their records (size, BLAKE2b, the proof's identity, the chunk's class
+ids), what they hold, the CPU and wall time they record, and an estimate of the CPU left.
+
+The estimate. Chunks are ranges of class ids and cost follows the id, so the parts done are a
+fair sample of what is left only where they were proved in a shuffled order
+(:func:`pipeline.prove.job.dispatch_order`); parts proved in id order (before 2026-12-02) are
+not. The estimate is therefore stratified: the chunks are cut into ``strata`` equal ranges of
+chunk numbers, each range's CPU a class is the mean of its parts that record their CPU, and the
+classes left in a range are charged at its own rate (a range with fewer than two such parts, at
+the rate of all of them). The 95% interval resamples the parts (each one's classes together,
+since neighbouring classes cost alike) within each range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pipeline.errors import ConfigError, DamagedRunError
+
+#: the estimate's ranges of chunk numbers, and its resampling rounds
+STRATA = 8
+ROUNDS = 2000
+
+
+@dataclass
+class CpuLeft:
+    """The CPU seconds the classes not yet proved will take: the estimate and a 95% interval."""
+
+    cpu_s: float
+    low_s: float
+    high_s: float
+    parts_sampled: int  # parts that record their CPU, the estimate's sample
+    strata: int
+
+
+@dataclass
+class ProofStatus:
+    out: str
+    finished: bool
+    config: dict[str, Any]
+    spec: str
+    parts_total: int
+    parts_verified: int
+    classes_total: int  # the proof's classes (a sample's: its limit)
+    classes_done: int
+    eliminated: int
+    boards_scored: int
+    boards: list[tuple[str, int]] = field(default_factory=list)  # >= threshold, canonical, best first
+    best_scored: tuple[str, int] | None = None  # the best board any class scored, even below T
+    distrusted: list[tuple[str, str]] = field(default_factory=list)  # (part, why): to be recomputed
+    cpu_s: float = 0.0  # recorded by parts_cpu of the parts
+    parts_cpu: int = 0
+    wall_s: float = 0.0  # each session's start to its last part, summed, over parts_wall parts
+    parts_wall: int = 0
+    left: CpuLeft | None = None
+    workers: int = 1  # the proof's --n-jobs, resolved here
+    notes: list[str] = field(default_factory=list)
+
+
+def estimate_left(
+    part_cpu: dict[int, float],
+    part_rows: dict[int, int],
+    chunk_rows: list[int],
+    done: set[int],
+    *,
+    strata: int = STRATA,
+    rounds: int = ROUNDS,
+    seed: int = 0,
+) -> CpuLeft | None:
+    """The CPU the chunks not in ``done`` will take, from the parts that recorded theirs
+    (``part_cpu`` seconds over ``part_rows`` classes, by chunk), stratified by chunk number (see
+    the module docstring). ``chunk_rows``: every chunk's class count. None without a sample of
+    at least two parts."""
+    n = len(chunk_rows)
+    sampled = sorted(c for c in part_cpu if part_rows.get(c, 0) > 0)
+    if len(sampled) < 2:
+        return None
+    strata = max(1, min(strata, n))
+    stratum = (np.arange(n) * strata) // n
+    rows = np.asarray(chunk_rows, dtype=np.float64)
+    left = np.array([0.0 if c in done else rows[c] for c in range(n)])
+    cpu = np.array([part_cpu[c] for c in sampled])
+    classes = np.array([part_rows[c] for c in sampled], dtype=np.float64)
+    where = stratum[sampled]
+    rng = np.random.default_rng(seed)
+
+    def total(pick: np.ndarray | None) -> np.ndarray:
+        """The CPU left for each resampling (``pick``: rounds x sample indices; None: the sample)."""
+        idx = np.arange(len(sampled))[None, :] if pick is None else pick
+        pooled = cpu[idx].sum(axis=1) / classes[idx].sum(axis=1)
+        out = np.zeros(idx.shape[0])
+        for s in range(strata):
+            classes_left = left[stratum == s].sum()
+            if classes_left == 0:
+                continue
+            own = np.flatnonzero(where == s)
+            if len(own) < 2:
+                out += pooled * classes_left
+                continue
+            sub = own[None, :] if pick is None else own[rng.integers(0, len(own), (idx.shape[0], len(own)))]
+            out += cpu[sub].sum(axis=1) / classes[sub].sum(axis=1) * classes_left
+        return out
+
+    point = float(total(None)[0])
+    boot = total(rng.integers(0, len(sampled), (rounds, len(sampled))))
+    low, high = np.quantile(boot, [0.025, 0.975])
+    return CpuLeft(point, float(low), float(high), len(sampled), strata)
+
+
+def proof_status(out: str) -> ProofStatus:
+    """Read the proof in ``out`` (a folder or an object-store URL) without writing to it. Raises
+    ConfigError (exit 2) where it holds no proof, DamagedRunError (exit 4) where its record or
+    manifest does not verify."""
+    import joblib
+    import pyarrow.parquet as pq
+
+    from pipeline import store
+    from pipeline.lexicon import compile_for_boards
+    from pipeline.prove.classes import ClassSpace
+    from pipeline.prove.job import (
+        FORMAT,
+        META_CPU,
+        META_SESSION,
+        META_SESSION_S,
+        ProveConfig,
+        best_of,
+        canonical_compact,
+        proof_tag,
+        selected_classes,
+        sessions_wall,
+    )
+    from pipeline.rules import get_rules
+    from pipeline.store import parts as P
+    from pipeline.store.schema import MANIFEST, RUN_RECORD
+
+    loc = store.location(out)
+    if not loc.is_file(RUN_RECORD) and not loc.is_file(MANIFEST):
+        raise ConfigError(f"{out}: no proof here (no {RUN_RECORD}); give the --out of a boggle prove")
+    name = RUN_RECORD if loc.is_file(RUN_RECORD) else MANIFEST
+    run = P.read_manifest(loc.url(name)) if loc.local else P.read_manifest(name, loc)
+    if run.get("format") != FORMAT or "config" not in run or "identity" not in run:
+        raise ConfigError(f"{loc.url(name)}: not a boggle prove record (format {run.get('format')!r})")
+    config, identity = run["config"], run["identity"]
+    try:
+        cfg = ProveConfig(**config).resolve()
+    except TypeError:
+        raise DamagedRunError(f"{loc.url(name)}: its config is not a prove config") from None
+    assert cfg.rules is not None
+    rules = get_rules(cfg.rules, min_length=cfg.min_length)
+    lexicon = compile_for_boards(cfg.dictionary, rules)
+    spec = str(identity["classes"])
+    space = ClassSpace.from_spec(spec, lexicon.alphabet, *(int(x) for x in cfg.shape.split("x")))
+    ids = selected_classes(space.canonical_ids(), cfg)
+    chunks = [ids[i : i + cfg.chunk_size] for i in range(0, len(ids), cfg.chunk_size)]
+    rows, cols = (int(x) for x in cfg.shape.split("x"))
+    n_jobs = cfg.n_jobs if cfg.n_jobs is not None else -1
+    status = ProofStatus(
+        str(out), False, config, spec, len(chunks), 0, len(ids), 0, 0, 0,
+        workers=int(joblib.effective_n_jobs(n_jobs)),
+    )  # fmt: skip
+    if lexicon.content_hash != identity.get("lexicon"):
+        status.notes.append(
+            f"the word list {cfg.dictionary} has changed since this proof started: resuming it "
+            "with this word list is refused"
+        )
+
+    if loc.is_file(MANIFEST):
+        manifest = P.read_manifest(loc.url(MANIFEST)) if loc.local else P.read_manifest(MANIFEST, loc)
+        status.finished = True
+        status.distrusted = P.finished_problems(loc, manifest, proof_tag(identity))
+        status.parts_verified = len(chunks) - sum(1 for n, _ in status.distrusted if P.PART_RE.match(n))
+        status.classes_done = int(manifest.get("classes_total", len(ids)))
+        status.eliminated = int(manifest.get("eliminated", 0))
+        status.boards_scored = int(manifest.get("boards_scored", 0))
+        status.boards = [(str(b), int(s)) for b, s in manifest.get("boards", [])]
+        status.cpu_s, status.parts_cpu = (
+            float(manifest.get("cpu_s", 0.0)),
+            int(manifest.get("cpu_s_parts", 0)),
+        )
+        status.wall_s, status.parts_wall = (
+            float(manifest.get("wall_s", 0.0)),
+            int(manifest.get("wall_s_parts", 0)),
+        )
+        if status.boards:
+            status.best_scored = status.boards[0]
+        return status
+
+    tag = proof_tag(identity)
+    part_cpu: dict[int, float] = {}
+    part_rows: dict[int, int] = {}
+    part_wall: list[tuple[str, float]] = []
+    found: dict[str, int] = {}
+    best: tuple[int, str] | None = None
+    verified: set[int] = set()
+    for c, path in sorted(P.committed_chunks(loc).items()):
+        if c >= len(chunks):
+            status.distrusted.append((path.name, f"beyond this proof's {len(chunks)} chunks"))
+            continue
+        problem = P.part_problem(path, P.read_part_record(loc, c), tag, loc)
+        if problem is None:
+            if loc.local:
+                table = pq.read_table(path)
+            else:
+                with loc.open(P.part_name(c)) as fh:
+                    table = pq.read_table(fh)
+            if not np.array_equal(table.column("class_id").to_numpy(), chunks[c]):
+                problem = f"not the classes of chunk {c}"
+        if problem is not None:
+            status.distrusted.append((path.name, problem))
+            continue
+        verified.add(c)
+        status.parts_verified += 1
+        status.classes_done += table.num_rows
+        status.eliminated += sum(1 for s in table.column("status").to_pylist() if s == "eliminated")
+        status.boards_scored += sum(table.column("boards_scored").to_pylist())
+        for bs, ss in zip(
+            table.column("found_boards").to_pylist(), table.column("found_scores").to_pylist(), strict=True
+        ):
+            for b, s in zip(bs, ss, strict=True):
+                found[canonical_compact(b, rows, cols)] = s
+        b = best_of([table])
+        if b is not None and (best is None or b[0] > best[0]):
+            best = b
+        meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+        if META_CPU in meta:
+            part_cpu[c], part_rows[c] = float(meta[META_CPU]), table.num_rows
+        if META_SESSION in meta and META_SESSION_S in meta:
+            part_wall.append((meta[META_SESSION], float(meta[META_SESSION_S])))
+    status.boards = sorted(found.items(), key=lambda x: (-x[1], x[0]))
+    status.best_scored = (canonical_compact(best[1], rows, cols), best[0]) if best else None
+    status.cpu_s, status.parts_cpu = sum(part_cpu.values()), len(part_cpu)
+    status.wall_s, status.parts_wall = sessions_wall(part_wall), len(part_wall)
+    status.left = estimate_left(part_cpu, part_rows, [len(x) for x in chunks], verified)
+    return status
