@@ -38,12 +38,14 @@ def test_status_of_a_finished_proof_is_its_manifest_verified(tiny_dict: str, tmp
     assert st.boards == [(b.board, b.score) for b in res.boards] and st.boards
     assert (st.eliminated, st.boards_scored) == (res.eliminated, res.boards_scored)
     assert st.cpu_s == pytest.approx(res.cpu_s_recorded, abs=1e-3) and st.parts_cpu == 6
-    # damage is named, never certified
+    # damage is named, never certified; a part that is not the proof's is named, not counted
     flip(out / "part-00002.parquet", 60)
+    shutil.copy(out / "part-00003.parquet", out / "part-00017.parquet")
     st = proof_status(str(out))
     assert st.parts_verified == 5
     assert st.distrusted == [
-        ("part-00002.parquet", "checksum differs from the one recorded (damaged or replaced)")
+        ("part-00002.parquet", "checksum differs from the one recorded (damaged or replaced)"),
+        ("part-00017.parquet", "not part of the finished job"),
     ]
 
 

@@ -175,7 +175,10 @@ def proof_status(out: str) -> ProofStatus:
         manifest = P.read_manifest(loc.url(MANIFEST)) if loc.local else P.read_manifest(MANIFEST, loc)
         status.finished = True
         status.distrusted = P.finished_problems(loc, manifest, proof_tag(identity))
-        status.parts_verified = len(chunks) - sum(1 for n, _ in status.distrusted if P.PART_RE.match(n))
+        bad = {
+            n for n, why in status.distrusted if P.PART_RE.match(n) and why != "not part of the finished job"
+        }
+        status.parts_verified = len(chunks) - len(bad)
         status.classes_done = int(manifest.get("classes_total", len(ids)))
         status.eliminated = int(manifest.get("eliminated", 0))
         status.boards_scored = int(manifest.get("boards_scored", 0))
