@@ -11,13 +11,30 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline import render
 from pipeline.errors import EXIT_BAD_INPUT, EXIT_OUTPUT_CONFLICT
-from pipeline.prove import run_prove
+from pipeline.prove import ProveSummary, run_prove
 from pipeline.prove.job import META_CPU, canonical_compact
 from pipeline.prove.status import estimate_left, proof_status
 from pipeline.store.rundir import run_lock
 from tests.conftest import one_error_line, run_boggle, run_config
 from tests.test_lifecycle import _Stop, _stop_after, flip, prove_config
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory, tiny_dict: str) -> tuple[Path, ProveSummary]:
+    out = tmp_path_factory.mktemp("status") / "finished"
+    return out, run_prove(prove_config(tiny_dict, out))
+
+
+@pytest.fixture(scope="module")
+def stopped(tmp_path_factory: pytest.TempPathFactory, tiny_dict: str) -> Path:
+    """A proof stopped after three of its six parts (copy it before changing it)."""
+    out = tmp_path_factory.mktemp("status") / "stopped"
+    with pytest.raises(_Stop):
+        run_prove(prove_config(tiny_dict, out), progress=_stop_after(3))
+    assert len(list(out.glob("part-*.parquet"))) == 3
+    return out
 
 
 def _part_cpu(path: Path) -> float:
@@ -29,15 +46,23 @@ def _found(paths: list[Path]) -> set[str]:
     return {b for bs in (t.column(0).to_pylist() if t is not None else []) for b in bs}
 
 
-def test_status_of_a_finished_proof_is_its_manifest_verified(tiny_dict: str, tmp_path: Path) -> None:
-    out = tmp_path / "p"
-    res = run_prove(prove_config(tiny_dict, out))
+def test_status_of_a_finished_proof_is_its_manifest_verified(
+    finished: tuple[Path, ProveSummary], tmp_path: Path
+) -> None:
+    out = shutil.copytree(finished[0], tmp_path / "p")
+    res = finished[1]
     st = proof_status(str(out))
     assert st.finished and st.distrusted == [] and st.left is None
     assert (st.parts_verified, st.parts_total, st.classes_done) == (6, 6, res.classes_total)
     assert st.boards == [(b.board, b.score) for b in res.boards] and st.boards
     assert (st.eliminated, st.boards_scored) == (res.eliminated, res.boards_scored)
     assert st.cpu_s == pytest.approx(res.cpu_s_recorded, abs=1e-3) and st.parts_cpu == 6
+    lines = render.prove_status(st)
+    manifest = json.loads((out / "_SUCCESS").read_text())
+    assert lines[0].startswith(f"{out}: finished proof")
+    assert f"{manifest['eliminated']:,} classes eliminated by the bound" in lines[2]
+    assert lines[3:5] == [f"{s}\t{b}" for b, s in st.boards[:2]]
+    assert not any(ln.startswith("left:") for ln in lines)
     # damage is named, never certified; a part that is not the proof's is named, not counted
     flip(out / "part-00002.parquet", 60)
     shutil.copy(out / "part-00003.parquet", out / "part-00017.parquet")
@@ -49,20 +74,20 @@ def test_status_of_a_finished_proof_is_its_manifest_verified(tiny_dict: str, tmp
     ]
 
 
-def test_status_of_an_unfinished_proof_counts_only_parts_that_verify(tiny_dict: str, tmp_path: Path) -> None:
-    out, other = tmp_path / "p", tmp_path / "other"
+def test_status_of_an_unfinished_proof_counts_only_parts_that_verify(
+    tiny_dict: str, stopped: Path, finished: tuple[Path, ProveSummary], tmp_path: Path
+) -> None:
+    out, other = shutil.copytree(stopped, tmp_path / "p"), tmp_path / "other"
     run_prove(prove_config(tiny_dict, other, threshold=5))
     cfg = prove_config(tiny_dict, out)
-    with pytest.raises(_Stop):
-        run_prove(cfg, progress=_stop_after(4))
+    clean = finished[1].boards
     good = sorted(out.glob("part-*.parquet"))
-    assert len(good) >= 3
     st = proof_status(str(out))
     assert not st.finished and st.distrusted == []
     assert st.parts_verified == len(good) and st.parts_total == 6
     assert st.classes_done == sum(pq.read_metadata(p).num_rows for p in good)
     assert st.cpu_s == pytest.approx(sum(_part_cpu(p) for p in good)) and st.parts_cpu == len(good)
-    assert {b for b, _ in st.boards} <= {b.board for b in run_prove(prove_config(tiny_dict, None)).boards}
+    assert {b for b, _ in st.boards} <= {b.board for b in clean}
     assert st.left is not None and st.left.parts_sampled == len(good) and st.left.cpu_s > 0
     assert st.left.low_s <= st.left.cpu_s <= st.left.high_s
 
@@ -87,16 +112,14 @@ def test_status_of_an_unfinished_proof_counts_only_parts_that_verify(tiny_dict: 
     notes: list[str] = []
     res = run_prove(cfg, note=notes.append)
     assert sum("recomputing" in n for n in notes) == 3, notes
-    assert res.boards == run_prove(prove_config(tiny_dict, None)).boards
+    assert res.boards == clean
     assert proof_status(str(out)).finished
 
 
 def test_cli_status_reads_a_locked_proof_in_another_process_and_writes_nothing(
-    tiny_dict: str, tmp_path: Path
+    tiny_dict: str, stopped: Path, tmp_path: Path
 ) -> None:
-    out = tmp_path / "p"
-    with pytest.raises(_Stop):
-        run_prove(prove_config(tiny_dict, out), progress=_stop_after(3))
+    out = shutil.copytree(stopped, tmp_path / "p")
     before = {p.relative_to(out): p.stat().st_mtime_ns for p in out.rglob("*")}
     with run_lock(out):  # as a running proof holds it
         res = run_boggle("prove", "--status", "-o", str(out), timeout=120)
@@ -109,20 +132,18 @@ def test_cli_status_reads_a_locked_proof_in_another_process_and_writes_nothing(
     assert {p.relative_to(out): p.stat().st_mtime_ns for p in out.rglob("*")} == before
 
 
-def test_cli_status_refuses_what_is_not_a_proof(tiny_dict: str, enable2k_path: str, tmp_path: Path) -> None:
+def test_cli_status_refuses_what_is_not_a_proof(tiny_dict: str, stopped: Path, tmp_path: Path) -> None:
     from pipeline.runner import run_job
 
     res = run_boggle("prove", "--status", "-o", str(tmp_path / "none"))
     assert res.returncode == EXIT_BAD_INPUT
     one_error_line(res, "no proof here")
     run_dir = tmp_path / "run"
-    run_job(run_config(enable2k_path, run_dir))
+    run_job(run_config(tiny_dict, run_dir))
     res = run_boggle("prove", "--status", "-o", str(run_dir))
     assert res.returncode == EXIT_BAD_INPUT
     one_error_line(res, "not a boggle prove record")
-    proof = tmp_path / "p"
-    with pytest.raises(_Stop):
-        run_prove(prove_config(tiny_dict, proof), progress=_stop_after(2))
+    proof = shutil.copytree(stopped, tmp_path / "p")
     record = proof / "_run.json"
     record.write_text(record.read_text().replace('"threshold": 20', '"threshold": 2', 1))
     res = run_boggle("prove", "--status", "-o", str(proof))
@@ -161,15 +182,3 @@ def test_estimate_is_stratified_so_an_id_order_prefix_does_not_bias_it() -> None
     # parts in a range fall back to the pooled rate
     pooled = estimate_left(cpu, dict.fromkeys(done, per), rows, done, strata=1)
     assert pooled is not None and pooled.cpu_s == pytest.approx(naive)
-
-
-def test_status_lines_of_a_finished_proof(tiny_dict: str, tmp_path: Path) -> None:
-    from pipeline import render
-
-    out = tmp_path / "p"
-    run_prove(prove_config(tiny_dict, out))
-    lines = render.prove_status(proof_status(str(out)))
-    manifest = json.loads((out / "_SUCCESS").read_text())
-    assert lines[0].startswith(f"{out}: finished proof")
-    assert f"{manifest['eliminated']:,} classes eliminated by the bound" in lines[2]
-    assert not any(ln.startswith("left:") for ln in lines)
