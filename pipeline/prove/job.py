@@ -633,7 +633,15 @@ def _summary(
     cfg: ProveConfig, problem: Problem, status: str, out: Path | None, tables: list[pa.Table],
     n_classes: int, t_start: float, cpu: float,
 ) -> ProveSummary:  # fmt: skip
-    rows, cols = problem.rows, problem.cols
+    eliminated, scored, boards = certificate_totals(tables, problem.rows, problem.cols)
+    done = sum(t.num_rows for t in tables)
+    wall = time.perf_counter() - t_start
+    return ProveSummary(out, status, cfg.threshold, n_classes, done, boards, wall, cpu, eliminated, scored)
+
+
+def certificate_totals(tables: list[pa.Table], rows: int, cols: int) -> tuple[int, int, list[FoundBoard]]:
+    """Of the certificate ``tables``: classes eliminated, boards scored, and the boards >= the
+    threshold in canonical form, best first."""
     best: dict[str, int] = {}
     eliminated = 0
     scored = 0
@@ -644,12 +652,9 @@ def _summary(
             t.column("found_boards").to_pylist(), t.column("found_scores").to_pylist(), strict=True
         ):
             for b, s in zip(bs, ss, strict=True):
-                key = canonical_compact(b, rows, cols)
-                best[key] = s
+                best[canonical_compact(b, rows, cols)] = s
     boards = sorted((FoundBoard(b, s) for b, s in best.items()), key=lambda x: (-x.score, x.board))
-    done = sum(t.num_rows for t in tables)
-    wall = time.perf_counter() - t_start
-    return ProveSummary(out, status, cfg.threshold, n_classes, done, boards, wall, cpu, eliminated, scored)
+    return eliminated, scored, boards
 
 
 def canonical_compact(board: str, rows: int, cols: int) -> str:

@@ -119,9 +119,10 @@ def proof_status(out: str) -> ProofStatus:
     ConfigError (exit 2) where it holds no proof, DamagedRunError (exit 4) where its record or
     manifest does not verify."""
     import joblib
-    import pyarrow.parquet as pq
+    import pyarrow as pa
 
     from pipeline import store
+    from pipeline.boards import parse_shape
     from pipeline.lexicon import compile_for_boards
     from pipeline.prove.classes import ClassSpace
     from pipeline.prove.job import (
@@ -132,6 +133,7 @@ def proof_status(out: str) -> ProofStatus:
         ProveConfig,
         best_of,
         canonical_compact,
+        certificate_totals,
         proof_tag,
         selected_classes,
         sessions_wall,
@@ -156,10 +158,10 @@ def proof_status(out: str) -> ProofStatus:
     rules = get_rules(cfg.rules, min_length=cfg.min_length)
     lexicon = compile_for_boards(cfg.dictionary, rules)
     spec = str(identity["classes"])
-    space = ClassSpace.from_spec(spec, lexicon.alphabet, *(int(x) for x in cfg.shape.split("x")))
+    rows, cols = parse_shape(cfg.shape)
+    space = ClassSpace.from_spec(spec, lexicon.alphabet, rows, cols)
     ids = selected_classes(space.canonical_ids(), cfg)
     chunks = [ids[i : i + cfg.chunk_size] for i in range(0, len(ids), cfg.chunk_size)]
-    rows, cols = (int(x) for x in cfg.shape.split("x"))
     n_jobs = cfg.n_jobs if cfg.n_jobs is not None else -1
     status = ProofStatus(
         str(out), False, config, spec, len(chunks), 0, len(ids), 0, 0, 0,
@@ -199,46 +201,32 @@ def proof_status(out: str) -> ProofStatus:
     part_cpu: dict[int, float] = {}
     part_rows: dict[int, int] = {}
     part_wall: list[tuple[str, float]] = []
-    found: dict[str, int] = {}
-    best: tuple[int, str] | None = None
-    verified: set[int] = set()
+    tables: dict[int, pa.Table] = {}
     for c, path in sorted(P.committed_chunks(loc).items()):
         if c >= len(chunks):
             status.distrusted.append((path.name, f"beyond this proof's {len(chunks)} chunks"))
             continue
         problem = P.part_problem(path, P.read_part_record(loc, c), tag, loc)
         if problem is None:
-            if loc.local:
-                table = pq.read_table(path)
-            else:
-                with loc.open(P.part_name(c)) as fh:
-                    table = pq.read_table(fh)
+            table = P.read_part(loc, c)
             if not np.array_equal(table.column("class_id").to_numpy(), chunks[c]):
                 problem = f"not the classes of chunk {c}"
         if problem is not None:
             status.distrusted.append((path.name, problem))
             continue
-        verified.add(c)
-        status.parts_verified += 1
-        status.classes_done += table.num_rows
-        status.eliminated += sum(1 for s in table.column("status").to_pylist() if s == "eliminated")
-        status.boards_scored += sum(table.column("boards_scored").to_pylist())
-        for bs, ss in zip(
-            table.column("found_boards").to_pylist(), table.column("found_scores").to_pylist(), strict=True
-        ):
-            for b, s in zip(bs, ss, strict=True):
-                found[canonical_compact(b, rows, cols)] = s
-        b = best_of([table])
-        if b is not None and (best is None or b[0] > best[0]):
-            best = b
+        tables[c] = table
         meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
         if META_CPU in meta:
             part_cpu[c], part_rows[c] = float(meta[META_CPU]), table.num_rows
         if META_SESSION in meta and META_SESSION_S in meta:
             part_wall.append((meta[META_SESSION], float(meta[META_SESSION_S])))
-    status.boards = sorted(found.items(), key=lambda x: (-x[1], x[0]))
+    status.parts_verified = len(tables)
+    status.classes_done = sum(t.num_rows for t in tables.values())
+    status.eliminated, status.boards_scored, boards = certificate_totals(list(tables.values()), rows, cols)
+    status.boards = [(b.board, b.score) for b in boards]
+    best = best_of(tables.values())
     status.best_scored = (canonical_compact(best[1], rows, cols), best[0]) if best else None
     status.cpu_s, status.parts_cpu = sum(part_cpu.values()), len(part_cpu)
     status.wall_s, status.parts_wall = sessions_wall(part_wall), len(part_wall)
-    status.left = estimate_left(part_cpu, part_rows, [len(x) for x in chunks], verified)
+    status.left = estimate_left(part_cpu, part_rows, [len(x) for x in chunks], set(tables))
     return status

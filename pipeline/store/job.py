@@ -264,12 +264,7 @@ class JobDir:
 
     def read_part(self, chunk: int) -> pa.Table:
         """The committed part of ``chunk`` (verify it with :meth:`reusable` first)."""
-        import pyarrow.parquet as pq
-
-        if self.loc.local:
-            return pq.read_table(P.part_path(self.loc.url(), chunk))
-        with self.loc.open(P.part_name(chunk)) as fh:
-            return pq.read_table(fh)
+        return P.read_part(self.loc, chunk)
 
     def discard(self, chunk: int) -> None:
         P.discard_part(self.loc, chunk)

@@ -249,6 +249,14 @@ def part_problem(
     return None
 
 
+def read_part(loc: Location, chunk: int) -> pa.Table:
+    """The committed part of ``chunk`` in the job directory ``loc`` (verify it first)."""
+    if loc.local:
+        return pq.read_table(part_path(loc.url(), chunk))
+    with loc.open(part_name(chunk)) as fh:
+        return pq.read_table(fh)
+
+
 def discard_part(run_dir: Path | str | Location, chunk: int) -> None:
     """Remove a part and its record (call with the lock held)."""
     loc = location(run_dir)
