@@ -11,12 +11,14 @@ used (the machine is shared).
 
 A run's CPU includes start-up (imports, the word list, for ours the cached numba kernels), so
 each prover also proves one trivial class (every cell in bucket 0) and the per-class figure is
-``(run - start-up) / classes``; the ratio is ours / C++ on those. The C++ gets its class ids
-on the command line, so more than :data:`CPP_BATCH` are proved in several runs, each paying
-the start-up once. Ours runs once unmeasured first, so that numba's cache is filled. Both
-provers report the boards >= threshold they found (a class that holds a board in several
-orientations reports each): the counts are printed side by side as a check that both did the
-same work.
+``(run - start-up) / classes``; the ratio is ours / C++ on those. That start-up run's peak RSS
+is printed too: each prover's floor before any real class; and first, the floor under ours
+(:func:`runtime_floor`: an interpreter with numpy and numba, after numba's first compiled
+call). The C++ gets its class ids on the command line, so more than :data:`CPP_BATCH` are
+proved in several runs, each paying the start-up once. Ours runs once unmeasured first, so
+that numba's cache is filled. Both provers report the boards >= threshold they found (a class
+that holds a board in several orientations reports each): the counts are printed side by side
+as a check that both did the same work.
 
 Class ids: ours is the bucket numbers as a mixed-radix number with cell 0 most significant
 (:mod:`pipeline.prove.classes`); the C++'s ``--board_ids`` read cell 0 as the least significant
@@ -101,6 +103,23 @@ def _measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tu
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:4])} ... failed ({proc.returncode}): {errors.strip()[-800:]}")
     return Usage(ru.ru_utime + ru.ru_stime, kilobytes / 1024, -1), text
+
+
+#: The runtime under our prover, step by step: each is a fresh interpreter, measured like a run.
+FLOOR_STEPS: tuple[tuple[str, str], ...] = (
+    ("python", "pass"),
+    ("+ numpy", "import numpy"),
+    ("+ numba", "import numba"),
+    ("+ numba's first compiled call", "import numba; numba.njit(lambda: 0)()"),
+)
+
+
+def runtime_floor() -> list[tuple[str, float]]:
+    """Peak RSS (MB) of a bare interpreter, then with numpy, numba, and numba's target set up by
+    a first call: what every process of ours holds before its kernels and word list."""
+    return [
+        (label, _measure([sys.executable, "-c", code], Path.cwd())[0].rss_mb) for label, code in FLOOR_STEPS
+    ]
 
 
 def cpp_ids(digits: list[list[int]], radices: list[int]) -> list[int]:
@@ -245,6 +264,9 @@ def main(
         typer.echo(
             f"bench-prove: no C++ anchor built in {anchor} (../shared/tools/build-anchor.sh); ours alone"
         )
+    typer.echo(
+        "runtime floor, peak RSS: " + ", ".join(f"{label} {mb:.0f} MB" for label, mb in runtime_floor())
+    )
     names = recipe or list(RECIPES)
     unknown = [n for n in names if n not in RECIPES]
     if unknown:
@@ -272,23 +294,27 @@ def main(
         ours_net = max(ours_cpu - ours_start.cpu_s, 0.0)
         line = (
             f"{name:11} {r.shape} T={r.threshold} {k:>6} classes  ours {ours_cpu:8.2f} CPU s "
-            f"(start-up {ours_start.cpu_s:.2f}; {1000 * ours_net / k:9.2f} ms a class) "
+            f"(start-up {ours_start.cpu_s:.2f} s, {ours_start.rss_mb:.0f} MB; "
+            f"{1000 * ours_net / k:9.2f} ms a class) "
             f"{max(u.rss_mb for u in ours_runs):6.0f} MB, {ours_runs[0].found} boards >= T"
         )
         row = {"recipe": name, "classes": k, "ours_cpu_s": ours_cpu, "ours_net_ms": 1000 * ours_net / k,
-               "ours_rss_mb": max(u.rss_mb for u in ours_runs), "ours_found": ours_runs[0].found}  # fmt: skip
+               "ours_rss_mb": max(u.rss_mb for u in ours_runs), "ours_startup_rss_mb": ours_start.rss_mb,
+               "ours_found": ours_runs[0].found}  # fmt: skip
         if with_cpp and their_start is not None:
             their_cpu = statistics.median(u.cpu_s for u in their_runs)
             their_net = max(their_cpu - their_runs[0].runs * their_start.cpu_s, 0.0)
             ratio = ours_net / their_net if their_net > 0 else float("inf")
             line += (
-                f" | C++ {their_cpu:8.2f} CPU s (start-up {their_start.cpu_s:.2f}; "
+                f" | C++ {their_cpu:8.2f} CPU s "
+                f"(start-up {their_start.cpu_s:.2f} s, {their_start.rss_mb:.0f} MB; "
                 f"{1000 * their_net / k:9.2f} ms a class) {max(u.rss_mb for u in their_runs):6.0f} MB, "
                 f"{their_runs[0].found} boards >= T | ratio ours/C++ {ratio:.2f}"
             )
             cpp_rss = max(u.rss_mb for u in their_runs)
             row.update(cpp_cpu_s=their_cpu, cpp_net_ms=1000 * their_net / k, ratio=ratio,
-                       cpp_rss_mb=cpp_rss, cpp_found=their_runs[0].found)  # fmt: skip
+                       cpp_rss_mb=cpp_rss, cpp_startup_rss_mb=their_start.rss_mb,
+                       cpp_found=their_runs[0].found)  # fmt: skip
         typer.echo(line)
         rows_out.append(row)
     typer.echo("JSON " + json.dumps(rows_out))
