@@ -145,10 +145,12 @@ sample-4x4:  ## prove 320 random ENABLE2K 4x4 classes at T=3625 (corner recipe; 
 	  --limit-classes 320 --sample-seed 21 --chunk-size 4 --n-jobs $${PROVE_JOBS:-2} --out runs/sample-4x4
 
 .PHONY: prove-3x4-tanglet
+# PROVE_OUT: where the proof lives; certificates/3x4-tanglet-LANG for one kept in the repository
+PROVE_OUT ?= runs/prove-3x4-$(TANGLET)
 prove-3x4-tanglet:  ## a Tanglet language's 3x4 proof (resumable): make prove-3x4-tanglet TANGLET=fr T=2664 (T: the best board boggle optimize found)
 	@test -n "$(TANGLET)" -a -n "$(T)" || { echo "usage: make prove-3x4-tanglet TANGLET=fr T=2664"; exit 2; }
 	$(BIN)/boggle prove --dictionary tanglet:$(TANGLET) --shape 3x4 --threshold $(T) \
-	  --n-jobs $${PROVE_JOBS:-2} --out runs/prove-3x4-$(TANGLET)
+	  --n-jobs $${PROVE_JOBS:-2} --out $(PROVE_OUT)
 
 .PHONY: estimate-4x4
 estimate-4x4:  ## the full 4x4 proof's CPU-hours from make sample-4x4's certificate, with a 95% bootstrap interval, against the C++'s published 23,000
