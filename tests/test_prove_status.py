@@ -17,7 +17,7 @@ from pipeline.prove import ProveSummary, run_prove
 from pipeline.prove.job import META_CPU, canonical_compact
 from pipeline.prove.status import estimate_left, proof_status
 from pipeline.store.rundir import run_lock
-from tests.conftest import one_error_line, run_boggle, run_config
+from tests.conftest import one_error_line, part_bytes, run_boggle, run_config
 from tests.test_lifecycle import _Stop, _stop_after, flip, prove_config
 
 
@@ -114,6 +114,28 @@ def test_status_of_an_unfinished_proof_counts_only_parts_that_verify(
     assert sum("recomputing" in n for n in notes) == 3, notes
     assert res.boards == clean
     assert proof_status(str(out)).finished
+
+
+def test_a_stopped_proof_copied_elsewhere_resumes_there(
+    stopped: Path, finished: tuple[Path, ProveSummary], tiny_dict: str, tmp_path: Path
+) -> None:
+    """The directory is all a resume needs (how certificates/ carries a proof between
+    machines): copied without its lock to another folder, a real ``boggle prove`` there trusts
+    every part, rewrites none, proves the rest, and certifies what the uninterrupted proof did."""
+    out = tmp_path / "elsewhere" / "proof"
+    shutil.copytree(stopped, out, ignore=shutil.ignore_patterns(".lock"))
+    before = part_bytes(out)
+    res = run_boggle(
+        "prove", "-d", tiny_dict, "--shape", "2x3", "-t", "20", "--classes", "ae rst", "--chunk-size", "4",
+        "-j", "1", "-o", str(out), timeout=240,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "recomputing" not in res.stderr, res.stderr
+    after = part_bytes(out)
+    assert {k: after[k] for k in before} == before and len(after) == 6
+    st = proof_status(str(out))
+    assert st.finished and st.distrusted == []
+    assert [(b.board, b.score) for b in finished[1].boards] == st.boards
 
 
 def test_cli_status_reads_a_locked_proof_in_another_process_and_writes_nothing(
