@@ -1,7 +1,9 @@
 """The proofs kept in ``certificates/`` verify: every part against its record, the proof's
-identity and its chunk's class ids, the word list unchanged since the proof started (what a
-resumed proof checks before it trusts a part; ``boggle prove --status`` reads them the same way).
-A damaged or foreign file committed there fails here, not in the next session's resume."""
+identity and its chunk's class ids (what a resumed proof checks before it trusts a part;
+``boggle prove --status`` reads them the same way), so a damaged or foreign file committed there
+fails here, not in the next session's resume. Where the installed word list is no longer the
+one the proof started with (a new tanglet-data), the proof cannot be resumed with it: the test
+says so as a skip."""
 
 from __future__ import annotations
 
@@ -29,10 +31,11 @@ def test_a_kept_proof_verifies(proof: Path) -> None:
         pytest.skip(f"{dictionary}: tanglet-data not installed")
     st = proof_status(str(proof))
     assert st.distrusted == [], st.distrusted
-    assert st.notes == [], st.notes  # the word list is the one the proof started with
     parts = sorted(proof.glob("part-*.parquet"))
     assert st.parts_verified == len(parts) > 0
     if st.finished:
         assert st.parts_verified == st.parts_total and st.classes_done == st.classes_total
     else:
         assert st.classes_done <= st.classes_total and st.parts_verified < st.parts_total
+    if st.notes:  # the installed word list is not the one the proof started with: not damage here
+        pytest.skip("; ".join(st.notes))
