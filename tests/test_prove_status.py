@@ -125,9 +125,11 @@ def test_a_stopped_proof_copied_elsewhere_resumes_there(
     out = tmp_path / "elsewhere" / "proof"
     shutil.copytree(stopped, out, ignore=shutil.ignore_patterns(".lock"))
     before = part_bytes(out)
+    cfg = prove_config(tiny_dict, out)  # the stopped proof's config, as command-line options
     res = run_boggle(
-        "prove", "-d", tiny_dict, "--shape", "2x3", "-t", "20", "--classes", "ae rst", "--chunk-size", "4",
-        "-j", "1", "-o", str(out), timeout=240,
+        "prove", "-d", tiny_dict, "--shape", cfg.shape, "-t", str(cfg.threshold),
+        "--classes", str(cfg.classes), "--chunk-size", str(cfg.chunk_size), "-j", "1", "-o", str(out),
+        timeout=240,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-2000:]
     assert "recomputing" not in res.stderr, res.stderr
