@@ -3,8 +3,11 @@
 A ``kill -9`` (or the OOM killer) of ``boggle run``, ``prove`` or ``optimize`` runs no clean-up
 code, so the workers must notice on their own, and must never commit a part after it. The main
 process calls :func:`mark_main` before it starts workers (it records its pid in the environment
-they inherit); each worker entry point calls :func:`arm` on its first task, and a worker calls
-:func:`exit_if_orphaned` right before it renames a part into place.
+they inherit); a loky worker calls :func:`arm` as it starts (the pool's initializer, set by
+:func:`pipeline.backends.parallel_backend`, which every command's workers run under: a worker
+spawned just before the kill may never get a task), each worker entry point calls it again on
+its first task, and a worker calls :func:`exit_if_orphaned` right before it renames a part
+into place.
 
 On Linux :func:`arm` asks the kernel for SIGKILL when the parent goes
 (``prctl(PR_SET_PDEATHSIG)``): it works while the worker is busy in a kernel that holds the GIL,

@@ -375,6 +375,54 @@ def test_workers_outlive_the_thread_that_started_them() -> None:
     assert set(got["second"]) <= set(got["first"])
 
 
+# Two loky workers under a command's joblib configuration, one task: one worker runs it (it
+# never reaches the lifeline a real task would arm), the other never gets a task. Both must
+# die with the main process: loky's workers must arm as they start.
+IDLE = """
+import os, sys, time
+import joblib
+{setup}
+
+def hold(path):
+    open(path, "w").close()
+    time.sleep(600)
+
+with {context}:
+    joblib.Parallel()(joblib.delayed(hold)(p) for p in sys.argv[1:])
+"""
+CONTEXTS = {
+    # optimize's: the CI failure of stop 30 (workers spawned, main killed before any restart
+    # reached them, both left waiting on loky's queue)
+    "optimize": (
+        "from pipeline.optimize import OptimizeConfig\nfrom pipeline.optimize.run import parallel",
+        "parallel(OptimizeConfig(n_jobs=2))",
+    ),
+    # run's and prove's
+    "run-prove": ("from pipeline import backends", 'backends.parallel_backend("loky", 2)'),
+}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("command", list(CONTEXTS))
+def test_loky_workers_die_with_the_main_process_before_their_first_task(command: str, tmp_path: Path) -> None:
+    setup, context = CONTEXTS[command]
+    started = tmp_path / "started"
+    main = python(IDLE.format(setup=setup, context=context), str(started), start_new_session=True)
+    try:
+        deadline = time.monotonic() + START_LIMIT_S
+        while not (started.exists() and len(workers(main.pid)) >= 2):
+            assert main.poll() is None, "the main process ended before the kill"
+            assert time.monotonic() < deadline, "the task never started"
+            time.sleep(0.01)
+        main.kill()
+        main.wait(timeout=30)
+        left = wait_group_gone(main.pid, GONE_S)
+        described = {p: cmdline(p)[:160] for p in left}
+    finally:
+        kill_group(main.pid)
+    assert left == [], f"alive {GONE_S:.0f} s after the main process's death: {described}"
+
+
 PRCTL_GET = """
 import ctypes, json, os
 from joblib.parallel import get_active_backend

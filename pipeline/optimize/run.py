@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from pipeline import store
+from pipeline import backends, store
 from pipeline.boards import format_compact
 from pipeline.io import package_versions
 from pipeline.lexicon import CompiledLexicon
@@ -108,12 +109,20 @@ def search_and_collect(
     return OptimizeResult(boards, restarts, manifest, None)
 
 
+def parallel(cfg: OptimizeConfig) -> AbstractContextManager[None]:
+    """The joblib configuration the restarts run under: ``cfg.backend`` with ``cfg.n_jobs``
+    workers (every core by default). Loky's workers arm their lifeline as they start, not at
+    their first restart: a worker spawned just before a ``kill -9`` of this process may never
+    get one, and would otherwise wait on loky's queue for minutes (:mod:`pipeline.lifeline`)."""
+    return backends.parallel_backend(cfg.backend, cfg.n_jobs if cfg.n_jobs is not None else -1)
+
+
 def run_optimize(
     cfg: OptimizeConfig, progress: ProgressCallback | None = None, note: Callable[[str], None] | None = None
 ) -> OptimizeResult:
     """Search and write ``OUT/part-00000.parquet`` and ``OUT/_SUCCESS`` through the job
-    lifecycle of :class:`pipeline.store.JobDir`, under ``joblib.parallel_config(backend=cfg.backend,
-    n_jobs=cfg.n_jobs)``. Without ``cfg.out`` nothing is written.
+    lifecycle of :class:`pipeline.store.JobDir`, under :func:`parallel`.
+    Without ``cfg.out`` nothing is written.
 
     A finished result of the same config stays in place until the new search has finished and
     replaces it (a search with a time limit is not reproducible, so nothing of it is reused);
@@ -121,15 +130,13 @@ def run_optimize(
     writes its best boards so far to ``OUT/_interrupted.json``, marked unfinished. A directory
     holding a different job is refused unless ``cfg.overwrite``.
     """
-    import joblib
-
     started = store.now_iso()
     t0 = time.time()
     cfg, lexicon, objective, space, tables = prepare(cfg)
     found: dict[str, int] = {}
 
     def go() -> OptimizeResult:
-        with joblib.parallel_config(backend=cfg.backend, n_jobs=cfg.n_jobs if cfg.n_jobs is not None else -1):
+        with parallel(cfg):
             return search_and_collect(
                 cfg, lexicon, objective, space, tables, progress, None, started, t0, found
             )
