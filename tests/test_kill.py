@@ -379,7 +379,7 @@ def test_workers_outlive_the_thread_that_started_them() -> None:
 # never reaches the lifeline a real task would arm), the other never gets a task. Both must
 # die with the main process: loky's workers must arm as they start.
 IDLE = """
-import os, sys, time
+import sys, time
 import joblib
 {setup}
 
