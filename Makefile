@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
-ENABLE2K ?= ../shared/data/enable2k.txt
+ENABLE2K ?= enable2k
 CONFIG ?= configs/default.toml
 
 .PHONY: setup lexicon test test-integration test-slow test-all check format format-check lint typecheck docs bench clean
@@ -17,15 +17,15 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
-lexicon:  ## install Debian's tanglet-data (free word lists) where apt is available
+lexicon:  ## install Debian's tanglet-data (14 more languages) where apt and root are available; optional: enable2k is embedded
 	@if [ -f /usr/share/tanglet/gamedata/en/words ]; then \
 	  echo "tanglet-data: installed"; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	  apt-get install -y -qq tanglet-data >/dev/null || echo "note: apt-get install tanglet-data failed; pass --dictionary PATH instead"; \
+	  apt-get install -y -qq tanglet-data >/dev/null || echo "note: apt-get install tanglet-data failed; the embedded enable2k is used by default"; \
 	elif command -v apt-get >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
-	  sudo apt-get install -y -qq tanglet-data >/dev/null || echo "note: apt-get install tanglet-data failed; pass --dictionary PATH instead"; \
+	  sudo apt-get install -y -qq tanglet-data >/dev/null || echo "note: apt-get install tanglet-data failed; the embedded enable2k is used by default"; \
 	else \
-	  echo "note: tanglet-data not installed (needs apt and root); set BOGGLE_DICTIONARY or pass --dictionary PATH"; \
+	  echo "note: tanglet-data (tanglet:<lang> word lists) not installed: needs apt and root; the embedded enable2k is the default"; \
 	fi
 
 # the default suite runs on this many pytest-xdist processes (the integration and slow checks
@@ -128,15 +128,19 @@ optimize-4x4:  ## best-board search (configs/optimize-4x4.toml): 10 annealing re
 	$(BIN)/boggle optimize configs/optimize-4x4.toml --dictionary $(ENABLE2K) --overwrite
 
 .PHONY: prove-3x3
+# PROVE_3X3_OUT: the certificate kept in the repository (certificates/README.md)
+PROVE_3X3_OUT ?= certificates/3x3-enable2k
 prove-3x3:  ## certify every ENABLE2K 3x3 board scoring >= 500 (resumable: re-run to continue)
 	$(BIN)/boggle prove --dictionary $(ENABLE2K) --shape 3x3 --threshold 500 \
-	  --classes 'bdfgjqvwxz aeiou lnrsy chkmpt' --n-jobs 2 --out runs/prove-3x3
+	  --classes 'bdfgjqvwxz aeiou lnrsy chkmpt' --n-jobs 2 --out $(PROVE_3X3_OUT)
 
 .PHONY: prove-3x4
+# PROVE_3X4_OUT: the certificate kept in the repository (certificates/README.md); resumes from any clone
+PROVE_3X4_OUT ?= certificates/3x4-enable2k
 prove-3x4:  ## the full ENABLE2K 3x4 proof, T=1500 (hours on 2 cores; resumable: re-run to continue)
 	$(BIN)/boggle prove --dictionary $(ENABLE2K) --shape 3x4 --threshold 1500 \
 	  --classes 'aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy bcdfghjklmnpqrtvwxz' \
-	  --n-jobs $${PROVE_JOBS:-2} --out runs/prove-3x4
+	  --n-jobs $${PROVE_JOBS:-2} --out $(PROVE_3X4_OUT)
 
 .PHONY: sample-4x4
 sample-4x4:  ## prove 320 random ENABLE2K 4x4 classes at T=3625 (corner recipe; resumable): the sample behind the full 4x4 proof's cost

@@ -13,6 +13,7 @@ from typing import Any
 
 from pipeline import lifeline
 from pipeline.errors import BoggleError, ConfigError
+from pipeline.extras import require
 
 # Arrow's default allocator (mimalloc) holds on to what a chunk's Parquet writer freed: about
 # 55 MB more per worker process than the C library's allocator, which costs 0-5% of the
@@ -59,12 +60,9 @@ def parallel_backend(
             warnings.filterwarnings("ignore", LOKY_WORKER_REPLACED, UserWarning)
             yield
         return
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError:
-        raise ConfigError(
-            "backend = \"dask\" needs dask.distributed: pip install 'dask[distributed]'"
-        ) from None
+    require("dask", 'backend = "dask"')
+    from dask.distributed import Client, LocalCluster
+
     with contextlib.ExitStack() as stack:
         if scheduler or scheduler_file:
             where = {"address": scheduler} if scheduler else {"scheduler_file": scheduler_file}

@@ -241,7 +241,7 @@ class RunConfig:
         """
         from pipeline.boards import format_shape, parse_shape
         from pipeline.lexicon import default_dictionary
-        from pipeline.tanglet import TANGLET_PREFIX
+        from pipeline.wordlists import is_named
 
         b = self.boards
         where = self.origin
@@ -270,7 +270,7 @@ class RunConfig:
             revisit=rule_set.revisit,
         )
         spec = utf8_path(self.lexicon.path or default_dictionary(), "[lexicon] path", where)
-        if not spec.startswith(TANGLET_PREFIX):
+        if not is_named(spec):
             spec = os.path.expanduser(spec)
         from pipeline.urls import resolve_out
 

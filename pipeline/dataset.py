@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline import store
 from pipeline.errors import BoggleError
+from pipeline.extras import require
 
 if TYPE_CHECKING:
     import duckdb
@@ -95,6 +96,7 @@ def run_relation(
 
     >>> run_relation("runs/default").filter("score > 100").count("*").fetchall()  # doctest: +SKIP
     """
+    require("analyze", "run_relation (DuckDB)", ("duckdb",))
     import duckdb
 
     parts = [str(p) for p in run_parts(runs, verify=verify)]
@@ -115,11 +117,8 @@ def scan_run_polars(runs: RunPaths, *, verify: bool = True) -> Any:
 
     >>> scan_run_polars("runs/default").group_by("lexicon").agg(pl.col("score").mean())  # doctest: +SKIP
     """
-    try:
-        import polars as pl
-    except ImportError:
-        raise BoggleError("scan_run_polars needs polars: pip install 'boggle-pipeline[polars]'") from None
-
+    require("polars", "scan_run_polars")
+    import polars as pl
     import pyarrow.parquet as pq
 
     parts = [str(p) for p in run_parts(runs, verify=verify)]

@@ -29,16 +29,17 @@ from pipeline.boards import is_face_char, normalise_text
 from pipeline.errors import ConfigError, LexiconError, quote
 from pipeline.io import write_text_atomic
 from pipeline.rules import Rules
-from pipeline.tanglet import TANGLET_PREFIX, no_lexicon_help, tanglet_pack
+from pipeline.tanglet import TANGLET_PREFIX, tanglet_pack
 from pipeline.trie import DEFAULT_MAX_NODES, Alphabet, Trie, build_trie
+from pipeline.wordlists import DEFAULT_DICTIONARY, EMBEDDED, embedded_bytes, embedded_path
 
 CACHE_FORMAT = 2  # bump whenever the trie's saved layout changes: stale caches are never loaded
 MAX_EXAMPLES = 5
 
 
 def default_dictionary() -> str:
-    """``$BOGGLE_DICTIONARY`` if set, else ``tanglet:en`` (which may not be installed)."""
-    return os.environ.get("BOGGLE_DICTIONARY", "tanglet:en")
+    """``$BOGGLE_DICTIONARY`` if set, else the embedded ENABLE2K (``enable2k``)."""
+    return os.environ.get("BOGGLE_DICTIONARY") or DEFAULT_DICTIONARY
 
 
 @dataclass
@@ -195,15 +196,20 @@ class WordSource:
 
     @classmethod
     def open(cls, spec: str, limits: LexiconLimits | None = None) -> WordSource:
-        """Resolve a file path or ``tanglet:<lang>``; a missing, unreadable, non-regular or
-        over-limit file is a LexiconError."""
+        """Resolve an embedded list's name (``enable2k``), ``tanglet:<lang>`` or a file path; a
+        missing, unreadable, non-regular or over-limit file is a LexiconError."""
         limits = limits or LexiconLimits.from_env()
+        if spec in EMBEDDED:
+            return cls(spec, embedded_path(spec), embedded_bytes(spec), False, limits=limits)
         if spec.startswith(TANGLET_PREFIX):
             path = tanglet_pack(spec[len(TANGLET_PREFIX) :]) / "words"
             return cls(spec, path, _read_capped(path, spec, limits), True, limits=limits)
         path = Path(spec).expanduser()
         if not path.exists():
-            raise LexiconError(f"dictionary file not found: {spec}; {no_lexicon_help()}")
+            raise LexiconError(
+                f"dictionary file not found: {spec}; pass a word-list file, "
+                f"{' or '.join(EMBEDDED)} (embedded) or tanglet:<lang>"
+            )
         if path.is_dir():
             raise LexiconError(f"dictionary {spec} is a directory, expected a word-list file")
         return cls(path.name, path, _read_capped(path, spec, limits), False, limits=limits)

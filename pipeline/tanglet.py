@@ -30,7 +30,7 @@ def no_lexicon_help() -> str:
     return (
         "install the Tanglet word lists with `sudo apt-get install tanglet-data` "
         "(Debian/Ubuntu; or set TANGLET_DATA to a folder of language packs), "
-        "or pass a word-list file with --dictionary PATH (one word a line, optionally gzip)"
+        "or use the embedded English list (--dictionary enable2k) or a word-list file (--dictionary PATH)"
     )
 
 

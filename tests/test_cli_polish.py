@@ -37,7 +37,7 @@ def test_help_labels_of_run() -> None:
     for label in ("--set SECTION.KEY=VALUE", "--count INTEGER", "-i, --input FILE", "--out DIR",
                   "--summary-json PATH|-", "--seed-from-date YYYY-MM-DD|today"):  # fmt: skip
         assert label in out, label
-    assert re.search(r"^\s+CONFIG\.toml\s+Run config", out, re.M)  # an argument: its name alone
+    assert re.search(r"^\s+\[CONFIG\.toml\]\s+Run config", out, re.M)  # an optional argument: its name alone
 
 
 @pytest.mark.parametrize(

@@ -108,7 +108,9 @@ def test_run_generate_and_ingest_on_a_cluster_equal_loky(
     cluster: tuple[Path, Path], enable2k_path: str
 ) -> None:
     sched_file, client_dir = cluster
-    shutil.copy(enable2k_path, client_dir / "words.txt")
+    from pipeline.wordlists import embedded_bytes
+
+    (client_dir / "words.txt").write_bytes(embedded_bytes(enable2k_path))
     boards = client_dir / "boards.txt"
     boards.write_text("catsdogsbirdfish\nperslatgsineters\nnot a board\nqatsdogsbirdfish\n" * 50)
     (client_dir / "gen.toml").write_text(

@@ -24,6 +24,7 @@ import pipeline
 from pipeline import store
 from pipeline.dataset import repo_root, resolve_run_dir
 from pipeline.errors import BoggleError
+from pipeline.lexicon import load_lexicon
 from pipeline.runner import execute, run_job
 from pipeline.store.schema import LEGACY_REJECTS, LOCK_FILE, PARTS_DIR, RUN_RECORD
 from tests.conftest import REPO, gen_config, ingest_config
@@ -61,7 +62,7 @@ def gen_run(tmp_path_factory: pytest.TempPathFactory, enable2k_path: str) -> Pat
 def short_words(tmp_path_factory: pytest.TempPathFactory, enable2k_path: str) -> Path:
     """A second word list: ENABLE2K's words of at most 5 letters (another name and hash)."""
     path = tmp_path_factory.mktemp("lex") / "short5.txt"
-    words = [w for w in Path(enable2k_path).read_text().split() if len(w) <= 5]
+    words = [w for w in load_lexicon(enable2k_path).words if len(w) <= 5]
     path.write_text("\n".join(words) + "\n")
     return path
 
@@ -151,7 +152,7 @@ def test_rows_name_their_lexicon_rules_and_source(gen_run: Path, short_run: Path
     for run, rules in ((gen_run, "boggle"), (ingest_run, "boggle")):
         m = manifest_of(run)
         t = pq.read_table(run, columns=["lexicon", "lexicon_hash", "rules", "source"])
-        assert set(t["lexicon"].to_pylist()) == {"enable2k.txt"} == {m["lexicon"]["name"]}
+        assert set(t["lexicon"].to_pylist()) == {"enable2k"} == {m["lexicon"]["name"]}
         assert set(t["lexicon_hash"].to_pylist()) == {m["lexicon"]["content_hash"][:12]}
         assert set(t["rules"].to_pylist()) == {rules}
         assert pa.types.is_dictionary(t.schema.field("lexicon").type)
@@ -170,7 +171,7 @@ def test_rows_name_their_lexicon_rules_and_source(gen_run: Path, short_run: Path
 
 
 def test_two_lexicons_read_together_separate_by_lexicon(gen_run: Path, short_run: Path) -> None:
-    want = {"enable2k.txt": 700, "short5.txt": 400}
+    want = {"enable2k": 700, "short5.txt": 400}
     both = f"['{gen_run}/*.parquet', '{short_run}/*.parquet']"
     rows = duckdb.sql(f"SELECT lexicon, count(*) FROM read_parquet({both}, union_by_name = true) GROUP BY 1")
     assert dict(rows.fetchall()) == want
@@ -182,7 +183,7 @@ def test_two_lexicons_read_together_separate_by_lexicon(gen_run: Path, short_run
     # the same boards score differently under the two lexicons: the column is what separates them
     frame = pipeline.read_run_pandas([gen_run, short_run], columns=["board_id", "board", "lexicon", "score"])
     by_lex = {str(k): g for k, g in frame.groupby("lexicon", observed=True)}
-    same = by_lex["enable2k.txt"].merge(by_lex["short5.txt"], on=["board_id", "board"])
+    same = by_lex["enable2k"].merge(by_lex["short5.txt"], on=["board_id", "board"])
     assert len(same) >= 250  # chunk 0 holds the same boards in both runs
     assert (same["score_y"] < same["score_x"]).any() and (same["score_y"] <= same["score_x"]).all()
 
@@ -213,7 +214,7 @@ def test_read_run_pandas_and_relation(gen_run: Path, short_run: Path) -> None:
     rel = pipeline.run_relation([gen_run, short_run])
     assert isinstance(rel, duckdb.DuckDBPyRelation)
     got = dict(rel.aggregate("lexicon, sum(score)", "lexicon").fetchall())
-    assert got["enable2k.txt"] == manifest_of(gen_run)["counts"]["score_total"]
+    assert got["enable2k"] == manifest_of(gen_run)["counts"]["score_total"]
     assert got["short5.txt"] == manifest_of(short_run)["counts"]["score_total"]
     con = duckdb.connect()
     assert pipeline.run_relation(gen_run, con=con).count("*").fetchall() == [(700,)]
@@ -225,7 +226,7 @@ def test_scan_run_polars_reads_what_plain_scan_parquet_cannot(gen_run: Path, sho
     lf = pipeline.scan_run_polars([gen_run, short_run])
     sums = dict(lf.group_by("lexicon").agg(pl.col("score").sum()).collect().iter_rows())
     assert sums == {
-        "enable2k.txt": manifest_of(gen_run)["counts"]["score_total"],
+        "enable2k": manifest_of(gen_run)["counts"]["score_total"],
         "short5.txt": manifest_of(short_run)["counts"]["score_total"],
     }
     assert lf.select(pl.len()).collect().item() == 1100

@@ -465,5 +465,5 @@ def test_notebook_reads_a_run_in_the_bucket(
         for c in nbformat.read(out, as_version=4).cells
         for o in c.get("outputs", [])
     )
-    assert "enable2k.txt" in text and "300" in text.replace(",", "")
+    assert "enable2k" in text and "300" in text.replace(",", "")
     assert SECRET not in out.read_text()

@@ -188,7 +188,7 @@ def test_manifest_and_part_metadata(tmp_path: Path, enable2k_path: str) -> None:
     assert all(p["bytes"] == (tmp_path / "m" / p["file"]).stat().st_size for p in manifest["parts"])
     assert manifest["config"] == cfg.to_dict() and manifest["config"]["run"]["out"] == str(tmp_path / "m")
     lex = manifest["lexicon"]
-    assert lex["name"] == "enable2k.txt" and lex["n_words"] > 170_000 and len(lex["content_hash"]) == 64
+    assert lex["name"] == "enable2k" and lex["n_words"] > 170_000 and len(lex["content_hash"]) == 64
     assert "report" in lex and lex["report"]["n_input"] == 173528
     assert manifest["rules"]["name"] == "boggle" and manifest["rules"]["min_length"] == 3
     assert {"numpy", "numba", "pyarrow", "joblib"} <= set(manifest["packages"])
@@ -242,8 +242,11 @@ def test_missing_lexicon_says_how_to_get_one(tmp_path: Path, monkeypatch: pytest
         execute(cfg, n_jobs=1)
     msg = info.value.one_line()
     assert "apt-get install tanglet-data" in msg and "set [lexicon] path" in msg
-    result = CLI.invoke(app, ["run", str(REPO / "configs/smoke.toml"), "--out", str(tmp_path / "y"), "-q"])
+    result = CLI.invoke(
+        app, ["run", str(REPO / "configs/smoke.toml"), "-d", "tanglet:en", "--out", str(tmp_path / "y"), "-q"]
+    )
     assert result.exit_code == 2 and "apt-get install tanglet-data" in result.output
+    assert "--dictionary enable2k" in result.output  # and the list that needs no install
 
 
 def test_different_config_refused_then_overwritten(tmp_path: Path, enable2k_path: str) -> None:

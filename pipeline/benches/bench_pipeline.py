@@ -292,7 +292,7 @@ class Measured:
 @app.command()
 def main(
     count: Annotated[int, typer.Option(help="Boards per run.")] = 1_000_000,
-    dictionary: Annotated[str, typer.Option(help="Word list.")] = "../shared/data/enable2k.txt",
+    dictionary: Annotated[str, typer.Option(help="Word list.")] = "enable2k",
     jobs: Annotated[int, typer.Option(help="Worker processes for the parallel run.")] = 2,
     chunk_size: Annotated[int, typer.Option(help="Boards per chunk.")] = DEFAULT_CHUNK_SIZE,
     rounds: Annotated[int, typer.Option(help="Alternating rounds (kernel, parallel run, 1 process).")] = 3,

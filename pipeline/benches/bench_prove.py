@@ -1,7 +1,7 @@
 """``boggle prove`` against the field's C++ prover on the same classes: ``make bench-prove``.
 
 The C++ prover is danvk/hybrid-boggle's ``python -m boggle.break_all`` (its pybind11 module,
-built by ``../shared/tools/build-anchor.sh`` into ``$ANCHOR_DIR``, default ``/tmp/anchor``).
+built outside this repository into ``$ANCHOR_DIR``, see docs/development.md, default ``/tmp/anchor``).
 For each recipe (shape, threshold, bucket spec) the same canonical classes are drawn (all of
 them, or a seeded random sample), and each prover proves them in its own process, one core,
 alternating ours / theirs ``--pairs`` times so that other load on the machine hits both alike.
@@ -222,9 +222,7 @@ def _worker(
 
 @app.command()
 def main(
-    dictionary: Annotated[
-        str, typer.Option(help="Word list both provers use.")
-    ] = "../shared/data/enable2k.txt",
+    dictionary: Annotated[str, typer.Option(help="Word list both provers use.")] = "enable2k",
     recipe: Annotated[
         list[str] | None, typer.Option(help=f"Recipes to run (default: all): {', '.join(RECIPES)}.")
     ] = None,
@@ -261,9 +259,7 @@ def main(
     )
     with_cpp = built and not ours_only
     if not built and not ours_only:
-        typer.echo(
-            f"bench-prove: no C++ anchor built in {anchor} (../shared/tools/build-anchor.sh); ours alone"
-        )
+        typer.echo(f"bench-prove: no C++ anchor built in {anchor} (see docs/development.md); ours alone")
     typer.echo(
         "runtime floor, peak RSS: " + ", ".join(f"{label} {mb:.0f} MB" for label, mb in runtime_floor())
     )

@@ -1,7 +1,7 @@
 """Our kernel against the field's C++ solver, side by side: ``python -m pipeline.benches.perf_vs_cpp``.
 
 The C++ solver is danvk/hybrid-boggle's ``cpp_boggle`` module (built by
-``../shared/tools/build-anchor.sh`` into ``$ANCHOR_DIR``, default ``/tmp/anchor``: a ``venv``,
+outside this repository (docs/development.md) into ``$ANCHOR_DIR``, default ``/tmp/anchor``: a ``venv``,
 the ``hybrid-boggle`` checkout and ``boards44.txt``). Both solve the same compact 4x4 boards with
 the same word list in separate processes, alternating (ours, theirs, ours, ...) so that noise
 from other work on the machine hits both alike; each side's rate is one timed pass over the
@@ -58,9 +58,7 @@ def _uniform_boards(path: Path, count: int, seed: int) -> None:
 
 @app.command()
 def main(
-    dictionary: Annotated[
-        str, typer.Option(help="Word list both solvers use.")
-    ] = "../shared/data/enable2k.txt",
+    dictionary: Annotated[str, typer.Option(help="Word list both solvers use.")] = "enable2k",
     anchor_dir: Annotated[
         Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR or /tmp/anchor).")
     ] = None,
@@ -73,7 +71,7 @@ def main(
     cpp_python = anchor / "venv" / "bin" / "python"
     repo = anchor / "hybrid-boggle"
     if not cpp_python.is_file() or not any(repo.glob("cpp_boggle*.so")):
-        typer.echo(f"bench-vs-cpp skipped: no C++ anchor built in {anchor} (../shared/tools/build-anchor.sh)")
+        typer.echo(f"bench-vs-cpp skipped: no C++ anchor built in {anchor} (see docs/development.md)")
         raise typer.Exit(0)
     word_list = str(Path(dictionary).resolve())
     with tempfile.TemporaryDirectory() as tmp:

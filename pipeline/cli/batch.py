@@ -35,6 +35,7 @@ from pipeline.cli.outcome import (
     run_summary_json,
     summary_to_stdout,
 )
+from pipeline.extras import require
 
 
 @handle_errors
@@ -87,6 +88,7 @@ def analyze(
     say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
     with run_summary_json(summary_json, None, "analyze", ANALYZE_SUMMARY_FIELDS) as outcome:
         outcome.update(runs=[{"run_dir": d} for d in run_dirs], out_dir=str(out.resolve()) if out else None)
+        require("analyze", "boggle analyze")
         check_report_folder(run_dirs, out)  # before the analysis modules' seconds of imports
         threads = capped_threads(threads)
         from pipeline import render
@@ -136,8 +138,14 @@ def capped_threads(threads: int | None) -> int | None:
 @handle_errors
 def run(
     config: Annotated[
-        Path, typer.Argument(metavar="CONFIG.toml", help="Run config (TOML), e.g. configs/default.toml.")
-    ],
+        Path | None,
+        typer.Argument(
+            metavar="[CONFIG.toml]",
+            help="Run config (TOML), e.g. configs/default.toml; without one, the built-in defaults "
+            "(100,000 boards of the new dice, enable2k, into runs/default).",
+            show_default=False,
+        ),
+    ] = None,
     out: Annotated[
         str | None,
         typer.Option(
@@ -269,7 +277,7 @@ def run(
     if seed_from_date is not None:
         overrides["boards.seed"] = DATE_SEED
     with run_summary_json(summary_json, out) as outcome:
-        outcome.update(config=str(config), chunks_done=0, chunks_reused=0)
+        outcome.update(config=None if config is None else str(config), chunks_done=0, chunks_reused=0)
         if refused is not None:
             raise refused
         if not quiet:
@@ -388,7 +396,7 @@ def optimize(
     The last line printed is `BEST <board> <score>`. Exit codes: 0 ok, 2 bad input or config,
     4 output directory busy or holding a different run.
 
-    Example: boggle optimize configs/optimize-4x4.toml -d ../shared/data/enable2k.txt --restarts 4
+    Example: boggle optimize configs/optimize-4x4.toml -d enable2k --restarts 4
     """
     from pipeline import render
     from pipeline.optimize import SECTION, load_command_config, run_optimize

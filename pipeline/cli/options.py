@@ -85,8 +85,8 @@ DictionaryOpt = Annotated[
     typer.Option(
         "--dictionary",
         "-d",
-        help="Word list: a file (one word a line, optionally gzip) or tanglet:<lang>. "
-        "Default: $BOGGLE_DICTIONARY, else tanglet:en.",
+        help="Word list: enable2k (embedded), tanglet:<lang>, or a file (one word a line, "
+        "optionally gzip). Default: $BOGGLE_DICTIONARY, else enable2k.",
     ),
 ]
 RulesOpt = Annotated[

@@ -105,7 +105,7 @@ def prove(
     finished proof with damaged files (--overwrite recomputes them). `--status` reports a
     proof without touching it (exit 2: no proof in --out, 4: its record is damaged).
 
-    Example: boggle prove -d ../shared/data/enable2k.txt --shape 3x3 --threshold 500 -j 2 -o runs/p3
+    Example: boggle prove -d enable2k --shape 3x3 --threshold 500 -j 2 -o runs/p3
     """
     from pipeline import render
     from pipeline.lexicon import default_dictionary

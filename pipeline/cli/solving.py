@@ -54,7 +54,7 @@ def solve(
 ) -> None:
     """Find every word on each board and score it.
 
-    Example: boggle solve perslatgsineters --dictionary ../shared/data/enable2k.txt
+    Example: boggle solve perslatgsineters --dictionary enable2k
     """
     from pipeline import render
     from pipeline.solve.algorithms import prepare_solve
@@ -80,7 +80,7 @@ def lookup(
 ) -> None:
     """Say whether each WORD is a word, a prefix of a word, or neither in the lexicon.
 
-    Example: boggle lookup quit qu qat --dictionary ../shared/data/enable2k.txt
+    Example: boggle lookup quit qu qat --dictionary enable2k
     """
     from pipeline.lexicon import compile_for_boards, default_dictionary
     from pipeline.rules import resolve_rules
@@ -101,7 +101,7 @@ def words(
 ) -> None:
     """Print the lexicon's playable words in order, after pruning the trie.
 
-    Example: boggle words --dice new --max-length 4 --dictionary ../shared/data/enable2k.txt
+    Example: boggle words --dice new --max-length 4 --dictionary enable2k
     """
     from pipeline.lexicon import default_dictionary, playable_words
     from pipeline.rules import resolve_rules

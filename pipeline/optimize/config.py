@@ -94,14 +94,14 @@ class OptimizeConfig:
         """Fill in the dictionary and rule preset defaults and make paths absolute."""
         from pipeline.lexicon import default_dictionary
         from pipeline.rules import resolve_rules
-        from pipeline.tanglet import TANGLET_PREFIX
+        from pipeline.wordlists import is_named
 
         rows, cols = self.rows_cols
         from pipeline.urls import resolve_out
 
         out = resolve_out(self.out, "--out", None) if self.out else None
         dictionary = self.dictionary or default_dictionary()
-        if not dictionary.startswith(TANGLET_PREFIX):
+        if not is_named(dictionary):
             dictionary = str(Path(dictionary).expanduser())
         return dataclasses.replace(
             self,

@@ -45,6 +45,7 @@ from pipeline.prove.search import ENUMERATE_MAX
 from pipeline.prove.tree import PROVERS, max_cells
 from pipeline.rules import Rules, default_rules_for_shape, get_rules
 from pipeline.urls import resolve_out
+from pipeline.wordlists import is_named
 
 FORMAT = "boggle-prove"
 SCHEMA_VERSION = 2  # 2: parts recorded (size, BLAKE2b) and tagged with the identity; sealed manifest
@@ -144,7 +145,7 @@ class ProveConfig:
     def resolve(self) -> ProveConfig:
         rows, cols = parse_shape(self.shape)
         dictionary = self.dictionary
-        if not dictionary.startswith("tanglet:"):
+        if not is_named(dictionary):
             dictionary = str(Path(dictionary).expanduser().absolute())
         return dataclasses.replace(
             self,

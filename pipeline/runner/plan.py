@@ -19,7 +19,13 @@ from pipeline.errors import (
     LexiconError,
     OutputConflictError,
 )
-from pipeline.lexicon import CompiledLexicon, compile_lexicon, lexicon_alphabet, limits_identity
+from pipeline.lexicon import (
+    CompiledLexicon,
+    compile_lexicon,
+    default_dictionary,
+    lexicon_alphabet,
+    limits_identity,
+)
 from pipeline.rules import Rules
 from pipeline.runner.workers import ChunkTask, Progress
 from pipeline.trie import Alphabet
@@ -100,7 +106,7 @@ def _compile(cfg: RunConfig, rules: Rules) -> CompiledLexicon:
     from pipeline.dice import generator_alphabet
 
     b = cfg.boards
-    spec = cfg.lexicon.path or "tanglet:en"
+    spec = cfg.lexicon.path or default_dictionary()
     try:
         if b.source == "generate":
             shape = cfg.shape or (4, 4)
