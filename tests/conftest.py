@@ -364,12 +364,14 @@ def write_run(
     run_dir.mkdir(parents=True, exist_ok=True)
     rows = make_rows(boards, min_length=min_length)
     schema = board_schema(min_length)
-    config = {"boards": {"source": "generate", "count": len(rows), "seed": 7}, "run": {"out": str(run_dir)}}
+    # the data config is the run's identity and what every part embeds, as boggle run's are
+    data = {"boards": {"source": "generate", "count": len(rows), "seed": 7, "chunk_size": chunk_size}}
+    config = {**data, "run": {"out": str(run_dir)}}
     lexicon = {
         "name": "test-words", "source": "/nowhere/test.txt", "content_hash": "ab" * 32, "n_words": 42,
         "report": {"n_input": 50, "n_kept": 42, "dropped": {"too short": 8}},
     }  # fmt: skip
-    meta = parquet_metadata(config, lexicon, rules.to_dict())
+    meta = parquet_metadata(data, lexicon, rules.to_dict())
     parts = []
     for chunk, lo in enumerate(range(0, len(rows), chunk_size)):
         part = [dict(r, chunk=chunk) for r in rows[lo : lo + chunk_size]]
@@ -379,7 +381,7 @@ def write_run(
     if finished:
         write_manifest(
             run_dir,
-            {"config": config, "lexicon": lexicon, "rules": rules.to_dict(),
+            {"identity": {"data": data}, "config": config, "lexicon": lexicon, "rules": rules.to_dict(),
              "versions": {"python": "3.x"}, "counts": {"boards": len(rows)}, "parts": parts},
         )  # fmt: skip
     return run_dir

@@ -24,8 +24,9 @@ from typer.testing import CliRunner
 from pipeline.analyze import analyze_runs, connect, default_out_dir, load_run, load_runs, stats
 from pipeline.boards import Board, format_compact, parse_compact
 from pipeline.cli import app
-from pipeline.errors import BoggleError
+from pipeline.errors import BoggleError, DamagedRunError
 from pipeline.store.parts import PartInfo, write_part
+from pipeline.store.schema import parquet_metadata
 from tests.conftest import ALPHA, BETA, make_rows, write_manifest, write_run
 
 
@@ -389,7 +390,7 @@ def test_part_without_required_columns_is_refused(tmp_path: Path) -> None:
 def test_parts_that_disagree_with_the_manifest_are_refused(tmp_path: Path) -> None:
     run = write_run(tmp_path / "edited", ALPHA)
     reseal(run, lambda m: m["counts"].update(boards=6))
-    with pytest.raises(BoggleError, match="5 boards but _SUCCESS records 6"):
+    with pytest.raises(DamagedRunError, match="records 6 boards, its parts hold 5"):
         analyze_runs([run], tmp_path / "out")
 
 
@@ -455,11 +456,14 @@ def test_real_boards_agree_with_a_plain_python_reference(enable_lexicon: Any, tm
         table = results_table(boards, 4, 4, np.arange(300), result, enable_lexicon, source=dice, chunk=0)
         run_dir = tmp_path / dice
         run_dir.mkdir()
+        data = {"boards": {"source": "generate", "count": 300, "chunk_size": 128}}  # runs labelled by name
+        meta = parquet_metadata(data, enable_lexicon.provenance(), enable_lexicon.rules.to_dict())
         parts = []
         for chunk, lo in enumerate(range(0, 300, 128)):
             part = table.slice(lo, 128)
-            parts.append(PartInfo(chunk, part.num_rows, write_part(run_dir, chunk, part)).to_dict())
-        write_manifest(run_dir, {"config": {}, "lexicon": enable_lexicon.provenance(), "parts": parts})
+            parts.append(PartInfo(chunk, part.num_rows, write_part(run_dir, chunk, part, meta)).to_dict())
+        fields = {"identity": {"data": data}, "config": {}, "counts": {"boards": 300}, "parts": parts}
+        write_manifest(run_dir, {**fields, "lexicon": enable_lexicon.provenance()})
         runs.append(run_dir)
     with connect(load_runs(runs)) as con:
         t = stats.compute_tables(con, top=5, top_words=10)

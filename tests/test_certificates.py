@@ -88,3 +88,18 @@ def test_the_readme_table_of_certified_optima_agrees_with_certificates() -> None
         assert shape and run["identity"]["shape"] == shape.group(1)
     finished = {p for p in PROOFS if (p / "_SUCCESS").is_file()}
     assert finished <= claimed, f"finished certificates the README does not list: {finished - claimed}"
+
+
+def test_published_digests_match_the_certificates() -> None:
+    """certificates/README.md publishes each finished certificate's digest; each one matches."""
+    import re
+
+    from pipeline import store
+
+    text = (CERTIFICATES / "README.md").read_text(encoding="utf-8")
+    published = dict(re.findall(r"\| `([^`]+)` \| `(blake2b-256:[0-9a-f]{64})` \|", text))
+    finished = {p.name for p in PROOFS if (p / "_SUCCESS").is_file()}
+    assert set(published) == finished
+    for name, digest in published.items():
+        manifest = store.read_manifest(CERTIFICATES / name / store.MANIFEST)
+        store.check_digest(manifest, digest, name)

@@ -23,10 +23,10 @@ import pytest
 import pipeline
 from pipeline import store
 from pipeline.dataset import repo_root, resolve_run_dir
-from pipeline.errors import BoggleError
+from pipeline.errors import BoggleError, DamagedRunError
 from pipeline.lexicon import load_lexicon
 from pipeline.runner import execute, run_job
-from pipeline.store.schema import LEGACY_REJECTS, LOCK_FILE, PARTS_DIR, RUN_RECORD
+from pipeline.store.schema import LOCK_FILE, PARTS_DIR, RUN_RECORD
 from tests.conftest import REPO, gen_config, ingest_config
 
 
@@ -247,15 +247,15 @@ def test_api_refuses_unfinished_and_missing_runs(gen_run: Path, tmp_path: Path) 
             fn([])  # type: ignore[operator]
 
 
-def test_previous_layout_still_opens(gen_run: Path, tmp_path: Path, reseal: Any) -> None:
-    """A schema-1 run: rejects.csv (not hidden), no seal; read_rejects and read_run still work."""
+def test_an_unsealed_manifest_is_refused_by_every_reader(gen_run: Path, tmp_path: Path, reseal: Any) -> None:
+    """A manifest without a seal (what a schema-1 writer left, or an edit that deleted it) is
+    damage, not an older format: every reader refuses it (exit 4)."""
     old = tmp_path / "old"
     shutil.copytree(gen_run, old)
     reseal(old, legacy=True)
-    (old / store.REJECTS).rename(old / LEGACY_REJECTS)
-    (old / LEGACY_REJECTS).write_text("source,line,raw,reason\nf.txt,3,abc,too short\n")
-    assert store.read_rejects(old) == [{"source": "f.txt", "line": "3", "raw": "abc", "reason": "too short"}]
-    assert pipeline.read_run(old).num_rows == 700
+    for read in (pipeline.read_run, store.read_rejects, store.read_run):
+        with pytest.raises(DamagedRunError, match="no seal"):
+            read(old)
 
 
 def test_lock_is_gone_after_a_finished_and_a_repeated_run(tmp_path: Path, enable2k_path: str) -> None:

@@ -196,7 +196,13 @@ def test_word_lists_are_one_dictionary_of_the_parts_words(
 
 
 def _job(run: Path, identity: dict, overwrite: bool = False) -> Any:
-    return store.JobDir.open(run, "boggle-run", 3, identity, {}, tag="t", overwrite=overwrite)
+    """A job directory of an (ingest) run whose identity holds ``identity``'s keys as well."""
+    ident = {"data": {"boards": {"source": "ingest"}}, **identity}
+    return store.JobDir.open(run, "boggle-run", 3, ident, {}, overwrite=overwrite)
+
+
+#: the counts of a run of no boards: what a finished run's manifest must add up to
+NO_BOARDS = {"counts": {"boards": 0, "input_rows": 0, "rejected": 0}}
 
 
 def test_open_run_refuses_unfinished_run(tmp_path: Path) -> None:
@@ -206,9 +212,8 @@ def test_open_run_refuses_unfinished_run(tmp_path: Path) -> None:
         assert job.state == "new"
         with pytest.raises(BoggleError, match="unfinished"):
             store.open_run(tmp_path)
-        pq.write_table(store.board_schema().empty_table(), tmp_path / "part-00000.parquet")
-        job.commit(0, 0)
-        job.finish(1, {})
+        job.commit(0, 0, store.board_schema().empty_table())
+        job.finish(1, NO_BOARDS)
     manifest, parts = store.open_run(tmp_path)
     assert manifest["format"] == "boggle-run" and parts == [tmp_path / "part-00000.parquet"]
     (tmp_path / "part-00000.parquet").unlink()
@@ -230,7 +235,7 @@ def test_job_dir_states(tmp_path: Path) -> None:
     ):
         _job(run, {"seed": 2}).__enter__()
     with _job(run, {"seed": 1}) as job:
-        job.finish(0, {})
+        job.finish(0, NO_BOARDS)
     with _job(run, {"seed": 1}) as job:
         assert job.state == "done"
     with pytest.raises(OutputConflictError, match="finished run"):
@@ -246,21 +251,20 @@ def test_job_dir_states(tmp_path: Path) -> None:
 
 def test_job_dir_unreadable_manifest_refused_then_repaired(tmp_path: Path) -> None:
     with _job(tmp_path, {"seed": 1}) as job:
-        job.finish(0, {})
+        job.finish(0, NO_BOARDS)
     (tmp_path / "_SUCCESS").write_bytes(b"\x00garbage")
     with pytest.raises(DamagedRunError, match=r"unreadable manifest.*--overwrite"):
         _job(tmp_path, {"seed": 1}).__enter__()
     with _job(tmp_path, {"seed": 1}, overwrite=True) as job:
         assert job.state == "resume"  # the record is intact: the job resumes and finishes again
-        job.finish(0, {})
-    assert store.open_run(tmp_path).manifest["identity"] == {"seed": 1}
+        job.finish(0, NO_BOARDS)
+    assert store.open_run(tmp_path).manifest["identity"]["seed"] == 1
 
 
 def test_manifest_seal_and_paths_confined(tmp_path: Path) -> None:
     with _job(tmp_path, {"seed": 1}) as job:
-        pq.write_table(store.board_schema().empty_table(), tmp_path / "part-00000.parquet")
-        job.commit(0, 0)
-        job.finish(1, {})
+        job.commit(0, 0, store.board_schema().empty_table())
+        job.finish(1, NO_BOARDS)
     path = tmp_path / "_SUCCESS"
     good = path.read_text()
     path.write_text(good.replace('"rows": 0', '"rows": 1'))

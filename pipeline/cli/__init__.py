@@ -8,7 +8,8 @@ numba, pyarrow) are imported inside the commands so ``boggle --help`` answers at
 * :mod:`~pipeline.cli.outcome`: errors to exit codes, BrokenPipe, ``--summary-json``;
 * :mod:`~pipeline.cli.solving`: solve, lookup, words, check, queens, generate;
 * :mod:`~pipeline.cli.batch`: run, analyze, optimize;
-* :mod:`~pipeline.cli.proving`: prove.
+* :mod:`~pipeline.cli.proving`: prove;
+* :mod:`~pipeline.cli.integrity`: digest.
 
 What a command shows (text, JSON lines, progress) is made by :mod:`pipeline.render`.
 
@@ -23,7 +24,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from pipeline.cli import batch, proving, solving
+from pipeline.cli import batch, integrity, proving, solving
 from pipeline.errors import Terminated
 
 __all__ = ["app", "main"]
@@ -100,7 +101,7 @@ class HumanHelpCommand(TyperCommand):
 # the order of `boggle --help`
 for command in (
     solving.solve, solving.lookup, solving.words, batch.analyze, solving.check, solving.queens,
-    batch.run, solving.generate, batch.optimize, proving.prove,
+    batch.run, solving.generate, batch.optimize, proving.prove, integrity.digest,
 ):  # fmt: skip
     app.command(cls=HumanHelpCommand)(command)
 

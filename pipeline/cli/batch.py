@@ -69,6 +69,15 @@ def analyze(
             "repeatable. Default: what differs between the runs, e.g. 'new dice · tanglet:en'.",
         ),
     ] = None,
+    expect_digest: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--expect-digest",
+            metavar="DIGEST",
+            help="Each run's published digest (boggle digest), one per run in order: exit 4 unless "
+            "every run is the published one.",
+        ),
+    ] = None,
     summary_json: Annotated[
         Path | None,
         typer.Option(
@@ -90,6 +99,8 @@ def analyze(
         outcome.update(runs=[{"run_dir": d} for d in run_dirs], out_dir=str(out.resolve()) if out else None)
         require("analyze", "boggle analyze")
         check_report_folder(run_dirs, out)  # before the analysis modules' seconds of imports
+        if expect_digest is not None:
+            check_digests(run_dirs, expect_digest)
         threads = capped_threads(threads)
         from pipeline import render
         from pipeline.analyze import analyze_runs, parse_labels
@@ -298,6 +309,20 @@ def run(
         if summary.rejected:
             err(render.run_rejected(summary))
             raise typer.Exit(EXIT_REJECTED_ROWS)
+
+
+def check_digests(run_dirs: list[str], digests: list[str]) -> None:
+    """Each run's manifest gives its published digest (its files are verified against that
+    manifest by the analysis itself)."""
+    from pipeline import store
+    from pipeline.errors import BoggleError
+
+    if len(digests) != len(run_dirs):
+        raise BoggleError(
+            f"--expect-digest: {len(digests)} digests for {len(run_dirs)} runs; one per run, in order"
+        )
+    for run_dir, digest in zip(run_dirs, digests, strict=True):
+        store.open_run(run_dir, verify=False, expect_digest=digest)
 
 
 # the option behind each override of `boggle run`, so a bad value names it (not the config file)

@@ -150,7 +150,7 @@ def read_results(out: Path | str) -> Any:
     manifest = store.read_manifest(out / store.MANIFEST) if (out / store.MANIFEST).is_file() else {}
     if manifest.get("format") != FORMAT:
         raise BoggleError(f"{out}: not a finished optimize run (no {store.MANIFEST} of format {FORMAT})")
-    problems = store.finished_problems(out, manifest, None)
+    problems = store.job_problems(out, manifest)
     if problems:
         raise DamagedRunError(
             f"{out}: damaged optimize result, refused ({store.describe_problems(problems)})"

@@ -37,7 +37,7 @@ from pipeline import store
 from pipeline.backends import in_one_worker, parallel_backend
 from pipeline.boards import Board, canonical, format_compact, format_shape, geometry, parse_shape
 from pipeline.config import BACKENDS
-from pipeline.errors import ConfigError, InternalError, WorkerLostError
+from pipeline.errors import ConfigError, DamagedRunError, InternalError, WorkerLostError
 from pipeline.lexicon import CompiledLexicon, compile_for_boards, limits_identity
 from pipeline.prove.bounds import ProveTrie, build_prove_trie
 from pipeline.prove.classes import ClassSpace, default_spec
@@ -482,20 +482,24 @@ def run_prove(
         return _summary(cfg, problem, "sample" if len(ids) < len(all_ids) else "new", None,
                         [tables[c] for c in sorted(tables)], len(all_ids), t_start, cpu)  # fmt: skip
 
-    tag = proof_tag(identity)
     with store.JobDir.open(
         out,
         FORMAT,
         SCHEMA_VERSION,
         identity,
         dataclasses.asdict(cfg),
-        tag=tag,
         overwrite=cfg.overwrite,
         note=note,
     ) as job:
         if job.state == "done":
             m = job.manifest
             assert m is not None
+            if m.get("classes_total") != len(all_ids) or len(m.get("parts", [])) != len(chunks):
+                raise DamagedRunError(
+                    f"{out}: a finished proof whose manifest records {m.get('classes_total')} classes "
+                    f"in {len(m.get('parts', []))} parts, where its recipe makes {len(all_ids):,} in "
+                    f"{len(chunks)}; refused as damaged (--overwrite recomputes it)"
+                )
             return ProveSummary(
                 out, "done", cfg.threshold, m["classes_total"], m["classes_total"],
                 [FoundBoard(b, s) for b, s in m["boards"]], time.perf_counter() - t_start, 0.0,
@@ -584,7 +588,7 @@ def _indexed(
 
 def proof_tag(identity: dict[str, Any]) -> str:
     """What every part of the proof with ``identity`` embeds as its ``boggle.config``."""
-    return json.dumps(identity, sort_keys=True)
+    return store.part_tag(FORMAT, identity)
 
 
 def dispatch_order(pending: list[int]) -> list[int]:

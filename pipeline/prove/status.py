@@ -176,7 +176,11 @@ def proof_status(out: str) -> ProofStatus:
     if loc.is_file(MANIFEST):
         manifest = P.read_manifest(loc.url(MANIFEST)) if loc.local else P.read_manifest(MANIFEST, loc)
         status.finished = True
-        status.distrusted = P.finished_problems(loc, manifest, proof_tag(identity))
+        status.distrusted = P.job_problems(loc, manifest)
+        if manifest.get("classes_total") != len(ids):
+            status.distrusted.append(
+                (MANIFEST, f"records {manifest.get('classes_total')} classes, its recipe makes {len(ids):,}")
+            )
         bad = {
             n for n, why in status.distrusted if P.PART_RE.match(n) and why != "not part of the finished job"
         }

@@ -87,6 +87,7 @@ def plan_run(config: RunConfig, *, workers_write: bool | None = None) -> RunPlan
     }
     run_dir = store.ObjectPath(cfg.run.out) if remote else Path(cfg.run.out)
     metadata = store.parquet_metadata(cfg.data_dict(), lexicon.provenance(), rules.to_dict())
+    metadata[store.META_CONFIG] = store.part_tag(store.FORMAT, identity)  # what readers check parts against
     return RunPlan(cfg, rules, lexicon, inputs, identity, metadata, run_dir, workers_write)
 
 

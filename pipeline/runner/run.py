@@ -148,7 +148,6 @@ def _open_or_resume(
         store.SCHEMA_VERSION,
         plan.identity,
         plan.cfg.to_dict(),
-        tag=plan.metadata[store.META_CONFIG],
         overwrite=overwrite,
         note=note,
     )

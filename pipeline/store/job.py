@@ -40,7 +40,8 @@ from pipeline.store.parts import (
     SEAL,
     describe_problems,
     file_entry,
-    finished_problems,
+    job_problems,
+    part_tag,
     read_manifest,
     seal_of,
     write_json,
@@ -74,7 +75,6 @@ class JobDir:
         identity: Mapping[str, Any],
         config: Mapping[str, Any],
         *,
-        tag: str,
         overwrite: bool = False,
         note: Note | None = None,
     ):
@@ -86,7 +86,8 @@ class JobDir:
         self.schema_version = schema_version
         self.identity = dict(identity)
         self.config = dict(config)
-        self.tag = tag
+        # what each part embeds; readers check it against the manifest's identity (part_tag)
+        self.tag = part_tag(fmt, self.identity)
         self.overwrite = overwrite
         self.note = note
         self.state = "new"
@@ -105,7 +106,6 @@ class JobDir:
         identity: Mapping[str, Any],
         config: Mapping[str, Any],
         *,
-        tag: str,
         overwrite: bool = False,
         note: Note | None = None,
     ) -> Iterator[JobDir]:
@@ -120,7 +120,7 @@ class JobDir:
         else:
             held = run_lock(Path(loc.url()))
         with held as lease:
-            job = cls(loc, fmt, schema_version, identity, config, tag=tag, overwrite=overwrite, note=note)
+            job = cls(loc, fmt, schema_version, identity, config, overwrite=overwrite, note=note)
             job.lease = lease if isinstance(loc, RemoteLocation) else None
             job._prepare()
             yield job
@@ -187,7 +187,7 @@ class JobDir:
         if manifest is None:
             self.state = "resume"
             return
-        problems = finished_problems(self.loc, manifest, self.tag)
+        problems = job_problems(self.loc, manifest)
         if not problems:
             self.state = "done"
             self.manifest = manifest

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +20,8 @@ from pipeline.io import write_json_atomic
 from pipeline.store.location import Location, location
 from pipeline.store.schema import (
     COMPRESSION,
+    FORMAT,
+    MANIFEST,
     META_CONFIG,
     PART_RE,
     PARTS_DIR,
@@ -211,9 +213,11 @@ def read_part_record(run_dir: Path | str | Location, chunk: int) -> PartInfo | N
     loc = location(run_dir)
     try:
         d = json.loads(loc.read_bytes(part_record_name(chunk)).decode("utf-8"))
-        return PartInfo(int(d["chunk"]), int(d["rows"]), int(d["bytes"]), d.get("blake2b"))
+        info = PartInfo(int(d["chunk"]), int(d["rows"]), int(d["bytes"]), d["blake2b"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    # a record without a checksum (or of another chunk) vouches for nothing: the part is redone
+    return info if info.chunk == chunk and _is_digest(info.blake2b) else None
 
 
 def part_problem(
@@ -231,7 +235,9 @@ def part_problem(
     size = loc.size(name)
     if size != record.bytes:
         return f"{size:,} bytes, {record.bytes:,} recorded (truncated or replaced)"
-    if record.blake2b is not None and loc.blake2b(name) != record.blake2b:
+    if not _is_digest(record.blake2b):
+        return "no checksum recorded for it"
+    if loc.blake2b(name) != record.blake2b:
         return "checksum differs from the one recorded (damaged or replaced)"
     try:
         if loc.local:
@@ -292,7 +298,10 @@ def read_manifest(path: Path | str, loc: Location | None = None) -> dict[str, An
         raise DamagedRunError(f"{path}: cannot read the manifest: {exc.strerror or exc}") from None
     if not isinstance(data, dict):
         raise DamagedRunError(f"{path}: unreadable manifest (not a JSON object)")
-    if SEAL in data and data[SEAL] != seal_of(data):
+    if not isinstance(data.get(SEAL), str):
+        # every writer seals what it writes: a missing or null seal is damage, never an old format
+        raise DamagedRunError(f"{path}: the manifest has no seal (its checksum); refused as damaged")
+    if data[SEAL] != seal_of(data):
         raise DamagedRunError(f"{path}: the manifest was changed after it was written (its seal differs)")
     return data
 
@@ -316,10 +325,22 @@ def listed_parts(manifest: Mapping[str, Any], where: Path | str | Location) -> d
                     f"{where}: the manifest lists {str(p.get('file'))[:80]!r} for chunk {chunk}; "
                     "part files must be the job directory's own part-NNNNN.parquet"
                 )
-            out[chunk] = PartInfo(chunk, int(p["rows"]), int(p["bytes"]), p.get("blake2b"))
+            digest = p.get("blake2b")
+            if not _is_digest(digest):
+                raise DamagedRunError(
+                    f"{where}: the manifest's entry for {p.get('file')} has no checksum; refused as damaged"
+                )
+            if chunk in out:
+                raise DamagedRunError(f"{where}: the manifest lists chunk {chunk} twice")
+            out[chunk] = PartInfo(chunk, int(p["rows"]), int(p["bytes"]), digest)
     except (KeyError, TypeError, ValueError):
         raise DamagedRunError(f"{where}: the manifest's parts list is malformed") from None
     return out
+
+
+def _is_digest(value: Any) -> bool:
+    """A BLAKE2b-128 as the writers record it: 32 lowercase hex digits."""
+    return isinstance(value, str) and len(value) == 32 and all(c in "0123456789abcdef" for c in value)
 
 
 def side_file_problems(job_dir: Path | Location, manifest: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -377,3 +398,95 @@ def finished_problems(
 def describe_problems(problems: list[tuple[str, str]]) -> str:
     shown = "; ".join(f"{name}: {why}" for name, why in problems[:3])
     return shown + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+
+
+# ---------------------------------------------------------------- one verdict on a finished job
+
+#: the formats of the three kinds of job (pipeline.store.schema.FORMAT is the run's)
+PROVE_FORMAT = "boggle-prove"
+OPTIMIZE_FORMAT = "boggle-optimize"
+
+
+def part_tag(fmt: str, identity: Mapping[str, Any]) -> str:
+    """What every part of a job embeds as its ``boggle.config`` (its identity): the data config
+    of a run, the whole identity of a proof or a search. Writers and readers both take it from
+    here, so a reader can check a part's identity against the manifest's."""
+    if fmt == PROVE_FORMAT:
+        return json.dumps(identity, sort_keys=True)
+    body = identity["data"] if fmt == FORMAT else identity
+    return json.dumps(body, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def count_problems(manifest: Mapping[str, Any], listed: Mapping[int, PartInfo]) -> list[tuple[str, str]]:
+    """(file, problem) where the manifest's counts disagree with its parts: chunks not numbered
+    0..n-1, rows that do not add up to the recorded count, fewer chunks than the config makes.
+    Catches a part dropped together with its manifest entry, or counts edited, then resealed."""
+    out: list[tuple[str, str]] = []
+    chunks = sorted(listed)
+    if chunks != list(range(len(chunks))):
+        gaps = sorted(set(range(chunks[-1] + 1)) - set(chunks))[:5]
+        out.append((MANIFEST, f"the parts list skips chunk(s) {', '.join(map(str, gaps))}"))
+    rows = sum(info.rows for info in listed.values())
+    fmt, identity = manifest.get("format"), manifest.get("identity")
+    try:
+        if fmt == FORMAT:
+            counts = manifest["counts"]
+            if counts["boards"] != rows:
+                out.append((MANIFEST, f"records {counts['boards']} boards, its parts hold {rows:,}"))
+            boards = identity["data"]["boards"]  # type: ignore[index]
+            if boards["source"] == "generate":
+                want, size = int(boards["count"]), int(boards["chunk_size"])
+                if rows != want or len(chunks) != -(-want // size):
+                    out.append((MANIFEST, f"the config makes {want:,} boards in {-(-want // size)} parts; "
+                                          f"listed: {rows:,} in {len(chunks)}"))  # fmt: skip
+            elif counts["input_rows"] != counts["boards"] + counts["rejected"]:
+                out.append((MANIFEST, "its input rows are not its boards plus its rejected rows"))
+        elif fmt == PROVE_FORMAT:
+            total, size = int(manifest["classes_total"]), int(identity["chunk_size"])  # type: ignore[index]
+            if rows != total or len(chunks) != -(-total // size):
+                out.append((MANIFEST, f"records {total:,} classes in {-(-total // size)} parts; "
+                                      f"listed: {rows:,} in {len(chunks)}"))  # fmt: skip
+    except (KeyError, TypeError, ValueError):
+        out.append((MANIFEST, "its counts are missing or malformed"))
+    return out
+
+
+def job_problems(
+    job_dir: Path | Location, manifest: Mapping[str, Any], *, checksums: bool = True
+) -> list[tuple[str, str]]:
+    """The one verdict on a finished job (run, proof or search), used by every reader, re-run
+    and status: (file, problem) for every part or side file that is missing, damaged, foreign
+    (its embedded identity is not the manifest's) or unlisted, and every count that does not
+    add up. The manifest itself was checked (seal) by :func:`read_manifest`. Empty: intact."""
+    fmt, identity = manifest.get("format"), manifest.get("identity")
+    if not isinstance(fmt, str) or not isinstance(identity, Mapping):
+        return [(MANIFEST, "no format or identity recorded")]
+    try:
+        tag = part_tag(fmt, identity)
+    except (KeyError, TypeError):
+        return [(MANIFEST, "its identity is malformed")]
+    listed = listed_parts(manifest, job_dir)
+    return finished_problems(job_dir, manifest, tag, checksums=checksums) + count_problems(manifest, listed)
+
+
+def job_digest(manifest: Mapping[str, Any]) -> str:
+    """The whole job's root hash, to publish beside it: BLAKE2b-256 of its sealed manifest in
+    canonical JSON. The manifest lists every part's and side file's size and BLAKE2b, so a job
+    that verifies against its manifest and whose manifest gives this digest is the job that was
+    published, byte for byte (docs/methods/integrity.md)."""
+    text = json.dumps(manifest, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return "blake2b-256:" + hashlib.blake2b(text.encode(), digest_size=32).hexdigest()
+
+
+def check_digest(manifest: Mapping[str, Any], expected: str | Iterable[str] | None, where: object) -> None:
+    """A DamagedRunError unless the job's digest is ``expected`` (or one of several); None: no
+    pin. The prefix ``blake2b-256:`` may be left out of an expected digest."""
+    if expected is None:
+        return
+    wanted = {expected} if isinstance(expected, str) else set(expected)
+    wanted = {w if w.startswith("blake2b-256:") else f"blake2b-256:{w}" for w in wanted}
+    got = job_digest(manifest)
+    if got not in wanted:
+        raise DamagedRunError(
+            f"{where}: its digest is {got}, not the one expected; this is not the published job"
+        )

@@ -19,11 +19,15 @@ from pipeline.errors import BoggleError, DamagedRunError, OutputConflictError, R
 from pipeline.store.location import Location, RemoteLocation, location
 from pipeline.store.parts import (
     PartInfo,
+    check_digest,
     committed_chunks,
+    count_problems,
     describe_problems,
-    finished_problems,
+    job_problems,
     listed_parts,
     part_name,
+    part_problem,
+    part_tag,
     read_manifest,
     side_file_problems,
 )
@@ -163,7 +167,7 @@ class FinishedRun(NamedTuple):
     parts: list[Path]
 
 
-def open_run(run_dir: Path | str, *, verify: bool = True) -> FinishedRun:
+def open_run(run_dir: Path | str, *, verify: bool = True, expect_digest: str | None = None) -> FinishedRun:
     """The manifest and part paths of a finished run, checked: a BoggleError if it is not
     finished, a DamagedRunError (exit 4) naming the file if the manifest's seal, a part or a
     side file differs from what was recorded, or a part is missing or not listed.
@@ -175,11 +179,14 @@ def open_run(run_dir: Path | str, *, verify: bool = True) -> FinishedRun:
     A run in an object store (an fsspec URL) is read through a local cache: each part listed
     is downloaded once, and what is verified is exactly what is then read.
 
+    ``expect_digest``: the run's published digest (``boggle digest``); a run whose manifest
+    gives another is refused (DamagedRunError), whatever its checksums say.
+
     >>> manifest, parts = open_run("runs/default")  # doctest: +SKIP
     """
     loc = location(run_dir, "run")
     if isinstance(loc, RemoteLocation):
-        return _open_remote(loc, verify)
+        return _open_remote(loc, verify, expect_digest)
     run_dir = Path(loc.url())
     if not run_dir.is_dir():
         raise BoggleError(f"run directory not found: {run_dir}")
@@ -189,9 +196,10 @@ def open_run(run_dir: Path | str, *, verify: bool = True) -> FinishedRun:
     manifest = read_manifest(manifest_path)
     if manifest.get("format") != FORMAT:
         raise BoggleError(f"{manifest_path}: not a boggle run manifest")
+    check_digest(manifest, expect_digest, run_dir)
     listed = listed_parts(manifest, run_dir)
     parts = [run_dir / info.file for _, info in sorted(listed.items())]
-    problems = finished_problems(run_dir, manifest, None, checksums=verify)
+    problems = job_problems(run_dir, manifest, checksums=verify)
     if problems:
         raise DamagedRunError(
             f"{run_dir}: damaged run, refused ({describe_problems(problems)}); re-run `boggle run` with "
@@ -209,24 +217,28 @@ def _not_finished(where: object, has_record: bool) -> BoggleError:
     return BoggleError(f"{where}: {state}")
 
 
-def _open_remote(loc: RemoteLocation, verify: bool) -> FinishedRun:
+def _open_remote(loc: RemoteLocation, verify: bool, expect_digest: str | None) -> FinishedRun:
     if not loc.is_file(MANIFEST):
         raise _not_finished(loc, loc.is_file(RUN_RECORD))
     manifest = read_manifest(MANIFEST, loc)
     if manifest.get("format") != FORMAT:
         raise BoggleError(f"{loc.url(MANIFEST)}: not a boggle run manifest")
+    check_digest(manifest, expect_digest, loc)
     listed = listed_parts(manifest, loc)
     present = committed_chunks(loc)
     problems = [(info.file, "missing") for k, info in listed.items() if k not in present]
     problems += [(part_name(k), "not part of the finished run") for k in sorted(set(present) - set(listed))]
     parts: list[Path] = []
     if not problems:
+        tag = part_tag(FORMAT, manifest.get("identity") or {}) if verify else None
         for _, info in sorted(listed.items()):
             path, problem = _cached_part(loc, info, verify)
+            if problem is None and tag is not None:  # the local copy: its footer's identity and rows
+                problem = part_problem(path, info, tag)
             if problem is not None:
                 problems.append((info.file, problem))
             parts.append(path)
-        problems += side_file_problems(loc, manifest)
+        problems += side_file_problems(loc, manifest) + count_problems(manifest, listed)
     if problems:
         raise DamagedRunError(
             f"{loc}: damaged run, refused ({describe_problems(problems)}); re-run `boggle run` with "
@@ -276,11 +288,17 @@ def _cached_part(loc: RemoteLocation, info: PartInfo, verify: bool) -> tuple[Pat
     return path, None
 
 
-def read_run(run_dir: Path | str, columns: Sequence[str] | None = None, *, verify: bool = True) -> pa.Table:
+def read_run(
+    run_dir: Path | str,
+    columns: Sequence[str] | None = None,
+    *,
+    verify: bool = True,
+    expect_digest: str | None = None,
+) -> pa.Table:
     """A finished run's boards as one Arrow table, in board_id order (for small runs and tests;
-    for large runs read the parts with DuckDB or ``pyarrow.dataset``); ``verify``: as
-    :func:`open_run`."""
-    manifest, parts = open_run(run_dir, verify=verify)
+    for large runs read the parts with DuckDB or ``pyarrow.dataset``); ``verify`` and
+    ``expect_digest``: as :func:`open_run`."""
+    manifest, parts = open_run(run_dir, verify=verify, expect_digest=expect_digest)
     cols = list(columns) if columns is not None else None
     tables = [conform_part(pq.read_table(p, columns=cols)) for p in parts]
     if not tables:
