@@ -107,8 +107,9 @@ class DiceSet:
     def record(self) -> dict[str, Any]:
         """The set as a run records it (:func:`dice_from_record` gives it back)."""
         return {
-            "name": self.name, "file": self.file, "shape": format_shape(self.rows, self.cols),
-            "faces": [list(d) for d in self.dice], "sha256": self.sha256,
+            "name": self.name, "title": self.title, "file": self.file,
+            "shape": format_shape(self.rows, self.cols), "faces": [list(d) for d in self.dice],
+            "sha256": self.sha256,
         }  # fmt: skip
 
     def face_counts(self) -> Counter[str]:
@@ -320,7 +321,7 @@ def dice_from_record(record: Any) -> DiceSet:
         rows, cols = (int(x) for x in str(record["shape"]).split("x"))
         dice = tuple(tuple(str(f) for f in die) for die in record["faces"])
         out = DiceSet(str(record["name"]), rows, cols, dice, 3 if rows * cols <= 16 else 4,
-                      str(record["name"]), file=record.get("file"))  # fmt: skip
+                      str(record.get("title") or record["name"]), file=record.get("file"))  # fmt: skip
         sha = str(record["sha256"])
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BoggleError(f"the recorded dice set is not readable ({type(exc).__name__}: {exc})") from None
