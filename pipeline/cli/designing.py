@@ -90,7 +90,7 @@ def what_if(
             help="Start the variant from this set instead of BASE (same number of dice and faces).",
         ),
     ] = None,
-    count: Annotated[int, typer.Option("--count", "-n", min=1, help="Boards in each run.")] = 10_000,
+    count: Annotated[int, typer.Option("--count", min=1, help="Boards in each run.")] = 10_000,
     seed: Annotated[
         int, typer.Option("--seed", min=0, help="Seed of both runs (the same boards' draws).")
     ] = 0,
