@@ -23,9 +23,12 @@ from pipeline.cli.outcome import (
 )
 
 dice_app = typer.Typer(
-    help="Dice sets: show a built-in set or a dice file (see docs/guides/dice.md).",
+    help="Dice sets: show a built-in set or a dice file (format: docs/guides/dice.md).\n\n"
+    "Example: boggle dice show new",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 DICE_ARG_HELP = f"A dice set ({DICE_HELP.removesuffix('|english').replace('|uniform', '')}) or a dice file."
