@@ -234,6 +234,14 @@ def run_what_if(
     """
     from pipeline.boards import parse_shape
     from pipeline.config import config_from_dict
+    from pipeline.dice import GENERATORS
+    from pipeline.urls import is_url
+
+    if is_url(str(out)):
+        raise ConfigError(f"--out {out}: what-if writes its runs to a local folder")
+    for spec in (base_spec, dice_b):
+        if spec in GENERATORS:
+            raise ConfigError(f"{spec!r} is a letter generator, not dice: a what-if changes a set of dice")
     from pipeline.dataset import read_run
     from pipeline.io import write_text_atomic
     from pipeline.runner import run_job
@@ -268,6 +276,8 @@ def run_what_if(
         return config_from_dict(raw).resolve()
 
     base_cfg = config(base_spec, base_dir)  # every config error before a file is written
+    if not overwrite:
+        _refuse_other_variant(variant_dir, variant.sha256)
     out.mkdir(parents=True, exist_ok=True)
     text = format_dice_text(replace(variant, title=f"what-if variant of {base.label}"))
     if not (dice_file.is_file() and dice_file.read_text(encoding="utf-8") == text):
@@ -301,3 +311,26 @@ def run_what_if(
         float(sa.mean()), float(sb.mean()), gain, low, high, sd,
         float((d > 0).mean()), float((d < 0).mean()), float((d == 0).mean()), differ, prediction, summaries,
     )  # fmt: skip
+
+
+def _refuse_other_variant(variant_dir: Path, sha256: str) -> None:
+    """OutputConflictError (exit 4) when ``variant_dir`` holds the run of another variant, before
+    its dice file (``OUT/variant-dice.txt``) would be rewritten under it (the runner would
+    refuse the run only after). A record that cannot be read is left to the runner."""
+    import json
+
+    from pipeline.errors import OutputConflictError
+    from pipeline.store.schema import MANIFEST, RUN_RECORD
+
+    for name in (MANIFEST, RUN_RECORD):
+        try:
+            record = json.loads((variant_dir / name).read_text(encoding="utf-8"))
+            held = record["identity"]["dice"]["sha256"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if held != sha256:
+            raise OutputConflictError(
+                f"{variant_dir} holds the run of another variant (dice sha256 {str(held)[:8]}, this one "
+                f"{sha256[:8]}); use --overwrite to replace it, or another --out"
+            )
+        return

@@ -165,3 +165,18 @@ def test_cli_refuses_a_bad_swap_before_writing(tmp_path: Path) -> None:
     res = run_boggle("what-if", "new", "--dice-b", "big1979", "--out", str(out))
     assert res.returncode == 2 and not out.exists()
     one_error_line(res, "big1979")
+
+
+def test_another_variant_in_the_same_folder_is_refused_before_its_dice_file_changes(tmp_path: Path) -> None:
+    first = what_if(tmp_path, ["die 15 = die 5"])
+    dice_file = tmp_path / "w" / "variant-dice.txt"
+    before = dice_file.read_text()
+    again = what_if(tmp_path, ["die 15 = die 5"])  # the same: both runs reused
+    assert [s.status for s in again.runs] == ["already complete"] * 2 and again.gain == first.gain
+    from pipeline.errors import OutputConflictError
+
+    with pytest.raises(OutputConflictError, match="holds the run of another variant"):
+        what_if(tmp_path, ["die 15 = die 6"])
+    assert dice_file.read_text() == before
+    with pytest.raises(ConfigError, match="letter generator"):
+        run_what_if("uniform", [], tmp_path / "u", count=10, seed=0)
