@@ -79,7 +79,8 @@ def value(choice: StrEnum | None) -> str | None:
 
 def dice_option(text: str) -> Any:
     """``--dice`` with its choices in the metavar and in shell completion; a dice file too."""
-    return typer.Option("--dice", metavar=DICE_METAVAR, autocompletion=complete_dice, help=text)
+    help_text = f"{text} FILE: dice of your own (a path with / or .txt/.json/.toml; docs/guides/dice.md)."
+    return typer.Option("--dice", metavar=DICE_METAVAR, autocompletion=complete_dice, help=help_text)
 
 
 DictionaryOpt = Annotated[
