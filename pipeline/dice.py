@@ -334,7 +334,8 @@ def format_dice_text(dice: DiceSet) -> str:
     """The set in the text format of a dice file (one die a line, blank ``_``): what
     :func:`read_dice_file` reads back as the same dice (same sha256)."""
     shape = format_shape(dice.rows, dice.cols)
-    head = f"# {dice.title or dice.name}: {len(dice.dice)} dice for {shape}, sha256 {dice.sha256}\n"
+    title = " ".join((dice.title or dice.name).split())  # one comment line, whatever the file name holds
+    head = f"# {title}: {len(dice.dice)} dice for {shape}, sha256 {dice.sha256}\n"
     return head + "".join(" ".join(f or BLANK_TOKEN for f in die) + "\n" for die in dice.dice)
 
 
