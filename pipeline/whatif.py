@@ -278,16 +278,20 @@ def run_what_if(
     base_cfg = config(base_spec, base_dir)  # every config error before a file is written
     if not overwrite:
         _refuse_other_variant(variant_dir, variant.sha256)
-    out.mkdir(parents=True, exist_ok=True)
+    summaries = []
+    if stage is not None:
+        stage("base")
+    summaries.append(run_job(base_cfg, overwrite=overwrite, progress=progress, note=note))
+    # written once the base run stands (a base refused as another run leaves the file alone);
+    # the variant's settings are the base's, checked above, and its dice were checked by the swaps
     text = format_dice_text(replace(variant, title=f"what-if variant of {base.label}"))
     if not (dice_file.is_file() and dice_file.read_text(encoding="utf-8") == text):
         write_text_atomic(dice_file, text)
-    variant_cfg = config(str(dice_file), variant_dir)
-    summaries = []
-    for name, cfg in (("base", base_cfg), ("variant", variant_cfg)):
-        if stage is not None:
-            stage(name)
-        summaries.append(run_job(cfg, overwrite=overwrite, progress=progress, note=note))
+    if stage is not None:
+        stage("variant")
+    summaries.append(
+        run_job(config(str(dice_file), variant_dir), overwrite=overwrite, progress=progress, note=note)
+    )
     variant = replace(variant, name=str(dice_file), title=VARIANT_DICE, file=str(dice_file))
 
     cols = ["board_id", "board", "score"]
