@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pipeline.cli.options import DICE_HELP, DictionaryOpt, OverwriteOpt, RulesOpt, complete_dice, value
+from pipeline.cli.options import DICE_CHOICES, DictionaryOpt, OverwriteOpt, RulesOpt, complete_dice, value
 from pipeline.cli.outcome import (
     announce_kernel_compile,
     err,
@@ -31,7 +31,8 @@ dice_app = typer.Typer(
     rich_markup_mode=None,
 )
 
-DICE_ARG_HELP = f"A dice set ({DICE_HELP.removesuffix('|english').replace('|uniform', '')}) or a dice file."
+_SETS = "|".join([*(d for d in DICE_CHOICES if d not in ("uniform", "english")), "tanglet:<lang>"])
+DICE_ARG_HELP = f"A dice set ({_SETS}) or a dice file."
 
 
 @handle_errors
