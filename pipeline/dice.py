@@ -6,13 +6,27 @@ die uniformly. Other generators: ``uniform`` (letters a-z, q = Qu) and ``english
 with English letter frequencies, q = Qu), and ``tanglet:<lang>`` (a Tanglet pack's dice: the
 first 16 for 4x4, the next 25 for 5x5).
 
+A designer's own dice come from a file (:func:`read_dice_file`; the format is in
+docs/guides/dice.md): text, one die a line (``a a e e g n`` or ``H,I,M,N,Qu,U``, ``_`` a blank
+face, ``#`` comments), or JSON (``{"size": 4, "dice": [[...], ...]}``, an entry of
+``dice_sets.json``) or TOML (``dice = [[...], ...]``), chosen by the extension. Where ``--dice``
+takes a name or a file, :func:`is_dice_file` tells them apart. A run records the faces and
+their SHA-256 (:meth:`DiceSet.record`), so its dice are rebuilt without the file.
+
 Generators return encoded boards (int8 [n, cells], indices into an :class:`Alphabet`), so a
 million boards cost 16 MB and no Python objects.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import os
+import re
+import stat
+import tomllib
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -20,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.boards import BLANK, QU, Board, normalise_text
-from pipeline.errors import BoggleError
+from pipeline.boards import BLANK, MAX_CELLS, QU, Board, format_shape, is_face_char, normalise_text
+from pipeline.errors import BoggleError, ConfigError, quote
 from pipeline.tanglet import TANGLET_PREFIX, tanglet_pack
 from pipeline.trie import Alphabet
 
@@ -69,10 +83,38 @@ class DiceSet:
     dice: tuple[tuple[str, ...], ...]
     min_length: int = 3
     title: str = ""
+    file: str | None = None  # the dice file as given (``--dice my.txt``); None: a built-in set
 
     @property
     def faces(self) -> set[str]:
         return {f for die in self.dice for f in die if f != BLANK}
+
+    @property
+    def sha256(self) -> str:
+        """SHA-256 of the normalised faces, die by die in order, as compact JSON
+        (``[["a","a","e","e","g","n"],...]``, blank ``""``): the same dice give the same hash
+        whatever file format, case, separators or comments they were written with."""
+        text = json.dumps([list(d) for d in self.dice], ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    @property
+    def label(self) -> str:
+        """How reports name the set: ``new dice``, or ``mydice.txt dice (sha256 1a2b3c4d)``."""
+        if self.file is None:
+            return f"{self.name} dice"
+        return f"{os.path.basename(self.file)} dice (sha256 {self.sha256[:8]})"
+
+    def record(self) -> dict[str, Any]:
+        """The set as a run records it (:func:`dice_from_record` gives it back)."""
+        return {
+            "name": self.name, "title": self.title, "file": self.file,
+            "shape": format_shape(self.rows, self.cols), "faces": [list(d) for d in self.dice],
+            "sha256": self.sha256,
+        }  # fmt: skip
+
+    def face_counts(self) -> Counter[str]:
+        """How many faces of the whole set show each face (blank ``""``)."""
+        return Counter(f for die in self.dice for f in die)
 
     def face_table(self, alphabet: Alphabet) -> np.ndarray:
         """int8 [n_dice, 6] of face indices (blank = -1)."""
@@ -98,7 +140,7 @@ class DiceSet:
         return all(assign(cell, set()) for cell in range(board.n_cells))
 
 
-def _normalise_face(face: str) -> str:
+def _normalise_face(face: str) -> str:  # a face of the packaged sets and Tanglet packs
     return BLANK if face == "" else normalise_text(face)
 
 
@@ -114,14 +156,17 @@ def dice_set_names() -> list[str]:
 
 
 def load_dice_set(name: str, rows: int | None = None, cols: int | None = None) -> DiceSet:
-    """A named dice set (``new``, ``classic``...) or ``tanglet:<lang>`` (16 dice for 4x4,
-    25 for 5x5, chosen by ``rows``/``cols``; 4x4 by default)."""
+    """A named dice set (``new``, ``classic``...), ``tanglet:<lang>`` (16 dice for 4x4,
+    25 for 5x5, chosen by ``rows``/``cols``; 4x4 by default) or a dice file
+    (:func:`is_dice_file`, read by :func:`read_dice_file`)."""
+    if is_dice_file(name):
+        return read_dice_file(name, rows, cols)
     if name.startswith(TANGLET_PREFIX):
         return _tanglet_dice(name, rows or 4, cols or rows or 4)
     data = _dice_json()
     if name not in data:
         choices = ", ".join([*data, *GENERATORS, "tanglet:<lang>"])
-        raise BoggleError(f"unknown dice set {name!r}; choose one of {choices}")
+        raise BoggleError(f"unknown dice set {name!r}; choose one of {choices}, or a dice file (a path)")
     entry = data[name]
     size = int(entry["size"])
     if (rows, cols) not in ((None, None), (size, size)):
@@ -148,8 +193,10 @@ def _tanglet_dice(name: str, rows: int, cols: int) -> DiceSet:
     raise BoggleError(f"{name}: no set of {rows * cols} dice for {rows}x{cols} (the pack has {sizes})")
 
 
-def generator_alphabet(source: str, rows: int | None = None, cols: int | None = None) -> Alphabet:
+def generator_alphabet(source: str | DiceSet, rows: int | None = None, cols: int | None = None) -> Alphabet:
     """The faces a generator can show (``rows``/``cols`` pick a Tanglet pack's dice)."""
+    if isinstance(source, DiceSet):
+        return Alphabet.from_faces(source.faces)
     if source in GENERATORS:
         return Alphabet.english()
     return Alphabet.from_faces(load_dice_set(source, rows, cols).faces)
@@ -190,19 +237,266 @@ def roll_letters(
 
 
 def generate_boards(
-    source: str,
+    source: str | DiceSet,
     alphabet: Alphabet,
     rng: np.random.Generator,
     count: int,
     rows: int = 4,
     cols: int = 4,
 ) -> np.ndarray:
-    """``count`` boards from a dice set, ``uniform`` or ``english``: int8 [count, rows*cols]."""
+    """``count`` boards from a dice set (a name, a file, or the set itself), ``uniform`` or
+    ``english``: int8 [count, rows*cols]."""
     if source == "uniform":
         return roll_letters(alphabet, rng, count, rows * cols)
     if source == "english":
         return roll_letters(alphabet, rng, count, rows * cols, ENGLISH_FREQUENCIES)
-    dice = load_dice_set(source, rows, cols)
+    dice = source if isinstance(source, DiceSet) else load_dice_set(source, rows, cols)
     if (dice.rows, dice.cols) != (rows, cols):
         raise BoggleError(f"dice set {source!r} is for {dice.rows}x{dice.cols} boards, not {rows}x{cols}")
     return roll_dice(dice, alphabet, rng, count)
+
+
+# ---------------------------------------------------------------- dice files
+
+DICE_FILE_SUFFIXES = (".txt", ".json", ".toml")
+BLANK_TOKEN = "_"  # a blank face in a dice file
+# a dice file of 10,000 dice (100x100) of six faces is about 130 kB: anything near this is no dice
+# file (a word list, a binary), refused before it is read whole
+MAX_DICE_FILE_BYTES = 1 << 20
+# a die written as one run of letters (``aaeegn``) is one face: said so rather than rolled
+_RUN_TOGETHER = 4
+_SEPARATORS = re.compile(r"[\s,]+")
+
+
+def is_dice_file(spec: str) -> bool:
+    """Whether ``--dice``/``[boards] dice`` names a dice file rather than a built-in set: a
+    value that contains ``/`` or ends in ``.txt``, ``.json`` or ``.toml`` is a file; else a
+    built-in name (a dice set, ``uniform``, ``english``, ``tanglet:<lang>``) is the set, even
+    where a file of that name exists; else any existing file is one."""
+    if "/" in spec or spec.lower().endswith(DICE_FILE_SUFFIXES):
+        return True
+    if spec in GENERATORS or spec.startswith(TANGLET_PREFIX) or spec in _dice_json():
+        return False
+    return os.path.isfile(os.path.expanduser(spec))
+
+
+def read_dice_file(path: str, rows: int | None = None, cols: int | None = None) -> DiceSet:
+    """The dice of a file (text, ``.json`` or ``.toml``), for ``rows`` x ``cols`` boards or,
+    when not given, the square board the dice fill (a JSON/TOML ``size`` says it too).
+
+    Raises ConfigError ``FILE:LINE: problem`` (exit 2): a missing or unreadable file, a face
+    that is not letters, an empty die, dice with different numbers of faces, or a die count
+    that does not fill the board.
+
+    >>> read_dice_file("my.txt").dice[0]  # doctest: +SKIP
+    ('a', 'a', 'e', 'e', 'g', 'n')
+    """
+    text = _read_text(path)
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix in (".json", ".toml"):
+        entries, size = _structured_dice(text, path, suffix)
+    else:
+        entries, size = _text_dice(text, path), None
+    if not entries:
+        raise ConfigError(
+            "no dice in the file (one die a line, faces separated by spaces or commas)", source=path
+        )
+    width = len(entries[0][1])
+    for n, (line, faces) in enumerate(entries, 1):
+        if len(faces) != width:
+            raise ConfigError(
+                f"die {n} has {len(faces)} faces, die 1 has {width}: every die needs the same number "
+                "(a roll picks a face of each die uniformly)",
+                source=path, line=line,
+            )  # fmt: skip
+    rows, cols = _fit_shape(entries, size, rows, cols, path)
+    dice = tuple(faces for _, faces in entries)
+    return DiceSet(path, rows, cols, dice, 3 if rows * cols <= 16 else 4, os.path.basename(path), file=path)
+
+
+def dice_from_record(record: Any) -> DiceSet:
+    """The dice set a run recorded (:meth:`DiceSet.record`); a BoggleError when the record is
+    not one or its faces do not give its hash."""
+    try:
+        rows, cols = (int(x) for x in str(record["shape"]).split("x"))
+        dice = tuple(tuple(str(f) for f in die) for die in record["faces"])
+        out = DiceSet(str(record["name"]), rows, cols, dice, 3 if rows * cols <= 16 else 4,
+                      str(record.get("title") or record["name"]), file=record.get("file"))  # fmt: skip
+        sha = str(record["sha256"])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise BoggleError(f"the recorded dice set is not readable ({type(exc).__name__}: {exc})") from None
+    if out.sha256 != sha:
+        raise BoggleError(f"the recorded dice of {out.name!r} do not give their recorded sha256")
+    return out
+
+
+def format_dice_text(dice: DiceSet) -> str:
+    """The set in the text format of a dice file (one die a line, blank ``_``): what
+    :func:`read_dice_file` reads back as the same dice (same sha256)."""
+    shape = format_shape(dice.rows, dice.cols)
+    title = " ".join((dice.title or dice.name).split())  # one comment line, whatever the file name holds
+    head = f"# {title}: {len(dice.dice)} dice for {shape}, sha256 {dice.sha256}\n"
+    return head + "".join(" ".join(f or BLANK_TOKEN for f in die) + "\n" for die in dice.dice)
+
+
+def _read_text(path: str) -> str:
+    real = os.path.expanduser(path)
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        raise ConfigError("dice file not found", source=path) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the dice file ({exc.strerror})", source=path) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError("not a regular file (a dice file is text, .json or .toml)", source=path)
+    try:
+        with open(real, "rb") as fh:
+            data = fh.read(MAX_DICE_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the dice file ({exc.strerror})", source=path) from None
+    if len(data) > MAX_DICE_FILE_BYTES:
+        raise ConfigError(f"larger than {MAX_DICE_FILE_BYTES:,} bytes: not a dice file", source=path)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError("not UTF-8 text", source=path, line=line) from None
+
+
+def _face(token: Any, die: int, path: str, line: int | None, *, empty_is_blank: bool) -> str:
+    """One face of a file, normalised (``Qu`` -> ``qu``); ``_`` is a blank."""
+    if not isinstance(token, str):
+        raise ConfigError(f"die {die}: face {token!r} is not a string of letters", source=path, line=line)
+    if token == BLANK_TOKEN or (empty_is_blank and token == ""):
+        return BLANK
+    norm = normalise_text(token.strip())
+    if not norm or not all(is_face_char(ch) for ch in norm):
+        raise ConfigError(
+            f"die {die}: face {quote(token)} is not letters (a blank face is written {BLANK_TOKEN})",
+            source=path, line=line,
+        )  # fmt: skip
+    return norm
+
+
+def _die(
+    tokens: list[Any], die: int, path: str, line: int | None, *, empty_is_blank: bool
+) -> tuple[str, ...]:
+    if not tokens:
+        raise ConfigError(f"die {die} is empty (no faces)", source=path, line=line)
+    faces = tuple(_face(t, die, path, line, empty_is_blank=empty_is_blank) for t in tokens)
+    if len(faces) == 1 and len(faces[0]) >= _RUN_TOGETHER:
+        raise ConfigError(
+            f"die {die} is one face {faces[0]!r}; separate the faces with spaces or commas "
+            f"({' '.join(faces[0])})",
+            source=path, line=line,
+        )  # fmt: skip
+    return faces
+
+
+def _text_dice(text: str, path: str) -> list[tuple[int | None, tuple[str, ...]]]:
+    out: list[tuple[int | None, tuple[str, ...]]] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        body = raw.split("#", 1)[0].strip()
+        if not body:
+            continue
+        tokens = [t for t in _SEPARATORS.split(body) if t]
+        out.append((number, _die(tokens, len(out) + 1, path, number, empty_is_blank=False)))
+    return out
+
+
+def _structured_dice(
+    text: str, path: str, suffix: str
+) -> tuple[list[tuple[int | None, tuple[str, ...]]], int | None]:
+    """The dice of a JSON (``{"size": 4, "dice": [...]}``) or TOML (``dice = [...]``) file."""
+    kind = suffix[1:].upper()
+    try:
+        doc = json.loads(text) if suffix == ".json" else tomllib.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"not valid JSON: {exc.msg}", source=path, line=exc.lineno) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", source=path) from None
+    example = '{"size": 4, "dice": [["a", "a", "e", "e", "g", "n"], ...]}' if kind == "JSON" else (
+        'dice = [["a", "a", "e", "e", "g", "n"], ...]'
+    )  # fmt: skip
+    if not isinstance(doc, dict) or "dice" not in doc:
+        raise ConfigError(f'a {kind} dice file holds a list of dice under "dice": {example}', source=path)
+    dice, size = doc["dice"], doc.get("size")
+    if not isinstance(dice, list) or not all(isinstance(d, list) for d in dice):
+        raise ConfigError(f'"dice" must be a list of dice, each a list of faces: {example}', source=path)
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        raise ConfigError(
+            f'"size" must be a whole number >= 1 (the board is size x size), got {size!r}', source=path
+        )
+    lines: list[int | None] = list(_die_lines(text, comments=kind == "TOML"))
+    if len(lines) != len(dice):  # a layout the scan does not follow: name the die, not a line
+        lines = [None] * len(dice)
+    out = [
+        (line, _die(d, n, path, line, empty_is_blank=True))
+        for n, (line, d) in enumerate(zip(lines, dice, strict=True), 1)
+    ]
+    return out, size
+
+
+def _die_lines(text: str, *, comments: bool) -> list[int]:
+    """The line of each ``[`` that opens at bracket depth 2 (a die of ``[[...], ...]``),
+    strings (and TOML comments) skipped."""
+    out: list[int] = []
+    depth, line, i, quote_char = 0, 1, 0, ""
+    while i < len(text):
+        ch = text[i]
+        if ch == "\n":
+            line += 1
+        if quote_char:
+            if ch == "\\" and quote_char == '"':
+                i += 1
+            elif ch == quote_char:
+                quote_char = ""
+        elif ch in "\"'":
+            quote_char = ch
+        elif ch == "#" and comments:
+            while i + 1 < len(text) and text[i + 1] != "\n":
+                i += 1
+        elif ch == "[":
+            depth += 1
+            if depth == 2:
+                out.append(line)
+        elif ch == "]":
+            depth -= 1
+        i += 1
+    return out
+
+
+def _fit_shape(
+    entries: list[tuple[int | None, tuple[str, ...]]], size: int | None, rows: int | None, cols: int | None,
+    path: str,
+) -> tuple[int, int]:  # fmt: skip
+    """The board the dice fill: ``rows`` x ``cols`` when given, else ``size`` x ``size``, else
+    the square of the die count; one die a cell."""
+    n = len(entries)
+    last = entries[-1][0]
+    if rows is None or cols is None:
+        if size is not None:
+            rows = cols = size
+        else:
+            side = math.isqrt(n)
+            if side * side != n:
+                raise ConfigError(
+                    f"{n} dice fill no square board; give the shape (--shape or [boards] shape, "
+                    f"R x C = {n})",
+                    source=path, line=last,
+                )  # fmt: skip
+            rows = cols = side
+    cells = rows * cols
+    if cells > MAX_CELLS:
+        raise ConfigError(
+            f"a {format_shape(rows, cols)} board has {cells:,} cells; at most {MAX_CELLS:,}", source=path
+        )
+    if n != cells:
+        line = entries[cells][0] if n > cells else last
+        raise ConfigError(
+            f"{n} dice for a {format_shape(rows, cols)} board: it needs {cells} (one die a cell)",
+            source=path, line=line,
+        )  # fmt: skip
+    if size is not None and (rows, cols) != (size, size):
+        raise ConfigError(f'"size" = {size} says {size}x{size}, not {format_shape(rows, cols)}', source=path)
+    return rows, cols

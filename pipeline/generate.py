@@ -16,7 +16,16 @@ from typing import Any, overload
 import numpy as np
 
 from pipeline.boards import check_cells, compact_strings, format_shape, parse_shape
-from pipeline.dice import GENERATORS, dice_set_names, generate_boards, generator_alphabet, load_dice_set
+from pipeline.dice import (
+    GENERATORS,
+    DiceSet,
+    dice_set_names,
+    generate_boards,
+    generator_alphabet,
+    is_dice_file,
+    load_dice_set,
+    read_dice_file,
+)
 from pipeline.errors import BoggleError, ConfigError, InternalError
 from pipeline.tanglet import TANGLET_PREFIX
 from pipeline.trie import Alphabet
@@ -47,13 +56,20 @@ def generator_shape(dice: str, shape: str | None, where: str | None) -> tuple[in
             raise ConfigError(f"[boards] shape: {exc.message}", source=where) from None
     if dice in GENERATORS:
         return wanted or (4, 4)
+    if is_dice_file(dice):  # its own FILE:LINE errors; the shape: --shape, else the dice's square
+        d = read_dice_file(dice, *(wanted or (None, None)))
+        return d.rows, d.cols
     if dice.startswith(TANGLET_PREFIX):
         rows, cols = wanted or (4, 4)
         d = load_dice_set(dice, rows, cols)
         return d.rows, d.cols
     if dice not in dice_set_names():
         choices = ", ".join([*dice_set_names(), *GENERATORS, "tanglet:<lang>"])
-        raise ConfigError(f"[boards] dice: unknown dice set {dice!r}; choose one of {choices}", source=where)
+        raise ConfigError(
+            f"[boards] dice: unknown dice set {dice!r}; choose one of {choices}, or a dice file "
+            "(a path: it contains / or ends in .txt, .json or .toml)",
+            source=where,
+        )
     d = load_dice_set(dice)
     if wanted is not None and wanted != (d.rows, d.cols):
         raise ConfigError(
@@ -148,7 +164,7 @@ def chunk_seed(seed: int, chunk: int) -> np.random.SeedSequence:
 
 
 def generate_chunk(
-    dice: str, alphabet: Alphabet, seed: int, chunk: GenerateChunk, rows: int, cols: int
+    dice: str | DiceSet, alphabet: Alphabet, seed: int, chunk: GenerateChunk, rows: int, cols: int
 ) -> np.ndarray:
     """The boards of one chunk: int8 [chunk.count, rows*cols] encoded for ``alphabet``."""
     rng = np.random.default_rng(chunk_seed(seed, chunk.chunk))

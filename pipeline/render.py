@@ -17,12 +17,14 @@ from rich.console import Console
 
 if TYPE_CHECKING:  # the results each display shows (imported by the commands that make them)
     from pipeline.analyze import AnalysisResult
+    from pipeline.dice import DiceSet
     from pipeline.optimize import OptimizeProgress, OptimizeResult
     from pipeline.prove import ProveProgress, ProveSummary
     from pipeline.prove.status import ProofStatus
     from pipeline.runner import Progress as RunProgress
     from pipeline.runner import RunSummary
     from pipeline.solve import BoardResult
+    from pipeline.whatif import WhatIfResult
 
 # ------------------------------------------------------------------ solve
 
@@ -202,6 +204,63 @@ def run_progress_outcome(p: RunProgress) -> dict[str, Any]:
 def run_rejected(summary: RunSummary) -> str:
     """The stderr line for a run that rejected input rows."""
     return f"{summary.rejected:,} of {summary.input_rows:,} input rows rejected: see {summary.rejects_file}"
+
+
+# ------------------------------------------------------------------ dice, what-if
+
+
+def dice_show(dice: DiceSet) -> list[str]:
+    """``boggle dice show``: the set as a dice file (one die a line, numbered as the analysis
+    numbers them in a comment), then how many faces show each face."""
+    from pipeline.dice import BLANK_TOKEN, format_dice_text
+
+    lines = format_dice_text(dice).splitlines()
+    width = len(str(len(dice.dice)))
+    out = [lines[0]] + [f"{line:<24} # die {d:>{width}}" for d, line in enumerate(lines[1:], 1)]
+    counts = dice.face_counts()
+    shown = "  ".join(
+        f"{f or BLANK_TOKEN} {n}" for f, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
+    total = sum(counts.values())
+    return [*out, f"# faces ({total:,} in all, {len(counts)} different): {shown}"]
+
+
+def _signed(x: float | None) -> str:
+    return "?" if x is None else f"{x:+.2f}"
+
+
+def whatif_lines(res: WhatIfResult) -> list[str]:
+    """What ``boggle what-if`` prints: the measured gain next to the model's prediction."""
+    changed = ", ".join(str(d) for d in res.changed) or "none"
+    lines = [
+        f"what-if: {res.base.label} -> variant ({'; '.join(res.swaps) or 'no swaps'}); "
+        f"dice changed: {changed}",
+        f"  base    mean score {res.mean_base:.2f}  ({res.base_dir})",
+        f"  variant mean score {res.mean_variant:.2f}  ({res.variant_dir}, dice {res.variant.file})",
+    ]
+    if res.gain_low is None:
+        interval = "no interval from one board"
+    else:
+        interval = f"95% paired CI {_signed(res.gain_low)} to {_signed(res.gain_high)}; sd {res.sd:.2f}"
+    lines.append(f"  measured gain per board: {_signed(res.gain)} ({interval}; n {res.boards:,})")
+    lines.append(
+        f"  boards: {res.higher:.1%} higher, {res.lower:.1%} lower, {res.unchanged:.1%} unchanged "
+        f"({res.boards_differ:.1%} show other faces)"
+    )
+    p = res.prediction
+    if p.estimate is None:
+        lines.append(f"  additive model (base run): no prediction: {p.why}")
+    else:
+        lines.append(
+            f"  additive model (base run) predicts: {_signed(p.estimate)} "
+            f"(95% CI {_signed(p.low)} to {_signed(p.high)}): the changed dice's value, new minus old"
+        )
+    return lines
+
+
+def whatif_outcome(res: WhatIfResult) -> dict[str, Any]:
+    """The what-if's figures for ``--summary-json``."""
+    return {"status": "complete", **res.to_dict()}
 
 
 # ------------------------------------------------------------------ optimize

@@ -15,7 +15,8 @@ coefficient per (face, position class), compared within the class.
 
 **Dice.** The die on each cell is not stored (so the run schema needs no new column); it is
 reconstructed from the run's seed and chunk plan through the generator's own draws
-(:func:`pipeline.dice.roll_dice_layout`), and the reconstruction is used only when it gives
+(:func:`pipeline.dice.roll_dice_layout`) and the faces the run recorded (a dice file's too, so
+the file is not needed), and the reconstruction is used only when it gives
 back every stored board exactly. A die's *value* is the mean adjusted effect of its faces
 (each face shows with probability 1/faces): the points a board gains, on average, from that die
 against an average cell. The lowest-valued dice are the ones to redesign.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -240,7 +242,7 @@ def reconstruct_dice(run: RunInfo, bf: BoardFaces) -> tuple[DiceLayout | None, s
     """The die on every cell of a generated dice run, from its seed and chunk plan, or None
     and the reason (ingested or letter-generated boards, another shape, or a mismatch)."""
     from pipeline.boards import compact_strings
-    from pipeline.dice import generator_alphabet, load_dice_set, roll_dice_layout
+    from pipeline.dice import dice_from_record, generator_alphabet, load_dice_set, roll_dice_layout
     from pipeline.errors import BoggleError
     from pipeline.generate import chunk_plan, chunk_seed
 
@@ -251,9 +253,14 @@ def reconstruct_dice(run: RunInfo, bf: BoardFaces) -> tuple[DiceLayout | None, s
     name = str(boards_cfg.get("dice") or "")
     if not name or name in LETTER_GENERATORS:
         return None, f"boards from the {name or 'unknown'} generator are not rolled with dice"
+    record = run.manifest.get("dice")
     try:
-        dice = load_dice_set(name, bf.rows, bf.cols)
-        alphabet = generator_alphabet(name, bf.rows, bf.cols)
+        # the faces the run recorded (a dice file's, which may be gone or edited since), else the
+        # built-in set of that name (runs made before the record existed)
+        dice = dice_from_record(record) if isinstance(record, dict) else load_dice_set(name, bf.rows, bf.cols)
+        if dice.file is not None:
+            name = f"{Path(dice.file).name} (sha256 {dice.sha256[:8]})"
+        alphabet = generator_alphabet(dice)
         count, seed = int(boards_cfg["count"]), int(boards_cfg["seed"])
         size = int(boards_cfg["chunk_size"])
     except (BoggleError, KeyError, TypeError, ValueError) as exc:

@@ -80,6 +80,9 @@ def describe(manifest: Mapping[str, Any]) -> RunDescription:
     else:
         generator = str(boards.get("dice") or "")
         dice = f"{generator} dice" if generator and generator not in LETTER_GENERATORS else generator
+        record = _as_dict(manifest.get("dice"))
+        if record.get("file"):  # a dice file: its name and the hash of its faces
+            dice = f"{Path(str(record['file'])).name} dice (sha256 {str(record.get('sha256') or '')[:8]})"
         origin = f"seed {boards['seed']}" if boards.get("seed") is not None else ""
     count = _as_dict(manifest.get("counts")).get("boards")
     return RunDescription(

@@ -9,7 +9,8 @@ numba, pyarrow) are imported inside the commands so ``boggle --help`` answers at
 * :mod:`~pipeline.cli.solving`: solve, lookup, words, check, queens, generate;
 * :mod:`~pipeline.cli.batch`: run, analyze, optimize;
 * :mod:`~pipeline.cli.proving`: prove;
-* :mod:`~pipeline.cli.integrity`: digest.
+* :mod:`~pipeline.cli.integrity`: digest;
+* :mod:`~pipeline.cli.designing`: dice show, what-if.
 
 What a command shows (text, JSON lines, progress) is made by :mod:`pipeline.render`.
 
@@ -24,7 +25,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from pipeline.cli import batch, integrity, proving, solving
+from pipeline.cli import batch, designing, integrity, proving, solving
 from pipeline.errors import Terminated
 
 __all__ = ["app", "main"]
@@ -104,6 +105,9 @@ for command in (
     batch.run, solving.generate, batch.optimize, proving.prove, integrity.digest,
 ):  # fmt: skip
     app.command(cls=HumanHelpCommand)(command)
+app.command("what-if", cls=HumanHelpCommand)(designing.what_if)
+designing.dice_app.command("show", cls=HumanHelpCommand)(designing.show)
+app.add_typer(designing.dice_app, name="dice")
 
 
 def _terminate(signum: int, frame: Any) -> None:

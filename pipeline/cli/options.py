@@ -62,6 +62,8 @@ class Objective(StrEnum):
 # so it is a string with its choices in the help and in shell completion (a test keeps them in step)
 DICE_CHOICES = ("classic", "new", "big1979", "master", "superbig", "big2011", "uniform", "english")
 DICE_HELP = "|".join((*DICE_CHOICES, "tanglet:<lang>"))
+# --dice also takes a dice file (pipeline.dice.is_dice_file: a path with / or .txt/.json/.toml)
+DICE_METAVAR = f"<{DICE_HELP}|FILE>"
 
 
 def complete_dice(incomplete: str) -> list[str]:
@@ -76,8 +78,9 @@ def value(choice: StrEnum | None) -> str | None:
 
 
 def dice_option(text: str) -> Any:
-    """``--dice`` with its choices in the metavar and in shell completion."""
-    return typer.Option("--dice", metavar=f"<{DICE_HELP}>", autocompletion=complete_dice, help=text)
+    """``--dice`` with its choices in the metavar and in shell completion; a dice file too."""
+    help_text = f"{text} FILE: dice of your own (a path with / or .txt/.json/.toml; docs/guides/dice.md)."
+    return typer.Option("--dice", metavar=DICE_METAVAR, autocompletion=complete_dice, help=help_text)
 
 
 DictionaryOpt = Annotated[

@@ -43,6 +43,9 @@ class RunPlan:
     metadata: dict[str, str]  # the Parquet key-value metadata of every part
     run_dir: Path | store.ObjectPath
     workers_write: bool | None  # None: decided once the folder is open (dask: do workers see it?)
+    # the dice.DiceSet boards are rolled with (None: letter generators, ingest); a dice file is
+    # read once, here: workers get its faces, never the file
+    dice: Any = None
 
     @functools.cached_property
     def run_id(self) -> str:
@@ -76,7 +79,8 @@ def plan_run(config: RunConfig, *, workers_write: bool | None = None) -> RunPlan
         # memory:// is the one store a worker process cannot see (it is this process's)
         workers_write = not cfg.run.out.startswith("memory://")
     inputs = _fingerprint_inputs(cfg)
-    lexicon = _compile(cfg, rules)
+    dice = _dice_set(cfg)
+    lexicon = _compile(cfg, rules, dice)
     identity = {
         "schema_version": store.SCHEMA_VERSION,
         "data": cfg.data_dict(),
@@ -85,10 +89,24 @@ def plan_run(config: RunConfig, *, workers_write: bool | None = None) -> RunPlan
         "inputs": [{"file": i["file"], "sha256": i["sha256"]} for i in inputs],
         **limits_identity(),
     }
+    if dice is not None and dice.file is not None:
+        # the file's faces decide the data: an edited file is another run (a built-in set's
+        # faces are pinned, and runs made before this keep their identity)
+        identity["dice"] = {"faces": dice.record()["faces"], "sha256": dice.sha256}
     run_dir = store.ObjectPath(cfg.run.out) if remote else Path(cfg.run.out)
     metadata = store.parquet_metadata(cfg.data_dict(), lexicon.provenance(), rules.to_dict())
     metadata[store.META_CONFIG] = store.part_tag(store.FORMAT, identity)  # what readers check parts against
-    return RunPlan(cfg, rules, lexicon, inputs, identity, metadata, run_dir, workers_write)
+    return RunPlan(cfg, rules, lexicon, inputs, identity, metadata, run_dir, workers_write, dice)
+
+
+def _dice_set(cfg: RunConfig) -> Any:
+    """The dice set a generated run rolls (None for the letter generators and ingest)."""
+    from pipeline.dice import GENERATORS, load_dice_set
+
+    b = cfg.boards
+    if b.source != "generate" or b.dice in GENERATORS:
+        return None
+    return load_dice_set(b.dice, *(cfg.shape or (4, 4)))
 
 
 def _fingerprint_inputs(cfg: RunConfig) -> list[dict[str, Any]]:
@@ -102,7 +120,7 @@ def _fingerprint_inputs(cfg: RunConfig) -> list[dict[str, Any]]:
     return [fingerprint(f) for f in cfg.boards.files]
 
 
-def _compile(cfg: RunConfig, rules: Rules) -> CompiledLexicon:
+def _compile(cfg: RunConfig, rules: Rules, dice: Any = None) -> CompiledLexicon:
     from pipeline.boards import check_face
     from pipeline.dice import generator_alphabet
 
@@ -111,7 +129,7 @@ def _compile(cfg: RunConfig, rules: Rules) -> CompiledLexicon:
     try:
         if b.source == "generate":
             shape = cfg.shape or (4, 4)
-            alphabet = generator_alphabet(b.dice, *shape)
+            alphabet = generator_alphabet(dice if dice is not None else b.dice, *shape)
         else:
             extra = []
             for f in b.faces:
@@ -170,7 +188,8 @@ def chunk_tasks(
     from pipeline.ingest import write_rejects_header
 
     write_rejects_header(rejects_fh)
-    return generate_tasks(plan.cfg, plan.metadata, committed, counters, job)
+    dice_file = plan.dice if plan.dice is not None and plan.dice.file is not None else None
+    return generate_tasks(plan.cfg, plan.metadata, committed, counters, job, dice_file)
 
 
 def generate_tasks(
@@ -179,7 +198,9 @@ def generate_tasks(
     committed: dict[int, store.PartRef],
     counters: Counters,
     job: store.JobDir,
+    dice: Any = None,
 ) -> Iterator[ChunkTask]:
+    """``dice``: the DiceSet of a dice file, handed to the workers with each task."""
     from pipeline.generate import chunk_plan
 
     b = cfg.boards
@@ -213,6 +234,7 @@ def generate_tasks(
             cols,
             words=b.words,
             labels={"run_id": run_id, "seed": str(b.seed), "dice": b.dice},
+            dice=dice,
         )
         for ch in todo
     )

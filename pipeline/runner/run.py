@@ -330,6 +330,8 @@ def _write_manifest(job: store.JobDir, plan: RunPlan, counters: Counters) -> dic
         "rejects_file": store.REJECTS,
         "columns": store.columns_doc(plan.cfg.boards.words),
     }
+    if plan.dice is not None:  # the faces rolled, so analysis rebuilds each board's dice without the file
+        fields["dice"] = plan.dice.record()
     return job.finish(counters.chunks, fields, side_files=(store.REJECTS,))
 
 

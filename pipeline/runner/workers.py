@@ -141,6 +141,7 @@ class ChunkTask:
     sources: list[str] = field(default_factory=list)  # input files the groups refer to
     words: bool = True  # False: no ``words`` column ([boards] words = false)
     labels: dict[str, str | None] = field(default_factory=dict)  # run_id, seed, dice columns
+    dice: Any = None  # a dice file's pipeline.dice.DiceSet (the worker never reads the file)
 
 
 @dataclass
@@ -201,7 +202,8 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
             )
     elif task.count:
         ch = GenerateChunk(task.chunk, task.first_id, task.count)
-        boards = generate_chunk(task.source, lex.alphabet, task.seed, ch, task.rows, task.cols)
+        dice = task.dice if task.dice is not None else task.source
+        boards = generate_chunk(dice, lex.alphabet, task.seed, ch, task.rows, task.cols)
         result = solve_arrays(boards, task.rows, task.cols, lex, collect=task.words, bins=tally)
         ids = np.arange(task.first_id, task.first_id + task.count, dtype=np.int64)
         tables.append(

@@ -60,7 +60,8 @@ COLUMNS: dict[str, str] = {
     "runs differ in it whenever their data may differ",
     "seed": "dictionary<string>: the generator seed ([boards] seed, or the one derived from the "
     "schedule's date) in decimal (seeds go up to 2**128 - 1); null for ingest",
-    "dice": "dictionary<string>: the dice set or generator the boards were rolled with; null for ingest",
+    "dice": "dictionary<string>: the dice set or generator the boards were rolled with (a dice file: its "
+    "path as given; its faces are in the manifest's dice record); null for ingest",
     "chunk": "int32: the chunk (part file number) the board belongs to",
     "score": "int32: total points of the distinct words found",
     "n_words": "int32: distinct words found",

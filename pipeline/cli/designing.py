@@ -1,0 +1,168 @@
+"""Commands for a dice designer: ``boggle dice show`` and ``boggle what-if``.
+
+Each parses its options, calls one library function and prints what :mod:`pipeline.render`
+makes of the result. Heavy modules are imported inside the commands so ``--help`` stays light.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from pipeline.cli.options import DICE_CHOICES, DictionaryOpt, OverwriteOpt, RulesOpt, complete_dice, value
+from pipeline.cli.outcome import (
+    announce_kernel_compile,
+    err,
+    handle_errors,
+    note,
+    run_summary_json,
+    summary_to_stdout,
+)
+
+dice_app = typer.Typer(
+    help="Dice sets: show a built-in set or a dice file (format: docs/guides/dice.md).\n\n"
+    "Example: boggle dice show new",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+_SETS = "|".join([*(d for d in DICE_CHOICES if d not in ("uniform", "english")), "tanglet:<lang>"])
+DICE_ARG_HELP = f"A dice set ({_SETS}) or a dice file."
+
+
+@handle_errors
+def show(
+    dice: Annotated[
+        str, typer.Argument(metavar="NAME|FILE", help=DICE_ARG_HELP, autocompletion=complete_dice)
+    ],
+    shape: Annotated[
+        str | None,
+        typer.Option("--shape", help="Board shape RxC (a dice file: default the square its dice fill)."),
+    ] = None,
+) -> None:
+    """Print a dice set: one die a line (as a dice file reads it), then the count of each face.
+
+    Example: boggle dice show new
+    """
+    from pipeline import render
+    from pipeline.boards import parse_shape
+    from pipeline.dice import GENERATORS, load_dice_set
+    from pipeline.errors import ConfigError
+
+    if dice in GENERATORS:
+        raise ConfigError(f"{dice!r} is a letter generator, not a set of dice")
+    rows, cols = parse_shape(shape) if shape else (None, None)
+    for line in render.dice_show(load_dice_set(dice, rows, cols)):
+        typer.echo(line)
+
+
+WHATIF_SUMMARY_FIELDS = (
+    "command", "status", "exit_code", "message", "base", "variant", "swaps", "changed_dice", "boards",
+    "mean_base", "mean_variant", "gain", "gain_low", "gain_high", "sd", "higher", "lower", "unchanged",
+    "boards_differ", "prediction", "run_dir", "started_at", "finished_at", "elapsed_s", "version",
+)  # fmt: skip
+
+
+@handle_errors
+def what_if(
+    base: Annotated[
+        str,
+        typer.Argument(
+            metavar="BASE", help="The base dice: a set name or a dice file.", autocompletion=complete_dice
+        ),
+    ],
+    swaps: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--swap",
+            metavar="EDIT",
+            help="Change the variant: 'die I = die J' (die I becomes a copy of die J) or 'die I: X -> Y' "
+            "(a face X of die I becomes Y; _ a blank). Dice numbered from 1, as in the report. Repeatable, "
+            "applied in order.",
+        ),
+    ] = None,
+    dice_b: Annotated[
+        str | None,
+        typer.Option(
+            "--dice-b",
+            metavar="NAME|FILE",
+            help="Start the variant from this set instead of BASE (same number of dice and faces).",
+        ),
+    ] = None,
+    count: Annotated[int, typer.Option("--count", min=1, help="Boards in each run.")] = 10_000,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of both runs (the same boards' draws).")
+    ] = 0,
+    dictionary: DictionaryOpt = None,
+    rules: RulesOpt = None,
+    shape: Annotated[
+        str | None, typer.Option("--shape", help="Board shape RxC (default: the dice's).")
+    ] = None,
+    chunk_size: Annotated[
+        int | None, typer.Option("--chunk-size", min=1, help="Boards per chunk (as boggle run).")
+    ] = None,
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", help="Folder for the two runs (OUT/base, OUT/variant) and OUT/variant-dice.txt."
+        ),
+    ] = Path("runs/whatif"),
+    n_jobs: Annotated[int, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")] = -1,
+    overwrite: OverwriteOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    summary_json: Annotated[
+        Path | None,
+        typer.Option(
+            "--summary-json",
+            metavar="PATH|-",
+            help="Also write the outcome as JSON here ('-': stdout): the measured gain and interval, the "
+            "shares higher/lower/unchanged, the model's prediction, both runs; on failure too.",
+        ),
+    ] = None,
+) -> None:
+    """Measure what a change of dice is worth: a paired experiment of the base and a variant.
+
+    Both sets roll the same boards' draws (same seed: the same die on every cell, the same face
+    index of it), so a variant board differs from its base board only where a changed die lies.
+    Prints the mean gain per board with its 95% paired interval, the shares of boards higher,
+    lower and unchanged, and what the analysis's additive model predicts. The runs are normal
+    runs: boggle analyze OUT/base OUT/variant compares them.
+
+    Example: boggle what-if new --swap 'die 15 = die 5' --count 20000 --seed 1 -d enable2k --out runs/whatif
+    """
+    from pipeline import render
+    from pipeline.whatif import run_what_if
+
+    say = err if summary_to_stdout(summary_json) else typer.echo
+    with run_summary_json(summary_json, str(out), "what-if", WHATIF_SUMMARY_FIELDS) as outcome:
+        if not quiet:
+            announce_kernel_compile()
+
+        bars = ExitStack()  # one progress bar a run, opened as it starts
+        bar: list[Any] = []
+
+        def stage(name: str) -> None:
+            if quiet:
+                return
+            bars.close()
+            err(f"{name} run: {out / name}")
+            bar[:] = [bars.enter_context(render.run_progress())]
+
+        def progress(p: Any) -> None:
+            if bar:
+                bar[0](p)
+
+        with bars:
+            res = run_what_if(
+                base, swaps or [], out, count=count, seed=seed, dictionary=dictionary, dice_b=dice_b,
+                shape=shape, chunk_size=chunk_size, rules=value(rules), n_jobs=n_jobs, overwrite=overwrite,
+                stage=stage, progress=progress, note=note,
+            )  # fmt: skip
+        outcome.update(render.whatif_outcome(res))
+    for line in render.whatif_lines(res):
+        say(line)
