@@ -85,7 +85,10 @@ def wilson(k: float, n: float) -> Interval:
     z2 = Z95 * Z95
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return Interval(p, max(0.0, centre - half), min(1.0, centre + half))
+    # at k = 0 (k = n) the bound is 0 (1) exactly; the formula leaves a rounding error there
+    low = 0.0 if k <= 0 else max(0.0, centre - half)
+    high = 1.0 if k >= n else min(1.0, centre + half)
+    return Interval(p, low, high)
 
 
 def risk_ratio(a: float, n1: float, c: float, n0: float) -> Interval:
