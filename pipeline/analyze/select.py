@@ -34,6 +34,8 @@ from pipeline.analyze.runs import RunError, RunInfo, load_runs
 from pipeline.errors import BoggleError
 
 if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
     import pyarrow as pa
 
 PER = 100_000  # "a run of PER boards yields about K"
@@ -408,6 +410,40 @@ def select_boards(
     meta = {"filters": filters.describe(), "runs": [{"label": p.label, "run_id": p.run_id} for p in pools]}
     write_pool(pool, out, fmt, meta)
     return SelectResult(out, pool.num_rows, pools, filters, per)
+
+
+BAND_COLUMNS = ["run", "band", "words", "boards", "in_band", "share", "share_low", "share_high", "per_100k",
+                "per_100k_low", "per_100k_high"]  # fmt: skip
+
+
+def band_shares(
+    con: duckdb.DuckDBPyConnection, bands: Sequence[Band] = tuple(PRESETS.values())
+) -> pd.DataFrame:
+    """For the report: per run of the analysis's ``boards`` view, the boards in each word-count
+    band (Tanglet's by default), their share with its 95% Wilson interval, and the yield of a
+    run of 100,000 boards."""
+    import pandas as pd
+
+    from pipeline.analyze.runs import query
+
+    if not bands:
+        return pd.DataFrame(columns=BAND_COLUMNS)
+    aggs = ", ".join(
+        f"count(*) FILTER (WHERE n_words BETWEEN {-(2**31) if b.lo is None else int(b.lo)} "
+        f"AND {2**31 if b.hi is None else int(b.hi)}) AS b{i}"
+        for i, b in enumerate(bands)
+    )
+    wide = query(con, f"SELECT run, count(*) AS boards, {aggs} FROM boards GROUP BY run")
+    rows = []
+    for rec in wide.to_dict("records"):
+        for i, b in enumerate(bands):
+            k, n = int(rec[f"b{i}"]), int(rec["boards"])
+            iv = wilson(k, n)
+            rows.append({"run": rec["run"], "band": b.name, "words": b.text(), "boards": n, "in_band": k,
+                         "share": iv.estimate, "share_low": iv.low, "share_high": iv.high,
+                         "per_100k": iv.estimate * PER, "per_100k_low": iv.low * PER,
+                         "per_100k_high": iv.high * PER})  # fmt: skip
+    return pd.DataFrame(rows, columns=BAND_COLUMNS)
 
 
 def write_pool(pool: pa.Table, out: Path, fmt: str, meta: dict[str, Any]) -> None:

@@ -71,6 +71,25 @@ def analyze(
             "repeatable. Default: what differs between the runs, e.g. 'new dice · tanglet:en'.",
         ),
     ] = None,
+    bad_words: Annotated[
+        int | None,
+        typer.Option(
+            "--bad-words",
+            min=1,
+            metavar="N",
+            help="A bad board has fewer than N words (the report's bad-board section). Default 50, "
+            "unless --bad-score is given alone.",
+        ),
+    ] = None,
+    bad_score: Annotated[
+        int | None,
+        typer.Option(
+            "--bad-score",
+            min=1,
+            metavar="N",
+            help="A bad board scores fewer than N points (with --bad-words: either makes it bad).",
+        ),
+    ] = None,
     summary_json: Annotated[
         Path | None,
         typer.Option(
@@ -94,11 +113,12 @@ def analyze(
         check_report_folder(run_dirs, out)  # before the analysis modules' seconds of imports
         threads = capped_threads(threads)
         from pipeline import render
-        from pipeline.analyze import analyze_runs, parse_labels
+        from pipeline.analyze import BadDefinition, analyze_runs, parse_labels
 
         result = analyze_runs(
             [str(d) for d in run_dirs], out, top=top, top_words=top_words, threads=threads,
             memory_limit=memory_limit, progress=render.analyze_progress(quiet), labels=parse_labels(label),
+            bad=BadDefinition.from_options(bad_words, bad_score),
         )  # fmt: skip
         if summary_json is not None:
             outcome.update(render.analyze_outcome(result, run_dirs))
