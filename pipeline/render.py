@@ -121,11 +121,17 @@ def analyze_outcome(result: AnalysisResult, run_dirs: list[str]) -> dict[str, An
 # ------------------------------------------------------------------ select
 
 
+def _share(x: float) -> str:
+    """A share as a percentage with two decimals, four below 0.1% (so a rare band's upper bound
+    does not print as 0.00%)."""
+    return f"{x:.4%}" if 0 < x < 0.001 else f"{x:.2%}"
+
+
 def _share_and_yield(k: int, n: int, iv: Interval, per: int) -> str:
     if n == 0:
         return f"{k:,} of 0 boards"
     return (
-        f"{k:,} of {n:,} boards ({iv.estimate:.2%}, 95% CI {iv.low:.2%}-{iv.high:.2%}); a run of "
+        f"{k:,} of {n:,} boards ({_share(iv.estimate)}, 95% CI {_share(iv.low)}-{_share(iv.high)}); a run of "
         f"{per:,} boards yields about {iv.estimate * per:,.0f} ({iv.low * per:,.0f}-{iv.high * per:,.0f})"
     )
 

@@ -294,8 +294,9 @@ def _driver_rows(drivers: pd.DataFrame) -> list[list[str]]:
     ]  # fmt: skip
 
 
-DRIVER_HEADER = ["run", "factor", "risk ratio", "95% CI", "bad with it", "bad without it",
-                 "boards with it", "bad boards with it", "boards", "bad boards"]  # fmt: skip
+DRIVER_HEADER = ["run", "factor", "risk ratio", "95% CI", "P(bad | with it)", "P(bad | without it)",
+                 "share of all boards with it", "share of bad boards with it", "boards with it",
+                 "bad boards with it"]  # fmt: skip
 
 
 def bad_boards_section(share: pd.DataFrame, drivers: pd.DataFrame, strongest: int = 10) -> str:
