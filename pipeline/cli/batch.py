@@ -197,6 +197,7 @@ def select(
     say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
     with run_summary_json(summary_json, None, "select", SELECT_SUMMARY_FIELDS) as outcome:
         outcome.update(runs=[{"run_dir": d} for d in run_dirs], out=str(out.absolute()))
+        require("analyze", "boggle select")  # the analysis package: plots, word frequencies
         from pipeline import render
         from pipeline.analyze.select import Band, Filters, parse_range, preset, select_boards
 
@@ -209,8 +210,6 @@ def select(
             limit=limit,
         )  # fmt: skip
         outcome.update(filters=filters.describe())
-        if filters.needs_words:
-            require("analyze", " and ".join(filters.needs_words))
         result = select_boards(run_dirs, out, filters)
         if summary_json is not None:
             outcome.update(render.select_outcome(result, run_dirs))
