@@ -257,6 +257,7 @@ def test_cli_prints_shares_per_run_and_band(solved_run: Path, truth: pd.DataFram
     [
         (["--words", "3-5"], "--words '3-5': expected A..B"),
         (["--score", "9..1"], "--score '9..1': the lower end is above the upper one"),
+        (["--max-obscure", "1.5"], "--max-obscure 1.5: a share of the words, from 0 to 1"),
     ],
 )
 def test_cli_refuses_a_bad_band_in_one_line(

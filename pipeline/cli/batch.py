@@ -150,6 +150,7 @@ def select(
         typer.Option(
             "--min-common-words",
             min=0,
+            metavar="N",
             help="At least N common words (wordfreq Zipf >= 3.6, the report's definition); needs word lists.",
         ),
     ] = None,
@@ -165,12 +166,14 @@ def select(
         list[ServePreset] | None,
         typer.Option(
             "--preset",
+            metavar="tanglet-easy|tanglet-medium|tanglet-hard",
             help="Tanglet's word-count bands: easy 32..42, medium 200..250, hard 425..525 words; "
             "repeatable (a board in any band given passes; with --words too).",
         ),
     ] = None,
     limit: Annotated[
-        int | None, typer.Option("--limit", min=0, help="Write at most N boards (the first, in order).")
+        int | None,
+        typer.Option("--limit", min=0, metavar="N", help="Write at most N boards (the first, in order)."),
     ] = None,
     summary_json: Annotated[
         Path | None,
