@@ -316,3 +316,24 @@ def test_a_run_without_word_lists_is_refused_for_word_filters_only(
     stored = pd.concat([pd.read_parquet(p) for p in sorted(run.glob("part-*.parquet"))])
     assert pool["board_id"].tolist() == sorted(stored.loc[stored["dead_cells"] == 0, "board_id"])
     assert pool["words"].isna().all()
+
+
+def test_ingested_boards_carry_their_input_file_and_no_seed(enable2k_path: str, tmp_path: Path) -> None:
+    from pipeline.config import load_config
+    from pipeline.runner import execute
+
+    boards = tmp_path / "boards.txt"
+    boards.write_text("perslatgsineters\nnot a board!\nqaaaeeeeiiiioooo\n", encoding="utf-8")
+    cfg = load_config(
+        None,
+        {"boards.source": "ingest", "boards.files": [str(boards)], "lexicon.path": enable2k_path,
+         "run.out": str(tmp_path / "run"), "run.n_jobs": 1, "run.backend": "threading"},
+    )  # fmt: skip
+    execute(cfg)
+    select_boards([tmp_path / "run"], tmp_path / "p.csv", Filters())
+    pool = pd.read_csv(tmp_path / "p.csv", keep_default_na=False)
+    assert pool["board"].tolist() == ["perslatgsineters", "qaaaeeeeiiiioooo"]
+    assert pool["grid"].tolist() == ["pers/latg/sine/ters", "qaaa/eeee/iiii/oooo"]
+    assert pool.loc[0, "score"] == 3625 and pool.loc[0, "n_words"] == 1045  # the known board
+    assert pool["seed"].tolist() == ["", ""] and pool["board_id"].tolist() == [0, 1]
+    assert set(pool["source"]) == {str(boards)}
