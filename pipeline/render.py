@@ -18,6 +18,8 @@ from rich.console import Console
 if TYPE_CHECKING:  # the results each display shows (imported by the commands that make them)
     from pipeline.analyze import AnalysisResult
     from pipeline.dice import DiceSet
+    from pipeline.analyze.inference import Interval
+    from pipeline.analyze.select import SelectResult
     from pipeline.optimize import OptimizeProgress, OptimizeResult
     from pipeline.prove import ProveProgress, ProveSummary
     from pipeline.prove.status import ProofStatus
@@ -116,6 +118,60 @@ def analyze_outcome(result: AnalysisResult, run_dirs: list[str]) -> dict[str, An
         "out_dir": str(result.out_dir.resolve()), "files": files,
         "boards": sum(boards) if all(isinstance(b, int) for b in boards) else None,
     }  # fmt: skip
+
+
+# ------------------------------------------------------------------ select
+
+
+def _share(x: float) -> str:
+    """A share as a percentage with two decimals, four below 0.1% (so a rare band's upper bound
+    does not print as 0.00%)."""
+    return f"{x:.4%}" if 0 < x < 0.001 else f"{x:.2%}"
+
+
+def _share_and_yield(k: int, n: int, iv: Interval, per: int) -> str:
+    if n == 0:
+        return f"{k:,} of 0 boards"
+    return (
+        f"{k:,} of {n:,} boards ({_share(iv.estimate)}, 95% CI {_share(iv.low)}-{_share(iv.high)}); a run of "
+        f"{per:,} boards yields about {iv.estimate * per:,.0f} ({iv.low * per:,.0f}-{iv.high * per:,.0f})"
+    )
+
+
+def select_lines(res: SelectResult) -> list[str]:
+    """What ``boggle select`` prints: each run's pool size, per band, with the 95% interval on
+    the share and the yield of a run of ``res.per`` boards; then the file written."""
+    lines = []
+    bands = {b.name: b for b in res.filters.bands}
+    for run in res.runs:
+        lines.append(f"{run.label}: {_share_and_yield(run.selected, run.boards, run.share, res.per)}")
+        for bc in run.bands:
+            text = bands[bc.band].text()
+            band = bc.band if bc.band == f"words {text}" else f"{bc.band} ({text} words)"
+            lines.append(f"  {band}: {_share_and_yield(bc.selected, run.boards, bc.share, res.per)}")
+    cut = f" (the first {res.written:,} of {res.selected:,}: --limit)" if res.written < res.selected else ""
+    lines.append(f"pool: {plural(res.written, 'board')}{cut} written to {res.out}")
+    return lines
+
+
+def select_outcome(res: SelectResult, run_dirs: list[str]) -> dict[str, Any]:
+    """What ``boggle select --summary-json`` records: the pool file and size, the filters, and
+    per run (and band) the qualifying boards with the share's 95% interval."""
+
+    def share(k: int, iv: Interval) -> dict[str, Any]:
+        nan = iv.estimate != iv.estimate
+        return {"selected": k, "share": None if nan else iv.estimate, "share_low": None if nan else iv.low,
+                "share_high": None if nan else iv.high}  # fmt: skip
+
+    runs = []
+    for given, run in zip(run_dirs, res.runs, strict=False):
+        runs.append({
+            "run_dir": str(given), "label": run.label, "run_id": run.run_id, "boards": run.boards,
+            **share(run.selected, run.share),
+            "bands": [{"band": b.band, **share(b.selected, b.share)} for b in run.bands],
+        })  # fmt: skip
+    return {"status": "complete", "runs": runs, "boards": res.written, "selected": res.selected,
+            "out": str(res.out.resolve()), "filters": res.filters.describe()}  # fmt: skip
 
 
 # ------------------------------------------------------------------ run

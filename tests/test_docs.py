@@ -234,6 +234,14 @@ def test_every_optimize_column_is_described_and_on_the_page() -> None:
     _assert_on_page(hook.optimize_columns(), COLUMNS, "optimize-columns")
 
 
+def test_every_pool_column_is_described_and_on_the_page() -> None:
+    from pipeline.analyze.select import POOL_COLUMNS, pool_schema
+
+    _assert_described(POOL_COLUMNS, pool_schema().names, "boggle select pool")
+    assert list(POOL_COLUMNS) == pool_schema().names, "a described column the pool lacks"
+    _assert_on_page(hook.pool_columns(), POOL_COLUMNS, "pool-columns")
+
+
 def test_an_unknown_generated_block_is_an_error() -> None:
     with pytest.raises(ValueError, match="unknown generated block 'nope'"):
         hook.expand("text\n<!-- generated: nope -->\n")

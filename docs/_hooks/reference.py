@@ -118,6 +118,12 @@ def optimize_columns() -> str:
     return _columns_table(COLUMNS)
 
 
+def pool_columns() -> str:
+    from pipeline.analyze.select import POOL_COLUMNS
+
+    return _columns_table(POOL_COLUMNS)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "cli": cli_reference,
     "run-columns": run_columns,
@@ -125,6 +131,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "prove-columns": prove_columns,
     "prove-board-columns": prove_board_columns,
     "optimize-columns": optimize_columns,
+    "pool-columns": pool_columns,
 }
 
 

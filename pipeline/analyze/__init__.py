@@ -12,7 +12,9 @@ board-level models (adjusted face effects, cell positions, dice rebuilt from the
 the board and score columns (:mod:`pipeline.analyze.cells`); comparisons with 95% intervals and
 paired runs are in :mod:`pipeline.analyze.compare`, the intervals in
 :mod:`pipeline.analyze.inference`, run labels in :mod:`pipeline.analyze.provenance`, word
-frequencies in :mod:`pipeline.analyze.words`. Plotting (:mod:`pipeline.analyze.plots`) and the
+frequencies in :mod:`pipeline.analyze.words`, bad boards and their drivers in
+:mod:`pipeline.analyze.bad`, the boards to serve (``boggle select``) in
+:mod:`pipeline.analyze.select`. Plotting (:mod:`pipeline.analyze.plots`) and the
 page (:mod:`pipeline.analyze.report`, :mod:`pipeline.analyze.sections`, interactive tables and
 plot in :mod:`pipeline.analyze.interactive`) only see the small result tables.
 """
@@ -31,6 +33,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.analyze.bad import BadDefinition
 from pipeline.analyze.plots import Plot, make_plots
 from pipeline.analyze.report import write_report
 from pipeline.analyze.runs import MANIFEST, RunError, RunInfo, connect, load_run, load_runs, printable
@@ -41,6 +44,7 @@ from pipeline.io import atomic_open, atomic_path, package_versions, write_json_a
 
 __all__ = [
     "AnalysisResult",
+    "BadDefinition",
     "RunError",
     "RunInfo",
     "Tables",
@@ -155,11 +159,13 @@ def analyze_runs(
     memory_limit: str | None = None,
     progress: ProgressFn | None = None,
     labels: Mapping[str, str] | None = None,
+    bad: BadDefinition | None = None,
 ) -> AnalysisResult:
     """Analyse one or more finished runs into tables, plots and ``report.html``.
 
     Runs are labelled by what differs between them (dice, lexicon, rules...); ``labels`` maps
-    a run (as given, or its directory name) to a label of one's own. Raises :class:`RunError`
+    a run (as given, or its directory name) to a label of one's own; ``bad`` defines a bad board
+    (default: fewer than 50 words). Raises :class:`RunError`
     (exit code 2) for a missing or unfinished run.
     """
     note = progress or (lambda _msg: None)
@@ -170,7 +176,7 @@ def analyze_runs(
 
     try:
         with connect(runs, threads=threads, memory_limit=memory_limit) as con:
-            tables = compute_all(con, runs, top=top, top_words=top_words)
+            tables = compute_all(con, runs, top=top, top_words=top_words, bad=bad)
     except duckdb.OutOfMemoryException as exc:
         raise ResourceError(
             f"DuckDB ran out of memory ({_first_line(exc)}); "
@@ -191,6 +197,7 @@ def analyze_runs(
     written |= {out / PLOT_DIR / p.file for p in plots}
     _remove_stale(out, written)
     note("writing report.html")
+    bad = bad or BadDefinition()
     report = write_report(runs, tables, plots, out, PLOT_DIR, top_words=top_words)
     versions = package_versions()
     for extra in ("duckdb", "matplotlib", "wordfreq", "itables"):
@@ -216,7 +223,7 @@ def analyze_runs(
             "tables": sorted(table_files),
             "plots": [p.file for p in plots],
             "files": sorted(str(p.relative_to(out)) for p in written),
-            "options": {"top": top, "top_words": top_words},
+            "options": {"top": top, "top_words": top_words, "bad_words": bad.words, "bad_score": bad.score},
             "versions": versions,
         },
     )

@@ -25,7 +25,7 @@ against an average cell. The lowest-valued dice are the ones to redesign.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -337,11 +337,13 @@ class CellTables:
     dice: pd.DataFrame
     dice_faces: pd.DataFrame
     notes: list[str]
+    layouts: dict[str, DiceLayout] = field(default_factory=dict)  # per run label, where rebuilt
 
 
 def cell_tables(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo]) -> CellTables:
     """Adjusted face effects per run and source; position effects and dice per run."""
     adjusted, positions, dice, dice_faces, notes = [], [], [], [], []
+    layouts: dict[str, DiceLayout] = {}
     for run in runs:
         bf = read_board_faces(con, run.label)
         if bf is None:
@@ -358,6 +360,7 @@ def cell_tables(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo]) -> Cell
         if layout is None:
             notes.append(f"{run.label}: no per-die analysis ({why})")
             continue
+        layouts[run.label] = layout
         adj_all = df
         if len(sources) > 1:
             adj_all, pooled, pooled_shares = adjusted_effects(bf.codes, bf.faces, bf.score)
@@ -374,4 +377,5 @@ def cell_tables(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo]) -> Cell
     return CellTables(
         cat(adjusted, ["run", "source", "face"]), cat(positions, ["run", "face", "position"]),
         cat(dice, ["run", "dice", "rank", "die"]), cat(dice_faces, ["run", "dice", "die", "side"]), notes,
+        layouts,
     )  # fmt: skip

@@ -4,7 +4,9 @@ Every interval is a **normal approximation** at 95%: a run holds thousands of bo
 means and shares compared here are close to normal (central limit theorem) and a bootstrap would
 cost a pass over the boards per resample for the same answer. Differences of means use Welch's
 standard error (unequal variances), shares the Wald one, ratios of means the delta method on the
-log scale, and regression coefficients the heteroskedasticity-robust (HC1) covariance. The tests
+log scale, and regression coefficients the heteroskedasticity-robust (HC1) covariance. A single
+share (how many boards fall in a band, how many are bad) has the Wilson interval, which stays
+inside [0, 1] for rare events; a risk ratio the log (Katz) interval. The tests
 check the coverage of these intervals on simulated samples with a known difference.
 """
 
@@ -67,6 +69,43 @@ def diff_of_shares(p_a: float, n_a: float, p_b: float, n_b: float) -> Interval:
     """``p_b - p_a`` of two independent shares (Wald standard error)."""
     se = math.sqrt(p_a * (1 - p_a) / n_a + p_b * (1 - p_b) / n_b) if n_a > 0 and n_b > 0 else math.nan
     return _interval(p_b - p_a, se)
+
+
+def wilson(k: float, n: float) -> Interval:
+    """The share ``k / n`` with its Wilson score interval (95%): unlike the Wald interval it
+    stays inside [0, 1] and keeps its coverage for rare events (a band holding 0.5% of boards)
+    and small runs. NaN for ``n = 0``.
+
+    >>> round(wilson(0, 100).high, 4)
+    0.037
+    """
+    if n <= 0:
+        return Interval(math.nan, math.nan, math.nan)
+    p = k / n
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    # at k = 0 (k = n) the bound is 0 (1) exactly; the formula leaves a rounding error there
+    low = 0.0 if k <= 0 else max(0.0, centre - half)
+    high = 1.0 if k >= n else min(1.0, centre + half)
+    return Interval(p, low, high)
+
+
+def risk_ratio(a: float, n1: float, c: float, n0: float) -> Interval:
+    """``(a / n1) / (c / n0)``: how many times likelier an outcome is with a factor (``a`` of
+    ``n1`` boards) than without it (``c`` of ``n0``), with the 95% interval of the log method
+    (Katz: standard error of log RR = sqrt(1/a - 1/n1 + 1/c - 1/n0)). NaN, interval included,
+    when a group is empty or has no case (a zero count leaves the log undefined).
+
+    >>> iv = risk_ratio(20, 100, 10, 100)
+    >>> round(iv.estimate, 2), round(iv.low, 2), round(iv.high, 2)
+    (2.0, 0.99, 4.05)
+    """
+    if a <= 0 or c <= 0 or n1 <= 0 or n0 <= 0:
+        return Interval(math.nan, math.nan, math.nan)
+    log_rr = math.log((a / n1) / (c / n0))
+    se = math.sqrt(1 / a - 1 / n1 + 1 / c - 1 / n0)
+    return Interval(math.exp(log_rr), math.exp(log_rr - Z95 * se), math.exp(log_rr + Z95 * se))
 
 
 def mean_interval(mean: float, sd: float, n: float) -> Interval:

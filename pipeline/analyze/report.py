@@ -270,6 +270,10 @@ def render_report(
             tables.dice, tables.face_positions, fig("dice_values"), tables.notes, tables.dice_faces
         )
         sections.append(("dice", "Dice and cell positions", dice))
+    if len(tables.bad_share):
+        sections.append(("bad", "Bad boards", sec.bad_boards_section(tables.bad_share, tables.bad_drivers)))
+    if len(tables.serve_bands):
+        sections.append(("serve", "Boards to serve", sec.serve_section(tables.serve_bands)))
     sections += [
         ("top", "Top boards",
          '<div class="boards">' + "".join(_plot_html(p, plot_dir, rel_dir) for p in boards)

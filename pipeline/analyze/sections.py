@@ -277,3 +277,118 @@ def face_comparisons_section(fc: pd.DataFrame, shown: int = 5) -> str:
         f'<ul class="verdicts">{items}</ul>'
         + table(header, rows, left=3, text_cols=[6], sortable=True, table_id="face-comparisons")
     )
+
+
+def _pct_ci(low: Any, high: Any) -> str:
+    if pd.isna(low) or pd.isna(high):
+        return ""
+    return f"{float(low) * 100:.2f}% to {float(high) * 100:.2f}%"
+
+
+def _driver_rows(drivers: pd.DataFrame) -> list[list[str]]:
+    return [
+        [esc(r["run"]), esc(r["factor"]), num(r["risk_ratio"]), esc(_ci(r["rr_low"], r["rr_high"])),
+         pct(r["p_bad_with"]), pct(r["p_bad_without"]), pct(r["share_of_boards"]), pct(r["share_of_bad"]),
+         num(r["boards_with"], 0), num(r["bad_with"], 0)]
+        for r in drivers.to_dict("records")
+    ]  # fmt: skip
+
+
+DRIVER_HEADER = ["run", "factor", "risk ratio", "95% CI", "P(bad | with it)", "P(bad | without it)",
+                 "share of all boards with it", "share of bad boards with it", "boards with it",
+                 "bad boards with it"]  # fmt: skip
+
+
+def bad_boards_section(share: pd.DataFrame, drivers: pd.DataFrame, strongest: int = 10) -> str:
+    """The share of bad boards per run (Wilson 95% CI), then what drives them: risk ratios of
+    board-level factors, by cell position, and the dice faces with the highest risk ratios
+    (every die face behind a toggle)."""
+    if share.empty:
+        return ""
+    definition = str(share["definition"].iloc[0])
+    rows = [
+        [esc(r["run"]), num(r["boards"], 0), num(r["bad"], 0), pct(r["share"]),
+         esc(_pct_ci(r["share_low"], r["share_high"]))]
+        for r in share.to_dict("records")
+    ]  # fmt: skip
+    out = (
+        f"<p>A board is <b>bad</b> when it has {esc(definition)} (<code>--bad-words</code>, "
+        "<code>--bad-score</code>). The interval on the share is Wilson's (95%).</p>"
+        + table(
+            ["run", "boards", "bad boards", "share", "95% CI"],
+            rows,
+            left=1,
+            text_cols=[4],
+            table_id="bad-share",
+        )
+    )
+    if drivers.empty:
+        return out
+    out += (
+        "<h3>What makes a board bad</h3><p><b>Risk ratio</b>: the share of bad boards among the "
+        "boards with the factor over the share among those without it, with its 95% interval (log "
+        "method); above 1 the factor comes with bad boards. Vowels: cells whose face holds a, e, i, "
+        "o or u; Qu is not a vowel (its u only follows its q). Rare letters: j, k, q, x, z (Qu "
+        "included). The factors overlap (a Qu die takes a vowel's place), so read them as "
+        "associations; the adjusted face effects above separate the faces.</p>"
+    )
+    board = drivers[drivers["kind"] == "board"]
+    out += table(
+        DRIVER_HEADER, _driver_rows(board), left=2, text_cols=[3], sortable=True, table_id="bad-drivers"
+    )
+    position = drivers[drivers["kind"] == "position"]
+    if len(position):
+        out += "<h4>By cell position</h4>" + table(
+            DRIVER_HEADER, _driver_rows(position), left=2, text_cols=[3], sortable=True,
+            table_id="bad-positions",
+        )  # fmt: skip
+    dice = drivers[drivers["kind"] == "die"]
+    if len(dice):
+        top = (
+            dice[dice["rr_low"] > 1]
+            .sort_values(["risk_ratio"], ascending=False, kind="stable")
+            .groupby("run", sort=False)
+            .head(strongest)
+        )
+        out += (
+            f"<h4>Dice faces</h4><p>The die faces whose risk ratio's interval lies above 1 (at most "
+            f"{strongest} per run, highest first): the faces that, shown, make a bad board likelier.</p>"
+            + (
+                table(
+                    DRIVER_HEADER,
+                    _driver_rows(top),
+                    left=2,
+                    text_cols=[3],
+                    sortable=True,
+                    table_id="bad-dice",
+                )
+                if len(top)
+                else "<p>None.</p>"
+            )
+            + "<details><summary>Every die face</summary>"
+            + table(DRIVER_HEADER, _driver_rows(dice), left=2, text_cols=[3], sortable=True)
+            + "</details>"
+        )
+    return out
+
+
+def serve_section(bands: pd.DataFrame) -> str:
+    """Per run, the share of boards in each of Tanglet's word-count bands (Wilson 95% CI) and
+    what a run of 100,000 boards yields: the pool ``boggle select --preset`` would write."""
+    if bands.empty:
+        return ""
+    rows = [
+        [esc(r["run"]), esc(r["band"]), esc(r["words"]), num(r["in_band"], 0), num(r["boards"], 0),
+         pct(r["share"]), esc(_pct_ci(r["share_low"], r["share_high"])), num(r["per_100k"], 0),
+         esc(f"{r['per_100k_low']:,.0f} to {r['per_100k_high']:,.0f}")]
+        for r in bands.to_dict("records")
+    ]  # fmt: skip
+    header = ["run", "band", "words", "boards in band", "boards", "share", "95% CI",
+              "per 100,000 boards", "95% CI (per 100,000)"]  # fmt: skip
+    return (
+        "<p>Tanglet serves 4x4 boards by word count: easy 32-42, medium 200-250, hard 425-525 words. "
+        "How many boards of each run fall in each band (Wilson 95% interval), and so how many a run "
+        "of 100,000 boards yields; <code>boggle select RUN --preset tanglet-medium --out "
+        "pool.parquet</code> writes them.</p>"
+        + table(header, rows, left=3, text_cols=[6, 8], sortable=True, table_id="serve-bands")
+    )

@@ -490,6 +490,9 @@ class Tables:
     paired_histogram: pd.DataFrame = field(default_factory=_empty)
     paired_boards: pd.DataFrame = field(default_factory=_empty)
     paired_words: pd.DataFrame = field(default_factory=_empty)
+    bad_share: pd.DataFrame = field(default_factory=_empty)
+    bad_drivers: pd.DataFrame = field(default_factory=_empty)
+    serve_bands: pd.DataFrame = field(default_factory=_empty)
     notes: list[str] = field(default_factory=list)
 
     def items(self) -> list[tuple[str, pd.DataFrame]]:

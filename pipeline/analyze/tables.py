@@ -7,9 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pipeline.analyze.bad import BadDefinition, bad_tables
 from pipeline.analyze.cells import cell_tables
 from pipeline.analyze.compare import comparisons, face_comparisons, paired
 from pipeline.analyze.runs import RunInfo
+from pipeline.analyze.select import band_shares
 from pipeline.analyze.stats import Tables, compute_tables, face_order
 from pipeline.analyze.words import run_languages
 
@@ -19,10 +21,11 @@ if TYPE_CHECKING:
 
 def compute_all(
     con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], *, top: int = 20, top_words: int = 50,
-    bins: int = 60,
+    bins: int = 60, bad: BadDefinition | None = None,
 ) -> Tables:  # fmt: skip
     """:func:`~pipeline.analyze.stats.compute_tables` for ``runs`` (the runs of the ``boards``
-    view, in order), then the board-level tables."""
+    view, in order), then the board-level tables, the bad boards (``bad``: their definition,
+    default fewer than 50 words) and the Tanglet word-count bands."""
     langs = run_languages({r.label: r.lexicon.get("name") for r in runs})
     tables = compute_tables(
         con, top=top, top_words=top_words, bins=bins, words=any(r.has_words for r in runs), languages=langs
@@ -43,5 +46,8 @@ def compute_all(
     pt = paired(con, runs, top=min(top, 10))
     tables.paired, tables.paired_histogram = pt.summary, pt.histogram
     tables.paired_boards, tables.paired_words = pt.boards, pt.words
-    tables.notes = cells.notes + pt.notes
+    bt = bad_tables(con, runs, bad, cells.layouts)
+    tables.bad_share, tables.bad_drivers = bt.share, bt.drivers
+    tables.serve_bands = band_shares(con)
+    tables.notes = cells.notes + pt.notes + bt.notes
     return tables

@@ -14,7 +14,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -82,6 +82,22 @@ def zipf(words: Iterable[str], language: str) -> dict[str, float]:
     return out
 
 
+def has_frequencies(language: str) -> bool:
+    """Whether wordfreq has a table for ``language`` (else every Zipf value is NaN)."""
+    return language in _languages()
+
+
+def common_mask(zipfs: Any) -> Any:
+    """Which Zipf values count as common words: at or above :data:`COMMON_ZIPF`, or NaN (a
+    language wordfreq has no table for: nothing can be called obscure there). The one
+    definition of "common" (and of "obscure": not common) that the report and
+    ``boggle select`` share; takes a number, a numpy array or a pandas Series."""
+    import numpy as np
+
+    z = np.asarray(zipfs, dtype=np.float64) if not isinstance(zipfs, pd.Series) else zipfs
+    return np.isnan(z) | (z >= COMMON_ZIPF)
+
+
 def run_languages(lexicons: Mapping[str, str | None]) -> dict[str, str]:
     """Run label -> wordfreq language, from each run's lexicon name."""
     return {run: language_of(name) for run, name in lexicons.items()}
@@ -121,8 +137,7 @@ def frequent_words(
         freq = zipf(g["word"], langs.get(str(run), language_of(None)))
         frames.append(g.assign(zipf=g["word"].map(freq)))
     df = pd.concat(frames, ignore_index=True) if frames else df.assign(zipf=pd.Series(dtype=float))
-    unknown = df["zipf"].isna()
-    df["common"] = unknown | (df["zipf"] >= COMMON_ZIPF)
+    df["common"] = common_mask(df["zipf"].astype(float))
     df["rank_common"] = df.where(df["common"]).groupby(["run", "source"])["rank"].rank(method="first")
     keep = (df["rank"] <= n) | (df["rank_common"] <= n)
     df = df[keep].reset_index(drop=True)

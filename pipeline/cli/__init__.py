@@ -7,7 +7,7 @@ numba, pyarrow) are imported inside the commands so ``boggle --help`` answers at
 * :mod:`~pipeline.cli.options`: choice enums and the options several commands share;
 * :mod:`~pipeline.cli.outcome`: errors to exit codes, BrokenPipe, ``--summary-json``;
 * :mod:`~pipeline.cli.solving`: solve, lookup, words, check, queens, generate;
-* :mod:`~pipeline.cli.batch`: run, analyze, optimize;
+* :mod:`~pipeline.cli.batch`: run, analyze, select, optimize;
 * :mod:`~pipeline.cli.proving`: prove;
 * :mod:`~pipeline.cli.integrity`: digest;
 * :mod:`~pipeline.cli.designing`: dice show, what-if.
@@ -101,7 +101,7 @@ class HumanHelpCommand(TyperCommand):
 
 # the order of `boggle --help`
 for command in (
-    solving.solve, solving.lookup, solving.words, batch.analyze, solving.check, solving.queens,
+    solving.solve, solving.lookup, solving.words, batch.analyze, batch.select, solving.check, solving.queens,
     batch.run, solving.generate, batch.optimize, proving.prove, integrity.digest,
 ):  # fmt: skip
     app.command(cls=HumanHelpCommand)(command)

@@ -1,4 +1,4 @@
-"""Batch commands: run (generate or ingest, solve, write Parquet), analyze, optimize.
+"""Batch commands: run (generate or ingest, solve, write Parquet), analyze, select, optimize.
 
 Each parses its options, calls one library function and shows its progress and outcome through
 :mod:`pipeline.render`. Heavy modules are imported inside the commands so ``--help`` stays light.
@@ -20,6 +20,7 @@ from pipeline.cli.options import (
     OverwriteOpt,
     RulesName,
     RulesOpt,
+    ServePreset,
     Strategy,
     SummaryJsonOpt,
     dice_option,
@@ -28,6 +29,7 @@ from pipeline.cli.options import (
 from pipeline.cli.outcome import (
     ANALYZE_SUMMARY_FIELDS,
     OPTIMIZE_SUMMARY_FIELDS,
+    SELECT_SUMMARY_FIELDS,
     announce_kernel_compile,
     err,
     handle_errors,
@@ -78,6 +80,25 @@ def analyze(
             "every run is the published one.",
         ),
     ] = None,
+    bad_words: Annotated[
+        int | None,
+        typer.Option(
+            "--bad-words",
+            min=1,
+            metavar="N",
+            help="A bad board has fewer than N words (the report's bad-board section). Default 50, "
+            "unless --bad-score is given alone.",
+        ),
+    ] = None,
+    bad_score: Annotated[
+        int | None,
+        typer.Option(
+            "--bad-score",
+            min=1,
+            metavar="N",
+            help="A bad board scores fewer than N points (with --bad-words: either makes it bad).",
+        ),
+    ] = None,
     summary_json: Annotated[
         Path | None,
         typer.Option(
@@ -103,15 +124,111 @@ def analyze(
             check_digests(run_dirs, expect_digest)
         threads = capped_threads(threads)
         from pipeline import render
-        from pipeline.analyze import analyze_runs, parse_labels
+        from pipeline.analyze import BadDefinition, analyze_runs, parse_labels
 
         result = analyze_runs(
             [str(d) for d in run_dirs], out, top=top, top_words=top_words, threads=threads,
             memory_limit=memory_limit, progress=render.analyze_progress(quiet), labels=parse_labels(label),
+            bad=BadDefinition.from_options(bad_words, bad_score),
         )  # fmt: skip
         if summary_json is not None:
             outcome.update(render.analyze_outcome(result, run_dirs))
         say(f"report: {result.report.resolve()}")
+
+
+@handle_errors
+def select(
+    run_dirs: Annotated[
+        list[str],
+        typer.Argument(metavar="RUN_DIR", help="Finished run directories (with _SUCCESS), or their URLs."),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="The pool file: .parquet (or .pq) or .csv, written atomically."),
+    ],
+    words: Annotated[
+        str | None,
+        typer.Option("--words", metavar="A..B", help="Word-count band, inclusive (A.. or ..B: open)."),
+    ] = None,
+    score: Annotated[
+        str | None, typer.Option("--score", metavar="A..B", help="Score range, inclusive (A.. or ..B: open).")
+    ] = None,
+    no_dead_cells: Annotated[
+        bool, typer.Option("--no-dead-cells", help="Only boards on which every cell is used by a word.")
+    ] = False,
+    min_common_words: Annotated[
+        int | None,
+        typer.Option(
+            "--min-common-words",
+            min=0,
+            metavar="N",
+            help="At least N common words (wordfreq Zipf >= 3.6, the report's definition); needs word lists.",
+        ),
+    ] = None,
+    max_obscure: Annotated[
+        float | None,
+        typer.Option(
+            "--max-obscure",
+            metavar="F",
+            help="At most this share (0-1) of a board's words obscure (not common); needs word lists.",
+        ),
+    ] = None,
+    presets: Annotated[
+        list[ServePreset] | None,
+        typer.Option(
+            "--preset",
+            metavar="tanglet-easy|tanglet-medium|tanglet-hard",
+            help="Tanglet's word-count bands: easy 32..42, medium 200..250, hard 425..525 words; "
+            "repeatable (a board in any band given passes; with --words too).",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=0, metavar="N", help="Write at most N boards (the first, in order)."),
+    ] = None,
+    summary_json: Annotated[
+        Path | None,
+        typer.Option(
+            "--summary-json",
+            metavar="PATH|-",
+            help="Also write the outcome as JSON here ('-': stdout): status, exit_code, message, runs "
+            "(boards, selected, share and its 95% CI, per band), boards written, out, filters; "
+            "on failure too.",
+        ),
+    ] = None,
+) -> None:
+    """Choose the boards to serve: write the boards of finished runs that pass the filters to
+    one Parquet or CSV file (columns: board, grid, score, n_words, words, band, run_id, seed,
+    source, board_id, lexicon_hash...), in run order then board order, so the same runs and
+    filters give the same file byte for byte.
+
+    Prints, per run and per band, how many boards qualify with a 95% (Wilson) interval on the
+    share, and what a run of 100,000 boards yields. Exit codes: 0 ok, 2 bad input (a band,
+    a file name, word filters on a run without word lists), 4 a damaged run.
+
+    Example: boggle select runs/default --preset tanglet-medium --no-dead-cells --out pool.parquet
+    """
+    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
+    with run_summary_json(summary_json, None, "select", SELECT_SUMMARY_FIELDS) as outcome:
+        outcome.update(runs=[{"run_dir": d} for d in run_dirs], out=str(out.absolute()))
+        require("analyze", "boggle select")  # the analysis package: plots, word frequencies
+        from pipeline import render
+        from pipeline.analyze.select import Band, Filters, parse_range, preset, select_boards
+
+        bands = [preset(p.value) for p in presets or []]
+        if words is not None:
+            bands.append(Band(f"words {words.strip()}", *parse_range(words, "--words")))
+        filters = Filters(
+            bands=tuple(bands), score=None if score is None else parse_range(score, "--score"),
+            no_dead_cells=no_dead_cells, min_common_words=min_common_words, max_obscure=max_obscure,
+            limit=limit,
+        )  # fmt: skip
+        outcome.update(filters=filters.describe())
+        result = select_boards(run_dirs, out, filters)
+        if summary_json is not None:
+            outcome.update(render.select_outcome(result, run_dirs))
+        for line in render.select_lines(result):
+            say(line)
 
 
 def check_report_folder(run_dirs: list[str], out: Path | None) -> None:

@@ -58,6 +58,14 @@ class Objective(StrEnum):
     subset = "subset"
 
 
+class ServePreset(StrEnum):
+    """pipeline.analyze.select.PRESETS: Tanglet's word-count bands (a test keeps them in step)."""
+
+    tanglet_easy = "tanglet-easy"
+    tanglet_medium = "tanglet-medium"
+    tanglet_hard = "tanglet-hard"
+
+
 # dice sets (pipeline/data/dice_sets.json) and generators; tanglet:<lang> keeps --dice open-ended,
 # so it is a string with its choices in the help and in shell completion (a test keeps them in step)
 DICE_CHOICES = ("classic", "new", "big1979", "master", "superbig", "big2011", "uniform", "english")

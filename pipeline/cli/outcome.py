@@ -156,6 +156,8 @@ OPTIMIZE_SUMMARY_FIELDS = ("command", "status", "exit_code", "message", "boards"
                            "best_score", "run_dir", *WHEN_FIELDS)  # fmt: skip
 ANALYZE_SUMMARY_FIELDS = ("command", "status", "exit_code", "message", "runs", "boards", "report",
                           "out_dir", "files", *WHEN_FIELDS)  # fmt: skip
+SELECT_SUMMARY_FIELDS = ("command", "status", "exit_code", "message", "runs", "boards", "selected", "out",
+                         "filters", *WHEN_FIELDS)  # fmt: skip
 STDOUT = "-"  # --summary-json -: the record goes to stdout (and the command's own lines to stderr)
 
 

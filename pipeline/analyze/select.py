@@ -1,0 +1,464 @@
+"""Boards to serve: the boards of finished runs that pass word-count, score, dead-cell and
+word-frequency filters, written as one pool file (Parquet or CSV) for a game to draw from.
+
+>>> f = Filters(bands=(PRESETS["tanglet-medium"],), no_dead_cells=True)
+>>> res = select_boards(["runs/default"], "pool.parquet", f)  # doctest: +SKIP
+>>> res.written, [(r.label, r.selected) for r in res.runs]  # doctest: +SKIP
+
+Runs are opened through the verified reader (:func:`pipeline.analyze.runs.load_run`: every part
+checked against the manifest, a damaged run refused with exit 4) and read one part at a time,
+so a run of millions of boards never sits in memory; only the selected rows are kept. The pool
+holds the runs in the order given and each run's boards in ``board_id`` order, so the same
+runs and filters give a byte-identical file.
+
+"Common" and "obscure" words are the report's own definition
+(:func:`pipeline.analyze.words.common_mask`: wordfreq Zipf frequency >= 3.6 in the run's
+language, :data:`~pipeline.analyze.words.COMMON_ZIPF`); dead cells are the run's
+``dead_cells`` column (non-blank cells no found word uses, counted by the solver).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pipeline.analyze.inference import Interval, wilson
+from pipeline.analyze.runs import RunError, RunInfo, load_runs
+from pipeline.errors import BoggleError
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+    import pyarrow as pa
+
+PER = 100_000  # "a run of PER boards yields about K"
+FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
+
+
+@dataclass(frozen=True)
+class Band:
+    """An inclusive range of a board's word count (``lo``/``hi`` None: open)."""
+
+    name: str
+    lo: int | None
+    hi: int | None
+
+    def contains(self, values: np.ndarray) -> np.ndarray:
+        mask = np.ones(len(values), dtype=bool)
+        if self.lo is not None:
+            mask &= values >= self.lo
+        if self.hi is not None:
+            mask &= values <= self.hi
+        return mask
+
+    def text(self) -> str:
+        return f"{'' if self.lo is None else self.lo}..{'' if self.hi is None else self.hi}"
+
+
+# Tanglet's word-count bands for 4x4 boards (the game's easy, medium and hard settings)
+PRESETS: dict[str, Band] = {
+    "tanglet-easy": Band("tanglet-easy", 32, 42),
+    "tanglet-medium": Band("tanglet-medium", 200, 250),
+    "tanglet-hard": Band("tanglet-hard", 425, 525),
+}
+
+_RANGE = re.compile(r"^\s*(-?\d+)?\s*\.\.\s*(-?\d+)?\s*$")
+
+
+def parse_range(text: str, option: str) -> tuple[int | None, int | None]:
+    """``"200..250"`` as (200, 250); ``"200.."`` and ``"..250"`` leave a side open. A
+    BoggleError (exit 2) naming ``option`` for anything else.
+
+    >>> parse_range("200..250", "--words")
+    (200, 250)
+    """
+    m = _RANGE.match(text)
+    if not m or (m.group(1) is None and m.group(2) is None):
+        raise BoggleError(
+            f"{option} {text!r}: expected A..B (whole numbers, e.g. 200..250; A.. or ..B: open)"
+        )
+    lo = None if m.group(1) is None else int(m.group(1))
+    hi = None if m.group(2) is None else int(m.group(2))
+    if lo is not None and hi is not None and lo > hi:
+        raise BoggleError(f"{option} {text!r}: the lower end is above the upper one")
+    return lo, hi
+
+
+def preset(name: str) -> Band:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise BoggleError(f"--preset {name!r}: expected one of {', '.join(PRESETS)}") from None
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What a board must pass to enter the pool. ``bands``: word-count bands (a board in any of
+    them passes; none: no word-count filter), the others must all hold."""
+
+    bands: tuple[Band, ...] = ()
+    score: tuple[int | None, int | None] | None = None
+    no_dead_cells: bool = False
+    min_common_words: int | None = None
+    max_obscure: float | None = None
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.min_common_words is not None and self.min_common_words < 0:
+            raise BoggleError(f"--min-common-words {self.min_common_words}: must be 0 or more")
+        if self.max_obscure is not None and not 0.0 <= self.max_obscure <= 1.0:
+            raise BoggleError(f"--max-obscure {self.max_obscure:g}: a share of the words, from 0 to 1")
+        if self.limit is not None and self.limit < 0:
+            raise BoggleError(f"--limit {self.limit}: must be 0 or more")
+
+    @property
+    def needs_words(self) -> list[str]:
+        """The filters that read each board's word list (named as the CLI's options)."""
+        return [name for name, v in (("--min-common-words", self.min_common_words),
+                                     ("--max-obscure", self.max_obscure)) if v is not None]  # fmt: skip
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "bands": [{"name": b.name, "words": b.text()} for b in self.bands],
+            "score": None if self.score is None else Band("score", *self.score).text(),
+            "no_dead_cells": self.no_dead_cells, "min_common_words": self.min_common_words,
+            "max_obscure": self.max_obscure, "limit": self.limit,
+        }  # fmt: skip
+
+
+# The pool file's columns (documented in docs/reference/formats.md from here)
+POOL_COLUMNS: dict[str, str] = {
+    "board": "string: the board in compact notation (q = Qu, '.' blank, [xy] a multi-letter face)",
+    "grid": "string: the board's rows, each in compact notation, joined by '/' (pers/latg/sine/ters)",
+    "rows": "int16: board rows",
+    "cols": "int16: board columns",
+    "score": "int32: total points of the distinct words found",
+    "n_words": "int32: distinct words found",
+    "dead_cells": "int16: non-blank cells that no found word uses",
+    "words": "list<string>: the words found, sorted (CSV: separated by spaces); null for a run "
+    "without word lists",
+    "band": "string: the word-count band the board falls in (a --preset name, or words A..B); "
+    "null when no band was asked for",
+    "run_id": "string: the run's identity (its run_id column); null for runs older than schema 4",
+    "seed": "string: the generator seed of the run (decimal); null for ingested boards",
+    "source": "string: the dice set or generator, or for ingested boards the input file",
+    "board_id": "int64: the board's number in its run (generation order; for ingested boards "
+    "the order of the valid rows of the input)",
+    "lexicon_hash": "string: first 12 hex digits of the word list's SHA-256",
+}
+_READ = ["board_id", "board", "rows", "cols", "source", "run_id", "seed", "lexicon_hash",
+         "score", "n_words", "dead_cells"]  # fmt: skip
+
+
+@dataclass
+class BandCount:
+    """Boards of one run in one band that pass every other filter, out of the run's boards."""
+
+    band: str
+    selected: int
+    share: Interval
+
+
+@dataclass
+class RunPool:
+    """One run's part of the pool (before ``limit``)."""
+
+    label: str
+    path: Path
+    run_id: str | None
+    boards: int
+    selected: int
+    share: Interval
+    bands: list[BandCount] = field(default_factory=list)
+
+
+@dataclass
+class SelectResult:
+    """What :func:`select_boards` wrote: the pool file, its rows, and each run's counts."""
+
+    out: Path
+    written: int
+    runs: list[RunPool]
+    filters: Filters
+    per: int = PER
+
+    @property
+    def selected(self) -> int:
+        return sum(r.selected for r in self.runs)
+
+
+def out_format(out: Path) -> str:
+    """``parquet`` or ``csv`` from the pool file's extension (a BoggleError for another)."""
+    fmt = FORMATS.get(out.suffix.lower())
+    if fmt is None:
+        raise BoggleError(f"--out {out}: the pool file must end in .parquet, .pq or .csv")
+    return fmt
+
+
+def check_out(run_dirs: Sequence[str | os.PathLike[str]], out: Path) -> None:
+    """Refuse (exit 2) a pool file inside one of the runs: readers of the run would take it for
+    part of it."""
+    from pipeline.urls import is_url
+
+    target = Path(out).resolve()
+    for run_dir in run_dirs:
+        if is_url(run_dir):
+            continue
+        if Path(run_dir).resolve() in target.parents:
+            raise BoggleError(f"--out {out} is inside the run directory {run_dir}: choose another --out")
+
+
+def grid_strings(boards: Sequence[str], rows: Sequence[int], cols: Sequence[int]) -> list[str]:
+    """Each compact board's rows joined by '/' (each row in compact notation).
+
+    >>> grid_strings(["perslatgsineters", "q[th]ab"], [4, 2], [4, 2])
+    ['pers/latg/sine/ters', 'q[th]/ab']
+    """
+    from pipeline.boards import Board, format_compact, parse_compact
+
+    out = []
+    for board, r, c in zip(boards, rows, cols, strict=True):
+        r, c = int(r), int(c)
+        if "[" not in board and len(board) == r * c:  # one character a cell: slice
+            out.append("/".join(board[i : i + c] for i in range(0, r * c, c)))
+            continue
+        faces = parse_compact(board, (r, c)).faces
+        out.append("/".join(format_compact(Board(1, c, faces[i : i + c])) for i in range(0, r * c, c)))
+    return out
+
+
+def common_counts(words: pa.Array | pa.ChunkedArray, language: str, cache: dict[str, bool]) -> np.ndarray:
+    """Per board (a list of words each): how many of its words are common
+    (:func:`~pipeline.analyze.words.common_mask`). Each distinct word is looked up once
+    (``cache`` keeps the answers across parts); the lists are counted through their offsets."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from pipeline.analyze.words import common_mask, zipf
+
+    arr = words.combine_chunks() if isinstance(words, pa.ChunkedArray) else words
+    offsets = np.asarray(arr.offsets, dtype=np.int64)
+    values = arr.values
+    if not pa.types.is_dictionary(values.type):
+        values = pc.dictionary_encode(values)
+    vocab = values.dictionary.to_pylist()
+    missing = [w for w in vocab if w not in cache]
+    if missing:
+        freq = zipf(missing, language)
+        flags = common_mask(np.array([freq[w] for w in missing], dtype=np.float64))
+        cache.update(zip(missing, (bool(f) for f in flags), strict=True))
+    common = np.array([cache[w] for w in vocab], dtype=np.int64)
+    per_item = common[np.asarray(values.indices, dtype=np.int64)] if len(values) else np.zeros(0, np.int64)
+    cum = np.concatenate([[0], np.cumsum(per_item)])
+    return cum[offsets[1:]] - cum[offsets[:-1]]
+
+
+def pool_schema() -> pa.Schema:
+    import pyarrow as pa
+
+    types = {"rows": pa.int16(), "cols": pa.int16(), "score": pa.int32(), "n_words": pa.int32(),
+             "dead_cells": pa.int16(), "words": pa.list_(pa.string()), "board_id": pa.int64()}  # fmt: skip
+    return pa.schema([pa.field(name, types.get(name, pa.string())) for name in POOL_COLUMNS])
+
+
+def _column(table: pa.Table, name: str, rows: np.ndarray, kind: pa.DataType) -> pa.Array:
+    import pyarrow as pa
+
+    if name not in table.column_names:
+        return pa.nulls(len(rows), kind)
+    col = table.column(name).take(pa.array(rows, pa.int64())).combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    if name == "words" and pa.types.is_dictionary(col.type.value_type):
+        col = col.cast(pa.list_(pa.string()))
+    return col.cast(kind)
+
+
+@dataclass
+class _Tally:
+    boards: int = 0
+    selected: int = 0
+    bands: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+def _select_part(
+    part: Path, filters: Filters, language: str, cache: dict[str, bool], tally: _Tally, keep_rows: bool
+) -> pa.Table | None:
+    """Count one part's qualifying boards into ``tally``; their pool rows (or None)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = set(pq.read_schema(part).names)
+    wanted = [c for c in _READ if c in names]
+    if "words" in names and (filters.needs_words or keep_rows):
+        wanted.append("words")
+    table = pq.read_table(part, columns=wanted)
+    table = table.take(pa.array(np.argsort(table.column("board_id").to_numpy(), kind="stable")))
+    n_words = table.column("n_words").to_numpy().astype(np.int64)
+    keep = np.ones(table.num_rows, dtype=bool)
+    if filters.score is not None:
+        keep &= Band("score", *filters.score).contains(table.column("score").to_numpy())
+    if filters.no_dead_cells:
+        keep &= table.column("dead_cells").to_numpy() == 0
+    if filters.needs_words:
+        common = common_counts(table.column("words"), language, cache)
+        if filters.min_common_words is not None:
+            keep &= common >= filters.min_common_words
+        if filters.max_obscure is not None:
+            # a board without words has no share of obscure words: nothing to serve
+            keep &= (n_words > 0) & ((n_words - common) <= filters.max_obscure * n_words)
+    band = np.full(table.num_rows, -1, dtype=np.int64)
+    for k, b in enumerate(filters.bands):
+        band[(band < 0) & b.contains(n_words)] = k
+    if filters.bands:
+        keep &= band >= 0
+        tally.bands += np.bincount(band[keep], minlength=len(filters.bands))
+    tally.boards += table.num_rows
+    tally.selected += int(keep.sum())
+    if not keep_rows or not keep.any():
+        return None
+    rows = np.flatnonzero(keep)
+    schema = pool_schema()
+    cols: dict[str, pa.Array] = {}
+    for f in schema:
+        if f.name == "grid":
+            continue
+        if f.name == "band":
+            labels = [filters.bands[k].name for k in band[rows]] if filters.bands else None
+            cols["band"] = pa.array(labels, pa.string()) if labels else pa.nulls(len(rows), pa.string())
+            continue
+        cols[f.name] = _column(table, f.name, rows, f.type)
+    cols["grid"] = pa.array(
+        grid_strings(cols["board"].to_pylist(), cols["rows"].to_pylist(), cols["cols"].to_pylist()),
+        pa.string(),
+    )
+    return pa.table([cols[f.name] for f in schema], schema=schema)
+
+
+def check_runs(runs: Sequence[RunInfo], filters: Filters) -> dict[str, str]:
+    """Each run's wordfreq language; a RunError (exit 2) for a run the word filters cannot read:
+    no word lists, or a language wordfreq has no table for."""
+    from pipeline.analyze.words import has_frequencies, language_of
+
+    languages = {}
+    needs = " and ".join(filters.needs_words)
+    for run in runs:
+        lang = language_of(run.lexicon.get("name"))
+        languages[run.label] = lang
+        if not needs:
+            continue
+        if not run.has_words:
+            raise RunError(f"{run.path}: a run without word lists (--no-words); {needs} need them")
+        if not has_frequencies(lang):
+            raise RunError(
+                f"{run.path}: no word frequencies for its language {lang!r} (wordfreq); {needs} need them"
+            )
+    return languages
+
+
+def select_boards(
+    run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], filters: Filters,
+    *, per: int = PER,
+) -> SelectResult:  # fmt: skip
+    """Write the boards of ``run_dirs`` that pass ``filters`` to ``out`` (``.parquet`` or
+    ``.csv``, atomically), in run order then ``board_id`` order, at most ``filters.limit`` of
+    them; count each run's qualifying boards (per band) with 95% Wilson intervals on the share.
+
+    Raises a BoggleError (exit 2) for a bad file name or a run the filters cannot read, a
+    DamagedRunError (exit 4) for a run whose parts differ from its manifest.
+    """
+    import pyarrow as pa
+
+    from pipeline.store import run_id_of
+
+    out = Path(out)
+    fmt = out_format(out)
+    check_out(run_dirs, out)
+    runs = load_runs(run_dirs)
+    languages = check_runs(runs, filters)
+    limit = filters.limit
+    tables: list[pa.Table] = []
+    kept = 0
+    pools = []
+    caches: dict[str, dict[str, bool]] = {}  # per language: word -> common
+    for run in runs:
+        cache = caches.setdefault(languages[run.label], {})
+        tally = _Tally(bands=np.zeros(len(filters.bands), np.int64))
+        for part in run.parts:
+            table = _select_part(part, filters, languages[run.label], cache, tally,
+                                 keep_rows=limit is None or kept < limit)  # fmt: skip
+            if table is not None:
+                if limit is not None:
+                    table = table.slice(0, limit - kept)
+                tables.append(table)
+                kept += table.num_rows
+        identity = run.manifest.get("identity")
+        pools.append(RunPool(
+            run.label, run.path, run_id_of(identity) if isinstance(identity, dict) else None, tally.boards,
+            tally.selected, wilson(tally.selected, tally.boards),
+            [BandCount(b.name, int(k), wilson(int(k), tally.boards))
+             for b, k in zip(filters.bands, tally.bands, strict=True)],
+        ))  # fmt: skip
+    pool = pa.concat_tables(tables) if tables else pool_schema().empty_table()
+    meta = {"filters": filters.describe(), "runs": [{"label": p.label, "run_id": p.run_id} for p in pools]}
+    write_pool(pool, out, fmt, meta)
+    return SelectResult(out, pool.num_rows, pools, filters, per)
+
+
+BAND_COLUMNS = ["run", "band", "words", "boards", "in_band", "share", "share_low", "share_high", "per_100k",
+                "per_100k_low", "per_100k_high"]  # fmt: skip
+
+
+def band_shares(
+    con: duckdb.DuckDBPyConnection, bands: Sequence[Band] = tuple(PRESETS.values())
+) -> pd.DataFrame:
+    """For the report: per run of the analysis's ``boards`` view, the boards in each word-count
+    band (Tanglet's by default), their share with its 95% Wilson interval, and the yield of a
+    run of 100,000 boards."""
+    import pandas as pd
+
+    from pipeline.analyze.runs import query
+
+    if not bands:
+        return pd.DataFrame(columns=BAND_COLUMNS)
+    aggs = ", ".join(
+        f"count(*) FILTER (WHERE n_words BETWEEN {-(2**31) if b.lo is None else int(b.lo)} "
+        f"AND {2**31 if b.hi is None else int(b.hi)}) AS b{i}"
+        for i, b in enumerate(bands)
+    )
+    wide = query(con, f"SELECT run, count(*) AS boards, {aggs} FROM boards GROUP BY run")
+    rows = []
+    for rec in wide.to_dict("records"):
+        for i, b in enumerate(bands):
+            k, n = int(rec[f"b{i}"]), int(rec["boards"])
+            iv = wilson(k, n)
+            rows.append({"run": rec["run"], "band": b.name, "words": b.text(), "boards": n, "in_band": k,
+                         "share": iv.estimate, "share_low": iv.low, "share_high": iv.high,
+                         "per_100k": iv.estimate * PER, "per_100k_low": iv.low * PER,
+                         "per_100k_high": iv.high * PER})  # fmt: skip
+    return pd.DataFrame(rows, columns=BAND_COLUMNS)
+
+
+def write_pool(pool: pa.Table, out: Path, fmt: str, meta: dict[str, Any]) -> None:
+    """The pool as Parquet (with the filters and runs in its metadata under
+    ``boggle.select``) or CSV (words separated by spaces), written atomically."""
+    import pyarrow.parquet as pq
+
+    from pipeline.io import atomic_open, atomic_path
+
+    if fmt == "parquet":
+        pool = pool.replace_schema_metadata({"boggle.select": json.dumps(meta, sort_keys=True)})
+        with atomic_path(out) as tmp:
+            pq.write_table(pool, tmp, compression="zstd")
+        return
+    df = pool.to_pandas()
+    df["words"] = [None if w is None else " ".join(w) for w in df["words"]]
+    with atomic_open(out) as fh:
+        df.to_csv(fh, index=False, lineterminator="\n")
