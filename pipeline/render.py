@@ -17,9 +17,9 @@ from rich.console import Console
 
 if TYPE_CHECKING:  # the results each display shows (imported by the commands that make them)
     from pipeline.analyze import AnalysisResult
-    from pipeline.dice import DiceSet
     from pipeline.analyze.inference import Interval
     from pipeline.analyze.select import SelectResult
+    from pipeline.dice import DiceSet
     from pipeline.optimize import OptimizeProgress, OptimizeResult
     from pipeline.prove import ProveProgress, ProveSummary
     from pipeline.prove.status import ProofStatus
