@@ -32,40 +32,6 @@ def need_data(present: bool, reason: str) -> None:
         pytest.skip(reason)
 
 
-#: Tests of files that other work owns, marked here by node id (the default run deselects both
-#: marks; ``make test-all`` runs them): a test there may as well carry the mark itself.
-MARKED_BY_ID = {
-    "tests/test_prove_tree.py::test_class_keys_hold_up_to_two_words_of_fields": "slow",  # ENABLE2K, 4x4
-    "tests/test_prove.py::test_prove_on_a_dask_cluster_writes_the_same_certificate": "integration",
-    # ENABLE2K class lists of 3x3 and 3x4 (the Burnside counts themselves stay in the default run)
-    "tests/test_prove_coverage.py::test_the_prover_reports_the_burnside_count": "slow",
-    "tests/test_prove_coverage.py::test_a_finished_certificate_has_one_row_per_orbit"
-    "[ae rst, corner: a e r st-3x3]": "slow",  # a 70 s proof; 2x2 and 2x3 stay
-    "tests/test_prove_tree.py::test_a_sub_class_tree_from_the_parent_paths_equals_a_rebuilt_one"
-    "[True]": "slow",  # keys of two 64-bit words; one word stays
-    "tests/test_analyze.py::test_analyze_writes_tables_plots_and_a_self_contained_report": "integration",
-}
-# parametrised cases by the end of their id: the tree prover's "ratio" and "single" split modes
-# (force and rebuild, which they combine, stay in the default run)
-MARKED_BY_ID_SUFFIX = {
-    ("tests/test_prove_tree.py::test_tree_prover_finds_what_sumax_and_brute_force_find", "-ratio]"): "slow",
-    ("tests/test_prove_tree.py::test_tree_prover_finds_what_sumax_and_brute_force_find", "-single]"): "slow",
-}
-
-
-@pytest.hookimpl(tryfirst=True)  # before -m deselects by mark
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        base = item.nodeid.split("[", 1)[0]
-        mark = MARKED_BY_ID.get(item.nodeid) or MARKED_BY_ID.get(base)
-        mark = mark or next(
-            (m for (b, end), m in MARKED_BY_ID_SUFFIX.items() if b == base and item.nodeid.endswith(end)),
-            None,
-        )
-        if mark is not None:
-            item.add_marker(getattr(pytest.mark, mark))
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Compiled lexicons go to a per-session cache, never the user's."""

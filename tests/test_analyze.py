@@ -313,6 +313,7 @@ class _Figures(HTMLParser):
             self._fig = None
 
 
+@pytest.mark.integration
 def test_analyze_writes_tables_plots_and_a_self_contained_report(
     alpha: Path, beta: Path, tmp_path: Path
 ) -> None:

@@ -223,6 +223,7 @@ def test_prove_equals_brute_force(
     assert res.classes_done == res.classes_total
 
 
+@pytest.mark.integration
 def test_prove_on_a_dask_cluster_writes_the_same_certificate(tiny_dict: str, tmp_path: Path) -> None:
     distributed = pytest.importorskip("dask.distributed")
     common = dict(shape="2x3", threshold=20, classes="ae rst", chunk_size=4)

@@ -182,7 +182,10 @@ MODES = {
 }
 
 
-@pytest.mark.parametrize("mode", list(MODES))
+# the "ratio" and "single" split modes are slow checks (force and rebuild, which they combine, stay)
+@pytest.mark.parametrize(
+    "mode", [pytest.param(m, marks=pytest.mark.slow) if m in ("ratio", "single") else m for m in MODES]
+)
 @pytest.mark.parametrize("split", SPLITS)
 @pytest.mark.parametrize(
     ("rows", "cols", "spec", "threshold"),
@@ -305,6 +308,7 @@ def test_the_tree_builder_grows_its_arrays(tiny, split: bool) -> None:
     assert len(cramped.build(masks)[0][0]) == len(roomy.build(masks)[0][0]) > 4
 
 
+@pytest.mark.slow  # ENABLE2K, 4x4
 def test_class_keys_hold_up_to_two_words_of_fields(enable_lexicon) -> None:
     # 26 faces: 5 bits a field, 12 fields a word, so 4x4 fits (over both words) and 5x5 does not
     assert max_cells(26) == 24 and max_cells(5) == 42 and max_cells(63) == 20
@@ -356,7 +360,8 @@ def _derived_equals_rebuilt(prover: TreeProver, masks: np.ndarray) -> int:
     return compared
 
 
-@pytest.mark.parametrize("split", SPLITS)
+# keys of two 64-bit words are a slow check; one word stays in the default run
+@pytest.mark.parametrize("split", [pytest.param(s, marks=pytest.mark.slow) if s else s for s in SPLITS])
 def test_a_sub_class_tree_from_the_parent_paths_equals_a_rebuilt_one(
     tiny, enable_lexicon, split: bool
 ) -> None:
