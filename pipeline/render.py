@@ -637,6 +637,11 @@ def prove_status(st: ProofStatus, shown: int = 10) -> list[str]:
     """``boggle prove --status``: the proof in a few lines (see :mod:`pipeline.prove.status`)."""
     cfg = st.config
     state = "finished proof" if st.finished else "unfinished proof"
+    if st.sample:  # a timing sample ends without _SUCCESS: finished when its parts all verify
+        state = (
+            f"{'finished' if st.sample_done else 'unfinished'} sample of {st.classes_total:,} of the "
+            f"proof's {st.classes_all:,} classes (--limit-classes; nothing certified)"
+        )
     lines = [
         f"{st.out}: {state}, {cfg['dictionary']} {cfg['shape']}, T={cfg['threshold']}, classes {st.spec!r}",
         f"parts: {st.parts_verified:,} of {st.parts_total:,} verified ({st.classes_done:,} of "
@@ -649,8 +654,9 @@ def prove_status(st: ProofStatus, shown: int = 10) -> list[str]:
     if len(st.distrusted) > 3:
         lines.append(f"  and {len(st.distrusted) - 3:,} more")
     best = f"; best board scored {st.best_scored[0]} {st.best_scored[1]}" if st.best_scored else ""
+    so_far = "" if st.finished or st.sample_done else "so far: "
     lines.append(
-        f"{'' if st.finished else 'so far: '}{st.eliminated:,} classes eliminated by the bound, "
+        f"{so_far}{st.eliminated:,} classes eliminated by the bound, "
         f"{st.boards_scored:,} boards scored, {plural(len(st.boards), 'board')} >= {cfg['threshold']}{best}"
     )
     lines += [f"{score}\t{board}" for board, score in st.boards[:shown]]
@@ -660,7 +666,7 @@ def prove_status(st: ProofStatus, shown: int = 10) -> list[str]:
 
     cpu, wall = f"{st.cpu_s / 3600:.2f} CPU-h", f"{st.wall_s / 3600:.2f} h wall"
     lines.append(f"spent: {over(cpu, st.parts_cpu)}; {over(wall, st.parts_wall)}")
-    if not st.finished:
+    if not st.finished and not st.sample_done:
         classes_left = st.classes_total - st.classes_done
         if st.left is None:
             lines.append(f"left: {classes_left:,} classes; too few parts record their CPU to estimate it")
