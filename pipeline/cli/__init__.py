@@ -8,7 +8,8 @@ numba, pyarrow) are imported inside the commands so ``boggle --help`` answers at
 * :mod:`~pipeline.cli.outcome`: errors to exit codes, BrokenPipe, ``--summary-json``;
 * :mod:`~pipeline.cli.solving`: solve, lookup, words, check, queens, generate;
 * :mod:`~pipeline.cli.batch`: run, analyze, optimize;
-* :mod:`~pipeline.cli.proving`: prove.
+* :mod:`~pipeline.cli.proving`: prove;
+* :mod:`~pipeline.cli.catalog`: runs ls, show, verify, query (the catalog of job directories).
 
 What a command shows (text, JSON lines, progress) is made by :mod:`pipeline.render`.
 
@@ -23,7 +24,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from pipeline.cli import batch, proving, solving
+from pipeline.cli import batch, catalog, proving, solving
 from pipeline.errors import Terminated
 
 __all__ = ["app", "main"]
@@ -103,6 +104,17 @@ for command in (
     batch.run, solving.generate, batch.optimize, proving.prove,
 ):  # fmt: skip
     app.command(cls=HumanHelpCommand)(command)
+
+runs_app = typer.Typer(
+    help="The catalog of runs, proofs and optimize searches: ls, show, verify, query.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+for runs_command in (catalog.ls, catalog.show, catalog.verify, catalog.query):
+    runs_app.command(cls=HumanHelpCommand)(runs_command)
+app.add_typer(runs_app, name="runs")
 
 
 def _terminate(signum: int, frame: Any) -> None:
