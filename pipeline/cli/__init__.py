@@ -106,7 +106,8 @@ for command in (
     app.command(cls=HumanHelpCommand)(command)
 
 runs_app = typer.Typer(
-    help="The catalog of runs, proofs and optimize searches: ls, show, verify, query.",
+    help="The catalog of runs, proofs and optimize searches: ls, show, verify, query.\n\n"
+    "Example: boggle runs ls runs",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
