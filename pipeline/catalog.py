@@ -257,7 +257,7 @@ def describe_job(path: str | os.PathLike[str]) -> dict[str, Any]:
                  "bytes": sum(r.bytes for r in records if r is not None),
                  "without_record": sum(r is None for r in records)}  # fmt: skip
     skip = {"parts", "seal", "config", "identity", "packages", "format", "started_at", "finished_at",
-            "columns", "schema_version"}  # fmt: skip
+            "columns", "schema_version", "command"}  # fmt: skip
     figures = {k: v for k, v in doc.items() if k not in skip and not (k == "boards" and isinstance(v, list))}
     if isinstance(doc.get("boards"), list):  # a proof's boards >= T: the count and the best few
         figures["boards"] = len(doc["boards"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shlex
 import shutil
 import uuid
 from pathlib import Path
@@ -22,7 +23,7 @@ from pipeline.cli import app
 from pipeline.optimize import OptimizeConfig, run_optimize
 from pipeline.prove import run_prove
 from pipeline.runner import run_job
-from tests.conftest import run_config
+from tests.conftest import REPO, run_boggle, run_config
 from tests.test_lifecycle import _Stop, _stop_after, prove_config
 
 CLI = CliRunner()
@@ -185,3 +186,19 @@ def test_ls_under_an_object_store_prefix(tiny_dict: str) -> None:
     )
     res = boggle("runs", "verify", entry.path)
     assert res.exit_code == 0 and "intact" in res.stdout
+
+
+def test_show_names_the_command_that_made_a_job(tmp_path: Path) -> None:
+    """A job started by the ``boggle`` command keeps its command line in its record and
+    manifest; ``runs show`` prints it."""
+    out = tmp_path / "made"
+    args = ("run", str(REPO / "configs" / "smoke.toml"), "--count", "100", "--chunk-size", "50",
+            "-j", "1", "-q", "-o", str(out))  # fmt: skip
+    res = run_boggle(*args)
+    assert res.returncode == 0, res.stderr
+    command = shlex.join(["boggle", *args])
+    assert json.loads((out / "_run.json").read_text())["command"] == command
+    assert json.loads((out / "_SUCCESS").read_text())["command"] == command
+    shown = json.loads(boggle("runs", "show", str(out), "--json").stdout)
+    assert shown["command"] == command
+    assert f"command: {command}" in boggle("runs", "show", str(out)).stdout.splitlines()

@@ -123,7 +123,14 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 def main() -> None:
+    import shlex
     import signal
+    import sys
+
+    from pipeline.io import record_command
+
+    # what `boggle runs show` reports as the command that made a job (as typed, argv[0] aside)
+    record_command(shlex.join(["boggle", *sys.argv[1:]]))
 
     # SIGTERM (what schedulers, systemd and `kill` send) unwinds like Ctrl-C: joblib aborts and
     # kills its workers, and the command exits 143 saying the run can be resumed
