@@ -17,7 +17,7 @@ import pytest
 
 from pipeline import render
 from pipeline.cli.options import ProgressIntervalOpt
-from tests.conftest import REPO, boggle_command, job_environment
+from tests.conftest import REPO, boggle_command, job_environment, tiny_proof_args
 
 # 2026-12-03T17:58:30Z run: 9,000/20,000 boards (45.0%), 14,793 boards/s, ETA 1.0 s, elapsed 0.6 s
 LINE = re.compile(
@@ -185,3 +185,39 @@ def test_the_default_interval_is_the_documented_one() -> None:
     assert option.envvar == "BOGGLE_PROGRESS_INTERVAL" and render.PROGRESS_INTERVAL == 10.0
     doc = (REPO / "docs" / "reference" / "environment.md").read_text(encoding="utf-8")
     assert "`BOGGLE_PROGRESS_INTERVAL`" in doc and "`BOGGLE_LOG_FORMAT`" in doc
+
+
+def test_prove_and_optimize_logged_to_a_file(tmp_path: Path, tiny_dict: str) -> None:
+    """A proof's JSON lines count its classes to the total; a search's text lines count its
+    restarts and name the best board; neither writes a control character."""
+    log = tmp_path / "prove.log"
+    with log.open("w") as stderr:
+        res = subprocess.run(
+            boggle_command(*tiny_proof_args(tiny_dict, tmp_path / "proof"), "--chunk-size", "1",
+                           "--log-format", "json", "--progress-interval", "0.2"),
+            stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=300, env=job_environment(),
+        )  # fmt: skip
+    assert res.returncode == 0, log.read_text()
+    text = log.read_text(encoding="utf-8")
+    assert "\x1b" not in text and "\r" not in text
+    records = [json.loads(ln) for ln in text.splitlines() if ln.startswith("{")]
+    assert records[0]["event"] == "start" and records[-1]["event"] == "finished"
+    total = records[-1]["total"]
+    assert records[-1]["done"] == total == int(res.stdout.split(", ")[-1].split()[0])  # "..., N classes)"
+    assert {r["unit"] for r in records} == {"classes"} and "hits" in records[-1]
+    log = tmp_path / "optimize.log"
+    with log.open("w") as stderr:
+        res = subprocess.run(
+            boggle_command("optimize", "-d", tiny_dict, "--shape", "3x3", "--strategy", "hill",
+                           "--restarts", "2", "--iterations", "3", "--pool-size", "8", "-j", "1",
+                           "-o", str(tmp_path / "opt")),
+            stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=300, env=job_environment(),
+        )  # fmt: skip
+    assert res.returncode == 0, log.read_text()
+    text = log.read_text(encoding="utf-8")
+    assert "\x1b" not in text and "\r" not in text and "┃" not in text and "━" not in text
+    best = res.stdout.splitlines()[-1].split()  # BEST <board> <score>
+    lines = [ln for ln in text.splitlines() if " optimize: " in ln]
+    assert re.match(
+        rf"^\S+Z optimize: finished: 2/2 restarts \(100\.0%\), .*, best {best[2]} {best[1]}, ", lines[-1]
+    )
