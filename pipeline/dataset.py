@@ -62,21 +62,29 @@ def run_parts(runs: RunPaths, *, verify: bool = True) -> list[Path]:
 def read_run(runs: RunPaths, columns: Sequence[str] | None = None, *, verify: bool = True) -> pa.Table:
     """The boards of one finished run or several as one Arrow table.
 
-    ``columns`` picks columns (all by default); a name no run has is a BoggleError. The table
-    is held in memory: for runs of millions of boards pick columns, or use
-    :func:`run_relation`, which streams.
+    ``columns`` picks columns (all by default); a name no run has is a BoggleError, one that
+    only some runs have is null in the others (as without ``columns``: a scores-only run's
+    ``words``). The table is held in memory: for runs of millions of boards pick columns, or
+    use :func:`run_relation`, which streams.
     """
     import pyarrow as pa
 
+    dirs = run_dirs(runs)
+    has = {d: _column_names(d) for d in dirs} if columns is not None else {}
+    if columns is not None:
+        _check_columns(dirs, has, columns)
     tables = []
-    for d in run_dirs(runs):
-        if columns is not None:
-            _check_columns(d, columns)
-        tables.append(store.read_run(d, columns=columns, verify=verify))
+    for d in dirs:
+        # a run without parts has no schema to consult: ask it for every column
+        names = has.get(d)
+        cols = None if columns is None else [c for c in columns if names is None or c in names]
+        tables.append(store.read_run(d, columns=cols, verify=verify))
     # Runs may differ in their length columns or schema version: combine by name, nulls where
     # a run lacks a column. Each part carries its own dictionary for the provenance columns;
     # Arrow's group_by refuses differing ones, so give every chunk the same.
     table = tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="permissive")
+    if columns is not None and len(tables) > 1:
+        table = table.select(list(columns))  # in the order asked, whichever run had them first
     return table.unify_dictionaries()
 
 
@@ -172,13 +180,25 @@ def resolve_run_dir(run_dir: str | os.PathLike[str] | None = None) -> Path:
     return root / path if root is not None else path
 
 
-def _check_columns(run_dir: Path, columns: Sequence[str]) -> None:
+def _column_names(run_dir: Path) -> list[str] | None:
+    """The columns of a run's first part (None: it has no parts)."""
     import pyarrow.parquet as pq
 
     parts = store.open_run(run_dir, verify=False).parts  # the names only: read_run verifies
-    if not parts:
+    return pq.read_schema(parts[0]).names if parts else None
+
+
+def _check_columns(dirs: list[Path], has: dict[Path, list[str] | None], columns: Sequence[str]) -> None:
+    """Refuse a column no run has (runs without parts aside: they have none to show)."""
+    known = {d: names for d, names in has.items() if names is not None}
+    missing = [c for c in columns if known and not any(c in names for names in known.values())]
+    if not missing:
         return
-    names = pq.read_schema(parts[0]).names
-    missing = [c for c in columns if c not in names]
-    if missing:
+    if len(known) == 1:
+        ((run_dir, names),) = known.items()
         raise BoggleError(f"{run_dir}: no column(s) {', '.join(missing)}; it has {', '.join(names)}")
+    every = sorted({c for names in known.values() for c in names})
+    raise BoggleError(
+        f"no run of {', '.join(str(d) for d in dirs)} has column(s) {', '.join(missing)}; "
+        f"they have {', '.join(every)}"
+    )

@@ -27,8 +27,9 @@ import re
 import stat
 import tomllib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -85,6 +86,15 @@ class DiceSet:
     title: str = ""
     file: str | None = None  # the dice file as given (``--dice my.txt``); None: a built-in set
 
+    @cached_property
+    def _dice_of(self) -> dict[str, tuple[int, ...]]:
+        """The dice (indices) that carry each face."""
+        found: dict[str, list[int]] = {}
+        for d, die in enumerate(self.dice):
+            for f in set(die):  # blank too: a board shows blank cells
+                found.setdefault(f, []).append(d)
+        return {f: tuple(ds) for f, ds in found.items()}
+
     @property
     def faces(self) -> set[str]:
         return {f for die in self.dice for f in die if f != BLANK}
@@ -122,10 +132,25 @@ class DiceSet:
 
     def can_roll(self, board: Board) -> bool:
         """Whether some assignment of dice to cells shows exactly this board (a matching)."""
-        if board.n_cells != len(self.dice):
+        return board.n_cells == len(self.dice) and self.can_show(board.faces)
+
+    def can_show(self, faces: Sequence[str]) -> bool:
+        """Whether distinct dice, one for each of ``faces``, can show them all at once (a
+        matching of faces to dice): a board's cells, or the cells of a word's path. ``zuz`` is
+        not playable with the new dice, which carry one Z.
+
+        >>> load_dice_set("new").can_show(["z", "u", "z"])
+        False
+        """
+        if len(faces) > len(self.dice):
             return False
-        options = [[d for d, die in enumerate(self.dice) if f in die] for f in board.faces]
-        match: dict[int, int] = {}  # die -> cell
+        dice_of = self._dice_of
+        options = [dice_of.get(f, ()) for f in faces]
+        # distinct faces, each on at least len(faces) dice: a matching exists (Hall's condition),
+        # the common case, decided without a search
+        if len(set(faces)) == len(faces) and all(len(o) >= len(faces) for o in options):
+            return True
+        match: dict[int, int] = {}  # die -> index in faces
 
         def assign(cell: int, seen: set[int]) -> bool:
             for d in options[cell]:
@@ -137,7 +162,7 @@ class DiceSet:
                     return True
             return False
 
-        return all(assign(cell, set()) for cell in range(board.n_cells))
+        return all(assign(cell, set()) for cell in range(len(faces)))
 
 
 def _normalise_face(face: str) -> str:  # a face of the packaged sets and Tanglet packs

@@ -115,3 +115,17 @@ def package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
+
+
+_COMMAND: list[str | None] = [None]  # this process's command line, when the CLI started it
+
+
+def record_command(command: str | None) -> None:
+    """Have every job this process writes keep ``command`` (``boggle run ...``, as typed) in its
+    record and manifest; the ``boggle`` entry point sets it, library calls do not."""
+    _COMMAND[0] = command
+
+
+def recorded_command() -> str | None:
+    """The command :func:`record_command` set (None: none)."""
+    return _COMMAND[0]

@@ -719,10 +719,13 @@ def playable_words(
     spec: str, rules: Rules, *, max_length: int | None = None, dice: str | None = None
 ) -> Iterator[str]:
     """The words of ``spec`` a board can show, in trie order (alphabetical for single-letter
-    faces), optionally pruned to ``max_length`` letters and to the faces of a dice set."""
+    faces), optionally pruned to ``max_length`` letters and to what a dice set can spell: its
+    faces, each on as many cells as there are dice that carry it (``zuz`` needs two dice with a
+    Z; the new dice have one)."""
     from pipeline.dice import load_dice_set
 
-    faces = load_dice_set(dice).faces if dice else None
+    dice_set = load_dice_set(dice) if dice else None
+    faces = dice_set.faces if dice_set is not None else None
     trie = compile_for_boards(spec, rules, faces).trie
     if max_length is not None or faces is not None:
         trie = trie.prune(
@@ -730,7 +733,9 @@ def playable_words(
             keep_face=None if faces is None else (lambda f: f in faces),
         )
     seen: set[int] = set()
-    for _, word_id in trie.iter_words():
-        if word_id not in seen:  # a word with several spellings is listed once
+    for path, word_id in trie.iter_paths():
+        if word_id in seen:  # a word with several spellings is listed once
+            continue
+        if dice_set is None or dice_set.can_show(path):  # one die a cell
             seen.add(word_id)
             yield trie.words[word_id]

@@ -11,6 +11,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -19,6 +20,7 @@ if TYPE_CHECKING:  # the results each display shows (imported by the commands th
     from pipeline.analyze import AnalysisResult
     from pipeline.analyze.inference import Interval
     from pipeline.analyze.select import SelectResult
+    from pipeline.catalog import CatalogEntry, QueryResult, Verification
     from pipeline.dice import DiceSet
     from pipeline.optimize import OptimizeProgress, OptimizeResult
     from pipeline.prove import ProveProgress, ProveSummary
@@ -80,18 +82,225 @@ def stderr_console() -> Console:
     return Console(stderr=True, width=LOG_WIDTH)
 
 
+# ------------------------------------------------------------------ progress in a log
+
+LOG_FORMATS = ("text", "json")
+PROGRESS_INTERVAL = 10.0  # seconds between two progress lines in a log
+
+
+@dataclass(frozen=True)
+class LogStyle:
+    """How progress goes to stderr when it is a log: a plain line (``text``) or a JSON object
+    (``json``) every ``interval`` seconds. A terminal gets a progress bar instead, unless
+    ``json`` is asked for (collectors read JSON lines wherever stderr goes)."""
+
+    interval: float = PROGRESS_INTERVAL
+    format: str = "text"
+
+    def plain(self) -> bool:
+        """Lines (not a bar or live table): stderr is not a terminal, or JSON is asked for."""
+        import sys
+
+        return self.format == "json" or not sys.stderr.isatty()
+
+
+def utc_now() -> str:
+    """The time of a progress line: ISO 8601, UTC, to the second (``2026-12-03T17:55:48Z``)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _duration(seconds: float) -> str:
+    """``2.5 s``, ``45 s``, ``12 min 5 s``, ``3 h 20 min``: a duration a log reader takes in at a glance."""
+    if seconds < 59.5:
+        return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
+    s = round(seconds)
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+class ProgressLog:
+    """Progress as lines for a log: one when the first report arrives, one every ``interval``
+    seconds after it (from a timer thread, so a chunk that takes minutes still shows the job is
+    alive), and a last one (``finished``, or ``stopped`` when the block ends by an exception).
+
+    Each line has the UTC time, done/total, percent, rate (of what this process did: work found
+    done by an earlier session is not counted), ETA and elapsed time; ``fields`` add what the
+    command knows (best board, hits). No colours, cursor moves or carriage returns: a line is
+    written whole and flushed. With ``style.format == "json"`` each line is one JSON object with
+    the keys ``time command event done total unit percent rate eta_s elapsed_s`` and the fields.
+    """
+
+    def __init__(self, command: str, unit: str, style: LogStyle, stream: Any = None) -> None:
+        import threading
+
+        self.command, self.unit, self.style = command, unit, style
+        self._stream = stream
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._t0 = 0.0
+        self._base = 0  # done at the first report, or reused: not this process's work
+        self._done = 0
+        self._total: int | None = None
+        self._fields: dict[str, Any] = {}
+        self._t_end: float | None = None  # when the work was all done (the rate stops there)
+
+    def update(self, done: int, total: int | None, base: int | None = None, **fields: Any) -> None:
+        """Record the latest report; the first one writes a line and starts the timer."""
+        import threading
+
+        with self._lock:
+            first = self._thread is None
+            if first:
+                self._t0, self._base = time.perf_counter(), done
+            if base is not None:
+                self._base = max(self._base, base)
+            if total is None or done < total:
+                self._t_end = None
+            elif self._t_end is None:
+                self._t_end = time.perf_counter()
+            self._done, self._total, self._fields = done, total, fields
+        if first:
+            self.write("start")
+            self._thread = threading.Thread(target=self._tick, name="progress-log", daemon=True)
+            self._thread.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.style.interval):
+            self.write("progress")
+
+    def close(self, event: str = "finished") -> None:
+        """Stop the timer and write the last line (nothing if no report ever came)."""
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self.write(event)
+
+    def record(self, event: str) -> dict[str, Any]:
+        """What a line says, as the JSON format writes it."""
+        with self._lock:
+            elapsed = time.perf_counter() - self._t0
+            working = (self._t_end if self._t_end is not None else time.perf_counter()) - self._t0
+            done, total, fields = self._done, self._total, dict(self._fields)
+            fresh = done - self._base
+        rate = fresh / working if working > 0 and fresh > 0 else None
+        eta = (total - done) / rate if total is not None and rate else None
+        if total is not None and done >= total:
+            eta = 0.0
+        return {
+            "time": utc_now(), "command": self.command, "event": event, "done": done, "total": total,
+            "unit": self.unit, "percent": round(100 * done / total, 1) if total else None,
+            "rate": round(rate, 3) if rate is not None else None,
+            "eta_s": round(eta, 1) if eta is not None else None, "elapsed_s": round(elapsed, 1), **fields,
+        }  # fmt: skip
+
+    def line(self, event: str) -> str:
+        """One line: the JSON object, or text such as ``2026-12-03T17:55:48Z run: 120,000/1,000,000
+        boards (12.0%), 24,000 boards/s, ETA 37 s, elapsed 5 s``."""
+        r = self.record(event)
+        if self.style.format == "json":
+            return json.dumps(r, ensure_ascii=False)
+        total = f"/{r['total']:,}" if r["total"] is not None else ""
+        percent = f" ({r['percent']:.1f}%)" if r["percent"] is not None else ""
+        rate = f"{_rate(r['rate'])} {self.unit}/s" if r["rate"] is not None else f"- {self.unit}/s"
+        eta = _duration(r["eta_s"]) if r["eta_s"] is not None else "unknown"
+        head = "" if event in ("start", "progress") else f"{event}: "
+        parts = [f"{head}{r['done']:,}{total} {self.unit}{percent}", rate]
+        if event in ("start", "progress"):
+            parts.append(f"ETA {eta}")
+        parts.append(f"elapsed {_duration(r['elapsed_s'])}")
+        extra = {k: v for k, v in r.items() if k not in RECORD_KEYS and v is not None}
+        if "best_score" in extra:
+            parts.append(f"best {extra.pop('best_score')} {extra.pop('best_board', '')}".rstrip())
+        parts += [_field_text(k, v) for k, v in extra.items()]
+        return f"{r['time']} {self.command}: " + ", ".join(parts)
+
+    def write(self, event: str) -> None:
+        import sys
+
+        text = self.line(event) + "\n"
+        with self._lock:
+            stream = self._stream if self._stream is not None else sys.stderr
+            stream.write(text)
+            stream.flush()
+
+
+def _rate(per_s: float) -> str:
+    """``24,000``, ``3.5``, ``0.0125``: three significant figures at least."""
+    return f"{per_s:,.0f}" if per_s >= 100 else f"{per_s:.3g}"
+
+
+class StageLog(ProgressLog):
+    """Progress of a command that goes through stages (``analyze``): a line as each stage
+    starts, the stage again every ``interval`` seconds while it lasts, and a last line."""
+
+    def stage(self, message: str) -> None:
+        started = self._thread is not None
+        self.update(0, None, stage=message)  # the first writes the "start" line
+        if started:
+            self.write("stage")
+
+    def line(self, event: str) -> str:
+        r = self.record(event)
+        if self.style.format == "json":
+            return json.dumps({k: r[k] for k in ("time", "command", "event", "elapsed_s", "stage")},
+                              ensure_ascii=False)  # fmt: skip
+        elapsed = _duration(r["elapsed_s"])
+        said = {
+            "start": r["stage"],
+            "stage": r["stage"],
+            "progress": f"still {r['stage']}, elapsed {elapsed}",
+        }
+        return f"{r['time']} {self.command}: " + said.get(event, f"{event} in {elapsed}")
+
+
+RECORD_KEYS = ("time", "command", "event", "done", "total", "unit", "percent", "rate", "eta_s", "elapsed_s")
+
+
+def _field_text(key: str, value: Any) -> str:
+    """A command's own field in a text line: ``5 hits``, ``stage drawing plots``."""
+    if isinstance(value, int):
+        return f"{value:,} {key.replace('_', ' ')}"
+    return f"{key.replace('_', ' ')} {value}"
+
+
+@contextmanager
+def log_progress(command: str, unit: str, style: LogStyle) -> Iterator[ProgressLog]:
+    """A :class:`ProgressLog` for a ``with`` block: its last line says ``finished``, or
+    ``stopped`` when the block ends by an exception (Ctrl-C, a damaged run)."""
+    log = ProgressLog(command, unit, style)
+    try:
+        yield log
+    except BaseException:
+        log.close("stopped")
+        raise
+    log.close("finished")
+
+
 # ------------------------------------------------------------------ analyze
 
 
-def analyze_progress(quiet: bool) -> Callable[[str], None]:
-    """The ``analyze`` stage messages, dimmed on stderr (nothing when quiet)."""
+@contextmanager
+def analyze_progress(quiet: bool, style: LogStyle | None = None) -> Iterator[Callable[[str], None]]:
+    """The ``analyze`` stage messages on stderr (nothing when quiet): dimmed on a terminal; in a
+    log (or as JSON), timestamped, repeated every ``style.interval`` while a stage lasts."""
+    style = style or LogStyle()
+    if quiet:
+        yield lambda _message: None
+        return
+    if style.plain():
+        log = StageLog("analyze", "stages", style)
+        try:
+            yield log.stage
+        except BaseException:
+            log.close("stopped")
+            raise
+        log.close("finished")
+        return
     console = Console(stderr=True)
-
-    def progress(message: str) -> None:
-        if not quiet:
-            console.print(f"[dim]analyze:[/dim] {message}")
-
-    return progress
+    yield lambda message: console.print(f"[dim]analyze:[/dim] {message}")
 
 
 def analyze_outcome(result: AnalysisResult, run_dirs: list[str]) -> dict[str, Any]:
@@ -178,9 +387,20 @@ def select_outcome(res: SelectResult, run_dirs: list[str]) -> dict[str, Any]:
 
 
 @contextmanager
-def run_progress() -> Iterator[Callable[[RunProgress], None]]:
+def run_progress(style: LogStyle | None = None) -> Iterator[Callable[[RunProgress], None]]:
     """A progress bar on stderr (boards done, boards/s, ETA) and the callback that feeds it; the
-    bar appears with the first report (not for a run that has nothing to do)."""
+    bar appears with the first report (not for a run that has nothing to do). In a log, or as
+    JSON: a :class:`ProgressLog`'s lines instead."""
+    style = style or LogStyle()
+    if style.plain():
+        with log_progress("run", "boards", style) as log:
+
+            def report(p: RunProgress) -> None:
+                # reused chunks arrive at once: the rate counts only boards solved in this process
+                log.update(p.boards_done, p.boards_total, base=p.boards_reused, rejected=p.rejected or None)
+
+            yield report
+        return
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(
@@ -323,9 +543,24 @@ def whatif_outcome(res: WhatIfResult) -> dict[str, Any]:
 
 
 @contextmanager
-def optimize_progress(restarts: int) -> Iterator[Callable[[OptimizeProgress], None]]:
+def optimize_progress(
+    restarts: int, style: LogStyle | None = None
+) -> Iterator[Callable[[OptimizeProgress], None]]:
     """A live table on stderr (best score so far, one line per restart) and the callback that
-    feeds it; it appears with the first report."""
+    feeds it; it appears with the first report. In a log, or as JSON, a :class:`ProgressLog`'s
+    lines (restarts done, the best so far, the boards scored by all restarts)."""
+    style = style or LogStyle()
+    if style.plain():
+        scored: dict[int, int] = {}
+        with log_progress("optimize", "restarts", style) as log:
+
+            def report(p: OptimizeProgress) -> None:
+                scored[p.restart] = max(scored.get(p.restart, 0), p.evaluations)
+                log.update(p.restarts_done, p.restarts_total, best_score=p.best_score,
+                           best_board=p.best_board, boards_scored=sum(scored.values()))  # fmt: skip
+
+            yield report
+        return
     from rich.live import Live
     from rich.table import Table
 
@@ -424,9 +659,19 @@ def optimize_interrupted(out: str | None) -> list[str]:
 
 
 @contextmanager
-def prove_progress() -> Iterator[Callable[[ProveProgress], None]]:
+def prove_progress(style: LogStyle | None = None) -> Iterator[Callable[[ProveProgress], None]]:
     """A progress bar on stderr (classes done, boards found, best so far, ETA) and the callback
-    that feeds it."""
+    that feeds it; in a log, or as JSON, a :class:`ProgressLog`'s lines."""
+    style = style or LogStyle()
+    if style.plain():
+        with log_progress("prove", "classes", style) as log:
+
+            def report(p: ProveProgress) -> None:
+                log.update(p.classes_done, p.classes_total, best_score=p.best_score,
+                           best_board=p.best_board, hits=p.boards_found)  # fmt: skip
+
+            yield report
+        return
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     bar = Progress(
@@ -508,6 +753,11 @@ def prove_status(st: ProofStatus, shown: int = 10) -> list[str]:
     """``boggle prove --status``: the proof in a few lines (see :mod:`pipeline.prove.status`)."""
     cfg = st.config
     state = "finished proof" if st.finished else "unfinished proof"
+    if st.sample:  # a timing sample ends without _SUCCESS: finished when its parts all verify
+        state = (
+            f"{'finished' if st.sample_done else 'unfinished'} sample of {st.classes_total:,} of the "
+            f"proof's {st.classes_all:,} classes (--limit-classes; nothing certified)"
+        )
     lines = [
         f"{st.out}: {state}, {cfg['dictionary']} {cfg['shape']}, T={cfg['threshold']}, classes {st.spec!r}",
         f"parts: {st.parts_verified:,} of {st.parts_total:,} verified ({st.classes_done:,} of "
@@ -520,8 +770,9 @@ def prove_status(st: ProofStatus, shown: int = 10) -> list[str]:
     if len(st.distrusted) > 3:
         lines.append(f"  and {len(st.distrusted) - 3:,} more")
     best = f"; best board scored {st.best_scored[0]} {st.best_scored[1]}" if st.best_scored else ""
+    so_far = "" if st.finished or st.sample_done else "so far: "
     lines.append(
-        f"{'' if st.finished else 'so far: '}{st.eliminated:,} classes eliminated by the bound, "
+        f"{so_far}{st.eliminated:,} classes eliminated by the bound, "
         f"{st.boards_scored:,} boards scored, {plural(len(st.boards), 'board')} >= {cfg['threshold']}{best}"
     )
     lines += [f"{score}\t{board}" for board, score in st.boards[:shown]]
@@ -531,7 +782,7 @@ def prove_status(st: ProofStatus, shown: int = 10) -> list[str]:
 
     cpu, wall = f"{st.cpu_s / 3600:.2f} CPU-h", f"{st.wall_s / 3600:.2f} h wall"
     lines.append(f"spent: {over(cpu, st.parts_cpu)}; {over(wall, st.parts_wall)}")
-    if not st.finished:
+    if not st.finished and not st.sample_done:
         classes_left = st.classes_total - st.classes_done
         if st.left is None:
             lines.append(f"left: {classes_left:,} classes; too few parts record their CPU to estimate it")
@@ -544,3 +795,109 @@ def prove_status(st: ProofStatus, shown: int = 10) -> list[str]:
             )
     lines += [f"note: {n}" for n in st.notes]
     return lines
+
+
+# ------------------------------------------------------------------ runs (the catalog)
+
+
+def size_text(n: int) -> str:
+    """``812 B``, ``4.1 kB``, ``221.0 MB``, ``1.3 GB`` (powers of 1,000)."""
+    value = float(n)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if value < 1000 or unit == "TB":
+            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")
+
+
+def _aligned(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return [
+        "  ".join(
+            (c.rjust(w) if i in right else c.ljust(w)) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ).rstrip()
+        for r in [header, *rows]
+    ]
+
+
+def catalog_lines(entries: list[CatalogEntry]) -> list[str]:
+    """``boggle runs ls``: one aligned line a job directory (kind, state, date, count, config,
+    size, path), and what is wrong with each damaged one."""
+    if not entries:
+        return ["no run, proof or search here"]
+    rows = []
+    for e in entries:
+        count = f"{e.count:,} {e.unit}" if e.count is not None else "-"
+        date = (e.date or "-")[:19].replace("T", " ")
+        rows.append([e.kind, e.state, date, count, e.config or "-", size_text(e.bytes), e.path])
+    lines = _aligned(["KIND", "STATE", "DATE", "COUNT", "CONFIG", "SIZE", "PATH"], rows, {3, 5})
+    lines += [f"{e.path}: {e.problem}" for e in entries if e.problem]
+    return lines
+
+
+def catalog_show(d: dict[str, Any]) -> list[str]:
+    """``boggle runs show``: a job directory in a few lines (see
+    :func:`pipeline.catalog.describe_job`)."""
+    count = f"{d['count']:,} {d['unit']}" if d["count"] is not None else "-"
+    lines = [
+        f"{d['path']}: {d['state']} {d['kind']} ({d['format']}, schema {d['schema_version']})",
+        f"config: {d['config']}",
+        f"count: {count}",
+        f"started: {d['started_at'] or '-'}; finished: {d['finished_at'] or '-'}",
+    ]
+    parts = d["parts"]
+    unrecorded = f", {parts['without_record']} without a record" if parts.get("without_record") else ""
+    lines.append(
+        f"parts: {plural(parts['files'], 'file')}, {parts['rows']:,} rows, {size_text(parts['bytes'])}"
+        f"{unrecorded}; {size_text(d['bytes'])} in all"
+    )
+    if d["problem"]:
+        lines.append(f"problem: {d['problem']}")
+    packages = d.get("packages") or {}
+    if packages:
+        lines.append("packages: " + ", ".join(f"{k} {v}" for k, v in sorted(packages.items())))
+    lines.append(f"command: {d['command'] or 'not recorded'}")
+    for key, value in d["figures"].items():
+        if isinstance(value, dict | list):
+            value = json.dumps(value, ensure_ascii=False, default=str)
+            value = value if len(value) <= 160 else value[:157] + "..."
+        lines.append(f"{key}: {value}")
+    full = json.dumps(d["config_full"], ensure_ascii=False, sort_keys=True, default=str)
+    lines.append(f"config (full): {full}")
+    return lines
+
+
+def catalog_verified(v: Verification) -> list[str]:
+    """``boggle runs verify``: ``intact`` in one line, or each problem found."""
+    if v.intact:
+        return [f"{v.path}: intact ({v.state} {v.kind}, {plural(v.parts, 'part')} verified)"]
+    return [f"{v.path}: {name}: {why}" for name, why in v.problems]
+
+
+def query_output(result: QueryResult, fmt: str) -> list[str]:
+    """``boggle runs query``'s rows: an aligned ``table``, ``csv`` (with a header) or ``json``
+    (one object a line)."""
+    if fmt == "json":
+        return [json.dumps(dict(zip(result.columns, row, strict=True)), ensure_ascii=False, default=str)
+                for row in result.rows]  # fmt: skip
+    if fmt == "csv":
+        import csv
+        import io
+
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(result.columns)
+        writer.writerows(result.rows)
+        return buf.getvalue().splitlines()
+
+    def cell(value: Any) -> str:
+        if value is None:
+            return "NULL"
+        if isinstance(value, float):
+            return f"{value:.6g}"
+        return str(value)
+
+    rows = [[cell(v) for v in row] for row in result.rows]
+    numeric = {i for i in range(len(result.columns)) if result.rows and all(
+        isinstance(row[i], int | float) for row in result.rows if row[i] is not None)}  # fmt: skip
+    return [*_aligned(list(result.columns), rows, numeric), f"({plural(len(rows), 'row')})"]

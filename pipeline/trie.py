@@ -303,18 +303,24 @@ class Trie:
     def iter_words(self) -> Iterator[tuple[str, int]]:
         """(spelling, word id) for every word node, depth-first in face order (an in-order walk
         with an explicit stack)."""
+        for path, word_id in self.iter_paths():
+            yield "".join(path), word_id
+
+    def iter_paths(self) -> Iterator[tuple[tuple[str, ...], int]]:
+        """(the faces of a spelling, word id) for every word node, in :meth:`iter_words`' order:
+        ``("qu", "i", "t")`` where ``iter_words`` says ``quit``."""
         faces = self.alphabet.faces
-        stack: list[tuple[int, str]] = [(0, "")]
+        stack: list[tuple[int, tuple[str, ...]]] = [(0, ())]
         while stack:
-            node, text = stack.pop()
+            node, path = stack.pop()
             if self.word_id[node] >= 0:
-                yield text, int(self.word_id[node])
+                yield path, int(self.word_id[node])
             m = int(self.mask[node])
             kids = [f for f in range(len(faces)) if (m >> f) & 1]
             base = int(self.first_child[node])
             # push in reverse so the smallest face is visited first
             for k in range(len(kids) - 1, -1, -1):
-                stack.append((base + k, text + faces[kids[k]]))
+                stack.append((base + k, (*path, faces[kids[k]])))
 
     # ------------------------------------------------------------ persistence
 

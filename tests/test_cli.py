@@ -130,10 +130,12 @@ def test_every_command_has_help_with_an_example() -> None:
 
     group = typer.main.get_group(app)
     assert group.commands, "no commands registered"
-    for name in group.commands:
-        res = run(name, "--help")
+    names = [[name] for name in group.commands]
+    names += [[name, sub] for name, cmd in group.commands.items() for sub in getattr(cmd, "commands", {})]
+    for name in names:
+        res = run(*name, "--help")
         assert res.exit_code == 0, name
-        assert "Example:" in res.stdout, f"`boggle {name} --help` has no example"
+        assert "Example:" in res.stdout, f"`boggle {' '.join(name)} --help` has no example"
 
 
 def test_help_does_not_import_heavy_modules() -> None:

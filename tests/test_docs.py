@@ -319,6 +319,18 @@ def test_nothing_cites_a_document_outside_the_repository() -> None:
     assert not cited, cited
 
 
+def test_the_docs_activate_the_venv_as_any_posix_shell_can() -> None:
+    """``source`` is bash's: ``sh`` (dash) says "source: not found"; ``.`` works in every shell."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    wrong = [
+        f"{p.relative_to(REPO)}:{n}"
+        for p in pages
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\bsource\s+\S*activate", line)
+    ]
+    assert not wrong, wrong
+
+
 def test_every_exit_code_has_a_row() -> None:
     from pipeline import errors
 

@@ -212,3 +212,44 @@ def test_duplicates_and_blanks_are_counted_with_examples_as_written(tmp_path: Pa
     assert lex.report.dropped == {"empty": 1, "duplicate": 3}
     assert lex.report.examples["duplicate"] == ["a", "B", "c"]
     assert lex.report.examples["empty"] == ["  "]
+
+
+def _spell_with_dice(word: str, dice: list[list[str]]) -> bool:
+    """Plain search: can distinct dice, one a cell, show ``word`` (``qu`` one face)?"""
+    faces: list[str] = []
+    i = 0
+    while i < len(word):
+        step = 2 if word.startswith("qu", i) else 1
+        faces.append(word[i : i + step])
+        i += step
+
+    def place(k: int, used: frozenset[int]) -> bool:
+        if k == len(faces):
+            return True
+        return any(
+            d not in used and faces[k] in die and place(k + 1, used | {d}) for d, die in enumerate(dice)
+        )
+
+    return place(0, frozenset())
+
+
+def test_playable_words_use_each_die_once(tmp_path: Path) -> None:
+    """``boggle words --dice new`` lists a word only if distinct dice can spell it: the new dice
+    carry one Z, so ``zzz`` and ``zuz`` are out; ``fez`` (one F die, F twice on it) is in, ``off``
+    (one die with F) out, ``eye`` (several E dice) in."""
+    import json
+
+    from pipeline.dice import load_dice_set
+    from pipeline.lexicon import playable_words
+
+    words = ["zzz", "zuz", "fez", "off", "eye", "quit", "quiz", "jazz", "fizz", "see", "bob", "abbe", "tot"]
+    path = write(tmp_path, "w.txt", "\n".join(words).encode())
+    got = list(playable_words(path, get_rules("boggle"), max_length=4, dice="new"))
+    raw = json.loads((Path(__file__).parent.parent / "pipeline" / "data" / "dice_sets.json").read_text())
+    dice = [[f.lower() for f in die] for die in raw["new"]["dice"]]
+    assert set(got) == {w for w in words if _spell_with_dice(w, dice)}
+    assert {"fez", "eye", "quit", "see", "tot"} <= set(got)
+    assert not {"zzz", "zuz", "off", "jazz", "fizz", "bob"} & set(got)
+    assert got == sorted(got)
+    new = load_dice_set("new")
+    assert not new.can_show(["z", "z"]) and new.can_show(["z", "qu", "e"])

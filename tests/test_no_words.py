@@ -16,7 +16,7 @@ from pipeline import read_run, read_run_pandas, run_relation, scan_run_polars, s
 from pipeline.analyze import analyze_runs
 from pipeline.cli import app
 from pipeline.config import load_config
-from pipeline.errors import OutputConflictError
+from pipeline.errors import BoggleError, OutputConflictError
 from pipeline.runner import execute
 from pipeline.store.parts import part_record_path
 
@@ -157,3 +157,23 @@ def test_analyze_mixed_runs_treats_words_as_absent_for_the_run_without(
     top = result.tables.top_boards
     assert top.loc[top["run"] == "without", "words"].isna().all()
     assert top.loc[top["run"] == "with", "words"].notna().all()
+
+
+def test_columns_a_scores_only_run_lacks_are_null_as_without_columns(runs: dict[str, Path]) -> None:
+    """``read_run([with_words, scores_only], columns=[..., "words"])`` gives the same table as
+    reading every column and selecting: null words for the scores-only run, not an error. A
+    column no run has is still refused."""
+    both = [runs["with"], runs["without"]]
+    picked = read_run(both, columns=["score", "words"])
+    assert picked.column_names == ["score", "words"]
+    assert picked.equals(read_run(both).select(["score", "words"]))
+    n_with = read_run(runs["with"], columns=["score"]).num_rows
+    words = picked["words"].to_pylist()
+    assert all(w is not None for w in words[:n_with]) and words[n_with:] == [None] * (len(words) - n_with)
+    assert picked["score"].to_pylist() == read_run(both, columns=["score"])["score"].to_pylist()
+    # the other order: the column's type comes from the run that has it
+    assert read_run(both[::-1], columns=["words", "score"]).column_names == ["words", "score"]
+    with pytest.raises(BoggleError, match=r"no run of .* has column\(s\) nope"):
+        read_run(both, columns=["score", "nope"])
+    with pytest.raises(BoggleError, match=r"no column\(s\) words"):
+        read_run(runs["without"], columns=["words"])

@@ -190,6 +190,31 @@ def test_ingest_with_input_on_s3(bucket: str, tiny_dict: str, tmp_path: Path) ->
     assert pipeline.store.read_rejects(url) == pipeline.store.read_rejects(local)
 
 
+def test_catalog_of_an_s3_prefix(bucket: str, tiny_dict: str, tmp_path: Path) -> None:
+    """``boggle runs ls s3://bucket/prefix`` lists the runs there, with their sizes, and
+    ``runs verify`` reads every part of one back (a truncated one is named, exit 4)."""
+    from pipeline.catalog import find_jobs
+
+    for name in ("a", "b"):
+        assert run_job(run_config(tiny_dict, f"s3://{bucket}/nightly/{name}")).status == "complete"
+    entries = find_jobs(f"s3://{bucket}/nightly")
+    assert [(e.path, e.kind, e.state, e.count) for e in entries] == [
+        (f"s3://{bucket}/nightly/{n}", "run", "finished", 300) for n in ("a", "b")
+    ]
+    sizes = {k: len(v) for k, v in objects(f"{bucket}/nightly/a").items()}
+    assert entries[0].bytes == sum(sizes.values())
+    env = {"PYTHONPATH": str(REPO)}
+    res = run_boggle("runs", "ls", f"s3://{bucket}/nightly", "--json", env=env)
+    assert res.returncode == 0, res.stderr
+    assert [e["path"] for e in json.loads(res.stdout)] == [e.path for e in entries]
+    res = run_boggle("runs", "verify", entries[1].path, env=env)
+    assert res.returncode == 0 and "intact (finished run, 3 parts verified)" in res.stdout
+    key = f"{bucket}/nightly/b/part-00001.parquet"
+    fs().pipe_file(key, fs().cat_file(key)[:-5])
+    res = run_boggle("runs", "verify", entries[1].path, env=env)
+    assert res.returncode == 4 and "part-00001.parquet" in res.stderr
+
+
 @pytest.mark.slow
 def test_analyze_s3_same_tables(bucket: str, tiny_dict: str, tmp_path: Path, moto_endpoint: str) -> None:
     import pyarrow.parquet as pq

@@ -3,6 +3,7 @@ stratified estimate of the CPU left."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -206,3 +207,25 @@ def test_estimate_is_stratified_so_an_id_order_prefix_does_not_bias_it() -> None
     # parts in a range fall back to the pooled rate
     pooled = estimate_left(cpu, dict.fromkeys(done, per), rows, done, strata=1)
     assert pooled is not None and pooled.cpu_s == pytest.approx(naive)
+
+
+def test_status_of_a_finished_sample_says_so(tiny_dict: str, tmp_path: Path) -> None:
+    """A --limit-classes sample ends without _SUCCESS: once all its parts verify, --status calls
+    it a finished sample of N classes, not an unfinished proof with 0 classes left."""
+    out = tmp_path / "sample"
+    res = run_prove(dataclasses.replace(prove_config(tiny_dict, out), limit_classes=6))
+    assert res.status == "sample" and res.classes_done == 6 and not (out / "_SUCCESS").exists()
+    st = proof_status(str(out))
+    assert st.sample and st.sample_done and not st.finished
+    assert (st.classes_done, st.classes_total, st.classes_all) == (6, 6, res.classes_total)
+    assert st.classes_all > 6
+    lines = render.prove_status(st)
+    assert f"finished sample of 6 of the proof's {st.classes_all} classes" in lines[0], lines
+    assert not any("unfinished" in ln or ln.startswith(("left:", "so far:")) for ln in lines), lines
+    # a sample stopped half way is an unfinished sample, with what is left of it
+    (out / "part-00001.parquet").unlink()
+    st = proof_status(str(out))
+    assert st.sample and not st.sample_done
+    lines = render.prove_status(st)
+    assert "unfinished sample of 6 of the proof's" in lines[0]
+    assert any(ln.startswith("left: 2 classes") for ln in lines), lines

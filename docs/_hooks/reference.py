@@ -45,7 +45,18 @@ def cli_commands() -> dict[str, Any]:
 
     root = root_command()
     ctx = typer.Context(root, info_name="boggle")
-    return {name: root.get_command(ctx, name) for name in root.list_commands(ctx)}
+    out: dict[str, Any] = {}
+    for name in root.list_commands(ctx):
+        cmd = root.get_command(ctx, name)
+        sub = getattr(cmd, "list_commands", None)
+        if sub is None:
+            out[name] = cmd
+            continue
+        # a group (`boggle runs`): its commands, each as `runs ls`
+        group_ctx = typer.Context(cmd, info_name=name, parent=ctx)
+        for sub_name in sub(group_ctx):
+            out[f"{name} {sub_name}"] = cmd.get_command(group_ctx, sub_name)
+    return out
 
 
 def cli_reference() -> str:

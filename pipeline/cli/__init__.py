@@ -10,7 +10,8 @@ numba, pyarrow) are imported inside the commands so ``boggle --help`` answers at
 * :mod:`~pipeline.cli.batch`: run, analyze, select, optimize;
 * :mod:`~pipeline.cli.proving`: prove;
 * :mod:`~pipeline.cli.integrity`: digest;
-* :mod:`~pipeline.cli.designing`: dice show, what-if.
+* :mod:`~pipeline.cli.designing`: dice show, what-if;
+* :mod:`~pipeline.cli.catalog`: runs ls, show, verify, query (the catalog of job directories).
 
 What a command shows (text, JSON lines, progress) is made by :mod:`pipeline.render`.
 
@@ -25,7 +26,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from pipeline.cli import batch, designing, integrity, proving, solving
+from pipeline.cli import batch, catalog, designing, integrity, proving, solving
 from pipeline.errors import Terminated
 
 __all__ = ["app", "main"]
@@ -109,13 +110,32 @@ app.command("what-if", cls=HumanHelpCommand)(designing.what_if)
 designing.dice_app.command("show", cls=HumanHelpCommand)(designing.show)
 app.add_typer(designing.dice_app, name="dice")
 
+runs_app = typer.Typer(
+    help="The catalog of runs, proofs and optimize searches: ls, show, verify, query.\n\n"
+    "Example: boggle runs ls runs",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+for runs_command in (catalog.ls, catalog.show, catalog.verify, catalog.query):
+    runs_app.command(cls=HumanHelpCommand)(runs_command)
+app.add_typer(runs_app, name="runs")
+
 
 def _terminate(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
 def main() -> None:
+    import shlex
     import signal
+    import sys
+
+    from pipeline.io import record_command
+
+    # what `boggle runs show` reports as the command that made a job (as typed, argv[0] aside)
+    record_command(shlex.join(["boggle", *sys.argv[1:]]))
 
     # SIGTERM (what schedulers, systemd and `kill` send) unwinds like Ctrl-C: joblib aborts and
     # kills its workers, and the command exits 143 saying the run can be resumed

@@ -15,15 +15,19 @@ import typer
 from pipeline.cli.options import (
     Backend,
     DictionaryOpt,
+    LogFormat,
+    LogFormatOpt,
     MinLengthOpt,
     Objective,
     OverwriteOpt,
+    ProgressIntervalOpt,
     RulesName,
     RulesOpt,
     ServePreset,
     Strategy,
     SummaryJsonOpt,
     dice_option,
+    log_style,
     value,
 )
 from pipeline.cli.outcome import (
@@ -62,6 +66,8 @@ def analyze(
         typer.Option("--memory-limit", help="DuckDB memory cap, e.g. 2GB (spills to disk beyond)."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress messages.")] = False,
+    progress_interval: ProgressIntervalOpt = 10.0,
+    log_format: LogFormatOpt = LogFormat.text,
     label: Annotated[
         list[str] | None,
         typer.Option(
@@ -126,11 +132,12 @@ def analyze(
         from pipeline import render
         from pipeline.analyze import BadDefinition, analyze_runs, parse_labels
 
-        result = analyze_runs(
-            [str(d) for d in run_dirs], out, top=top, top_words=top_words, threads=threads,
-            memory_limit=memory_limit, progress=render.analyze_progress(quiet), labels=parse_labels(label),
-            bad=BadDefinition.from_options(bad_words, bad_score),
-        )  # fmt: skip
+        with render.analyze_progress(quiet, log_style(progress_interval, log_format)) as progress:
+            result = analyze_runs(
+                [str(d) for d in run_dirs], out, top=top, top_words=top_words, threads=threads,
+                memory_limit=memory_limit, progress=progress, labels=parse_labels(label),
+                bad=BadDefinition.from_options(bad_words, bad_score),
+            )  # fmt: skip
         if summary_json is not None:
             outcome.update(render.analyze_outcome(result, run_dirs))
         say(f"report: {result.report.resolve()}")
@@ -353,7 +360,9 @@ def run(
         ),
     ] = None,
     overwrite: OverwriteOpt = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or progress lines.")] = False,
+    progress_interval: ProgressIntervalOpt = 10.0,
+    log_format: LogFormatOpt = LogFormat.text,
     summary_json: Annotated[
         Path | None,
         typer.Option(
@@ -376,6 +385,9 @@ def run(
     Example: boggle run configs/smoke.toml --out runs/smoke --n-jobs 2
 
     Scheduled: boggle run configs/smoke.toml --seed-from-date today --out 'runs/nightly/{date}'
+
+    Logged (a plain line a minute; --log-format json for collectors):
+    boggle run configs/large.toml --progress-interval 60 2> run.log
     """
     from pipeline import render
     from pipeline.errors import EXIT_REJECTED_ROWS, BoggleError
@@ -410,7 +422,8 @@ def run(
             raise refused
         if not quiet:
             announce_kernel_compile()
-        with nullcontext(None) if quiet else render.run_progress() as bar:
+        style = log_style(progress_interval, log_format)
+        with nullcontext(None) if quiet else render.run_progress(style) as bar:
 
             def update(p: Any) -> None:
                 outcome.update(render.run_progress_outcome(p))  # what a stopped run had done
@@ -528,6 +541,8 @@ def optimize(
     ] = None,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the BEST line.")] = False,
+    progress_interval: ProgressIntervalOpt = 10.0,
+    log_format: LogFormatOpt = LogFormat.text,
     summary_json: SummaryJsonOpt = None,
 ) -> None:
     """Search for the highest-scoring boards (hill climbing or simulated annealing).
@@ -556,7 +571,13 @@ def optimize(
         announce_kernel_compile()
     with run_summary_json(summary_json, cfg.out, "optimize", OPTIMIZE_SUMMARY_FIELDS) as outcome:
         try:
-            with nullcontext(None) if quiet else render.optimize_progress(cfg.restarts) as update:
+            with (
+                nullcontext(None)
+                if quiet
+                else render.optimize_progress(
+                    cfg.restarts, log_style(progress_interval, log_format)
+                ) as update
+            ):
                 res = run_optimize(cfg, progress=update, note=note)
         except KeyboardInterrupt:
             for line in render.optimize_interrupted(cfg.out):

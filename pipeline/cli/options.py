@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from pipeline.render import LogStyle
 
 
 class Algorithm(StrEnum):
@@ -127,3 +130,38 @@ SummaryJsonOpt = Annotated[
         "figures, run_dir, started_at, finished_at, version; on failure too: for schedulers.",
     ),
 ]
+
+
+class LogFormat(StrEnum):
+    """pipeline.render.LOG_FORMATS."""
+
+    text = "text"
+    json = "json"
+
+
+ProgressIntervalOpt = Annotated[
+    float,
+    typer.Option(
+        "--progress-interval",
+        min=0.1,
+        metavar="SECONDS",
+        envvar="BOGGLE_PROGRESS_INTERVAL",
+        help="When stderr is not a terminal (a log file, a pipe): seconds between two progress lines.",
+    ),
+]
+LogFormatOpt = Annotated[
+    LogFormat,
+    typer.Option(
+        "--log-format",
+        envvar="BOGGLE_LOG_FORMAT",
+        help="Progress on stderr: text (a bar on a terminal, a plain timestamped line every "
+        "--progress-interval in a log) or json (one JSON object a line, for log collectors).",
+    ),
+]
+
+
+def log_style(interval: float, log_format: LogFormat) -> LogStyle:
+    """The :class:`pipeline.render.LogStyle` of ``--progress-interval`` and ``--log-format``."""
+    from pipeline.render import LogStyle
+
+    return LogStyle(interval=interval, format=log_format.value)

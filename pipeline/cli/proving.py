@@ -10,11 +10,15 @@ import typer
 from pipeline.cli.options import (
     Backend,
     DictionaryOpt,
+    LogFormat,
+    LogFormatOpt,
     MinLengthOpt,
     OverwriteOpt,
+    ProgressIntervalOpt,
     ProveBound,
     RulesOpt,
     SummaryJsonOpt,
+    log_style,
     value,
 )
 from pipeline.cli.outcome import (
@@ -82,6 +86,8 @@ def prove(
     out: Annotated[str, typer.Option("--out", "-o", help="Output directory.")] = "runs/prove",
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the BEST line.")] = False,
+    progress_interval: ProgressIntervalOpt = 10.0,
+    log_format: LogFormatOpt = LogFormat.text,
     summary_json: SummaryJsonOpt = None,
     status: Annotated[
         bool,
@@ -127,7 +133,11 @@ def prove(
     say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
     hits: list[int] = []
     with run_summary_json(summary_json, out, "prove", PROVE_SUMMARY_FIELDS) as outcome:
-        with nullcontext(None) if quiet else render.prove_progress() as bar:
+        with (
+            nullcontext(None)
+            if quiet
+            else render.prove_progress(log_style(progress_interval, log_format)) as bar
+        ):
 
             def update(p: Any) -> None:
                 hits[:] = [p.boards_found]

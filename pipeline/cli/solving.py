@@ -97,7 +97,10 @@ def words(
     rules: PresetOpt = RulesName.boggle,
     min_length: MinLengthOpt = None,
     max_length: Annotated[int | None, typer.Option("--max-length", min=1, help="Longest word kept.")] = None,
-    dice: Annotated[str | None, dice_option("Keep only words this dice set's faces can spell.")] = None,
+    dice: Annotated[
+        str | None,
+        dice_option("Keep only words this dice set can spell, each die on one cell (one Z die: no zzz)."),
+    ] = None,
 ) -> None:
     """Print the lexicon's playable words in order, after pruning the trie.
 

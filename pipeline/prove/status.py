@@ -62,6 +62,13 @@ class ProofStatus:
     left: CpuLeft | None = None
     workers: int = 1  # the proof's --n-jobs, resolved here
     notes: list[str] = field(default_factory=list)
+    sample: bool = False  # a --limit-classes timing sample (fewer classes): never certified or _SUCCESS
+    classes_all: int = 0  # the classes of the whole proof (a sample's classes_total is fewer)
+
+    @property
+    def sample_done(self) -> bool:
+        """A sample all of whose parts verify: finished, as far as a sample ever is."""
+        return self.sample and self.parts_total > 0 and self.parts_verified == self.parts_total
 
 
 def estimate_left(
@@ -160,12 +167,14 @@ def proof_status(out: str) -> ProofStatus:
     spec = str(identity["classes"])
     rows, cols = parse_shape(cfg.shape)
     space = ClassSpace.from_spec(spec, lexicon.alphabet, rows, cols)
-    ids = selected_classes(space.canonical_ids(), cfg)
+    every = space.canonical_ids()
+    ids = selected_classes(every, cfg)
     chunks = [ids[i : i + cfg.chunk_size] for i in range(0, len(ids), cfg.chunk_size)]
     n_jobs = cfg.n_jobs if cfg.n_jobs is not None else -1
     status = ProofStatus(
         str(out), False, config, spec, len(chunks), 0, len(ids), 0, 0, 0,
-        workers=int(joblib.effective_n_jobs(n_jobs)),
+        workers=int(joblib.effective_n_jobs(n_jobs)), sample=len(ids) < len(every),
+        classes_all=len(every),
     )  # fmt: skip
     if lexicon.content_hash != identity.get("lexicon"):
         status.notes.append(

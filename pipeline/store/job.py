@@ -33,7 +33,7 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.errors import DamagedRunError, InternalError, OutputConflictError
-from pipeline.io import package_versions
+from pipeline.io import package_versions, recorded_command
 from pipeline.store import parts as P
 from pipeline.store.location import Location, RemoteLocation, location
 from pipeline.store.parts import (
@@ -233,13 +233,16 @@ class JobDir:
 
     def _write_record(self) -> None:
         self.state = "new"
-        record = {
+        record: dict[str, Any] = {
             "format": self.format,
             "identity": self.identity,
             "config": self.config,
             "started_at": self.started_at,
             "packages": package_versions(),
         }
+        command = recorded_command()
+        if command is not None:
+            record["command"] = command
         self.check_lease()
         write_json(self.loc, RUN_RECORD, {**record, SEAL: seal_of(record)})
 
@@ -346,6 +349,9 @@ class JobDir:
             "parts": parts,
             "files": files,
         }
+        command = recorded_command()
+        if command is not None:
+            manifest["command"] = command  # the session that finished it
         manifest[SEAL] = seal_of(manifest)
         self.check_lease()
         write_json(self.loc, MANIFEST, manifest)
