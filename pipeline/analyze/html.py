@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["esc", "num", "pct", "table"]
+__all__ = ["ci", "esc", "num", "pct", "pm", "table"]
 
 
 def esc(value: Any) -> str:
@@ -17,7 +17,8 @@ def esc(value: Any) -> str:
 def num(value: Any, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and digits == 0):
+    # a whole number prints without decimals whatever ``digits`` asks (153, not 153.00)
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
         return f"{int(value):,}"
     if isinstance(value, float):
         return f"{value:,.{digits}f}"
@@ -31,9 +32,29 @@ def num(value: Any, digits: int = 2) -> str:
 
 
 def pct(value: Any) -> str:
+    """A share as a percentage: ``<0.1%`` / ``>99.9%`` rather than a rounded 0% or 100%."""
+    from pipeline.analyze.inference import share_text
+
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    return f"{float(value) * 100:.1f}%"
+    return share_text(float(value))
+
+
+def ci(low: Any, high: Any, digits: int = 2) -> str:
+    """A 95% interval ``"a to b"`` on one line (never wrapped inside a table cell)."""
+    if low is None or high is None or math.isnan(float(low)) or math.isnan(float(high)):
+        return ""
+    return f'<span class="ci">{num(float(low), digits)} to {num(float(high), digits)}</span>'
+
+
+def pm(estimate: Any, low: Any, high: Any, digits: int = 2) -> str:
+    """An estimate with its symmetric 95% interval, ``"10.5 ± 0.4"``, on one line."""
+    if estimate is None or math.isnan(float(estimate)):
+        return "–"
+    if low is None or high is None or math.isnan(float(low)) or math.isnan(float(high)):
+        return num(float(estimate), digits)
+    half = (float(high) - float(low)) / 2
+    return f'<span class="ci">{float(estimate):,.{digits}f} ± {half:,.{digits}f}</span>'
 
 
 def table(
@@ -45,10 +66,12 @@ def table(
     sortable: bool = False,
     row_classes: Sequence[str] | None = None,
     table_id: str = "",
+    all_rows: bool = False,
 ) -> str:
     """An HTML table from already-escaped cells; the first ``left`` columns and ``text_cols``
     are left-aligned (numbers stay right-aligned). ``sortable`` marks it for DataTables (see
-    :mod:`pipeline.analyze.interactive`), whose numeric sort needs empty cells, not dashes."""
+    :mod:`pipeline.analyze.interactive`), whose numeric sort needs empty cells, not dashes;
+    ``all_rows`` keeps every row on one page (a table whose last rows matter, as the worst faces)."""
 
     def cls(i: int) -> str:
         return ' class="l"' if i < left or i in text_cols else ""
@@ -67,4 +90,5 @@ def table(
         for row, rc in zip(rows, classes, strict=True)
     )
     attrs = (' class="dt"' if sortable else "") + (f' id="{table_id}"' if table_id else "")
+    attrs += ' data-all-rows="1"' if all_rows else ""
     return f"<table{attrs}>{thead}<tbody>{body}</tbody></table>"
