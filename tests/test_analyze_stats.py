@@ -5,9 +5,11 @@ labels from provenance and the word-frequency ranking. Fixed seeds throughout.""
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from pipeline.analyze import cells, inference
@@ -215,3 +217,20 @@ def test_adjusted_effect_intervals_cover_at_95_percent() -> None:
         row = adj.set_index("face").loc["a"]
         hits.append(row["adj_low"] <= want <= row["adj_high"])
     assert 0.92 <= _coverage(hits) <= 0.98
+
+
+def test_readable_tables_for_the_notebook(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.analyze.display import compare_dirs_from_env, readable
+
+    df = pd.DataFrame(
+        {"adj_effect": [1.5, -2.25], "share_with": [0.5, 0.0005], "boards": [3, 4]}, index=[7, 2]
+    )
+    out = readable(df)
+    assert list(out.columns) == ["adjusted effect", "boards with it", "boards"]
+    assert list(out.index) == [0, 1]
+    assert out.iloc[1].tolist() == ["-2.25", "<0.1%", "4"]
+    assert list(readable(df.describe(), keep_index=True).index)[:2] == ["count", "mean"]
+    monkeypatch.setenv("BOGGLE_COMPARE_DIRS", f"runs/a,, runs/b{os.pathsep}runs/c ")
+    assert compare_dirs_from_env() == ["runs/a", "runs/b", "runs/c"]
+    monkeypatch.delenv("BOGGLE_COMPARE_DIRS")
+    assert compare_dirs_from_env() == []
