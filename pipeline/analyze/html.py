@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
+
+# A cell that starts with a value to sort by (see :func:`pm`).
+_SORT_VALUE = re.compile(r'<span class="ci" data-value="([^"]+)">')
 
 __all__ = ["ci", "esc", "num", "pct", "pm", "table"]
 
@@ -51,10 +55,11 @@ def pm(estimate: Any, low: Any, high: Any, digits: int = 2) -> str:
     """An estimate with its symmetric 95% interval, ``"10.5 ± 0.4"``, on one line."""
     if estimate is None or math.isnan(float(estimate)):
         return "–"
-    if low is None or high is None or math.isnan(float(low)) or math.isnan(float(high)):
-        return num(float(estimate), digits)
-    half = (float(high) - float(low)) / 2
-    return f'<span class="ci">{float(estimate):,.{digits}f} ± {half:,.{digits}f}</span>'
+    # data-value: what the interactive table sorts the cell by (the estimate, not the text)
+    text = f"{float(estimate):,.{digits}f}"
+    if low is not None and high is not None and not math.isnan(float(low)) and not math.isnan(float(high)):
+        text += f" ± {(float(high) - float(low)) / 2:,.{digits}f}"
+    return f'<span class="ci" data-value="{float(estimate)!r}">{text}</span>'
 
 
 def table(
@@ -83,11 +88,23 @@ def table(
     def cell(c: str) -> str:
         return "" if sortable and c == "–" else c
 
+    # DataTables reads data-order for a column only when its first row has one: so every cell of
+    # a column with a sort value gets one (empty for an empty cell)
+    values = [[_SORT_VALUE.match(c) if sortable else None for c in row] for row in rows]
+    ordered = {i for row in values for i, got in enumerate(row) if got}
+
+    def order(i: int, got: re.Match[str] | None) -> str:
+        if i not in ordered:
+            return ""
+        return f' data-order="{got.group(1) if got else ""}"'
+
     body = "".join(
         (f'<tr class="{rc}">' if rc else "<tr>")
-        + "".join(f"<td{cls(i)}>{cell(c)}</td>" for i, c in enumerate(row))
+        + "".join(
+            f"<td{cls(i)}{order(i, v)}>{cell(c)}</td>" for i, (c, v) in enumerate(zip(row, vr, strict=True))
+        )
         + "</tr>"
-        for row, rc in zip(rows, classes, strict=True)
+        for row, vr, rc in zip(rows, values, classes, strict=True)
     )
     attrs = (' class="dt"' if sortable else "") + (f' id="{table_id}"' if table_id else "")
     attrs += ' data-all-rows="1"' if all_rows else ""
