@@ -234,3 +234,19 @@ def test_readable_tables_for_the_notebook(monkeypatch: pytest.MonkeyPatch) -> No
     assert compare_dirs_from_env() == ["runs/a", "runs/b", "runs/c"]
     monkeypatch.delenv("BOGGLE_COMPARE_DIRS")
     assert compare_dirs_from_env() == []
+
+
+def test_share_plots_use_linear_axes() -> None:
+    """Shares are drawn on linear axes: on a log axis 0.013% looks like a quarter of 37%."""
+    from pipeline.analyze import plots
+
+    longest = pd.DataFrame({"run": "r", "source": "s", "length": [5, 6, 7], "boards": [1, 740, 259],
+                            "share": [0.001, 0.74, 0.259], "example": ["a", "b", "c"]})  # fmt: skip
+    counts = pd.DataFrame({"run": "r", "source": "s", "score": np.arange(100), "boards": 1})
+    counts["cum_share"] = (counts["score"] + 1) / 100
+    for fig in (
+        plots.longest_word_plot(longest.assign(series="r")),
+        plots.score_cdf_plot(counts.assign(series="r")),
+    ):
+        for ax in fig.axes:
+            assert ax.get_yscale() == "linear"
