@@ -176,3 +176,112 @@ def test_cli_label_option(three_runs: list[Path], tmp_path: Path, monkeypatch: p
     assert bad.exit_code == 2 and "RUN=TEXT" in bad.stderr
     unknown = CliRunner().invoke(app, ["analyze", str(three_runs[0]), "--label", "nope=x", "--quiet"])
     assert unknown.exit_code == 2 and "names none of the runs" in unknown.stderr
+
+
+# The boggle table doubled: every board's score is exactly twice the "new" run's.
+DOUBLED = {"3": 2, "4": 2, "5": 4, "6": 6, "7": 10, "8": 22}
+
+
+@pytest.fixture(scope="module")
+def doubled_run(three_runs: list[Path]) -> Path:
+    """The first run's boards scored with every point doubled (a pure scaling)."""
+    from pipeline.runner import run_from_file
+    from tests.conftest import ENABLE2K, REPO
+
+    run_dir = three_runs[0].parent / "new-doubled"
+    overrides: dict[str, Any] = {
+        "run.out": str(run_dir), "run.n_jobs": 1, "lexicon.path": ENABLE2K, "boards.dice": "new",
+        "boards.count": COUNT, "boards.chunk_size": 250, "boards.seed": 5, "rules.scores": DOUBLED,
+    }  # fmt: skip
+    run_from_file(REPO / "configs" / "smoke.toml", overrides)
+    return run_dir
+
+
+def _scores(run_dir: Path) -> pd.DataFrame:
+    return pd.concat([pd.read_parquet(f) for f in sorted(run_dir.glob("part-*.parquet"))], ignore_index=True)
+
+
+def test_pure_scaling_reads_as_scaling(three_runs: list[Path], doubled_run: Path) -> None:
+    """A run against itself with every score doubled: paired intervals, "pure scaling" wording,
+    and face effects that keep their share of the mean (no change of face value)."""
+    runs = load_runs([three_runs[0], doubled_run])
+    a, b = _scores(three_runs[0]), _scores(doubled_run)
+    assert (b["score"].to_numpy() == 2 * a["score"].to_numpy()).all()
+    with connect(runs) as con:
+        pt = compare.paired(con, runs)
+        s = pt.summary.iloc[0]
+        assert s["scale_factor"] == pytest.approx(2.0) and s["scale_explains"] == 1.0
+        assert "A pure scaling: every board scores 100.0% higher (×2)" in s["verdict"]
+        # shares of boards higher / lower / the same, never a rounded 0% or 100%
+        zero = int((a["score"] == 0).sum())
+        assert s["share_same"] == pytest.approx(zero / COUNT)
+        from pipeline.analyze.inference import share_text
+
+        assert f"{share_text(1 - zero / COUNT)} of boards score higher, 0% lower" in s["verdict"]
+        # the mean comparison is the paired one: the per-board differences are the first run's scores
+        from pipeline.analyze.stats import summary
+
+        comp = compare.comparisons(summary(con), pt.moments)
+        score = comp[comp["metric"] == "mean score"].iloc[0]
+        d = a["score"].to_numpy(dtype=float)
+        half = 1.959963984540054 * d.std(ddof=1) / np.sqrt(len(d))
+        assert bool(score["paired"]) and score["diff"] == pytest.approx(d.mean())
+        assert score["diff_high"] - score["diff"] == pytest.approx(half)
+        words = comp[comp["metric"] == "mean word count"].iloc[0]
+        assert words["verdict"].endswith("mean word count the same as " + runs[0].label + " (same boards)")
+        means = {runs[0].label: float(a["score"].mean()), runs[1].label: float(b["score"].mean())}
+        eff = compare.paired_face_effects(con, runs[0].label, runs[1].label, *means.values())
+    # doubled scores: the paired difference of a face's effect is its effect in the first run
+    adj = eff[eff["kind"] == "adjusted"].set_index("face")
+    bf_effects, _, _ = cells.adjusted_effects(*_codes(runs[0]), a["score"].to_numpy(dtype=float))
+    ref = bf_effects.set_index("face")["adj_effect"]
+    assert np.allclose(adj.loc[ref.index, "diff"], ref, atol=1e-6)
+    # ... and as a share of each run's mean nothing changes, interval included
+    assert np.allclose(eff[["rel_diff", "rel_low", "rel_high"]].to_numpy(dtype=float), 0.0, atol=1e-9)
+
+
+def _codes(run: Any) -> tuple[np.ndarray, list[str]]:
+    with connect([run]) as con:
+        bf = cells.read_board_faces(con, run.label)
+    assert bf is not None
+    return bf.codes, bf.faces
+
+
+@pytest.mark.integration
+def test_report_of_a_scaled_run_and_its_headline(
+    three_runs: list[Path], doubled_run: Path, tmp_path: Path
+) -> None:
+    """The headline's numbers equal an independent pandas computation from the part files, and
+    the report says "scaling" for a run whose every score is doubled."""
+    res = analyze_runs([three_runs[0], doubled_run], tmp_path / "report", top=3, top_words=5)
+    head = res.tables.headline.set_index("run")
+    for run, run_dir in zip(res.runs, (three_runs[0], doubled_run), strict=True):
+        df = _scores(run_dir)
+        h = head.loc[run.label]
+        n = len(df)
+        half = 1.959963984540054 * df["score"].std(ddof=1) / np.sqrt(n)
+        assert h["boards"] == n and h["score_mean"] == pytest.approx(df["score"].mean())
+        assert h["score_high"] - h["score_mean"] == pytest.approx(half)
+        assert h["words_mean"] == pytest.approx(df["n_words"].mean())
+        assert h["bad"] == int((df["n_words"] < 50).sum())
+        assert h["bad_share"] == pytest.approx((df["n_words"] < 50).mean())
+        for col, (lo, hi) in (
+            ("pool_easy", (32, 42)),
+            ("pool_medium", (200, 250)),
+            ("pool_hard", (425, 525)),
+        ):
+            assert h[col] == int(df["n_words"].between(lo, hi).sum()), col
+        dice = res.tables.dice[res.tables.dice["run"] == run.label]
+        worst = dice.loc[dice["value"].idxmin()]
+        assert h["worst_die"] == worst["die"] and h["worst_die_value"] == worst["value"]
+        assert 0 < h["model_r2"] < 1
+    page = res.report.read_text(encoding="utf-8")
+    first = page[: page.index('<section id="runs">')]
+    assert 'id="headline"' in first and "points per board" in first and "model estimate" in first
+    assert "boggle what-if" in first and "R²" in first and "A pure scaling" in first
+    body = page[page.index("<nav>") : page.index('<section id="method">')]
+    for jargon in (" pp", "HC1", "Welch", "delta method", "Zipf", "swing", "Wilson"):
+        assert jargon not in body, jargon
+    method = page[page.index('<section id="method">') :]
+    for name in ("Welch", "HC1", "delta method", "Zipf", "Wilson"):
+        assert name in method, name

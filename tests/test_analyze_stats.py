@@ -5,9 +5,11 @@ labels from provenance and the word-frequency ranking. Fixed seeds throughout.""
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from pipeline.analyze import cells, inference
@@ -133,13 +135,32 @@ def test_decode_boards_fast_and_general_paths_agree() -> None:
 def test_verdicts_say_direction_size_and_interval() -> None:
     rel = inference.ratio_of_means(141.0, 60.0, 20_000, 125.0, 55.0, 20_000)
     text = inference.relative_verdict("classic dice", "mean score", "new dice", rel)
-    assert text.startswith("classic dice: mean score 11.3% lower than new dice (95% CI 10.6%-12.1%)"), text
+    assert text.startswith("classic dice: mean score 11.3% lower than new dice (95% CI 10.6% to 12.1%)"), text
     same = inference.ratio_of_means(100.0, 60.0, 50, 101.0, 60.0, 50)
     assert "includes no difference" in inference.relative_verdict("b", "mean score", "a", same)
     share = inference.diff_of_shares(0.40, 10_000, 0.35, 10_000)
-    text = inference.difference_verdict("b", "share of dead boards", "a", share, unit="pp")
-    assert text.startswith("b: share of dead boards 5.0 pp less than a (95% CI 3.7 pp-6.3 pp)"), text
+    text = inference.difference_verdict("b", "share of dead boards", "a", share, unit="points")
+    assert text == "b: share of dead boards 5.0 percentage points less than a (95% CI 3.7 to 6.3)", text
+    assert " pp" not in text
+    # a small difference of shares keeps its digits: not "0.0 pp-0.1 pp"
+    small = inference.diff_of_shares(0.0004, 100_000, 0.0012, 100_000)
+    text = inference.difference_verdict("b", "share under 10 words", "a", small, unit="points")
+    # 0.08 points, half-width 1.96 * sqrt(0.0004 * 0.9996 / 1e5 + 0.0012 * 0.9988 / 1e5) = 0.025 points
+    assert text == "b: share under 10 words 0.08 percentage points more than a (95% CI 0.055 to 0.10)", text
     assert math.isnan(inference.ratio_of_means(0.0, 1.0, 10, 1.0, 1.0, 10).estimate)
+
+
+@pytest.mark.parametrize(
+    ("share", "text"),
+    [(0.0005, "<0.1%"), (0.00001, "<0.1%"), (0.0, "0%"), (1.0, "100%"), (0.998, "99.8%"),
+     (0.9995, ">99.9%"), (0.0015, "0.1%"), (0.1491, "14.9%"), (float("nan"), "–")],
+)  # fmt: skip
+def test_shares_never_round_to_0_or_100_percent(share: float, text: str) -> None:
+    """0% and 100% only for exactly 0 and 1; the issue's 0.05% / 99.80% / 0.15% case."""
+    from pipeline.analyze.html import pct
+
+    assert inference.share_text(share) == text
+    assert pct(share) == text
 
 
 def _manifest(dice: str, lexicon: str, digest: str = "ab" * 32, seed: int = 42, rules: str = "boggle") -> Any:
@@ -196,3 +217,36 @@ def test_adjusted_effect_intervals_cover_at_95_percent() -> None:
         row = adj.set_index("face").loc["a"]
         hits.append(row["adj_low"] <= want <= row["adj_high"])
     assert 0.92 <= _coverage(hits) <= 0.98
+
+
+def test_readable_tables_for_the_notebook(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.analyze.display import compare_dirs_from_env, readable
+
+    df = pd.DataFrame(
+        {"adj_effect": [1.5, -2.25], "share_with": [0.5, 0.0005], "boards": [3, 4]}, index=[7, 2]
+    )
+    out = readable(df)
+    assert list(out.columns) == ["adjusted effect", "boards with it", "boards"]
+    assert list(out.index) == [0, 1]
+    assert out.iloc[1].tolist() == ["-2.25", "<0.1%", "4"]
+    assert list(readable(df.describe(), keep_index=True).index)[:2] == ["count", "mean"]
+    monkeypatch.setenv("BOGGLE_COMPARE_DIRS", f"runs/a,, runs/b{os.pathsep}runs/c ")
+    assert compare_dirs_from_env() == ["runs/a", "runs/b", "runs/c"]
+    monkeypatch.delenv("BOGGLE_COMPARE_DIRS")
+    assert compare_dirs_from_env() == []
+
+
+def test_share_plots_use_linear_axes() -> None:
+    """Shares are drawn on linear axes: on a log axis 0.013% looks like a quarter of 37%."""
+    from pipeline.analyze import plots
+
+    longest = pd.DataFrame({"run": "r", "source": "s", "length": [5, 6, 7], "boards": [1, 740, 259],
+                            "share": [0.001, 0.74, 0.259], "example": ["a", "b", "c"]})  # fmt: skip
+    counts = pd.DataFrame({"run": "r", "source": "s", "score": np.arange(100), "boards": 1})
+    counts["cum_share"] = (counts["score"] + 1) / 100
+    for fig in (
+        plots.longest_word_plot(longest.assign(series="r")),
+        plots.score_cdf_plot(counts.assign(series="r")),
+    ):
+        for ax in fig.axes:
+            assert ax.get_yscale() == "linear"

@@ -107,6 +107,29 @@ def test_notebook_compares_several_runs(tmp_path: Path) -> None:
     assert "one run: set compare_dirs" not in text
 
 
+def test_notebook_compares_the_runs_of_boggle_compare_dirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """$BOGGLE_COMPARE_DIRS names the runs to compare (no edit of the notebook); the tables have
+    headers for people and rows numbered from 0."""
+    alpha = write_run(tmp_path / "alpha", ALPHA)
+    beta = write_run(tmp_path / "beta", BETA, chunk_size=2)
+    monkeypatch.setenv("BOGGLE_COMPARE_DIRS", f"{beta},")
+    nb = execute(alpha)
+    text = outputs_text(nb)
+    assert "beta: mean score 41.7% lower than alpha, but the 95% CI" in text
+    assert "one run: set compare_dirs" not in text
+    for raw in ("adj_effect", "share_with", "words_per_board", "reference_value", "diff_low"):
+        assert raw not in text, raw
+    for header in ("adjusted effect", "boards with it", "words per board", "first run"):
+        assert header in text, header
+    # the face table (best five and worst five faces) is numbered 0..n-1, not by face order
+    faces = next(c for c in nb.cells if "effects.head(5)" in c.source)
+    html = next(o["data"]["text/html"] for o in faces.outputs if "text/html" in o.get("data", {}))
+    index = [int(x) for x in re.findall(r"<tr>\s*<th>(\d+)</th>", html)]
+    assert index == list(range(len(index))) and len(index) > 1
+
+
 def test_notebook_refuses_an_unfinished_run(tmp_path: Path) -> None:
     from nbclient.exceptions import CellExecutionError
 

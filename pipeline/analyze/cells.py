@@ -200,6 +200,14 @@ def adjusted_effects(
     return pd.DataFrame(rows, columns=["face", "cell_share", "adj_effect", "adj_low", "adj_high"]), fit, share
 
 
+def r_squared(fit: Fit, codes: np.ndarray, score: np.ndarray) -> float:
+    """The share of the variance of ``score`` that the additive face model ``fit`` explains
+    (1 - residual sum of squares / total sum of squares; NaN for constant scores)."""
+    resid = score - fit.coef[design(codes, fit.coef.shape[0])].sum(axis=1)
+    total = float(((score - score.mean()) ** 2).sum())
+    return 1.0 - float((resid**2).sum()) / total if total > 0 else float("nan")
+
+
 def position_effects(
     codes: np.ndarray, faces: Sequence[str], score: np.ndarray, rows: int, cols: int
 ) -> tuple[pd.DataFrame, Fit, np.ndarray]:
@@ -365,6 +373,8 @@ def cell_tables(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo]) -> Cell
         if len(sources) > 1:
             adj_all, pooled, pooled_shares = adjusted_effects(bf.codes, bf.faces, bf.score)
         d_df, f_df = dice_tables(bf, layout, pos_fit, pos_shares, adj_all, pooled, pooled_shares)
+        # how much of the score the additive model behind the dice values explains
+        d_df["model_r2"] = r_squared(pooled, bf.codes, bf.score)
         dice.append(d_df.assign(run=run.label, dice=layout.name))
         dice_faces.append(f_df.assign(run=run.label, dice=layout.name))
 

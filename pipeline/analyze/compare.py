@@ -11,21 +11,24 @@ and the words that account for the change.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from pipeline.analyze.cells import read_board_faces
 from pipeline.analyze.inference import (
     Z95,
+    Interval,
     diff_of_means,
     diff_of_shares,
     difference_verdict,
     mean_interval,
     ratio_of_means,
     relative_verdict,
+    share_text,
 )
 from pipeline.analyze.runs import query
 from pipeline.analyze.stats import ALL_SOURCES, quantiles_from_counts
@@ -49,7 +52,7 @@ METRICS: list[tuple[str, str, str]] = [
 
 COMPARISON_COLUMNS = [
     "run", "reference", "metric", "kind", "reference_value", "value", "diff", "diff_low", "diff_high",
-    "rel", "rel_low", "rel_high", "verdict",
+    "rel", "rel_low", "rel_high", "verdict", "paired",
 ]  # fmt: skip
 
 
@@ -60,9 +63,49 @@ def run_rows(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[keep].drop_duplicates("run").reset_index(drop=True)
 
 
-def comparisons(summary: pd.DataFrame) -> pd.DataFrame:
+# Each metric of METRICS as a per-board SQL expression, for the paired comparisons.
+PAIRED_EXPR = {
+    "score": "score", "words": "n_words", "longest_len": "max_word_len", "dead_cells": "dead_cells",
+    "share_lt10_words": "(n_words < 10)::DOUBLE", "share_dead_ge1": "(dead_cells >= 1)::DOUBLE",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PairedMoments:
+    """Per-board moments of one metric over the boards two runs share (``a``: the reference)."""
+
+    n: float
+    mean_a: float
+    mean_b: float
+    var_diff: float
+    var_a: float
+    var_b: float
+    cov: float
+
+    def diff(self) -> Interval:
+        """``mean_b - mean_a`` with the paired interval (the per-board differences)."""
+        return mean_interval(self.mean_b - self.mean_a, math.sqrt(max(self.var_diff, 0.0)), self.n)
+
+    def ratio(self) -> Interval:
+        """``mean_b / mean_a - 1`` with the paired interval (ratio estimator: the standard
+        error of ``b - R a`` over ``mean_a``)."""
+        if self.mean_a <= 0 or self.mean_b <= 0 or self.n <= 0:
+            return Interval(math.nan, math.nan, math.nan)
+        if self.mean_a == self.mean_b and self.var_diff == 0:
+            return Interval(0.0, 0.0, 0.0)  # the same value on every board
+        r = self.mean_b / self.mean_a
+        var = max(self.var_b - 2 * r * self.cov + r * r * self.var_a, 0.0)
+        se = math.sqrt(var / self.n) / self.mean_a
+        return Interval(r - 1, r - 1 - Z95 * se, r - 1 + Z95 * se)
+
+
+def comparisons(
+    summary: pd.DataFrame, paired_moments: Mapping[str, Mapping[str, PairedMoments]] | None = None
+) -> pd.DataFrame:
     """Every run against the first: differences of means and shares with 95% intervals,
-    relative differences of means, and a verdict sentence for each."""
+    relative differences of means, and a verdict sentence for each. A run in
+    ``paired_moments`` (run -> metric -> moments) holds the first run's boards: its intervals
+    are the paired ones (column ``paired``)."""
     rows_df = run_rows(summary)
     if len(rows_df) < 2:
         return pd.DataFrame(columns=COMPARISON_COLUMNS)
@@ -70,13 +113,15 @@ def comparisons(summary: pd.DataFrame) -> pd.DataFrame:
     out = []
     for _, cur in rows_df.iloc[1:].iterrows():
         n_a, n_b = float(ref["boards"]), float(cur["boards"])
+        moments = (paired_moments or {}).get(str(cur["run"]), {})
         for col, what, kind in METRICS:
             rec: dict[str, Any] = {"run": cur["run"], "reference": ref["run"], "metric": what, "kind": kind}
+            pm_ = moments.get(col)
             if kind == "mean":
                 a, b = float(ref[f"{col}_mean"]), float(cur[f"{col}_mean"])
                 sa, sb = float(ref[f"{col}_std"]), float(cur[f"{col}_std"])
-                diff = diff_of_means(a, sa, n_a, b, sb, n_b)
-                rel = ratio_of_means(a, sa, n_a, b, sb, n_b)
+                diff = pm_.diff() if pm_ else diff_of_means(a, sa, n_a, b, sb, n_b)
+                rel = pm_.ratio() if pm_ else ratio_of_means(a, sa, n_a, b, sb, n_b)
                 verdict = (
                     relative_verdict(str(cur["run"]), what, str(ref["run"]), rel)
                     if col in ("score", "words")
@@ -85,27 +130,61 @@ def comparisons(summary: pd.DataFrame) -> pd.DataFrame:
                 rec.update(rel=rel.estimate, rel_low=rel.low, rel_high=rel.high)
             else:
                 a, b = float(ref[col]), float(cur[col])
-                diff = diff_of_shares(a, n_a, b, n_b)
-                verdict = difference_verdict(str(cur["run"]), what, str(ref["run"]), diff, unit="pp")
+                diff = pm_.diff() if pm_ else diff_of_shares(a, n_a, b, n_b)
+                verdict = difference_verdict(str(cur["run"]), what, str(ref["run"]), diff, unit="points")
                 rec.update(rel=math.nan, rel_low=math.nan, rel_high=math.nan)
+            if pm_:
+                verdict += " (same boards)"
             rec.update(reference_value=a, value=b, diff=diff.estimate, diff_low=diff.low,
-                       diff_high=diff.high, verdict=verdict)  # fmt: skip
+                       diff_high=diff.high, verdict=verdict, paired=bool(pm_))  # fmt: skip
             out.append(rec)
     return pd.DataFrame(out, columns=COMPARISON_COLUMNS)
 
 
 FACE_COMPARISON_COLUMNS = [
     "run", "reference", "face", "kind", "reference_effect", "effect", "diff", "diff_low", "diff_high",
-    "verdict",
+    "rel_reference", "rel_effect", "rel_diff", "rel_low", "rel_high", "paired", "verdict",
 ]  # fmt: skip
 
 
-def face_comparisons(effects: pd.DataFrame) -> pd.DataFrame:
+def _face_verdict(rec: Mapping[str, Any]) -> str:
+    run, ref, face, kind = rec["run"], rec["reference"], rec["face"], rec["kind"]
+    diff, low, high = float(rec["diff"]), float(rec["diff_low"]), float(rec["diff_high"])
+    what = f"face {face} ({kind} effect)"
+    more = "more" if diff >= 0 else "less"
+    same = ", same boards" if rec["paired"] else ""
+    if low > 0 or high < 0:
+        lo_, hi_ = sorted((abs(low), abs(high)))
+        text = (
+            f"{run}: {what} is worth {abs(diff):.1f} points {more} than in {ref} "
+            f"(95% CI {lo_:.1f} to {hi_:.1f}{same})"
+        )
+    else:
+        text = f"{run}: {what} {abs(diff):.1f} points {more} than in {ref}; the 95% CI includes no difference"
+    if not math.isnan(float(rec["rel_diff"])):
+        text += (
+            f"; as a share of the mean score {float(rec['rel_reference']) * 100:.1f}% in {ref}, "
+            f"{float(rec['rel_effect']) * 100:.1f}% here"
+        )
+        if rec["rel_low"] <= 0 <= rec["rel_high"]:
+            text += " (no real change: the points change only as every score scales)"
+    return text
+
+
+def face_comparisons(
+    effects: pd.DataFrame, means: Mapping[str, float] | None = None,
+    paired_effects: Mapping[str, pd.DataFrame] | None = None,
+) -> pd.DataFrame:  # fmt: skip
     """Each face's raw and adjusted effect in every run against the first run: the difference
-    with its 95% interval (independent runs: the two standard errors, read back from each
-    effect's interval, add in quadrature) and a verdict. Faces in the shared face order."""
+    with its 95% interval and a verdict; also each effect as a share of its run's mean score
+    (``means``: run -> mean score), so that scaling every score reads as scaling and not as a
+    change of face value. Independent runs: the two standard errors, read back from each
+    effect's interval, add in quadrature. A run in ``paired_effects`` (run -> the frame of
+    :func:`paired_face_effects`) holds the first run's boards: its intervals are the paired
+    ones. Faces in the shared face order."""
     if effects.empty:
         return pd.DataFrame(columns=FACE_COMPARISON_COLUMNS)
+    means = means or {}
     rows_df = effects[effects["source"] != ALL_SOURCES]
     multi = rows_df.groupby("run", sort=False)["source"].transform("nunique") > 1
     rows_df = rows_df[~multi]  # runs of several sources: compared per run only in the summary
@@ -123,7 +202,11 @@ def face_comparisons(effects: pd.DataFrame) -> pd.DataFrame:
         ("raw", "effect", "effect_low", "effect_high"),
     ]
     out = []
+    m_a = float(means.get(runs[0], math.nan))
     for run in runs[1:]:
+        m_b = float(means.get(run, math.nan))
+        pe = (paired_effects or {}).get(run)
+        pby = {(r["face"], r["kind"]): r for r in pe.to_dict("records")} if pe is not None else {}
         for face in order:
             a, b = by.get((runs[0], face)), by.get((run, face))
             if a is None or b is None:
@@ -133,26 +216,74 @@ def face_comparisons(effects: pd.DataFrame) -> pd.DataFrame:
                     continue
                 se_a = (a[hi] - a[lo]) / (2 * Z95)
                 se_b = (b[hi] - b[lo]) / (2 * Z95)
-                diff = b[col] - a[col]
-                half = Z95 * math.sqrt(se_a**2 + se_b**2)
-                iv_low, iv_high = diff - half, diff + half
-                what = f"face {face} ({kind} effect)"
-                more = "more" if diff >= 0 else "less"
-                if iv_low > 0 or iv_high < 0:
-                    lo_, hi_ = sorted((abs(iv_low), abs(iv_high)))
-                    verdict = (
-                        f"{run}: {what} is worth {abs(diff):.1f} points {more} than in {runs[0]} "
-                        f"(95% CI {lo_:.1f}-{hi_:.1f})"
+                rec: dict[str, Any] = {
+                    "run": run, "reference": runs[0], "face": face, "kind": kind, "reference_effect": a[col],
+                    "effect": b[col], "rel_reference": a[col] / m_a if m_a else math.nan,
+                    "rel_effect": b[col] / m_b if m_b else math.nan,
+                }  # fmt: skip
+                got = pby.get((face, kind))
+                if got is not None:
+                    rec.update(
+                        {
+                            k: got[k]
+                            for k in ("diff", "diff_low", "diff_high", "rel_diff", "rel_low", "rel_high")
+                        }
                     )
+                    rec["paired"] = True
                 else:
-                    verdict = (
-                        f"{run}: {what} {abs(diff):.1f} points {more} than in {runs[0]}; "
-                        "the 95% CI includes no difference"
+                    diff = b[col] - a[col]
+                    half = Z95 * math.sqrt(se_a**2 + se_b**2)
+                    rel = rec["rel_effect"] - rec["rel_reference"]
+                    rel_half = (
+                        Z95 * math.sqrt((se_a / m_a) ** 2 + (se_b / m_b) ** 2) if m_a and m_b else math.nan
                     )
-                out.append({"run": run, "reference": runs[0], "face": face, "kind": kind,
-                            "reference_effect": a[col], "effect": b[col], "diff": diff,
-                            "diff_low": iv_low, "diff_high": iv_high, "verdict": verdict})  # fmt: skip
+                    rec.update(diff=diff, diff_low=diff - half, diff_high=diff + half, rel_diff=rel,
+                               rel_low=rel - rel_half, rel_high=rel + rel_half, paired=False)  # fmt: skip
+                rec["verdict"] = _face_verdict(rec)
+                out.append(rec)
     return pd.DataFrame(out, columns=FACE_COMPARISON_COLUMNS)
+
+
+def paired_face_effects(
+    con: duckdb.DuckDBPyConnection, reference: str, run: str, mean_a: float, mean_b: float
+) -> pd.DataFrame:
+    """Face effects of ``run`` minus those of ``reference`` on the boards both hold, with the
+    paired intervals: the raw and adjusted effects of the per-board score difference
+    (``diff``), and of the difference of each board's score as a share of its run's mean
+    (``rel_diff``: zero for every face when one run's scores are the other's scaled). Empty
+    when the boards have several shapes."""
+    from pipeline.analyze.cells import BLANK_FACE, adjusted_effects
+
+    fa, fb = read_board_faces(con, reference), read_board_faces(con, run)
+    if fa is None or fb is None or not np.array_equal(fa.codes, fb.codes) or not mean_a or not mean_b:
+        return pd.DataFrame(
+            columns=["face", "kind", "diff", "diff_low", "diff_high", "rel_diff", "rel_low", "rel_high"]
+        )
+    d = fb.score - fa.score
+    r = fb.score / mean_b - fa.score / mean_a
+    adj_d = adjusted_effects(fa.codes, fa.faces, d)[0].set_index("face")
+    adj_r = adjusted_effects(fa.codes, fa.faces, r)[0].set_index("face")
+    rows = []
+    for i, face in enumerate(fa.faces):
+        if face == BLANK_FACE:
+            continue
+        rows.append({"face": face, "kind": "adjusted", "diff": adj_d.at[face, "adj_effect"],
+                     "diff_low": adj_d.at[face, "adj_low"], "diff_high": adj_d.at[face, "adj_high"],
+                     "rel_diff": adj_r.at[face, "adj_effect"], "rel_low": adj_r.at[face, "adj_low"],
+                     "rel_high": adj_r.at[face, "adj_high"]})  # fmt: skip
+        shown = (fa.codes == i).any(axis=1)
+        if shown.all() or not shown.any():
+            continue
+        raw = []
+        for y in (d, r):
+            w, wo = y[shown], y[~shown]
+            sd_w = float(w.std(ddof=1)) if len(w) > 1 else math.nan
+            sd_wo = float(wo.std(ddof=1)) if len(wo) > 1 else math.nan
+            raw.append(diff_of_means(float(wo.mean()), sd_wo, len(wo), float(w.mean()), sd_w, len(w)))
+        rows.append({"face": face, "kind": "raw", "diff": raw[0].estimate, "diff_low": raw[0].low,
+                     "diff_high": raw[0].high, "rel_diff": raw[1].estimate, "rel_low": raw[1].low,
+                     "rel_high": raw[1].high})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------- paired runs
@@ -165,12 +296,69 @@ class PairedTables:
     boards: pd.DataFrame
     words: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    # run -> metric (a METRICS column) -> its per-board moments against the first run
+    moments: dict[str, dict[str, PairedMoments]] = field(default_factory=dict)
 
 
 PAIRED_SUMMARY_COLUMNS = [
     "run", "reference", "boards", "mean_diff", "diff_low", "diff_high", "sd_diff", "median_diff",
-    "p10_diff", "p90_diff", "share_higher", "share_lower", "share_same", "verdict",
+    "p10_diff", "p90_diff", "share_higher", "share_lower", "share_same", "scale_factor",
+    "scale_explains", "verdict",
 ]  # fmt: skip
+
+# A scaling that explains at least this share of the board-by-board change is called "mostly".
+MOSTLY_SCALING = 0.9
+
+
+def paired_moments(
+    con: duckdb.DuckDBPyConnection, a: str, b: str
+) -> tuple[dict[str, PairedMoments], float, float]:
+    """The per-board moments of every METRICS column over the boards of runs ``a`` and ``b``
+    (joined on board id); also the score's scaling: the factor ``s`` that best gives run b's
+    score as ``s`` times run a's (least squares through zero) and the share of the squared
+    per-board change it accounts for (1.0: a pure scaling)."""
+    cols = ", ".join(f"{e} AS m_{k}" for k, e in PAIRED_EXPR.items())
+    stats = []
+    for k in PAIRED_EXPR:
+        x, y = f"x.m_{k}", f"y.m_{k}"
+        stats += [f"avg({x})", f"avg({y})", f"var_samp({y} - {x})", f"var_samp({x})", f"var_samp({y})",
+                  f"covar_samp({x}, {y})"]  # fmt: skip
+    stats += ["sum(x.m_score * x.m_score)", "sum(x.m_score * y.m_score)", "sum(y.m_score * y.m_score)",
+              "sum((y.m_score - x.m_score) ^ 2)", "count(*)"]  # fmt: skip
+    got = con.execute(
+        f"""SELECT {", ".join(stats)}
+            FROM (SELECT board_id, {cols} FROM boards WHERE run = ?) x
+            JOIN (SELECT board_id, {cols} FROM boards WHERE run = ?) y USING (board_id)""",
+        [a, b],
+    ).fetchone()
+    assert got is not None  # an aggregate always returns one row
+    vals = [math.nan if v is None else float(v) for v in got]
+    n = vals[-1]
+    out = {k: PairedMoments(n, *vals[6 * i : 6 * i + 6]) for i, k in enumerate(PAIRED_EXPR)}
+    saa, sab, sbb, sdd = vals[-5:-1]
+    factor = sab / saa if saa > 0 else math.nan
+    explains = math.nan
+    if saa > 0 and sdd > 0:
+        resid = max(sbb - sab * sab / saa, 0.0)
+        explains = 1.0 - resid / sdd if resid > 1e-12 * sbb else 1.0
+    return out, factor, explains
+
+
+def _scaling_text(factor: float, explains: float) -> str:
+    if math.isnan(explains) or math.isnan(factor):
+        return ""
+    change = f"{abs(factor - 1):.1%} {'higher' if factor >= 1 else 'lower'}"
+    if explains == 1.0:
+        return (
+            f". A pure scaling: every board scores {change} (×{factor:.4g}), so each face keeps its "
+            "share of the mean score"
+        )
+    if explains >= MOSTLY_SCALING:
+        return (
+            f". Mostly a scaling: scoring every board {change} (×{factor:.3g}) accounts for "
+            f"{explains:.0%} of the board-by-board change"
+        )
+    return ""
 
 
 def same_boards(con: duckdb.DuckDBPyConnection, a: str, b: str) -> bool:
@@ -210,6 +398,7 @@ def paired(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], *, top: int 
         return empty
     ref = runs[0]
     summaries, hists, tops, words = [], [], [], []
+    all_moments: dict[str, dict[str, PairedMoments]] = {}
     for run in runs[1:]:
         if not same_boards(con, ref.label, run.label):
             continue
@@ -229,18 +418,21 @@ def paired(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], *, top: int 
         med, p10, p90 = quantiles_from_counts(v, c, [0.5, 0.1, 0.9])
         got = con.execute("SELECT avg(score) FROM boards WHERE run = ?", [ref.label]).fetchone()
         ref_mean = float(got[0]) if got and got[0] is not None else 0.0
-        rel = f" ({mean / ref_mean * 100:+.1f}% of its mean)" if ref_mean else ""
+        rel = f", {mean / ref_mean * 100:+.1f}% of its mean" if ref_mean else ""
         more = "more" if mean >= 0 else "fewer"
+        moments, factor, explains = paired_moments(con, ref.label, run.label)
+        higher, lower, same = (float(c[m].sum()) / n for m in (v > 0, v < 0, v == 0))
         verdict = (
-            f"{run.label}: on the same boards, {abs(mean):.2f} {more} points a board than {ref.label}{rel}, "
-            f"95% CI {iv.low:+.2f} to {iv.high:+.2f}; {float(c[v > 0].sum()) / n:.0%} of boards "
-            f"score higher, {float(c[v < 0].sum()) / n:.0%} lower"
+            f"{run.label}: on the same boards, {abs(mean):.1f} {more} points a board than {ref.label} "
+            f"(95% CI {iv.low:+.1f} to {iv.high:+.1f}{rel}); {share_text(higher)} of boards score higher, "
+            f"{share_text(lower)} lower, {share_text(same)} the same" + _scaling_text(factor, explains)
         )
+        all_moments[run.label] = moments
         summaries.append({
             "run": run.label, "reference": ref.label, "boards": n, "mean_diff": mean, "diff_low": iv.low,
             "diff_high": iv.high, "sd_diff": sd, "median_diff": med, "p10_diff": p10, "p90_diff": p90,
             "share_higher": float(c[v > 0].sum()) / n, "share_lower": float(c[v < 0].sum()) / n,
-            "share_same": float(c[v == 0].sum()) / n, "verdict": verdict,
+            "share_same": same, "scale_factor": factor, "scale_explains": explains, "verdict": verdict,
         })  # fmt: skip
         hists.append(d.assign(run=run.label, reference=ref.label)[["run", "reference", "diff", "boards"]])
         tops.append(_top_changes(con, ref, run, top))
@@ -251,6 +443,7 @@ def paired(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], *, top: int 
     return PairedTables(
         pd.DataFrame(summaries, columns=PAIRED_SUMMARY_COLUMNS), pd.concat(hists, ignore_index=True),
         pd.concat(tops, ignore_index=True), pd.concat(words, ignore_index=True) if words else pd.DataFrame(),
+        moments=all_moments,
     )  # fmt: skip
 
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["esc", "num", "pct", "table"]
+# A cell that starts with a value to sort by (see :func:`pm`).
+_SORT_VALUE = re.compile(r'<span class="ci" data-value="([^"]+)">')
+
+__all__ = ["ci", "esc", "num", "pct", "pm", "table"]
 
 
 def esc(value: Any) -> str:
@@ -17,7 +21,8 @@ def esc(value: Any) -> str:
 def num(value: Any, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and digits == 0):
+    # a whole number prints without decimals whatever ``digits`` asks (153, not 153.00)
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
         return f"{int(value):,}"
     if isinstance(value, float):
         return f"{value:,.{digits}f}"
@@ -31,9 +36,30 @@ def num(value: Any, digits: int = 2) -> str:
 
 
 def pct(value: Any) -> str:
+    """A share as a percentage: ``<0.1%`` / ``>99.9%`` rather than a rounded 0% or 100%."""
+    from pipeline.analyze.inference import share_text
+
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    return f"{float(value) * 100:.1f}%"
+    return share_text(float(value))
+
+
+def ci(low: Any, high: Any, digits: int = 2) -> str:
+    """A 95% interval ``"a to b"`` on one line (never wrapped inside a table cell)."""
+    if low is None or high is None or math.isnan(float(low)) or math.isnan(float(high)):
+        return ""
+    return f'<span class="ci">{num(float(low), digits)} to {num(float(high), digits)}</span>'
+
+
+def pm(estimate: Any, low: Any, high: Any, digits: int = 2) -> str:
+    """An estimate with its symmetric 95% interval, ``"10.5 ± 0.4"``, on one line."""
+    if estimate is None or math.isnan(float(estimate)):
+        return "–"
+    # data-value: what the interactive table sorts the cell by (the estimate, not the text)
+    text = f"{float(estimate):,.{digits}f}"
+    if low is not None and high is not None and not math.isnan(float(low)) and not math.isnan(float(high)):
+        text += f" ± {(float(high) - float(low)) / 2:,.{digits}f}"
+    return f'<span class="ci" data-value="{float(estimate)!r}">{text}</span>'
 
 
 def table(
@@ -45,10 +71,12 @@ def table(
     sortable: bool = False,
     row_classes: Sequence[str] | None = None,
     table_id: str = "",
+    all_rows: bool = False,
 ) -> str:
     """An HTML table from already-escaped cells; the first ``left`` columns and ``text_cols``
     are left-aligned (numbers stay right-aligned). ``sortable`` marks it for DataTables (see
-    :mod:`pipeline.analyze.interactive`), whose numeric sort needs empty cells, not dashes."""
+    :mod:`pipeline.analyze.interactive`), whose numeric sort needs empty cells, not dashes;
+    ``all_rows`` keeps every row on one page (a table whose last rows matter, as the worst faces)."""
 
     def cls(i: int) -> str:
         return ' class="l"' if i < left or i in text_cols else ""
@@ -60,11 +88,24 @@ def table(
     def cell(c: str) -> str:
         return "" if sortable and c == "–" else c
 
+    # DataTables reads data-order for a column only when its first row has one: so every cell of
+    # a column with a sort value gets one (empty for an empty cell)
+    values = [[_SORT_VALUE.match(c) if sortable else None for c in row] for row in rows]
+    ordered = {i for row in values for i, got in enumerate(row) if got}
+
+    def order(i: int, got: re.Match[str] | None) -> str:
+        if i not in ordered:
+            return ""
+        return f' data-order="{got.group(1) if got else ""}"'
+
     body = "".join(
         (f'<tr class="{rc}">' if rc else "<tr>")
-        + "".join(f"<td{cls(i)}>{cell(c)}</td>" for i, c in enumerate(row))
+        + "".join(
+            f"<td{cls(i)}{order(i, v)}>{cell(c)}</td>" for i, (c, v) in enumerate(zip(row, vr, strict=True))
+        )
         + "</tr>"
-        for row, rc in zip(rows, classes, strict=True)
+        for row, vr, rc in zip(rows, values, classes, strict=True)
     )
     attrs = (' class="dt"' if sortable else "") + (f' id="{table_id}"' if table_id else "")
+    attrs += ' data-all-rows="1"' if all_rows else ""
     return f"<table{attrs}>{thead}<tbody>{body}</tbody></table>"

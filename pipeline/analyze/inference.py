@@ -168,15 +168,44 @@ def hc1_fit(
     return Fit(coef, cov, n)
 
 
+def share_text(p: float) -> str:
+    """A share as a percentage rounded so that it never says more than it knows: ``"0%"`` and
+    ``"100%"`` only for exactly 0 and 1, ``"<0.1%"`` and ``">99.9%"`` for what rounds to them.
+
+    >>> share_text(0.0005), share_text(0.998), share_text(0.9995), share_text(0.0), share_text(1.0)
+    ('<0.1%', '99.8%', '>99.9%', '0%', '100%')
+    """
+    if math.isnan(p):
+        return "–"
+    if p == 0 or p == 1:
+        return f"{p * 100:.0f}%"
+    if 0 < p < 0.001:
+        return "<0.1%"
+    if 0.999 < p < 1:
+        return ">99.9%"
+    return f"{p * 100:.1f}%"
+
+
+def points_text(x: float) -> str:
+    """Percentage points (``x`` a difference of shares, 0.012 = 1.2 points) with as many decimals
+    as a small difference needs to show it is not zero: ``1.2``, ``0.12``, ``0.012``."""
+    v = abs(x) * 100
+    if v == 0 or v >= 1:
+        return f"{v:.1f}"
+    return f"{v:.2f}" if v >= 0.1 else f"{v:.2g}" if v >= 0.001 else "<0.001"
+
+
 def _pct(x: float) -> str:
     return f"{abs(x) * 100:.1f}%"
 
 
 def relative_verdict(subject: str, what: str, reference: str, rel: Interval) -> str:
-    """``"classic dice score 11% lower than new dice (95% CI 10-12%)"``; says when the interval
-    includes no difference."""
+    """``"classic dice: mean score 11.3% lower than new dice (95% CI 10.6% to 12.1%)"``; says
+    when the interval includes no difference."""
     if math.isnan(rel.estimate):
         return f"{subject}: no ratio of {what} (a mean is zero)"
+    if rel.estimate == rel.low == rel.high == 0:
+        return f"{subject}: {what} the same as {reference}"
     direction = "higher" if rel.estimate >= 0 else "lower"
     lo, hi = sorted((abs(rel.low), abs(rel.high)))
     if not rel.excludes_zero:
@@ -185,23 +214,32 @@ def relative_verdict(subject: str, what: str, reference: str, rel: Interval) -> 
             f"({rel.low * 100:+.1f}% to {rel.high * 100:+.1f}%) includes no difference"
         )
     return (
-        f"{subject}: {what} {_pct(rel.estimate)} {direction} than {reference} (95% CI {_pct(lo)}-{_pct(hi)})"
+        f"{subject}: {what} {_pct(rel.estimate)} {direction} than {reference} "
+        f"(95% CI {_pct(lo)} to {_pct(hi)})"
     )
 
 
 def difference_verdict(subject: str, what: str, reference: str, diff: Interval, *, unit: str = "") -> str:
-    """``"classic dice: 3.2 more dead cells than new dice (95% CI 3.0-3.4)"``."""
+    """``"classic dice: mean dead cells 3.20 more than new dice (95% CI 3.00 to 3.40)"``;
+    ``unit="points"``: a difference of shares, in percentage points (written out once)."""
     if math.isnan(diff.estimate):
         return f"{subject}: no comparison of {what}"
+    if diff.estimate == diff.low == diff.high == 0:
+        return f"{subject}: {what} the same as {reference}"
+    points = unit == "points"
 
     def fmt(v: float) -> str:
-        return f"{abs(v) * 100:.1f} pp" if unit == "pp" else f"{abs(v):.2f}{unit}"
+        return points_text(v) if points else f"{abs(v):.2f}{unit}"
 
     more = "more" if diff.estimate >= 0 else "less"
+    tail = " percentage points" if points else ""
     if not diff.excludes_zero:
         return (
-            f"{subject}: {what} {fmt(diff.estimate)} {more} than {reference}; the 95% CI "
+            f"{subject}: {what} {fmt(diff.estimate)}{tail} {more} than {reference}; the 95% CI "
             f"includes no difference"
         )
     lo, hi = sorted((abs(diff.low), abs(diff.high)))
-    return f"{subject}: {what} {fmt(diff.estimate)} {more} than {reference} (95% CI {fmt(lo)}-{fmt(hi)})"
+    return (
+        f"{subject}: {what} {fmt(diff.estimate)}{tail} {more} than {reference} "
+        f"(95% CI {fmt(lo)} to {fmt(hi)})"
+    )

@@ -41,8 +41,9 @@ _LOADER = """
   }
   for (const table of document.querySelectorAll("table.dt")) {
     const rows = table.tBodies.length ? table.tBodies[0].rows.length : 0;
+    const paged = rows > PAGE && table.dataset.allRows !== "1";
     new DataTable(table, {
-      paging: rows > PAGE, pageLength: PAGE, info: rows > PAGE, searching: rows > 5,
+      paging: paged, pageLength: PAGE, info: paged, searching: rows > 5,
       order: [], autoWidth: false,
     });
   }

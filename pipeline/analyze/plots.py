@@ -138,8 +138,8 @@ def by_length_plot(by_length: pd.DataFrame) -> Figure:
 
 
 def longest_word_plot(longest: pd.DataFrame) -> Figure:
-    """Share of boards whose longest word has each length: numeric axis, log scale, so the
-    rare lengths at both ends stay visible."""
+    """Share of boards whose longest word has each length: numeric axis, linear scale (a share
+    drawn on a log scale makes 0.01% look like a quarter of 37%)."""
     table = _without_totals(longest)
     fig = new_figure(9, 4)
     ax = fig.subplots()
@@ -153,18 +153,19 @@ def longest_word_plot(longest: pd.DataFrame) -> Figure:
     if lengths:
         ax.set_xticks(range(lengths[0], lengths[-1] + 1))
         ax.set_xlim(lengths[0] - 0.7, lengths[-1] + 0.7)
-    ax.set_yscale("log")
+    ax.set_ylim(bottom=0)
     ax.set_xlabel("length of the longest word (letters; 0 = no word)")
-    ax.set_ylabel("boards (%, log scale)")
+    ax.set_ylabel("boards (%)")
     ax.set_title("Longest word per board")
-    ax.grid(axis="y", alpha=0.3, which="both")
+    ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize="small")
     return fig
 
 
 def score_cdf_plot(counts: pd.DataFrame) -> Figure:
-    """Cumulative share of boards by score (left) and the share per score on a log scale
-    (right): the body and the tail both readable; p10, median, p90 and p99 marked."""
+    """Cumulative share of boards by score (left) with p10, median, p90 and p99 marked, and the
+    tail (right): the share of boards scoring at least each score from the 90th percentile on,
+    on a linear scale (a share on a log scale misleads the eye)."""
     table = _without_totals(counts)
     fig = new_figure(11, 4.3)
     ax_c, ax_l = fig.subplots(1, 2)
@@ -177,17 +178,19 @@ def score_cdf_plot(counts: pd.DataFrame) -> Figure:
             xq = x[min(np.searchsorted(cum, q), len(x) - 1)]
             ax_c.plot([xq], [q * 100], marker=marker, color=color, markersize=5)
         share = t["boards"].to_numpy() / max(1, t["boards"].sum())
-        ax_l.plot(x, share * 100, ".", color=color, markersize=2, label=name)
+        at_least = 1.0 - cum + share
+        tail = x >= x[min(np.searchsorted(cum, 0.9), len(x) - 1)]
+        ax_l.step(x[tail], at_least[tail] * 100, where="post", color=color, label=name, linewidth=1.5)
     ax_c.set_xlabel("score")
     ax_c.set_ylabel("boards scoring at most x (%)")
     ax_c.set_title("Cumulative score distribution (▼ p10, ● median, ▲ p90, ◆ p99)", fontsize="medium")
     ax_c.grid(alpha=0.3)
     ax_c.legend(fontsize="small", loc="lower right")
-    ax_l.set_yscale("log")
+    ax_l.set_ylim(bottom=0)
     ax_l.set_xlabel("score")
-    ax_l.set_ylabel("boards with this score (%, log scale)")
-    ax_l.set_title("The tail: share of boards per score, log scale", fontsize="medium")
-    ax_l.grid(alpha=0.3, which="both")
+    ax_l.set_ylabel("boards scoring at least x (%)")
+    ax_l.set_title("The tail: the top 10% of boards by score", fontsize="medium")
+    ax_l.grid(alpha=0.3)
     return fig
 
 
@@ -257,10 +260,10 @@ def dice_plot(dice: pd.DataFrame) -> Figure:
         ax.barh(labels, est, xerr=err, color=colors, capsize=2)
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_title(str(run), fontsize="medium")
-        ax.set_xlabel("points a board gains from the die vs an average cell")
+        ax.set_xlabel("points vs an average cell (model estimate)")
         ax.tick_params(axis="y", labelsize="small")
         ax.grid(axis="x", alpha=0.3)
-    fig.suptitle("Which die to redesign: each die's value (95% intervals; worst at the top)")
+    fig.suptitle("Each die's value, a model estimate (95% intervals; worst at the top)", fontsize="medium")
     return fig
 
 
@@ -348,8 +351,8 @@ def make_plots(tables: Tables, out_dir: Path) -> list[Plot]:
     if len(tables.score_counts):
         emit(
             score_cdf_plot(tables.score_counts), "score_cdf", "Cumulative score distribution and tail",
-            "Left: share of boards scoring at most each score, percentiles marked. Right: share of "
-            "boards per score on a log scale, so the rare rich boards of the tail stay visible.",
+            "Left: share of boards scoring at most each score, percentiles marked. Right: the tail, "
+            "the share of boards scoring at least each score from the 90th percentile on.",
         )  # fmt: skip
     emit(
         distribution_plot(tables.words_histogram, tables.summary, what="words", mean_col="words_mean"),

@@ -28,12 +28,19 @@ from pipeline.io import write_text_atomic
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
        color: #1d1d1f; background: #fafafa; line-height: 1.45; }
-main { max-width: 1180px; margin: 0 auto; padding: 24px 32px 64px; }
-h1 { font-size: 1.9em; margin-bottom: 0.2em; }
+main { max-width: 1216px; margin: 0 auto; padding: 12px 24px 64px; }
+h1 { font-size: 1.6em; margin: 0.2em 0; }
 h2 { margin-top: 2em; border-bottom: 2px solid #ddd; padding-bottom: 0.2em; }
 p.lead { color: #555; margin-top: 0; }
-table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.9em; background: #fff; }
-th, td { border: 1px solid #d6d6d6; padding: 4px 9px; text-align: right; vertical-align: top; }
+table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.86em; background: #fff; }
+th, td { border: 1px solid #d6d6d6; padding: 3px 7px; text-align: right; vertical-align: top; }
+th { font-weight: 600; }
+.ci { white-space: nowrap; }
+section#headline { background: #fff; border: 1px solid #d6d6d6; border-left: 4px solid #3b6ea8;
+                   padding: 2px 14px; margin: 6px 0 10px; }
+section#headline table { font-size: 0.95em; margin: 8px 0 4px; }
+section#headline b.big { font-size: 1.2em; }
+p.small { font-size: 0.85em; color: #444; margin: 4px 0 8px; }
 th { background: #eef1f5; }
 td.l, th.l { text-align: left; }
 td.mono, span.mono { font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
@@ -56,6 +63,9 @@ td { white-space: nowrap; }
 td.l { white-space: normal; }
 div.dt-container { overflow-x: auto; }
 """
+
+
+EVERYDAY = "how often it is used in everyday text, wordfreq"
 
 
 def _with_series(df: pd.DataFrame) -> pd.DataFrame:
@@ -241,8 +251,7 @@ def render_report(
     zoomable = interactive.score_cdf_figure(counts, series_labels(counts).tolist()) if len(counts) else ""
     sections: list[tuple[str, str, str]] = []
     if len(tables.comparisons):
-        sections.append(("compare", "How the runs compare",
-                         sec.comparisons_section(tables.comparisons, METHOD)))  # fmt: skip
+        sections.append(("compare", "How the runs compare", sec.comparisons_section(tables.comparisons)))
     if len(tables.paired):
         sections.append(("paired", "Same boards, board by board", sec.paired_section(
             tables.paired, tables.paired_boards, tables.paired_words, fig("paired_difference"))))  # fmt: skip
@@ -253,15 +262,15 @@ def render_report(
         ("length", "Words and points by word length",
          fig("points_by_length") + by_length_section(tables.by_length)),
         ("longest", "Longest word",
-         f"<p>Examples: the most common word (by {_esc(words_note)}) among each length's most "
+         "<p>Examples: the most common word in everyday text (wordfreq) among each length's most "
          "frequent longest words.</p>" + fig("longest_word") + longest_section(tables.longest_words)),
         ("faces", "Face effects",
          "<p><b>Raw</b>: mean score of the boards that show a face minus those that do not. "
-         "<b>Adjusted</b>: from a least-squares fit of each board's score on how many cells show "
-         "each face, the points a board gains when one cell shows the face instead of an average "
-         "face, the other faces unchanged (so a face is not credited for the good faces that come "
-         "with it). Both with 95% intervals; faces in one order for every run (strongest adjusted "
-         "effect first). A face on every board has no raw comparison group.</p>"
+         "<b>Adjusted</b>: the points a board gains when one cell shows the face instead of an "
+         "average face, the other faces unchanged (so a face is not credited for the good faces "
+         "that come with it); a model estimate (see the method section). Both with 95% intervals "
+         "(±); faces in one order for every run (strongest adjusted effect first), all on one "
+         "page. A face on every board has no raw comparison group.</p>"
          + fig("face_effects") + sec.face_effects_section(tables.face_effects)
          + sec.face_comparisons_section(tables.face_comparisons)),
     ]  # fmt: skip
@@ -279,10 +288,24 @@ def render_report(
          '<div class="boards">' + "".join(_plot_html(p, plot_dir, rel_dir) for p in boards)
          + "</div>" + top_boards_section(tables.top_boards)),
         ("words", "Most frequent words",
-         sec.frequent_words_section(tables.frequent_words, words_note, top_words)),
+         sec.frequent_words_section(tables.frequent_words, EVERYDAY, top_words)),
         ("method", "Method and sources",
          "<ul>"
          f"<li>Confidence intervals: 95%, {_esc(METHOD)}.</li>"
+         "<li>Runs that hold the same boards (board by board, checked) are compared with paired "
+         "intervals: those of the per-board differences (a face effect's from the same models fitted "
+         "to the per-board differences). A pure scaling is a second run's score equal to a fixed "
+         "multiple of the first's on every board; the scaling's share of the change is one minus "
+         "the squared residual of that fit over the squared per-board change.</li>"
+         "<li>Adjusted face effects and die values: least squares of each board's score on how many "
+         "of its cells show each face (an additive model: no interaction between neighbouring "
+         "faces), with heteroskedasticity-robust (HC1) intervals; R² is the share of the score's "
+         "variance the model explains.</li>"
+         "<li>Shares of bad boards and of the Tanglet bands: Wilson score intervals; risk ratios: the "
+         "log (Katz) interval. A share is written &lt;0.1% or &gt;99.9% when it rounds to 0% or "
+         "100% without being exactly that.</li>"
+         "<li>How common a word is: wordfreq's Zipf scale (log10 of its uses per billion words, 0 to "
+         "about 8).</li>"
          f"<li>{_esc(words_note)}; the language follows the lexicon (tanglet:&lt;lang&gt;, "
          "else English).</li>"
          f"<li>{_esc(interactive.source_note())}; the PNG files beside the report are the "
@@ -295,14 +318,16 @@ def render_report(
     nav = "".join(f'<a href="#{sid}">{_esc(t)}</a>' for sid, t, _ in sections)
     body = "".join(f'<section id="{sid}"><h2>{_esc(t)}</h2>{c}</section>' for sid, t, c in sections)
     findings = sec.verdicts(tables.comparisons, tables.paired)
+    head = sec.headline_section(tables.headline)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>Board quality: {title}</title><style>{CSS}</style>{interactive.head()}"
         f"{interactive.plotly_script() if zoomable else ''}</head><body><main>"
         f"<h1>Board quality: {title}</h1>"
         f'<p class="lead">{total:,} boards analysed, report written {created}.</p>'
+        + (f'<section id="headline">{head}</section>' if head else "")
+        + f"{findings}{no_words_note(without)}"
         f'<section id="runs">{sec.runs_header(runs)}</section>'
-        f"{findings}{no_words_note(without)}"
         f"<nav>{nav}</nav>{body}</main>{interactive.scripts()}</body></html>\n"
     )
 

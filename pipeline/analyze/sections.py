@@ -9,20 +9,95 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analyze.html import esc, num, pct, table
+from pipeline.analyze.html import ci, esc, num, pct, pm, table
 from pipeline.analyze.provenance import describe
 from pipeline.analyze.runs import RunInfo
 from pipeline.analyze.stats import series_labels
 
 
 def _ci(low: Any, high: Any, digits: int = 2) -> str:
-    if pd.isna(low) or pd.isna(high):
-        return ""
-    return f"{float(low):,.{digits}f} to {float(high):,.{digits}f}"
+    """An interval ``"a to b"`` on one line (already HTML)."""
+    return ci(low, high, digits)
 
 
 def _mono(text: Any) -> str:
     return f'<span class="mono">{esc(text)}</span>'
+
+
+def what_if_note(r2: float) -> str:
+    """What a die's value is, said once wherever die values are shown."""
+    fit = (
+        f" It explains {r2:.0%} of the board-to-board variation of the score (R² {r2:.2f})."
+        if r2 == r2
+        else ""
+    )
+    return (
+        "Die values are <b>model estimates</b>: an additive model in which every face adds a fixed "
+        f"number of points wherever it lies and whatever its neighbours.{fit} The model overstates "
+        "what swapping a die gains; for a measured answer on the same boards run "
+        "<code>boggle what-if</code>."
+    )
+
+
+def headline_section(head: pd.DataFrame) -> str:
+    """The first screen: per run the mean score (points per board, 95% interval), mean words,
+    the bad-board share, the Tanglet pools and the worst die (a model estimate)."""
+    if head.empty:
+        return ""
+    has_bad = head["bad_share"].notna().any()
+    has_pool = head[["pool_easy", "pool_medium", "pool_hard"]].notna().any().any()
+    has_die = head["worst_die"].notna().any()
+    header = ["run", "mean score (points per board)", "words per board"]
+    if has_bad:
+        header.append(f"bad boards ({head['bad_definition'].dropna().iloc[0]})")
+    if has_pool:
+        header.append("boards to serve (Tanglet easy · medium · hard)")
+    if has_die:
+        header.append("worst die (model estimate, points)")
+    rows = []
+    for r in head.to_dict("records"):
+        mean = f'<b class="big">{num(r["score_mean"], 1)}</b> ' + pm_only(r["score_low"], r["score_high"])
+        row = [esc(r["run"]), mean, num(r["words_mean"], 1)]
+        if has_bad:
+            row.append(
+                "" if pd.isna(r["bad_share"]) else
+                f'<b>{pct(r["bad_share"])}</b> '
+                f'<span class="ci">({num(r["bad"], 0)} of {num(r["boards"], 0)})</span>'
+            )  # fmt: skip
+        if has_pool:
+            pools = [num(r[c], 0) for c in ("pool_easy", "pool_medium", "pool_hard")]
+            row.append(f'<span class="ci">{" · ".join(pools)}</span> of {num(r["boards"], 0)}')
+        if has_die:
+            row.append(
+                "" if pd.isna(r["worst_die"]) else
+                f'die {num(r["worst_die"], 0)} {_mono(r["worst_die_faces"])}: '
+                f'<span class="ci">{r["worst_die_value"]:+.1f}</span>'
+            )  # fmt: skip
+        rows.append(row)
+    r2 = head["model_r2"].dropna()
+    notes = "Mean score with its 95% interval (±). "
+    if has_pool:
+        notes += "Boards to serve: how many boards of each run fall in each Tanglet band. "
+    if has_die:
+        notes += what_if_note(float(r2.iloc[0]) if len(r2) == 1 or r2.nunique() == 1 else float("nan"))
+        if len(r2) > 1 and r2.nunique() > 1:
+            notes += (
+                " The model explains "
+                + "; ".join(
+                    f"{esc(run)}: {v:.0%} (R² {v:.2f})"
+                    for run, v in zip(head["run"], head["model_r2"], strict=True)
+                    if v == v
+                )
+                + " of the variation of the score."
+            )
+    return table(header, rows, left=1, table_id="headline-table") + f'<p class="small">{notes}</p>'
+
+
+def pm_only(low: Any, high: Any) -> str:
+    """``± half`` of a symmetric interval, on one line."""
+    if pd.isna(low) or pd.isna(high):
+        return ""
+    return f'<span class="ci">± {(float(high) - float(low)) / 2:.1f}</span>'
 
 
 def runs_header(runs: Sequence[RunInfo]) -> str:
@@ -47,27 +122,26 @@ def verdicts(comparisons: pd.DataFrame, paired: pd.DataFrame) -> str:
     return '<ul class="verdicts">' + "".join(f"<li>{esc(t)}</li>" for t in items) + "</ul>"
 
 
-def comparisons_section(comparisons: pd.DataFrame, method: str) -> str:
+def comparisons_section(comparisons: pd.DataFrame) -> str:
     rows = []
     for r in comparisons.to_dict("records"):
         share = r["kind"] == "share"
         fmt = pct if share else num
-        diff = f"{r['diff'] * 100:+.2f} pp" if share else f"{r['diff']:+,.2f}"
-        ci = (
-            _ci(r["diff_low"] * 100, r["diff_high"] * 100) + " pp"
-            if share
-            else _ci(r["diff_low"], r["diff_high"])
-        )
+        scale = 100 if share else 1
+        diff = f"{r['diff'] * scale:+,.2f}"
         rel = "" if pd.isna(r["rel"]) else f"{r['rel'] * 100:+.1f}%"
-        rel_ci = "" if pd.isna(r["rel"]) else _ci(r["rel_low"] * 100, r["rel_high"] * 100, 1) + " %"
+        rel_ci = "" if pd.isna(r["rel"]) else _ci(r["rel_low"] * 100, r["rel_high"] * 100, 1)
+        how = "same boards" if r.get("paired") else "independent"
         rows.append([esc(r["run"]), esc(r["reference"]), esc(r["metric"]), fmt(r["reference_value"]),
-                     fmt(r["value"]), diff, esc(ci), rel, esc(rel_ci), esc(r["verdict"])])  # fmt: skip
+                     fmt(r["value"]), diff, _ci(r["diff_low"] * scale, r["diff_high"] * scale), rel, rel_ci,
+                     esc(how)])  # fmt: skip
     header = ["run", "against", "metric", "reference", "run value", "difference", "95% CI",
-              "relative", "95% CI (relative)", "verdict"]  # fmt: skip
+              "relative (%)", "95% CI (relative, %)", "boards"]  # fmt: skip
     return (
-        f"<p>Each run against the first one given. Intervals: {esc(method)}; independent samples "
-        "(runs sharing their boards are also compared board by board below).</p>"
-        + table(header, rows, left=3, text_cols=[6, 8, 9], sortable=True, table_id="comparisons")
+        "<p>Each run against the first one given. Differences of shares are in percentage points. "
+        "Runs that hold the same boards are compared board by board (<i>same boards</i>); the "
+        "others as independent samples. The verdicts are above the table of contents.</p>"
+        + table(header, rows, left=3, sortable=True, table_id="comparisons")
     )
 
 
@@ -75,15 +149,15 @@ def paired_section(paired: pd.DataFrame, boards: pd.DataFrame, words: pd.DataFra
     rows = []
     for r in paired.to_dict("records"):
         rows.append([esc(r["run"]), esc(r["reference"]), num(r["boards"], 0), f"{r['mean_diff']:+,.2f}",
-                     esc(_ci(r["diff_low"], r["diff_high"])), num(r["median_diff"]), num(r["p10_diff"]),
+                     (_ci(r["diff_low"], r["diff_high"])), num(r["median_diff"]), num(r["p10_diff"]),
                      num(r["p90_diff"]), pct(r["share_higher"]), pct(r["share_lower"]),
                      pct(r["share_same"])])  # fmt: skip
-    header = ["run", "against", "boards", "mean difference", "95% CI", "median", "p10", "p90",
-              "boards higher", "boards lower", "unchanged"]  # fmt: skip
+    header = ["run", "against", "boards", "mean difference", "95% CI", "median", "10th percentile",
+              "90th percentile", "boards higher", "boards lower", "unchanged"]  # fmt: skip
     out = (
         "<p>These runs hold the same boards (same dice, shape, count and seed: checked board by "
-        "board), so each board's score can be compared directly; the interval is the paired "
-        "one (normal approximation).</p>" + fig + table(header, rows, left=2, text_cols=[4], sortable=True)
+        "board), so each board's score can be compared directly, and the interval is that of the "
+        "per-board differences.</p>" + fig + table(header, rows, left=2, sortable=True)
     )
     if len(boards):
         has_words = "words_gained" in boards
@@ -97,7 +171,7 @@ def paired_section(paired: pd.DataFrame, boards: pd.DataFrame, words: pd.DataFra
         bh = ["run", "board id", "board", "score (reference)", "score (run)", "difference"]
         bh += ["words only this run finds", "words only the reference finds"] if has_words else []
         out += "<h3>The boards that change most</h3>" + table(
-            bh, brows, left=3, text_cols=[6, 7], sortable=True
+            bh, brows, left=3, text_cols=[6, 7], sortable=True, table_id="paired-boards"
         )
     if len(words):
         wrows = [
@@ -142,22 +216,19 @@ def face_effects_section(effects: pd.DataFrame) -> str:
         for s in series:
             rec = by.get((s, face))
             if rec is None:
-                row += ["", "", ""] + (["", ""] if has_adj else [])
+                row += ["", ""] + ([""] if has_adj else [])
                 continue
-            row += [
-                pct(rec["share_with"]),
-                num(rec["effect"]),
-                esc(_ci(rec["effect_low"], rec["effect_high"])),
-            ]
+            row += [pct(rec["share_with"]), pm(rec["effect"], rec["effect_low"], rec["effect_high"], 1)]
             if has_adj:
-                row += [num(rec["adj_effect"]), esc(_ci(rec["adj_low"], rec["adj_high"]))]
+                row.append(pm(rec["adj_effect"], rec["adj_low"], rec["adj_high"], 1))
         rows.append(row)
     header = ["face"]
     for s in series:
-        header += [f"{s}: boards with", "raw effect", "95% CI"] + (["adjusted", "95% CI"] if has_adj else [])
-    per = 5 if has_adj else 3
-    text_cols = [1 + k * per + j for k in range(len(series)) for j in ((2, 4) if has_adj else (2,))]
-    return table(header, rows, left=1, text_cols=text_cols, sortable=True, table_id="face-effects")
+        header += [f"{s}: boards with it", f"{s}: raw (± 95%)"] + (
+            [f"{s}: adjusted (± 95%)"] if has_adj else []
+        )
+    # every face on one page: the worst faces are the last rows
+    return table(header, rows, left=1, sortable=True, table_id="face-effects", all_rows=True)
 
 
 def dice_section(
@@ -172,19 +243,33 @@ def dice_section(
         rows = []
         for r in dice.to_dict("records"):
             rows.append([esc(r["run"]), num(r["rank"], 0), num(r["die"], 0), _mono(r["faces"]),
-                         num(r["value"]), esc(_ci(r["value_low"], r["value_high"])),
+                         num(r["value"]), (_ci(r["value_low"], r["value_high"])),
                          num(r.get("value_corner")), num(r.get("value_edge")), num(r.get("value_inner")),
                          _mono(r["worst_face"]), _mono(r["best_face"]), num(r["swing"])])  # fmt: skip
-        header = ["run", "rank (worst first)", "die", "faces", "value", "95% CI", "in a corner",
-                  "on an edge", "inside", "worst face", "best face", "swing"]  # fmt: skip
+        header = ["run", "rank (worst first)", "die", "faces", "value (model estimate)", "95% CI",
+                  "in a corner", "on an edge", "inside", "worst face", "best face",
+                  "best minus worst face"]  # fmt: skip
+        r2 = dice["model_r2"].dropna() if "model_r2" in dice else pd.Series(dtype=float)
         out += (
             "<p>The die on each cell is reconstructed from the run's seed and chunk plan with the "
             "generator's own draws, and used only when that gives back every stored board exactly. "
             "A die's <b>value</b> is the mean adjusted effect of its faces: the points a board gains "
-            "from that die against an average cell. <b>Swing</b>: best minus worst face. The "
-            "lowest-valued dice are the first to redesign.</p>"
+            "from that die against an average cell. The lowest-valued dice are the first to "
+            "redesign.</p>"
+            + f"<p>{what_if_note(float(r2.iloc[0]) if r2.nunique() == 1 else float('nan'))}"
+            + (
+                " The model explains "
+                + "; ".join(
+                    f"{esc(run)}: {v:.0%} (R² {v:.2f})"
+                    for run, v in dice.drop_duplicates("run").set_index("run")["model_r2"].items()
+                )
+                + " of the variation of the score."
+                if r2.nunique() > 1
+                else ""
+            )
+            + "</p>"
             + fig
-            + table(header, rows, left=1, text_cols=[3, 5, 9, 10], sortable=True, table_id="dice")
+            + table(header, rows, left=1, text_cols=[3, 9, 10], sortable=True, table_id="dice")
         )
     if faces is not None and len(faces):
         frows = [
@@ -243,7 +328,7 @@ def frequent_words_section(freq: pd.DataFrame, source: str, n: int) -> str:
             classes.append("obscure" if obscure else "")
         header = ["rank"]
         for s in series:
-            header += [f"{s}: word", "boards with it", "Zipf"]
+            header += [f"{s}: word", "boards with it", "how common (0-8)"]
         text_cols = list(range(1, len(header), 3))
         return table(header, rows, 1, text_cols, sortable=True, row_classes=classes, table_id=table_id)
 
@@ -258,36 +343,47 @@ def frequent_words_section(freq: pd.DataFrame, source: str, n: int) -> str:
 
 
 def face_comparisons_section(fc: pd.DataFrame, shown: int = 5) -> str:
-    """The faces whose adjusted effect differs most between runs (verdicts), then every
-    face's raw and adjusted difference against the first run in a sortable table."""
+    """The faces whose adjusted effect, as a share of the mean score, differs most between
+    runs (verdicts), then every face's raw and adjusted difference against the first run in a
+    sortable table: in points and as a share of each run's mean score (so scaling every score
+    reads as scaling, not as a change of face value)."""
     if fc.empty:
         return ""
     adj = fc[fc["kind"] == "adjusted"]
-    top = adj.assign(_abs=adj["diff"].abs()).sort_values("_abs", ascending=False).head(shown)
+    key = adj["rel_diff"].abs() if "rel_diff" in adj else adj["diff"].abs()
+    top = adj.assign(_abs=key).sort_values("_abs", ascending=False).head(shown)
     items = "".join(f"<li>{esc(v)}</li>" for v in top["verdict"])
     rows = [
-        [esc(r["run"]), _mono(r["face"]), esc(r["kind"]), num(r["reference_effect"]), num(r["effect"]),
-         f"{r['diff']:+,.2f}", esc(_ci(r["diff_low"], r["diff_high"]))]
+        [esc(r["run"]), _mono(r["face"]), esc(r["kind"]), num(r["reference_effect"], 1), num(r["effect"], 1),
+         pm(r["diff"], r["diff_low"], r["diff_high"], 1), _share_of_mean(r["rel_reference"]),
+         _share_of_mean(r["rel_effect"]), pm(r["rel_diff"] * 100, r["rel_low"] * 100, r["rel_high"] * 100, 1),
+         "same boards" if r["paired"] else "independent"]
         for r in fc.to_dict("records")
     ]  # fmt: skip
-    header = ["run", "face", "effect", "in the first run", "in this run", "difference", "95% CI"]
+    header = ["run", "face", "effect", "first run (points)", "this run (points)", "difference (± 95%)",
+              "first run (% of mean)", "this run (% of mean)", "difference (percentage points, ± 95%)",
+              "boards"]  # fmt: skip
     return (
-        "<h3>Face effects against the first run</h3><p>The largest differences of adjusted effect "
-        "(independent runs; 95% intervals):</p>"
+        "<h3>Face effects against the first run</h3><p>The faces whose effect, as a share of the "
+        "mean score, changes most (when every score is scaled, each face keeps its share):</p>"
         f'<ul class="verdicts">{items}</ul>'
-        + table(header, rows, left=3, text_cols=[6], sortable=True, table_id="face-comparisons")
+        + table(header, rows, left=3, sortable=True, table_id="face-comparisons")
     )
+
+
+def _share_of_mean(x: Any) -> str:
+    return "–" if pd.isna(x) else f"{float(x) * 100:+.1f}%"
 
 
 def _pct_ci(low: Any, high: Any) -> str:
     if pd.isna(low) or pd.isna(high):
         return ""
-    return f"{float(low) * 100:.2f}% to {float(high) * 100:.2f}%"
+    return f'<span class="ci">{float(low) * 100:.2f}% to {float(high) * 100:.2f}%</span>'
 
 
 def _driver_rows(drivers: pd.DataFrame) -> list[list[str]]:
     return [
-        [esc(r["run"]), esc(r["factor"]), num(r["risk_ratio"]), esc(_ci(r["rr_low"], r["rr_high"])),
+        [esc(r["run"]), esc(r["factor"]), num(r["risk_ratio"]), (_ci(r["rr_low"], r["rr_high"])),
          pct(r["p_bad_with"]), pct(r["p_bad_without"]), pct(r["share_of_boards"]), pct(r["share_of_bad"]),
          num(r["boards_with"], 0), num(r["bad_with"], 0)]
         for r in drivers.to_dict("records")
@@ -308,17 +404,16 @@ def bad_boards_section(share: pd.DataFrame, drivers: pd.DataFrame, strongest: in
     definition = str(share["definition"].iloc[0])
     rows = [
         [esc(r["run"]), num(r["boards"], 0), num(r["bad"], 0), pct(r["share"]),
-         esc(_pct_ci(r["share_low"], r["share_high"]))]
+         _pct_ci(r["share_low"], r["share_high"])]
         for r in share.to_dict("records")
     ]  # fmt: skip
     out = (
         f"<p>A board is <b>bad</b> when it has {esc(definition)} (<code>--bad-words</code>, "
-        "<code>--bad-score</code>). The interval on the share is Wilson's (95%).</p>"
+        "<code>--bad-score</code>), with its 95% interval.</p>"
         + table(
             ["run", "boards", "bad boards", "share", "95% CI"],
             rows,
             left=1,
-            text_cols=[4],
             table_id="bad-share",
         )
     )
@@ -326,20 +421,18 @@ def bad_boards_section(share: pd.DataFrame, drivers: pd.DataFrame, strongest: in
         return out
     out += (
         "<h3>What makes a board bad</h3><p><b>Risk ratio</b>: the share of bad boards among the "
-        "boards with the factor over the share among those without it, with its 95% interval (log "
-        "method); above 1 the factor comes with bad boards. Vowels: cells whose face holds a, e, i, "
+        "boards with the factor over the share among those without it, with its 95% interval; "
+        "above 1 the factor comes with bad boards. Vowels: cells whose face holds a, e, i, "
         "o or u; Qu is not a vowel (its u only follows its q). Rare letters: j, k, q, x, z (Qu "
         "included). The factors overlap (a Qu die takes a vowel's place), so read them as "
         "associations; the adjusted face effects above separate the faces.</p>"
     )
     board = drivers[drivers["kind"] == "board"]
-    out += table(
-        DRIVER_HEADER, _driver_rows(board), left=2, text_cols=[3], sortable=True, table_id="bad-drivers"
-    )
+    out += table(DRIVER_HEADER, _driver_rows(board), left=2, sortable=True, table_id="bad-drivers")
     position = drivers[drivers["kind"] == "position"]
     if len(position):
         out += "<h4>By cell position</h4>" + table(
-            DRIVER_HEADER, _driver_rows(position), left=2, text_cols=[3], sortable=True,
+            DRIVER_HEADER, _driver_rows(position), left=2, sortable=True,
             table_id="bad-positions",
         )  # fmt: skip
     dice = drivers[drivers["kind"] == "die"]
@@ -358,7 +451,6 @@ def bad_boards_section(share: pd.DataFrame, drivers: pd.DataFrame, strongest: in
                     DRIVER_HEADER,
                     _driver_rows(top),
                     left=2,
-                    text_cols=[3],
                     sortable=True,
                     table_id="bad-dice",
                 )
@@ -366,7 +458,7 @@ def bad_boards_section(share: pd.DataFrame, drivers: pd.DataFrame, strongest: in
                 else "<p>None.</p>"
             )
             + "<details><summary>Every die face</summary>"
-            + table(DRIVER_HEADER, _driver_rows(dice), left=2, text_cols=[3], sortable=True)
+            + table(DRIVER_HEADER, _driver_rows(dice), left=2, sortable=True)
             + "</details>"
         )
     return out
@@ -379,16 +471,16 @@ def serve_section(bands: pd.DataFrame) -> str:
         return ""
     rows = [
         [esc(r["run"]), esc(r["band"]), esc(r["words"]), num(r["in_band"], 0), num(r["boards"], 0),
-         pct(r["share"]), esc(_pct_ci(r["share_low"], r["share_high"])), num(r["per_100k"], 0),
-         esc(f"{r['per_100k_low']:,.0f} to {r['per_100k_high']:,.0f}")]
+         pct(r["share"]), _pct_ci(r["share_low"], r["share_high"]), num(r["per_100k"], 0),
+         _ci(r["per_100k_low"], r["per_100k_high"], 0)]
         for r in bands.to_dict("records")
     ]  # fmt: skip
     header = ["run", "band", "words", "boards in band", "boards", "share", "95% CI",
               "per 100,000 boards", "95% CI (per 100,000)"]  # fmt: skip
     return (
         "<p>Tanglet serves 4x4 boards by word count: easy 32-42, medium 200-250, hard 425-525 words. "
-        "How many boards of each run fall in each band (Wilson 95% interval), and so how many a run "
+        "How many boards of each run fall in each band (with the 95% interval), and so how many a run "
         "of 100,000 boards yields; <code>boggle select RUN --preset tanglet-medium --out "
         "pool.parquet</code> writes them.</p>"
-        + table(header, rows, left=3, text_cols=[6, 8], sortable=True, table_id="serve-bands")
+        + table(header, rows, left=3, sortable=True, table_id="serve-bands")
     )

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from pipeline.analyze.bad import BadDefinition, bad_tables
 from pipeline.analyze.cells import cell_tables
-from pipeline.analyze.compare import comparisons, face_comparisons, paired
+from pipeline.analyze.compare import comparisons, face_comparisons, paired, paired_face_effects, run_rows
+from pipeline.analyze.headline import headline
 from pipeline.analyze.runs import RunInfo
 from pipeline.analyze.select import band_shares
 from pipeline.analyze.stats import Tables, compute_tables, face_order
@@ -41,13 +42,20 @@ def compute_all(
     tables.face_positions = cells.positions
     tables.dice = cells.dice
     tables.dice_faces = cells.dice_faces
-    tables.comparisons = comparisons(tables.summary)
-    tables.face_comparisons = face_comparisons(fe)
     pt = paired(con, runs, top=min(top, 10))
+    tables.comparisons = comparisons(tables.summary, pt.moments)
+    rows = run_rows(tables.summary)
+    means = dict(zip(rows["run"], rows["score_mean"].astype(float), strict=True))
+    effects = {
+        run: paired_face_effects(con, runs[0].label, run, means[runs[0].label], means[run])
+        for run in pt.moments
+    }
+    tables.face_comparisons = face_comparisons(fe, means, effects)
     tables.paired, tables.paired_histogram = pt.summary, pt.histogram
     tables.paired_boards, tables.paired_words = pt.boards, pt.words
     bt = bad_tables(con, runs, bad, cells.layouts)
     tables.bad_share, tables.bad_drivers = bt.share, bt.drivers
     tables.serve_bands = band_shares(con)
+    tables.headline = headline(tables)
     tables.notes = cells.notes + pt.notes + bt.notes
     return tables
