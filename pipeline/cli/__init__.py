@@ -24,7 +24,6 @@ import typer
 from typer.core import TyperCommand
 
 from pipeline.cli import batch, proving, solving
-from pipeline.errors import Terminated
 
 __all__ = ["app", "main"]
 
@@ -105,14 +104,18 @@ for command in (
     app.command(cls=HumanHelpCommand)(command)
 
 
-def _terminate(signum: int, frame: Any) -> None:
-    raise Terminated()
-
-
 def main() -> None:
-    import signal
+    import sys
 
-    # SIGTERM (what schedulers, systemd and `kill` send) unwinds like Ctrl-C: joblib aborts and
-    # kills its workers, and the command exits 143 saying the run can be resumed
-    signal.signal(signal.SIGTERM, _terminate)
-    app()
+    from pipeline.cli.outcome import end_main, install_signal_handlers
+
+    # first, so a signal while the commands are built or parsed ends like one in a command
+    install_signal_handlers()
+    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), "")
+    try:
+        app()
+    except (SystemExit, KeyboardInterrupt) as exc:
+        code = end_main(exc, command)
+        if code is None:
+            raise
+        raise SystemExit(code) from None
