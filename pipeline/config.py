@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from pipeline.boards import check_cells, format_shape, parse_shape
-from pipeline.errors import BoggleError, ConfigError
+from pipeline.errors import BoggleError, ConfigError, quote
 from pipeline.generate import (
     DEFAULT_CHUNK_SIZE,
     MAX_CHUNK_SIZE,
@@ -444,16 +444,27 @@ def read_with_overrides(
     return raw, origin
 
 
+# a config is a page of settings: a file beyond this is not one (and is not read whole)
+MAX_CONFIG_BYTES = 1 << 20
+
+
 def read_toml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
+    """The TOML document at ``path``; anything that keeps it from being one (missing, not a
+    regular file, too large, not UTF-8, not TOML, nested too deeply) is one ConfigError."""
+    from pipeline.io import read_regular_bytes
+
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"not valid TOML: {exc}", source=str(path)) from None
+        data = read_regular_bytes(path, MAX_CONFIG_BYTES, "config")
+    except BoggleError as exc:
+        raise ConfigError(exc.message, source=exc.source, line=exc.line) from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise ConfigError("not UTF-8 text", source=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", source=str(path)) from None
+    except RecursionError:
+        raise ConfigError("not valid TOML: arrays or tables nested too deeply", source=str(path)) from None
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
@@ -465,6 +476,8 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         parsed = tomllib.loads(f"v = {value}")["v"]
     except tomllib.TOMLDecodeError:
         parsed = value
+    except RecursionError:
+        raise ConfigError(f"--set {quote(text)}: the value is nested too deeply") from None
     return key, parsed
 
 

@@ -3,6 +3,7 @@ proof part, a board file that is not a regular file, counts past their caps."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import boggle_command, job_environment
+from tests.conftest import boggle_command, job_environment, one_error_line, run_boggle
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -54,3 +55,90 @@ def test_a_signal_during_start_up_ends_with_its_code_and_one_line(
         assert "Traceback" not in stderr, (delay, stderr[-3000:])
         lines = [ln for ln in stderr.splitlines() if not ln.startswith(("note: ", "warning: ", "solving"))]
         assert len(lines) == 1 and lines[0].startswith(line), (delay, stderr[-3000:])
+
+
+# ---------------------------------------------------------------- configs that cannot be read
+
+
+def test_a_config_nested_too_deeply_or_unreadable_is_one_line_exit_2(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 5000 + "\n", encoding="utf-8")
+    res = run_boggle("run", str(deep))
+    assert res.returncode == 2, res.stderr
+    one_error_line(res, "deep.toml", "nested too deeply")
+    res = run_boggle("optimize", str(deep))
+    assert res.returncode == 2, res.stderr
+    one_error_line(res, "deep.toml", "nested too deeply")
+    res = run_boggle("run", "--set", "boards.count=" + "[" * 5000)
+    assert res.returncode == 2, res.stderr
+    one_error_line(res, "--set", "nested too deeply")
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    res = run_boggle("run", str(fifo), timeout=60)  # never waits for a writer
+    assert res.returncode == 2, res.stderr
+    one_error_line(res, "fifo.toml", "a FIFO")
+    res = run_boggle("run", str(tmp_path))
+    assert res.returncode == 2, res.stderr
+    one_error_line(res, "a directory")
+    huge = tmp_path / "huge.toml"
+    with open(huge, "wb") as fh:
+        fh.truncate(1 << 30)  # sparse: never read
+    res = run_boggle("run", str(huge))
+    assert res.returncode == 2, res.stderr
+    one_error_line(res, "huge.toml", "larger than")
+
+
+# ---------------------------------------------------------------- solve -f: what the file is
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_solve_file_that_is_not_a_regular_file_says_what_it_is(tmp_path: Path) -> None:
+    fifo = tmp_path / "boards.fifo"
+    os.mkfifo(fifo)
+    for path, what in ((fifo, "a FIFO"), (tmp_path, "a directory"), (Path("/dev/zero"), "a device")):
+        if not path.exists():
+            continue
+        res = run_boggle("solve", "-f", str(path), timeout=60)
+        assert res.returncode == 2, res.stderr
+        one_error_line(res, str(path), what)
+    res = run_boggle("solve", "-f", str(tmp_path / "missing.txt"))
+    assert res.returncode == 2
+    one_error_line(res, "missing.txt", "not found")
+
+
+def test_solve_file_reads_gzip_and_refuses_long_lines_and_large_files_unread(tmp_path: Path) -> None:
+    import gzip
+    import zlib
+
+    from pipeline.io import MAX_LINE_BYTES, MAX_TEXT_INPUT
+
+    plain = run_boggle("solve", "ratsxxxxxxxxxxxx", "--json")
+    assert plain.returncode == 0, plain.stderr
+    packed = tmp_path / "boards.txt"  # no .gz name: the magic bytes tell
+    packed.write_bytes(gzip.compress(b"ratsxxxxxxxxxxxx\n"))
+    res = run_boggle("solve", "-f", str(packed), "--json")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == plain.stdout
+    # a line past the cap, second in the file: refused with its line number
+    long = tmp_path / "long.txt"
+    long.write_bytes(b"ratsxxxxxxxxxxxx\n" + b"a" * (MAX_LINE_BYTES + 1) + b"\n")
+    one_error_line(run_boggle("solve", "-f", str(long)), "long.txt:2:", "line longer than")
+    # a 1 GB file (sparse: its size alone refuses it) and a gzip of a 100 MB single line (the
+    # line cap stops the inflating at once)
+    huge = tmp_path / "huge.txt"
+    with open(huge, "wb") as fh:
+        fh.truncate(1 << 30)
+    t0 = time.monotonic()
+    res = run_boggle("solve", "-f", str(huge))
+    assert res.returncode == 2
+    one_error_line(res, "huge.txt", f"more than the {MAX_TEXT_INPUT:,}")
+    bomb = tmp_path / "line.gz"
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: the gzip container
+    with open(bomb, "wb") as fh:
+        for _ in range(100):
+            fh.write(squeeze.compress(b"a" * (1 << 20)))
+        fh.write(squeeze.flush())
+    res = run_boggle("solve", "-f", str(bomb))
+    assert res.returncode == 2
+    one_error_line(res, "line.gz:1:", "line longer than")
+    assert time.monotonic() - t0 < 60  # neither was read whole
