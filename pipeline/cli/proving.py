@@ -103,7 +103,7 @@ def prove(
     `BEST <board> <score> (<n> boards >= T, <k> classes)`. Exit codes: 0 ok, 1 internal error,
     2 bad input or unsupported option, 4 output directory busy, holding a different job, or a
     finished proof with damaged files (--overwrite recomputes them). `--status` reports a
-    proof without touching it (exit 2: no proof in --out, 4: its record is damaged).
+    proof without touching it (exit 2: no proof in --out, 4: its record or a part is damaged).
 
     Example: boggle prove -d enable2k --shape 3x3 --threshold 500 -j 2 -o runs/p3
     """
@@ -112,10 +112,12 @@ def prove(
     from pipeline.prove import ProveConfig, run_prove
 
     if status:
-        from pipeline.prove.status import proof_status
+        from pipeline.prove.status import check_undamaged, proof_status
 
-        for line in render.prove_status(proof_status(out)):
+        st = proof_status(out)
+        for line in render.prove_status(st):
             typer.echo(line)
+        check_undamaged(st)
         return
 
     cfg = ProveConfig(
