@@ -7,12 +7,14 @@ place, so a reader (or a resumed run) never sees a partial file.
 from __future__ import annotations
 
 import errno
+import functools
 import gzip
 import json
 import os
 import platform
 import stat
 import sys
+import tempfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -47,8 +49,16 @@ def atomic_path(path: Path) -> Iterator[Path]:
     path = Path(path)
     with _naming(path.parent):
         path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        # an unpredictable name, created exclusively (O_EXCL): nobody who can write the folder
+        # can have put a link or a file of theirs there first; the mode a plain open would give
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(name)
     try:
+        try:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, 0o666 & ~_umask())
+        finally:
+            os.close(fd)
         with _naming(path):  # a write that fails (disk full) raises an OSError with no name
             yield tmp
         with _naming(tmp), open(tmp, "rb") as fh:
@@ -60,6 +70,16 @@ def atomic_path(path: Path) -> Iterator[Path]:
         # best effort: a failed clean-up must not hide the error that brought us here
         with suppress(OSError):
             tmp.unlink(missing_ok=True)
+
+
+@functools.cache
+def _umask() -> int:
+    """The process's umask (read, not set, where /proc shows it: setting it races other threads)."""
+    with suppress(OSError, StopIteration, ValueError), open("/proc/self/status") as fh:
+        return int(next(line.split()[1] for line in fh if line.startswith("Umask:")), 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def fsync_dir(directory: Path) -> None:
