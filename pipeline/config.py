@@ -357,6 +357,11 @@ def load_config(
         if key in names and not (key == "boards.seed" and value == DATE_SEED):
             section, name = key.split(".", 1)
             check_value(_SECTIONS[section], name, value, names[key])
+            if key == "run.out" and isinstance(value, str):
+                from pipeline.urls import check_url, is_url
+
+                if is_url(value):  # a URL refused (credentials in it...) is the option's, not the file's
+                    check_url(value, names[key])
         _set_dotted(raw, key, value, origin)
     _seed_from_date(raw, when, origin)
     return config_from_dict(raw, origin=origin).resolve()

@@ -35,6 +35,9 @@ from pipeline.cli.outcome import (
     run_summary_json,
     summary_to_stdout,
 )
+from pipeline.cli.outcome import (
+    say as say_out,
+)
 from pipeline.extras import require
 
 
@@ -85,7 +88,7 @@ def analyze(
 
     Example: boggle analyze runs/new runs/classic --out reports/dice
     """
-    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
+    say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
     with run_summary_json(summary_json, None, "analyze", ANALYZE_SUMMARY_FIELDS) as outcome:
         outcome.update(runs=[{"run_dir": d} for d in run_dirs], out_dir=str(out.resolve()) if out else None)
         require("analyze", "boggle analyze")
@@ -264,7 +267,7 @@ def run(
         refused, when = exc, None
         if summary_json is not None and has_placeholders(str(summary_json)):
             summary_json = None
-    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
+    say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
 
     overrides = {
         "run.out": out, "run.n_jobs": n_jobs, "run.backend": value(backend), "run.scheduler": scheduler,
@@ -425,7 +428,7 @@ def optimize(
         best = res.boards[0] if res.boards else None
         outcome.update(status="complete", boards=len(res.boards), best_score=best.score if best else None,
                        best_board=format_compact(best.board) if best else None)  # fmt: skip
-    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
+    say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
     if not quiet:
         for line in render.optimize_restarts(res):
             err(line)

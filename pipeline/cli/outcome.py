@@ -48,7 +48,18 @@ def _escapable(text: str) -> bool:
 
 
 def err(message: str) -> None:
-    typer.echo(printable(message), err=True)
+    """One line on stderr: printable, and with any credential in it redacted."""
+    from pipeline.urls import redact
+
+    typer.echo(printable(redact(message)), err=True)
+
+
+def say(message: str) -> None:
+    """One line of a command's report on stdout, with any credential in it redacted (a run's
+    folder, a proof's URL)."""
+    from pipeline.urls import redact
+
+    typer.echo(redact(message))
 
 
 def note(message: str) -> None:
@@ -111,8 +122,10 @@ def error_outcome(exc: BaseException, command: str = "", place: str | None = Non
     signalled = _signal_exception()
     if signalled is not None and not isinstance(exc, typer.Exit):
         exc = signalled
+    from pipeline.urls import redact
+
     code, line = _outcome(exc, command, place)
-    return code, printable(line)
+    return code, printable(redact(line))
 
 
 def _outcome(exc: BaseException, command: str, place: str | None) -> tuple[int, str]:
@@ -245,7 +258,7 @@ def run_summary_json(
     t0 = time.monotonic()
     from pipeline.urls import is_url, redact
 
-    shown = (redact(out) if is_url(out) else str(Path(out).absolute())) if out else None
+    shown = (redact(out) if is_url(out) else redact(str(Path(out).absolute()))) if out else None
     outcome: dict[str, Any] = {
         "command": command, "run_dir": shown, "started_at": utc_now(), "version": package_version(),
     }  # fmt: skip
@@ -269,10 +282,12 @@ def run_summary_json(
 
 
 def _printable_value(value: Any) -> Any:
-    """``value`` with every string in it :func:`printable` (analyze's records hold lists of
-    runs and files)."""
+    """``value`` with every string in it :func:`printable` and redacted (analyze's records hold
+    lists of runs and files)."""
+    from pipeline.urls import redact
+
     if isinstance(value, str):
-        return printable(value)
+        return printable(redact(value))
     if isinstance(value, list | tuple):
         return [_printable_value(v) for v in value]
     if isinstance(value, dict):

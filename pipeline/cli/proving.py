@@ -25,6 +25,9 @@ from pipeline.cli.outcome import (
     run_summary_json,
     summary_to_stdout,
 )
+from pipeline.cli.outcome import (
+    say as say_out,
+)
 
 
 @handle_errors
@@ -116,7 +119,7 @@ def prove(
 
         st = proof_status(out)
         for line in render.prove_status(st):
-            typer.echo(line)
+            say_out(line)
         check_undamaged(st)
         return
 
@@ -126,7 +129,7 @@ def prove(
         limit_classes=limit_classes, sample_seed=sample_seed, n_jobs=n_jobs, backend=backend.value,
         scheduler=scheduler, scheduler_file=scheduler_file, out=out, overwrite=overwrite,
     )  # fmt: skip
-    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
+    say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
     hits: list[int] = []
     with run_summary_json(summary_json, out, "prove", PROVE_SUMMARY_FIELDS) as outcome:
         with nullcontext(None) if quiet else render.prove_progress() as bar:
