@@ -142,3 +142,15 @@ def test_solve_file_reads_gzip_and_refuses_long_lines_and_large_files_unread(tmp
     assert res.returncode == 2
     one_error_line(res, "line.gz:1:", "line longer than")
     assert time.monotonic() - t0 < 60  # neither was read whole
+
+
+def test_object_store_settings_that_are_not_numbers_are_one_line_exit_2(tmp_path: Path) -> None:
+    pytest.importorskip("s3fs")
+    for name, value in (
+        ("BOGGLE_FS_RETRIES", "abc"),
+        ("BOGGLE_FS_RETRIES", "0"),
+        ("BOGGLE_FS_CONNECT_TIMEOUT", "nan"),
+    ):
+        res = run_boggle("analyze", "s3://some-bucket/x", env={name: value}, cwd=tmp_path)
+        assert res.returncode == 2, res.stderr
+        one_error_line(res, f"{name}={value!r}")
