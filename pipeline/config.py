@@ -74,6 +74,35 @@ if MAX_CHUNKS != MAX_PART:  # generate cannot import the store (a lower layer), 
 if typing.get_args(RuleName) != tuple(PRESETS):
     raise ImportError("pipeline.config.RuleName must list pipeline.rules.PRESETS in order")
 MAX_SEED = 2**128 - 1  # numpy.random.SeedSequence entropy; larger seeds are just wider
+# The caps of the count options, checked with the config, before anything is allocated
+# (docs/reference/config.md): each is far beyond any use and far below what would exhaust memory
+MAX_JOBS = 1024  # worker processes, -j (either sign): more cores than any machine this runs on
+MAX_RESTARTS = 100_000  # optimize: a restart is seconds; its seeds and results are held together
+MAX_POOL = 100_000  # optimize: boards in the hill-climbing pool
+MAX_KEEP = 100_000  # optimize: best boards reported and written
+MAX_CYCLE = 1_000_000_000  # optimize: moves per cooling cycle
+MAX_ITERATIONS = 1_000_000_000_000  # optimize: generations or moves per restart
+MAX_PROVE_CHUNK = 1_000_000  # prove: classes per task and part file
+MAX_CLASSES = 1_000_000_000  # prove --limit-classes
+MAX_TOP = 1_000_000  # analyze --top, --top-words
+
+
+def check_count(name: str, value: int | None, least: int, most: int, what: str) -> None:
+    """ConfigError (exit 2, one line) unless ``value`` (None: unset) is from ``least`` to
+    ``most``; ``what`` names the command (``optimize``)."""
+    if value is None or least <= value <= most:
+        return
+    shown = f"{value:,}" if len(str(value)) <= 40 else f"a {len(str(value))}-digit number"
+    if value < least:
+        raise ConfigError(f"{what}: {name} must be >= {least:,}, got {shown}")
+    raise ConfigError(f"{what}: {name}: at most {most:,}, got {shown}")
+
+
+def check_jobs(n_jobs: int | None, what: str) -> None:
+    """Worker processes: -1 (all cores) or any count up to ``MAX_JOBS`` either way, never 0."""
+    if n_jobs is not None and (n_jobs == 0 or abs(n_jobs) > MAX_JOBS):
+        shown = f"{n_jobs:,}" if len(str(n_jobs)) <= 40 else f"a {len(str(n_jobs))}-digit number"
+        raise ConfigError(f"{what}: n_jobs: expected -1 (all cores) or 1 to {MAX_JOBS:,}, got {shown}")
 
 
 # ---------------------------------------------------------------- what a key takes
@@ -204,7 +233,7 @@ class RunSettings:
     """How to run (not what): changing these never changes the data."""
 
     out: str = "runs/default"
-    n_jobs: Annotated[int, Convert(_non_zero)] = -1
+    n_jobs: Annotated[int, Convert(_non_zero), Bounds(-MAX_JOBS, MAX_JOBS)] = -1
     backend: Backend = "loky"
     scheduler: str | None = None
     scheduler_file: str | None = None  # dask: a scheduler file (`dask scheduler --scheduler-file`)

@@ -154,3 +154,43 @@ def test_object_store_settings_that_are_not_numbers_are_one_line_exit_2(tmp_path
         res = run_boggle("analyze", "s3://some-bucket/x", env={name: value}, cwd=tmp_path)
         assert res.returncode == 2, res.stderr
         one_error_line(res, f"{name}={value!r}")
+
+
+# ---------------------------------------------------------------- counts past their caps
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["optimize", "--restarts"], "restarts: at most 100,000"),
+        (["optimize", "--pool-size"], "pool_size: at most 100,000"),
+        (["optimize", "--keep"], "keep: at most 100,000"),
+        (["optimize", "--cycle"], "cycle: at most 1,000,000,000"),
+        (["optimize", "--iterations"], "iterations: at most 1,000,000,000,000"),
+        (["optimize", "-j"], "n_jobs: expected -1 (all cores) or 1 to 1,024"),
+        (["run", "--count"], "--count: at most"),
+        (["run", "--chunk-size"], "--chunk-size: at most 1,000,000"),
+        (["run", "-j"], "--n-jobs: at most 1,024"),
+        (["prove", "--shape", "2x2", "-t", "5", "--chunk-size"], "chunk_size: at most 1,000,000"),
+        (["prove", "--shape", "2x2", "-t", "5", "--limit-classes"], "limit_classes: at most 1,000,000,000"),
+        (["prove", "--shape", "2x2", "-t", "5", "-j"], "n_jobs: expected -1 (all cores) or 1 to 1,024"),
+        (["generate", "-n"], "count: at most"),
+        (["analyze", "--top"], "--top: at most 1,000,000"),
+        (["analyze", "--top-words"], "--top-words: at most 1,000,000"),
+    ],
+)
+def test_a_count_past_its_cap_is_one_line_exit_2_at_once(
+    tmp_path: Path, smoke_run: Path, tiny_dict: str, args: list[str], words: str
+) -> None:
+    """A trillion restarts (or pool boards, classes...) is refused before anything is allocated
+    or started: one line, exit 2, within seconds, nothing written."""
+    command, *rest = args
+    more = {"analyze": [str(smoke_run), "--out", str(tmp_path / "rep")], "generate": []}.get(
+        command, ["-d", tiny_dict, "--out", str(tmp_path / "out")]
+    )
+    t0 = time.monotonic()
+    res = run_boggle(command, *rest, "10000000000000", *more, cwd=tmp_path, timeout=120)
+    assert res.returncode == 2, res.stderr[-2000:]
+    one_error_line(res, words, "10,000,000,000,000")
+    assert time.monotonic() - t0 < 60
+    assert not (tmp_path / "out").exists() and not (tmp_path / "rep").exists()

@@ -51,9 +51,14 @@ def analyze(
         Path | None,
         typer.Option("--out", "-o", help="Report folder. Default: reports/<run> (or <run1>-vs-<run2>)."),
     ] = None,
-    top: Annotated[int, typer.Option("--top", min=1, help="Top boards listed per run/source.")] = 20,
+    top: Annotated[
+        int, typer.Option("--top", min=1, help="Top boards listed per run/source (at most 1,000,000).")
+    ] = 20,
     top_words: Annotated[
-        int, typer.Option("--top-words", min=1, help="Most frequent words listed per run/source.")
+        int,
+        typer.Option(
+            "--top-words", min=1, help="Most frequent words listed per run/source (at most 1,000,000)."
+        ),
     ] = 50,
     threads: Annotated[
         int | None, typer.Option("--threads", min=1, help="DuckDB threads (default: all cores).")
@@ -329,7 +334,9 @@ def optimize(
     rules: RulesOpt = None,
     min_length: MinLengthOpt = None,
     # no -n: `generate -n` is the board count, and a short flag means one thing in every command
-    restarts: Annotated[int | None, typer.Option("--restarts", min=1, help="Independent searches.")] = None,
+    restarts: Annotated[
+        int | None, typer.Option("--restarts", min=1, help="Independent searches (at most 100,000).")
+    ] = None,
     seed: Annotated[
         int | None, typer.Option("--seed", min=0, help="Seed (restart i: SeedSequence(seed).spawn(n)[i]).")
     ] = None,
