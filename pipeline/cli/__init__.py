@@ -109,10 +109,10 @@ def main() -> None:
 
     from pipeline.cli.outcome import end_main, install_signal_handlers
 
-    # first, so a signal while the commands are built or parsed ends like one in a command
-    install_signal_handlers()
     command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), "")
     try:
+        # first, so a signal while the commands are built or parsed ends like one in a command
+        install_signal_handlers()
         app()
     except (SystemExit, KeyboardInterrupt) as exc:
         code = end_main(exc, command)

@@ -77,8 +77,6 @@ def install_signal_handlers() -> None:
     kills its workers, and the command exits 143 saying the run can be resumed. Both signals are
     recorded, so whatever they break on the way out (a numba compile cut short, an exception
     Python could only print, the command-line parser) still ends the command with 130/143."""
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
     previous = sys.unraisablehook
 
     def unraisable(info: Any) -> None:
@@ -88,6 +86,9 @@ def install_signal_handlers() -> None:
             previous(info)
 
     sys.unraisablehook = unraisable
+    # SIGTERM last: once it is caught, both are (what a supervisor may wait for, in /proc)
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
 
 
 def _on_signal(signum: int, frame: Any) -> None:
@@ -106,12 +107,21 @@ def end_main(exc: BaseException, command: str) -> int | None:
     (``None``: ``exc`` stands). A signal taken before a command's own error handling (while the
     commands are built or the command line is parsed) ends with its code and line too."""
     signalled = _signal_exception()
+    if signalled is not None:
+        _forget_interrupted_eval()
     code = exc.code if isinstance(exc, SystemExit) else None
     if signalled is None or code == 0 or (_signal_reported and isinstance(exc, SystemExit)):
         return None
     code, line = error_outcome(signalled, command)
     err(line)
     return code
+
+
+def _forget_interrupted_eval() -> None:
+    """CPython marks a KeyboardInterrupt that escaped an ``eval`` of a string as unhandled (typer
+    and ``typing.get_type_hints`` evaluate annotations so), and at exit then ends the process by
+    SIGINT whatever exit code was chosen; the next ``eval`` of a string that succeeds clears it."""
+    eval("None")  # a constant: resets the interpreter's flag
 
 
 def error_outcome(exc: BaseException, command: str = "", place: str | None = None) -> tuple[int, str]:
