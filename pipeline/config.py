@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from pipeline.boards import check_cells, format_shape, parse_shape
-from pipeline.errors import BoggleError, ConfigError
+from pipeline.errors import BoggleError, ConfigError, quote
 from pipeline.generate import (
     DEFAULT_CHUNK_SIZE,
     MAX_CHUNK_SIZE,
@@ -74,6 +74,35 @@ if MAX_CHUNKS != MAX_PART:  # generate cannot import the store (a lower layer), 
 if typing.get_args(RuleName) != tuple(PRESETS):
     raise ImportError("pipeline.config.RuleName must list pipeline.rules.PRESETS in order")
 MAX_SEED = 2**128 - 1  # numpy.random.SeedSequence entropy; larger seeds are just wider
+# The caps of the count options, checked with the config, before anything is allocated
+# (docs/reference/config.md): each is far beyond any use and far below what would exhaust memory
+MAX_JOBS = 1024  # worker processes, -j (either sign): more cores than any machine this runs on
+MAX_RESTARTS = 100_000  # optimize: a restart is seconds; its seeds and results are held together
+MAX_POOL = 100_000  # optimize: boards in the hill-climbing pool
+MAX_KEEP = 100_000  # optimize: best boards reported and written
+MAX_CYCLE = 1_000_000_000  # optimize: moves per cooling cycle
+MAX_ITERATIONS = 1_000_000_000_000  # optimize: generations or moves per restart
+MAX_PROVE_CHUNK = 1_000_000  # prove: classes per task and part file
+MAX_CLASSES = 1_000_000_000  # prove --limit-classes
+MAX_TOP = 1_000_000  # analyze --top, --top-words
+
+
+def check_count(name: str, value: int | None, least: int, most: int, what: str) -> None:
+    """ConfigError (exit 2, one line) unless ``value`` (None: unset) is from ``least`` to
+    ``most``; ``what`` names the command (``optimize``)."""
+    if value is None or least <= value <= most:
+        return
+    shown = f"{value:,}" if len(str(value)) <= 40 else f"a {len(str(value))}-digit number"
+    if value < least:
+        raise ConfigError(f"{what}: {name} must be >= {least:,}, got {shown}")
+    raise ConfigError(f"{what}: {name}: at most {most:,}, got {shown}")
+
+
+def check_jobs(n_jobs: int | None, what: str) -> None:
+    """Worker processes: -1 (all cores) or any count up to ``MAX_JOBS`` either way, never 0."""
+    if n_jobs is not None and (n_jobs == 0 or abs(n_jobs) > MAX_JOBS):
+        shown = f"{n_jobs:,}" if len(str(n_jobs)) <= 40 else f"a {len(str(n_jobs))}-digit number"
+        raise ConfigError(f"{what}: n_jobs: expected -1 (all cores) or 1 to {MAX_JOBS:,}, got {shown}")
 
 
 # ---------------------------------------------------------------- what a key takes
@@ -204,7 +233,7 @@ class RunSettings:
     """How to run (not what): changing these never changes the data."""
 
     out: str = "runs/default"
-    n_jobs: Annotated[int, Convert(_non_zero)] = -1
+    n_jobs: Annotated[int, Convert(_non_zero), Bounds(-MAX_JOBS, MAX_JOBS)] = -1
     backend: Backend = "loky"
     scheduler: str | None = None
     scheduler_file: str | None = None  # dask: a scheduler file (`dask scheduler --scheduler-file`)
@@ -357,6 +386,11 @@ def load_config(
         if key in names and not (key == "boards.seed" and value == DATE_SEED):
             section, name = key.split(".", 1)
             check_value(_SECTIONS[section], name, value, names[key])
+            if key == "run.out" and isinstance(value, str):
+                from pipeline.urls import check_url, is_url
+
+                if is_url(value):  # a URL refused (credentials in it...) is the option's, not the file's
+                    check_url(value, names[key])
         _set_dotted(raw, key, value, origin)
     _seed_from_date(raw, when, origin)
     return config_from_dict(raw, origin=origin).resolve()
@@ -444,16 +478,27 @@ def read_with_overrides(
     return raw, origin
 
 
+# a config is a page of settings: a file beyond this is not one (and is not read whole)
+MAX_CONFIG_BYTES = 1 << 20
+
+
 def read_toml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
+    """The TOML document at ``path``; anything that keeps it from being one (missing, not a
+    regular file, too large, not UTF-8, not TOML, nested too deeply) is one ConfigError."""
+    from pipeline.io import read_regular_bytes
+
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"not valid TOML: {exc}", source=str(path)) from None
+        data = read_regular_bytes(path, MAX_CONFIG_BYTES, "config")
+    except BoggleError as exc:
+        raise ConfigError(exc.message, source=exc.source, line=exc.line) from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise ConfigError("not UTF-8 text", source=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", source=str(path)) from None
+    except RecursionError:
+        raise ConfigError("not valid TOML: arrays or tables nested too deeply", source=str(path)) from None
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
@@ -465,6 +510,8 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         parsed = tomllib.loads(f"v = {value}")["v"]
     except tomllib.TOMLDecodeError:
         parsed = value
+    except RecursionError:
+        raise ConfigError(f"--set {quote(text)}: the value is nested too deeply") from None
     return key, parsed
 
 

@@ -44,19 +44,13 @@ from pipeline.boards import (
     parse_grid,
 )
 from pipeline.errors import QUOTE_LIMIT, BoardError, BoggleError, InternalError
+from pipeline.io import INFLATE_FLOOR, MAX_INFLATE_RATIO, MAX_LINE_BYTES, describe_mode
 from pipeline.trie import Alphabet
 
+# MAX_LINE_BYTES, MAX_INFLATE_RATIO and INFLATE_FLOOR (pipeline.io) bound every text input
 MAX_GRID_LINES = 1024
 PARQUET_BATCH = 65_536
 HASH_BLOCK = 1 << 20
-# The longest input line (and board record) read: a 100x100 board of multi-letter faces fits
-# several times over. A longer line is one reject, skipped without being held in memory.
-MAX_LINE_BYTES = 65_536
-# A gzip input may inflate to MAX_INFLATE_RATIO x its own size (text and boards compress 2-10x),
-# or INFLATE_FLOOR bytes for a small file of repeated lines; beyond that it is refused as a
-# decompression bomb instead of being read for minutes.
-MAX_INFLATE_RATIO = 100
-INFLATE_FLOOR = 64 << 20
 # A chunk's records are held together until parsed: chunk_size x MAX_LINE_BYTES could reach
 # gigabytes, so a chunk holding more board text than this is refused (lower chunk_size).
 MAX_CHUNK_TEXT = 256 << 20
@@ -180,14 +174,7 @@ def _check_header(path: str, header: list[str] | None, column: str) -> list[str]
 
 
 def _not_regular(mode: int) -> str:
-    what = (
-        "a directory" if stat.S_ISDIR(mode)
-        else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-        else "a FIFO" if stat.S_ISFIFO(mode)
-        else "a socket" if stat.S_ISSOCK(mode)
-        else "a special file"
-    )  # fmt: skip
-    return f"not a regular file ({what}); ingest reads regular files only"
+    return f"not a regular file ({describe_mode(mode)}); ingest reads regular files only"
 
 
 def fingerprint(path: str) -> dict[str, Any]:

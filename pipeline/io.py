@@ -7,10 +7,15 @@ place, so a reader (or a resumed run) never sees a partial file.
 from __future__ import annotations
 
 import errno
+import functools
+import gzip
 import json
 import os
 import platform
+import stat
 import sys
+import tempfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from importlib import metadata
@@ -18,6 +23,19 @@ from pathlib import Path
 from typing import IO, Any
 
 PACKAGES = ("boggle-pipeline", "numpy", "numba", "pandas", "pyarrow", "joblib", "typer")
+
+# The longest input line (and board record) read: a 100x100 board of multi-letter faces fits
+# several times over. A longer line is refused (ingest: one reject) without being held in memory.
+MAX_LINE_BYTES = 65_536
+# A gzip input may inflate to MAX_INFLATE_RATIO x its own size (text and boards compress 2-10x),
+# or INFLATE_FLOOR bytes for a small file of repeated lines; beyond that it is refused as a
+# decompression bomb instead of being read for minutes.
+MAX_INFLATE_RATIO = 100
+INFLATE_FLOOR = 64 << 20
+# The most text read whole into memory (`solve -f`, `check --contest`, standard input): a
+# million 4x4 boards fit three times over; a larger batch is what `boggle run` ingests.
+MAX_TEXT_INPUT = 64 << 20
+READ_BLOCK = 1 << 20
 
 
 @contextmanager
@@ -31,8 +49,16 @@ def atomic_path(path: Path) -> Iterator[Path]:
     path = Path(path)
     with _naming(path.parent):
         path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        # an unpredictable name, created exclusively (O_EXCL): nobody who can write the folder
+        # can have put a link or a file of theirs there first; the mode a plain open would give
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(name)
     try:
+        try:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, 0o666 & ~_umask())
+        finally:
+            os.close(fd)
         with _naming(path):  # a write that fails (disk full) raises an OSError with no name
             yield tmp
         with _naming(tmp), open(tmp, "rb") as fh:
@@ -44,6 +70,16 @@ def atomic_path(path: Path) -> Iterator[Path]:
         # best effort: a failed clean-up must not hide the error that brought us here
         with suppress(OSError):
             tmp.unlink(missing_ok=True)
+
+
+@functools.cache
+def _umask() -> int:
+    """The process's umask (read, not set, where /proc shows it: setting it races other threads)."""
+    with suppress(OSError, StopIteration, ValueError), open("/proc/self/status") as fh:
+        return int(next(line.split()[1] for line in fh if line.startswith("Umask:")), 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def fsync_dir(directory: Path) -> None:
@@ -91,20 +127,110 @@ def write_text_atomic(path: Path, text: str) -> None:
         fh.write(text)
 
 
+def describe_mode(mode: int) -> str:
+    """What a file that is not a regular file is, in words (``a FIFO``)."""
+    return (
+        "a directory" if stat.S_ISDIR(mode)
+        else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "a FIFO" if stat.S_ISFIFO(mode)
+        else "a socket" if stat.S_ISSOCK(mode)
+        else "a special file"
+    )  # fmt: skip
+
+
+@contextmanager
+def open_regular(path: str | Path, what: str = "input") -> Iterator[tuple[IO[bytes], os.stat_result]]:
+    """``path`` opened unbuffered, refused (BoggleError, exit 2) unless it is a regular file: a
+    FIFO may never be written (opening it must not wait for a writer), /dev/zero never ends."""
+    from pipeline.errors import BoggleError
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise BoggleError(f"{what} file not found: {path}") from None
+    except IsADirectoryError:  # some systems refuse to open one at all
+        raise BoggleError(f"{what} file {path} is a directory, not a file") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BoggleError(f"{what} file {path} is {describe_mode(st.st_mode)}, not a regular file")
+        os.set_blocking(fd, True)
+        fh = os.fdopen(fd, "rb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
+        yield fh, st
+
+
+def read_regular_bytes(path: str | Path, cap: int, what: str = "input") -> bytes:
+    """The bytes of the regular file ``path``, refused (BoggleError) past ``cap`` bytes before
+    any is read (and should it grow while read)."""
+    from pipeline.errors import BoggleError
+
+    with open_regular(path, what) as (fh, st):
+        data = fh.read(cap + 1) if st.st_size <= cap else b""
+    if st.st_size > cap or len(data) > cap:
+        raise BoggleError(f"{what} file {path} is larger than {cap:,} bytes; refused")
+    return data
+
+
 def read_text_input(spec: str | Path, what: str = "input") -> tuple[str, str]:
-    """(text, source name) of a UTF-8 file, or of standard input when ``spec`` is ``-``; a
-    missing or non-UTF-8 file is a one-line BoggleError."""
+    """(text, source name) of a UTF-8 file (gunzipped when it starts with the gzip magic), or
+    of standard input when ``spec`` is ``-``. Anything that is not such a text is a one-line
+    BoggleError, found before it is read whole: a missing file, a FIFO, a directory or a device;
+    more than MAX_TEXT_INPUT bytes (inflated: also more than MAX_INFLATE_RATIO x the file); a
+    line longer than MAX_LINE_BYTES; not UTF-8."""
     from pipeline.errors import BoggleError
 
     if str(spec) == "-":
-        return sys.stdin.read(), "<stdin>"
-    path = Path(spec)
-    if not path.is_file():
-        raise BoggleError(f"{what} file not found: {spec}")
+        return _bounded_text(sys.stdin.buffer, "<stdin>", MAX_TEXT_INPUT), "<stdin>"
+    with open_regular(spec, what) as (fh, st):
+        head = fh.read(2)
+        if head == b"\x1f\x8b":
+            fh.seek(0)
+            cap = min(MAX_TEXT_INPUT, max(INFLATE_FLOOR, MAX_INFLATE_RATIO * st.st_size))
+            try:
+                with gzip.GzipFile(fileobj=fh, mode="rb") as gz:
+                    return _bounded_text(gz, str(spec), cap), str(spec)
+            except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+                raise BoggleError(
+                    f"not a readable gzip file ({exc or 'truncated'})", source=str(spec)
+                ) from None
+        if st.st_size > MAX_TEXT_INPUT:
+            raise BoggleError(f"{st.st_size:,} bytes, more than the {MAX_TEXT_INPUT:,} read whole; "
+                              "boggle run ingests larger batches", source=str(spec))  # fmt: skip
+        return _bounded_text(fh, str(spec), MAX_TEXT_INPUT, head), str(spec)
+
+
+def _bounded_text(fh: IO[bytes] | gzip.GzipFile, source: str, cap: int, head: bytes = b"") -> str:
+    """The UTF-8 text read from ``fh`` (after ``head``, its first bytes), refused as soon as it
+    passes ``cap`` bytes or holds a line longer than MAX_LINE_BYTES."""
+    from pipeline.errors import BoggleError
+
+    blocks: list[bytes] = []
+    size = current = 0  # bytes so far, bytes of the line not yet ended
+    lineno = 1
+    block = head or fh.read(min(READ_BLOCK, cap + 1))
+    while block:
+        blocks.append(block)
+        size += len(block)
+        parts = block.split(b"\n")
+        current += len(parts[0])
+        lengths = [current, *map(len, parts[1:])]
+        if max(lengths) > MAX_LINE_BYTES:
+            at = lineno + next(i for i, n in enumerate(lengths) if n > MAX_LINE_BYTES)
+            raise BoggleError(f"line longer than {MAX_LINE_BYTES:,} bytes; refused", source=source, line=at)
+        lineno += len(parts) - 1
+        current = lengths[-1]
+        if size > cap:
+            raise BoggleError(f"more than {cap:,} bytes of text; refused (boggle run ingests larger batches)",
+                              source=source)  # fmt: skip
+        block = fh.read(min(READ_BLOCK, cap + 1 - size))
     try:
-        return path.read_text(encoding="utf-8"), str(spec)
+        return b"".join(blocks).decode("utf-8")
     except UnicodeDecodeError:
-        raise BoggleError(f"{spec}: not UTF-8 text") from None
+        raise BoggleError("not UTF-8 text", source=source) from None
 
 
 def package_versions() -> dict[str, str]:

@@ -33,7 +33,9 @@ from pipeline.tanglet import TANGLET_PREFIX, tanglet_pack
 from pipeline.trie import DEFAULT_MAX_NODES, Alphabet, Trie, build_trie
 from pipeline.wordlists import DEFAULT_DICTIONARY, EMBEDDED, embedded_bytes, embedded_path
 
-CACHE_FORMAT = 2  # bump whenever the trie's saved layout changes: stale caches are never loaded
+# bump whenever the trie's saved layout or what an entry records changes: stale caches are never
+# loaded (3: an entry records its source's hash and the compiler that made it)
+CACHE_FORMAT = 3
 MAX_EXAMPLES = 5
 
 
@@ -559,37 +561,113 @@ def cache_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "boggle-pipeline"
 
 
+_UNSAFE_NOTED: set[str] = set()
+
+
+def usable_cache_dir() -> Path | None:
+    """The cache folder, made (mode 0700) if missing; None when it cannot be trusted: not ours,
+    or writable by group or others without the sticky bit (anyone could plant an entry), or not
+    a folder at all. Then the word list is compiled in memory and nothing is written, with a
+    one-line note the first time."""
+    folder = cache_dir()
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+        st = folder.stat()
+    except OSError:
+        return None  # a read-only or missing home only costs speed
+    why = _untrusted(st)
+    if why is None:
+        return folder
+    if str(folder) not in _UNSAFE_NOTED:
+        _UNSAFE_NOTED.add(str(folder))
+        if _compile_listener is not None:
+            _compile_listener(f"the lexicon cache folder {folder} {why}; not using it (compiling in memory)")
+    return None
+
+
+def _untrusted(st: os.stat_result) -> str | None:
+    """Why a cache folder (or file) of status ``st`` cannot be trusted, or None."""
+    if not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
+        return "is not a folder"
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # no POSIX owners here (Windows): the user's profile is private
+        return None
+    if st.st_uid != getuid():
+        return f"belongs to another user (uid {st.st_uid})"
+    if st.st_mode & 0o022 and not (stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX):
+        return "is writable by other users"
+    return None
+
+
+def compiler_version() -> str:
+    """The release that compiles lexicons, recorded in every cache entry (another release
+    rebuilds the entry rather than trust a trie it did not make)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("boggle-pipeline")
+    except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
+        return "unknown"
+
+
+def cache_identity(
+    content_hash: str, alphabet: Alphabet, rules: Rules, max_word: int = DEFAULT_MAX_WORD
+) -> str:
+    """What a cache entry is of: the format, the source's full content hash, the alphabet, the
+    word lengths kept (points are recomputed on load) and the compiler. Recorded in the entry
+    and checked on load, so an entry copied over another's name is never used for it."""
+    return (
+        f"v{CACHE_FORMAT}|{content_hash}|{alphabet.key()}|min={rules.min_length}|max={max_word}"
+        f"|compiler={compiler_version()}"
+    )
+
+
 def cache_key(content_hash: str, alphabet: Alphabet, rules: Rules, max_word: int = DEFAULT_MAX_WORD) -> str:
-    # Only the minimum and maximum lengths change which words the trie holds; points are
-    # recomputed on load.
-    text = f"v{CACHE_FORMAT}|{content_hash}|{alphabet.key()}|min={rules.min_length}|max={max_word}"
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    """The cache file's name (without ``.npz``) for an entry of :func:`cache_identity`."""
+    identity = cache_identity(content_hash, alphabet, rules, max_word)
+    return hashlib.sha256(identity.encode()).hexdigest()[:32]
 
 
-def _discard_cache_file(path: Path, exc: BaseException) -> None:
-    """Remove a cache file that failed to load, and say so in one line: it is rebuilt, and left
-    in place it would fail every later run the same way."""
+def _discard_cache_file(path: Path, exc: BaseException, kind: str = "damaged") -> None:
+    """Remove a cache file that failed to load (or is not what its name says), and say so in one
+    line: it is rebuilt, and left in place it would fail every later run the same way."""
     with contextlib.suppress(OSError):
         path.unlink()
     if _compile_listener is not None:
         why = (str(exc).splitlines() or [""])[0]
         why = why if len(why) <= 120 else why[:120] + "..."
-        why = f"{type(exc).__name__}: {why}" if why else type(exc).__name__
-        _compile_listener(f"discarded the damaged lexicon cache file {path} ({why}); rebuilding it")
+        # a mismatch says what the file is; damage says how loading it failed
+        why = f"{type(exc).__name__}: {why}" if why and kind == "damaged" else why or type(exc).__name__
+        _compile_listener(f"discarded the {kind} lexicon cache file {path} ({why}); rebuilding it")
 
 
-def _load_cached(cache_file: Path, alphabet: Alphabet) -> tuple[Trie, DropReport] | None:
+class _Mismatch(ValueError):
+    """A readable cache entry made for another source, alphabet, rules or compiler."""
+
+
+def _load_cached(cache_file: Path, alphabet: Alphabet, identity: str) -> tuple[Trie, DropReport] | None:
     """The cached trie and drop report, or None on a miss; a file that fails to load in any
-    way (truncated, not a zip, foreign arrays, bad JSON) is discarded, which makes it a miss."""
-    if not cache_file.is_file():
+    way (truncated, not a zip, foreign arrays, bad JSON), that is not ours, or that records
+    another ``identity`` (an entry of another word list copied over this one's name) is
+    discarded, which makes it a miss."""
+    try:
+        st = cache_file.lstat()
+    except OSError:
         return None
     try:
+        why = _untrusted(st) if stat.S_ISREG(st.st_mode) else "is not a regular file"
+        if why is not None:
+            raise _Mismatch(f"it {why}")
         trie, meta = Trie.load(cache_file)
+        if meta.get("identity") != identity:
+            raise _Mismatch("made from another word list, for other rules or by another release")
         if trie.alphabet != alphabet:
-            raise ValueError("built for another alphabet")
+            raise _Mismatch("built for another alphabet")
         return trie, DropReport.from_dict(meta["report"])
     except Exception as exc:  # any failure to load means: rebuild
-        _discard_cache_file(cache_file, exc)
+        _discard_cache_file(cache_file, exc, "mismatched" if isinstance(exc, _Mismatch) else "damaged")
         return None
 
 
@@ -600,15 +678,18 @@ def compile_lexicon(
     *,
     use_cache: bool = True,
 ) -> CompiledLexicon:
-    """Load ``spec`` and compile it for ``alphabet`` and ``rules``, using the disk cache.
+    """Load ``spec`` and compile it for ``alphabet`` and ``rules``, using the disk cache (see
+    :func:`usable_cache_dir`, :func:`cache_identity`).
 
     >>> from pipeline.rules import get_rules
     >>> compile_lexicon("words.txt", Alphabet.english(), get_rules("boggle"))  # doctest: +SKIP
     """
     src = spec if isinstance(spec, WordSource) else WordSource.open(spec)
     max_word = src.limits.max_word
-    cache_file = cache_dir() / f"{cache_key(src.content_hash, alphabet, rules, max_word)}.npz"
-    cached = _load_cached(cache_file, alphabet) if use_cache else None
+    folder = usable_cache_dir() if use_cache else None
+    identity = cache_identity(src.content_hash, alphabet, rules, max_word)
+    cache_file = folder / f"{cache_key(src.content_hash, alphabet, rules, max_word)}.npz" if folder else None
+    cached = _load_cached(cache_file, alphabet, identity) if cache_file is not None else None
     if cached is not None:
         trie, report = cached
         return CompiledLexicon(
@@ -624,9 +705,9 @@ def compile_lexicon(
         )
     _announce_compile(src)
     compiled = compile_words(src.lexicon, alphabet, rules, max_word=max_word)
-    if use_cache:
+    if cache_file is not None:
         with contextlib.suppress(OSError):  # a read-only cache only costs speed
-            compiled.trie.save(cache_file, {"report": compiled.report.to_dict()})
+            compiled.trie.save(cache_file, {"report": compiled.report.to_dict(), "identity": identity})
     return compiled
 
 
@@ -689,30 +770,44 @@ def lexicon_alphabet(spec: str) -> Alphabet:
     return _compact_alphabet(WordSource.open(spec))
 
 
+LETTERS_FORMAT = "boggle-letters v2"  # a letters marker's first line starts so
+
+
 def _compact_alphabet(src: WordSource) -> Alphabet:
     # Cached on disk by content hash: finding the letters means reading every word.
     # a word over the length limit is dropped, and its letters with it: another limit, another file
     limit = "" if src.limits.max_word == DEFAULT_MAX_WORD else f"-max{src.limits.max_word}"
-    marker = cache_dir() / f"letters-{src.content_hash[:32]}{limit}.txt"
-    if marker.is_file():
+    folder = usable_cache_dir()
+    marker = folder / f"letters-v2-{src.content_hash[:32]}{limit}.txt" if folder else None
+    header = f"{LETTERS_FORMAT} {src.content_hash} max={src.limits.max_word}"
+    if marker is not None and (marker.exists() or marker.is_symlink()):
         try:
-            return _read_marker(marker)
+            return _read_marker(marker, header)
         except Exception as exc:  # any failure to read means: find the letters again
-            _discard_cache_file(marker, exc)
+            _discard_cache_file(marker, exc, "mismatched" if isinstance(exc, _Mismatch) else "damaged")
     _announce_compile(src)
     alphabet = Alphabet.compact_for(src.lexicon.words)
-    with contextlib.suppress(OSError):
-        write_text_atomic(marker, "\n".join(alphabet.faces))
+    if marker is not None:
+        with contextlib.suppress(OSError):
+            write_text_atomic(marker, "\n".join([header, *alphabet.faces]))
     return alphabet
 
 
-def _read_marker(marker: Path) -> Alphabet:
-    if marker.stat().st_size > 64 * 1024:  # 64 faces of a few letters: never near this
+def _read_marker(marker: Path, header: str) -> Alphabet:
+    st = marker.lstat()
+    why = _untrusted(st) if stat.S_ISREG(st.st_mode) else "is not a regular file"
+    if why is not None:
+        raise _Mismatch(f"it {why}")
+    if st.st_size > 64 * 1024:  # 64 faces of a few letters: never near this
         raise ValueError("too large for a list of faces")
-    faces = tuple(marker.read_text(encoding="utf-8").split("\n"))
-    if not all(f and all(is_face_char(ch) for ch in f) and f == normalise_text(f) for f in faces):
+    first, *faces = marker.read_text(encoding="utf-8").split("\n")
+    if first != header:
+        raise _Mismatch("made from another word list or by another release")
+    if not faces or not all(
+        f and all(is_face_char(ch) for ch in f) and f == normalise_text(f) for f in faces
+    ):
         raise ValueError("not a list of faces")
-    return Alphabet(faces)
+    return Alphabet(tuple(faces))
 
 
 def playable_words(

@@ -695,7 +695,8 @@ def prove_progress(style: LogStyle | None = None) -> Iterator[Callable[[ProvePro
     try:
         yield update
     finally:
-        bar.stop()
+        if bar.live.is_started:  # stopping a bar never shown prints an empty line
+            bar.stop()
 
 
 def prove_summary(res: ProveSummary, hits: int | None = None) -> str:

@@ -7,6 +7,7 @@ check a URL the same way.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,7 +41,7 @@ def check_url(spec: str, what: str = "--out") -> str:
     otherwise: an unknown scheme, or credentials in the URL (never echoed)."""
     parts = urlsplit(spec)
     scheme = parts.scheme.lower()
-    if "@" in parts.netloc or parts.password is not None:
+    if "@" in parts.netloc or parts.password is not None or _USERINFO.match(spec):
         raise ConfigError(
             f"{what}: a URL with credentials in it is refused ({scheme}://<credentials>@...); "
             "give credentials through the environment, a profile or a role instead"
@@ -72,8 +73,8 @@ def filesystem(scheme: str) -> Any:
         # listings are read back right after writes (committed parts, lease generations)
         options["use_listings_cache"] = False
     if protocol == "s3":
-        timeout = float(os.environ.get(CONNECT_TIMEOUT_ENV, "10"))
-        retries = int(os.environ.get(RETRIES_ENV, "3"))
+        timeout = float(_env_number(CONNECT_TIMEOUT_ENV, "10", 0.1, 600.0))
+        retries = int(_env_number(RETRIES_ENV, "3", 1, 20, whole=True))
         options["config_kwargs"] = {
             "connect_timeout": timeout,
             "read_timeout": max(timeout, 60.0),
@@ -85,14 +86,47 @@ def filesystem(scheme: str) -> Any:
     return fs
 
 
-def redact(spec: str) -> str:
-    """``spec`` with any credentials in a URL's authority removed (for messages and records)."""
-    if not is_url(spec):
-        return spec
-    parts = urlsplit(spec)
-    if "@" not in parts.netloc:
-        return spec
-    return parts._replace(netloc="<credentials>@" + parts.netloc.rsplit("@", 1)[1]).geturl()
+# userinfo after a scheme's "//" (collapsed to "/" by a path): "user:secret@" (the secret may
+# hold "/", as AWS secret keys do) or "token@"
+_USERINFO = re.compile(r"""([A-Za-z][A-Za-z0-9+.-]*:/+)([^\s/@'"<>]*:[^\s@'"<>]*|[^\s/@:'"<>]+)@""")
+# query parameters that carry a credential: presigned S3 and GCS URLs, Azure SAS, tokens
+_SECRET_PARAMS = re.compile(
+    r"""([?&;](?:x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|"""
+    r"""x-goog-credential|sig|signature|token|access_token|password|passwd|secret|"""
+    r"""client_secret|api_key|apikey)=)[^&;#\s'"]*""",
+    re.IGNORECASE,
+)
+REDACTED = "<credentials>"
+
+
+def _env_number(name: str, default: str, least: float, most: float, *, whole: bool = False) -> float:
+    """A numeric setting from the environment, checked: anything else is a one-line ConfigError
+    (exit 2) naming the variable, not a traceback or an unbounded wait."""
+    text = os.environ.get(name, "").strip() or default
+    kind = "a whole number" if whole else "a number"
+    try:
+        value = int(text) if whole else float(text)
+    except ValueError:
+        value = None
+    if value is None or not least <= value <= most:
+        raise ConfigError(f"{name}={text!r}: expected {kind} from {least:g} to {most:g}")
+    return value
+
+
+def redact(text: str) -> str:
+    """``text`` (a URL, a path, a message or a record's field) with every credential a URL in it
+    may carry replaced by ``<credentials>``: the userinfo of ``s3://KEY:SECRET@bucket/...`` and
+    credential query parameters (``X-Amz-Signature=``, ``X-Amz-Credential=``, ``sig=``,
+    ``token=``, ``password=``, ``secret=``...). The one redaction every message, note, log line
+    and JSON record goes through (:mod:`pipeline.cli.outcome`).
+
+    >>> redact("error: s3://AKIA:s/cr+t@bucket/runs/a?X-Amz-Signature=abc&x=1: not a run")
+    'error: s3://<credentials>@bucket/runs/a?X-Amz-Signature=<credentials>&x=1: not a run'
+    """
+    if "@" not in text and "=" not in text:
+        return text
+    text = _USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
+    return _SECRET_PARAMS.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
 
 
 def resolve_out(out: str, key: str, where: str | None) -> str:
@@ -123,9 +157,11 @@ def download(url: str, dest: Path) -> None:
         shutil.copyfile(parts.path, dest)
         return
     key = f"{parts.netloc}{parts.path}"
+    fs = filesystem(scheme)
     try:
-        filesystem(scheme).get_file(key, str(dest))
+        fs.get_file(key, str(dest))
     except FileNotFoundError:
+        _check_bucket(fs, parts.netloc, url)
         raise BoggleError("input file not found", source=url) from None
     except BoggleError:
         raise
@@ -133,6 +169,19 @@ def download(url: str, dest: Path) -> None:
         raise RunIOError("permission denied", source=url) from None
     except Exception as exc:
         raise RunIOError(f"cannot read it: {reason(exc)}", source=url) from None
+
+
+def _check_bucket(fs: Any, bucket: str, url: str) -> None:
+    """RunIOError (exit 5) when ``bucket`` is missing or cannot be reached: a missing object in
+    a bucket that is there is the user's (exit 2), a missing bucket is the storage's."""
+    if not bucket:
+        return
+    try:
+        fs.info(bucket)
+    except FileNotFoundError:
+        raise RunIOError("cannot reach the bucket: not found", source=url) from None
+    except Exception as exc:
+        raise RunIOError(f"cannot reach the bucket: {reason(exc)}", source=url) from None
 
 
 def reason(exc: BaseException) -> str:

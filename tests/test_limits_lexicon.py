@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import gzip
+import json
 import os
 import stat
 import subprocess
@@ -352,8 +353,8 @@ def _damage_ids(p: Path) -> None:
 
 
 def _damage_meta(p: Path) -> None:
-    trie, _ = Trie.load(p)
-    trie.save(p, {"no report": True})
+    trie, meta = Trie.load(p)
+    trie.save(p, {"identity": meta["identity"]})  # what it is, but no drop report
 
 
 @pytest.mark.parametrize(
@@ -394,13 +395,14 @@ def test_a_damaged_alphabet_marker_is_rebuilt(
     path = write(tmp_path / "w.txt", b"zebra\nquiz\n")
     assert compile_for_boards(path, get_rules("boggle")).alphabet.faces[-1] == "z"
     (marker,) = cache_dir().glob("letters-*.txt")
-    marker.write_bytes(content)
+    header = marker.read_bytes().split(b"\n")[0]  # what the marker is of, kept: its faces damaged
+    marker.write_bytes(header + b"\n" + content)
     heard: list[str] = []
     monkeypatch.setattr(lexicon, "_compile_listener", heard.append)
     again = compile_for_boards(path, get_rules("boggle"))
     assert again.words == ["quiz", "zebra"] and "qu" in again.alphabet.faces
-    assert len(heard) == 1 and str(marker) in heard[0]
-    assert marker.read_text(encoding="utf-8").split("\n") == list(again.alphabet.faces)
+    assert len(heard) == 1 and str(marker) in heard[0] and "damaged" in heard[0]
+    assert marker.read_text(encoding="utf-8").split("\n")[1:] == list(again.alphabet.faces)
 
 
 # ---------------------------------------------------------------- durable writes
@@ -473,3 +475,76 @@ def test_check_refuses_masks_that_do_not_match_the_node_count() -> None:
     trie.nodes[0, 0] |= np.uint64(1 << 5)  # a child face more than the nodes hold
     with pytest.raises(ValueError, match="child masks"):
         trie.check()
+
+
+# ---------------------------------------------------------------- a cache that cannot be trusted
+
+
+def _solve_json(words: str, cache: Path) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    proc = boggle("solve", "ratsxxxxxxxxxxxx", "--json", "-d", words, cache=cache)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    return proc, [line for line in proc.stderr.splitlines() if line.startswith("note: ")]
+
+
+def test_a_cache_entry_of_another_word_list_under_this_ones_name_is_rebuilt(tmp_path: Path) -> None:
+    """Lexicon A's cache files copied over lexicon B's names (same letters, other words): B's
+    words and score, with one note a file, never A's."""
+    a = write(tmp_path / "a.txt", b"rats\nstar\n")
+    b = write(tmp_path / "b.txt", b"rats\ntar\nrat\n")
+    cache = tmp_path / "xdg"
+    folder = cache / "boggle-pipeline"
+    _solve_json(a, cache)
+    a_files = {p.name: p.read_bytes() for p in folder.iterdir()}
+    clean, _ = _solve_json(b, cache)
+    b_files = {p.name for p in folder.iterdir()} - set(a_files)
+    (b_npz,) = [n for n in b_files if n.endswith(".npz")]
+    (b_letters,) = [n for n in b_files if n.startswith("letters-")]
+    (a_npz,) = [n for n in a_files if n.endswith(".npz")]
+    (a_letters,) = [n for n in a_files if n.startswith("letters-")]
+    (folder / b_npz).write_bytes(a_files[a_npz])
+    (folder / b_letters).write_bytes(a_files[a_letters])
+    again, notes = _solve_json(b, cache)
+    assert again.stdout == clean.stdout
+    found = json.loads(clean.stdout)
+    assert sorted(w["word"] if isinstance(w, dict) else w for w in found["words"]) == ["rat", "rats", "tar"]
+    assert len(notes) == 2, notes
+    assert all("discarded the mismatched lexicon cache file" in n and "rebuilding it" in n for n in notes)
+    assert any(b_npz in n for n in notes) and any(b_letters in n for n in notes)
+    _, notes = _solve_json(b, cache)  # rebuilt: used again, no note
+    assert notes == []
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="no POSIX owners")
+def test_a_cache_folder_others_can_write_is_not_used(tmp_path: Path) -> None:
+    words = write(tmp_path / "w.txt", b"rats\nstar\n")
+    cache = tmp_path / "xdg"
+    clean, _ = _solve_json(words, cache)  # made 0700
+    folder = cache / "boggle-pipeline"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    for p in folder.iterdir():
+        p.unlink()
+    folder.chmod(0o777)
+    proc, notes = _solve_json(words, cache)
+    assert proc.stdout == clean.stdout
+    assert notes == [f"note: the lexicon cache folder {folder} is writable by other users; not using it "
+                     "(compiling in memory)"]  # fmt: skip
+    assert list(folder.iterdir()) == []  # nothing written there
+    folder.chmod(0o1777)  # sticky, as /tmp: others cannot replace our files
+    proc, notes = _solve_json(words, cache)
+    assert proc.stdout == clean.stdout and notes == []
+    assert len(list(folder.glob("*.npz"))) == 1
+
+
+def test_atomic_temp_names_are_unpredictable_and_created_exclusively(tmp_path: Path) -> None:
+    """A link planted at the temp name a writer used to pick (``.NAME.PID.tmp``) is neither
+    followed nor renamed into place."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    target = tmp_path / "out.txt"
+    planted = tmp_path / f".{target.name}.{os.getpid()}.tmp"
+    planted.symlink_to(victim)
+    pio.write_text_atomic(target, "written")
+    assert victim.read_text() == "mine"
+    assert target.read_text() == "written" and not target.is_symlink()
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~pio._umask()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([victim.name, target.name, planted.name])

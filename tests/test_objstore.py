@@ -492,3 +492,117 @@ def test_notebook_reads_a_run_in_the_bucket(
     )
     assert "enable2k" in text and "300" in text.replace(",", "")
     assert SECRET not in out.read_text()
+
+
+# ---------------------------------------------------------------- every command, every output
+
+
+def test_no_command_writes_a_credential_anywhere(
+    bucket: str, tiny_dict: str, tmp_path: Path, moto_endpoint: str
+) -> None:
+    """Credentials in URLs (userinfo, a secret with a "/", presigned query parameters) and in
+    the environment, given to every command that takes a URL: refused or done, the secret is in
+    no stream, no file written locally and no object."""
+    env = s3_env(moto_endpoint)
+    good = f"s3://{bucket}/runs/ok"
+    res = run_boggle(
+        "run", "-d", tiny_dict, "--count", "20", "--chunk-size", "10", "--out", good, "-q", env=env
+    )
+    assert res.returncode == 0, res.stderr
+    urls = [
+        f"s3://{KEY_ID}:{SECRET}@{bucket}/runs/a",
+        f"s3://{KEY_ID}:{SECRET[:6]}/{SECRET[6:]}@{bucket}/runs/a",  # AWS secret keys hold "/"
+        f"s3://{bucket}/runs/a?X-Amz-Signature={SECRET}&X-Amz-Credential={SECRET}",
+        f"s3://{bucket}/runs/a?sig={SECRET}&token={SECRET}&password={SECRET}&secret={SECRET}",
+    ]
+    work = tmp_path / "work"
+    work.mkdir()
+    streams: list[str] = []
+    for i, url in enumerate(urls):
+        commands = [
+            ["run", "-d", tiny_dict, "--count", "20", "--out", url, "--summary-json", f"run{i}.json"],
+            ["run", "-d", tiny_dict, "--set", f"run.out={url}", "--summary-json", f"set{i}.json"],
+            [
+                "run",
+                "-d",
+                tiny_dict,
+                "--input",
+                url + ".txt",
+                "--out",
+                f"in{i}",
+                "--summary-json",
+                f"in{i}.json",
+            ],
+            ["analyze", url, "--out", f"rep{i}", "--summary-json", f"an{i}.json"],
+            ["analyze", good, url, "--out", f"rep2-{i}", "--summary-json", f"an2-{i}.json"],
+            ["prove", "--status", "-o", url],
+            [
+                "prove",
+                "-d",
+                tiny_dict,
+                "--shape",
+                "2x2",
+                "-t",
+                "6",
+                "-o",
+                url,
+                "--summary-json",
+                f"pr{i}.json",
+            ],
+            ["optimize", "-d", tiny_dict, "--restarts", "1", "--out", url, "--summary-json", f"op{i}.json"],
+            ["solve", "-f", url],
+        ]
+        for args in commands:
+            res = run_boggle(*args, env=env, cwd=work)
+            assert res.returncode in (2, 5), (args, res.returncode, res.stderr)
+            one_error_line(res)
+            streams += [res.stdout, res.stderr]
+    # what succeeds with credentials from the environment: a report and its record
+    res = run_boggle("analyze", good, "--out", "rep-ok", "--summary-json", "an-ok.json", env=env, cwd=work)
+    assert res.returncode == 0, res.stderr
+    streams += [res.stdout, res.stderr]
+    assert json.loads((work / "an-ok.json").read_text())["runs"]
+    for text in streams:
+        assert SECRET not in text and SECRET[6:] not in text, text
+    written = [p for p in work.rglob("*") if p.is_file()]
+    assert any(p.name == "an0.json" for p in written) and any(p.suffix == ".html" for p in written)
+    for path in written:
+        data = path.read_bytes()
+        assert SECRET.encode() not in data and SECRET[6:].encode() not in data, path
+    stored = objects(bucket)
+    assert all(SECRET.encode() not in v and SECRET[6:].encode() not in v for v in stored.values())
+
+
+def test_a_credential_url_given_with_out_is_blamed_on_out(
+    bucket: str, tiny_dict: str, tmp_path: Path
+) -> None:
+    url = f"s3://AKIAKEY:{SECRET}@{bucket}/run"
+    res = run_boggle("run", "-d", tiny_dict, "--count", "10", "--out", url, cwd=tmp_path)
+    assert res.returncode == 2
+    line = one_error_line(res, "--out: ", "credentials")
+    assert "[run] out" not in line and SECRET not in line
+
+
+def test_a_missing_bucket_or_endpoint_is_exit_5_for_every_command(
+    bucket: str, tiny_dict: str, tmp_path: Path, moto_endpoint: str
+) -> None:
+    """Where the storage is at fault (no such bucket, no endpoint answering) every command says
+    so in one line and exits 5, the documented code; a missing object in a bucket that is there
+    is the user's (exit 2)."""
+    env = s3_env(moto_endpoint)
+    gone = f"s3://no-such-bucket-{uuid.uuid4().hex[:6]}"
+    away = {**env, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{_free_port()}"}
+    for e, root in ((env, gone), (away, f"s3://{bucket}")):
+        for args in (
+            ["analyze", f"{root}/x", "--out", str(tmp_path / "rep")],
+            ["prove", "--status", "-o", f"{root}/x"],
+            ["run", "-d", tiny_dict, "--input", f"{root}/x.txt", "--out", str(tmp_path / "in")],
+            ["run", "-d", tiny_dict, "--count", "10", "--out", f"{root}/x"],
+        ):
+            res = run_boggle(*args, env=e, cwd=tmp_path)
+            assert res.returncode == 5, (args, res.returncode, res.stderr)
+            line = one_error_line(res, root)
+            assert "cannot reach the bucket" in line or "cannot read it" in line, line
+    res = run_boggle("analyze", f"s3://{bucket}/x", "--out", str(tmp_path / "rep"), env=env)
+    assert res.returncode == 2
+    one_error_line(res, "not a run directory")

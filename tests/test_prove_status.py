@@ -176,6 +176,28 @@ def test_cli_status_refuses_what_is_not_a_proof(tiny_dict: str, stopped: Path, t
     one_error_line(res, "_run.json", "changed after it was written")
 
 
+def test_cli_status_of_a_damaged_part_exits_4_after_the_report(
+    finished: tuple[Path, ProveSummary], stopped: Path, tmp_path: Path
+) -> None:
+    """A flipped byte in a part: the report names it, then one error line and exit 4 (a finished
+    proof refuses the part, an unfinished one recomputes it); a part a running proof has not yet
+    recorded is no damage."""
+    for kind, source in (("finished", finished[0]), ("unfinished", stopped)):
+        out = shutil.copytree(source, tmp_path / kind)
+        part = sorted(out.glob("part-*.parquet"))[0]
+        flip(part, 60)
+        res = run_boggle("prove", "--status", "-o", str(out), timeout=120)
+        assert res.returncode == EXIT_OUTPUT_CONFLICT, res.stderr
+        assert f"{part.name}: checksum differs" in res.stdout
+        one_error_line(res, str(out), "1 part damaged")
+    out = shutil.copytree(stopped, tmp_path / "committing")
+    part = sorted(out.glob("part-*.parquet"))[0]
+    (out / "_parts" / f"_part-{part.stem[-5:]}.json").unlink()
+    res = run_boggle("prove", "--status", "-o", str(out), timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert ", 1 not" in res.stdout
+
+
 # ---------------------------------------------------------------- the estimate
 
 

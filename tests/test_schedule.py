@@ -202,14 +202,14 @@ def test_the_nightly_script_makes_a_new_run_each_day(tmp_path: Path, enable2k_pa
     assert not (tmp_path / "alerts.txt").exists()
 
     # bad input needs a person: alerted at once, not retried, the script exits 2
-    bad = nightly(tmp_path, enable2k_path, "2026-12-40", BOGGLE_RETRIES="3")
+    bad = nightly(tmp_path, enable2k_path, "2026-12-03", BOGGLE_RETRIES="3", BOGGLE_CONFIG=str(tmp_path))
     assert bad.returncode == 2 and "retry" not in bad.stderr
     assert (tmp_path / "alerts.txt").read_text().split() == [
         "2",
-        str(runs / "2026-12-40.summary.json"),
-        "2026-12-40",
+        str(runs / "2026-12-03.summary.json"),
+        "2026-12-03",
     ]
-    assert json.loads((runs / "2026-12-40.summary.json").read_text())["exit_code"] == 2
+    assert json.loads((runs / "2026-12-03.summary.json").read_text())["exit_code"] == 2
 
 
 def test_the_nightly_script_retries_only_transient_codes(tmp_path: Path) -> None:
@@ -218,7 +218,9 @@ def test_the_nightly_script_retries_only_transient_codes(tmp_path: Path) -> None
     fake.parent.mkdir()
     fake.write_text(f'#!/bin/sh\necho run >> "{tmp_path}/calls.txt"\nexit "$FAKE_EXIT"\n')
     fake.chmod(0o755)
-    for code, calls, script_exit in ((5, 3, 5), (143, 3, 143), (4, 1, 4), (2, 1, 2), (1, 1, 1), (3, 1, 0)):
+    for code, calls, script_exit in (
+        (5, 3, 5), (143, 3, 143), (130, 3, 130), (4, 1, 4), (2, 1, 2), (1, 1, 1), (3, 1, 0), (137, 1, 137),
+    ):  # fmt: skip
         (tmp_path / "calls.txt").unlink(missing_ok=True)
         (tmp_path / "alerts.txt").unlink(missing_ok=True)
         res = nightly(tmp_path, "unused", "2026-12-01", BOGGLE_RETRIES="2", FAKE_EXIT=str(code))
@@ -227,12 +229,49 @@ def test_the_nightly_script_retries_only_transient_codes(tmp_path: Path) -> None
         assert (tmp_path / "alerts.txt").read_text().split()[0] == str(code)  # 3: a look, not a page
 
 
+def _fake_boggle(tmp_path: Path) -> None:
+    fake = tmp_path / "bin" / "boggle"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(f'#!/bin/sh\necho run >> "{tmp_path}/calls.txt"\nexit "${{FAKE_EXIT:-0}}"\n')
+    fake.chmod(0o755)
+
+
+def test_the_nightly_script_refuses_bad_settings_before_running(tmp_path: Path) -> None:
+    """A numeric setting that is not a whole number in range (``[ 0 -lt abc ]`` fails, and the
+    old loop retried exit 5 forever) or a DATE that is not a real date (``../../escape`` named a
+    folder outside RUNS): one line, exit 2, nothing run, nothing written, no alert."""
+    _fake_boggle(tmp_path)
+    outside = tmp_path / "escape"
+    cases = [
+        ({"BOGGLE_RETRIES": bad}, "2026-12-01", "BOGGLE_RETRIES")
+        for bad in ("abc", "-1", "1e3", " 2", "2.5", "101", "9" * 30)
+    ] + [({"BOGGLE_RETRY_DELAY": bad}, "2026-12-01", "BOGGLE_RETRY_DELAY") for bad in ("x", "86401", "-5")]
+    cases += [
+        ({}, day, "real date")
+        for day in ("../../escape", "2026-12-01/../../escape", "2026-02-29", "2026-04-31", "2026-13-01",
+                    "1900-02-29", "2026-1-01", "20261201", "yesterday")
+    ]  # fmt: skip
+    for env, day, words in cases:
+        (tmp_path / "calls.txt").unlink(missing_ok=True)
+        res = nightly(tmp_path, "unused", day, FAKE_EXIT="5", **env)
+        assert res.returncode == 2, (env, day, res.stderr)
+        lines = res.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("boggle-nightly: error: ") and words in lines[0], lines
+        assert not (tmp_path / "calls.txt").exists() and not (tmp_path / "alerts.txt").exists()
+        assert not (tmp_path / "runs").exists() and not outside.exists()
+    for day in ("2024-02-29", "2000-02-29", "2026-12-31"):  # real dates, leap days included
+        res = nightly(tmp_path, "unused", day, FAKE_EXIT="0", BOGGLE_RETRIES="0")
+        assert res.returncode == 0, (day, res.stderr)
+
+
 def test_systemd_units_retry_only_transient_codes() -> None:
     service = (SCHEDULE / "boggle-nightly.service").read_text()
     lines = dict(
         line.split("=", 1) for line in service.splitlines() if "=" in line and not line.startswith("#")
     )
-    assert lines["Restart"] == "on-failure" and lines["RestartPreventExitStatus"].split() == ["1", "2", "4"]
+    assert lines["Restart"] == "on-failure" and lines["RestartPreventExitStatus"].split() == [
+        "1", "2", "4", "137", "SIGKILL",
+    ]  # fmt: skip
     assert lines["ExecStart"].endswith("configs/schedule/boggle-nightly.sh today")
     assert lines["Environment"] in ("BOGGLE_RETRIES=0", "BOGGLE_RUNS=/data/runs/nightly")
     assert "OnCalendar=*-*-* 02:15" in (SCHEDULE / "boggle-nightly.timer").read_text()

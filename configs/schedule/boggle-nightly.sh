@@ -15,19 +15,58 @@
 #                BOGGLE_RETRIES times, BOGGLE_RETRY_DELAY seconds apart (each retry resumes)
 #   1 2 4 other  a bug, bad input or config, a busy/foreign/damaged output directory: a person
 #                must look; alerted at once, never retried
-# The script exits with the last code of `boggle run` (3 becomes 0).
+#   137          killed by SIGKILL, most often the OOM killer: the same night would be killed
+#                again, so it is alerted at once and never retried (like any other code)
+# The script exits with the last code of `boggle run` (3 becomes 0). A setting or a DATE that is
+# not valid (below) is refused before anything runs: one line on stderr, exit 2, no alert.
 #
 # Settings (environment):
 #   BOGGLE              the boggle command      (default /opt/boggle-pipeline/.venv/bin/boggle)
 #   BOGGLE_CONFIG       the run config          (default /opt/boggle-pipeline/configs/schedule/nightly.toml)
 #   BOGGLE_RUNS         folder of the nightly runs (default /data/runs/nightly): RUNS/<date>/ and
 #                       RUNS/<date>.summary.json
-#   BOGGLE_RETRIES      retries of a transient failure (default 2; 0 under systemd's Restart=)
-#   BOGGLE_RETRY_DELAY  seconds between tries (default 300)
+#   BOGGLE_RETRIES      retries of a transient failure, 0 to 100 (default 2; 0 under systemd's Restart=)
+#   BOGGLE_RETRY_DELAY  seconds between tries, 0 to 86400 (default 300)
 #   BOGGLE_ALERT        a command run as `$BOGGLE_ALERT EXIT_CODE SUMMARY_JSON DATE` when a person is
 #                       needed (or rows were rejected); default: mail the summary to BOGGLE_MAILTO
 #                       (default root) when `mail` exists, else one line on stderr
 set -u
+
+refuse() {  # refuse MESSAGE: a setting a person must fix; nothing has run
+  echo "boggle-nightly: error: $1" >&2
+  exit 2
+}
+
+# a whole number from 0 to MOST (digits only: no sign, no blank, no 1e3; checked by length first,
+# so a 30-digit value cannot overflow the shell's test)
+whole() {  # whole NAME VALUE MOST
+  case $2 in
+    ''|*[!0-9]*) refuse "$1=$2: expected a whole number from 0 to $3" ;;
+  esac
+  if [ "${#2}" -gt 6 ] || [ "$2" -gt "$3" ]; then refuse "$1=$2: expected a whole number from 0 to $3"; fi
+}
+
+# a real calendar date YYYY-MM-DD: it names a folder under RUNS, so nothing else (no "/", no
+# "..") gets that far
+real_date() {  # real_date TEXT
+  case $1 in
+    [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]) ;;
+    *) return 1 ;;
+  esac
+  y=${1%%-*}; m=${1#*-}; m=${m%-*}; d=${1##*-}
+  y=$((1$y - 10000)); m=$((1$m - 100)); d=$((1$d - 100))  # no leading zero read as octal
+  case $m in
+    1|3|5|7|8|10|12) last=31 ;;
+    4|6|9|11) last=30 ;;
+    2) if [ $((y % 4)) -eq 0 ] && { [ $((y % 100)) -ne 0 ] || [ $((y % 400)) -eq 0 ]; }; then
+         last=29
+       else
+         last=28
+       fi ;;
+    *) return 1 ;;
+  esac
+  [ "$d" -ge 1 ] && [ "$d" -le "$last" ]
+}
 
 DATE=today
 case "${1:-}" in
@@ -39,6 +78,9 @@ CONFIG=${BOGGLE_CONFIG:-/opt/boggle-pipeline/configs/schedule/nightly.toml}
 RUNS=${BOGGLE_RUNS:-/data/runs/nightly}
 RETRIES=${BOGGLE_RETRIES:-2}
 DELAY=${BOGGLE_RETRY_DELAY:-300}
+whole BOGGLE_RETRIES "$RETRIES" 100
+whole BOGGLE_RETRY_DELAY "$DELAY" 86400
+[ "$DATE" = today ] || real_date "$DATE" || refuse "DATE $DATE: expected a real date YYYY-MM-DD or today"
 
 alert() {  # alert EXIT_CODE SUMMARY
   if [ -n "${BOGGLE_ALERT:-}" ]; then
@@ -63,7 +105,8 @@ while :; do
     0) exit 0 ;;
     3) alert 3 "$summary"; exit 0 ;;
     5|130|143)
-      if [ "$tries" -ge "$RETRIES" ]; then alert "$rc" "$summary"; exit "$rc"; fi
+      # written so that a test that cannot be evaluated stops rather than retries
+      if [ "$tries" -lt "$RETRIES" ]; then :; else alert "$rc" "$summary"; exit "$rc"; fi
       tries=$((tries + 1))
       echo "boggle-nightly: exit $rc (transient), retry $tries of $RETRIES in $DELAY s" >&2
       sleep "$DELAY" ;;

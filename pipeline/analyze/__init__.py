@@ -168,6 +168,10 @@ def analyze_runs(
     (default: fewer than 50 words). Raises :class:`RunError`
     (exit code 2) for a missing or unfinished run.
     """
+    from pipeline.config import MAX_TOP, check_count
+
+    check_count("--top", top, 1, MAX_TOP, "analyze")
+    check_count("--top-words", top_words, 1, MAX_TOP, "analyze")
     note = progress or (lambda _msg: None)
     runs = load_runs(run_dirs, labels)
     out = Path(out_dir) if out_dir is not None else default_out_dir(runs)

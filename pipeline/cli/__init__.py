@@ -27,7 +27,6 @@ import typer
 from typer.core import TyperCommand
 
 from pipeline.cli import batch, catalog, designing, integrity, proving, solving
-from pipeline.errors import Terminated
 
 __all__ = ["app", "main"]
 
@@ -123,13 +122,8 @@ for runs_command in (catalog.ls, catalog.show, catalog.verify, catalog.query):
 app.add_typer(runs_app, name="runs")
 
 
-def _terminate(signum: int, frame: Any) -> None:
-    raise Terminated()
-
-
 def main() -> None:
     import shlex
-    import signal
     import sys
 
     from pipeline.io import record_command
@@ -137,7 +131,15 @@ def main() -> None:
     # what `boggle runs show` reports as the command that made a job (as typed, argv[0] aside)
     record_command(shlex.join(["boggle", *sys.argv[1:]]))
 
-    # SIGTERM (what schedulers, systemd and `kill` send) unwinds like Ctrl-C: joblib aborts and
-    # kills its workers, and the command exits 143 saying the run can be resumed
-    signal.signal(signal.SIGTERM, _terminate)
-    app()
+    from pipeline.cli.outcome import end_main, install_signal_handlers
+
+    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), "")
+    try:
+        # first, so a signal while the commands are built or parsed ends like one in a command
+        install_signal_handlers()
+        app()
+    except (SystemExit, KeyboardInterrupt) as exc:
+        code = end_main(exc, command)
+        if code is None:
+            raise
+        raise SystemExit(code) from None

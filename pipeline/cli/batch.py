@@ -41,6 +41,9 @@ from pipeline.cli.outcome import (
     run_summary_json,
     summary_to_stdout,
 )
+from pipeline.cli.outcome import (
+    say as say_out,
+)
 from pipeline.extras import require
 
 
@@ -54,9 +57,14 @@ def analyze(
         Path | None,
         typer.Option("--out", "-o", help="Report folder. Default: reports/<run> (or <run1>-vs-<run2>)."),
     ] = None,
-    top: Annotated[int, typer.Option("--top", min=1, help="Top boards listed per run/source.")] = 20,
+    top: Annotated[
+        int, typer.Option("--top", min=1, help="Top boards listed per run/source (at most 1,000,000).")
+    ] = 20,
     top_words: Annotated[
-        int, typer.Option("--top-words", min=1, help="Most frequent words listed per run/source.")
+        int,
+        typer.Option(
+            "--top-words", min=1, help="Most frequent words listed per run/source (at most 1,000,000)."
+        ),
     ] = 50,
     threads: Annotated[
         int | None, typer.Option("--threads", min=1, help="DuckDB threads (default: all cores).")
@@ -121,7 +129,7 @@ def analyze(
 
     Example: boggle analyze runs/new runs/classic --out reports/dice
     """
-    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
+    say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
     with run_summary_json(summary_json, None, "analyze", ANALYZE_SUMMARY_FIELDS) as outcome:
         outcome.update(runs=[{"run_dir": d} for d in run_dirs], out_dir=str(out.resolve()) if out else None)
         require("analyze", "boggle analyze")
@@ -404,7 +412,7 @@ def run(
         refused, when = exc, None
         if summary_json is not None and has_placeholders(str(summary_json)):
             summary_json = None
-    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
+    say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
 
     overrides = {
         "run.out": out, "run.n_jobs": n_jobs, "run.backend": value(backend), "run.scheduler": scheduler,
@@ -481,7 +489,9 @@ def optimize(
     rules: RulesOpt = None,
     min_length: MinLengthOpt = None,
     # no -n: `generate -n` is the board count, and a short flag means one thing in every command
-    restarts: Annotated[int | None, typer.Option("--restarts", min=1, help="Independent searches.")] = None,
+    restarts: Annotated[
+        int | None, typer.Option("--restarts", min=1, help="Independent searches (at most 100,000).")
+    ] = None,
     seed: Annotated[
         int | None, typer.Option("--seed", min=0, help="Seed (restart i: SeedSequence(seed).spawn(n)[i]).")
     ] = None,
@@ -588,7 +598,7 @@ def optimize(
         best = res.boards[0] if res.boards else None
         outcome.update(status="complete", boards=len(res.boards), best_score=best.score if best else None,
                        best_board=format_compact(best.board) if best else None)  # fmt: skip
-    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
+    say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
     if not quiet:
         for line in render.optimize_restarts(res):
             err(line)

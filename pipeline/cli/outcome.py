@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -47,19 +48,94 @@ def _escapable(text: str) -> bool:
 
 
 def err(message: str) -> None:
-    typer.echo(printable(message), err=True)
+    """One line on stderr: printable, and with any credential in it redacted."""
+    from pipeline.urls import redact
+
+    typer.echo(printable(redact(message)), err=True)
+
+
+def say(message: str) -> None:
+    """One line of a command's report on stdout, with any credential in it redacted (a run's
+    folder, a proof's URL)."""
+    from pipeline.urls import redact
+
+    typer.echo(redact(message))
 
 
 def note(message: str) -> None:
     err(f"note: {message}")
 
 
+# the signals this process's handlers took (SIGTERM, SIGINT), the first decides the exit code;
+# whether the command's error line for it was already printed
+_signals: list[int] = []
+_signal_reported: list[bool] = []
+
+
+def install_signal_handlers() -> None:
+    """SIGTERM (what schedulers, systemd and ``kill`` send) unwinds like Ctrl-C: joblib aborts and
+    kills its workers, and the command exits 143 saying the run can be resumed. Both signals are
+    recorded, so whatever they break on the way out (a numba compile cut short, an exception
+    Python could only print, the command-line parser) still ends the command with 130/143."""
+    previous = sys.unraisablehook
+
+    def unraisable(info: Any) -> None:
+        # a signal raised inside a finalizer or callback Python cannot propagate: no traceback,
+        # the recorded signal decides the outcome
+        if not (isinstance(info.exc_value, KeyboardInterrupt) and _signals):
+            previous(info)
+
+    sys.unraisablehook = unraisable
+    # SIGTERM last: once it is caught, both are (what a supervisor may wait for, in /proc)
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    _signals.append(signum)
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def _signal_exception() -> BaseException | None:
+    if not _signals:
+        return None
+    return Terminated() if _signals[0] == signal.SIGTERM else KeyboardInterrupt()
+
+
+def end_main(exc: BaseException, command: str) -> int | None:
+    """The exit code ``boggle`` ends with after ``exc`` ended the command-line application
+    (``None``: ``exc`` stands). A signal taken before a command's own error handling (while the
+    commands are built or the command line is parsed) ends with its code and line too."""
+    signalled = _signal_exception()
+    if signalled is not None:
+        _forget_interrupted_eval()
+    code = exc.code if isinstance(exc, SystemExit) else None
+    if signalled is None or code == 0 or (_signal_reported and isinstance(exc, SystemExit)):
+        return None
+    code, line = error_outcome(signalled, command)
+    err(line)
+    return code
+
+
+def _forget_interrupted_eval() -> None:
+    """CPython marks a KeyboardInterrupt that escaped an ``eval`` of a string as unhandled (typer
+    and ``typing.get_type_hints`` evaluate annotations so), and at exit then ends the process by
+    SIGINT whatever exit code was chosen; the next ``eval`` of a string that succeeds clears it."""
+    eval("None")  # a constant: resets the interpreter's flag
+
+
 def error_outcome(exc: BaseException, command: str = "", place: str | None = None) -> tuple[int, str]:
     """The exit code and the one line on stderr (empty: nothing to say) for an exception that
     ends a command; the one mapping behind :func:`handle_errors` and ``run --summary-json``.
-    ``place`` (the command's output path) is named in an I/O error that names no file."""
+    ``place`` (the command's output path) is named in an I/O error that names no file. Once a
+    signal was taken, whatever ends the command is its fallout: the signal's outcome."""
+    signalled = _signal_exception()
+    if signalled is not None and not isinstance(exc, typer.Exit):
+        exc = signalled
+    from pipeline.urls import redact
+
     code, line = _outcome(exc, command, place)
-    return code, printable(line)
+    return code, printable(redact(line))
 
 
 def _outcome(exc: BaseException, command: str, place: str | None) -> tuple[int, str]:
@@ -130,6 +206,8 @@ def handle_errors(fn: F) -> F:
             out = kwargs.get("out")
             code, line = error_outcome(exc, fn.__name__, str(out) if out is not None else None)
             err(line)
+            if _signals:
+                _signal_reported.append(True)
             raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
@@ -192,7 +270,7 @@ def run_summary_json(
     t0 = time.monotonic()
     from pipeline.urls import is_url, redact
 
-    shown = (redact(out) if is_url(out) else str(Path(out).absolute())) if out else None
+    shown = (redact(out) if is_url(out) else redact(str(Path(out).absolute()))) if out else None
     outcome: dict[str, Any] = {
         "command": command, "run_dir": shown, "started_at": utc_now(), "version": package_version(),
     }  # fmt: skip
@@ -216,10 +294,12 @@ def run_summary_json(
 
 
 def _printable_value(value: Any) -> Any:
-    """``value`` with every string in it :func:`printable` (analyze's records hold lists of
-    runs and files)."""
+    """``value`` with every string in it :func:`printable` and redacted (analyze's records hold
+    lists of runs and files)."""
+    from pipeline.urls import redact
+
     if isinstance(value, str):
-        return printable(value)
+        return printable(redact(value))
     if isinstance(value, list | tuple):
         return [_printable_value(v) for v in value]
     if isinstance(value, dict):

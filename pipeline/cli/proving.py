@@ -29,6 +29,9 @@ from pipeline.cli.outcome import (
     run_summary_json,
     summary_to_stdout,
 )
+from pipeline.cli.outcome import (
+    say as say_out,
+)
 
 
 @handle_errors
@@ -109,7 +112,7 @@ def prove(
     `BEST <board> <score> (<n> boards >= T, <k> classes)`. Exit codes: 0 ok, 1 internal error,
     2 bad input or unsupported option, 4 output directory busy, holding a different job, or a
     finished proof with damaged files (--overwrite recomputes them). `--status` reports a
-    proof without touching it (exit 2: no proof in --out, 4: its record is damaged).
+    proof without touching it (exit 2: no proof in --out, 4: its record or a part is damaged).
 
     Example: boggle prove -d enable2k --shape 3x3 --threshold 500 -j 2 -o runs/p3
     """
@@ -118,10 +121,12 @@ def prove(
     from pipeline.prove import ProveConfig, run_prove
 
     if status:
-        from pipeline.prove.status import proof_status
+        from pipeline.prove.status import check_undamaged, proof_status
 
-        for line in render.prove_status(proof_status(out)):
-            typer.echo(line)
+        st = proof_status(out)
+        for line in render.prove_status(st):
+            say_out(line)
+        check_undamaged(st)
         return
 
     cfg = ProveConfig(
@@ -130,7 +135,7 @@ def prove(
         limit_classes=limit_classes, sample_seed=sample_seed, n_jobs=n_jobs, backend=backend.value,
         scheduler=scheduler, scheduler_file=scheduler_file, out=out, overwrite=overwrite,
     )  # fmt: skip
-    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
+    say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
     hits: list[int] = []
     with run_summary_json(summary_json, out, "prove", PROVE_SUMMARY_FIELDS) as outcome:
         with (

@@ -69,11 +69,21 @@ class OptimizeConfig:
             raise bad("--objective subset needs --subset FILE, and --subset needs --objective subset")
         if self.backend not in BACKENDS:
             raise bad(f"unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
-        for name in ("restarts", "pool_size", "keep", "cycle"):
-            if getattr(self, name) < 1:
-                raise bad(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.iterations is not None and self.iterations < 1:
-            raise bad(f"iterations must be >= 1, got {self.iterations}")
+        from pipeline.config import (
+            MAX_CYCLE,
+            MAX_ITERATIONS,
+            MAX_KEEP,
+            MAX_POOL,
+            MAX_RESTARTS,
+            check_count,
+            check_jobs,
+        )
+
+        # caps checked before anything is allocated (a trillion restarts grew memory unbounded)
+        for name, most in (("restarts", MAX_RESTARTS), ("pool_size", MAX_POOL), ("keep", MAX_KEEP),
+                           ("cycle", MAX_CYCLE), ("iterations", MAX_ITERATIONS)):  # fmt: skip
+            check_count(name, getattr(self, name), 1, most, "optimize")
+        check_jobs(self.n_jobs, "optimize")
         if self.time_limit is not None and not self.time_limit > 0:
             raise bad(f"time limit must be > 0 seconds, got {self.time_limit}")
         if self.seed < 0:

@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from pipeline import store
 from pipeline.backends import in_one_worker, parallel_backend
 from pipeline.boards import Board, canonical, format_compact, format_shape, geometry, parse_shape
-from pipeline.config import BACKENDS
+from pipeline.config import BACKENDS, MAX_CLASSES, MAX_PROVE_CHUNK, check_count, check_jobs
 from pipeline.errors import ConfigError, DamagedRunError, InternalError, WorkerLostError
 from pipeline.lexicon import CompiledLexicon, compile_for_boards, limits_identity
 from pipeline.prove.bounds import ProveTrie, build_prove_trie
@@ -137,6 +137,9 @@ class ProveConfig:
             raise ConfigError("prove: chunk size and enumerate-max must be >= 1")
         if self.limit_classes is not None and self.limit_classes < 1:
             raise ConfigError(f"prove: --limit-classes must be >= 1, got {self.limit_classes}")
+        check_count("chunk_size", self.chunk_size, 1, MAX_PROVE_CHUNK, "prove")
+        check_count("limit_classes", self.limit_classes, 1, MAX_CLASSES, "prove")
+        check_jobs(self.n_jobs, "prove")
         if self.bound not in PROVERS:
             raise ConfigError(f"prove: unknown bound {self.bound!r}; choose one of {', '.join(PROVERS)}")
         if self.backend not in BACKENDS:

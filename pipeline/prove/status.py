@@ -55,6 +55,8 @@ class ProofStatus:
     boards: list[tuple[str, int]] = field(default_factory=list)  # >= threshold, canonical, best first
     best_scored: tuple[str, int] | None = None  # the best board any class scored, even below T
     distrusted: list[tuple[str, str]] = field(default_factory=list)  # (part, why): to be recomputed
+    # of those, the ones that are damage (not a part whose record a running proof is yet to write)
+    damaged: int = 0
     cpu_s: float = 0.0  # recorded by parts_cpu of the parts
     parts_cpu: int = 0
     wall_s: float = 0.0  # each session's start to its last part, summed, over parts_wall parts
@@ -119,6 +121,15 @@ def estimate_left(
     boot = total(rng.integers(0, len(sampled), (rounds, len(sampled))))
     low, high = np.quantile(boot, [0.025, 0.975])
     return CpuLeft(point, float(low), float(high), len(sampled), strata)
+
+
+def check_undamaged(status: ProofStatus) -> None:
+    """Raise DamagedRunError (exit 4) when ``status`` found damaged files: parts that differ from
+    their records, foreign or extra parts (a part a running proof has yet to record is not)."""
+    if status.damaged:
+        what = "the finished proof refuses it" if status.finished else "a resumed proof recomputes it"
+        n = f"{status.damaged:,} part{'s' if status.damaged > 1 else ''}"
+        raise DamagedRunError(f"{n} damaged or not this proof's ({what}; see above)", source=status.out)
 
 
 def proof_status(out: str) -> ProofStatus:
@@ -194,6 +205,7 @@ def proof_status(out: str) -> ProofStatus:
             n for n, why in status.distrusted if P.PART_RE.match(n) and why != "not part of the finished job"
         }
         status.parts_verified = len(chunks) - len(bad)
+        status.damaged = len(status.distrusted)
         status.classes_done = int(manifest.get("classes_total", len(ids)))
         status.eliminated = int(manifest.get("eliminated", 0))
         status.boards_scored = int(manifest.get("boards_scored", 0))
@@ -218,14 +230,18 @@ def proof_status(out: str) -> ProofStatus:
     for c, path in sorted(P.committed_chunks(loc).items()):
         if c >= len(chunks):
             status.distrusted.append((path.name, f"beyond this proof's {len(chunks)} chunks"))
+            status.damaged += 1
             continue
-        problem = P.part_problem(path, P.read_part_record(loc, c), tag, loc)
+        record = P.read_part_record(loc, c)
+        problem = P.part_problem(path, record, tag, loc)
         if problem is None:
             table = P.read_part(loc, c)
             if not np.array_equal(table.column("class_id").to_numpy(), chunks[c]):
                 problem = f"not the classes of chunk {c}"
         if problem is not None:
             status.distrusted.append((path.name, problem))
+            # a part renamed into place is recorded by the proof's main process a moment later
+            status.damaged += record is not None
             continue
         tables[c] = table
         meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}

@@ -175,7 +175,13 @@ class RemoteLocation(Location):
 
     def is_file(self, name: str) -> bool:
         with self._io(f"cannot read {name}"):
-            return bool(self.fs.isfile(self.key(name)))
+            found = bool(self.fs.isfile(self.key(name)))
+        if not found and not getattr(self, "_reached", False):
+            # the file systems answer "no such file" for a missing bucket or an endpoint that
+            # cannot be reached too: that is an I/O failure (exit 5), not a folder without it
+            self.ensure()
+            self._reached = True
+        return found
 
     def read_bytes(self, name: str) -> bytes:
         try:
