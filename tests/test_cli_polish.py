@@ -28,7 +28,7 @@ COMMANDS = ["solve", "lookup", "words", "analyze", "check", "queens", "run", "ge
 def test_help_names_types_in_words(command: str) -> None:
     res = CLI.invoke(app, [command, "--help"], terminal_width=200)
     assert res.exit_code == 0
-    python_labels = re.findall(r"<(?:int|float|str|path|list\[[a-z]+\])>", res.output)
+    python_labels = re.findall(r"<(?:int|float|str|path|list\[[a-z]+\])(?: range)?>", res.output)
     assert python_labels == [], f"{command} --help shows {python_labels}"
 
 

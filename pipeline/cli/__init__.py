@@ -59,7 +59,8 @@ def _main_options(
 
 # what `--help` shows for a value of each type (Typer's own labels are Python's: <list[str]>)
 HUMAN_TYPES = {"<int>": "INTEGER", "<float>": "NUMBER", "<str>": "TEXT", "<path>": "PATH",
-               "<list[str]>": "TEXT", "<list[path]>": "PATH"}  # fmt: skip
+               "<list[str]>": "TEXT", "<list[path]>": "PATH", "<int range>": "INTEGER",
+               "<float range>": "NUMBER"}  # fmt: skip
 
 
 def _human_type(param: Any) -> None:
