@@ -465,6 +465,7 @@ def design_dice(cfg: DesignConfig, progress: ProgressCallback | None = None,
     >>> design_dice(DesignConfig("new", "band:200..250", "enable2k", "runs/design", budget=2_000_000))  # doctest: +SKIP
     """
     from pipeline import store
+    from pipeline.store.parts import file_entry
 
     start, objective, lexicon, letters = prepare(cfg)
     identity = cfg.identity(start, lexicon)
@@ -499,11 +500,24 @@ def design_dice(cfg: DesignConfig, progress: ProgressCallback | None = None,
             tmp.write_text(_moves_csv(state["moves"]), encoding="utf-8")
         with job.side_file(REPORT) as tmp:
             tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        job.finish(0, {"objective": objective.text, "seed": cfg.seed}, side_files=(DICE_OUT, MOVES, REPORT, STATE))
+        # the outputs' names do not start with "_", so the manifest records them under "outputs"
+        # (size, BLAKE2b) rather than "files"; a finished search checks them (_finished)
+        outputs = {name: file_entry(out / name) for name in (DICE_OUT, MOVES, REPORT)}
+        job.finish(0, {"objective": objective.text, "seed": cfg.seed, "outputs": outputs}, side_files=(STATE,))
         return _finished(job, start, objective, out, status)
 
 
 def _finished(job: Any, start: DiceSet, objective: Objective, out: Path, status: str) -> DesignResult:
+    from pipeline.store.parts import file_entry
+
+    outputs = (job.manifest or {}).get("outputs", {})
+    for name in (DICE_OUT, MOVES, REPORT):
+        entry = file_entry(out / name) if (out / name).is_file() else None
+        if entry is None or entry != outputs.get(name):
+            raise DamagedRunError(
+                f"{out / name}: {'missing' if entry is None else 'changed since the search wrote it'}; "
+                "re-run with --overwrite to search again"
+            )
     try:
         report = json.loads((out / REPORT).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
