@@ -146,7 +146,9 @@ def parse_objective(text: str) -> Objective:
         return Objective(t, "band", lo, hi)
     if kind == "bad" and arg.strip().isdigit() and int(arg) >= 1:
         return Objective(t, "bad", words=int(arg))
-    raise ConfigError(f"--objective {text!r}: expected band:A..B (e.g. band:200..250), bad:N (e.g. bad:50) or mean")
+    raise ConfigError(
+        f"--objective {text!r}: expected band:A..B (e.g. band:200..250), bad:N (e.g. bad:50) or mean"
+    )
 
 
 @dataclass(frozen=True)
@@ -182,7 +184,8 @@ class DesignConfig:
             (self.z > 0 and math.isfinite(self.z), "--z must be a positive number"),
             (self.seed >= 0, "--seed must be 0 or more"),
             (self.validate >= 2, "--validate must be at least 2 boards"),
-            (self.max_sd is None or (self.max_sd > 0 and math.isfinite(self.max_sd)), "--max-sd must be positive"),
+            (self.max_sd is None or (self.max_sd > 0 and math.isfinite(self.max_sd)),
+             "--max-sd must be positive"),
         )  # fmt: skip
         for ok, message in checks:
             if not ok:
@@ -292,7 +295,9 @@ def _rng(seed: int, *key: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
 
 
-def _solve_part(handle: Any, boards: np.ndarray, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, float]:
+def _solve_part(
+    handle: Any, boards: np.ndarray, rows: int, cols: int
+) -> tuple[np.ndarray, np.ndarray, float]:
     """(score, words, CPU seconds) of a slice of boards, in a worker."""
     from pipeline.runner.workers import worker_lexicon
     from pipeline.solve import solve_arrays
@@ -325,7 +330,8 @@ class Solver:
 
         parts = max(1, min(joblib.effective_n_jobs(self.n_jobs), len(boards) // 256))
         out = joblib.Parallel(n_jobs=self.n_jobs)(
-            joblib.delayed(_solve_part)(self.handle, b, self.rows, self.cols) for b in np.array_split(boards, parts)
+            joblib.delayed(_solve_part)(self.handle, b, self.rows, self.cols)
+            for b in np.array_split(boards, parts)
         )
         self.worker_cpu += sum(c for _, _, c in out)
         return np.concatenate([s for s, _, _ in out]), np.concatenate([w for _, w, _ in out])
@@ -343,7 +349,8 @@ class Paired:
 
 
 def paired_batch(solver: Solver, table_a: np.ndarray, table_b: np.ndarray, order: np.ndarray,
-                 face: np.ndarray, known_a: tuple[np.ndarray, np.ndarray] | None = None) -> Paired:  # fmt: skip
+                 face: np.ndarray, known_a: tuple[np.ndarray, np.ndarray] | None = None
+                 ) -> Paired:  # fmt: skip
     """Both sets on the same draws; only the boards whose faces differ are solved for ``b``
     (``known_a``: the first set's figures, already solved)."""
     boards_a, boards_b = table_a[order, face], table_b[order, face]
@@ -371,7 +378,8 @@ class Decision:
 
 
 def evaluate_candidate(solver: Solver, objective: Objective, cfg: DesignConfig, table_inc: np.ndarray,
-                       table_cand: np.ndarray, batch_of: Callable[[int], tuple[Any, ...]]) -> Decision:  # fmt: skip
+                       table_cand: np.ndarray, batch_of: Callable[[int], tuple[Any, ...]]
+                       ) -> Decision:  # fmt: skip
     """The sequential paired test of a candidate against the incumbent (module docstring);
     ``batch_of(k)`` gives batch ``k``'s draws and the incumbent's figures on them."""
     ds: list[np.ndarray] = []
@@ -442,7 +450,9 @@ def prepare(cfg: DesignConfig) -> tuple[DiceSet, Objective, CompiledLexicon, lis
     if is_url(cfg.out):
         raise ConfigError(f"--out {cfg.out}: design-dice writes to a local folder")
     if cfg.start in GENERATORS:
-        raise ConfigError(f"--start {cfg.start!r} is a letter generator, not dice: design-dice changes a set of dice")
+        raise ConfigError(
+            f"--start {cfg.start!r} is a letter generator, not dice: design-dice changes a set of dice"
+        )
     objective = parse_objective(cfg.objective)
     wanted = parse_shape(cfg.shape) if cfg.shape else (None, None)
     start = load_dice_set(cfg.start, *wanted)
@@ -462,7 +472,8 @@ def design_dice(cfg: DesignConfig, progress: ProgressCallback | None = None,
     config is returned as it is; an unfinished one goes on from its last state; another
     config's folder is refused (exit 4) unless ``cfg.overwrite``.
 
-    >>> design_dice(DesignConfig("new", "band:200..250", "enable2k", "runs/design", budget=2_000_000))  # doctest: +SKIP
+    >>> cfg = DesignConfig("new", "band:200..250", "enable2k", "runs/design", budget=2_000_000)
+    >>> design_dice(cfg).report["validation"]  # doctest: +SKIP
     """
     from pipeline import store
     from pipeline.store.parts import file_entry
@@ -492,7 +503,9 @@ def design_dice(cfg: DesignConfig, progress: ProgressCallback | None = None,
             validation = validate(cfg, solver, lexicon, start, proposed, objective)
         report = _report(cfg, state, start, proposed, objective, validation, cpu())
         dice_text = format_dice_text(
-            replace(proposed, name="design", title=f"design-dice {objective.text} from {start.label}", file=None)
+            replace(
+                proposed, name="design", title=f"design-dice {objective.text} from {start.label}", file=None
+            )
         )
         with job.side_file(DICE_OUT) as tmp:
             tmp.write_text(dice_text, encoding="utf-8")
@@ -503,7 +516,9 @@ def design_dice(cfg: DesignConfig, progress: ProgressCallback | None = None,
         # the outputs' names do not start with "_", so the manifest records them under "outputs"
         # (size, BLAKE2b) rather than "files"; a finished search checks them (_finished)
         outputs = {name: file_entry(out / name) for name in (DICE_OUT, MOVES, REPORT)}
-        job.finish(0, {"objective": objective.text, "seed": cfg.seed, "outputs": outputs}, side_files=(STATE,))
+        job.finish(
+            0, {"objective": objective.text, "seed": cfg.seed, "outputs": outputs}, side_files=(STATE,)
+        )
         return _finished(job, start, objective, out, status)
 
 
@@ -526,47 +541,54 @@ def _finished(job: Any, start: DiceSet, objective: Objective, out: Path, status:
     return DesignResult(status, start, proposed, objective, out, report, list(report.get("moves", [])))
 
 
+class _Incumbent:
+    """The incumbent of step ``step``: its batches' draws and figures, solved once for all its
+    candidates (and counted once in the budget, a resumed step's included)."""
+
+    def __init__(self, cfg: DesignConfig, state: dict[str, Any], solver: Solver, dice: DiceSet,
+                 alphabet: Any, step: int):  # fmt: skip
+        self.cfg, self.state, self.solver, self.dice, self.step = cfg, state, solver, dice, step
+        self.table = dice.face_table(alphabet)
+        self.cache: dict[int, tuple[Any, ...]] = {}
+        self.solved_now = 0  # boards solved for the incumbent while the candidate in hand is tested
+
+    def batch(self, k: int) -> tuple[Any, ...]:
+        if k not in self.cache:
+            cfg, state = self.cfg, self.state
+            order, face = roll_dice_layout(self.dice, _rng(cfg.seed, _SEARCH, self.step, k), cfg.batch)
+            known = self.solver.solve(self.table[order, face])
+            self.solved_now += cfg.batch
+            if k >= state["incumbent_batches"]:
+                state["boards_solved"] += cfg.batch
+                state["incumbent_batches"] = k + 1
+            self.cache[k] = (order, face, known)
+        return self.cache[k]
+
+
 def _search(cfg: DesignConfig, job: Any, state: dict[str, Any], start: DiceSet, objective: Objective,
             lexicon: CompiledLexicon, letters: list[str] | None, solver: Solver,
             cpu: Callable[[], float], progress: ProgressCallback | None) -> None:  # fmt: skip
     """First-improvement hill climbing until the budget is spent; ``state`` is updated and
     written after every decided candidate."""
     alphabet = lexicon.alphabet
-    cache: dict[int, tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]] = {}
-    step = -1
-    table_inc = np.zeros(0)
-    incumbent = start
-    incumbent_now = [0]  # incumbent boards solved while the candidate in hand was evaluated
+    inc: _Incumbent | None = None
     while not state["done"]:
         if state["boards_solved"] >= cfg.budget:
             state.update(done=True, stop=f"budget of {cfg.budget:,} boards solved")
             break
         dice = tuple(tuple(d) for d in state["dice"])
-        if state["step"] != step:  # a new incumbent: new draws, solved once for its candidates
-            step, cache = state["step"], {}
-            incumbent = replace(start, dice=dice)
-            table_inc = incumbent.face_table(alphabet)
-
-        def batch_of(k: int) -> tuple[Any, ...]:
-            if k not in cache:
-                order, face = roll_dice_layout(incumbent, _rng(cfg.seed, _SEARCH, step, k), cfg.batch)
-                known = solver.solve(table_inc[order, face])
-                incumbent_now[0] += cfg.batch
-                if k >= state["incumbent_batches"]:  # counted once a step, a resumed step too
-                    state["boards_solved"] += cfg.batch
-                    state["incumbent_batches"] = k + 1
-                cache[k] = (order, face, known)
-            return cache[k]
-
+        step = state["step"]
+        if inc is None or inc.step != step:  # a new incumbent: new draws, solved once for its candidates
+            inc = _Incumbent(cfg, state, solver, replace(start, dice=dice), alphabet, step)
         move = propose(dice, _rng(cfg.seed, _MOVES, step, state["candidate"]), letters, cfg.keep_qu)
         if move is None:
             state.update(done=True, stop="no move changes the set")
             break
         cand = move.apply(dice)
         table_cand = replace(start, dice=cand).face_table(alphabet)
-        before, incumbent_now[0] = solver.boards, 0
-        decision = evaluate_candidate(solver, objective, cfg, table_inc, table_cand, batch_of)
-        state["boards_solved"] += solver.boards - before - incumbent_now[0]
+        before, inc.solved_now = solver.boards, 0
+        decision = evaluate_candidate(solver, objective, cfg, inc.table, table_cand, inc.batch)
+        state["boards_solved"] += solver.boards - before - inc.solved_now
         state["candidates"] += 1
         text = move.text(dice)
         if decision.accept:
@@ -634,8 +656,11 @@ def _report(cfg: DesignConfig, state: dict[str, Any], start: DiceSet, proposed: 
         "moves_accepted": len(state["moves"]), "candidates": state["candidates"],
         "boards_solved": state["boards_solved"], "budget": cfg.budget, "stop": state["stop"],
         "cpu_s": round(cpu_s, 3), "validation": validation, "moves": state["moves"],
-        "settings": {k: getattr(cfg, k) for k in ("faces", "keep_qu", "max_sd", "batch", "max_batches", "z", "seed")},
+        "settings": {k: getattr(cfg, k) for k in SETTINGS},
     }  # fmt: skip
+
+
+SETTINGS = ("faces", "keep_qu", "max_sd", "batch", "max_batches", "z", "seed")
 
 
 def _moves_csv(moves: list[dict[str, Any]]) -> str:
@@ -645,4 +670,3 @@ def _moves_csv(moves: list[dict[str, Any]]) -> str:
     for m in moves:
         w.writerow({k: m[k] for k in MOVE_COLUMNS})
     return buf.getvalue()
-

@@ -374,19 +374,29 @@ def design_lines(res: DesignResult) -> list[str]:
     lines += [f"  {m['step']:>3}. {m['move']}" for m in res.moves[:30]]
     if len(res.moves) > 30:
         lines.append(f"  ... {len(res.moves) - 30:,} more in {res.out / 'moves.csv'}")
-    lines.append(f"validation on {v['boards']:,} fresh boards, paired ({v['boards_differ']:.1%} show other faces):")
+    lines.append(
+        f"validation on {v['boards']:,} fresh boards, paired ({v['boards_differ']:.1%} show other faces):"
+    )
     for name in ("objective", "mean", "bad"):
         m = v[name]
         if name != "objective" and m["definition"] == v["objective"]["definition"]:
             continue
         share = not m["definition"].startswith("mean")
-        label = {"objective": f"objective {m['definition']}", "mean": "mean score", "bad": f"{m['definition']} share"}
+        label = {
+            "objective": f"objective {m['definition']}",
+            "mean": "mean score",
+            "bad": f"{m['definition']} share",
+        }
         lines.append(
-            f"  {label[name]:<28} start {_figure(m['start'], share)}  proposed {_figure(m['proposed'], share)}  "
+            f"  {label[name]:<28} start {_figure(m['start'], share)}  "
+            f"proposed {_figure(m['proposed'], share)}  "
             f"difference {_difference(m['difference'], share)} (95% CI {_difference(m['low'], share)} to "
             f"{_difference(m['high'], share)}){'  better' if m['better'] else ''}"
         )
-    lines.append(f"proposed dice: {res.out / 'dice.txt'} (sha256 {r['proposed']['sha256'][:8]}); report: {res.out / 'report.json'}")
+    lines.append(
+        f"proposed dice: {res.out / 'dice.txt'} (sha256 {r['proposed']['sha256'][:8]}); "
+        f"report: {res.out / 'report.json'}"
+    )
     return lines
 
 

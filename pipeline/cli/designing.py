@@ -187,14 +187,17 @@ def design_dice(
     start: Annotated[
         str,
         typer.Option(
-            "--start", metavar="NAME|FILE", help="The dice to start from: a set name or a dice file.",
+            "--start",
+            metavar="NAME|FILE",
+            help="The dice to start from: a set name or a dice file.",
             autocompletion=complete_dice,
         ),
     ] = "new",
     objective: Annotated[
         str,
         typer.Option(
-            "--objective", metavar="OBJ",
+            "--objective",
+            metavar="OBJ",
             help="band:A..B (maximise the share of boards with A..B words), bad:N (minimise the share with "
             "fewer than N words) or mean (maximise the mean score).",
         ),
@@ -205,26 +208,36 @@ def design_dice(
     faces: Annotated[
         str,
         typer.Option(
-            "--faces", metavar="fixed|free",
+            "--faces",
+            metavar="fixed|free",
             help="fixed: only swap faces between dice (letter counts kept); free: also replace a face by "
             "another letter.",
         ),
     ] = "fixed",
     keep_qu: Annotated[
         bool,
-        typer.Option("--keep-qu/--no-keep-qu", help="With --faces free: keep the number of Qu faces (no "
-                     "replacement takes or brings one)."),
+        typer.Option(
+            "--keep-qu/--no-keep-qu",
+            help="With --faces free: keep the number of Qu faces (no replacement takes or brings one).",
+        ),
     ] = True,
     max_sd: Annotated[
         float | None,
-        typer.Option("--max-sd", help="With --objective mean: reject a move that makes the score's sd exceed "
-                     "this (or the incumbent's, if higher)."),
+        typer.Option(
+            "--max-sd",
+            help="With --objective mean: reject a move that makes the score's sd exceed "
+            "this (or the incumbent's, if higher).",
+        ),
     ] = None,
-    batch: Annotated[int, typer.Option("--batch", help="Boards per batch of a candidate's sequential test.")] = 2000,
+    batch: Annotated[
+        int, typer.Option("--batch", help="Boards per batch of a candidate's sequential test.")
+    ] = 2000,
     max_batches: Annotated[
         int, typer.Option("--max-batches", help="Batches before a candidate is decided by its estimate.")
     ] = 5,
-    z: Annotated[float, typer.Option("--z", help="Interval half-width in standard errors for early decisions.")] = 2.0,
+    z: Annotated[
+        float, typer.Option("--z", help="Interval half-width in standard errors for early decisions.")
+    ] = 2.0,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the search's and validation's draws.")] = 0,
     validate: Annotated[
         int, typer.Option("--validate", help="Fresh boards of the final paired validation.")
@@ -232,21 +245,26 @@ def design_dice(
     dictionary: DictionaryOpt = None,
     rules: RulesOpt = None,
     shape: Annotated[
-        str | None, typer.Option("--shape", help="Board shape RxC (a dice file: default the square it fills).")
+        str | None,
+        typer.Option("--shape", help="Board shape RxC (a dice file: default the square it fills)."),
     ] = None,
     out: Annotated[
         Path,
         typer.Option("--out", "-o", help="Job folder: dice.txt, report.json, moves.csv (resumable)."),
     ] = Path("runs/design"),
     n_jobs: Annotated[int, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")] = 1,
-    backend: Annotated[Backend, typer.Option("--backend", help="Worker pool (loky, threading, dask).")] = Backend.loky,
+    backend: Annotated[
+        Backend, typer.Option("--backend", help="Worker pool (loky, threading, dask).")
+    ] = Backend.loky,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     summary_json: Annotated[
         Path | None,
         typer.Option(
-            "--summary-json", metavar="PATH|-",
-            help="Also write the outcome as JSON here ('-': stdout): moves, cost, the validation; on failure too.",
+            "--summary-json",
+            metavar="PATH|-",
+            help="Also write the outcome as JSON here ('-': stdout): moves, cost, the validation; "
+            "on failure too.",
         ),
     ] = None,
 ) -> None:
@@ -260,10 +278,11 @@ def design_dice(
     boards, paired, with 95% intervals. Killed, it resumes from the last decided move when
     re-run with the same arguments (docs/guides/dice.md, "Designing dice").
 
-    Example: boggle design-dice --start new --objective band:200..250 --budget 2M -d enable2k --out runs/design
+    Example: boggle design-dice --objective band:200..250 --budget 2M -d enable2k --out runs/design
     """
     from pipeline import render
-    from pipeline.design import DesignConfig, design_dice as run_design, parse_budget
+    from pipeline.design import DesignConfig, parse_budget
+    from pipeline.design import design_dice as run_design
     from pipeline.lexicon import default_dictionary
 
     say = err if summary_to_stdout(summary_json) else typer.echo
