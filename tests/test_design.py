@@ -224,3 +224,14 @@ def test_cli_runs_and_refuses_another_config(tmp_path: Path) -> None:
     other = run_boggle(*[a if a != "3k" else "4k" for a in args])
     assert other.returncode == 4
     one_error_line(other, "different config")
+
+
+def test_workers_do_not_change_the_result(tmp_path: Path) -> None:
+    """Batches solved on two loky workers give the same search, byte for byte, as in-process."""
+    start = dice_file(tmp_path, RARE)
+    kw: dict[str, Any] = {"faces": "free", "budget": 6_000, "batch": 600, "max_batches": 2, "validate": 2_000}
+    one = design_dice(config(tmp_path, start, "one", **kw))
+    two = design_dice(config(tmp_path, start, "two", n_jobs=2, **kw))
+    assert (one.out / "dice.txt").read_bytes() == (two.out / "dice.txt").read_bytes()
+    assert one.report["moves"] == two.report["moves"]
+    assert one.report["validation"] == two.report["validation"]
