@@ -12,8 +12,9 @@ by a paired experiment with common random numbers.
 **Moves**: swap a face of one die with a face of another (the multiset of faces is kept); with
 ``faces="free"`` also replace one face by another letter of the lexicon's alphabet (blank faces
 are never replaced). ``keep_qu`` (default) keeps the number of Qu faces as the start has it:
-a replacement neither removes nor adds one. The number of dice and of faces per die never
-change.
+a replacement neither removes nor adds one. ``max_same``: no move brings a face to a die that
+would then show it more than ``max_same`` times (a die already over it is left as it is). The
+number of dice and of faces per die never change.
 
 **Search**: first-improvement hill climbing. Step ``s`` holds an incumbent; candidates (random
 moves, drawn from a stream keyed by the seed, the step and the candidate number) are evaluated
@@ -162,6 +163,7 @@ class DesignConfig:
     budget: int = 1_000_000
     faces: str = "fixed"  # "fixed": swaps only; "free": swaps and replacements
     keep_qu: bool = True
+    max_same: int | None = None  # no move makes a die show one face more often than this
     max_sd: float | None = None
     batch: int = 2_000
     max_batches: int = 5
@@ -181,6 +183,7 @@ class DesignConfig:
             (self.budget >= 1, "--budget must be at least 1 board"),
             (self.batch >= 2, "--batch must be at least 2 boards (an interval needs two)"),
             (self.max_batches >= 1, "--max-batches must be at least 1"),
+            (self.max_same is None or self.max_same >= 1, "--max-same must be at least 1"),
             (self.z > 0 and math.isfinite(self.z), "--z must be a positive number"),
             (self.seed >= 0, "--seed must be 0 or more"),
             (self.validate >= 2, "--validate must be at least 2 boards"),
@@ -201,7 +204,7 @@ class DesignConfig:
 
     def identity(self, start: DiceSet, lexicon: CompiledLexicon) -> dict[str, Any]:
         """What the result depends on (not ``n_jobs``, the backend, ``out``, ``overwrite``)."""
-        keep = ("objective", "budget", "faces", "keep_qu", "max_sd", "batch", "max_batches", "z",
+        keep = ("objective", "budget", "faces", "keep_qu", "max_same", "max_sd", "batch", "max_batches", "z",
                 "seed", "validate")  # fmt: skip
         return {
             **{k: getattr(self, k) for k in keep},
@@ -241,16 +244,21 @@ class Move:
 
 
 def propose(dice: tuple[tuple[str, ...], ...], rng: np.random.Generator, letters: list[str] | None,
-            keep_qu: bool) -> Move | None:  # fmt: skip
+            keep_qu: bool, max_same: int | None = None) -> Move | None:  # fmt: skip
     """A random move that changes the set (None when there is none): a swap of two different
     faces of two dice, or (``letters``: the faces a replacement may bring) with probability 1/2
-    a replacement. With ``keep_qu`` no replacement takes or brings a Qu face."""
+    a replacement. With ``keep_qu`` no replacement takes or brings a Qu face; with ``max_same``
+    no move brings a face to a die that then shows it more than ``max_same`` times."""
     n, width = len(dice), len(dice[0])
+
+    def crowded(die: int, face: str) -> bool:  # the die already shows ``face`` max_same times
+        return max_same is not None and face != BLANK and dice[die].count(face) >= max_same
+
     for _ in range(1000):
         if letters is not None and rng.random() < 0.5:
             a, i = int(rng.integers(n)), int(rng.integers(width))
             old = dice[a][i]
-            choices = [f for f in letters if f != old and not (keep_qu and f == QU)]
+            choices = [f for f in letters if f != old and not (keep_qu and f == QU) and not crowded(a, f)]
             if old == BLANK or (keep_qu and old == QU) or not choices:
                 continue
             return Move(a, i, new=choices[int(rng.integers(len(choices)))])
@@ -258,7 +266,7 @@ def propose(dice: tuple[tuple[str, ...], ...], rng: np.random.Generator, letters
             continue
         a, b = (int(x) for x in rng.choice(n, size=2, replace=False))
         i, j = int(rng.integers(width)), int(rng.integers(width))
-        if dice[a][i] != dice[b][j]:
+        if dice[a][i] != dice[b][j] and not crowded(a, dice[b][j]) and not crowded(b, dice[a][i]):
             return Move(a, i, b, j)
     return None
 
@@ -580,7 +588,9 @@ def _search(cfg: DesignConfig, job: Any, state: dict[str, Any], start: DiceSet, 
         step = state["step"]
         if inc is None or inc.step != step:  # a new incumbent: new draws, solved once for its candidates
             inc = _Incumbent(cfg, state, solver, replace(start, dice=dice), alphabet, step)
-        move = propose(dice, _rng(cfg.seed, _MOVES, step, state["candidate"]), letters, cfg.keep_qu)
+        move = propose(
+            dice, _rng(cfg.seed, _MOVES, step, state["candidate"]), letters, cfg.keep_qu, cfg.max_same
+        )
         if move is None:
             state.update(done=True, stop="no move changes the set")
             break
@@ -660,7 +670,7 @@ def _report(cfg: DesignConfig, state: dict[str, Any], start: DiceSet, proposed: 
     }  # fmt: skip
 
 
-SETTINGS = ("faces", "keep_qu", "max_sd", "batch", "max_batches", "z", "seed")
+SETTINGS = ("faces", "keep_qu", "max_same", "max_sd", "batch", "max_batches", "z", "seed")
 
 
 def _moves_csv(moves: list[dict[str, Any]]) -> str:

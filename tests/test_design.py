@@ -117,6 +117,27 @@ def test_moves_respect_constraints(tmp_path: Path) -> None:
         assert [len(d) for d in after] == [6] * 9
 
 
+def test_max_same_caps_a_letter_on_a_die(tmp_path: Path) -> None:
+    start = load_dice_set(dice_file(tmp_path))
+    rng = np.random.default_rng(1)
+    letters = [chr(c) for c in range(ord("a"), ord("z") + 1) if chr(c) != "q"]
+    dice = start.dice
+    for _ in range(400):  # a walk of accepted moves: every die keeps at most 2 of a letter
+        move = propose(dice, rng, letters, True, max_same=2)
+        assert move is not None
+        dice = move.apply(dice)
+        assert max(Counter(d).most_common(1)[0][1] for d in dice) <= 2
+    # without the cap the same walk piles letters up
+    dice, rng = start.dice, np.random.default_rng(1)
+    peaks = []
+    for _ in range(400):
+        move = propose(dice, rng, letters, True)
+        assert move is not None
+        dice = move.apply(dice)
+        peaks.append(max(Counter(d).most_common(1)[0][1] for d in dice))
+    assert max(peaks) > 2
+
+
 def test_planted_flaw_found_validated_deterministic(tmp_path: Path) -> None:
     start = dice_file(tmp_path, RARE)
     kw = dict(faces="free", budget=16_000)
@@ -189,6 +210,7 @@ def test_bad_settings_refused(tmp_path: Path) -> None:
         ({"objective": "band:1..2", "max_sd": 3.0}, "--max-sd"),
         ({"batch": 1}, "--batch"),
         ({"max_batches": 0}, "--max-batches"),
+        ({"max_same": 0}, "--max-same"),
         ({"validate": 1}, "--validate"),
     ):
         with pytest.raises(ConfigError, match=needle):

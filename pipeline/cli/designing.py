@@ -221,6 +221,14 @@ def design_dice(
             help="With --faces free: keep the number of Qu faces (no replacement takes or brings one).",
         ),
     ] = True,
+    max_same: Annotated[
+        int | None,
+        typer.Option(
+            "--max-same",
+            metavar="N",
+            help="No move makes a die show one letter more than N times (default: no limit).",
+        ),
+    ] = None,
     max_sd: Annotated[
         float | None,
         typer.Option(
@@ -289,9 +297,9 @@ def design_dice(
     with run_summary_json(summary_json, str(out), "design-dice", DESIGN_SUMMARY_FIELDS) as outcome:
         cfg = DesignConfig(
             start, objective, dictionary or default_dictionary(), str(out), budget=parse_budget(budget),
-            faces=faces, keep_qu=keep_qu, max_sd=max_sd, batch=batch, max_batches=max_batches, z=z,
-            seed=seed, validate=validate, rules=value(rules), shape=shape, n_jobs=n_jobs,
-            backend=str(value(backend)), overwrite=overwrite,
+            faces=faces, keep_qu=keep_qu, max_same=max_same, max_sd=max_sd, batch=batch,
+            max_batches=max_batches, z=z, seed=seed, validate=validate, rules=value(rules), shape=shape,
+            n_jobs=n_jobs, backend=str(value(backend)), overwrite=overwrite,
         )  # fmt: skip
         if not quiet:
             announce_kernel_compile()
