@@ -249,7 +249,8 @@ def test_cli_runs_and_refuses_another_config(tmp_path: Path) -> None:
 
 
 def test_workers_do_not_change_the_result(tmp_path: Path) -> None:
-    """Batches solved on two loky workers give the same search, byte for byte, as in-process."""
+    """Batches solved on two loky workers or two threads give the same search, byte for byte, as
+    in-process."""
     start = dice_file(tmp_path, RARE)
     kw: dict[str, Any] = {"faces": "free", "budget": 6_000, "batch": 600, "max_batches": 2, "validate": 2_000}
     one = design_dice(config(tmp_path, start, "one", **kw))
@@ -257,3 +258,6 @@ def test_workers_do_not_change_the_result(tmp_path: Path) -> None:
     assert (one.out / "dice.txt").read_bytes() == (two.out / "dice.txt").read_bytes()
     assert one.report["moves"] == two.report["moves"]
     assert one.report["validation"] == two.report["validation"]
+    threads = design_dice(config(tmp_path, start, "threads", n_jobs=2, backend="threading", **kw))
+    assert (threads.out / "dice.txt").read_bytes() == (one.out / "dice.txt").read_bytes()
+    assert threads.report["cpu_s"] > 0
