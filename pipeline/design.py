@@ -25,7 +25,8 @@ where a changed face shows, and only those boards are solved for the candidate; 
 incumbent's batches are solved once per step and shared by its candidates. After each batch,
 with ``d`` the per-board differences (candidate minus incumbent, signed so that positive is
 better) over all batches so far: reject when ``mean(d) + z se < 0``, accept when
-``mean(d) - z se > 0``; after ``max_batches`` batches accept iff ``mean(d) > 0``. An accepted
+``mean(d) - z se > 0``; after ``max_batches`` batches accept iff ``mean(d) > 0`` (``undecided
+= "estimate"``, the default) or reject (``undecided = "reject"``: only clear gains). An accepted
 move starts step ``s + 1`` with fresh draws. The search stops when ``budget`` boards have been
 solved (incumbent and candidate boards; validation not counted).
 
@@ -168,6 +169,7 @@ class DesignConfig:
     max_sd: float | None = None
     batch: int = 2_000
     max_batches: int = 5
+    undecided: str = "estimate"  # after max_batches: "estimate" (accept iff mean > 0) or "reject"
     z: float = 2.0
     seed: int = 0
     validate: int = 40_000
@@ -184,6 +186,8 @@ class DesignConfig:
             (self.budget >= 1, "--budget must be at least 1 board"),
             (self.batch >= 2, "--batch must be at least 2 boards (an interval needs two)"),
             (self.max_batches >= 1, "--max-batches must be at least 1"),
+            (self.undecided in ("estimate", "reject"),
+             f"--undecided {self.undecided!r}: expected estimate or reject"),
             (self.max_same is None or self.max_same >= 1, "--max-same must be at least 1"),
             (self.z > 0 and math.isfinite(self.z), "--z must be a positive number"),
             (self.seed >= 0, "--seed must be 0 or more"),
@@ -205,8 +209,8 @@ class DesignConfig:
 
     def identity(self, start: DiceSet, lexicon: CompiledLexicon) -> dict[str, Any]:
         """What the result depends on (not ``n_jobs``, the backend, ``out``, ``overwrite``)."""
-        keep = ("objective", "budget", "faces", "keep_qu", "max_same", "max_sd", "batch", "max_batches", "z",
-                "seed", "validate")  # fmt: skip
+        keep = ("objective", "budget", "faces", "keep_qu", "max_same", "max_sd", "batch", "max_batches",
+                "undecided", "z", "seed", "validate")  # fmt: skip
         return {
             **{k: getattr(self, k) for k in keep},
             "start": {"dice": start.label, "sha256": start.sha256},
@@ -410,7 +414,8 @@ def evaluate_candidate(solver: Solver, objective: Objective, cfg: DesignConfig, 
         if low > 0 and _sd_ok(cfg, scores_a, scores_b):
             return Decision(True, est, low, high, len(d))
     n = sum(len(x) for x in ds)
-    return Decision(est > 0 and _sd_ok(cfg, scores_a, scores_b), est, low, high, n)
+    accept = cfg.undecided == "estimate" and est > 0 and _sd_ok(cfg, scores_a, scores_b)
+    return Decision(accept, est, low, high, n)
 
 
 def _sd_ok(cfg: DesignConfig, scores_a: list[np.ndarray], scores_b: list[np.ndarray]) -> bool:
@@ -672,7 +677,7 @@ def _report(cfg: DesignConfig, state: dict[str, Any], start: DiceSet, proposed: 
     }  # fmt: skip
 
 
-SETTINGS = ("faces", "keep_qu", "max_same", "max_sd", "batch", "max_batches", "z", "seed")
+SETTINGS = ("faces", "keep_qu", "max_same", "max_sd", "batch", "max_batches", "undecided", "z", "seed")
 
 
 def _moves_csv(moves: list[dict[str, Any]]) -> str:

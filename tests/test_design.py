@@ -211,6 +211,7 @@ def test_bad_settings_refused(tmp_path: Path) -> None:
         ({"batch": 1}, "--batch"),
         ({"max_batches": 0}, "--max-batches"),
         ({"max_same": 0}, "--max-same"),
+        ({"undecided": "maybe"}, "--undecided"),
         ({"validate": 1}, "--validate"),
     ):
         with pytest.raises(ConfigError, match=needle):
@@ -261,3 +262,12 @@ def test_workers_do_not_change_the_result(tmp_path: Path) -> None:
     threads = design_dice(config(tmp_path, start, "threads", n_jobs=2, backend="threading", **kw))
     assert (threads.out / "dice.txt").read_bytes() == (one.out / "dice.txt").read_bytes()
     assert threads.report["cpu_s"] > 0
+
+
+def test_undecided_reject_accepts_only_clear_gains(tmp_path: Path) -> None:
+    start = dice_file(tmp_path, RARE)
+    res = design_dice(config(tmp_path, start, faces="free", budget=10_000, undecided="reject"))
+    moves = res.report["moves"]
+    assert moves and all(m["low"] > 0 for m in moves)
+    loose = design_dice(config(tmp_path, start, "loose", faces="free", budget=10_000))
+    assert any(m["low"] <= 0 for m in loose.report["moves"])  # the default lets some through on the estimate

@@ -241,8 +241,18 @@ def design_dice(
         int, typer.Option("--batch", help="Boards per batch of a candidate's sequential test.")
     ] = 2000,
     max_batches: Annotated[
-        int, typer.Option("--max-batches", help="Batches before a candidate is decided by its estimate.")
+        int,
+        typer.Option("--max-batches", help="Batches before an undecided candidate is settled (--undecided)."),
     ] = 5,
+    undecided: Annotated[
+        str,
+        typer.Option(
+            "--undecided",
+            metavar="estimate|reject",
+            help="A candidate still undecided after --max-batches: estimate (accept when its estimate "
+            "is above 0) or reject (accept only clear gains).",
+        ),
+    ] = "estimate",
     z: Annotated[
         float, typer.Option("--z", help="Interval half-width in standard errors for early decisions.")
     ] = 2.0,
@@ -298,8 +308,8 @@ def design_dice(
         cfg = DesignConfig(
             start, objective, dictionary or default_dictionary(), str(out), budget=parse_budget(budget),
             faces=faces, keep_qu=keep_qu, max_same=max_same, max_sd=max_sd, batch=batch,
-            max_batches=max_batches, z=z, seed=seed, validate=validate, rules=value(rules), shape=shape,
-            n_jobs=n_jobs, backend=str(value(backend)), overwrite=overwrite,
+            max_batches=max_batches, undecided=undecided, z=z, seed=seed, validate=validate,
+            rules=value(rules), shape=shape, n_jobs=n_jobs, backend=str(value(backend)), overwrite=overwrite,
         )  # fmt: skip
         if not quiet:
             announce_kernel_compile()
