@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the results each display shows (imported by the commands th
     from pipeline.analyze.inference import Interval
     from pipeline.analyze.select import SelectResult
     from pipeline.catalog import CatalogEntry, QueryResult, Verification
+    from pipeline.design import DesignProgress, DesignResult
     from pipeline.dice import DiceSet
     from pipeline.optimize import OptimizeProgress, OptimizeResult
     from pipeline.prove import ProveProgress, ProveSummary
@@ -537,6 +538,97 @@ def whatif_lines(res: WhatIfResult) -> list[str]:
 def whatif_outcome(res: WhatIfResult) -> dict[str, Any]:
     """The what-if's figures for ``--summary-json``."""
     return {"status": "complete", **res.to_dict()}
+
+
+# ------------------------------------------------------------------ design-dice
+
+
+@contextmanager
+def design_progress() -> Iterator[Callable[[DesignProgress], None]]:
+    """A progress bar on stderr for ``boggle design-dice``: boards solved of the budget, moves
+    accepted, candidates tried, the last move decided."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("[bold]designing[/bold]"), BarColumn(), TextColumn("{task.fields[done]}"),
+        TextColumn("{task.fields[moves]}"), TimeElapsedColumn(), console=stderr_console(), transient=False,
+    )  # fmt: skip
+    task = bar.add_task("design", total=None, done="", moves="")
+
+    def update(p: DesignProgress) -> None:
+        if not bar.live.is_started:
+            bar.start()
+        bar.update(
+            task, completed=min(p.boards_solved, p.budget), total=p.budget,
+            done=f"{p.boards_solved:,}/{p.budget:,} boards",
+            moves=f"{plural(p.step, 'move')} accepted of {p.candidates:,} tried; last {p.last}: {p.move}",
+        )  # fmt: skip
+
+    try:
+        yield update
+    finally:
+        if bar.live.is_started:
+            bar.stop()
+
+
+def _figure(x: float, share: bool) -> str:
+    return f"{x:.2%}" if share else f"{x:.2f}"
+
+
+def _difference(x: float | None, share: bool) -> str:
+    if x is None:
+        return "?"
+    return f"{x * 100:+.2f} points" if share else f"{x:+.2f}"
+
+
+def design_lines(res: DesignResult) -> list[str]:
+    """What ``boggle design-dice`` prints: the moves, the validation (start vs proposed, paired)
+    and where the files are."""
+    r = res.report
+    v = r["validation"]
+    lines = [
+        f"design-dice {res.objective.text} from {res.start.label}: {plural(r['moves_accepted'], 'move')} "
+        f"accepted of {r['candidates']:,} tried; {r['boards_solved']:,} boards solved, "
+        f"{r['cpu_s'] / 3600:.3f} CPU-h ({r['stop'] or res.status})",
+    ]
+    lines += [f"  {m['step']:>3}. {m['move']}" for m in res.moves[:30]]
+    if len(res.moves) > 30:
+        lines.append(f"  ... {len(res.moves) - 30:,} more in {res.out / 'moves.csv'}")
+    lines.append(
+        f"validation on {v['boards']:,} fresh boards, paired ({v['boards_differ']:.1%} show other faces):"
+    )
+    for name in ("objective", "mean", "bad"):
+        m = v[name]
+        if name != "objective" and m["definition"] == v["objective"]["definition"]:
+            continue
+        share = not m["definition"].startswith("mean")
+        label = {
+            "objective": f"objective {m['definition']}",
+            "mean": "mean score",
+            "bad": f"{m['definition']} share",
+        }
+        lines.append(
+            f"  {label[name]:<28} start {_figure(m['start'], share)}  "
+            f"proposed {_figure(m['proposed'], share)}  "
+            f"difference {_difference(m['difference'], share)} (95% CI {_difference(m['low'], share)} to "
+            f"{_difference(m['high'], share)}){'  better' if m['better'] else ''}"
+        )
+    lines.append(
+        f"proposed dice: {res.out / 'dice.txt'} (sha256 {r['proposed']['sha256'][:8]}); "
+        f"report: {res.out / 'report.json'}"
+    )
+    return lines
+
+
+def design_outcome(res: DesignResult) -> dict[str, Any]:
+    """The designer's figures for ``--summary-json``."""
+    r = res.report
+    return {
+        "status": res.status, "out": str(res.out), "objective": r["objective"]["text"],
+        "start": r["start"], "proposed": r["proposed"], "moves_accepted": r["moves_accepted"],
+        "candidates": r["candidates"], "boards_solved": r["boards_solved"], "cpu_s": r["cpu_s"],
+        "validation": r["validation"],
+    }  # fmt: skip
 
 
 # ------------------------------------------------------------------ optimize

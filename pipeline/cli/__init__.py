@@ -10,7 +10,7 @@ numba, pyarrow) are imported inside the commands so ``boggle --help`` answers at
 * :mod:`~pipeline.cli.batch`: run, analyze, select, optimize;
 * :mod:`~pipeline.cli.proving`: prove;
 * :mod:`~pipeline.cli.integrity`: digest;
-* :mod:`~pipeline.cli.designing`: dice show, what-if;
+* :mod:`~pipeline.cli.designing`: dice show, what-if, design-dice;
 * :mod:`~pipeline.cli.catalog`: runs ls, show, verify, query (the catalog of job directories).
 
 What a command shows (text, JSON lines, progress) is made by :mod:`pipeline.render`.
@@ -107,6 +107,7 @@ for command in (
 ):  # fmt: skip
     app.command(cls=HumanHelpCommand)(command)
 app.command("what-if", cls=HumanHelpCommand)(designing.what_if)
+app.command("design-dice", cls=HumanHelpCommand)(designing.design_dice)
 designing.dice_app.command("show", cls=HumanHelpCommand)(designing.show)
 app.add_typer(designing.dice_app, name="dice")
 

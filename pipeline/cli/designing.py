@@ -1,4 +1,4 @@
-"""Commands for a dice designer: ``boggle dice show`` and ``boggle what-if``.
+"""Commands for a dice designer: ``boggle dice show``, ``boggle what-if`` and ``boggle design-dice``.
 
 Each parses its options, calls one library function and prints what :mod:`pipeline.render`
 makes of the result. Heavy modules are imported inside the commands so ``--help`` stays light.
@@ -12,7 +12,15 @@ from typing import Annotated, Any
 
 import typer
 
-from pipeline.cli.options import DICE_CHOICES, DictionaryOpt, OverwriteOpt, RulesOpt, complete_dice, value
+from pipeline.cli.options import (
+    DICE_CHOICES,
+    Backend,
+    DictionaryOpt,
+    OverwriteOpt,
+    RulesOpt,
+    complete_dice,
+    value,
+)
 from pipeline.cli.outcome import (
     announce_kernel_compile,
     err,
@@ -165,4 +173,149 @@ def what_if(
             )  # fmt: skip
         outcome.update(render.whatif_outcome(res))
     for line in render.whatif_lines(res):
+        say(line)
+
+
+DESIGN_SUMMARY_FIELDS = (
+    "command", "status", "exit_code", "message", "out", "objective", "start", "proposed", "moves_accepted",
+    "candidates", "boards_solved", "cpu_s", "validation", "started_at", "finished_at", "elapsed_s", "version",
+)  # fmt: skip
+
+
+@handle_errors
+def design_dice(
+    start: Annotated[
+        str,
+        typer.Option(
+            "--start",
+            metavar="NAME|FILE",
+            help="The dice to start from: a set name or a dice file.",
+            autocompletion=complete_dice,
+        ),
+    ] = "new",
+    objective: Annotated[
+        str,
+        typer.Option(
+            "--objective",
+            metavar="OBJ",
+            help="band:A..B (maximise the share of boards with A..B words), bad:N (minimise the share with "
+            "fewer than N words) or mean (maximise the mean score).",
+        ),
+    ] = "band:200..250",
+    budget: Annotated[
+        str, typer.Option("--budget", metavar="BOARDS", help="Boards the search may solve (k, M suffixes).")
+    ] = "1M",
+    faces: Annotated[
+        str,
+        typer.Option(
+            "--faces",
+            metavar="fixed|free",
+            help="fixed: only swap faces between dice (letter counts kept); free: also replace a face by "
+            "another letter.",
+        ),
+    ] = "fixed",
+    keep_qu: Annotated[
+        bool,
+        typer.Option(
+            "--keep-qu/--no-keep-qu",
+            help="With --faces free: keep the number of Qu faces (no replacement takes or brings one).",
+        ),
+    ] = True,
+    max_same: Annotated[
+        int | None,
+        typer.Option(
+            "--max-same",
+            metavar="N",
+            help="No move makes a die show one letter more than N times (default: no limit).",
+        ),
+    ] = None,
+    max_sd: Annotated[
+        float | None,
+        typer.Option(
+            "--max-sd",
+            help="With --objective mean: reject a move that makes the score's sd exceed "
+            "this (or the incumbent's, if higher).",
+        ),
+    ] = None,
+    batch: Annotated[
+        int, typer.Option("--batch", help="Boards per batch of a candidate's sequential test.")
+    ] = 2000,
+    max_batches: Annotated[
+        int,
+        typer.Option("--max-batches", help="Batches before an undecided candidate is settled (--undecided)."),
+    ] = 5,
+    undecided: Annotated[
+        str,
+        typer.Option(
+            "--undecided",
+            metavar="estimate|reject",
+            help="A candidate still undecided after --max-batches: estimate (accept when its estimate "
+            "is above 0) or reject (accept only clear gains).",
+        ),
+    ] = "estimate",
+    z: Annotated[
+        float, typer.Option("--z", help="Interval half-width in standard errors for early decisions.")
+    ] = 2.0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the search's and validation's draws.")] = 0,
+    validate: Annotated[
+        int, typer.Option("--validate", help="Fresh boards of the final paired validation.")
+    ] = 40_000,
+    dictionary: DictionaryOpt = None,
+    rules: RulesOpt = None,
+    shape: Annotated[
+        str | None,
+        typer.Option("--shape", help="Board shape RxC (a dice file: default the square it fills)."),
+    ] = None,
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Job folder: dice.txt, report.json, moves.csv (resumable)."),
+    ] = Path("runs/design"),
+    n_jobs: Annotated[int, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")] = 1,
+    backend: Annotated[
+        Backend, typer.Option("--backend", help="Worker pool (loky, threading, dask).")
+    ] = Backend.loky,
+    overwrite: OverwriteOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    summary_json: Annotated[
+        Path | None,
+        typer.Option(
+            "--summary-json",
+            metavar="PATH|-",
+            help="Also write the outcome as JSON here ('-': stdout): moves, cost, the validation; "
+            "on failure too.",
+        ),
+    ] = None,
+) -> None:
+    """Search for better dice: a local search of face swaps (and, with --faces free, replacements),
+    each tested against the current set by a paired experiment on common random numbers.
+
+    Every candidate rolls the same draws as the current set (the same die on each cell, the same
+    face index), so only boards showing a changed face are solved again; it is tested in batches
+    and accepted when its interval lies above 0, rejected when below, else decided by its
+    estimate after --max-batches. The proposed set is then checked against the start on fresh
+    boards, paired, with 95% intervals. Killed, it resumes from the last decided move when
+    re-run with the same arguments (docs/guides/dice.md, "Designing dice").
+
+    Example: boggle design-dice --objective band:200..250 --budget 2M -d enable2k --out runs/design
+    """
+    from pipeline import render
+    from pipeline.design import DesignConfig, parse_budget
+    from pipeline.design import design_dice as run_design
+    from pipeline.lexicon import default_dictionary
+
+    say = err if summary_to_stdout(summary_json) else typer.echo
+    with run_summary_json(summary_json, str(out), "design-dice", DESIGN_SUMMARY_FIELDS) as outcome:
+        cfg = DesignConfig(
+            start, objective, dictionary or default_dictionary(), str(out), budget=parse_budget(budget),
+            faces=faces, keep_qu=keep_qu, max_same=max_same, max_sd=max_sd, batch=batch,
+            max_batches=max_batches, undecided=undecided, z=z, seed=seed, validate=validate,
+            rules=value(rules), shape=shape, n_jobs=n_jobs, backend=str(value(backend)), overwrite=overwrite,
+        )  # fmt: skip
+        if not quiet:
+            announce_kernel_compile()
+        with ExitStack() as stack:
+            bar = None if quiet else stack.enter_context(render.design_progress())
+            res = run_design(cfg, progress=bar, note=note)
+        outcome.update(render.design_outcome(res))
+    for line in render.design_lines(res):
         say(line)

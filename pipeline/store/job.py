@@ -57,7 +57,7 @@ from pipeline.store.schema import LOCK_FILE, MANIFEST, PARTS_DIR, RUN_RECORD
 
 Note = Callable[[str], None]
 # what each kind of job is called in messages
-NOUNS = {"boggle-run": "run", "boggle-prove": "proof", "boggle-optimize": "search"}
+NOUNS = {"boggle-run": "run", "boggle-prove": "proof", "boggle-optimize": "search", "boggle-design": "design"}
 
 
 class JobDir:

@@ -35,7 +35,7 @@ META_RULES = "boggle.rules"
 META_SCHEMA = "boggle.schema_version"
 # side files of the other jobs in the same lifecycle: prove's boards table, optimize's interrupted
 # search (removed with the job's other files by --overwrite); _boards.parquet: proofs before 2026-12
-JOB_SIDE_FILES = ("_boards.pq", "_boards.parquet", "_interrupted.json")
+JOB_SIDE_FILES = ("_boards.pq", "_boards.parquet", "_interrupted.json", "_design.json")
 PARTS_DIR = "_parts"  # "_": dataset readers (pyarrow, pandas, DuckDB globs of *.parquet) skip it
 COMPRESSION = "zstd"
 STATISTICS_COLUMNS = ["board_id", "chunk", "score", "n_words", "max_word_len", "dead_cells"]
