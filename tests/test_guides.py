@@ -393,14 +393,20 @@ def test_guides_do_not_collide() -> None:
     this session ran, in order, before this test)."""
     if len(LEFT) < 2:
         pytest.skip("needs the pages run first in this session (test_guide_runs_as_written)")
+    found = clashes(LEFT)
+    assert not found, "\n".join(found)
+
+
+def clashes(left: dict[str, dict[str, str]]) -> list[str]:
+    """The names (job folders, files) two pages make differently: page -> {name: identity}."""
     owner: dict[str, tuple[str, str]] = {}
-    clashes = []
-    for page, left in LEFT.items():
-        for name, identity in left.items():
+    found = []
+    for page, made in left.items():
+        for name, identity in made.items():
             if name in owner and owner[name][1] != identity:
-                clashes.append(f"{name}: {owner[name][0]} and {page} make it differently")
+                found.append(f"{name}: {owner[name][0]} and {page} make it differently")
             owner.setdefault(name, (page, identity))
-    assert not clashes, "\n".join(clashes)
+    return found
 
 
 def test_guide_blocks_parse() -> None:
@@ -409,3 +415,42 @@ def test_guide_blocks_parse() -> None:
     for page in PAGES:
         for block in parse_page(page):
             check_directives(block)
+
+
+def test_commands_prompts_continuations_heredocs_and_exit_codes() -> None:
+    """How a block's lines become commands, on a made-up block of each kind."""
+    console = [
+        (1, "$ boggle run x \\"),
+        (2, "> --out runs/x    # exits 4: another run there"),
+        (3, "error: runs/x holds a different run"),
+        (4, "$ boggle runs ls runs"),
+        (5, "KIND  STATE"),
+    ]
+    got = [(c.text, c.line, c.expect) for c in split_commands(console, "console")]
+    assert got == [
+        ("boggle run x \\\n--out runs/x    # exits 4: another run there", 1, 4),
+        ("boggle runs ls runs", 4, 0),
+    ]
+    bash = [
+        (1, "# a comment"),
+        (2, "cat > my.txt <<'EOF'"),
+        (3, "# not a comment: the file's first line"),
+        (4, "a b   # exits 3 is text of the file, not an expectation"),
+        (5, "EOF"),
+        (6, ""),
+        (7, "boggle solve abcd  # 12 words; it exits 0"),
+    ]
+    got = [(c.text, c.line, c.expect) for c in split_commands(bash, "bash")]
+    assert got == [
+        ("cat > my.txt <<'EOF'\n# not a comment: the file's first line\n"
+         "a b   # exits 3 is text of the file, not an expectation\nEOF", 2, 0),
+        ("boggle solve abcd  # 12 words; it exits 0", 7, 0),
+    ]  # fmt: skip
+
+
+def test_pages_that_make_one_name_differently_clash() -> None:
+    left = {
+        "a.md": {"runs/smoke": "id1", "boards.txt": "h1"},
+        "b.md": {"runs/smoke": "id1", "boards.txt": "h2", "runs/x": "id3"},
+    }
+    assert clashes(left) == ["boards.txt: a.md and b.md make it differently"]
