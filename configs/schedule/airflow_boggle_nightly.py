@@ -6,7 +6,7 @@ Each DAG run passes its logical date (``ds``) to ``boggle run --seed-from-date``
 the run directory (``RUNS/<ds>``) both derive from it, so a retry or a backfill of a day rolls
 that day's boards again and resumes that day's run; a new day is a new run.
 
-Exit codes (README, "Exit codes"): 0 done; 3 done with rejected rows (success, logged); 5 (I/O
+Exit codes (docs/reference/exit-codes.md): 0 done; 3 done with rejected rows (success, logged); 5 (I/O
 failure, a dead worker), 130 (interrupted) and 143 (SIGTERM) are transient: the task fails and
 Airflow retries it (the re-run resumes); 1 (a bug), 2 (bad input or config) and 4 (a busy, foreign
 or damaged output directory) need a person: the task fails with AirflowFailException, which Airflow

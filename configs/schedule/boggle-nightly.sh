@@ -8,7 +8,7 @@
 # any failure):
 #   15 2 * * * /opt/boggle-pipeline/configs/schedule/boggle-nightly.sh >> /var/log/boggle-nightly.log 2>&1
 #
-# Exit codes of `boggle run` (README, "Exit codes") and what this script does with them:
+# Exit codes of `boggle run` (docs/reference/exit-codes.md) and what this script does with them:
 #   0            done (also "already complete": a retry of a finished night is a no-op)
 #   3            done, some input rows rejected: success, the alert says so (ingest only)
 #   5 130 143    I/O failure or a dead worker, Ctrl-C, SIGTERM: transient; retried here
