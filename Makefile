@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 lexicon:  ## install Debian's tanglet-data (14 more languages) where apt and root are available; optional: enable2k is embedded
-	@if [ -f /usr/share/tanglet/gamedata/en/words ]; then \
+	@if [ -f "$${TANGLET_DATA:-/usr/share/tanglet/gamedata}/en/words" ]; then \
 	  echo "tanglet-data: installed"; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 	  apt-get install -y -qq tanglet-data >/dev/null || echo "note: apt-get install tanglet-data failed; the embedded enable2k is used by default"; \
