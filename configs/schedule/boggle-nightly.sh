@@ -25,7 +25,8 @@
 #   BOGGLE_CONFIG       the run config          (default /opt/boggle-pipeline/configs/schedule/nightly.toml)
 #   BOGGLE_RUNS         folder of the nightly runs (default /data/runs/nightly): RUNS/date=<date>/
 #                       (Hive style: DuckDB and polars read a `date` column from the name) and
-#                       RUNS/_summaries/<date>.json (outside every glob of runs, RUNS/*/)
+#                       RUNS/.summaries/<date>.json (hidden: no glob of runs, RUNS/* included,
+#                       picks the summaries up)
 #   BOGGLE_RETRIES      retries of a transient failure, 0 to 100 (default 2; 0 under systemd's Restart=)
 #   BOGGLE_RETRY_DELAY  seconds between tries, 0 to 86400 (default 300)
 #   BOGGLE_ALERT        a command run as `$BOGGLE_ALERT EXIT_CODE SUMMARY_JSON DATE` when a person is
@@ -99,8 +100,8 @@ alert() {  # alert EXIT_CODE SUMMARY
 # "today" is the local date, as boggle reads it; resolved once, so a retry after midnight
 # resumes the night it started
 [ "$DATE" = today ] && DATE=$(date +%F)
-mkdir -p "$RUNS/_summaries" || exit 5  # the summary is written only into a folder that exists
-summary="$RUNS/_summaries/$DATE.json"
+mkdir -p "$RUNS/.summaries" || exit 5  # the summary is written only into a folder that exists
+summary="$RUNS/.summaries/$DATE.json"
 night="$RUNS/date=$DATE"
 
 trend() {  # the trend report over every night, when BOGGLE_TREND_REPORT names a folder
