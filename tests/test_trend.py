@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -173,3 +174,72 @@ def test_trend_section_screenshot(nights: Path, browser) -> None:  # type: ignor
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     section.screenshot(str(ARTIFACTS / "report-trend.png"))
     assert (ARTIFACTS / "report-trend.png").stat().st_size > 0
+
+
+def _night_run(day: str | None, label: str, *, lexicon_hash: str = "aa" * 32, name: str = "enable2k") -> Any:
+    from pipeline.analyze.runs import RunInfo
+
+    boards = {"source": "generate", "dice": "new", "count": 200, "seed": hash(day) % 1000, "seed_date": day}
+    manifest = {
+        "identity": {"schema_version": 5, "lexicon_sha256": lexicon_hash,
+                     "data": {"boards": boards, "lexicon": {"path": name}, "rules": {"name": "boggle"}}},
+        "config": {"boards": boards}, "run_date": day,
+        "lexicon": {"name": name, "content_hash": lexicon_hash}, "counts": {"boards": 200},
+    }  # fmt: skip
+    return RunInfo(label, Path(label), manifest, ())
+
+
+def test_trend_table_against_numpy() -> None:
+    """Five nights (one shifted up, one of another word list) and an undated run: the table's
+    means, intervals, pooled limits and flags against a direct numpy computation."""
+    import duckdb
+    import numpy as np
+
+    from pipeline.analyze.provenance import describe, differing_labels
+    from pipeline.analyze.trend import trend_table, verdict_lines
+
+    rng = np.random.default_rng(3)
+    days = ["2026-12-03", "2026-12-01", "2026-12-02", "2026-12-04", "2026-12-05"]
+    runs = [_night_run(d, f"r{i}") for i, d in enumerate(days)]
+    runs[4] = _night_run(days[4], "r4", lexicon_hash="bb" * 32, name="small.txt")
+    runs.append(_night_run(None, "undated"))
+    frames = []
+    for r in runs:
+        shift = 15 if r.label == "r3" else 0  # 2026-12-04: far above the others
+        score = rng.normal(100 + shift, 30, 200).round().astype(int)
+        frames.append(pd.DataFrame({"run": r.label, "score": score, "n_words": score // 2}))
+    boards = pd.concat(frames)
+    con = duckdb.connect()
+    con.register("boards", boards)
+    bad = boards.assign(b=boards["n_words"] < 50).groupby("run", sort=False)["b"].sum()
+    share = pd.DataFrame({"run": bad.index, "bad": bad.to_numpy().astype(int)})
+    t = trend_table(con, runs, share).set_index("night")
+    assert t.index.tolist() == sorted(days)  # date order; the undated run is no night
+    same = [d for d in sorted(days) if d != days[4]]
+    assert t.loc[same, "same_design"].all() and not t.at[days[4], "same_design"]
+    by = {r.label: boards[boards["run"] == r.label] for r in runs}
+    label = {d: f"r{i}" for i, d in enumerate(days)}
+    for d in sorted(days):
+        s = by[label[d]]["score"].to_numpy(float)
+        assert t.at[d, "score_mean"] == pytest.approx(s.mean())
+        assert t.at[d, "score_high"] - t.at[d, "score_mean"] == pytest.approx(
+            1.959964 * s.std(ddof=1) / np.sqrt(200)
+        )
+    ref = [by[label[d]]["score"].to_numpy(float) for d in same]
+    grand = np.concatenate(ref).mean()
+    pooled = np.sqrt(sum(((x - x.mean()) ** 2).sum() for x in ref) / sum(len(x) - 1 for x in ref))
+    assert t.at[same[0], "score_ucl"] == pytest.approx(grand + 3 * pooled / np.sqrt(200))
+    assert np.isnan(t.at[days[4], "score_ucl"])  # no limits for another design
+    p = sum(int((by[label[d]]["n_words"] < 50).sum()) for d in same) / (200 * len(same))
+    for d in same:  # flagged exactly when outside the limits computed here
+        x, k = by[label[d]]["score"].mean(), (by[label[d]]["n_words"] < 50).mean()
+        outside = abs(x - grand) > 3 * pooled / np.sqrt(200) or abs(k - p) > 3 * np.sqrt(p * (1 - p) / 200)
+        assert bool(t.at[d, "flag"]) == outside, d
+    assert t.at["2026-12-04", "flag"].startswith("mean score above the upper limit")
+    assert "word list small.txt, not enable2k" in t.at[days[4], "flag"]
+    lines = verdict_lines(t.reset_index())
+    assert any(x.startswith("2026-12-04 is outside the control limits") for x in lines)
+    assert any(x.startswith("2026-12-05 was made with another design") for x in lines)
+    # nights of one design are labelled by date, not by seed
+    labels = differing_labels([describe(r.manifest) for r in runs[:4]])
+    assert labels == days[:4]
