@@ -6,6 +6,7 @@ read by DuckDB with a `date` column, and a glob of the folder analysed without t
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import json
 import math
 import os
@@ -93,6 +94,12 @@ def test_nightly_layout_trend_report_and_flags(nights: Path) -> None:
         f"FROM read_parquet('{runs}/*/part-*.parquet', hive_partitioning = true) GROUP BY ALL ORDER BY d"
     ).fetchall()
     assert got == [(d, d, BOARDS) for d in [*NIGHTS, OTHER_NIGHT]]
+    if importlib.util.find_spec("polars") is not None:  # an optional extra (boggle-pipeline[polars])
+        import polars as pl
+
+        scan = pl.scan_parquet(f"{runs}/*/part-*.parquet", hive_partitioning=True)
+        dates = scan.select("date").unique().collect()["date"].to_list()
+        assert sorted(d.isoformat() for d in dates) == [*NIGHTS, OTHER_NIGHT]
 
     # a glob of the folder (the shell's `nightly/*`: the hidden summaries are not in it)
     res = subprocess.run(
@@ -243,3 +250,44 @@ def test_trend_table_against_numpy() -> None:
     # nights of one design are labelled by date, not by seed
     labels = differing_labels([describe(r.manifest) for r in runs[:4]])
     assert labels == days[:4]
+
+
+def test_the_trend_report_of_the_script_reads_finished_nights_only(tmp_path: Path) -> None:
+    """BOGGLE_TREND_REPORT after a night that succeeded: `boggle analyze` of the finished nights
+    (an unfinished one named on stderr, not passed: it would fail the whole report); a failed
+    night or a failed report leaves the exit code of the night."""
+    fake = tmp_path / "bin" / "boggle"
+    fake.parent.mkdir()
+    fake.write_text(
+        f'#!/bin/sh\necho "$@" >> "{tmp_path}/calls.txt"\n'
+        'case $1 in analyze) exit "${FAKE_ANALYZE:-0}" ;; esac\nexit "${FAKE_EXIT:-0}"\n'
+    )
+    fake.chmod(0o755)
+    runs = tmp_path / "nightly"
+    (runs / "date=2026-11-29").mkdir(parents=True)
+    (runs / "date=2026-11-29" / "_SUCCESS").write_text("{}")
+    (runs / "date=2026-11-30").mkdir()  # a night that never finished
+    env = {
+        **os.environ, "BOGGLE": str(fake), "BOGGLE_RUNS": str(runs), "BOGGLE_CONFIG": "nightly.toml",
+        "BOGGLE_RETRIES": "0", "BOGGLE_ALERT": "true", "BOGGLE_TREND_REPORT": str(tmp_path / "rep"),
+    }  # fmt: skip
+
+    def night(**more: str) -> subprocess.CompletedProcess[str]:
+        (tmp_path / "calls.txt").unlink(missing_ok=True)
+        return subprocess.run(["sh", str(SCRIPT), "2026-12-01"], env={**env, **more}, capture_output=True,
+                              text=True, timeout=60)  # fmt: skip
+
+    res = night()
+    assert res.returncode == 0, res.stderr
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    assert calls[0].startswith(
+        "run nightly.toml --seed-from-date 2026-12-01 --out " + str(runs / "date=2026-12-01")
+    )
+    assert calls[1] == f"analyze {runs}/date=2026-11-29/ --out {tmp_path / 'rep'} --quiet"
+    assert res.stderr.splitlines() == [
+        f"boggle-nightly: trend report: {runs}/date=2026-11-30/ is unfinished, left out"
+    ]
+    res = night(FAKE_ANALYZE="2")  # the report fails: said, and the night still succeeded
+    assert res.returncode == 0 and "the trend report in" in res.stderr
+    res = night(FAKE_EXIT="4")  # the night failed: no report
+    assert res.returncode == 4 and len((tmp_path / "calls.txt").read_text().splitlines()) == 1

@@ -32,9 +32,10 @@
 #   BOGGLE_ALERT        a command run as `$BOGGLE_ALERT EXIT_CODE SUMMARY_JSON DATE` when a person is
 #                       needed (or rows were rejected); default: mail the summary to BOGGLE_MAILTO
 #                       (default root) when `mail` exists, else one line on stderr
-#   BOGGLE_TREND_REPORT a folder: after a night that succeeded, `boggle analyze` of every night in
-#                       RUNS into it (the report's trend section); a failure there is one line on
-#                       stderr and leaves the night's exit code alone (default: no report)
+#   BOGGLE_TREND_REPORT a folder: after a night that succeeded, `boggle analyze` of every finished
+#                       night in RUNS into it (the report's trend section; an unfinished night is
+#                       named on stderr and left out); a failure there is one line on stderr and
+#                       leaves the night's exit code alone (default: no report)
 set -u
 
 refuse() {  # refuse MESSAGE: a setting a person must fix; nothing has run
@@ -104,9 +105,17 @@ mkdir -p "$RUNS/.summaries" || exit 5  # the summary is written only into a fold
 summary="$RUNS/.summaries/$DATE.json"
 night="$RUNS/date=$DATE"
 
-trend() {  # the trend report over every night, when BOGGLE_TREND_REPORT names a folder
+trend() {  # the trend report over every finished night, when BOGGLE_TREND_REPORT names a folder
   [ -n "${BOGGLE_TREND_REPORT:-}" ] || return 0
-  $BOGGLE analyze "$RUNS"/date=*/ --out "$BOGGLE_TREND_REPORT" --quiet \
+  set --  # the function's own arguments: the finished nights (an unfinished one would fail them all)
+  for d in "$RUNS"/date=*/; do
+    if [ -f "$d/_SUCCESS" ]; then
+      set -- "$@" "$d"
+    else
+      echo "boggle-nightly: trend report: $d is unfinished, left out" >&2
+    fi
+  done
+  $BOGGLE analyze "$@" --out "$BOGGLE_TREND_REPORT" --quiet \
     || echo "boggle-nightly: the trend report in $BOGGLE_TREND_REPORT failed (exit $?)" >&2
 }
 tries=0
