@@ -150,6 +150,7 @@ def test_nightly_layout_trend_report_and_flags(nights: Path) -> None:
     assert 'id="trend"' in html and 'data-plot="trend.png"' in html
     assert f"{OTHER_NIGHT} was made with another design (word list small.txt, not enable2k)" in html
     assert "Shewhart" in html  # the method section states the limits
+    assert f"<h1>Board quality: new dice · enable2k, 8 nights from {NIGHTS[0]} to {OTHER_NIGHT}</h1>" in html
 
     # a file is no run directory: one line, exit 2, nothing skipped
     res = _analyze(nights, str(runs / "date=2026-12-01"), str(runs / ".summaries" / "2026-12-01.json"))

@@ -137,4 +137,9 @@ def run_title(runs: Sequence[Any]) -> str:
         d = describe(runs[0].manifest)
         key = " · ".join(x for x in (d.dice, d.lexicon) if x)
         return f"{key} ({runs[0].label})" if key and key != runs[0].label else runs[0].label
+    dates = [describe(r.manifest).date for r in runs]
+    if len(runs) > 2 and all(dates):  # nights of a schedule: their span, not every label
+        d = describe(runs[0].manifest)
+        key = " · ".join(x for x in (d.dice, d.lexicon) if x)
+        return f"{key}, {len(runs)} nights from {min(dates)} to {max(dates)}"
     return " vs ".join(r.label for r in runs)
