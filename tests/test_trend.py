@@ -248,6 +248,8 @@ def test_trend_table_against_numpy() -> None:
     lines = verdict_lines(t.reset_index())
     assert any(x.startswith("2026-12-04 is outside the control limits") for x in lines)
     assert any(x.startswith("2026-12-05 was made with another design") for x in lines)
+    # two dated runs of two designs are a comparison: no trend
+    assert trend_table(con, [runs[1], runs[4]], share).empty
     # nights of one design are labelled by date, not by seed
     labels = differing_labels([describe(r.manifest) for r in runs[:4]])
     assert labels == days[:4]

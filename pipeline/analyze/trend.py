@@ -92,9 +92,9 @@ def trend_table(
     con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], bad_share: pd.DataFrame
 ) -> pd.DataFrame:
     """The nights among ``runs`` (the runs of the ``boards`` view), one row each in date order,
-    with their control limits and flags (empty, without columns, unless two or more runs carry a
-    date); ``bad_share``: the report's bad-board shares (:func:`pipeline.analyze.bad.bad_tables`),
-    so the trend uses the report's bad definition."""
+    with their control limits and flags (empty, without columns, unless two or more runs of one
+    design carry a date); ``bad_share``: the report's bad-board shares
+    (:func:`pipeline.analyze.bad.bad_tables`), so the trend uses the report's bad definition."""
     dated = [(d, r) for r in runs if (d := run_date(r)) is not None]
     if len(dated) < 2:
         return pd.DataFrame()
@@ -102,6 +102,8 @@ def trend_table(
     keys = {r.label: design_key(r) for _, r in dated}
     counts = Counter(keys.values())
     top = max(counts.values())
+    if top < 2:  # dated runs of as many designs: a comparison, not nights of one schedule
+        return pd.DataFrame()
     ref_key = next(keys[r.label] for _, r in dated if counts[keys[r.label]] == top)
     reference = next(r for _, r in dated if keys[r.label] == ref_key)
     moments = con.execute(
