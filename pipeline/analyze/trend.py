@@ -3,7 +3,7 @@ the seed and the schedule's date differ), each night's mean score and bad-board 
 intervals, and control limits that say which nights stray further than chance explains.
 
 **Which runs.** Every run that carries a schedule's date (the manifest's ``run_date``, or
-``[boards] seed_date`` of runs made before schema 5), when two or more do. The *design* is the
+``[boards] seed_date`` of runs made before schema 5), when two or more of one design do. The *design* is the
 run's identity without its seed and date (and without the schema version and the word list's
 path: the list is named by its content hash). The design most nights share (ties: the earliest
 night's) is the reference; a night of another design (another word list, other dice...) is
