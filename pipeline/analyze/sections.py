@@ -495,8 +495,9 @@ def trend_section(trend: pd.DataFrame, definition: str, plot_html: str) -> str:
         return ""
     lines = "".join(f"<li>{esc(t)}</li>" for t in verdict_lines(trend))
     rows = [
-        [esc(r["night"]), esc(r["run"]), num(r["boards"], 0), num(r["score_mean"]),
-         _ci(r["score_low"], r["score_high"]), _ci(r["score_lcl"], r["score_ucl"]), pct(r["bad_share"]),
+        [f'<span class="ci">{esc(r["night"])}</span>', esc(r["run"]), num(r["boards"], 0),
+         num(r["score_mean"]), _ci(r["score_low"], r["score_high"]), _ci(r["score_lcl"], r["score_ucl"]),
+         pct(r["bad_share"]),
          _pct_ci(r["bad_low"], r["bad_high"]), _pct_ci(r["bad_lcl"], r["bad_ucl"]), esc(r["flag"])]
         for r in trend.to_dict("records")
     ]  # fmt: skip
