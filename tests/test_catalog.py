@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import read_run
+from pipeline import read_run, store
 from pipeline.catalog import find_jobs
 from pipeline.cli import app
 from pipeline.optimize import OptimizeConfig, run_optimize
@@ -108,7 +108,7 @@ def test_show_gives_provenance_config_and_parts(root: Path) -> None:
     assert stopped["state"] == "unfinished" and stopped["finished_at"] is None
     assert stopped["parts"]["files"] == len(list((root / "proofs" / "stopped").glob("part-*.parquet")))
     text = boggle("runs", "show", str(root / "runs" / "small")).stdout.splitlines()
-    assert text[0] == f"{root / 'runs' / 'small'}: finished run (boggle-run, schema 4)"
+    assert text[0] == f"{root / 'runs' / 'small'}: finished run (boggle-run, schema {store.SCHEMA_VERSION})"
     assert "count: 300 boards" in text and "command: not recorded" in text
 
 

@@ -65,7 +65,10 @@ def test_two_seeds_of_one_config_tell_apart(two_seeds: tuple[Path, Path]) -> Non
     for run in two_seeds:
         manifest = json.loads((run / store.MANIFEST).read_text())
         ids = set(pipeline.read_run(run, columns=["run_id"])["run_id"].to_pylist())
-        assert ids == {store.run_id_of(manifest["identity"])} and manifest["schema_version"] == 4
+        assert (
+            ids == {store.run_id_of(manifest["identity"])}
+            and manifest["schema_version"] == store.SCHEMA_VERSION == 5
+        )
     assert set(both["dice"].to_pylist()) == {"new"}
     df = pipeline.read_run_pandas(list(two_seeds), columns=["seed", "score"])
     assert str(df["seed"].dtype) == "category"

@@ -182,23 +182,24 @@ def test_the_nightly_script_makes_a_new_run_each_day(tmp_path: Path, enable2k_pa
     for day in ("2026-12-01", "2026-12-02"):
         res = nightly(tmp_path, enable2k_path, day)
         assert res.returncode == 0, res.stderr
-    assert sorted(p.name for p in runs.iterdir()) == [
-        "2026-12-01", "2026-12-01.summary.json", "2026-12-02", "2026-12-02.summary.json",
-    ]  # fmt: skip
-    first, second = (json.loads((runs / f"2026-12-0{d}.summary.json").read_text()) for d in (1, 2))
+    assert sorted(p.name for p in runs.iterdir()) == [".summaries", "date=2026-12-01", "date=2026-12-02"]
+    assert sorted(p.name for p in (runs / ".summaries").iterdir()) == ["2026-12-01.json", "2026-12-02.json"]
+    first, second = (json.loads((runs / ".summaries" / f"2026-12-0{d}.json").read_text()) for d in (1, 2))
     assert first["status"] == second["status"] == "complete" and first["run_id"] != second["run_id"]
     seeds, boards = [], []
     for day in ("2026-12-01", "2026-12-02"):
-        manifest = json.loads((runs / day / store.MANIFEST).read_text())
-        assert manifest["config"]["boards"]["seed_date"] == day
+        manifest = json.loads((runs / f"date={day}" / store.MANIFEST).read_text())
+        assert manifest["config"]["boards"]["seed_date"] == manifest["run_date"] == day
         seeds.append(manifest["config"]["boards"]["seed"])
-        boards.append(pipeline.read_run(runs / day, columns=["board"])["board"].to_pylist())
+        table = pipeline.read_run(runs / f"date={day}", columns=["board", "run_date"])
+        assert {d.isoformat() for d in table["run_date"].to_pylist()} == {day}
+        boards.append(table["board"].to_pylist())
     assert seeds == [date_seed(DEC1), date_seed(DEC1 + datetime.timedelta(days=1))]
     assert len(boards[0]) == len(boards[1]) == 60 and not set(boards[0]) & set(boards[1])
 
     again = nightly(tmp_path, enable2k_path, "2026-12-01")  # a retry of a finished night
     assert again.returncode == 0
-    assert json.loads((runs / "2026-12-01.summary.json").read_text())["status"] == "already complete"
+    assert json.loads((runs / ".summaries" / "2026-12-01.json").read_text())["status"] == "already complete"
     assert not (tmp_path / "alerts.txt").exists()
 
     # bad input needs a person: alerted at once, not retried, the script exits 2
@@ -206,10 +207,10 @@ def test_the_nightly_script_makes_a_new_run_each_day(tmp_path: Path, enable2k_pa
     assert bad.returncode == 2 and "retry" not in bad.stderr
     assert (tmp_path / "alerts.txt").read_text().split() == [
         "2",
-        str(runs / "2026-12-03.summary.json"),
+        str(runs / ".summaries" / "2026-12-03.json"),
         "2026-12-03",
     ]
-    assert json.loads((runs / "2026-12-03.summary.json").read_text())["exit_code"] == 2
+    assert json.loads((runs / ".summaries" / "2026-12-03.json").read_text())["exit_code"] == 2
 
 
 def test_the_nightly_script_retries_only_transient_codes(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from pipeline.trie import Alphabet
 
 EXPECTED_COLUMNS = [
     "board_id", "board", "rows", "cols", "source", "lexicon", "lexicon_hash", "rules", "run_id", "seed",
-    "dice", "chunk", "score",
+    "run_date", "dice", "chunk", "score",
     "n_words", "words",
     "longest_word", "max_word_len", "dead_cells",
     "words_len_3", "words_len_4", "words_len_5", "words_len_6", "words_len_7", "words_len_8",
@@ -63,6 +63,7 @@ def test_schema_columns_and_types() -> None:
     assert schema.field("words").type == pa.list_(words_item)
     assert schema.field("rows").type == pa.int16() and schema.field("dead_cells").type == pa.int16()
     assert schema.field("score").type == pa.int32() and schema.field("words_len_9plus").type == pa.int32()
+    assert schema.field("run_date").type == pa.date32() and schema.field("run_date").nullable
     # a rule set with shorter words gets columns from its minimum length up
     assert "words_len_1" in store.board_schema(1).names
     assert store.length_bins(2)[0] == "2" and store.length_bins(4)[0] == "3"

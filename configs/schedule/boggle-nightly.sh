@@ -23,13 +23,19 @@
 # Settings (environment):
 #   BOGGLE              the boggle command      (default /opt/boggle-pipeline/.venv/bin/boggle)
 #   BOGGLE_CONFIG       the run config          (default /opt/boggle-pipeline/configs/schedule/nightly.toml)
-#   BOGGLE_RUNS         folder of the nightly runs (default /data/runs/nightly): RUNS/<date>/ and
-#                       RUNS/<date>.summary.json
+#   BOGGLE_RUNS         folder of the nightly runs (default /data/runs/nightly): RUNS/date=<date>/
+#                       (Hive style: DuckDB and polars read a `date` column from the name) and
+#                       RUNS/.summaries/<date>.json (hidden: no glob of runs, RUNS/* included,
+#                       picks the summaries up)
 #   BOGGLE_RETRIES      retries of a transient failure, 0 to 100 (default 2; 0 under systemd's Restart=)
 #   BOGGLE_RETRY_DELAY  seconds between tries, 0 to 86400 (default 300)
 #   BOGGLE_ALERT        a command run as `$BOGGLE_ALERT EXIT_CODE SUMMARY_JSON DATE` when a person is
 #                       needed (or rows were rejected); default: mail the summary to BOGGLE_MAILTO
 #                       (default root) when `mail` exists, else one line on stderr
+#   BOGGLE_TREND_REPORT a folder: after a night that succeeded, `boggle analyze` of every finished
+#                       night in RUNS into it (the report's trend section; an unfinished night is
+#                       named on stderr and left out); a failure there is one line on stderr and
+#                       leaves the night's exit code alone (default: no report)
 set -u
 
 refuse() {  # refuse MESSAGE: a setting a person must fix; nothing has run
@@ -95,15 +101,30 @@ alert() {  # alert EXIT_CODE SUMMARY
 # "today" is the local date, as boggle reads it; resolved once, so a retry after midnight
 # resumes the night it started
 [ "$DATE" = today ] && DATE=$(date +%F)
-mkdir -p "$RUNS" || exit 5  # the summary is written only into a folder that exists
-summary="$RUNS/$DATE.summary.json"
+mkdir -p "$RUNS/.summaries" || exit 5  # the summary is written only into a folder that exists
+summary="$RUNS/.summaries/$DATE.json"
+night="$RUNS/date=$DATE"
+
+trend() {  # the trend report over every finished night, when BOGGLE_TREND_REPORT names a folder
+  [ -n "${BOGGLE_TREND_REPORT:-}" ] || return 0
+  set --  # the function's own arguments: the finished nights (an unfinished one would fail them all)
+  for d in "$RUNS"/date=*/; do
+    if [ -f "$d/_SUCCESS" ]; then
+      set -- "$@" "$d"
+    else
+      echo "boggle-nightly: trend report: $d is unfinished, left out" >&2
+    fi
+  done
+  $BOGGLE analyze "$@" --out "$BOGGLE_TREND_REPORT" --quiet \
+    || echo "boggle-nightly: the trend report in $BOGGLE_TREND_REPORT failed (exit $?)" >&2
+}
 tries=0
 while :; do
-  $BOGGLE run "$CONFIG" --seed-from-date "$DATE" --out "$RUNS/$DATE" --quiet --summary-json "$summary" "$@"
+  $BOGGLE run "$CONFIG" --seed-from-date "$DATE" --out "$night" --quiet --summary-json "$summary" "$@"
   rc=$?
   case $rc in
-    0) exit 0 ;;
-    3) alert 3 "$summary"; exit 0 ;;
+    0) trend; exit 0 ;;
+    3) alert 3 "$summary"; trend; exit 0 ;;
     5|130|143)
       # written so that a test that cannot be evaluated stops rather than retries
       if [ "$tries" -lt "$RETRIES" ]; then :; else alert "$rc" "$summary"; exit "$rc"; fi

@@ -288,6 +288,64 @@ def paired_plot(hist: pd.DataFrame, paired: pd.DataFrame) -> Figure:
     return fig
 
 
+def trend_plot(trend: pd.DataFrame) -> Figure:
+    """Per night (date axis): mean score (top) and bad-board share (bottom), each with its 95%
+    interval and the control limits (dashed); nights of another design drawn hollow, nights
+    outside their limits in red."""
+    fig = new_figure(9.0, 6.0)
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    days = pd.to_datetime(trend["night"])
+    same = trend["same_design"].astype(bool).to_numpy()
+    flagged = trend["flag"].astype(bool).to_numpy() & same
+    for ax, col, scale, label in (
+        (top, "score", 1.0, "mean score"),
+        (bottom, "bad", 100.0, "bad boards (%)"),
+    ):
+        value = trend["score_mean" if col == "score" else "bad_share"].to_numpy(float) * scale
+        low = trend[f"{col}_low"].to_numpy(float) * scale
+        high = trend[f"{col}_high"].to_numpy(float) * scale
+        ax.step(
+            days[same],
+            trend[f"{col}_lcl"][same] * scale,
+            where="mid",
+            ls="--",
+            color="0.45",
+            lw=1,
+            label="control limits",
+        )
+        ax.step(days[same], trend[f"{col}_ucl"][same] * scale, where="mid", ls="--", color="0.45", lw=1)
+        for mask, style in (
+            (same & ~flagged, {"color": "C0"}),
+            (flagged, {"color": "C3"}),
+            (~same, {"color": "C1", "mfc": "white"}),
+        ):
+            if mask.any():
+                ax.errorbar(
+                    days[mask],
+                    value[mask],
+                    yerr=[value[mask] - low[mask], high[mask] - value[mask]],
+                    fmt="o",
+                    capsize=3,
+                    **style,
+                )
+        ax.plot(days[same], value[same], color="C0", lw=0.8, alpha=0.6)
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    top.legend(loc="best", fontsize="small")
+    bottom.set_xlabel("night")
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, DateFormatter
+
+    if len(days) <= 16:  # a tick on each night, named by its date
+        bottom.set_xticks(days)
+        bottom.xaxis.set_major_formatter(DateFormatter("%Y-%m-%d"))
+    else:
+        locator = AutoDateLocator()
+        bottom.xaxis.set_major_locator(locator)
+        bottom.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    fig.autofmt_xdate()
+    return fig
+
+
 def _face_label(face: str) -> str:
     return face[:1].upper() + face[1:] if face else "·"
 
@@ -383,6 +441,13 @@ def make_plots(tables: Tables, out_dir: Path) -> list[Plot]:
             paired_plot(tables.paired_histogram, tables.paired), "paired_difference",
             "Per-board score difference",
             "Runs holding the same boards: distribution of each board's score difference.",
+        )  # fmt: skip
+    if len(tables.trend):
+        emit(
+            trend_plot(tables.trend), "trend", "Runs over time",
+            "Each night's mean score (top) and share of bad boards (bottom) with 95% intervals; "
+            "dashed: control limits of the design's nights; red: a night outside them; hollow "
+            "orange: a night of another design, left out of the limits.",
         )  # fmt: skip
     best = tables.top_boards[tables.top_boards["rank"] == 1].copy()
     best["series"] = series_labels(best)

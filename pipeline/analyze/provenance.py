@@ -24,6 +24,7 @@ class RunDescription:
     shape: str
     origin: str
     boards: int | None
+    date: str = ""  # the schedule's date a run was made for (manifest run_date), "" without one
 
     def parts(self) -> dict[str, str]:
         """The facts a label may be made of, in label order."""
@@ -84,6 +85,9 @@ def describe(manifest: Mapping[str, Any]) -> RunDescription:
         if record.get("file"):  # a dice file: its name and the hash of its faces
             dice = f"{Path(str(record['file'])).name} dice (sha256 {str(record.get('sha256') or '')[:8]})"
         origin = f"seed {boards['seed']}" if boards.get("seed") is not None else ""
+    date = manifest.get("run_date") or boards.get("seed_date") or ""
+    if date and origin:
+        origin = f"date {date} ({origin})"
     count = _as_dict(manifest.get("counts")).get("boards")
     return RunDescription(
         dice=dice,
@@ -93,6 +97,7 @@ def describe(manifest: Mapping[str, Any]) -> RunDescription:
         shape=str(boards.get("shape") or ""),
         origin=origin,
         boards=int(count) if isinstance(count, int | float) else None,
+        date=str(date),
     )
 
 
@@ -105,11 +110,18 @@ def differing_labels(descriptions: Sequence[RunDescription]) -> list[str] | None
     if len(descriptions) < 2:
         return None
     parts = [d.parts() for d in descriptions]
+    dates = [d.date for d in descriptions]
+    if all(dates) and len(set(dates)) == len(dates):
+        # nights of a schedule: named by their date, not their 20-digit seed
+        for p, d in zip(parts, dates, strict=True):
+            p["origin"] = d
     keys = [k for k in parts[0] if len({p[k] for p in parts}) > 1]
     if "lexicon" in keys and "lexicon_hash" in keys:
         keys.remove("lexicon_hash")  # the names already tell the lists apart
     if not keys:
         return None
+    if keys == ["origin"] and all(dates):
+        return [p["origin"] for p in parts]
     always = ["dice", "lexicon"] if "lexicon_hash" not in keys else ["dice"]
     shown = [k for k in parts[0] if k in keys or k in always]
     labels = [" · ".join(p[k] for k in shown if p[k]) for p in parts]
@@ -125,4 +137,9 @@ def run_title(runs: Sequence[Any]) -> str:
         d = describe(runs[0].manifest)
         key = " · ".join(x for x in (d.dice, d.lexicon) if x)
         return f"{key} ({runs[0].label})" if key and key != runs[0].label else runs[0].label
+    dates = [describe(r.manifest).date for r in runs]
+    if len(runs) > 2 and all(dates):  # nights of a schedule: their span, not every label
+        d = describe(runs[0].manifest)
+        key = " · ".join(x for x in (d.dice, d.lexicon) if x)
+        return f"{key}, {len(runs)} nights from {min(dates)} to {max(dates)}"
     return " vs ".join(r.label for r in runs)

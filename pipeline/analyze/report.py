@@ -58,6 +58,7 @@ nav a { margin-right: 14px; }
 ul.verdicts { background: #fff; border-left: 4px solid #3b6ea8; padding: 8px 8px 8px 28px; }
 p.note { color: #8a5a00; }
 tr.obscure td { color: #888; }
+tr.flagged td { background: #fdecea; }
 section#runs table td { text-align: left; }
 td { white-space: nowrap; }
 td.l { white-space: normal; }
@@ -250,6 +251,11 @@ def render_report(
     counts = counts[counts["source"] != "(all)"] if len(counts) else counts
     zoomable = interactive.score_cdf_figure(counts, series_labels(counts).tolist()) if len(counts) else ""
     sections: list[tuple[str, str, str]] = []
+    if len(tables.trend):
+        definition = str(tables.bad_share["definition"].iloc[0]) if len(tables.bad_share) else ""
+        sections.append(
+            ("trend", "Runs over time", sec.trend_section(tables.trend, definition, fig("trend")))
+        )
     if len(tables.comparisons):
         sections.append(("compare", "How the runs compare", sec.comparisons_section(tables.comparisons)))
     if len(tables.paired):
@@ -297,6 +303,16 @@ def render_report(
          "to the per-board differences). A pure scaling is a second run's score equal to a fixed "
          "multiple of the first's on every board; the scaling's share of the change is one minus "
          "the squared residual of that fit over the squared per-board change.</li>"
+         "<li>Runs over time (nights of a schedule: runs that carry a date): each night's mean "
+         "score with its normal interval and its share of bad boards with its Wilson interval. "
+         "The design is the run's identity without seed and date; the design most nights share "
+         "is the reference, and a night of another design (another word list, other dice) is "
+         "flagged and left out of the pooled values. Control limits: a Shewhart chart with the "
+         "within-night variance known from the boards, the pooled mean of the reference nights' "
+         "boards ± 3 standard errors of a night (3 s / √n, s the pooled within-night standard "
+         "deviation, n the night's boards); for the bad share a p-chart, p ± 3 √(p(1−p)/n) with p "
+         "the pooled share. A night outside them varies more than its own sampling noise allows "
+         "(about 3 nights in 1,000 by chance).</li>"
          "<li>Adjusted face effects and die values: least squares of each board's score on how many "
          "of its cells show each face (an additive model: no interaction between neighbouring "
          "faces), with heteroskedasticity-robust (HC1) intervals; R² is the share of the score's "

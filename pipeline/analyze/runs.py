@@ -90,6 +90,8 @@ def load_run(run_dir: str | os.PathLike[str], label: str | None = None) -> RunIn
     from pipeline.store import ObjectPath, is_url, open_run
 
     path: Any = ObjectPath(str(run_dir).rstrip("/")) if is_url(run_dir) else Path(run_dir)
+    if isinstance(path, Path) and path.is_file():  # e.g. a summary a glob such as nightly/* picked up
+        raise RunError(f"{path}: not a run directory (a file); give run folders, such as nightly/date=*/")
     manifest, parts = open_run(path)
     if not parts:
         raise RunError(f"{path}: the run has no part files (no boards to analyse)")

@@ -484,3 +484,34 @@ def serve_section(bands: pd.DataFrame) -> str:
         "pool.parquet</code> writes them.</p>"
         + table(header, rows, left=3, sortable=True, table_id="serve-bands")
     )
+
+
+def trend_section(trend: pd.DataFrame, definition: str, plot_html: str) -> str:
+    """Runs over time: the verdict lines, the plot, then one row per night with its intervals,
+    control limits and flag (a night outside its limits, or of another design)."""
+    from pipeline.analyze.trend import verdict_lines
+
+    if trend.empty:
+        return ""
+    lines = "".join(f"<li>{esc(t)}</li>" for t in verdict_lines(trend))
+    rows = [
+        [f'<span class="ci">{esc(r["night"])}</span>', esc(r["run"]), num(r["boards"], 0),
+         num(r["score_mean"]), _ci(r["score_low"], r["score_high"]), _ci(r["score_lcl"], r["score_ucl"]),
+         pct(r["bad_share"]),
+         _pct_ci(r["bad_low"], r["bad_high"]), _pct_ci(r["bad_lcl"], r["bad_ucl"]), esc(r["flag"])]
+        for r in trend.to_dict("records")
+    ]  # fmt: skip
+    classes = ["flagged" if r["flag"] else "" for r in trend.to_dict("records")]
+    return (
+        f'<ul class="verdicts" id="trend-verdicts">{lines}</ul>'
+        "<p>One point per night of the schedule (runs that carry a date), in date order: the mean "
+        f"score and the share of bad boards ({esc(definition)}), each with its 95% interval, and "
+        "the control limits of the nights of one design (see the method section). A flagged night "
+        "is outside its limits, or was made with another design and is left out of them.</p>"
+        + plot_html
+        + table(
+            ["night", "run", "boards", "mean score", "95% CI", "control limits", "bad share", "95% CI",
+             "control limits", "flag"],
+            rows, left=2, text_cols=[9], row_classes=classes, table_id="trend", all_rows=True,
+        )
+    )  # fmt: skip

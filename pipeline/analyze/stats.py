@@ -494,6 +494,7 @@ class Tables:
     bad_drivers: pd.DataFrame = field(default_factory=_empty)
     serve_bands: pd.DataFrame = field(default_factory=_empty)
     headline: pd.DataFrame = field(default_factory=_empty)
+    trend: pd.DataFrame = field(default_factory=_empty)
     notes: list[str] = field(default_factory=list)
 
     def items(self) -> list[tuple[str, pd.DataFrame]]:

@@ -14,6 +14,7 @@ from pipeline.analyze.headline import headline
 from pipeline.analyze.runs import RunInfo
 from pipeline.analyze.select import band_shares
 from pipeline.analyze.stats import Tables, compute_tables, face_order
+from pipeline.analyze.trend import trend_table
 from pipeline.analyze.words import run_languages
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ def compute_all(
     tables.paired_boards, tables.paired_words = pt.boards, pt.words
     bt = bad_tables(con, runs, bad, cells.layouts)
     tables.bad_share, tables.bad_drivers = bt.share, bt.drivers
+    tables.trend = trend_table(con, runs, tables.bad_share)
     tables.serve_bands = band_shares(con)
     tables.headline = headline(tables)
     tables.notes = cells.notes + pt.notes + bt.notes

@@ -233,7 +233,7 @@ def generate_tasks(
             rows,
             cols,
             words=b.words,
-            labels={"run_id": run_id, "seed": str(b.seed), "dice": b.dice},
+            labels={"run_id": run_id, "seed": str(b.seed), "dice": b.dice, "run_date": b.seed_date},
             dice=dice,
         )
         for ch in todo
@@ -291,6 +291,6 @@ def ingest_tasks(
             groups=parsed.groups,
             sources=parsed.sources,
             words=cfg.boards.words,
-            labels={"run_id": run_id, "seed": None, "dice": None},
+            labels={"run_id": run_id, "seed": None, "dice": None, "run_date": None},
         )
     job.strays(committed, counters.chunks)

@@ -328,6 +328,8 @@ def _write_manifest(job: store.JobDir, plan: RunPlan, counters: Counters) -> dic
             "score_total": score,
         },
         "rejects_file": store.REJECTS,
+        # the schedule's date the run was made for (the run_date column), None without one
+        "run_date": plan.cfg.boards.seed_date,
         "columns": store.columns_doc(plan.cfg.boards.words),
     }
     if plan.dice is not None:  # the faces rolled, so analysis rebuilds each board's dice without the file

@@ -140,7 +140,7 @@ class ChunkTask:
     groups: list[Any] = field(default_factory=list)  # ingest.BoardGroup (ingest)
     sources: list[str] = field(default_factory=list)  # input files the groups refer to
     words: bool = True  # False: no ``words`` column ([boards] words = false)
-    labels: dict[str, str | None] = field(default_factory=dict)  # run_id, seed, dice columns
+    labels: dict[str, str | None] = field(default_factory=dict)  # run_id, seed, dice, run_date columns
     dice: Any = None  # a dice file's pipeline.dice.DiceSet (the worker never reads the file)
 
 

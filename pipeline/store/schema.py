@@ -20,7 +20,9 @@ FORMAT = "boggle-run"
 #    Parquet column is the same list of strings as in 2
 # 4: provenance columns run_id, seed, dice; ``source`` dictionary-encoded like the others (parts
 #    of 3 read back with it conformed, see :func:`conform_part`)
-SCHEMA_VERSION = 4
+# 5: provenance column run_date (date32: the schedule's date of a run made for one, else null);
+#    parts of 4 and before lack it and are read back without it
+SCHEMA_VERSION = 5
 MANIFEST = "_SUCCESS"
 RUN_RECORD = "_run.json"
 LOCK_FILE = ".lock"
@@ -60,6 +62,8 @@ COLUMNS: dict[str, str] = {
     "runs differ in it whenever their data may differ",
     "seed": "dictionary<string>: the generator seed ([boards] seed, or the one derived from the "
     "schedule's date) in decimal (seeds go up to 2**128 - 1); null for ingest",
+    "run_date": "date32: the schedule's date the run was made for ([boards] seed_date, from "
+    '--seed-from-date/--date or seed = "date"; the manifest\'s run_date); null when the run has none',
     "dice": "dictionary<string>: the dice set or generator the boards were rolled with (a dice file: its "
     "path as given; its faces are in the manifest's dice record); null for ingest",
     "chunk": "int32: the chunk (part file number) the board belongs to",
@@ -129,6 +133,7 @@ def board_schema(min_length: int = 3, *, words: bool = True) -> pa.Schema:
         pa.field("rules", LABEL_TYPE, nullable=False),
         pa.field("run_id", LABEL_TYPE, nullable=False),
         pa.field("seed", LABEL_TYPE, nullable=True),
+        pa.field("run_date", pa.date32(), nullable=True),
         pa.field("dice", LABEL_TYPE, nullable=True),
         pa.field("chunk", pa.int32(), nullable=False),
         pa.field("score", pa.int32(), nullable=False),
@@ -149,8 +154,8 @@ def board_schema(min_length: int = 3, *, words: bool = True) -> pa.Schema:
 def conform_part(table: pa.Table) -> pa.Table:
     """A part read back in this schema's Arrow types: ``words`` items and ``source``
     dictionary-encoded (parts of schema 2 and 3 hold plain strings there), so parts of every
-    version concatenate. Columns a part lacks (``run_id``, ``seed``, ``dice`` before schema 4)
-    stay absent."""
+    version concatenate. Columns a part lacks (``run_id``, ``seed``, ``dice`` before schema 4,
+    ``run_date`` before 5) stay absent."""
     table = conform_words(table)
     if "source" in table.column_names:
         i = table.schema.get_field_index("source")
@@ -228,6 +233,16 @@ def label_column(value: str | None, n: int) -> pa.DictionaryArray:
     if value is None:
         return pa.DictionaryArray.from_arrays(pa.nulls(n, pa.int32()), _repeat_string("", 0))
     return pa.DictionaryArray.from_arrays(_numeric(np.zeros(n), np.int32), _repeat_string(value, 1))
+
+
+def date_column(value: str | None, n: int) -> pa.Array:
+    """``n`` copies of the ISO date ``value`` as a date32 array; ``None``: ``n`` nulls."""
+    if value is None:
+        return pa.nulls(n, pa.date32())
+    import datetime
+
+    days = (datetime.date.fromisoformat(value) - datetime.date(1970, 1, 1)).days
+    return _numeric(np.full(n, days), np.int32).view(pa.date32())
 
 
 def run_id_of(identity: Mapping[str, Any]) -> str:
@@ -320,7 +335,7 @@ def results_table(
     :class:`pipeline.solve.summary.WordSummary` for :func:`length_bins`; when None it is
     computed here (which imports numba: workers pass it in). ``labels`` gives the run's
     ``run_id``, ``seed`` and ``dice`` column values (each one value per run, None for null;
-    a missing ``run_id`` is "").
+    a missing ``run_id`` is ""), and ``run_date`` (an ISO date, or None).
     """
     n = len(boards)
     min_length = lexicon.rules.min_length
@@ -357,6 +372,7 @@ def results_table(
         **{k: label_column(v, n) for k, v in provenance_labels(lexicon).items()},
         "run_id": label_column(labels.get("run_id") or "", n),
         "seed": label_column(labels.get("seed"), n),
+        "run_date": date_column(labels.get("run_date"), n),
         "dice": label_column(labels.get("dice"), n),
         "chunk": _numeric(np.full(n, chunk), np.int32),
         "score": _numeric(result.score, np.int32),
