@@ -849,7 +849,8 @@ def prove_status(st: ProofStatus, shown: int = 10) -> list[str]:
     if st.sample:  # a timing sample ends without _SUCCESS: finished when its parts all verify
         state = (
             f"{'finished' if st.sample_done else 'unfinished'} sample of {st.classes_total:,} of the "
-            f"proof's {st.classes_all:,} classes (--limit-classes; nothing certified)"
+            f"proof's {st.classes_all:,} classes "
+            f"({'--class-ids' if cfg.get('class_ids') else '--limit-classes'}; nothing certified)"
         )
     lines = [
         f"{st.out}: {state}, {cfg['dictionary']} {cfg['shape']}, T={cfg['threshold']}, classes {st.spec!r}",

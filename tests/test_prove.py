@@ -31,6 +31,8 @@ from pipeline.solve import solve_arrays
 from pipeline.trie import Alphabet
 from tests.conftest import tiny_proof_args
 
+CLI = CliRunner()
+
 
 def test_our_solver_scores_the_3x3_optimum(enable2k_path: str) -> None:
     lex = compile_for_boards(enable2k_path, get_rules("boggle"))
@@ -541,3 +543,36 @@ def test_qu_face_proof_equals_brute_force(tmp_path: Path) -> None:
     assert expected and any("q" in b for b in expected)
     res = run_prove(ProveConfig(str(path), shape="2x2", threshold=2, classes="aiu qst", n_jobs=1))
     assert {b.board: b.score for b in res.boards} == expected
+
+
+def test_chosen_class_ids_prove_exactly_those_rows_of_the_full_proof(tiny_dict: str, tmp_path: Path) -> None:
+    """--class-ids proves the chosen canonical classes and nothing else: their certificate rows
+    equal the full proof's rows for those ids (time aside); the proof is a sample (no _SUCCESS),
+    its identity names the ids, and a proof made without them keeps its identity."""
+    base = {"shape": "2x3", "threshold": 20, "classes": "ae rst", "chunk_size": 4, "n_jobs": 1}
+    full = tmp_path / "full"
+    run_prove(ProveConfig(tiny_dict, **base, out=str(full)))  # type: ignore[arg-type]
+    rows = pq.read_table(sorted(full.glob("part-*.parquet"))).drop(["seconds"]).to_pylist()
+    all_ids = [r["class_id"] for r in rows]
+    chosen = [all_ids[-1], all_ids[0], all_ids[len(all_ids) // 2]]
+    res = CLI.invoke(app, [
+        "prove", "-d", tiny_dict, "--shape", "2x3", "-t", "20", "--classes", "ae rst", "--chunk-size", "4",
+        "-j", "1", "--class-ids", ",".join(map(str, chosen)), "-o", str(tmp_path / "some"), "-q",
+    ])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    some = pq.read_table(sorted((tmp_path / "some").glob("part-*.parquet"))).drop(["seconds"]).to_pylist()
+    assert some == [r for r in rows if r["class_id"] in chosen]
+    assert not (tmp_path / "some" / "_SUCCESS").exists()
+    record = json.loads((tmp_path / "some" / "_run.json").read_text())
+    assert record["identity"]["class_ids"] == sorted(chosen)
+    assert "class_ids" not in json.loads((full / "_run.json").read_text())["identity"]
+    status = CLI.invoke(app, ["prove", "--status", "-o", str(tmp_path / "some")])
+    assert status.exit_code == 0 and "finished sample of 3 of the proof's" in status.output
+    assert "(--class-ids; nothing certified)" in status.output
+    ids_file = tmp_path / "ids.txt"
+    ids_file.write_text(f"{chosen[0]}\n# a comment\n{max(all_ids) + 10**6}\n")
+    bad = CLI.invoke(app, ["prove", "-d", tiny_dict, *["--shape", "2x3", "-t", "20", "--classes"], "ae rst",
+                           "--class-ids", f"@{ids_file}", "-o", str(tmp_path / "bad"), "-q"])  # fmt: skip
+    assert bad.exit_code == 2 and "is not a canonical class of this recipe" in bad.output
+    bad = CLI.invoke(app, ["prove", "-d", tiny_dict, "--class-ids", "3,x", "-o", str(tmp_path / "bad2")])
+    assert bad.exit_code == 2 and "--class-ids:1: not a class id" in bad.output

@@ -86,6 +86,15 @@ def prove(
     sample_seed: Annotated[
         int | None, typer.Option("--sample-seed", min=0, help="With --limit-classes: a random sample.")
     ] = None,
+    class_ids: Annotated[
+        str | None,
+        typer.Option(
+            "--class-ids",
+            metavar="ID,ID,...|@FILE",
+            help="Prove only these canonical classes of the recipe (the certificate's class_id; a "
+            "file: one id a line): re-checks, shards, benchmarks. No _SUCCESS.",
+        ),
+    ] = None,
     out: Annotated[str, typer.Option("--out", "-o", help="Output directory.")] = "runs/prove",
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the BEST line.")] = False,
@@ -132,7 +141,8 @@ def prove(
     cfg = ProveConfig(
         dictionary or default_dictionary(), shape=shape, threshold=threshold, classes=classes,
         bound=bound.value, rules=value(rules), min_length=min_length, dice=dice, chunk_size=chunk_size,
-        limit_classes=limit_classes, sample_seed=sample_seed, n_jobs=n_jobs, backend=backend.value,
+        limit_classes=limit_classes, sample_seed=sample_seed, class_ids=parse_class_ids(class_ids),
+        n_jobs=n_jobs, backend=backend.value,
         scheduler=scheduler, scheduler_file=scheduler_file, out=out, overwrite=overwrite,
     )  # fmt: skip
     say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
@@ -159,3 +169,33 @@ def prove(
         for line in render.prove_boards(res):
             say(line)
     say(render.prove_best(res))
+
+
+def parse_class_ids(text: str | None) -> tuple[int, ...] | None:
+    """``--class-ids``: ids separated by commas or whitespace, or ``@FILE`` holding them (one a
+    line; ``#`` comments); a bad id is one line naming it (exit 2)."""
+    from pipeline.errors import BoggleError
+
+    if text is None:
+        return None
+    source = "--class-ids"
+    if text.startswith("@"):
+        source = text[1:]
+        try:
+            with open(source, encoding="utf-8") as fh:
+                text = fh.read(64 << 20)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BoggleError(
+                f"cannot read the class ids: {getattr(exc, 'strerror', None) or exc}", source=source
+            ) from None
+    ids = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for token in line.split("#", 1)[0].replace(",", " ").split():
+            if not token.isdigit():
+                raise BoggleError(
+                    f"not a class id (a whole number >= 0): {token[:40]!r}", source=source, line=n
+                )
+            ids.append(int(token))
+    if not ids:
+        raise BoggleError("no class ids given", source=source)
+    return tuple(ids)

@@ -48,6 +48,7 @@ from pipeline.urls import resolve_out
 from pipeline.wordlists import is_named
 
 FORMAT = "boggle-prove"
+MAX_CHOSEN = 10_000_000  # prove --class-ids
 SCHEMA_VERSION = 2  # 2: parts recorded (size, BLAKE2b) and tagged with the identity; sealed manifest
 BOARDS_FILE = "_boards.pq"  # Parquet; not *.parquet so that globs of the certificate miss it
 MAX_CELLS = 64
@@ -110,6 +111,8 @@ class ProveConfig:
     chunk_size: int = 64
     limit_classes: int | None = None  # prove only the first N chunks' worth (a sample); no _SUCCESS
     sample_seed: int | None = None  # with limit_classes: a random sample instead of the first N
+    # only these canonical class ids of the recipe (re-checks, shards, benchmarks); no _SUCCESS
+    class_ids: tuple[int, ...] | None = None
     enumerate_max: int = ENUMERATE_MAX
     # "tree" (orderly-tree bound, the default) or "sumax" (min of the sum and max bounds): the same
     # boards either way, but root_bound, nodes and boards_scored in the certificate differ
@@ -139,6 +142,14 @@ class ProveConfig:
             raise ConfigError(f"prove: --limit-classes must be >= 1, got {self.limit_classes}")
         check_count("chunk_size", self.chunk_size, 1, MAX_PROVE_CHUNK, "prove")
         check_count("limit_classes", self.limit_classes, 1, MAX_CLASSES, "prove")
+        if self.class_ids is not None:
+            # a list from a recorded config (JSON) becomes the tuple a frozen config holds
+            object.__setattr__(self, "class_ids", tuple(sorted({int(i) for i in self.class_ids})))
+            assert self.class_ids is not None
+            if not self.class_ids or self.class_ids[0] < 0 or len(self.class_ids) > MAX_CHOSEN:
+                raise ConfigError(f"prove: --class-ids takes 1 to {MAX_CHOSEN:,} class ids >= 0")
+            if self.limit_classes is not None:
+                raise ConfigError("prove: --class-ids and --limit-classes each choose the classes; give one")
         check_jobs(self.n_jobs, "prove")
         if self.bound not in PROVERS:
             raise ConfigError(f"prove: unknown bound {self.bound!r}; choose one of {', '.join(PROVERS)}")
@@ -162,6 +173,10 @@ class ProveConfig:
         d = dataclasses.asdict(self)
         for k in ("n_jobs", "backend", "scheduler", "scheduler_file", "out", "overwrite"):
             d.pop(k)
+        if d["class_ids"] is None:  # absent, as in every proof made before the option existed
+            d.pop("class_ids")
+        else:
+            d["class_ids"] = list(d["class_ids"])
         return d
 
 
@@ -375,7 +390,18 @@ def confirm_found(problem: Problem, found: list[tuple[np.ndarray, int]]) -> None
 
 
 def selected_classes(ids: np.ndarray, cfg: ProveConfig) -> np.ndarray:
-    """The classes ``cfg`` proves of the canonical ``ids``: all, or its sample (--limit-classes)."""
+    """The classes ``cfg`` proves of the canonical ``ids``: all, its sample (--limit-classes), or
+    the chosen ones (--class-ids; each must be one of ``ids``)."""
+    if cfg.class_ids is not None:
+        chosen = np.array(cfg.class_ids, dtype=ids.dtype)
+        unknown = chosen[~np.isin(chosen, ids)]
+        if len(unknown):
+            raise ConfigError(
+                f"prove: class id {int(unknown[0])} is not a canonical class of this recipe "
+                f"({len(unknown):,} of the {len(chosen):,} given are not; it has {len(ids):,}, "
+                f"the largest id {int(ids[-1])})"
+            )
+        return chosen
     if cfg.limit_classes is None or cfg.limit_classes >= len(ids):
         return ids
     if cfg.sample_seed is None:
