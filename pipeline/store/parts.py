@@ -239,12 +239,18 @@ def part_problem(
         return "no checksum recorded for it"
     if loc.blake2b(name) != record.blake2b:
         return "checksum differs from the one recorded (damaged or replaced)"
+    if loc.local:
+        return footer_problem(path, record, config)
+    with loc.open(name) as fh:
+        return footer_problem(fh, record, config)
+
+
+def footer_problem(source: Any, record: PartInfo, config: str | None) -> str | None:
+    """What is wrong with a part's Parquet footer (``source``: a path or an open file): not
+    readable, a ``boggle.config`` other than ``config`` (None: not checked), or another row
+    count than recorded; None when nothing is."""
     try:
-        if loc.local:
-            meta = pq.read_metadata(path)
-        else:
-            with loc.open(name) as fh:
-                meta = pq.read_metadata(fh)
+        meta = pq.read_metadata(source)
     except (OSError, pa.ArrowException) as exc:
         return f"unreadable Parquet ({str(exc).splitlines()[0][:80]})"
     kv = meta.metadata or {}

@@ -23,10 +23,10 @@ from pipeline.store.parts import (
     committed_chunks,
     count_problems,
     describe_problems,
+    footer_problem,
     job_problems,
     listed_parts,
     part_name,
-    part_problem,
     part_tag,
     read_manifest,
     side_file_problems,
@@ -233,8 +233,8 @@ def _open_remote(loc: RemoteLocation, verify: bool, expect_digest: str | None) -
         tag = part_tag(FORMAT, manifest.get("identity") or {}) if verify else None
         for _, info in sorted(listed.items()):
             path, problem = _cached_part(loc, info, verify)
-            if problem is None and tag is not None:  # the local copy: its footer's identity and rows
-                problem = part_problem(path, info, tag)
+            if problem is None and tag is not None:  # the checked copy: its footer's identity and rows
+                problem = footer_problem(path, info, tag)
             if problem is not None:
                 problems.append((info.file, problem))
             parts.append(path)
