@@ -229,8 +229,12 @@ def _open_remote(loc: RemoteLocation, verify: bool, expect_digest: str | None) -
     problems = [(info.file, "missing") for k, info in listed.items() if k not in present]
     problems += [(part_name(k), "not part of the finished run") for k in sorted(set(present) - set(listed))]
     parts: list[Path] = []
+    tag: str | None = None
+    try:
+        tag = part_tag(FORMAT, manifest["identity"]) if verify else None
+    except (KeyError, TypeError):
+        problems.append((MANIFEST, "its identity is missing or malformed"))
     if not problems:
-        tag = part_tag(FORMAT, manifest.get("identity") or {}) if verify else None
         for _, info in sorted(listed.items()):
             path, problem = _cached_part(loc, info, verify)
             if problem is None and tag is not None:  # the checked copy: its footer's identity and rows
