@@ -87,10 +87,13 @@ def parallel_backend(
                 LocalCluster(
                     # a free local port: with None dask still serves HTTP on 8787 and warns
                     # when another cluster holds it
-                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address="127.0.0.1:0",
                     preload=[lifeline.__name__],
                 )
-            )  # fmt: skip
+            )
             client = stack.enter_context(Client(cluster, set_as_default=False))
         with joblib.parallel_config(backend=dask_backend(client)):
             yield

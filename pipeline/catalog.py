@@ -43,8 +43,11 @@ if TYPE_CHECKING:
     import duckdb
 
 #: What each job format is called, and what its count counts.
-KINDS = {"boggle-run": ("run", "boards"), "boggle-prove": ("proof", "classes"),
-         "boggle-optimize": ("search", "restarts")}  # fmt: skip
+KINDS = {
+    "boggle-run": ("run", "boards"),
+    "boggle-prove": ("proof", "classes"),
+    "boggle-optimize": ("search", "restarts"),
+}
 STATES = ("finished", "unfinished", "damaged")
 
 
@@ -82,8 +85,14 @@ class Verification:
 
     def to_dict(self) -> dict[str, Any]:
         problems = [{"file": f, "problem": w} for f, w in self.problems]
-        return {"path": self.path, "kind": self.kind, "state": self.state, "parts": self.parts,
-                "intact": self.intact, "problems": problems}  # fmt: skip
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "state": self.state,
+            "parts": self.parts,
+            "intact": self.intact,
+            "problems": problems,
+        }
 
 
 # ---------------------------------------------------------------- finding job directories
@@ -163,8 +172,16 @@ def _entry(loc: Location, size: int) -> CatalogEntry:
     except BoggleError as exc:
         return CatalogEntry(where, "unknown", "damaged", None, None, "", "", size, exc.one_line())
     date = doc.get("finished_at") or doc.get("started_at")
-    entry = CatalogEntry(where, kind, "finished" if finished else "unfinished", date, None, unit,
-                         config_summary(kind, doc.get("config") or {}), size)  # fmt: skip
+    entry = CatalogEntry(
+        where,
+        kind,
+        "finished" if finished else "unfinished",
+        date,
+        None,
+        unit,
+        config_summary(kind, doc.get("config") or {}),
+        size,
+    )
     if finished:
         entry.count = _finished_count(kind, doc)
         try:
@@ -194,8 +211,11 @@ def _sample_done(record: dict[str, Any], rows: int | None) -> bool:
 
 def _finished_count(kind: str, manifest: dict[str, Any]) -> int | None:
     counts = manifest.get("counts") or {}
-    value = {"run": counts.get("boards"), "proof": manifest.get("classes_total"),
-             "search": counts.get("restarts")}[kind]  # fmt: skip
+    value = {
+        "run": counts.get("boards"),
+        "proof": manifest.get("classes_total"),
+        "search": counts.get("restarts"),
+    }[kind]
     return int(value) if isinstance(value, int) else None
 
 
@@ -253,21 +273,42 @@ def describe_job(path: str | os.PathLike[str]) -> dict[str, Any]:
     else:
         committed = P.committed_chunks(loc)
         records = [P.read_part_record(loc, c) for c in committed]
-        parts = {"files": len(committed), "rows": sum(r.rows for r in records if r is not None),
-                 "bytes": sum(r.bytes for r in records if r is not None),
-                 "without_record": sum(r is None for r in records)}  # fmt: skip
-    skip = {"parts", "seal", "config", "identity", "packages", "format", "started_at", "finished_at",
-            "columns", "schema_version", "command"}  # fmt: skip
+        parts = {
+            "files": len(committed),
+            "rows": sum(r.rows for r in records if r is not None),
+            "bytes": sum(r.bytes for r in records if r is not None),
+            "without_record": sum(r is None for r in records),
+        }
+    skip = {
+        "parts",
+        "seal",
+        "config",
+        "identity",
+        "packages",
+        "format",
+        "started_at",
+        "finished_at",
+        "columns",
+        "schema_version",
+        "command",
+    }
     figures = {k: v for k, v in doc.items() if k not in skip and not (k == "boards" and isinstance(v, list))}
     if isinstance(doc.get("boards"), list):  # a proof's boards >= T: the count and the best few
         figures["boards"] = len(doc["boards"])
         figures["best_boards"] = doc["boards"][:5]
     return {
-        **entry.to_dict(), "format": doc.get("format"), "schema_version": doc.get("schema_version"),
-        "started_at": doc.get("started_at"), "finished_at": doc.get("finished_at"),
-        "packages": doc.get("packages"), "command": doc.get("command"), "config_full": doc.get("config"),
-        "identity": doc.get("identity"), "figures": figures, "parts": parts,
-    }  # fmt: skip
+        **entry.to_dict(),
+        "format": doc.get("format"),
+        "schema_version": doc.get("schema_version"),
+        "started_at": doc.get("started_at"),
+        "finished_at": doc.get("finished_at"),
+        "packages": doc.get("packages"),
+        "command": doc.get("command"),
+        "config_full": doc.get("config"),
+        "identity": doc.get("identity"),
+        "figures": figures,
+        "parts": parts,
+    }
 
 
 def verify_job(path: str | os.PathLike[str]) -> Verification:

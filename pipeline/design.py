@@ -186,15 +186,19 @@ class DesignConfig:
             (self.budget >= 1, "--budget must be at least 1 board"),
             (self.batch >= 2, "--batch must be at least 2 boards (an interval needs two)"),
             (self.max_batches >= 1, "--max-batches must be at least 1"),
-            (self.undecided in ("estimate", "reject"),
-             f"--undecided {self.undecided!r}: expected estimate or reject"),
+            (
+                self.undecided in ("estimate", "reject"),
+                f"--undecided {self.undecided!r}: expected estimate or reject",
+            ),
             (self.max_same is None or self.max_same >= 1, "--max-same must be at least 1"),
             (self.z > 0 and math.isfinite(self.z), "--z must be a positive number"),
             (self.seed >= 0, "--seed must be 0 or more"),
             (self.validate >= 2, "--validate must be at least 2 boards"),
-            (self.max_sd is None or (self.max_sd > 0 and math.isfinite(self.max_sd)),
-             "--max-sd must be positive"),
-        )  # fmt: skip
+            (
+                self.max_sd is None or (self.max_sd > 0 and math.isfinite(self.max_sd)),
+                "--max-sd must be positive",
+            ),
+        )
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
@@ -209,8 +213,20 @@ class DesignConfig:
 
     def identity(self, start: DiceSet, lexicon: CompiledLexicon) -> dict[str, Any]:
         """What the result depends on (not ``n_jobs``, the backend, ``out``, ``overwrite``)."""
-        keep = ("objective", "budget", "faces", "keep_qu", "max_same", "max_sd", "batch", "max_batches",
-                "undecided", "z", "seed", "validate")  # fmt: skip
+        keep = (
+            "objective",
+            "budget",
+            "faces",
+            "keep_qu",
+            "max_same",
+            "max_sd",
+            "batch",
+            "max_batches",
+            "undecided",
+            "z",
+            "seed",
+            "validate",
+        )
         return {
             **{k: getattr(self, k) for k in keep},
             "start": {"dice": start.label, "sha256": start.sha256},
@@ -248,8 +264,13 @@ class Move:
         return f"die {self.a + 1} face {self.i + 1} ({fa}) <-> die {self.b + 1} face {self.j + 1} ({fb})"
 
 
-def propose(dice: tuple[tuple[str, ...], ...], rng: np.random.Generator, letters: list[str] | None,
-            keep_qu: bool, max_same: int | None = None) -> Move | None:  # fmt: skip
+def propose(
+    dice: tuple[tuple[str, ...], ...],
+    rng: np.random.Generator,
+    letters: list[str] | None,
+    keep_qu: bool,
+    max_same: int | None = None,
+) -> Move | None:
     """A random move that changes the set (None when there is none): a swap of two different
     faces of two dice, or (``letters``: the faces a replacement may bring) with probability 1/2
     a replacement. With ``keep_qu`` no replacement takes or brings a Qu face; with ``max_same``
@@ -362,9 +383,14 @@ class Paired:
     differ: int  # boards that show other faces
 
 
-def paired_batch(solver: Solver, table_a: np.ndarray, table_b: np.ndarray, order: np.ndarray,
-                 face: np.ndarray, known_a: tuple[np.ndarray, np.ndarray] | None = None
-                 ) -> Paired:  # fmt: skip
+def paired_batch(
+    solver: Solver,
+    table_a: np.ndarray,
+    table_b: np.ndarray,
+    order: np.ndarray,
+    face: np.ndarray,
+    known_a: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Paired:
     """Both sets on the same draws; only the boards whose faces differ are solved for ``b``
     (``known_a``: the first set's figures, already solved)."""
     boards_a, boards_b = table_a[order, face], table_b[order, face]
@@ -391,9 +417,14 @@ class Decision:
     boards: int
 
 
-def evaluate_candidate(solver: Solver, objective: Objective, cfg: DesignConfig, table_inc: np.ndarray,
-                       table_cand: np.ndarray, batch_of: Callable[[int], tuple[Any, ...]]
-                       ) -> Decision:  # fmt: skip
+def evaluate_candidate(
+    solver: Solver,
+    objective: Objective,
+    cfg: DesignConfig,
+    table_inc: np.ndarray,
+    table_cand: np.ndarray,
+    batch_of: Callable[[int], tuple[Any, ...]],
+) -> Decision:
     """The sequential paired test of a candidate against the incumbent (module docstring);
     ``batch_of(k)`` gives batch ``k``'s draws and the incumbent's figures on them."""
     ds: list[np.ndarray] = []
@@ -430,10 +461,18 @@ def _sd_ok(cfg: DesignConfig, scores_a: list[np.ndarray], scores_b: list[np.ndar
 
 def _initial_state(start: DiceSet, identity: dict[str, Any]) -> dict[str, Any]:
     return {
-        "identity": identity, "dice": [list(d) for d in start.dice], "step": 0, "candidate": 0,
-        "candidates": 0, "boards_solved": 0, "incumbent_batches": 0, "cpu_s": 0.0, "moves": [],
-        "done": False, "stop": "",
-    }  # fmt: skip
+        "identity": identity,
+        "dice": [list(d) for d in start.dice],
+        "step": 0,
+        "candidate": 0,
+        "candidates": 0,
+        "boards_solved": 0,
+        "incumbent_batches": 0,
+        "cpu_s": 0.0,
+        "moves": [],
+        "done": False,
+        "stop": "",
+    }
 
 
 def _read_state(job: Any, identity: dict[str, Any]) -> dict[str, Any] | None:
@@ -481,8 +520,9 @@ def prepare(cfg: DesignConfig) -> tuple[DiceSet, Objective, CompiledLexicon, lis
     return start, objective, lexicon, letters
 
 
-def design_dice(cfg: DesignConfig, progress: ProgressCallback | None = None,
-                note: Callable[[str], None] | None = None) -> DesignResult:  # fmt: skip
+def design_dice(
+    cfg: DesignConfig, progress: ProgressCallback | None = None, note: Callable[[str], None] | None = None
+) -> DesignResult:
     """Search, validate and write ``cfg.out`` (module docstring). A finished search of the same
     config is returned as it is; an unfinished one goes on from its last state; another
     config's folder is refused (exit 4) unless ``cfg.overwrite``.
@@ -496,8 +536,9 @@ def design_dice(cfg: DesignConfig, progress: ProgressCallback | None = None,
     start, objective, lexicon, letters = prepare(cfg)
     identity = cfg.identity(start, lexicon)
     out = Path(cfg.out)
-    with store.JobDir.open(out, FORMAT, SCHEMA_VERSION, identity, cfg.to_dict(),
-                           overwrite=cfg.overwrite, note=note) as job:  # fmt: skip
+    with store.JobDir.open(
+        out, FORMAT, SCHEMA_VERSION, identity, cfg.to_dict(), overwrite=cfg.overwrite, note=note
+    ) as job:
         if job.state == "done":
             return _finished(job, start, objective, out, "already complete")
         state = _read_state(job, identity) if job.state == "resume" else None
@@ -560,8 +601,15 @@ class _Incumbent:
     """The incumbent of step ``step``: its batches' draws and figures, solved once for all its
     candidates (and counted once in the budget, a resumed step's included)."""
 
-    def __init__(self, cfg: DesignConfig, state: dict[str, Any], solver: Solver, dice: DiceSet,
-                 alphabet: Any, step: int):  # fmt: skip
+    def __init__(
+        self,
+        cfg: DesignConfig,
+        state: dict[str, Any],
+        solver: Solver,
+        dice: DiceSet,
+        alphabet: Any,
+        step: int,
+    ):
         self.cfg, self.state, self.solver, self.dice, self.step = cfg, state, solver, dice, step
         self.table = dice.face_table(alphabet)
         self.cache: dict[int, tuple[Any, ...]] = {}
@@ -580,9 +628,18 @@ class _Incumbent:
         return self.cache[k]
 
 
-def _search(cfg: DesignConfig, job: Any, state: dict[str, Any], start: DiceSet, objective: Objective,
-            lexicon: CompiledLexicon, letters: list[str] | None, solver: Solver,
-            cpu: Callable[[], float], progress: ProgressCallback | None) -> None:  # fmt: skip
+def _search(
+    cfg: DesignConfig,
+    job: Any,
+    state: dict[str, Any],
+    start: DiceSet,
+    objective: Objective,
+    lexicon: CompiledLexicon,
+    letters: list[str] | None,
+    solver: Solver,
+    cpu: Callable[[], float],
+    progress: ProgressCallback | None,
+) -> None:
     """First-improvement hill climbing until the budget is spent; ``state`` is updated and
     written after every decided candidate."""
     alphabet = lexicon.alphabet
@@ -609,25 +666,46 @@ def _search(cfg: DesignConfig, job: Any, state: dict[str, Any], start: DiceSet, 
         state["candidates"] += 1
         text = move.text(dice)
         if decision.accept:
-            state["moves"].append({
-                "step": step + 1, "candidate": state["candidates"], "move": text,
-                "estimate": decision.estimate, "low": decision.low, "high": decision.high,
-                "boards": decision.boards, "boards_solved": state["boards_solved"],
-            })  # fmt: skip
+            state["moves"].append(
+                {
+                    "step": step + 1,
+                    "candidate": state["candidates"],
+                    "move": text,
+                    "estimate": decision.estimate,
+                    "low": decision.low,
+                    "high": decision.high,
+                    "boards": decision.boards,
+                    "boards_solved": state["boards_solved"],
+                }
+            )
             state.update(dice=[list(d) for d in cand], step=step + 1, candidate=0, incumbent_batches=0)
         else:
             state["candidate"] += 1
         state["cpu_s"] = cpu()
         _write_state(job, state)
         if progress is not None:
-            progress(DesignProgress(state["step"], state["candidates"], state["boards_solved"], cfg.budget,
-                                    "accepted" if decision.accept else "rejected", text))  # fmt: skip
+            progress(
+                DesignProgress(
+                    state["step"],
+                    state["candidates"],
+                    state["boards_solved"],
+                    cfg.budget,
+                    "accepted" if decision.accept else "rejected",
+                    text,
+                )
+            )
     state["cpu_s"] = cpu()
     _write_state(job, state)
 
 
-def validate(cfg: DesignConfig, solver: Solver, lexicon: CompiledLexicon, start: DiceSet,
-             proposed: DiceSet, objective: Objective) -> dict[str, Any]:  # fmt: skip
+def validate(
+    cfg: DesignConfig,
+    solver: Solver,
+    lexicon: CompiledLexicon,
+    start: DiceSet,
+    proposed: DiceSet,
+    objective: Objective,
+) -> dict[str, Any]:
     """The start and the proposed set on ``cfg.validate`` fresh boards, paired: the objective,
     the mean score and the bad share for both, each difference with its 95% interval."""
     ta, tb = start.face_table(lexicon.alphabet), proposed.face_table(lexicon.alphabet)
@@ -644,8 +722,11 @@ def validate(cfg: DesignConfig, solver: Solver, lexicon: CompiledLexicon, start:
     wa = np.concatenate([p.words_a for p in parts])
     wb = np.concatenate([p.words_b for p in parts])
     bad_n = objective.words if objective.kind == "bad" else DEFAULT_BAD_WORDS
-    metrics = {"objective": objective, "mean": Objective("mean", "mean"),
-               "bad": Objective(f"bad:{bad_n}", "bad", words=bad_n)}  # fmt: skip
+    metrics = {
+        "objective": objective,
+        "mean": Objective("mean", "mean"),
+        "bad": Objective(f"bad:{bad_n}", "bad", words=bad_n),
+    }
     out: dict[str, Any] = {"boards": len(sa), "boards_differ": sum(p.differ for p in parts) / len(sa)}
     for name, obj in metrics.items():
         va, vb = obj.values(sa, wa), obj.values(sb, wb)
@@ -653,15 +734,27 @@ def validate(cfg: DesignConfig, solver: Solver, lexicon: CompiledLexicon, start:
         # better: the whole interval on the good side of 0 (above for band and mean, below for bad)
         better = low is not None and high is not None and (low > 0 if obj.sign > 0 else high < 0)
         out[name] = {
-            "definition": obj.text, "start": float(va.mean()), "proposed": float(vb.mean()),
-            "difference": gain, "low": low, "high": high, "better": better,
-        }  # fmt: skip
+            "definition": obj.text,
+            "start": float(va.mean()),
+            "proposed": float(vb.mean()),
+            "difference": gain,
+            "low": low,
+            "high": high,
+            "better": better,
+        }
     out["z"] = Z95
     return out
 
 
-def _report(cfg: DesignConfig, state: dict[str, Any], start: DiceSet, proposed: DiceSet,
-            objective: Objective, validation: dict[str, Any], cpu_s: float) -> dict[str, Any]:  # fmt: skip
+def _report(
+    cfg: DesignConfig,
+    state: dict[str, Any],
+    start: DiceSet,
+    proposed: DiceSet,
+    objective: Objective,
+    validation: dict[str, Any],
+    cpu_s: float,
+) -> dict[str, Any]:
     counts = start.face_counts()
     after = proposed.face_counts()
     changes = {f or "_": after.get(f, 0) - counts.get(f, 0) for f in sorted(set(counts) | set(after))}
@@ -670,11 +763,16 @@ def _report(cfg: DesignConfig, state: dict[str, Any], start: DiceSet, proposed: 
         "start": {"dice": start.label, "sha256": start.sha256},
         "proposed": {"file": DICE_OUT, "sha256": proposed.sha256, "faces": [list(d) for d in proposed.dice]},
         "face_count_changes": {f: n for f, n in changes.items() if n},
-        "moves_accepted": len(state["moves"]), "candidates": state["candidates"],
-        "boards_solved": state["boards_solved"], "budget": cfg.budget, "stop": state["stop"],
-        "cpu_s": round(cpu_s, 3), "validation": validation, "moves": state["moves"],
+        "moves_accepted": len(state["moves"]),
+        "candidates": state["candidates"],
+        "boards_solved": state["boards_solved"],
+        "budget": cfg.budget,
+        "stop": state["stop"],
+        "cpu_s": round(cpu_s, 3),
+        "validation": validation,
+        "moves": state["moves"],
         "settings": {k: getattr(cfg, k) for k in SETTINGS},
-    }  # fmt: skip
+    }
 
 
 SETTINGS = ("faces", "keep_qu", "max_same", "max_sd", "batch", "max_batches", "undecided", "z", "seed")

@@ -117,10 +117,13 @@ class DiceSet:
     def record(self) -> dict[str, Any]:
         """The set as a run records it (:func:`dice_from_record` gives it back)."""
         return {
-            "name": self.name, "title": self.title, "file": self.file,
-            "shape": format_shape(self.rows, self.cols), "faces": [list(d) for d in self.dice],
+            "name": self.name,
+            "title": self.title,
+            "file": self.file,
+            "shape": format_shape(self.rows, self.cols),
+            "faces": [list(d) for d in self.dice],
             "sha256": self.sha256,
-        }  # fmt: skip
+        }
 
     def face_counts(self) -> Counter[str]:
         """How many faces of the whole set show each face (blank ``""``)."""
@@ -332,8 +335,9 @@ def read_dice_file(path: str, rows: int | None = None, cols: int | None = None) 
             raise ConfigError(
                 f"die {n} has {len(faces)} faces, die 1 has {width}: every die needs the same number "
                 "(a roll picks a face of each die uniformly)",
-                source=path, line=line,
-            )  # fmt: skip
+                source=path,
+                line=line,
+            )
     rows, cols = _fit_shape(entries, size, rows, cols, path)
     dice = tuple(faces for _, faces in entries)
     return DiceSet(path, rows, cols, dice, 3 if rows * cols <= 16 else 4, os.path.basename(path), file=path)
@@ -345,8 +349,15 @@ def dice_from_record(record: Any) -> DiceSet:
     try:
         rows, cols = (int(x) for x in str(record["shape"]).split("x"))
         dice = tuple(tuple(str(f) for f in die) for die in record["faces"])
-        out = DiceSet(str(record["name"]), rows, cols, dice, 3 if rows * cols <= 16 else 4,
-                      str(record.get("title") or record["name"]), file=record.get("file"))  # fmt: skip
+        out = DiceSet(
+            str(record["name"]),
+            rows,
+            cols,
+            dice,
+            3 if rows * cols <= 16 else 4,
+            str(record.get("title") or record["name"]),
+            file=record.get("file"),
+        )
         sha = str(record["sha256"])
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BoggleError(f"the recorded dice set is not readable ({type(exc).__name__}: {exc})") from None
@@ -398,8 +409,9 @@ def _face(token: Any, die: int, path: str, line: int | None, *, empty_is_blank: 
     if not norm or not all(is_face_char(ch) for ch in norm):
         raise ConfigError(
             f"die {die}: face {quote(token)} is not letters (a blank face is written {BLANK_TOKEN})",
-            source=path, line=line,
-        )  # fmt: skip
+            source=path,
+            line=line,
+        )
     return norm
 
 
@@ -413,8 +425,9 @@ def _die(
         raise ConfigError(
             f"die {die} is one face {faces[0]!r}; separate the faces with spaces or commas "
             f"({' '.join(faces[0])})",
-            source=path, line=line,
-        )  # fmt: skip
+            source=path,
+            line=line,
+        )
     return faces
 
 
@@ -440,9 +453,11 @@ def _structured_dice(
         raise ConfigError(f"not valid JSON: {exc.msg}", source=path, line=exc.lineno) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML: {exc}", source=path) from None
-    example = '{"size": 4, "dice": [["a", "a", "e", "e", "g", "n"], ...]}' if kind == "JSON" else (
-        'dice = [["a", "a", "e", "e", "g", "n"], ...]'
-    )  # fmt: skip
+    example = (
+        '{"size": 4, "dice": [["a", "a", "e", "e", "g", "n"], ...]}'
+        if kind == "JSON"
+        else ('dice = [["a", "a", "e", "e", "g", "n"], ...]')
+    )
     if not isinstance(doc, dict) or "dice" not in doc:
         raise ConfigError(f'a {kind} dice file holds a list of dice under "dice": {example}', source=path)
     dice, size = doc["dice"], doc.get("size")
@@ -492,9 +507,12 @@ def _die_lines(text: str, *, comments: bool) -> list[int]:
 
 
 def _fit_shape(
-    entries: list[tuple[int | None, tuple[str, ...]]], size: int | None, rows: int | None, cols: int | None,
+    entries: list[tuple[int | None, tuple[str, ...]]],
+    size: int | None,
+    rows: int | None,
+    cols: int | None,
     path: str,
-) -> tuple[int, int]:  # fmt: skip
+) -> tuple[int, int]:
     """The board the dice fill: ``rows`` x ``cols`` when given, else ``size`` x ``size``, else
     the square of the die count; one die a cell."""
     n = len(entries)
@@ -506,10 +524,10 @@ def _fit_shape(
             side = math.isqrt(n)
             if side * side != n:
                 raise ConfigError(
-                    f"{n} dice fill no square board; give the shape (--shape or [boards] shape, "
-                    f"R x C = {n})",
-                    source=path, line=last,
-                )  # fmt: skip
+                    f"{n} dice fill no square board; give the shape (--shape or [boards] shape, R x C = {n})",
+                    source=path,
+                    line=last,
+                )
             rows = cols = side
     cells = rows * cols
     if cells > MAX_CELLS:
@@ -520,8 +538,9 @@ def _fit_shape(
         line = entries[cells][0] if n > cells else last
         raise ConfigError(
             f"{n} dice for a {format_shape(rows, cols)} board: it needs {cells} (one die a cell)",
-            source=path, line=line,
-        )  # fmt: skip
+            source=path,
+            line=line,
+        )
     if size is not None and (rows, cols) != (size, size):
         raise ConfigError(f'"size" = {size} says {size}x{size}, not {format_shape(rows, cols)}', source=path)
     return rows, cols

@@ -108,8 +108,10 @@ class WorkerLostError(BoggleError):
         why = f" (exit {codes.group(1)})" if codes else ""
         if "SIGKILL" in why:
             why += ", killed by the system, most often for lack of memory"
-        return cls(f"a worker process died{why}; committed parts are kept: re-run the same command to resume",
-                   source=source)  # fmt: skip
+        return cls(
+            f"a worker process died{why}; committed parts are kept: re-run the same command to resume",
+            source=source,
+        )
 
 
 class InternalError(BoggleError):

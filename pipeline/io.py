@@ -130,12 +130,16 @@ def write_text_atomic(path: Path, text: str) -> None:
 def describe_mode(mode: int) -> str:
     """What a file that is not a regular file is, in words (``a FIFO``)."""
     return (
-        "a directory" if stat.S_ISDIR(mode)
-        else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-        else "a FIFO" if stat.S_ISFIFO(mode)
-        else "a socket" if stat.S_ISSOCK(mode)
+        "a directory"
+        if stat.S_ISDIR(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
         else "a special file"
-    )  # fmt: skip
+    )
 
 
 @contextmanager
@@ -198,8 +202,11 @@ def read_text_input(spec: str | Path, what: str = "input") -> tuple[str, str]:
                     f"not a readable gzip file ({exc or 'truncated'})", source=str(spec)
                 ) from None
         if st.st_size > MAX_TEXT_INPUT:
-            raise BoggleError(f"{st.st_size:,} bytes, more than the {MAX_TEXT_INPUT:,} read whole; "
-                              "boggle run ingests larger batches", source=str(spec))  # fmt: skip
+            raise BoggleError(
+                f"{st.st_size:,} bytes, more than the {MAX_TEXT_INPUT:,} read whole; "
+                "boggle run ingests larger batches",
+                source=str(spec),
+            )
         return _bounded_text(fh, str(spec), MAX_TEXT_INPUT, head), str(spec)
 
 
@@ -224,8 +231,9 @@ def _bounded_text(fh: IO[bytes] | gzip.GzipFile, source: str, cap: int, head: by
         lineno += len(parts) - 1
         current = lengths[-1]
         if size > cap:
-            raise BoggleError(f"more than {cap:,} bytes of text; refused (boggle run ingests larger batches)",
-                              source=source)  # fmt: skip
+            raise BoggleError(
+                f"more than {cap:,} bytes of text; refused (boggle run ingests larger batches)", source=source
+            )
         block = fh.read(min(READ_BLOCK, cap + 1 - size))
     try:
         return b"".join(blocks).decode("utf-8")

@@ -191,11 +191,18 @@ class ProgressLog:
         if total is not None and done >= total:
             eta = 0.0
         return {
-            "time": utc_now(), "command": self.command, "event": event, "done": done, "total": total,
-            "unit": self.unit, "percent": round(100 * done / total, 1) if total else None,
+            "time": utc_now(),
+            "command": self.command,
+            "event": event,
+            "done": done,
+            "total": total,
+            "unit": self.unit,
+            "percent": round(100 * done / total, 1) if total else None,
             "rate": round(rate, 3) if rate is not None else None,
-            "eta_s": round(eta, 1) if eta is not None else None, "elapsed_s": round(elapsed, 1), **fields,
-        }  # fmt: skip
+            "eta_s": round(eta, 1) if eta is not None else None,
+            "elapsed_s": round(elapsed, 1),
+            **fields,
+        }
 
     def line(self, event: str) -> str:
         """One line: the JSON object, or text such as ``2026-12-03T17:55:48Z run: 120,000/1,000,000
@@ -246,8 +253,9 @@ class StageLog(ProgressLog):
     def line(self, event: str) -> str:
         r = self.record(event)
         if self.style.format == "json":
-            return json.dumps({k: r[k] for k in ("time", "command", "event", "elapsed_s", "stage")},
-                              ensure_ascii=False)  # fmt: skip
+            return json.dumps(
+                {k: r[k] for k in ("time", "command", "event", "elapsed_s", "stage")}, ensure_ascii=False
+            )
         elapsed = _duration(r["elapsed_s"])
         said = {
             "start": r["stage"],
@@ -314,20 +322,26 @@ def analyze_outcome(result: AnalysisResult, run_dirs: list[str]) -> dict[str, An
     for given, run in zip(run_dirs, result.runs, strict=False):
         identity = run.manifest.get("identity")
         counts = run.manifest.get("counts") or {}
-        runs.append({
-            "run_dir": str(given), "label": run.label,
-            "run_id": run_id_of(identity) if isinstance(identity, dict) else None,
-            "boards": counts.get("boards"),
-        })  # fmt: skip
+        runs.append(
+            {
+                "run_dir": str(given),
+                "label": run.label,
+                "run_id": run_id_of(identity) if isinstance(identity, dict) else None,
+                "boards": counts.get("boards"),
+            }
+        )
     boards = [r["boards"] for r in runs]
     files = sorted({str(p.resolve()) for paths in result.table_files.values() for p in paths})
     plot_dir = result.out_dir / PLOT_DIR
     files += [str((plot_dir / p.file).resolve()) for p in result.plots]
     return {
-        "status": "complete", "runs": runs, "report": str(result.report.resolve()),
-        "out_dir": str(result.out_dir.resolve()), "files": files,
+        "status": "complete",
+        "runs": runs,
+        "report": str(result.report.resolve()),
+        "out_dir": str(result.out_dir.resolve()),
+        "files": files,
         "boards": sum(boards) if all(isinstance(b, int) for b in boards) else None,
-    }  # fmt: skip
+    }
 
 
 # ------------------------------------------------------------------ select
@@ -370,18 +384,33 @@ def select_outcome(res: SelectResult, run_dirs: list[str]) -> dict[str, Any]:
 
     def share(k: int, iv: Interval) -> dict[str, Any]:
         nan = iv.estimate != iv.estimate
-        return {"selected": k, "share": None if nan else iv.estimate, "share_low": None if nan else iv.low,
-                "share_high": None if nan else iv.high}  # fmt: skip
+        return {
+            "selected": k,
+            "share": None if nan else iv.estimate,
+            "share_low": None if nan else iv.low,
+            "share_high": None if nan else iv.high,
+        }
 
     runs = []
     for given, run in zip(run_dirs, res.runs, strict=False):
-        runs.append({
-            "run_dir": str(given), "label": run.label, "run_id": run.run_id, "boards": run.boards,
-            **share(run.selected, run.share),
-            "bands": [{"band": b.band, **share(b.selected, b.share)} for b in run.bands],
-        })  # fmt: skip
-    return {"status": "complete", "runs": runs, "boards": res.written, "selected": res.selected,
-            "out": str(res.out.resolve()), "filters": res.filters.describe()}  # fmt: skip
+        runs.append(
+            {
+                "run_dir": str(given),
+                "label": run.label,
+                "run_id": run.run_id,
+                "boards": run.boards,
+                **share(run.selected, run.share),
+                "bands": [{"band": b.band, **share(b.selected, b.share)} for b in run.bands],
+            }
+        )
+    return {
+        "status": "complete",
+        "runs": runs,
+        "boards": res.written,
+        "selected": res.selected,
+        "out": str(res.out.resolve()),
+        "filters": res.filters.describe(),
+    }
 
 
 # ------------------------------------------------------------------ run
@@ -405,11 +434,15 @@ def run_progress(style: LogStyle | None = None) -> Iterator[Callable[[RunProgres
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(
-        TextColumn("[bold]solving[/bold]"), BarColumn(),
-        TextColumn("{task.fields[done]} boards"), TextColumn("{task.fields[rate]}"),
-        TextColumn("{task.fields[eta]}"), TimeElapsedColumn(),
-        console=stderr_console(), transient=False,
-    )  # fmt: skip
+        TextColumn("[bold]solving[/bold]"),
+        BarColumn(),
+        TextColumn("{task.fields[done]} boards"),
+        TextColumn("{task.fields[rate]}"),
+        TextColumn("{task.fields[eta]}"),
+        TimeElapsedColumn(),
+        console=stderr_console(),
+        transient=False,
+    )
     task = bar.add_task("run", total=None, done="0", rate="", eta="")
     t0 = time.perf_counter()
     reused_at_start: list[int] = []
@@ -427,9 +460,13 @@ def run_progress(style: LogStyle | None = None) -> Iterator[Callable[[RunProgres
         if p.boards_total is not None and rate > 0:
             eta = f"ETA {max(0.0, (p.boards_total - p.boards_done) / rate):.0f} s"
         bar.update(
-            task, completed=p.boards_done, total=p.boards_total, done=f"{p.boards_done:,}{total}",
-            rate=f"{rate:,.0f} boards/s" if rate else "", eta=eta,
-        )  # fmt: skip
+            task,
+            completed=p.boards_done,
+            total=p.boards_total,
+            done=f"{p.boards_done:,}{total}",
+            rate=f"{rate:,.0f} boards/s" if rate else "",
+            eta=eta,
+        )
 
     try:
         yield update
@@ -462,20 +499,29 @@ def run_outcome(summary: RunSummary) -> dict[str, Any]:
     manifest = getattr(summary, "manifest", None) or {}
     identity = manifest.get("identity")
     return {
-        "status": summary.status, "run_dir": str(summary.run_dir), "boards": summary.boards,
-        "rejected": summary.rejected, "input_rows": summary.input_rows, "chunks": summary.chunks,
-        "chunks_total": summary.chunks, "chunks_done": summary.chunks,
-        "chunks_reused": summary.chunks_reused, "boards_solved": summary.boards_solved,
+        "status": summary.status,
+        "run_dir": str(summary.run_dir),
+        "boards": summary.boards,
+        "rejected": summary.rejected,
+        "input_rows": summary.input_rows,
+        "chunks": summary.chunks,
+        "chunks_total": summary.chunks,
+        "chunks_done": summary.chunks,
+        "chunks_reused": summary.chunks_reused,
+        "boards_solved": summary.boards_solved,
         "run_id": run_id_of(identity) if isinstance(identity, dict) else None,
-    }  # fmt: skip
+    }
 
 
 def run_progress_outcome(p: RunProgress) -> dict[str, Any]:
     """What a progress report says for ``--summary-json`` (what a run stopped early had done)."""
     return {
-        "chunks_total": p.chunks_total, "chunks": p.chunks_total, "chunks_done": p.chunks_done,
-        "chunks_reused": p.chunks_reused, "run_id": p.run_id,
-    }  # fmt: skip
+        "chunks_total": p.chunks_total,
+        "chunks": p.chunks_total,
+        "chunks_done": p.chunks_done,
+        "chunks_reused": p.chunks_reused,
+        "run_id": p.run_id,
+    }
 
 
 def run_rejected(summary: RunSummary) -> str:
@@ -550,19 +596,26 @@ def design_progress() -> Iterator[Callable[[DesignProgress], None]]:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(
-        TextColumn("[bold]designing[/bold]"), BarColumn(), TextColumn("{task.fields[done]}"),
-        TextColumn("{task.fields[moves]}"), TimeElapsedColumn(), console=stderr_console(), transient=False,
-    )  # fmt: skip
+        TextColumn("[bold]designing[/bold]"),
+        BarColumn(),
+        TextColumn("{task.fields[done]}"),
+        TextColumn("{task.fields[moves]}"),
+        TimeElapsedColumn(),
+        console=stderr_console(),
+        transient=False,
+    )
     task = bar.add_task("design", total=None, done="", moves="")
 
     def update(p: DesignProgress) -> None:
         if not bar.live.is_started:
             bar.start()
         bar.update(
-            task, completed=min(p.boards_solved, p.budget), total=p.budget,
+            task,
+            completed=min(p.boards_solved, p.budget),
+            total=p.budget,
             done=f"{p.boards_solved:,}/{p.budget:,} boards",
             moves=f"{plural(p.step, 'move')} accepted of {p.candidates:,} tried; last {p.last}: {p.move}",
-        )  # fmt: skip
+        )
 
     try:
         yield update
@@ -624,11 +677,17 @@ def design_outcome(res: DesignResult) -> dict[str, Any]:
     """The designer's figures for ``--summary-json``."""
     r = res.report
     return {
-        "status": res.status, "out": str(res.out), "objective": r["objective"]["text"],
-        "start": r["start"], "proposed": r["proposed"], "moves_accepted": r["moves_accepted"],
-        "candidates": r["candidates"], "boards_solved": r["boards_solved"], "cpu_s": r["cpu_s"],
+        "status": res.status,
+        "out": str(res.out),
+        "objective": r["objective"]["text"],
+        "start": r["start"],
+        "proposed": r["proposed"],
+        "moves_accepted": r["moves_accepted"],
+        "candidates": r["candidates"],
+        "boards_solved": r["boards_solved"],
+        "cpu_s": r["cpu_s"],
         "validation": r["validation"],
-    }  # fmt: skip
+    }
 
 
 # ------------------------------------------------------------------ optimize
@@ -648,8 +707,13 @@ def optimize_progress(
 
             def report(p: OptimizeProgress) -> None:
                 scored[p.restart] = max(scored.get(p.restart, 0), p.evaluations)
-                log.update(p.restarts_done, p.restarts_total, best_score=p.best_score,
-                           best_board=p.best_board, boards_scored=sum(scored.values()))  # fmt: skip
+                log.update(
+                    p.restarts_done,
+                    p.restarts_total,
+                    best_score=p.best_score,
+                    best_board=p.best_board,
+                    boards_scored=sum(scored.values()),
+                )
 
             yield report
         return
@@ -759,28 +823,44 @@ def prove_progress(style: LogStyle | None = None) -> Iterator[Callable[[ProvePro
         with log_progress("prove", "classes", style) as log:
 
             def report(p: ProveProgress) -> None:
-                log.update(p.classes_done, p.classes_total, best_score=p.best_score,
-                           best_board=p.best_board, hits=p.boards_found)  # fmt: skip
+                log.update(
+                    p.classes_done,
+                    p.classes_total,
+                    best_score=p.best_score,
+                    best_board=p.best_board,
+                    hits=p.boards_found,
+                )
 
             yield report
         return
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     bar = Progress(
-        TextColumn("[bold]proving[/bold]"), BarColumn(), TextColumn("{task.fields[classes]}"),
-        TextColumn("{task.fields[found]}"), TextColumn("{task.fields[best]}"),
-        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        TextColumn("[bold]proving[/bold]"),
+        BarColumn(),
+        TextColumn("{task.fields[classes]}"),
+        TextColumn("{task.fields[found]}"),
+        TextColumn("{task.fields[best]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
         # chunks of a proof finish a minute or more apart: the ETA averages over ten minutes
-        console=stderr_console(), transient=False, speed_estimate_period=600,
-    )  # fmt: skip
+        console=stderr_console(),
+        transient=False,
+        speed_estimate_period=600,
+    )
     task = bar.add_task("prove", total=None, classes="", found="", best="")
 
     def update(p: ProveProgress) -> None:
         best = f"best {p.best_score} {p.best_board}" if p.best_score is not None else ""
         bar.update(
-            task, completed=p.classes_done, total=p.classes_total, best=best,
-            classes=f"{p.classes_done:,}/{p.classes_total:,} classes", found=f"{p.boards_found:,} hits",
-        )  # fmt: skip
+            task,
+            completed=p.classes_done,
+            total=p.classes_total,
+            best=best,
+            classes=f"{p.classes_done:,}/{p.classes_total:,} classes",
+            found=f"{p.boards_found:,} hits",
+        )
         if not bar.live.is_started:
             bar.start()
 
@@ -972,8 +1052,10 @@ def query_output(result: QueryResult, fmt: str) -> list[str]:
     """``boggle runs query``'s rows: an aligned ``table``, ``csv`` (with a header) or ``json``
     (one object a line)."""
     if fmt == "json":
-        return [json.dumps(dict(zip(result.columns, row, strict=True)), ensure_ascii=False, default=str)
-                for row in result.rows]  # fmt: skip
+        return [
+            json.dumps(dict(zip(result.columns, row, strict=True)), ensure_ascii=False, default=str)
+            for row in result.rows
+        ]
     if fmt == "csv":
         import csv
         import io
@@ -992,6 +1074,9 @@ def query_output(result: QueryResult, fmt: str) -> list[str]:
         return str(value)
 
     rows = [[cell(v) for v in row] for row in result.rows]
-    numeric = {i for i in range(len(result.columns)) if result.rows and all(
-        isinstance(row[i], int | float) for row in result.rows if row[i] is not None)}  # fmt: skip
+    numeric = {
+        i
+        for i in range(len(result.columns))
+        if result.rows and all(isinstance(row[i], int | float) for row in result.rows if row[i] is not None)
+    }
     return [*_aligned(list(result.columns), rows, numeric), f"({plural(len(rows), 'row')})"]

@@ -473,8 +473,10 @@ def _word_lengths(words: list[str]) -> np.ndarray:
     lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
     if len(lens) and lens.max() > MAX_WORD_LETTERS:
         longest = words[int(lens.argmax())]
-        raise LexiconError(f"the word {quote(longest, 20)} is too long: the trie stores words of at most "
-                           f"{MAX_WORD_LETTERS:,} letters")  # fmt: skip
+        raise LexiconError(
+            f"the word {quote(longest, 20)} is too long: the trie stores words of at most "
+            f"{MAX_WORD_LETTERS:,} letters"
+        )
     return lens.astype(np.int16)
 
 

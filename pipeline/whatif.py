@@ -145,24 +145,34 @@ class WhatIfResult:
     runs: list[Any] = field(default_factory=list)  # the two runner.RunSummary
 
     def to_dict(self) -> dict[str, Any]:
-        # fmt: off
         return {
             "base": {"dice": self.base.label, "sha256": self.base.sha256, "run_dir": str(self.base_dir)},
             "variant": {
-                "dice": self.variant.label, "sha256": self.variant.sha256, "run_dir": str(self.variant_dir),
+                "dice": self.variant.label,
+                "sha256": self.variant.sha256,
+                "run_dir": str(self.variant_dir),
                 "faces": [list(d) for d in self.variant.dice],
             },
-            "swaps": self.swaps, "changed_dice": self.changed, "boards": self.boards,
-            "mean_base": self.mean_base, "mean_variant": self.mean_variant, "gain": self.gain,
-            "gain_low": self.gain_low, "gain_high": self.gain_high, "sd": self.sd,
-            "higher": self.higher, "lower": self.lower, "unchanged": self.unchanged,
+            "swaps": self.swaps,
+            "changed_dice": self.changed,
+            "boards": self.boards,
+            "mean_base": self.mean_base,
+            "mean_variant": self.mean_variant,
+            "gain": self.gain,
+            "gain_low": self.gain_low,
+            "gain_high": self.gain_high,
+            "sd": self.sd,
+            "higher": self.higher,
+            "lower": self.lower,
+            "unchanged": self.unchanged,
             "boards_differ": self.boards_differ,
             "prediction": {
-                "gain": self.prediction.estimate, "low": self.prediction.low, "high": self.prediction.high,
+                "gain": self.prediction.estimate,
+                "low": self.prediction.low,
+                "high": self.prediction.high,
                 "why_none": self.prediction.why or None,
             },
         }
-        # fmt: on
 
 
 def paired_gain(
@@ -179,8 +189,9 @@ def paired_gain(
     return mean, mean - half, mean + half, sd
 
 
-def predict_gain(boards: Sequence[str], scores: np.ndarray, rows: int, cols: int,
-                 base: DiceSet, variant: DiceSet) -> Prediction:  # fmt: skip
+def predict_gain(
+    boards: Sequence[str], scores: np.ndarray, rows: int, cols: int, base: DiceSet, variant: DiceSet
+) -> Prediction:
     """The additive face model's gain (fitted on the base run's boards and scores): for each
     changed die, the new faces' mean coefficient minus the old faces'; with its 95% interval."""
     if missing("analyze"):
@@ -267,8 +278,9 @@ def run_what_if(
 
     def config(dice: str, run_dir: Path) -> Any:
         raw: dict[str, Any] = {
-            "boards": {**boards_cfg, "dice": dice}, "run": {"out": str(run_dir), "n_jobs": n_jobs},
-        }  # fmt: skip
+            "boards": {**boards_cfg, "dice": dice},
+            "run": {"out": str(run_dir), "n_jobs": n_jobs},
+        }
         if dictionary:
             raw["lexicon"] = {"path": dictionary}
         if rules:
@@ -311,10 +323,26 @@ def run_what_if(
     rows, cols_ = base_cfg.shape
     prediction = predict_gain(boards_a, sa, rows, cols_, base, variant)
     return WhatIfResult(
-        base, variant, list(swaps), changed_dice(base, variant), base_dir, variant_dir, count,
-        float(sa.mean()), float(sb.mean()), gain, low, high, sd,
-        float((d > 0).mean()), float((d < 0).mean()), float((d == 0).mean()), differ, prediction, summaries,
-    )  # fmt: skip
+        base,
+        variant,
+        list(swaps),
+        changed_dice(base, variant),
+        base_dir,
+        variant_dir,
+        count,
+        float(sa.mean()),
+        float(sb.mean()),
+        gain,
+        low,
+        high,
+        sd,
+        float((d > 0).mean()),
+        float((d < 0).mean()),
+        float((d == 0).mean()),
+        differ,
+        prediction,
+        summaries,
+    )
 
 
 def _refuse_other_variant(variant_dir: Path, sha256: str) -> None:

@@ -194,9 +194,13 @@ def run_boggle(
     """``boggle ARGS`` in a subprocess (this checkout's package), its output captured as text;
     ``env`` adds to (or overrides) the job environment."""
     return subprocess.run(
-        boggle_command(*args), capture_output=True, text=True, env={**job_environment(), **(env or {})},
-        cwd=cwd, timeout=timeout,
-    )  # fmt: skip
+        boggle_command(*args),
+        capture_output=True,
+        text=True,
+        env={**job_environment(), **(env or {})},
+        cwd=cwd,
+        timeout=timeout,
+    )
 
 
 def one_error_line(res: subprocess.CompletedProcess[str], *needles: str) -> str:
@@ -219,11 +223,13 @@ def run_config(dictionary: str, out: str | Path, n_jobs: int = 1, **boards: Any)
     """A small generated run (300 boards in 3 chunks) of ``dictionary`` into ``out``."""
     from pipeline.config import config_from_dict
 
-    return config_from_dict({
-        "boards": {"count": 300, "chunk_size": 100, "seed": 11, **boards},
-        "lexicon": {"path": dictionary},
-        "run": {"out": str(out), "n_jobs": n_jobs},
-    })  # fmt: skip
+    return config_from_dict(
+        {
+            "boards": {"count": 300, "chunk_size": 100, "seed": 11, **boards},
+            "lexicon": {"path": dictionary},
+            "run": {"out": str(out), "n_jobs": n_jobs},
+        }
+    )
 
 
 def gen_config(dictionary: str, out: Path, **values: Any) -> RunConfig:
@@ -232,9 +238,13 @@ def gen_config(dictionary: str, out: Path, **values: Any) -> RunConfig:
     from pipeline.config import load_config
 
     merged: dict[str, Any] = {
-        "boards.dice": "new", "boards.count": 3000, "boards.seed": 5, "boards.chunk_size": 500,
-        "lexicon.path": dictionary, "run.out": str(out),
-    }  # fmt: skip
+        "boards.dice": "new",
+        "boards.count": 3000,
+        "boards.seed": 5,
+        "boards.chunk_size": 500,
+        "lexicon.path": dictionary,
+        "run.out": str(out),
+    }
     merged.update({k.replace("__", "."): v for k, v in values.items()})
     return load_config(None, merged)
 
@@ -314,9 +324,13 @@ def make_rows(boards: list[dict[str, Any]], start_id: int = 0, min_length: int =
 
 
 def write_run(
-    run_dir: Path, boards: list[dict[str, Any]], *, chunk_size: int = 3, finished: bool = True,
+    run_dir: Path,
+    boards: list[dict[str, Any]],
+    *,
+    chunk_size: int = 3,
+    finished: bool = True,
     min_length: int = 3,
-) -> Path:  # fmt: skip
+) -> Path:
     """Write ``boards`` as a run: parts of ``chunk_size`` boards, then (if finished) _SUCCESS.
     Laid out like a run of ``boggle run`` (the store's own schema and writers); the derived
     columns are computed from the words."""
@@ -334,9 +348,12 @@ def write_run(
     data = {"boards": {"source": "generate", "count": len(rows), "seed": 7, "chunk_size": chunk_size}}
     config = {**data, "run": {"out": str(run_dir)}}
     lexicon = {
-        "name": "test-words", "source": "/nowhere/test.txt", "content_hash": "ab" * 32, "n_words": 42,
+        "name": "test-words",
+        "source": "/nowhere/test.txt",
+        "content_hash": "ab" * 32,
+        "n_words": 42,
         "report": {"n_input": 50, "n_kept": 42, "dropped": {"too short": 8}},
-    }  # fmt: skip
+    }
     meta = parquet_metadata(data, lexicon, rules.to_dict())
     parts = []
     for chunk, lo in enumerate(range(0, len(rows), chunk_size)):
@@ -347,9 +364,16 @@ def write_run(
     if finished:
         write_manifest(
             run_dir,
-            {"identity": {"data": data}, "config": config, "lexicon": lexicon, "rules": rules.to_dict(),
-             "versions": {"python": "3.x"}, "counts": {"boards": len(rows)}, "parts": parts},
-        )  # fmt: skip
+            {
+                "identity": {"data": data},
+                "config": config,
+                "lexicon": lexicon,
+                "rules": rules.to_dict(),
+                "versions": {"python": "3.x"},
+                "counts": {"boards": len(rows)},
+                "parts": parts,
+            },
+        )
     return run_dir
 
 
@@ -359,9 +383,13 @@ ALPHA = [
     {"board": "dogs", "source": "new", "words": ["dog", "god"], "dead_cells": 1},
     {"board": "qate", "source": "new", "words": ["ate", "eat", "tea"], "dead_cells": 1},
     {"board": "cate", "source": "new", "words": ["acute", "cat", "eat"], "dead_cells": 0},
-    {"board": "[th]ose", "source": "new", "dead_cells": 0,
-     "words": ["eth", "hoe", "hoes", "hose", "host", "hot", "shoe", "shot", "the", "toe"]},
-]  # fmt: skip
+    {
+        "board": "[th]ose",
+        "source": "new",
+        "dead_cells": 0,
+        "words": ["eth", "hoe", "hoes", "hose", "host", "hot", "shoe", "shot", "the", "toe"],
+    },
+]
 # Two sources in one run (an ingest of two files), a wordless board and a blank cell.
 BETA = [
     {"board": "xyzw", "source": "a.txt", "words": [], "dead_cells": 4},
@@ -378,9 +406,14 @@ def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("smoke") / "smoke"
     summary = out.parent / "summary.json"
     res = run_boggle(
-        "run", str(REPO / "configs" / "smoke.toml"), "-o", str(out), "-q",
-        "--summary-json", str(summary),
-    )  # fmt: skip
+        "run",
+        str(REPO / "configs" / "smoke.toml"),
+        "-o",
+        str(out),
+        "-q",
+        "--summary-json",
+        str(summary),
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith(f"{out}: 2,000 boards in 4 parts"), res.stdout
     return out
@@ -402,11 +435,14 @@ def ingest_config(tmp_path: Path, lexicon: str) -> Path:
     """A run config at ``tmp_path/ingest.toml`` that ingests :func:`make_inputs` (8 rows, 4 of
     them rejected) in chunks of 3 into ``tmp_path/run`` on one worker."""
     files = make_inputs(tmp_path)
-    return write_toml(tmp_path / "ingest.toml", {
-        "boards": {"source": "ingest", "files": [str(f) for f in files], "chunk_size": 3},
-        "lexicon": {"path": lexicon},
-        "run": {"out": str(tmp_path / "run"), "n_jobs": 1},
-    })  # fmt: skip
+    return write_toml(
+        tmp_path / "ingest.toml",
+        {
+            "boards": {"source": "ingest", "files": [str(f) for f in files], "chunk_size": 3},
+            "lexicon": {"path": lexicon},
+            "run": {"out": str(tmp_path / "run"), "n_jobs": 1},
+        },
+    )
 
 
 def tiny_proof_args(tiny_dict: str, out: Path) -> list[str]:

@@ -90,10 +90,13 @@ def cases(
     rules = get_rules(preset, min_length=draw(st.integers(1, 4)), revisit=revisit)
     face_pool = draw(st.lists(st.sampled_from(FACES), min_size=1, max_size=6, unique=True))
     boards = [
-        Board(rows, cols, tuple(draw(st.lists(st.sampled_from(face_pool), min_size=rows * cols,
-                                              max_size=rows * cols))))
+        Board(
+            rows,
+            cols,
+            tuple(draw(st.lists(st.sampled_from(face_pool), min_size=rows * cols, max_size=rows * cols))),
+        )
         for _ in range(draw(st.integers(1, 2)))
-    ]  # fmt: skip
+    ]
     rng = random.Random(draw(st.integers(0, 2**32)))
     words = [
         random_walk_word(rng.choice(boards), rng, revisit or rng.random() < 0.3, max_steps) for _ in range(25)

@@ -108,8 +108,9 @@ def test_summary_std_is_exact_whatever_the_row_order(scores: list[int], rnd: Any
 
     def std(order: list[int]) -> float:
         n = len(order)
-        df = pd.DataFrame({"run": "r", "source": "s", "score": order, "n_words": order, "dead_cells": 0,
-                           "max_word_len": 3})  # fmt: skip
+        df = pd.DataFrame(
+            {"run": "r", "source": "s", "score": order, "n_words": order, "dead_cells": 0, "max_word_len": 3}
+        )
         with duckdb.connect() as con:
             con.execute("SET threads = 4")
             con.register("boards_df", pd.concat([df] * 40, ignore_index=True) if n < 50 else df)
@@ -217,11 +218,16 @@ def test_face_effects_match_parse_compact_on_mixed_boards(
     boards = []
     for i in range(240):
         faces = rng.choice(multi if i % 4 == 0 else plain, size=9)
-        boards.append({
-            "board": format_compact(Board(3, 3, tuple(str(f) for f in faces))), "rows": 3, "cols": 3,
-            "source": "mix", "dead_cells": 0,
-            "words": [str(w) for w in rng.choice(vocab, size=int(rng.integers(0, 6)), replace=False)],
-        })  # fmt: skip
+        boards.append(
+            {
+                "board": format_compact(Board(3, 3, tuple(str(f) for f in faces))),
+                "rows": 3,
+                "cols": 3,
+                "source": "mix",
+                "dead_cells": 0,
+                "words": [str(w) for w in rng.choice(vocab, size=int(rng.integers(0, 6)), replace=False)],
+            }
+        )
     run = write_run(tmp_path / "mix", boards, chunk_size=100)
     with connect([load_run(run)]) as con:
         fe = stats.face_effects(con)
@@ -246,8 +252,11 @@ def test_two_runs_compare_side_by_side(alpha: Path, beta: Path) -> None:
         t = stats.compute_tables(con, top=1, top_words=2)
     s = t.summary
     assert list(zip(s["run"], s["source"], strict=True)) == [
-        ("alpha", "new"), ("beta", "a.txt"), ("beta", "b.txt"), ("beta", "(all)"),
-    ]  # fmt: skip
+        ("alpha", "new"),
+        ("beta", "a.txt"),
+        ("beta", "b.txt"),
+        ("beta", "(all)"),
+    ]
     assert one(s, run="beta", source="a.txt")["score_mean"] == pytest.approx((0 + 6) / 2)
     total = one(s, run="beta", source="(all)")
     assert total["boards"] == 3
@@ -265,8 +274,10 @@ def test_two_runs_compare_side_by_side(alpha: Path, beta: Path) -> None:
     for (_run, _src), g in h.groupby(["run", "source"]):
         assert g["share"].sum() == pytest.approx(1.0)
     assert set(zip(t.top_boards["run"], t.top_boards["board"], strict=True)) == {
-        ("alpha", "[th]ose"), ("beta", "bade"), ("beta", "ba.e"),
-    }  # fmt: skip
+        ("alpha", "[th]ose"),
+        ("beta", "bade"),
+        ("beta", "ba.e"),
+    }
 
 
 def test_runs_with_one_name_get_distinct_labels(tmp_path: Path) -> None:
@@ -278,9 +289,13 @@ def test_runs_with_one_name_get_distinct_labels(tmp_path: Path) -> None:
 
 
 def test_other_min_length_adds_length_columns(tmp_path: Path) -> None:
-    run = write_run(tmp_path / "short", [
-        {"board": "abcd", "source": "new", "words": ["ab", "abc"], "dead_cells": 1},
-    ], min_length=2)  # fmt: skip
+    run = write_run(
+        tmp_path / "short",
+        [
+            {"board": "abcd", "source": "new", "words": ["ab", "abc"], "dead_cells": 1},
+        ],
+        min_length=2,
+    )
     with connect(load_runs([run])) as con:
         bl = stats.by_length(con)
     assert list(bl["length"])[:2] == ["2", "3"]
@@ -330,8 +345,13 @@ def test_analyze_writes_tables_plots_and_a_self_contained_report(
     assert one(summ, run="alpha", source="new")["score_p90"] == pytest.approx(7.6)
     # Every plot the analysis claims is a PNG on disk and embedded, byte for byte, in the page.
     claimed = json.loads((out / "analysis.json").read_text())["plots"]
-    assert {"score_distribution.png", "words_distribution.png", "points_by_length.png",
-            "face_effects.png", "longest_word.png"} <= set(claimed)  # fmt: skip
+    assert {
+        "score_distribution.png",
+        "words_distribution.png",
+        "points_by_length.png",
+        "face_effects.png",
+        "longest_word.png",
+    } <= set(claimed)
     assert sum(p.startswith("best_board_") for p in claimed) == 3  # one per run/source
     page = res.report.read_text(encoding="utf-8")
     parser = _Figures()

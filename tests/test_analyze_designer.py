@@ -35,9 +35,15 @@ def three_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     ):
         run_dir = base / name
         overrides: dict[str, Any] = {
-            "run.out": str(run_dir), "run.n_jobs": 1, "lexicon.path": ENABLE2K, "boards.dice": dice,
-            "boards.count": COUNT, "boards.chunk_size": 250, "boards.seed": 5, **extra,
-        }  # fmt: skip
+            "run.out": str(run_dir),
+            "run.n_jobs": 1,
+            "lexicon.path": ENABLE2K,
+            "boards.dice": dice,
+            "boards.count": COUNT,
+            "boards.chunk_size": 250,
+            "boards.seed": 5,
+            **extra,
+        }
         run_from_file(REPO / "configs" / "smoke.toml", overrides)
         out.append(run_dir)
     return out
@@ -68,8 +74,10 @@ def test_dice_are_rebuilt_from_the_seed_exactly(three_runs: list[Path]) -> None:
         dice = load_dice_set(layout.name)
         assert layout.die.shape == (COUNT, 16)
         assert (np.sort(layout.die, axis=1) == np.arange(16)).all()  # each die once per board
-        shown = [[dice.dice[d][s] for d, s in zip(drow, srow, strict=True)]
-                 for drow, srow in zip(layout.die, layout.side, strict=True)]  # fmt: skip
+        shown = [
+            [dice.dice[d][s] for d, s in zip(drow, srow, strict=True)]
+            for drow, srow in zip(layout.die, layout.side, strict=True)
+        ]
         stored = [[bf.faces[c] for c in row] for row in bf.codes]
         assert shown == stored
 
@@ -136,10 +144,21 @@ def test_report_answers_the_designers_questions(three_runs: list[Path], tmp_path
         assert (np.diff(d["value"].to_numpy()) >= 0).all()
         assert abs(d["value"].mean()) < 1.0
     page = res.report.read_text(encoding="utf-8")
-    for text in ("new dice", "classic dice", "seed 5", "enable2k (sha256", "How the runs compare",
-                 "Same boards, board by board", "Dice and cell positions", "wordfreq",
-                 "normal approximation", 'class="dt"', "dt-bundle", "Face effects against the first run",
-                 "plotly-score-cdf"):  # fmt: skip
+    for text in (
+        "new dice",
+        "classic dice",
+        "seed 5",
+        "enable2k (sha256",
+        "How the runs compare",
+        "Same boards, board by board",
+        "Dice and cell positions",
+        "wordfreq",
+        "normal approximation",
+        'class="dt"',
+        "dt-bundle",
+        "Face effects against the first run",
+        "plotly-score-cdf",
+    ):
         assert text in page, text
     assert f"Board quality: {new} vs {classic} vs {min4}" in page
 
@@ -191,9 +210,15 @@ def doubled_run(three_runs: list[Path]) -> Path:
 
     run_dir = three_runs[0].parent / "new-doubled"
     overrides: dict[str, Any] = {
-        "run.out": str(run_dir), "run.n_jobs": 1, "lexicon.path": ENABLE2K, "boards.dice": "new",
-        "boards.count": COUNT, "boards.chunk_size": 250, "boards.seed": 5, "rules.scores": DOUBLED,
-    }  # fmt: skip
+        "run.out": str(run_dir),
+        "run.n_jobs": 1,
+        "lexicon.path": ENABLE2K,
+        "boards.dice": "new",
+        "boards.count": COUNT,
+        "boards.chunk_size": 250,
+        "boards.seed": 5,
+        "rules.scores": DOUBLED,
+    }
     run_from_file(REPO / "configs" / "smoke.toml", overrides)
     return run_dir
 

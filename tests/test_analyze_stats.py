@@ -105,8 +105,11 @@ def test_position_effects_recover_planted_effects_by_cell_kind() -> None:
     n, faces = 20_000, 4
     codes = rng.integers(0, faces, size=(n, 16)).astype(np.int16)
     classes = cells.position_classes(4, 4)
-    planted = {0: np.array([1.0, 0.0, 0.0, -1.0]), 1: np.array([2.0, 0.0, 0.0, -2.0]),
-               2: np.array([4.0, 0.0, 0.0, -4.0])}  # fmt: skip
+    planted = {
+        0: np.array([1.0, 0.0, 0.0, -1.0]),
+        1: np.array([2.0, 0.0, 0.0, -2.0]),
+        2: np.array([4.0, 0.0, 0.0, -4.0]),
+    }
     score = rng.normal(0, 3, size=n)
     for k, eff in planted.items():
         for c in np.flatnonzero(classes == k):
@@ -152,9 +155,18 @@ def test_verdicts_say_direction_size_and_interval() -> None:
 
 @pytest.mark.parametrize(
     ("share", "text"),
-    [(0.0005, "<0.1%"), (0.00001, "<0.1%"), (0.0, "0%"), (1.0, "100%"), (0.998, "99.8%"),
-     (0.9995, ">99.9%"), (0.0015, "0.1%"), (0.1491, "14.9%"), (float("nan"), "–")],
-)  # fmt: skip
+    [
+        (0.0005, "<0.1%"),
+        (0.00001, "<0.1%"),
+        (0.0, "0%"),
+        (1.0, "100%"),
+        (0.998, "99.8%"),
+        (0.9995, ">99.9%"),
+        (0.0015, "0.1%"),
+        (0.1491, "14.9%"),
+        (float("nan"), "–"),
+    ],
+)
 def test_shares_never_round_to_0_or_100_percent(share: float, text: str) -> None:
     """0% and 100% only for exactly 0 and 1; the issue's 0.05% / 99.80% / 0.15% case."""
     from pipeline.analyze.html import pct
@@ -176,8 +188,11 @@ def test_labels_name_what_differs() -> None:
     a = describe(_manifest("new", "tanglet:en"))
     b = describe(_manifest("classic", "tanglet:en"))
     c = describe(_manifest("new", "enable2k.txt", "cd" * 32))
-    assert differing_labels([a, b, c]) == ["new dice · tanglet:en", "classic dice · tanglet:en",
-                                           "new dice · enable2k.txt"]  # fmt: skip
+    assert differing_labels([a, b, c]) == [
+        "new dice · tanglet:en",
+        "classic dice · tanglet:en",
+        "new dice · enable2k.txt",
+    ]
     # Same list name, other content: the hash tells them apart.
     d = describe(_manifest("new", "words.txt", "11" * 32))
     e = describe(_manifest("new", "words.txt", "22" * 32))
@@ -186,8 +201,10 @@ def test_labels_name_what_differs() -> None:
         "new dice · words.txt #222222222222",
     ]
     f = describe(_manifest("new", "tanglet:en", rules="big"))
-    assert differing_labels([a, f]) == ["new dice · tanglet:en · boggle (min 3) rules",
-                                        "new dice · tanglet:en · big (min 3) rules"]  # fmt: skip
+    assert differing_labels([a, f]) == [
+        "new dice · tanglet:en · boggle (min 3) rules",
+        "new dice · tanglet:en · big (min 3) rules",
+    ]
     g = describe(_manifest("new", "tanglet:en", seed=7))
     assert differing_labels([a, g]) == ["new dice · tanglet:en · seed 42", "new dice · tanglet:en · seed 7"]
     assert differing_labels([a, a]) is None  # nothing differs: directory names instead
@@ -240,8 +257,16 @@ def test_share_plots_use_linear_axes() -> None:
     """Shares are drawn on linear axes: on a log axis 0.013% looks like a quarter of 37%."""
     from pipeline.analyze import plots
 
-    longest = pd.DataFrame({"run": "r", "source": "s", "length": [5, 6, 7], "boards": [1, 740, 259],
-                            "share": [0.001, 0.74, 0.259], "example": ["a", "b", "c"]})  # fmt: skip
+    longest = pd.DataFrame(
+        {
+            "run": "r",
+            "source": "s",
+            "length": [5, 6, 7],
+            "boards": [1, 740, 259],
+            "share": [0.001, 0.74, 0.259],
+            "example": ["a", "b", "c"],
+        }
+    )
     counts = pd.DataFrame({"run": "r", "source": "s", "score": np.arange(100), "boards": 1})
     counts["cum_share"] = (counts["score"] + 1) / 100
     for fig in (

@@ -49,8 +49,12 @@ def test_the_check_sees_a_private_import(tmp_path: Path) -> None:
 #: Subpackages whose ``__all__`` is their public surface: what the layers above them use, and
 #: what the README shows users (tests import from the defining module instead).
 SURFACES = ["pipeline.store", "pipeline.optimize", "pipeline.runner", "pipeline.cli"]
-DOCS = [REPO / "README.md", REPO / "pyproject.toml", *(REPO / "notebooks").glob("*.ipynb"),
-        *sorted((REPO / "docs").rglob("*.md"))]  # fmt: skip
+DOCS = [
+    REPO / "README.md",
+    REPO / "pyproject.toml",
+    *(REPO / "notebooks").glob("*.ipynb"),
+    *sorted((REPO / "docs").rglob("*.md")),
+]
 
 
 def names_used_from(package: str, path: Path) -> set[str]:

@@ -63,9 +63,17 @@ def expected(has: pd.Series, bad: pd.Series) -> dict[str, float]:
     a, b, c, d = t.loc[True, True], t.loc[True, False], t.loc[False, True], t.loc[False, False]
     rr = (a / (a + b)) / (c / (c + d))
     se = math.sqrt(1 / a - 1 / (a + b) + 1 / c - 1 / (c + d))
-    return {"boards_with": a + b, "bad_with": a, "risk_ratio": rr, "rr_low": rr * math.exp(-Z * se),
-            "rr_high": rr * math.exp(Z * se), "share_of_boards": (a + b) / len(has),
-            "share_of_bad": a / (a + c), "p_bad_with": a / (a + b), "p_bad_without": c / (c + d)}  # fmt: skip
+    return {
+        "boards_with": a + b,
+        "bad_with": a,
+        "risk_ratio": rr,
+        "rr_low": rr * math.exp(-Z * se),
+        "rr_high": rr * math.exp(Z * se),
+        "share_of_boards": (a + b) / len(has),
+        "share_of_bad": a / (a + c),
+        "p_bad_with": a / (a + b),
+        "p_bad_without": c / (c + d),
+    }
 
 
 def check(row: pd.Series, want: dict[str, float]) -> None:
@@ -113,8 +121,13 @@ def test_die_face_drivers_agree_with_the_boards(dice_run: Path, boards: pd.DataF
     assert (per_die.groupby("die")["boards_with"].sum() == len(boards)).all()
     # the rebuilt layout puts, on each cell, a die whose face there is the board's face
     faces = np.array([list(fs) for fs in boards["faces"]], dtype=object)
-    shown = np.array([[layout.dice[d][s] for d, s in zip(dr, sr, strict=True)]
-                      for dr, sr in zip(layout.die, layout.side, strict=True)], dtype=object)  # fmt: skip
+    shown = np.array(
+        [
+            [layout.dice[d][s] for d, s in zip(dr, sr, strict=True)]
+            for dr, sr in zip(layout.die, layout.side, strict=True)
+        ],
+        dtype=object,
+    )
     assert (shown == faces).all()
     for rec in dice.head(12).to_dict("records"):
         d = int(rec["factor"].split()[1]) - 1
@@ -167,12 +180,22 @@ def test_a_definition_is_stated_and_checked() -> None:
 
 
 def test_the_report_explains_bad_boards_and_the_bands(dice_run: Path, tmp_path: Path) -> None:
-    res = CliRunner().invoke(app, ["analyze", str(dice_run), "--out", str(tmp_path / "r"), "-q",
-                                   "--bad-words", "60", "--threads", "2"])  # fmt: skip
+    res = CliRunner().invoke(
+        app,
+        ["analyze", str(dice_run), "--out", str(tmp_path / "r"), "-q", "--bad-words", "60", "--threads", "2"],
+    )
     assert res.exit_code == 0, res.output
     page = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
-    markers = ['<section id="bad">', "fewer than 60 words", 'id="bad-drivers"', 'id="bad-positions"',
-               "Every die face", '<section id="serve">', 'id="serve-bands"', "tanglet-medium"]  # fmt: skip
+    markers = [
+        '<section id="bad">',
+        "fewer than 60 words",
+        'id="bad-drivers"',
+        'id="bad-positions"',
+        "Every die face",
+        '<section id="serve">',
+        'id="serve-bands"',
+        "tanglet-medium",
+    ]
     for marker in markers:
         assert marker in page, marker
     assert (

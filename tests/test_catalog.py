@@ -46,8 +46,19 @@ def root(tmp_path_factory: pytest.TempPathFactory, tiny_dict: str) -> Path:
     run_prove(prove_config(tiny_dict, base / "proofs" / "done"))
     with pytest.raises(_Stop):
         run_prove(prove_config(tiny_dict, base / "proofs" / "stopped"), progress=_stop_after(2))
-    run_optimize(OptimizeConfig(tiny_dict, shape="3x3", strategy="hill", restarts=2, iterations=3,
-                                pool_size=8, keep=3, out=str(base / "search"), n_jobs=1))  # fmt: skip
+    run_optimize(
+        OptimizeConfig(
+            tiny_dict,
+            shape="3x3",
+            strategy="hill",
+            restarts=2,
+            iterations=3,
+            pool_size=8,
+            keep=3,
+            out=str(base / "search"),
+            n_jobs=1,
+        )
+    )
     damaged = shutil.copytree(base / "runs" / "small", base / "runs" / "damaged")
     part = damaged / "part-00001.parquet"
     part.write_bytes(part.read_bytes()[:-10])
@@ -63,10 +74,12 @@ def test_ls_lists_each_kind_with_its_state_and_counts(root: Path) -> None:
     assert set(listed) == {"runs/small", "runs/damaged", "proofs/done", "proofs/stopped", "search"}
     kinds = {k: (e["kind"], e["state"], e["unit"]) for k, e in listed.items()}
     assert kinds == {
-        "runs/small": ("run", "finished", "boards"), "runs/damaged": ("run", "damaged", "boards"),
-        "proofs/done": ("proof", "finished", "classes"), "proofs/stopped": ("proof", "unfinished", "classes"),
+        "runs/small": ("run", "finished", "boards"),
+        "runs/damaged": ("run", "damaged", "boards"),
+        "proofs/done": ("proof", "finished", "classes"),
+        "proofs/stopped": ("proof", "unfinished", "classes"),
         "search": ("search", "finished", "restarts"),
-    }  # fmt: skip
+    }
     # the counts are what the directories hold: boards and classes are part rows
     assert listed["runs/small"]["count"] == rows_in(root / "runs" / "small") == 300
     assert listed["proofs/done"]["count"] == rows_in(root / "proofs" / "done")
@@ -100,8 +113,11 @@ def test_show_gives_provenance_config_and_parts(root: Path) -> None:
     assert shown["config_full"] == manifest["config"] and shown["packages"] == manifest["packages"]
     assert shown["started_at"] == manifest["started_at"] and shown["finished_at"] == manifest["finished_at"]
     parts = sorted((root / "proofs" / "done").glob("part-*.parquet"))
-    assert shown["parts"] == {"files": len(parts), "rows": rows_in(root / "proofs" / "done"),
-                              "bytes": sum(p.stat().st_size for p in parts)}  # fmt: skip
+    assert shown["parts"] == {
+        "files": len(parts),
+        "rows": rows_in(root / "proofs" / "done"),
+        "bytes": sum(p.stat().st_size for p in parts),
+    }
     assert shown["figures"]["boards"] == len(manifest["boards"])
     assert shown["command"] is None
     stopped = json.loads(boggle("runs", "show", str(root / "proofs" / "stopped"), "--json").stdout)
@@ -144,8 +160,11 @@ def test_query_runs_sql_over_the_verified_boards(root: Path) -> None:
     res = boggle("runs", "query", str(run), sql, "--format", "json")
     assert res.exit_code == 0, res.output
     (row,) = [json.loads(line) for line in res.stdout.splitlines()]
-    assert row == {"n": table.num_rows, "total": pc.sum(table["score"]).as_py(),
-                   "most": pc.max(table["n_words"]).as_py()}  # fmt: skip
+    assert row == {
+        "n": table.num_rows,
+        "total": pc.sum(table["score"]).as_py(),
+        "most": pc.max(table["n_words"]).as_py(),
+    }
     # two runs, one view; csv with a header
     sql = "select board_id, score from boards order by board_id, score"
     both = boggle("runs", "query", str(run), str(run), sql, "--format", "csv")
@@ -192,8 +211,19 @@ def test_show_names_the_command_that_made_a_job(tmp_path: Path) -> None:
     """A job started by the ``boggle`` command keeps its command line in its record and
     manifest; ``runs show`` prints it."""
     out = tmp_path / "made"
-    args = ("run", str(REPO / "configs" / "smoke.toml"), "--count", "100", "--chunk-size", "50",
-            "-j", "1", "-q", "-o", str(out))  # fmt: skip
+    args = (
+        "run",
+        str(REPO / "configs" / "smoke.toml"),
+        "--count",
+        "100",
+        "--chunk-size",
+        "50",
+        "-j",
+        "1",
+        "-q",
+        "-o",
+        str(out),
+    )
     res = run_boggle(*args)
     assert res.returncode == 0, res.stderr
     command = shlex.join(["boggle", *args])

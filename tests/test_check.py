@@ -52,14 +52,22 @@ GIAZAPX
 def test_algospot_sample_under_both_rules() -> None:
     cases = parse_contest(ALGOSPOT)
     assert answer_contest(cases, revisit=True) == [
-        ("PRETTY", True), ("GIRL", True), ("REPEAT", True), ("KARA", False), ("PANDORA", False),
+        ("PRETTY", True),
+        ("GIRL", True),
+        ("REPEAT", True),
+        ("KARA", False),
+        ("PANDORA", False),
         ("GIAZAPX", True),
-    ]  # fmt: skip
+    ]
     # REPEAT needs the E at (1,3) twice and GIAZAPX the A at (2,2) twice: the standard rule says no
     assert answer_contest(cases, revisit=False) == [
-        ("PRETTY", True), ("GIRL", True), ("REPEAT", False), ("KARA", False), ("PANDORA", False),
+        ("PRETTY", True),
+        ("GIRL", True),
+        ("REPEAT", False),
+        ("KARA", False),
+        ("PANDORA", False),
         ("GIAZAPX", False),
-    ]  # fmt: skip
+    ]
 
 
 @pytest.mark.parametrize(
@@ -228,8 +236,13 @@ def test_cli_check_contest_file_and_stdin(tmp_path: Path) -> None:
     res = runner.invoke(app, ["check", "--contest", str(path), "--revisit"])
     assert res.exit_code == 0, res.output
     assert res.stdout.splitlines() == [
-        "PRETTY YES", "GIRL YES", "REPEAT YES", "KARA NO", "PANDORA NO", "GIAZAPX YES",
-    ]  # fmt: skip
+        "PRETTY YES",
+        "GIRL YES",
+        "REPEAT YES",
+        "KARA NO",
+        "PANDORA NO",
+        "GIAZAPX YES",
+    ]
     res = runner.invoke(app, ["check", "--contest", "-"], input=ALGOSPOT)
     assert res.exit_code == 0 and res.stdout.splitlines()[2] == "REPEAT NO"
 

@@ -34,8 +34,14 @@ def test_help_names_types_in_words(command: str) -> None:
 
 def test_help_labels_of_run() -> None:
     out = CLI.invoke(app, ["run", "--help"], terminal_width=200).output
-    for label in ("--set SECTION.KEY=VALUE", "--count INTEGER", "-i, --input FILE", "--out DIR",
-                  "--summary-json PATH|-", "--seed-from-date YYYY-MM-DD|today"):  # fmt: skip
+    for label in (
+        "--set SECTION.KEY=VALUE",
+        "--count INTEGER",
+        "-i, --input FILE",
+        "--out DIR",
+        "--summary-json PATH|-",
+        "--seed-from-date YYYY-MM-DD|today",
+    ):
         assert label in out, label
     assert re.search(r"^\s+\[CONFIG\.toml\]\s+Run config", out, re.M)  # an optional argument: its name alone
 
@@ -119,8 +125,14 @@ def test_a_proof_over_several_sessions_reports_the_cpu_and_wall_its_parts_record
     assert render.prove_summary(resumed).endswith(
         "2.0 s CPU in workers; 2.00 CPU-h and 1.50 h wall over every session"
     )
-    older = Proof(status="resume", cpu_s_recorded=5400.0, parts_recorded=6, wall_s_recorded=1800.0,
-                  parts_wall=4, parts_reused=10)  # fmt: skip
+    older = Proof(
+        status="resume",
+        cpu_s_recorded=5400.0,
+        parts_recorded=6,
+        wall_s_recorded=1800.0,
+        parts_wall=4,
+        parts_reused=10,
+    )
     assert render.prove_summary(older).endswith(
         "; 1.50 CPU-h over the 6 of 16 parts that record it"
         "; 0.50 h wall over the 4 of 16 parts that record it"
@@ -158,12 +170,32 @@ def test_local_dask_cluster_says_nothing_about_its_dashboard(tmp_path: Path, ena
         except OSError:
             pass  # already taken by someone else: the same situation
         res = subprocess.run(
-            [sys.executable, "-m", "pipeline.cli", "run", str(REPO / "configs" / "smoke.toml"),
-             "--count", "40", "--chunk-size", "20", "-j", "2", "--backend", "dask", "-d", enable2k_path, "-q",
-             "--out", str(tmp_path / "run")],
-            cwd=REPO, capture_output=True, text=True, timeout=300,
+            [
+                sys.executable,
+                "-m",
+                "pipeline.cli",
+                "run",
+                str(REPO / "configs" / "smoke.toml"),
+                "--count",
+                "40",
+                "--chunk-size",
+                "20",
+                "-j",
+                "2",
+                "--backend",
+                "dask",
+                "-d",
+                enable2k_path,
+                "-q",
+                "--out",
+                str(tmp_path / "run"),
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
             env={**os.environ, "PYTHONPATH": str(REPO)},
-        )  # fmt: skip
+        )
     assert res.returncode == 0, res.stderr
     said = [line for line in res.stderr.splitlines() if not line.startswith("note: compiling")]
     assert said == [], res.stderr  # no "Port 8787 is already in use", no dashboard address

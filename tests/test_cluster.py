@@ -54,13 +54,18 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
     while not sched_file.exists() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert sched_file.exists(), "the dask scheduler did not start"
-    hide = f"mount -t tmpfs none {client_dir} && cd {worker_cwd} && exec {BIN / 'dask'} worker " \
-        f"--scheduler-file {sched_file} --nthreads 1 --no-dashboard --name w$0"  # fmt: skip
+    hide = (
+        f"mount -t tmpfs none {client_dir} && cd {worker_cwd} && exec {BIN / 'dask'} worker "
+        f"--scheduler-file {sched_file} --nthreads 1 --no-dashboard --name w$0"
+    )
     for i in range(2):
         procs.append(
-            subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", hide, str(i)],
-                             env=_env(), **quiet)
-        )  # fmt: skip
+            subprocess.Popen(
+                ["unshare", "--mount", "--propagation", "private", "sh", "-c", hide, str(i)],
+                env=_env(),
+                **quiet,
+            )
+        )
     from dask.distributed import Client
 
     with Client(scheduler_file=str(sched_file), timeout="30s") as client:
@@ -80,9 +85,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
 
 def boggle(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     res = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *args], cwd=cwd, env=_env(), capture_output=True, text=True,
+        [sys.executable, "-m", "pipeline.cli", *args],
+        cwd=cwd,
+        env=_env(),
+        capture_output=True,
+        text=True,
         timeout=600,
-    )  # fmt: skip
+    )
     assert res.returncode in (0, 3), res.stderr  # 3: finished, some input rows rejected
     return res
 

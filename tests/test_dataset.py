@@ -73,9 +73,13 @@ def short_run(tmp_path_factory: pytest.TempPathFactory, short_words: Path, enabl
     list and min_length 4."""
     out = tmp_path_factory.mktemp("short") / "run"
     cfg = gen_config(
-        enable2k_path, out, boards__count=400, boards__chunk_size=250, lexicon__path=str(short_words),
+        enable2k_path,
+        out,
+        boards__count=400,
+        boards__chunk_size=250,
+        lexicon__path=str(short_words),
         rules__min_length=4,
-    )  # fmt: skip
+    )
     execute(cfg, n_jobs=1)
     return out
 

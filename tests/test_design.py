@@ -30,9 +30,16 @@ from tests.conftest import one_error_line, run_boggle
 # a 3x3 set: nine dice of the new set, the first made of rare letters (the planted flaw)
 RARE = "j j x x z z\n"
 NEW9 = [
-    "a a e e g n", "a b b j o o", "a c h o p s", "a f f k p s", "a o o t t w", "c i m o t u",
-    "d e i l r x", "d e l r v y", "d i s t t y",
-]  # fmt: skip
+    "a a e e g n",
+    "a b b j o o",
+    "a c h o p s",
+    "a f f k p s",
+    "a o o t t w",
+    "c i m o t u",
+    "d e i l r x",
+    "d e l r v y",
+    "d i s t t y",
+]
 
 
 def dice_file(tmp_path: Path, first: str | None = None) -> str:
@@ -235,9 +242,26 @@ def test_cli_refusals(tmp_path: Path) -> None:
 def test_cli_runs_and_refuses_another_config(tmp_path: Path) -> None:
     start = dice_file(tmp_path)
     out = tmp_path / "cli"
-    args = ["design-dice", "--start", start, "--objective", "mean", "--budget", "3k", "--batch", "300",
-            "--validate", "2000", "-d", "enable2k", "--out", str(out), "-q",
-            "--summary-json", "-"]  # fmt: skip
+    args = [
+        "design-dice",
+        "--start",
+        start,
+        "--objective",
+        "mean",
+        "--budget",
+        "3k",
+        "--batch",
+        "300",
+        "--validate",
+        "2000",
+        "-d",
+        "enable2k",
+        "--out",
+        str(out),
+        "-q",
+        "--summary-json",
+        "-",
+    ]
     res = run_boggle(*args)
     assert res.returncode == 0, res.stderr
     summary = json.loads(res.stdout)

@@ -53,9 +53,13 @@ def test_the_packaged_dice_file_is_the_cross_checked_copy() -> None:
     packaged = json.loads(PACKAGED.read_text(encoding="utf-8"))
     assert set(packaged) == {"classic", "new", "big1979", "master", "superbig", "big2011"}
     assert {n: (e["size"], e["default_min_word_length"]) for n, e in packaged.items()} == {
-        "classic": (4, 3), "new": (4, 3), "big1979": (5, 4), "master": (5, 4), "superbig": (6, 4),
+        "classic": (4, 3),
+        "new": (4, 3),
+        "big1979": (5, 4),
+        "master": (5, 4),
+        "superbig": (6, 4),
         "big2011": (5, 4),
-    }  # fmt: skip
+    }
 
 
 @pytest.mark.parametrize("name", ["classic", "new"])

@@ -108,10 +108,13 @@ BAD_FILES = {
     "digit.txt": ("# x\na a e e g n\na b b j 0 o\n", 3, ["die 2", "'0' is not letters"]),
     "short-die.txt": ("a a e e g n\na b b j o\n", 2, ["die 2 has 5 faces, die 1 has 6"]),
     "together.txt": ("aaeegn\n", 1, ["one face 'aaeegn'", "a a e e g n"]),
-    "bad.json": ('{"size": 2, "dice": [\n  ["a", "b"],\n  ["c", "d"],\n  ["e", "3"],\n  ["g", "h"]\n]}\n', 4,
-                 ["die 3", "'3' is not letters"]),
+    "bad.json": (
+        '{"size": 2, "dice": [\n  ["a", "b"],\n  ["c", "d"],\n  ["e", "3"],\n  ["g", "h"]\n]}\n',
+        4,
+        ["die 3", "'3' is not letters"],
+    ),
     "empty.toml": ('dice = [\n  ["a", "b"],\n  [],\n]\n', 3, ["die 2 is empty"]),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", sorted(BAD_FILES))
@@ -180,8 +183,24 @@ def test_run_from_a_dice_file_is_recorded_and_analysed_without_the_file(tmp_path
     dice = write(tmp_path, "mydice.txt", new_as_text().replace("h l n n r z", "h l n n r s"))
     mine = read_dice_file(str(dice))
     out = tmp_path / "run"
-    args = ("run", "--dice", str(dice), "--count", "400", "--chunk-size", "200", "--seed", "7",
-            "-d", "enable2k", "-j", "1", "-q", "--out", str(out))  # fmt: skip
+    args = (
+        "run",
+        "--dice",
+        str(dice),
+        "--count",
+        "400",
+        "--chunk-size",
+        "200",
+        "--seed",
+        "7",
+        "-d",
+        "enable2k",
+        "-j",
+        "1",
+        "-q",
+        "--out",
+        str(out),
+    )
     res = run_boggle(*args)
     assert res.returncode == 0, res.stderr
     manifest = json.loads((out / "_SUCCESS").read_text())

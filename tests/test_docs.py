@@ -271,9 +271,15 @@ def test_written_files_have_only_described_columns(
     boards.write_text("perslatgsineters\nnot a board!\n", encoding="utf-8")
     cfg = load_config(
         None,
-        {"boards.source": "ingest", "boards.files": [str(boards)], "lexicon.path": enable2k_path,
-         "run.out": str(tmp_path / "run"), "run.n_jobs": 1, "run.backend": "threading"},
-    )  # fmt: skip
+        {
+            "boards.source": "ingest",
+            "boards.files": [str(boards)],
+            "lexicon.path": enable2k_path,
+            "run.out": str(tmp_path / "run"),
+            "run.n_jobs": 1,
+            "run.backend": "threading",
+        },
+    )
     execute(cfg)
     part = pq.read_schema(next((tmp_path / "run").glob("part-*.parquet")))
     _assert_described(schema.COLUMNS, part.names, "a written run part")
@@ -296,8 +302,12 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     mkdocs = str(Path(sys.executable).parent / "mkdocs")
     proc = subprocess.run(
         [mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
-        cwd=REPO, capture_output=True, text=True, timeout=120, env=None,
-    )  # fmt: skip
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=None,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     assert "--summary-json" in cli and "boggle prove" in cli

@@ -32,9 +32,13 @@ def _catches(pid: int, signum: int) -> bool:
 
 
 @linux_only
-@pytest.mark.parametrize(("signum", "code", "line"), [
-    (signal.SIGTERM, 143, "terminated (SIGTERM)"), (signal.SIGINT, 130, "interrupted"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("signum", "code", "line"),
+    [
+        (signal.SIGTERM, 143, "terminated (SIGTERM)"),
+        (signal.SIGINT, 130, "interrupted"),
+    ],
+)
 def test_a_signal_during_start_up_ends_with_its_code_and_one_line(
     tmp_path: Path, signum: int, code: int, line: str
 ) -> None:
@@ -44,8 +48,11 @@ def test_a_signal_during_start_up_ends_with_its_code_and_one_line(
         out = tmp_path / f"run-{delay}"
         proc = subprocess.Popen(
             boggle_command("run", "--count", "2000000", "--out", str(out)),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=job_environment(),
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=job_environment(),
+        )
         deadline = time.monotonic() + 60
         # SIGTERM's handler is boggle's own (Python catches SIGINT from its start); both come together
         while not _catches(proc.pid, signal.SIGTERM) and proc.poll() is None and time.monotonic() < deadline:
@@ -57,9 +64,10 @@ def test_a_signal_during_start_up_ends_with_its_code_and_one_line(
         assert "Traceback" not in stderr, (delay, stderr[-3000:])
         # the progress lines a log gets once the job loop starts (stderr is a pipe) are not errors
         lines = [
-            ln for ln in stderr.splitlines()
+            ln
+            for ln in stderr.splitlines()
             if not ln.startswith(("note: ", "warning: ", "solving")) and not PROGRESS_LINE.match(ln)
-        ]  # fmt: skip
+        ]
         assert len(lines) == 1 and lines[0].startswith(line), (delay, stderr[-3000:])
 
 

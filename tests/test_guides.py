@@ -202,8 +202,10 @@ def check_directives(block: Block) -> None:
 def tracked_files() -> list[str]:
     out = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO, capture_output=True, check=True,
-    )  # fmt: skip
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    )
     return [name for name in out.stdout.decode().split("\0") if name]
 
 
@@ -280,9 +282,14 @@ def run_command(text: str, checkout: Path, state: Path, env: dict[str, str]) -> 
     )
     started = time.monotonic()
     proc = subprocess.Popen(
-        ["bash", "-c", script], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, start_new_session=True, env=base_environment(checkout),
-    )  # fmt: skip
+        ["bash", "-c", script],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env=base_environment(checkout),
+    )
     try:
         out, err = proc.communicate(timeout=COMMAND_TIMEOUT)
     except subprocess.TimeoutExpired:
@@ -444,10 +451,14 @@ def test_commands_prompts_continuations_heredocs_and_exit_codes() -> None:
     ]
     got = [(c.text, c.line, c.expect) for c in split_commands(bash, "bash")]
     assert got == [
-        ("cat > my.txt <<'EOF'\n# not a comment: the file's first line\n"
-         "a b   # exits 3 is text of the file, not an expectation\nEOF", 2, 0),
+        (
+            "cat > my.txt <<'EOF'\n# not a comment: the file's first line\n"
+            "a b   # exits 3 is text of the file, not an expectation\nEOF",
+            2,
+            0,
+        ),
         ("boggle solve abcd  # 12 words; it exits 0", 7, 0),
-    ]  # fmt: skip
+    ]
 
 
 def test_pages_that_make_one_name_differently_clash() -> None:

@@ -94,10 +94,24 @@ def run_args(backend: str) -> Callable[[str, Path], list[str]]:
     def args(enable2k: str, out: Path) -> list[str]:
         # 100 chunks of 2,000 boards: minutes of work, so it is always killed mid-run
         return [
-            "run", str(REPO / "configs" / "smoke.toml"), "--count", "200000", "--chunk-size", "2000",
-            "--n-jobs", "2", "--seed", "3", "--dictionary", enable2k, "--out", str(out),
-            "--backend", backend, "--quiet",
-        ]  # fmt: skip
+            "run",
+            str(REPO / "configs" / "smoke.toml"),
+            "--count",
+            "200000",
+            "--chunk-size",
+            "2000",
+            "--n-jobs",
+            "2",
+            "--seed",
+            "3",
+            "--dictionary",
+            enable2k,
+            "--out",
+            str(out),
+            "--backend",
+            backend,
+            "--quiet",
+        ]
 
     return args
 
@@ -121,9 +135,16 @@ def prove_args(enable2k: str, out: Path) -> list[str]:
 
 def optimize_args(enable2k: str, out: Path) -> list[str]:
     return [
-        "optimize", str(REPO / "configs" / "optimize-4x4.toml"), "-d", enable2k, "--n-jobs", "2",
-        "-o", str(out), "-q",
-    ]  # fmt: skip
+        "optimize",
+        str(REPO / "configs" / "optimize-4x4.toml"),
+        "-d",
+        enable2k,
+        "--n-jobs",
+        "2",
+        "-o",
+        str(out),
+        "-q",
+    ]
 
 
 def part_written(pgid: int, out: Path) -> bool:
@@ -165,9 +186,13 @@ def kill_main_and_check(name: str, when: float | str, enable2k: str, tmp_path: P
     with stderr.open("w") as err:
         t0 = time.monotonic()
         proc = subprocess.Popen(
-            boggle_command(*make_args(enable2k, out)), cwd=REPO, env=job_environment(),
-            start_new_session=True, stdout=subprocess.DEVNULL, stderr=err,
-        )  # fmt: skip
+            boggle_command(*make_args(enable2k, out)),
+            cwd=REPO,
+            env=job_environment(),
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
     try:
         while not reached():
             assert proc.poll() is None, f"{name} ended before the kill: {stderr.read_text()[-2000:]}"

@@ -37,9 +37,14 @@ FAST_FLIPS = 30  # per kind of job in the default run
 
 def prove_config(dictionary: str, out: Path | None, threshold: int = 20) -> ProveConfig:
     return ProveConfig(
-        dictionary, shape="2x3", threshold=threshold, classes="ae rst", chunk_size=4, n_jobs=1,
+        dictionary,
+        shape="2x3",
+        threshold=threshold,
+        classes="ae rst",
+        chunk_size=4,
+        n_jobs=1,
         out=str(out) if out else None,
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(scope="module")
@@ -131,8 +136,24 @@ def test_finished_proof_refuses_damage_then_overwrite_repairs(
         text = (out / "_SUCCESS").read_text()
         (out / "_SUCCESS").write_text(text.replace('"eliminated": ', '"eliminated": 1', 1))
     if damage in ("truncate", "manifest"):  # a real process, as an operator runs it
-        res = run_boggle("prove", "-d", tiny_dict, "--shape", "2x3", "-t", "20", "--classes", "ae rst",
-                  "--chunk-size", "4", "-j", "1", "-o", str(out), "-q")  # fmt: skip
+        res = run_boggle(
+            "prove",
+            "-d",
+            tiny_dict,
+            "--shape",
+            "2x3",
+            "-t",
+            "20",
+            "--classes",
+            "ae rst",
+            "--chunk-size",
+            "4",
+            "-j",
+            "1",
+            "-o",
+            str(out),
+            "-q",
+        )
         assert res.returncode == EXIT_OUTPUT_CONFLICT, res.stderr
         line = one_error_line(res)
         assert "damaged" in line or "changed after it was written" in line, line
@@ -398,13 +419,36 @@ def test_ctrl_c_of_an_optimize_rerun_keeps_the_result_and_prints_the_best(
     # Each restart runs for 20 s whatever the machine's speed, so the signal, sent once the
     # workers run, lands mid-run: a fixed iteration count finished before the signal on CI,
     # whose re-run had a warm lexicon cache that the first run had to build.
-    args = ["optimize", "-d", enable2k_path, "--shape", "4x4", "--restarts", "2", "-j", "2", "--seed", "5",
-            "--iterations", "100000000", "--time-limit", "20", "-o", str(out), "-q"]  # fmt: skip
+    args = [
+        "optimize",
+        "-d",
+        enable2k_path,
+        "--shape",
+        "4x4",
+        "--restarts",
+        "2",
+        "-j",
+        "2",
+        "--seed",
+        "5",
+        "--iterations",
+        "100000000",
+        "--time-limit",
+        "20",
+        "-o",
+        str(out),
+        "-q",
+    ]
     first = run_boggle(*args)
     assert first.returncode == 0, first.stderr
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
-    proc = subprocess.Popen(boggle_command(*args), stderr=subprocess.PIPE, text=True, env=job_environment(),
-                            start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        boggle_command(*args),
+        stderr=subprocess.PIPE,
+        text=True,
+        env=job_environment(),
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 60
     while len(group_processes(proc.pid)) < 3 and time.monotonic() < deadline:  # the CLI and 2 workers
         time.sleep(0.2)
@@ -446,8 +490,26 @@ def test_prove_and_optimize_write_a_summary_json(
 
     out = copy(clean_proof, tmp_path / "p")
     summary = tmp_path / "prove.json"
-    args = ["prove", "-d", tiny_dict, "--shape", "2x3", "-t", "20", "--classes", "ae rst",
-            "--chunk-size", "4", "-j", "1", "-o", str(out), "-q", "--summary-json", str(summary)]  # fmt: skip
+    args = [
+        "prove",
+        "-d",
+        tiny_dict,
+        "--shape",
+        "2x3",
+        "-t",
+        "20",
+        "--classes",
+        "ae rst",
+        "--chunk-size",
+        "4",
+        "-j",
+        "1",
+        "-o",
+        str(out),
+        "-q",
+        "--summary-json",
+        str(summary),
+    ]
     assert CliRunner().invoke(app, args).exit_code == 0
     record = json.loads(summary.read_text())
     clean = run_prove(prove_config(tiny_dict, None))
@@ -460,9 +522,27 @@ def test_prove_and_optimize_write_a_summary_json(
     assert "damaged" in record["message"]
 
     opt = tmp_path / "optimize.json"
-    res = CliRunner().invoke(app, ["optimize", "-d", enable2k_path, "--shape", "3x3", "--restarts", "1",
-                                   "--iterations", "50", "-j", "1", "-o", str(tmp_path / "o"), "-q",
-                                   "--summary-json", str(opt)])  # fmt: skip
+    res = CliRunner().invoke(
+        app,
+        [
+            "optimize",
+            "-d",
+            enable2k_path,
+            "--shape",
+            "3x3",
+            "--restarts",
+            "1",
+            "--iterations",
+            "50",
+            "-j",
+            "1",
+            "-o",
+            str(tmp_path / "o"),
+            "-q",
+            "--summary-json",
+            str(opt),
+        ],
+    )
     assert res.exit_code == 0, res.output
     record = json.loads(opt.read_text())
     assert record["command"] == "optimize" and record["status"] == "complete" and record["boards"] >= 1

@@ -310,11 +310,15 @@ def test_run_whose_input_is_replaced_mid_run_is_not_certified(
     cfg = load_config(
         None,
         {
-            "boards.source": "ingest", "boards.files": [str(f)], "boards.chunk_size": 10,
-            "lexicon.path": enable2k_path, "run.out": str(out), "run.n_jobs": 1,
+            "boards.source": "ingest",
+            "boards.files": [str(f)],
+            "boards.chunk_size": 10,
+            "lexicon.path": enable2k_path,
+            "run.out": str(out),
+            "run.n_jobs": 1,
             "run.backend": "threading",
         },
-    )  # fmt: skip
+    )
     with pytest.raises(BoggleError, match=r"boards.txt: input file replaced or modified while the run"):
         run_job(cfg)
     assert replaced.is_set() and not (out / store.MANIFEST).exists()

@@ -526,8 +526,10 @@ def test_a_cache_folder_others_can_write_is_not_used(tmp_path: Path) -> None:
     folder.chmod(0o777)
     proc, notes = _solve_json(words, cache)
     assert proc.stdout == clean.stdout
-    assert notes == [f"note: the lexicon cache folder {folder} is writable by other users; not using it "
-                     "(compiling in memory)"]  # fmt: skip
+    assert notes == [
+        f"note: the lexicon cache folder {folder} is writable by other users; not using it "
+        "(compiling in memory)"
+    ]
     assert list(folder.iterdir()) == []  # nothing written there
     folder.chmod(0o1777)  # sticky, as /tmp: others cannot replace our files
     proc, notes = _solve_json(words, cache)

@@ -24,10 +24,18 @@ CLI = CliRunner()
 
 
 def config(enable2k: str, out: Path, words: bool):  # type: ignore[no-untyped-def]
-    return load_config(None, {
-        "boards.dice": "new", "boards.count": 1200, "boards.seed": 4, "boards.chunk_size": 500,
-        "boards.words": words, "lexicon.path": enable2k, "run.out": str(out),
-    })  # fmt: skip
+    return load_config(
+        None,
+        {
+            "boards.dice": "new",
+            "boards.count": 1200,
+            "boards.seed": 4,
+            "boards.chunk_size": 500,
+            "boards.words": words,
+            "lexicon.path": enable2k,
+            "run.out": str(out),
+        },
+    )
 
 
 @pytest.fixture(scope="module")

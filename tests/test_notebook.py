@@ -147,8 +147,12 @@ def test_jupyter_execute_from_the_notebooks_folder(tmp_path: Path) -> None:
     env = {**os.environ, "BOGGLE_RUN_DIR": str(run)}
     res = subprocess.run(
         [str(jupyter), "execute", NOTEBOOK.name, f"--output={out}"],
-        cwd=NOTEBOOK.parent, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=NOTEBOOK.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     text = outputs_text(nbformat.read(out, as_version=4))
     assert "test-words" in text and "[th]ose" in text  # the run $BOGGLE_RUN_DIR names

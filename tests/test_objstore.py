@@ -44,8 +44,10 @@ def start_moto(env: dict[str, str] | None = None) -> tuple[subprocess.Popen[byte
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-    )  # fmt: skip
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     deadline = time.monotonic() + 30
     while True:
         try:
@@ -343,13 +345,29 @@ def test_sigkill_then_resume(bucket: str, tiny_dict: str, tmp_path: Path, moto_e
     """A client killed mid-run (SIGKILL, its whole process group): the re-run waits out the
     lease, takes over, reuses what verifies, and ends with the parts of a clean local run."""
     url = f"s3://{bucket}/run"
-    args = ["run", str(REPO / "configs/smoke.toml"), "-d", tiny_dict, "--count", "3000",
-            "--chunk-size", "100", "--seed", "5", "--n-jobs", "2", "-q"]  # fmt: skip
+    args = [
+        "run",
+        str(REPO / "configs/smoke.toml"),
+        "-d",
+        tiny_dict,
+        "--count",
+        "3000",
+        "--chunk-size",
+        "100",
+        "--seed",
+        "5",
+        "--n-jobs",
+        "2",
+        "-q",
+    ]
     env = {**os.environ, "PYTHONPATH": str(REPO), **_kill_env(moto_endpoint)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "pipeline.cli", *args, "--out", url],
-        env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     f = fs()
     try:
         deadline = time.monotonic() + 120
@@ -437,9 +455,21 @@ def test_summary_and_objects_hold_no_credentials(
 ) -> None:
     summary = tmp_path / "summary.json"
     res = run_boggle(
-        "run", str(REPO / "configs/smoke.toml"), "-d", tiny_dict, "--count", "20", "--chunk-size", "10",
-        "--out", f"s3://{bucket}/run", "--summary-json", str(summary), "-q", env=s3_env(moto_endpoint),
-    )  # fmt: skip
+        "run",
+        str(REPO / "configs/smoke.toml"),
+        "-d",
+        tiny_dict,
+        "--count",
+        "20",
+        "--chunk-size",
+        "10",
+        "--out",
+        f"s3://{bucket}/run",
+        "--summary-json",
+        str(summary),
+        "-q",
+        env=s3_env(moto_endpoint),
+    )
     assert res.returncode == 0, res.stderr
     assert json.loads(summary.read_text())["run_dir"] == f"s3://{bucket}/run"
     for text in (summary.read_text(), res.stdout, res.stderr):
@@ -482,8 +512,12 @@ def test_notebook_reads_a_run_in_the_bucket(
     jupyter = Path(sys.executable).with_name("jupyter")
     res = subprocess.run(
         [str(jupyter), "execute", notebook.name, f"--output={out}"],
-        cwd=notebook.parent, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=notebook.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     text = "\n".join(
         o.get("text", "") + o.get("data", {}).get("text/plain", "")

@@ -74,17 +74,36 @@ def wait_gone(sid: int, limit: float = 10.0) -> list[int]:
 def start_cli(*args: str) -> subprocess.Popen[str]:
     """`boggle ARGS` as a real process in its own session, its output captured."""
     return subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", *args], cwd=REPO, env=ENV, start_new_session=True, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [sys.executable, "-m", "pipeline.cli", *args],
+        cwd=REPO,
+        env=ENV,
+        start_new_session=True,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def start_run(enable2k: str, out: Path, *extra: str) -> subprocess.Popen[str]:
     """A real `boggle run` long enough to be interrupted (200,000 boards, 2 workers)."""
     return start_cli(
-        "run", str(REPO / "configs" / "smoke.toml"), "--count", "200000", "--chunk-size", "2000",
-        "--n-jobs", "2", "--seed", "3", "--dictionary", enable2k, "--out", str(out), "--quiet", *extra,
-    )  # fmt: skip
+        "run",
+        str(REPO / "configs" / "smoke.toml"),
+        "--count",
+        "200000",
+        "--chunk-size",
+        "2000",
+        "--n-jobs",
+        "2",
+        "--seed",
+        "3",
+        "--dictionary",
+        enable2k,
+        "--out",
+        str(out),
+        "--quiet",
+        *extra,
+    )
 
 
 def wait_for_parts(proc: subprocess.Popen[str], out: Path, n: int) -> None:
@@ -138,8 +157,11 @@ def test_a_signal_raised_as_a_compiled_function_returns_is_not_an_internal_error
             exc = wrapped
         return exc
 
-    expected = (EXIT_TERMINATED, "terminated (SIGTERM)") if isinstance(signal_exc, Terminated) else (
-        EXIT_INTERRUPTED, "interrupted")  # fmt: skip
+    expected = (
+        (EXIT_TERMINATED, "terminated (SIGTERM)")
+        if isinstance(signal_exc, Terminated)
+        else (EXIT_INTERRUPTED, "interrupted")
+    )
     for wrappers in (("enumerate_class",), ("solve_small", "_sort_ids")):
         code, line = error_outcome(raised(signal_exc, *wrappers), "prove")
         assert code == expected[0]
@@ -156,9 +178,22 @@ def test_sigterm_of_a_one_process_run_is_terminated_not_an_internal_error(
     came back wrapped in SystemErrors and was reported as an internal error (exit 1)."""
     out = tmp_path / "run"
     proc = start_cli(
-        "run", str(REPO / "configs" / "smoke.toml"), "--count", "400000", "--chunk-size", "20000",
-        "--n-jobs", "1", "--seed", "3", "--dictionary", enable2k_path, "--out", str(out), "--quiet",
-    )  # fmt: skip
+        "run",
+        str(REPO / "configs" / "smoke.toml"),
+        "--count",
+        "400000",
+        "--chunk-size",
+        "20000",
+        "--n-jobs",
+        "1",
+        "--seed",
+        "3",
+        "--dictionary",
+        enable2k_path,
+        "--out",
+        str(out),
+        "--quiet",
+    )
     try:
         wait_for_parts(proc, out, 1)
         time.sleep(0.3)
@@ -182,9 +217,22 @@ def test_sigterm_of_a_one_worker_prove_acts_at_once(tmp_path: Path, enable2k_pat
     process waits; SIGTERM ends the command within seconds, 143, no manifest, no process left."""
     out = tmp_path / "proof"
     proc = start_cli(
-        "prove", "--dictionary", enable2k_path, "--shape", "4x4", "--threshold", "1000",
-        "--limit-classes", "1", "--sample-seed", "1", "-j", "1", "--out", str(out),
-    )  # fmt: skip
+        "prove",
+        "--dictionary",
+        enable2k_path,
+        "--shape",
+        "4x4",
+        "--threshold",
+        "1000",
+        "--limit-classes",
+        "1",
+        "--sample-seed",
+        "1",
+        "-j",
+        "1",
+        "--out",
+        str(out),
+    )
     try:
         deadline = time.monotonic() + 120
         while not (out / "_run.json").exists():
@@ -226,9 +274,24 @@ def test_a_prove_worker_killed_is_one_line_exit_5_and_no_process_left(
     exit 5, one line naming SIGKILL, no process left, no manifest."""
     out = tmp_path / "proof"
     proc = start_cli(
-        "prove", "--dictionary", enable2k_path, "--shape", "4x4", "--threshold", "1000",
-        "--limit-classes", n_jobs, "--sample-seed", "1", "--chunk-size", "1", "-j", n_jobs, "--out", str(out),
-    )  # fmt: skip
+        "prove",
+        "--dictionary",
+        enable2k_path,
+        "--shape",
+        "4x4",
+        "--threshold",
+        "1000",
+        "--limit-classes",
+        n_jobs,
+        "--sample-seed",
+        "1",
+        "--chunk-size",
+        "1",
+        "-j",
+        n_jobs,
+        "--out",
+        str(out),
+    )
     try:
         deadline = time.monotonic() + 120
         busy: list[psutil.Process] = []
@@ -380,9 +443,22 @@ def test_extra_part_beyond_the_run_is_refused_and_overwrite_removes_it(
 
 def cli_args(enable2k: str, out: Path) -> list[str]:
     return [
-        "--count", "2000", "--seed", "42", "--chunk-size", "500", "--dictionary", enable2k,
-        "--out", str(out), "--n-jobs", "1", "--quiet", "--set", 'run.backend="threading"',
-    ]  # fmt: skip
+        "--count",
+        "2000",
+        "--seed",
+        "42",
+        "--chunk-size",
+        "500",
+        "--dictionary",
+        enable2k,
+        "--out",
+        str(out),
+        "--n-jobs",
+        "1",
+        "--quiet",
+        "--set",
+        'run.backend="threading"',
+    ]
 
 
 @pytest.mark.parametrize("damage", [truncate, zero, corrupt, "delete", "extra"])
@@ -429,10 +505,24 @@ def test_huge_count_is_one_line_under_a_memory_limit(tmp_path: Path) -> None:
         "from pipeline.cli import main; sys.argv = ['boggle'] + sys.argv[1:]; main()"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code, "run", str(REPO / "configs" / "smoke.toml"),
-         "--count", "99999999999999999999", "--out", str(out), "--quiet"],
-        cwd=REPO, env=ENV, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            code,
+            "run",
+            str(REPO / "configs" / "smoke.toml"),
+            "--count",
+            "99999999999999999999",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        cwd=REPO,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert (
@@ -444,9 +534,18 @@ def test_huge_count_is_one_line_under_a_memory_limit(tmp_path: Path) -> None:
 def test_count_that_needs_too_many_parts_leaves_no_directory(tmp_path: Path) -> None:
     out = tmp_path / "never"
     result = CLI.invoke(
-        app, ["run", str(REPO / "configs" / "smoke.toml"), "--count", str(MAX_COUNT), "--chunk-size", "10",
-              "--out", str(out)],
-    )  # fmt: skip
+        app,
+        [
+            "run",
+            str(REPO / "configs" / "smoke.toml"),
+            "--count",
+            str(MAX_COUNT),
+            "--chunk-size",
+            "10",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 2 and "raise [boards] chunk_size" in result.output
     assert not out.exists()
     with pytest.raises(ConfigError, match=f"at most {MAX_CHUNK_SIZE:,}"):
@@ -513,9 +612,20 @@ def test_corrupt_gzip_ingest_is_one_line_naming_the_file(
     src.write_bytes(data)
     result = CLI.invoke(
         app,
-        ["run", str(REPO / "configs" / "smoke.toml"), "--input", str(src), "--dictionary", enable2k_path,
-         "--out", str(tmp_path / "run"), "-q", "--set", 'run.backend="threading"'],
-    )  # fmt: skip
+        [
+            "run",
+            str(REPO / "configs" / "smoke.toml"),
+            "--input",
+            str(src),
+            "--dictionary",
+            enable2k_path,
+            "--out",
+            str(tmp_path / "run"),
+            "-q",
+            "--set",
+            'run.backend="threading"',
+        ],
+    )
     assert result.exit_code == 2, result.output
     # a cold lexicon cache adds "note: compiling..." lines: the error itself is one line
     lines = [ln for ln in result.output.strip().splitlines() if not ln.startswith("note: ")]
@@ -532,9 +642,20 @@ def test_long_bad_lines_are_quoted_short(tmp_path: Path, enable2k_path: str) -> 
     out = tmp_path / "run"
     result = CLI.invoke(
         app,
-        ["run", str(REPO / "configs" / "smoke.toml"), "--input", str(src), "--dictionary", enable2k_path,
-         "--out", str(out), "-q", "--set", 'run.backend="threading"'],
-    )  # fmt: skip
+        [
+            "run",
+            str(REPO / "configs" / "smoke.toml"),
+            "--input",
+            str(src),
+            "--dictionary",
+            enable2k_path,
+            "--out",
+            str(out),
+            "-q",
+            "--set",
+            'run.backend="threading"',
+        ],
+    )
     assert result.exit_code == 3
     [reject] = store.read_rejects(out)
     assert reject["line"] == "2" and len(reject["raw"]) < 120 and len(reject["reason"]) < 200
@@ -559,9 +680,20 @@ def test_summary_json_on_success_rejects_and_failure(tmp_path: Path, enable2k_pa
     src = tmp_path / "in.txt"
     src.write_text("perslatgsineters\nnot-a-board!\n")
     args = [
-        "run", smoke, "--input", str(src), "--dictionary", enable2k_path, "--out", str(tmp_path / "ingest"),
-        "-q", "--set", 'run.backend="threading"', "--summary-json", str(path),
-    ]  # fmt: skip
+        "run",
+        smoke,
+        "--input",
+        str(src),
+        "--dictionary",
+        enable2k_path,
+        "--out",
+        str(tmp_path / "ingest"),
+        "-q",
+        "--set",
+        'run.backend="threading"',
+        "--summary-json",
+        str(path),
+    ]
     for _ in range(2):  # a re-run of a finished run with rejects returns 3 again
         rejected = CLI.invoke(app, args)
         assert rejected.exit_code == 3

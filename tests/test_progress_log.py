@@ -53,12 +53,25 @@ def test_a_run_logged_to_a_file_writes_plain_lines_at_the_interval(tmp_path: Pat
     with log.open("w") as stderr:  # a file: not a terminal
         res = subprocess.run(
             boggle_command(
-                "run", str(REPO / "configs" / "smoke.toml"), "--count", "12000", "--chunk-size", "500",
-                "-j", "1", "-o", str(tmp_path / "run"), "--progress-interval", "0.2",
+                "run",
+                str(REPO / "configs" / "smoke.toml"),
+                "--count",
+                "12000",
+                "--chunk-size",
+                "500",
+                "-j",
+                "1",
+                "-o",
+                str(tmp_path / "run"),
+                "--progress-interval",
+                "0.2",
             ),
-            stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=300,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            timeout=300,
             env={**job_environment(), "BOGGLE_LOG_FORMAT": log_format},
-        )  # fmt: skip
+        )
     assert res.returncode == 0, log.read_text()
     text = log.read_text(encoding="utf-8")
     assert "\x1b" not in text and "\r" not in text and "━" not in text
@@ -193,10 +206,21 @@ def test_prove_and_optimize_logged_to_a_file(tmp_path: Path, tiny_dict: str) -> 
     log = tmp_path / "prove.log"
     with log.open("w") as stderr:
         res = subprocess.run(
-            boggle_command(*tiny_proof_args(tiny_dict, tmp_path / "proof"), "--chunk-size", "1",
-                           "--log-format", "json", "--progress-interval", "0.2"),
-            stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=300, env=job_environment(),
-        )  # fmt: skip
+            boggle_command(
+                *tiny_proof_args(tiny_dict, tmp_path / "proof"),
+                "--chunk-size",
+                "1",
+                "--log-format",
+                "json",
+                "--progress-interval",
+                "0.2",
+            ),
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            timeout=300,
+            env=job_environment(),
+        )
     assert res.returncode == 0, log.read_text()
     text = log.read_text(encoding="utf-8")
     assert "\x1b" not in text and "\r" not in text
@@ -208,11 +232,31 @@ def test_prove_and_optimize_logged_to_a_file(tmp_path: Path, tiny_dict: str) -> 
     log = tmp_path / "optimize.log"
     with log.open("w") as stderr:
         res = subprocess.run(
-            boggle_command("optimize", "-d", tiny_dict, "--shape", "3x3", "--strategy", "hill",
-                           "--restarts", "2", "--iterations", "3", "--pool-size", "8", "-j", "1",
-                           "-o", str(tmp_path / "opt")),
-            stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=300, env=job_environment(),
-        )  # fmt: skip
+            boggle_command(
+                "optimize",
+                "-d",
+                tiny_dict,
+                "--shape",
+                "3x3",
+                "--strategy",
+                "hill",
+                "--restarts",
+                "2",
+                "--iterations",
+                "3",
+                "--pool-size",
+                "8",
+                "-j",
+                "1",
+                "-o",
+                str(tmp_path / "opt"),
+            ),
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            timeout=300,
+            env=job_environment(),
+        )
     assert res.returncode == 0, log.read_text()
     text = log.read_text(encoding="utf-8")
     assert "\x1b" not in text and "\r" not in text and "┃" not in text and "━" not in text

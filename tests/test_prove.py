@@ -155,9 +155,16 @@ def test_bound_is_exact_for_a_single_board(tiny) -> None:
     faces = tiny.alphabet.encode(tuple("rate"))
     masks = np.array([1 << int(f) for f in faces], dtype=np.uint64)
     s, m = class_bounds(
-        masks, geo.nbr_list, geo.deg, trie.children, trie.node_word, trie.node_points, trie.kids,
-        np.zeros(tiny.n_words, np.int64), np.zeros(1, np.int64),
-    )  # fmt: skip
+        masks,
+        geo.nbr_list,
+        geo.deg,
+        trie.children,
+        trie.node_word,
+        trie.node_points,
+        trie.kids,
+        np.zeros(tiny.n_words, np.int64),
+        np.zeros(1, np.int64),
+    )
     assert s == int(solve_arrays(faces[None, :], 2, 2, tiny, collect=False).score[0]) > 0
     assert m >= s
 
@@ -460,8 +467,16 @@ def test_the_estimate_scales_a_sample_to_every_canonical_class(tiny_dict: str, t
     spread = estimate(np.array([1.0] * 19 + [81.0]), 3600)  # mean 5 s: 5 h, one heavy class
     assert spread["cpu_h"] == 5.0 and spread["low_cpu_h"] == 1.0 and 9.0 < spread["high_cpu_h"] < 14.0
     out = tmp_path / "s"
-    cfg = ProveConfig(tiny_dict, shape="2x3", threshold=20, classes="ae rst", limit_classes=5, sample_seed=1,
-                      n_jobs=1, out=str(out))  # fmt: skip
+    cfg = ProveConfig(
+        tiny_dict,
+        shape="2x3",
+        threshold=20,
+        classes="ae rst",
+        limit_classes=5,
+        sample_seed=1,
+        n_jobs=1,
+        out=str(out),
+    )
     run_prove(cfg)
     # the one part records its worker's CPU: the classes' wall seconds are scaled to add up to it
     wall = pq.read_table(out, columns=["seconds"]).column(0).to_numpy()
@@ -555,10 +570,29 @@ def test_chosen_class_ids_prove_exactly_those_rows_of_the_full_proof(tiny_dict: 
     rows = pq.read_table(sorted(full.glob("part-*.parquet"))).drop(["seconds"]).to_pylist()
     all_ids = [r["class_id"] for r in rows]
     chosen = [all_ids[-1], all_ids[0], all_ids[len(all_ids) // 2]]
-    res = CLI.invoke(app, [
-        "prove", "-d", tiny_dict, "--shape", "2x3", "-t", "20", "--classes", "ae rst", "--chunk-size", "4",
-        "-j", "1", "--class-ids", ",".join(map(str, chosen)), "-o", str(tmp_path / "some"), "-q",
-    ])  # fmt: skip
+    res = CLI.invoke(
+        app,
+        [
+            "prove",
+            "-d",
+            tiny_dict,
+            "--shape",
+            "2x3",
+            "-t",
+            "20",
+            "--classes",
+            "ae rst",
+            "--chunk-size",
+            "4",
+            "-j",
+            "1",
+            "--class-ids",
+            ",".join(map(str, chosen)),
+            "-o",
+            str(tmp_path / "some"),
+            "-q",
+        ],
+    )
     assert res.exit_code == 0, res.output
     some = pq.read_table(sorted((tmp_path / "some").glob("part-*.parquet"))).drop(["seconds"]).to_pylist()
     assert some == [r for r in rows if r["class_id"] in chosen]
@@ -571,8 +605,21 @@ def test_chosen_class_ids_prove_exactly_those_rows_of_the_full_proof(tiny_dict: 
     assert "(--class-ids; nothing certified)" in status.output
     ids_file = tmp_path / "ids.txt"
     ids_file.write_text(f"{chosen[0]}\n# a comment\n{max(all_ids) + 10**6}\n")
-    bad = CLI.invoke(app, ["prove", "-d", tiny_dict, *["--shape", "2x3", "-t", "20", "--classes"], "ae rst",
-                           "--class-ids", f"@{ids_file}", "-o", str(tmp_path / "bad"), "-q"])  # fmt: skip
+    bad = CLI.invoke(
+        app,
+        [
+            "prove",
+            "-d",
+            tiny_dict,
+            *["--shape", "2x3", "-t", "20", "--classes"],
+            "ae rst",
+            "--class-ids",
+            f"@{ids_file}",
+            "-o",
+            str(tmp_path / "bad"),
+            "-q",
+        ],
+    )
     assert bad.exit_code == 2 and "is not a canonical class of this recipe" in bad.output
     bad = CLI.invoke(app, ["prove", "-d", tiny_dict, "--class-ids", "3,x", "-o", str(tmp_path / "bad2")])
     assert bad.exit_code == 2 and "--class-ids:1: not a class id" in bad.output

@@ -128,10 +128,23 @@ def test_a_stopped_proof_copied_elsewhere_resumes_there(
     before = part_bytes(out)
     cfg = prove_config(tiny_dict, out)  # the stopped proof's config, as command-line options
     res = run_boggle(
-        "prove", "-d", tiny_dict, "--shape", cfg.shape, "-t", str(cfg.threshold),
-        "--classes", str(cfg.classes), "--chunk-size", str(cfg.chunk_size), "-j", "1", "-o", str(out),
+        "prove",
+        "-d",
+        tiny_dict,
+        "--shape",
+        cfg.shape,
+        "-t",
+        str(cfg.threshold),
+        "--classes",
+        str(cfg.classes),
+        "--chunk-size",
+        str(cfg.chunk_size),
+        "-j",
+        "1",
+        "-o",
+        str(out),
         timeout=240,
-    )  # fmt: skip
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     assert "recomputing" not in res.stderr, res.stderr
     after = part_bytes(out)

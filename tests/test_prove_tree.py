@@ -55,9 +55,16 @@ def test_tree_bound_is_sound_and_matches_its_twin(
     # a 3x3 class: the sorted cell order splits a walk's joint choice into independent ones), so
     # the prover's root bound is the tree's or the sum bound (which the build computes too)
     s, _ = class_bounds(
-        arr, geo.nbr_list, geo.deg, trie.children, trie.node_word, trie.node_points, trie.kids,
-        np.zeros(tiny.n_words, np.int64), np.zeros(1, np.int64),
-    )  # fmt: skip
+        arr,
+        geo.nbr_list,
+        geo.deg,
+        trie.children,
+        trie.node_word,
+        trie.node_points,
+        trie.kids,
+        np.zeros(tiny.n_words, np.int64),
+        np.zeros(1, np.int64),
+    )
     assert prover.build(arr)[1] == int(s)
     assert prover.prove(arr).root_bound == min(bound, int(s))
     # forcing the first split cells to letters bounds the sub-class that agrees with them
@@ -89,10 +96,19 @@ def test_tree_bound_is_sound_and_matches_its_twin(
     got = {}
     for lift_above in (1 << 62, 0):
         status, _, leaves = tree_branch(
-            *prover.builder.arena(), prover.builder.n_nodes, rank, np.array(cells, np.int64), faces,
-            np.array(sizes, np.int64), left, 0, int(left[j]), lift_above, len(tree[0]),
+            *prover.builder.arena(),
+            prover.builder.n_nodes,
+            rank,
+            np.array(cells, np.int64),
+            faces,
+            np.array(sizes, np.int64),
+            left,
+            0,
+            int(left[j]),
+            lift_above,
+            len(tree[0]),
             np.empty((int(np.prod(sizes[:j])), n + 1), np.int64),
-        )  # fmt: skip
+        )
         assert status == 0
         got[lift_above] = {tuple(row[:n]): int(row[n]) for row in leaves.tolist()}
         assert len(got[lift_above]) == len(leaves) == int(np.prod(sizes[:j]))

@@ -25,9 +25,14 @@ CLI = CliRunner()
 
 def small_run(enable2k: str, out: Path, seed: int) -> Path:
     overrides = {
-        "run.out": str(out), "run.n_jobs": 1, "run.backend": "threading", "lexicon.path": enable2k,
-        "boards.count": 30, "boards.chunk_size": 10, "boards.seed": seed,
-    }  # fmt: skip
+        "run.out": str(out),
+        "run.n_jobs": 1,
+        "run.backend": "threading",
+        "lexicon.path": enable2k,
+        "boards.count": 30,
+        "boards.chunk_size": 10,
+        "boards.seed": seed,
+    }
     run_job(load_config(REPO / "configs" / "smoke.toml", overrides))
     return out
 

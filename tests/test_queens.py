@@ -18,9 +18,10 @@ def brute_force(n: int) -> list[tuple[int, ...]]:
     """Every permutation is a placement with one queen per row and column; keep those with one
     queen per diagonal."""
     return [
-        p for p in itertools.permutations(range(n))
+        p
+        for p in itertools.permutations(range(n))
         if len({r + c for r, c in enumerate(p)}) == n and len({r - c for r, c in enumerate(p)}) == n
-    ]  # fmt: skip
+    ]
 
 
 @pytest.mark.parametrize("n", [*range(1, 10), pytest.param(10, marks=pytest.mark.slow)])

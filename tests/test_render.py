@@ -24,9 +24,14 @@ from tests.conftest import REPO
 
 @pytest.mark.parametrize(
     ("name", "shape", "expected"),
-    [(None, None, "boggle"), (None, (5, 5), "big"), (None, (6, 6), "superbig"), (None, (3, 7), "boggle"),
-     ("boggle", (5, 5), "boggle")],
-)  # fmt: skip
+    [
+        (None, None, "boggle"),
+        (None, (5, 5), "big"),
+        (None, (6, 6), "superbig"),
+        (None, (3, 7), "boggle"),
+        ("boggle", (5, 5), "boggle"),
+    ],
+)
 def test_resolve_rules_names_the_shapes_preset_unless_named(
     name: str | None, shape: tuple[int, int] | None, expected: str
 ) -> None:

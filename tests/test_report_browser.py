@@ -36,8 +36,14 @@ def browser():  # type: ignore[no-untyped-def]
 
     opts = Options()
     opts.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,2400", "--allow-file-access-from-files"):  # fmt: skip
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,2400",
+        "--allow-file-access-from-files",
+    ):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(str(DRIVER)), options=opts)
@@ -136,13 +142,25 @@ def designer_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     base = tmp_path_factory.mktemp("browser-runs")
     doubled = {"3": 2, "4": 2, "5": 4, "6": 6, "7": 10, "8": 22}
     out = []
-    for name, dice, extra in (("new", "new", {}), ("classic", "classic", {}),
-                              ("new-doubled", "new", {"rules.scores": doubled})):  # fmt: skip
+    for name, dice, extra in (
+        ("new", "new", {}),
+        ("classic", "classic", {}),
+        ("new-doubled", "new", {"rules.scores": doubled}),
+    ):
         run_dir = base / name
-        run_from_file(REPO / "configs" / "smoke.toml", {
-            "run.out": str(run_dir), "run.n_jobs": 1, "lexicon.path": ENABLE2K, "boards.dice": dice,
-            "boards.count": 800, "boards.chunk_size": 400, "boards.seed": 5, **extra,
-        })  # fmt: skip
+        run_from_file(
+            REPO / "configs" / "smoke.toml",
+            {
+                "run.out": str(run_dir),
+                "run.n_jobs": 1,
+                "lexicon.path": ENABLE2K,
+                "boards.dice": dice,
+                "boards.count": 800,
+                "boards.chunk_size": 400,
+                "boards.seed": 5,
+                **extra,
+            },
+        )
         out.append(run_dir)
     return out
 

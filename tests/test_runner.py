@@ -83,11 +83,14 @@ def test_results_agree_with_the_reference_solver(
 @pytest.mark.integration
 def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: str) -> None:
     out = tmp_path / "killed"
-    config = write_toml(tmp_path / "job.toml", {
-        "boards": {"dice": "new", "count": 60000, "seed": 11, "chunk_size": 2000},
-        "lexicon": {"path": enable2k_path},
-        "run": {"out": str(out), "n_jobs": 2},
-    })  # fmt: skip
+    config = write_toml(
+        tmp_path / "job.toml",
+        {
+            "boards": {"dice": "new", "count": 60000, "seed": 11, "chunk_size": 2000},
+            "lexicon": {"path": enable2k_path},
+            "run": {"out": str(out), "n_jobs": 2},
+        },
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "pipeline.cli", "run", str(config), "--quiet"],
@@ -138,10 +141,16 @@ def test_ingest_resume_after_lost_chunks(tmp_path: Path, enable2k_path: str) -> 
         lines[i] = lines[i][:-1] + "!"  # malformed every 37th row
     src = tmp_path / "in.txt"
     src.write_text("\n".join(lines) + "\n")
-    cfg = load_config(None, {
-        "boards.source": "ingest", "boards.files": [str(src)], "boards.chunk_size": 50,
-        "lexicon.path": enable2k_path, "run.out": str(tmp_path / "run"),
-    })  # fmt: skip
+    cfg = load_config(
+        None,
+        {
+            "boards.source": "ingest",
+            "boards.files": [str(src)],
+            "boards.chunk_size": 50,
+            "lexicon.path": enable2k_path,
+            "run.out": str(tmp_path / "run"),
+        },
+    )
     first = execute(cfg, n_jobs=1)
     assert first.boards == 400 - 11 and first.rejected == 11 and first.chunks == 8
     before = part_bytes(tmp_path / "run")
@@ -169,10 +178,21 @@ def test_ingest_resume_after_lost_chunks(tmp_path: Path, enable2k_path: str) -> 
     # an input that changed under a started run is refused
     src.write_text("\n".join(lines[:100]) + "\n")
     with pytest.raises(OutputConflictError, match="different config"):
-        execute(load_config(None, {**{
-            "boards.source": "ingest", "boards.files": [str(src)], "boards.chunk_size": 50,
-            "lexicon.path": enable2k_path, "run.out": str(tmp_path / "run"),
-        }}), n_jobs=1)  # fmt: skip
+        execute(
+            load_config(
+                None,
+                {
+                    **{
+                        "boards.source": "ingest",
+                        "boards.files": [str(src)],
+                        "boards.chunk_size": 50,
+                        "lexicon.path": enable2k_path,
+                        "run.out": str(tmp_path / "run"),
+                    }
+                },
+            ),
+            n_jobs=1,
+        )
 
 
 # ---------------------------------------------------------------- manifest and schema
@@ -251,10 +271,14 @@ def test_missing_lexicon_says_how_to_get_one(tmp_path: Path, monkeypatch: pytest
 
 def test_different_config_refused_then_overwritten(tmp_path: Path, enable2k_path: str) -> None:
     out = tmp_path / "run"
-    config = write_toml(tmp_path / "job.toml", {
-        "boards": {"count": 600, "chunk_size": 300, "seed": 1},
-        "lexicon": {"path": enable2k_path}, "run": {"out": str(out), "n_jobs": 1},
-    })  # fmt: skip
+    config = write_toml(
+        tmp_path / "job.toml",
+        {
+            "boards": {"count": 600, "chunk_size": 300, "seed": 1},
+            "lexicon": {"path": enable2k_path},
+            "run": {"out": str(out), "n_jobs": 1},
+        },
+    )
     assert CLI.invoke(app, ["run", str(config), "-q"]).exit_code == 0
     same = CLI.invoke(app, ["run", str(config), "-q", "--n-jobs", "2"])  # how, not what: same run
     assert same.exit_code == 0 and "already complete (600 boards); nothing to do" in same.output
@@ -269,15 +293,22 @@ def test_different_config_refused_then_overwritten(tmp_path: Path, enable2k_path
 @pytest.mark.integration
 def test_concurrent_second_run_refused(tmp_path: Path, enable2k_path: str) -> None:
     out = tmp_path / "busy"
-    config = write_toml(tmp_path / "job.toml", {
-        "boards": {"count": 2_000_000, "chunk_size": 1000}, "lexicon": {"path": enable2k_path},
-        "run": {"out": str(out), "n_jobs": 1},
-    })  # fmt: skip
+    config = write_toml(
+        tmp_path / "job.toml",
+        {
+            "boards": {"count": 2_000_000, "chunk_size": 1000},
+            "lexicon": {"path": enable2k_path},
+            "run": {"out": str(out), "n_jobs": 1},
+        },
+    )
     first = subprocess.Popen(
         [sys.executable, "-m", "pipeline.cli", "run", str(config), "--quiet"],
-        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, start_new_session=True,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 120
         while not committed_chunks(out):  # the first run is under way
@@ -331,8 +362,11 @@ def test_main_process_of_a_warm_run_loads_neither_numba_nor_pandas(
     for name in ("cold", "warm"):
         out = subprocess.run(
             [sys.executable, "-c", MAIN_PROCESS_RUN, enable2k_path, str(tmp_path / name)],
-            capture_output=True, text=True, check=True, cwd=REPO,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO,
+        )
     assert out.stdout.split() == ["False", "False"]
     assert store.read_run(tmp_path / "warm").num_rows == 400
 
@@ -411,10 +445,15 @@ def test_plan_run_decides_everything_before_touching_the_run_directory(
     from pipeline.runner.plan import plan_run
 
     files = make_inputs(tmp_path)
-    cfg = load_config(None, {
-        "boards.source": "ingest", "boards.files": [str(f) for f in files], "lexicon.path": enable2k_path,
-        "run.out": str(tmp_path / "run"),
-    })  # fmt: skip
+    cfg = load_config(
+        None,
+        {
+            "boards.source": "ingest",
+            "boards.files": [str(f) for f in files],
+            "lexicon.path": enable2k_path,
+            "run.out": str(tmp_path / "run"),
+        },
+    )
     plan = plan_run(cfg)
     assert not (tmp_path / "run").exists()
     assert [i["file"] for i in plan.inputs] == [str(f) for f in files]

@@ -159,19 +159,27 @@ def boggle_wrapper(tmp_path: Path) -> Path:
 def nightly(tmp_path: Path, enable2k: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     boggle = tmp_path / "bin" / "boggle" if (tmp_path / "bin").exists() else boggle_wrapper(tmp_path)
     environment = {
-        **os.environ, "BOGGLE": str(boggle), "BOGGLE_CONFIG": str(SCHEDULE / "nightly.toml"),
-        "BOGGLE_RUNS": str(tmp_path / "runs"), "BOGGLE_RETRY_DELAY": "0",
-        "BOGGLE_ALERT": str(tmp_path / "alert.sh"), **env,
-    }  # fmt: skip
+        **os.environ,
+        "BOGGLE": str(boggle),
+        "BOGGLE_CONFIG": str(SCHEDULE / "nightly.toml"),
+        "BOGGLE_RUNS": str(tmp_path / "runs"),
+        "BOGGLE_RETRY_DELAY": "0",
+        "BOGGLE_ALERT": str(tmp_path / "alert.sh"),
+        **env,
+    }
     alert = tmp_path / "alert.sh"
     if not alert.exists():
         alert.write_text(f'#!/bin/sh\necho "$1 $2 $3" >> "{tmp_path}/alerts.txt"\n')
         alert.chmod(0o755)
     tiny = ["--count", "60", "--chunk-size", "20", "-d", enable2k, "-j", "1"]
     return subprocess.run(
-        ["sh", str(SCHEDULE / "boggle-nightly.sh"), *args, *tiny], env=environment, cwd=tmp_path,
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        ["sh", str(SCHEDULE / "boggle-nightly.sh"), *args, *tiny],
+        env=environment,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.integration
@@ -220,8 +228,15 @@ def test_the_nightly_script_retries_only_transient_codes(tmp_path: Path) -> None
     fake.write_text(f'#!/bin/sh\necho run >> "{tmp_path}/calls.txt"\nexit "$FAKE_EXIT"\n')
     fake.chmod(0o755)
     for code, calls, script_exit in (
-        (5, 3, 5), (143, 3, 143), (130, 3, 130), (4, 1, 4), (2, 1, 2), (1, 1, 1), (3, 1, 0), (137, 1, 137),
-    ):  # fmt: skip
+        (5, 3, 5),
+        (143, 3, 143),
+        (130, 3, 130),
+        (4, 1, 4),
+        (2, 1, 2),
+        (1, 1, 1),
+        (3, 1, 0),
+        (137, 1, 137),
+    ):
         (tmp_path / "calls.txt").unlink(missing_ok=True)
         (tmp_path / "alerts.txt").unlink(missing_ok=True)
         res = nightly(tmp_path, "unused", "2026-12-01", BOGGLE_RETRIES="2", FAKE_EXIT=str(code))
@@ -249,9 +264,18 @@ def test_the_nightly_script_refuses_bad_settings_before_running(tmp_path: Path) 
     ] + [({"BOGGLE_RETRY_DELAY": bad}, "2026-12-01", "BOGGLE_RETRY_DELAY") for bad in ("x", "86401", "-5")]
     cases += [
         ({}, day, "real date")
-        for day in ("../../escape", "2026-12-01/../../escape", "2026-02-29", "2026-04-31", "2026-13-01",
-                    "1900-02-29", "2026-1-01", "20261201", "yesterday")
-    ]  # fmt: skip
+        for day in (
+            "../../escape",
+            "2026-12-01/../../escape",
+            "2026-02-29",
+            "2026-04-31",
+            "2026-13-01",
+            "1900-02-29",
+            "2026-1-01",
+            "20261201",
+            "yesterday",
+        )
+    ]
     for env, day, words in cases:
         (tmp_path / "calls.txt").unlink(missing_ok=True)
         res = nightly(tmp_path, "unused", day, FAKE_EXIT="5", **env)
@@ -271,8 +295,12 @@ def test_systemd_units_retry_only_transient_codes() -> None:
         line.split("=", 1) for line in service.splitlines() if "=" in line and not line.startswith("#")
     )
     assert lines["Restart"] == "on-failure" and lines["RestartPreventExitStatus"].split() == [
-        "1", "2", "4", "137", "SIGKILL",
-    ]  # fmt: skip
+        "1",
+        "2",
+        "4",
+        "137",
+        "SIGKILL",
+    ]
     assert lines["ExecStart"].endswith("configs/schedule/boggle-nightly.sh today")
     assert lines["Environment"] in ("BOGGLE_RETRIES=0", "BOGGLE_RUNS=/data/runs/nightly")
     assert "OnCalendar=*-*-* 02:15" in (SCHEDULE / "boggle-nightly.timer").read_text()
@@ -290,8 +318,11 @@ def test_systemd_units_verify(tmp_path: Path) -> None:
     shutil.copy(SCHEDULE / "boggle-nightly.timer", tmp_path)
     res = subprocess.run(
         ["systemd-analyze", "verify", "--man=no", "boggle-nightly.service", "boggle-nightly.timer"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 0 and res.stdout + res.stderr == "", res.stdout + res.stderr
 
 
@@ -314,9 +345,10 @@ def test_airflow_dag_structure() -> None:
     sets = {
         node.targets[0].id: {elt.value for elt in node.value.args[0].elts}  # type: ignore[attr-defined]
         for node in tree.body
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
         and getattr(node.value.func, "id", "") == "frozenset"
-    }  # fmt: skip
+    }
     assert sets == {"DONE": {0, 3}, "RETRYABLE": {5, 130, 143}, "NEEDS_A_PERSON": {1, 2, 4}}
     codes = (REPO / "docs" / "reference" / "exit-codes.md").read_text()
     assert "**5, 130 and 143** are worth retrying as they are" in codes
@@ -365,6 +397,9 @@ def test_airflow_dagbag_imports_the_dag(tmp_path: Path) -> None:
     env.pop("PYTHONPATH", None)
     res = subprocess.run(
         [python, "-c", AIRFLOW_CHECK, str(DAG_FILE), str(SCHEDULE)],
-        env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stdout[-2000:] + res.stderr[-2000:]

@@ -59,16 +59,31 @@ def truth(solved_run: Path, enable_lexicon: Any) -> pd.DataFrame:
         res = ref.solve(parse_compact(rec["board"], (4, 4)))
         assert sorted(res.words) == list(rec["words"])  # the run stores what the reference finds
         common = sum(wordfreq.zipf_frequency(w, "en") >= COMMON for w in res.words)
-        rows.append({"board_id": rec["board_id"], "board": rec["board"], "n_words": res.n_words,
-                     "score": res.score, "dead": res.dead_cells, "common": common,
-                     "words": sorted(res.words), "seed": rec["seed"], "run_id": rec["run_id"]})  # fmt: skip
+        rows.append(
+            {
+                "board_id": rec["board_id"],
+                "board": rec["board"],
+                "n_words": res.n_words,
+                "score": res.score,
+                "dead": res.dead_cells,
+                "common": common,
+                "words": sorted(res.words),
+                "seed": rec["seed"],
+                "run_id": rec["run_id"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def passes(
-    t: pd.DataFrame, *, words: tuple[int, int] | None = None, score: tuple[int, int] | None = None,
-    no_dead: bool = False, min_common: int | None = None, max_obscure: float | None = None,
-) -> pd.Series:  # fmt: skip
+    t: pd.DataFrame,
+    *,
+    words: tuple[int, int] | None = None,
+    score: tuple[int, int] | None = None,
+    no_dead: bool = False,
+    min_common: int | None = None,
+    max_obscure: float | None = None,
+) -> pd.Series:
     ok = pd.Series(True, index=t.index)
     if words is not None:
         ok &= t["n_words"].between(*words)
@@ -90,8 +105,13 @@ def test_every_pooled_board_passes_every_filter_and_no_other_board_is_there(
     solved_run: Path, truth: pd.DataFrame, tmp_path: Path
 ) -> None:
     out = tmp_path / "pool.parquet"
-    f = Filters(bands=(Band("mid", 40, 140),), score=(30, 220), no_dead_cells=True, min_common_words=20,
-                max_obscure=0.68)  # fmt: skip
+    f = Filters(
+        bands=(Band("mid", 40, 140),),
+        score=(30, 220),
+        no_dead_cells=True,
+        min_common_words=20,
+        max_obscure=0.68,
+    )
     res = select_boards([solved_run], out, f)
     want = truth[passes(truth, **FILTERS)]  # type: ignore[arg-type]
     # each filter rejects some board the others let through, so each one is exercised
@@ -206,8 +226,10 @@ def test_presets_are_tanglets_bands_and_the_cli_knows_them() -> None:
     from pipeline.cli.options import ServePreset
 
     assert {k: (b.lo, b.hi) for k, b in PRESETS.items()} == {
-        "tanglet-easy": (32, 42), "tanglet-medium": (200, 250), "tanglet-hard": (425, 525),
-    }  # fmt: skip
+        "tanglet-easy": (32, 42),
+        "tanglet-medium": (200, 250),
+        "tanglet-hard": (425, 525),
+    }
     assert [p.value for p in ServePreset] == list(PRESETS)
 
 
@@ -235,8 +257,21 @@ def test_grid_strings_keep_multi_letter_faces() -> None:
 def test_cli_prints_shares_per_run_and_band(solved_run: Path, truth: pd.DataFrame, tmp_path: Path) -> None:
     out = tmp_path / "pool.csv"
     summary = tmp_path / "s.json"
-    res = CliRunner().invoke(app, ["select", str(solved_run), "--words", "40..80", "--score", "..200",
-                                   "--out", str(out), "--summary-json", str(summary)])  # fmt: skip
+    res = CliRunner().invoke(
+        app,
+        [
+            "select",
+            str(solved_run),
+            "--words",
+            "40..80",
+            "--score",
+            "..200",
+            "--out",
+            str(out),
+            "--summary-json",
+            str(summary),
+        ],
+    )
     assert res.exit_code == 0, res.output
     k = int(passes(truth, words=(40, 80), score=(0, 200)).sum())
     n = len(truth)
@@ -326,9 +361,15 @@ def test_ingested_boards_carry_their_input_file_and_no_seed(enable2k_path: str, 
     boards.write_text("perslatgsineters\nnot a board!\nqaaaeeeeiiiioooo\n", encoding="utf-8")
     cfg = load_config(
         None,
-        {"boards.source": "ingest", "boards.files": [str(boards)], "lexicon.path": enable2k_path,
-         "run.out": str(tmp_path / "run"), "run.n_jobs": 1, "run.backend": "threading"},
-    )  # fmt: skip
+        {
+            "boards.source": "ingest",
+            "boards.files": [str(boards)],
+            "lexicon.path": enable2k_path,
+            "run.out": str(tmp_path / "run"),
+            "run.n_jobs": 1,
+            "run.backend": "threading",
+        },
+    )
     execute(cfg)
     select_boards([tmp_path / "run"], tmp_path / "p.csv", Filters())
     pool = pd.read_csv(tmp_path / "p.csv", keep_default_na=False)

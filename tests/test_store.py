@@ -28,15 +28,40 @@ from pipeline.store.schema import LOCK_FILE
 from pipeline.trie import Alphabet
 
 EXPECTED_COLUMNS = [
-    "board_id", "board", "rows", "cols", "source", "lexicon", "lexicon_hash", "rules", "run_id", "seed",
-    "run_date", "dice", "chunk", "score",
-    "n_words", "words",
-    "longest_word", "max_word_len", "dead_cells",
-    "words_len_3", "words_len_4", "words_len_5", "words_len_6", "words_len_7", "words_len_8",
+    "board_id",
+    "board",
+    "rows",
+    "cols",
+    "source",
+    "lexicon",
+    "lexicon_hash",
+    "rules",
+    "run_id",
+    "seed",
+    "run_date",
+    "dice",
+    "chunk",
+    "score",
+    "n_words",
+    "words",
+    "longest_word",
+    "max_word_len",
+    "dead_cells",
+    "words_len_3",
+    "words_len_4",
+    "words_len_5",
+    "words_len_6",
+    "words_len_7",
+    "words_len_8",
     "words_len_9plus",
-    "points_len_3", "points_len_4", "points_len_5", "points_len_6", "points_len_7", "points_len_8",
+    "points_len_3",
+    "points_len_4",
+    "points_len_5",
+    "points_len_6",
+    "points_len_7",
+    "points_len_8",
     "points_len_9plus",
-]  # fmt: skip
+]
 
 LOCK_HOLDER = (
     "import sys, time\n"
@@ -104,8 +129,11 @@ def test_table_matches_reference_solver(enable_lexicon: CompiledLexicon) -> None
 
 def test_longest_word_ties_break_alphabetically() -> None:
     words = ["cab", "abc", "bca", "ab"]
-    lex = compile_words(Lexicon("t", "t", "0", sorted(words), DropReport(4)), Alphabet.from_faces("abc"),
-                        get_rules("boggle", min_length=2))  # fmt: skip
+    lex = compile_words(
+        Lexicon("t", "t", "0", sorted(words), DropReport(4)),
+        Alphabet.from_faces("abc"),
+        get_rules("boggle", min_length=2),
+    )
     row = table_for([parse_compact("abc.", (2, 2))], lex).to_pylist()[0]
     assert row["words"] == ["ab", "abc", "bca", "cab"]
     assert row["longest_word"] == "abc" and row["max_word_len"] == 3

@@ -113,14 +113,36 @@ def test_dash_means_stdout(tmp_path: Path, enable2k_path: str, monkeypatch: pyte
 
 def start_run(enable2k: str, out: Path, summary: Path) -> subprocess.Popen[str]:
     cmd = [
-        sys.executable, "-m", "pipeline.cli", "run", SMOKE, "--count", "200000", "--chunk-size", "2000",
-        "--n-jobs", "2", "--seed", "11", "--dictionary", enable2k, "--out", str(out), "--quiet",
-        "--summary-json", str(summary),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "pipeline.cli",
+        "run",
+        SMOKE,
+        "--count",
+        "200000",
+        "--chunk-size",
+        "2000",
+        "--n-jobs",
+        "2",
+        "--seed",
+        "11",
+        "--dictionary",
+        enable2k,
+        "--out",
+        str(out),
+        "--quiet",
+        "--summary-json",
+        str(summary),
+    ]
     return subprocess.Popen(
-        cmd, cwd=REPO, env=ENV, start_new_session=True, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        cmd,
+        cwd=REPO,
+        env=ENV,
+        start_new_session=True,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def records(out: Path) -> int:

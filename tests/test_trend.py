@@ -39,10 +39,14 @@ def _boggle(tmp: Path) -> Path:
 
 def _night(tmp: Path, day: str, dictionary: str, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {
-        **os.environ, "BOGGLE": str(tmp / "bin" / "boggle"), "BOGGLE_RUNS": str(tmp / "nightly"),
-        "BOGGLE_CONFIG": str(REPO / "configs" / "schedule" / "nightly.toml"), "BOGGLE_RETRIES": "0",
-        "BOGGLE_ALERT": "true", **env,
-    }  # fmt: skip
+        **os.environ,
+        "BOGGLE": str(tmp / "bin" / "boggle"),
+        "BOGGLE_RUNS": str(tmp / "nightly"),
+        "BOGGLE_CONFIG": str(REPO / "configs" / "schedule" / "nightly.toml"),
+        "BOGGLE_RETRIES": "0",
+        "BOGGLE_ALERT": "true",
+        **env,
+    }
     tiny = ["--count", str(BOARDS), "--chunk-size", "150", "-d", dictionary, "-j", "1"]
     return subprocess.run(
         ["sh", str(SCRIPT), day, *tiny], env=environment, cwd=tmp, capture_output=True, text=True, timeout=300
@@ -104,8 +108,11 @@ def test_nightly_layout_trend_report_and_flags(nights: Path) -> None:
     # a glob of the folder (the shell's `nightly/*`: the hidden summaries are not in it)
     res = subprocess.run(
         ["sh", "-c", "bin/boggle analyze nightly/* --out report -q"],
-        cwd=nights, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=nights,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr
     trend = pd.read_parquet(nights / "report" / "tables" / "trend.parquet")
     assert trend["night"].tolist() == [*NIGHTS, OTHER_NIGHT]  # one point per night, in date order
@@ -118,10 +125,14 @@ def test_nightly_layout_trend_report_and_flags(nights: Path) -> None:
     )
     boards["night"] = boards["run_date"].astype(str)
     by = boards.groupby("night")
-    want = pd.DataFrame({
-        "mean": by["score"].mean(), "var": by["score"].var(ddof=1),
-        "bad": by["n_words"].apply(lambda s: int((s < 50).sum())), "n": by.size(),
-    })  # fmt: skip
+    want = pd.DataFrame(
+        {
+            "mean": by["score"].mean(),
+            "var": by["score"].var(ddof=1),
+            "bad": by["n_words"].apply(lambda s: int((s < 50).sum())),
+            "n": by.size(),
+        }
+    )
     t = trend.set_index("night")
     for day in [*NIGHTS, OTHER_NIGHT]:
         assert t.at[day, "boards"] == want.at[day, "n"] == BOARDS
@@ -170,8 +181,13 @@ def test_trend_section_screenshot(nights: Path, browser) -> None:  # type: ignor
 
     report = nights / "report" / "report.html"
     if not report.exists():
-        res = _analyze(nights, *sorted(str(p) for p in (nights / "nightly").glob("date=*")), "--out",
-                       str(nights / "report"), "-q")  # fmt: skip
+        res = _analyze(
+            nights,
+            *sorted(str(p) for p in (nights / "nightly").glob("date=*")),
+            "--out",
+            str(nights / "report"),
+            "-q",
+        )
         assert res.returncode == 0, res.stderr
     browser.get(report.resolve().as_uri())
     section = browser.find_element(By.ID, "trend")
@@ -189,11 +205,16 @@ def _night_run(day: str | None, label: str, *, lexicon_hash: str = "aa" * 32, na
 
     boards = {"source": "generate", "dice": "new", "count": 200, "seed": hash(day) % 1000, "seed_date": day}
     manifest = {
-        "identity": {"schema_version": 5, "lexicon_sha256": lexicon_hash,
-                     "data": {"boards": boards, "lexicon": {"path": name}, "rules": {"name": "boggle"}}},
-        "config": {"boards": boards}, "run_date": day,
-        "lexicon": {"name": name, "content_hash": lexicon_hash}, "counts": {"boards": 200},
-    }  # fmt: skip
+        "identity": {
+            "schema_version": 5,
+            "lexicon_sha256": lexicon_hash,
+            "data": {"boards": boards, "lexicon": {"path": name}, "rules": {"name": "boggle"}},
+        },
+        "config": {"boards": boards},
+        "run_date": day,
+        "lexicon": {"name": name, "content_hash": lexicon_hash},
+        "counts": {"boards": 200},
+    }
     return RunInfo(label, Path(label), manifest, ())
 
 
@@ -271,14 +292,20 @@ def test_the_trend_report_of_the_script_reads_finished_nights_only(tmp_path: Pat
     (runs / "date=2026-11-29" / "_SUCCESS").write_text("{}")
     (runs / "date=2026-11-30").mkdir()  # a night that never finished
     env = {
-        **os.environ, "BOGGLE": str(fake), "BOGGLE_RUNS": str(runs), "BOGGLE_CONFIG": "nightly.toml",
-        "BOGGLE_RETRIES": "0", "BOGGLE_ALERT": "true", "BOGGLE_TREND_REPORT": str(tmp_path / "rep"),
-    }  # fmt: skip
+        **os.environ,
+        "BOGGLE": str(fake),
+        "BOGGLE_RUNS": str(runs),
+        "BOGGLE_CONFIG": "nightly.toml",
+        "BOGGLE_RETRIES": "0",
+        "BOGGLE_ALERT": "true",
+        "BOGGLE_TREND_REPORT": str(tmp_path / "rep"),
+    }
 
     def night(**more: str) -> subprocess.CompletedProcess[str]:
         (tmp_path / "calls.txt").unlink(missing_ok=True)
-        return subprocess.run(["sh", str(SCRIPT), "2026-12-01"], env={**env, **more}, capture_output=True,
-                              text=True, timeout=60)  # fmt: skip
+        return subprocess.run(
+            ["sh", str(SCRIPT), "2026-12-01"], env={**env, **more}, capture_output=True, text=True, timeout=60
+        )
 
     res = night()
     assert res.returncode == 0, res.stderr

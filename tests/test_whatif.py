@@ -128,8 +128,14 @@ def test_planted_copy_is_recovered_by_solving_the_variant_boards_independently(
 
 
 def test_a_die_of_a_rare_letter_loses_points(tmp_path: Path) -> None:
-    swaps = ["die 11: e -> j", "die 11: e -> j", "die 11: i -> j", "die 11: n -> j", "die 11: s -> j",
-             "die 11: u -> j"]  # fmt: skip
+    swaps = [
+        "die 11: e -> j",
+        "die 11: e -> j",
+        "die 11: i -> j",
+        "die 11: n -> j",
+        "die 11: s -> j",
+        "die 11: u -> j",
+    ]
     res = what_if(tmp_path, swaps)
     assert res.variant.dice[10] == ("j",) * 6
     base_scores, variant_scores = run_boards(res.base_dir)[1], run_boards(res.variant_dir)[1]
@@ -141,9 +147,27 @@ def test_a_die_of_a_rare_letter_loses_points(tmp_path: Path) -> None:
 @pytest.mark.integration
 def test_cli_prints_and_records_the_comparison(tmp_path: Path) -> None:
     out, summary = tmp_path / "w", tmp_path / "s.json"
-    res = run_boggle("what-if", "new", "--swap", "die 15 = die 5", "--count", "300", "--chunk-size", "100",
-                     "--seed", "2", "-d", "enable2k", "-j", "1", "-q", "--out", str(out),
-                     "--summary-json", str(summary))  # fmt: skip
+    res = run_boggle(
+        "what-if",
+        "new",
+        "--swap",
+        "die 15 = die 5",
+        "--count",
+        "300",
+        "--chunk-size",
+        "100",
+        "--seed",
+        "2",
+        "-d",
+        "enable2k",
+        "-j",
+        "1",
+        "-q",
+        "--out",
+        str(out),
+        "--summary-json",
+        str(summary),
+    )
     assert res.returncode == 0, res.stderr
     record = json.loads(summary.read_text())
     assert record["status"] == "complete" and record["changed_dice"] == [15] and record["boards"] == 300

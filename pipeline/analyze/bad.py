@@ -49,9 +49,19 @@ DEFAULT_BAD_WORDS = 50
 
 SHARE_COLUMNS = ["run", "definition", "boards", "bad", "share", "share_low", "share_high"]
 DRIVER_COLUMNS = [
-    "run", "kind", "factor", "boards_with", "share_of_boards", "bad_with", "share_of_bad",
-    "p_bad_with", "p_bad_without", "risk_ratio", "rr_low", "rr_high",
-]  # fmt: skip
+    "run",
+    "kind",
+    "factor",
+    "boards_with",
+    "share_of_boards",
+    "bad_with",
+    "share_of_bad",
+    "p_bad_with",
+    "p_bad_without",
+    "risk_ratio",
+    "rr_low",
+    "rr_high",
+]
 
 
 @dataclass(frozen=True)
@@ -117,12 +127,19 @@ def driver_row(run: str, kind: str, factor: str, has: np.ndarray, bad: np.ndarra
     total_bad = int(bad.sum())
     rr = risk_ratio(a, n1, c, n0)
     return {
-        "run": run, "kind": kind, "factor": factor, "boards_with": n1,
-        "share_of_boards": n1 / n if n else np.nan, "bad_with": a,
+        "run": run,
+        "kind": kind,
+        "factor": factor,
+        "boards_with": n1,
+        "share_of_boards": n1 / n if n else np.nan,
+        "bad_with": a,
         "share_of_bad": a / total_bad if total_bad else np.nan,
-        "p_bad_with": a / n1 if n1 else np.nan, "p_bad_without": c / n0 if n0 else np.nan,
-        "risk_ratio": rr.estimate, "rr_low": rr.low, "rr_high": rr.high,
-    }  # fmt: skip
+        "p_bad_with": a / n1 if n1 else np.nan,
+        "p_bad_without": c / n0 if n0 else np.nan,
+        "risk_ratio": rr.estimate,
+        "rr_low": rr.low,
+        "rr_high": rr.high,
+    }
 
 
 @dataclass
@@ -135,9 +152,11 @@ class BadTables:
 
 
 def bad_tables(
-    con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], definition: BadDefinition | None = None,
+    con: duckdb.DuckDBPyConnection,
+    runs: Sequence[RunInfo],
+    definition: BadDefinition | None = None,
     layouts: Mapping[str, DiceLayout] | None = None,
-) -> BadTables:  # fmt: skip
+) -> BadTables:
     """Bad boards of every run of the ``boards`` view: their share (Wilson 95% CI) and the risk
     ratio of each driver (see the module's description). ``layouts``: the dice layouts the
     analysis rebuilt (per run label), for the per-die factors."""
@@ -151,9 +170,17 @@ def bad_tables(
         n_words, score = np.asarray(got["n_words"]), np.asarray(got["score"])
         bad = definition.mask(n_words, score)
         iv = wilson(int(bad.sum()), len(bad))
-        shares.append({"run": run.label, "definition": definition.describe(), "boards": len(bad),
-                       "bad": int(bad.sum()), "share": iv.estimate, "share_low": iv.low,
-                       "share_high": iv.high})  # fmt: skip
+        shares.append(
+            {
+                "run": run.label,
+                "definition": definition.describe(),
+                "boards": len(bad),
+                "bad": int(bad.sum()),
+                "share": iv.estimate,
+                "share_low": iv.low,
+                "share_high": iv.high,
+            }
+        )
         rows = [driver_row(run.label, "board", "a dead cell", np.asarray(got["dead_cells"]) >= 1, bad)]
         bf = read_board_faces(con, run.label)
         if bf is None or not np.array_equal(bf.board_id, np.asarray(got["board_id"])):
@@ -168,7 +195,7 @@ def bad_tables(
             driver_row(run.label, "board", f"at most {MAX_VOWELS} vowels", few_vowels, bad),
             driver_row(run.label, "board", "a Qu face", qu.any(axis=1), bad),
             driver_row(run.label, "board", "a rare letter (j k q x z)", rare.any(axis=1), bad),
-        ]  # fmt: skip
+        ]
         classes = position_classes(bf.rows, bf.cols)
         for what, flags in (("a rare letter", rare), ("Qu", qu)):
             for k in sorted(set(classes.tolist())):

@@ -115,9 +115,16 @@ def read_board_faces(con: duckdb.DuckDBPyConnection, run: str) -> BoardFaces | N
     boards = [str(b) for b in got["board"]]
     faces, codes = decode_boards(boards, rows, cols)
     return BoardFaces(
-        run, np.asarray(got["source"], dtype=object), np.asarray(got["board_id"], dtype=np.int64), boards,
-        np.asarray(got["score"], dtype=np.float64), rows, cols, faces, codes,
-    )  # fmt: skip
+        run,
+        np.asarray(got["source"], dtype=object),
+        np.asarray(got["board_id"], dtype=np.int64),
+        boards,
+        np.asarray(got["score"], dtype=np.float64),
+        rows,
+        cols,
+        faces,
+        codes,
+    )
 
 
 def design(codes: np.ndarray, n_faces: int, classes: np.ndarray | None = None) -> np.ndarray:
@@ -227,8 +234,16 @@ def position_effects(
         shares[cols_k] = w
         for i, (est, lo, hi) in enumerate(_centred(fit, w, cols_k, width)):
             if faces[i] != BLANK_FACE and totals[k * f + i] > 0:
-                out.append({"face": faces[i], "position": POSITIONS[k], "cell_share": w[i],
-                            "adj_effect": est, "adj_low": lo, "adj_high": hi})  # fmt: skip
+                out.append(
+                    {
+                        "face": faces[i],
+                        "position": POSITIONS[k],
+                        "cell_share": w[i],
+                        "adj_effect": est,
+                        "adj_low": lo,
+                        "adj_high": hi,
+                    }
+                )
     cols_out = ["face", "position", "cell_share", "adj_effect", "adj_low", "adj_high"]
     return pd.DataFrame(out, columns=cols_out), fit, shares
 
@@ -288,9 +303,14 @@ def reconstruct_dice(run: RunInfo, bf: BoardFaces) -> tuple[DiceLayout | None, s
 
 
 def dice_tables(
-    bf: BoardFaces, layout: DiceLayout, pos_fit: Fit, pos_shares: np.ndarray, adjusted: pd.DataFrame,
-    pooled: Fit, pooled_shares: np.ndarray,
-) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    bf: BoardFaces,
+    layout: DiceLayout,
+    pos_fit: Fit,
+    pos_shares: np.ndarray,
+    adjusted: pd.DataFrame,
+    pooled: Fit,
+    pooled_shares: np.ndarray,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per die: value (mean adjusted effect of its faces, 95% CI), value by position class,
     swing (best minus worst face), ranked worst first; per die and face: mean score of the
     boards where the die shows it (raw, from the reconstructed dice)."""
@@ -312,9 +332,12 @@ def dice_tables(
             w[index[lab]] += 1.0 / len(labels)
         value = pooled.contrast(w - pooled_shares)
         rec: dict[str, Any] = {
-            "die": d + 1, "faces": " ".join(s or "·" for s in sides), "value": value.estimate,
-            "value_low": value.low, "value_high": value.high,
-        }  # fmt: skip
+            "die": d + 1,
+            "faces": " ".join(s or "·" for s in sides),
+            "value": value.estimate,
+            "value_low": value.low,
+            "value_high": value.high,
+        }
         for k in sorted(set(classes.tolist())):
             wk = np.zeros(pos_shares.shape[0])
             wk[k * f : (k + 1) * f] = w
@@ -327,10 +350,16 @@ def dice_tables(
         die_rows.append(rec)
         for j, lab in enumerate(labels):
             c = cnt[d * n_sides + j]
-            face_rows.append({
-                "die": d + 1, "side": j + 1, "face": lab, "share": c / n if n else np.nan,
-                "mean_score": tot[d * n_sides + j] / c if c else np.nan, "adj_effect": adj.get(lab, np.nan),
-            })  # fmt: skip
+            face_rows.append(
+                {
+                    "die": d + 1,
+                    "side": j + 1,
+                    "face": lab,
+                    "share": c / n if n else np.nan,
+                    "mean_score": tot[d * n_sides + j] / c if c else np.nan,
+                    "adj_effect": adj.get(lab, np.nan),
+                }
+            )
     dice_df = pd.DataFrame(die_rows).sort_values(["value", "die"], kind="stable").reset_index(drop=True)
     dice_df.insert(0, "rank", np.arange(1, len(dice_df) + 1))
     return dice_df, pd.DataFrame(face_rows)
@@ -385,7 +414,10 @@ def cell_tables(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo]) -> Cell
         return df[front + [c for c in df.columns if c not in front]]
 
     return CellTables(
-        cat(adjusted, ["run", "source", "face"]), cat(positions, ["run", "face", "position"]),
-        cat(dice, ["run", "dice", "rank", "die"]), cat(dice_faces, ["run", "dice", "die", "side"]), notes,
+        cat(adjusted, ["run", "source", "face"]),
+        cat(positions, ["run", "face", "position"]),
+        cat(dice, ["run", "dice", "rank", "die"]),
+        cat(dice_faces, ["run", "dice", "die", "side"]),
+        notes,
         layouts,
-    )  # fmt: skip
+    )

@@ -51,9 +51,21 @@ METRICS: list[tuple[str, str, str]] = [
 ]
 
 COMPARISON_COLUMNS = [
-    "run", "reference", "metric", "kind", "reference_value", "value", "diff", "diff_low", "diff_high",
-    "rel", "rel_low", "rel_high", "verdict", "paired",
-]  # fmt: skip
+    "run",
+    "reference",
+    "metric",
+    "kind",
+    "reference_value",
+    "value",
+    "diff",
+    "diff_low",
+    "diff_high",
+    "rel",
+    "rel_low",
+    "rel_high",
+    "verdict",
+    "paired",
+]
 
 
 def run_rows(summary: pd.DataFrame) -> pd.DataFrame:
@@ -65,9 +77,13 @@ def run_rows(summary: pd.DataFrame) -> pd.DataFrame:
 
 # Each metric of METRICS as a per-board SQL expression, for the paired comparisons.
 PAIRED_EXPR = {
-    "score": "score", "words": "n_words", "longest_len": "max_word_len", "dead_cells": "dead_cells",
-    "share_lt10_words": "(n_words < 10)::DOUBLE", "share_dead_ge1": "(dead_cells >= 1)::DOUBLE",
-}  # fmt: skip
+    "score": "score",
+    "words": "n_words",
+    "longest_len": "max_word_len",
+    "dead_cells": "dead_cells",
+    "share_lt10_words": "(n_words < 10)::DOUBLE",
+    "share_dead_ge1": "(dead_cells >= 1)::DOUBLE",
+}
 
 
 @dataclass(frozen=True)
@@ -135,16 +151,37 @@ def comparisons(
                 rec.update(rel=math.nan, rel_low=math.nan, rel_high=math.nan)
             if pm_:
                 verdict += " (same boards)"
-            rec.update(reference_value=a, value=b, diff=diff.estimate, diff_low=diff.low,
-                       diff_high=diff.high, verdict=verdict, paired=bool(pm_))  # fmt: skip
+            rec.update(
+                reference_value=a,
+                value=b,
+                diff=diff.estimate,
+                diff_low=diff.low,
+                diff_high=diff.high,
+                verdict=verdict,
+                paired=bool(pm_),
+            )
             out.append(rec)
     return pd.DataFrame(out, columns=COMPARISON_COLUMNS)
 
 
 FACE_COMPARISON_COLUMNS = [
-    "run", "reference", "face", "kind", "reference_effect", "effect", "diff", "diff_low", "diff_high",
-    "rel_reference", "rel_effect", "rel_diff", "rel_low", "rel_high", "paired", "verdict",
-]  # fmt: skip
+    "run",
+    "reference",
+    "face",
+    "kind",
+    "reference_effect",
+    "effect",
+    "diff",
+    "diff_low",
+    "diff_high",
+    "rel_reference",
+    "rel_effect",
+    "rel_diff",
+    "rel_low",
+    "rel_high",
+    "paired",
+    "verdict",
+]
 
 
 def _face_verdict(rec: Mapping[str, Any]) -> str:
@@ -172,9 +209,10 @@ def _face_verdict(rec: Mapping[str, Any]) -> str:
 
 
 def face_comparisons(
-    effects: pd.DataFrame, means: Mapping[str, float] | None = None,
+    effects: pd.DataFrame,
+    means: Mapping[str, float] | None = None,
     paired_effects: Mapping[str, pd.DataFrame] | None = None,
-) -> pd.DataFrame:  # fmt: skip
+) -> pd.DataFrame:
     """Each face's raw and adjusted effect in every run against the first run: the difference
     with its 95% interval and a verdict; also each effect as a share of its run's mean score
     (``means``: run -> mean score), so that scaling every score reads as scaling and not as a
@@ -217,10 +255,15 @@ def face_comparisons(
                 se_a = (a[hi] - a[lo]) / (2 * Z95)
                 se_b = (b[hi] - b[lo]) / (2 * Z95)
                 rec: dict[str, Any] = {
-                    "run": run, "reference": runs[0], "face": face, "kind": kind, "reference_effect": a[col],
-                    "effect": b[col], "rel_reference": a[col] / m_a if m_a else math.nan,
+                    "run": run,
+                    "reference": runs[0],
+                    "face": face,
+                    "kind": kind,
+                    "reference_effect": a[col],
+                    "effect": b[col],
+                    "rel_reference": a[col] / m_a if m_a else math.nan,
                     "rel_effect": b[col] / m_b if m_b else math.nan,
-                }  # fmt: skip
+                }
                 got = pby.get((face, kind))
                 if got is not None:
                     rec.update(
@@ -237,8 +280,15 @@ def face_comparisons(
                     rel_half = (
                         Z95 * math.sqrt((se_a / m_a) ** 2 + (se_b / m_b) ** 2) if m_a and m_b else math.nan
                     )
-                    rec.update(diff=diff, diff_low=diff - half, diff_high=diff + half, rel_diff=rel,
-                               rel_low=rel - rel_half, rel_high=rel + rel_half, paired=False)  # fmt: skip
+                    rec.update(
+                        diff=diff,
+                        diff_low=diff - half,
+                        diff_high=diff + half,
+                        rel_diff=rel,
+                        rel_low=rel - rel_half,
+                        rel_high=rel + rel_half,
+                        paired=False,
+                    )
                 rec["verdict"] = _face_verdict(rec)
                 out.append(rec)
     return pd.DataFrame(out, columns=FACE_COMPARISON_COLUMNS)
@@ -267,10 +317,18 @@ def paired_face_effects(
     for i, face in enumerate(fa.faces):
         if face == BLANK_FACE:
             continue
-        rows.append({"face": face, "kind": "adjusted", "diff": adj_d.at[face, "adj_effect"],
-                     "diff_low": adj_d.at[face, "adj_low"], "diff_high": adj_d.at[face, "adj_high"],
-                     "rel_diff": adj_r.at[face, "adj_effect"], "rel_low": adj_r.at[face, "adj_low"],
-                     "rel_high": adj_r.at[face, "adj_high"]})  # fmt: skip
+        rows.append(
+            {
+                "face": face,
+                "kind": "adjusted",
+                "diff": adj_d.at[face, "adj_effect"],
+                "diff_low": adj_d.at[face, "adj_low"],
+                "diff_high": adj_d.at[face, "adj_high"],
+                "rel_diff": adj_r.at[face, "adj_effect"],
+                "rel_low": adj_r.at[face, "adj_low"],
+                "rel_high": adj_r.at[face, "adj_high"],
+            }
+        )
         shown = (fa.codes == i).any(axis=1)
         if shown.all() or not shown.any():
             continue
@@ -280,9 +338,18 @@ def paired_face_effects(
             sd_w = float(w.std(ddof=1)) if len(w) > 1 else math.nan
             sd_wo = float(wo.std(ddof=1)) if len(wo) > 1 else math.nan
             raw.append(diff_of_means(float(wo.mean()), sd_wo, len(wo), float(w.mean()), sd_w, len(w)))
-        rows.append({"face": face, "kind": "raw", "diff": raw[0].estimate, "diff_low": raw[0].low,
-                     "diff_high": raw[0].high, "rel_diff": raw[1].estimate, "rel_low": raw[1].low,
-                     "rel_high": raw[1].high})  # fmt: skip
+        rows.append(
+            {
+                "face": face,
+                "kind": "raw",
+                "diff": raw[0].estimate,
+                "diff_low": raw[0].low,
+                "diff_high": raw[0].high,
+                "rel_diff": raw[1].estimate,
+                "rel_low": raw[1].low,
+                "rel_high": raw[1].high,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -301,10 +368,23 @@ class PairedTables:
 
 
 PAIRED_SUMMARY_COLUMNS = [
-    "run", "reference", "boards", "mean_diff", "diff_low", "diff_high", "sd_diff", "median_diff",
-    "p10_diff", "p90_diff", "share_higher", "share_lower", "share_same", "scale_factor",
-    "scale_explains", "verdict",
-]  # fmt: skip
+    "run",
+    "reference",
+    "boards",
+    "mean_diff",
+    "diff_low",
+    "diff_high",
+    "sd_diff",
+    "median_diff",
+    "p10_diff",
+    "p90_diff",
+    "share_higher",
+    "share_lower",
+    "share_same",
+    "scale_factor",
+    "scale_explains",
+    "verdict",
+]
 
 # A scaling that explains at least this share of the board-by-board change is called "mostly".
 MOSTLY_SCALING = 0.9
@@ -321,10 +401,21 @@ def paired_moments(
     stats = []
     for k in PAIRED_EXPR:
         x, y = f"x.m_{k}", f"y.m_{k}"
-        stats += [f"avg({x})", f"avg({y})", f"var_samp({y} - {x})", f"var_samp({x})", f"var_samp({y})",
-                  f"covar_samp({x}, {y})"]  # fmt: skip
-    stats += ["sum(x.m_score * x.m_score)", "sum(x.m_score * y.m_score)", "sum(y.m_score * y.m_score)",
-              "sum((y.m_score - x.m_score) ^ 2)", "count(*)"]  # fmt: skip
+        stats += [
+            f"avg({x})",
+            f"avg({y})",
+            f"var_samp({y} - {x})",
+            f"var_samp({x})",
+            f"var_samp({y})",
+            f"covar_samp({x}, {y})",
+        ]
+    stats += [
+        "sum(x.m_score * x.m_score)",
+        "sum(x.m_score * y.m_score)",
+        "sum(y.m_score * y.m_score)",
+        "sum((y.m_score - x.m_score) ^ 2)",
+        "count(*)",
+    ]
     got = con.execute(
         f"""SELECT {", ".join(stats)}
             FROM (SELECT board_id, {cols} FROM boards WHERE run = ?) x
@@ -379,11 +470,13 @@ def _rules_points(run: RunInfo) -> Any:
     d = run.rules
     try:
         return Rules(
-            name=str(d.get("name", "boggle")), min_length=int(d.get("min_length", 3)),
+            name=str(d.get("name", "boggle")),
+            min_length=int(d.get("min_length", 3)),
             scores={int(k): int(v) for k, v in dict(d.get("scores") or {}).items()} or {3: 1},
-            per_letter_from=d.get("per_letter_from"), per_letter=int(d.get("per_letter") or 0),
+            per_letter_from=d.get("per_letter_from"),
+            per_letter=int(d.get("per_letter") or 0),
             revisit=bool(d.get("revisit", False)),
-        ).points  # fmt: skip
+        ).points
     except (TypeError, ValueError, AttributeError):
         return None
 
@@ -392,8 +485,10 @@ def paired(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], *, top: int 
     """Board-by-board comparison of every later run that holds the first run's boards."""
     empty = PairedTables(
         pd.DataFrame(columns=PAIRED_SUMMARY_COLUMNS),
-        pd.DataFrame(columns=["run", "reference", "diff", "boards"]), pd.DataFrame(), pd.DataFrame(),
-    )  # fmt: skip
+        pd.DataFrame(columns=["run", "reference", "diff", "boards"]),
+        pd.DataFrame(),
+        pd.DataFrame(),
+    )
     if len(runs) < 2:
         return empty
     ref = runs[0]
@@ -428,12 +523,26 @@ def paired(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], *, top: int 
             f"{share_text(lower)} lower, {share_text(same)} the same" + _scaling_text(factor, explains)
         )
         all_moments[run.label] = moments
-        summaries.append({
-            "run": run.label, "reference": ref.label, "boards": n, "mean_diff": mean, "diff_low": iv.low,
-            "diff_high": iv.high, "sd_diff": sd, "median_diff": med, "p10_diff": p10, "p90_diff": p90,
-            "share_higher": float(c[v > 0].sum()) / n, "share_lower": float(c[v < 0].sum()) / n,
-            "share_same": same, "scale_factor": factor, "scale_explains": explains, "verdict": verdict,
-        })  # fmt: skip
+        summaries.append(
+            {
+                "run": run.label,
+                "reference": ref.label,
+                "boards": n,
+                "mean_diff": mean,
+                "diff_low": iv.low,
+                "diff_high": iv.high,
+                "sd_diff": sd,
+                "median_diff": med,
+                "p10_diff": p10,
+                "p90_diff": p90,
+                "share_higher": float(c[v > 0].sum()) / n,
+                "share_lower": float(c[v < 0].sum()) / n,
+                "share_same": same,
+                "scale_factor": factor,
+                "scale_explains": explains,
+                "verdict": verdict,
+            }
+        )
         hists.append(d.assign(run=run.label, reference=ref.label)[["run", "reference", "diff", "boards"]])
         tops.append(_top_changes(con, ref, run, top))
         if ref.has_words and run.has_words:
@@ -441,10 +550,12 @@ def paired(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], *, top: int 
     if not summaries:
         return empty
     return PairedTables(
-        pd.DataFrame(summaries, columns=PAIRED_SUMMARY_COLUMNS), pd.concat(hists, ignore_index=True),
-        pd.concat(tops, ignore_index=True), pd.concat(words, ignore_index=True) if words else pd.DataFrame(),
+        pd.DataFrame(summaries, columns=PAIRED_SUMMARY_COLUMNS),
+        pd.concat(hists, ignore_index=True),
+        pd.concat(tops, ignore_index=True),
+        pd.concat(words, ignore_index=True) if words else pd.DataFrame(),
         moments=all_moments,
-    )  # fmt: skip
+    )
 
 
 def _top_changes(con: duckdb.DuckDBPyConnection, ref: RunInfo, run: RunInfo, top: int) -> pd.DataFrame:

@@ -21,10 +21,27 @@ if TYPE_CHECKING:
     from pipeline.analyze.stats import Tables
 
 HEADLINE_COLUMNS = [
-    "run", "boards", "score_mean", "score_low", "score_high", "words_mean", "bad_definition", "bad",
-    "bad_share", "bad_share_low", "bad_share_high", "pool_easy", "pool_medium", "pool_hard",
-    "worst_die", "worst_die_faces", "worst_die_value", "worst_die_low", "worst_die_high", "model_r2",
-]  # fmt: skip
+    "run",
+    "boards",
+    "score_mean",
+    "score_low",
+    "score_high",
+    "words_mean",
+    "bad_definition",
+    "bad",
+    "bad_share",
+    "bad_share_low",
+    "bad_share_high",
+    "pool_easy",
+    "pool_medium",
+    "pool_hard",
+    "worst_die",
+    "worst_die_faces",
+    "worst_die_value",
+    "worst_die_low",
+    "worst_die_high",
+    "model_r2",
+]
 
 # The bands of the "Boards to serve" section, by their preset names.
 POOLS = {"pool_easy": "tanglet-easy", "pool_medium": "tanglet-medium", "pool_hard": "tanglet-hard"}
@@ -41,23 +58,35 @@ def headline(tables: Tables) -> pd.DataFrame:
         run = rec["run"]
         iv = mean_interval(float(rec["score_mean"]), float(rec["score_std"]), float(rec["boards"]))
         row: dict[str, Any] = {
-            "run": run, "boards": int(rec["boards"]), "score_mean": iv.estimate, "score_low": iv.low,
-            "score_high": iv.high, "words_mean": float(rec["words_mean"]),
-        }  # fmt: skip
+            "run": run,
+            "boards": int(rec["boards"]),
+            "score_mean": iv.estimate,
+            "score_low": iv.low,
+            "score_high": iv.high,
+            "words_mean": float(rec["words_mean"]),
+        }
         if run in bad.index:
             b = bad.loc[run]
-            row.update(bad_definition=str(b["definition"]), bad=int(b["bad"]), bad_share=float(b["share"]),
-                       bad_share_low=float(b["share_low"]),
-                       bad_share_high=float(b["share_high"]))  # fmt: skip
+            row.update(
+                bad_definition=str(b["definition"]),
+                bad=int(b["bad"]),
+                bad_share=float(b["share"]),
+                bad_share_low=float(b["share_low"]),
+                bad_share_high=float(b["share_high"]),
+            )
         for col, band in POOLS.items():
             got = bands[(bands["run"] == run) & (bands["band"] == band)] if len(bands) else bands
             row[col] = int(got["in_band"].iloc[0]) if len(got) else math.nan
         dice = tables.dice[tables.dice["run"] == run] if len(tables.dice) else tables.dice
         if len(dice):
             worst = dice.sort_values(["value", "die"], kind="stable").iloc[0]
-            row.update(worst_die=int(worst["die"]), worst_die_faces=str(worst["faces"]),
-                       worst_die_value=float(worst["value"]), worst_die_low=float(worst["value_low"]),
-                       worst_die_high=float(worst["value_high"]),
-                       model_r2=float(worst.get("model_r2", math.nan)))  # fmt: skip
+            row.update(
+                worst_die=int(worst["die"]),
+                worst_die_faces=str(worst["faces"]),
+                worst_die_value=float(worst["value"]),
+                worst_die_low=float(worst["value_low"]),
+                worst_die_high=float(worst["value_high"]),
+                model_r2=float(worst.get("model_r2", math.nan)),
+            )
         out.append(row)
     return pd.DataFrame(out, columns=HEADLINE_COLUMNS)

@@ -23,8 +23,18 @@ if TYPE_CHECKING:
     import pandas as pd
 
 # matplotlib's default cycle (C0, C1...), so a run has one colour in every plot of the page.
-MATPLOTLIB_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-                     "#7f7f7f", "#bcbd22", "#17becf"]  # fmt: skip
+MATPLOTLIB_COLORS = [
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+]
 # Tables with more rows than this get pages.
 PAGE = 25
 
@@ -129,16 +139,24 @@ def score_cdf_figure(counts: pd.DataFrame, labels: list[str]) -> str:
         g = g.sort_values("score")
         fig.add_trace(
             go.Scatter(
-                x=g["score"], y=g["cum_share"] * 100, mode="lines", line_shape="hv", name=str(name),
+                x=g["score"],
+                y=g["cum_share"] * 100,
+                mode="lines",
+                line_shape="hv",
+                name=str(name),
                 hovertemplate="score ≤ %{x}: %{y:.2f}% of boards<extra>%{fullData.name}</extra>",
             )
-        )  # fmt: skip
+        )
     fig.update_layout(
         title="Cumulative score distribution (drag to zoom, double-click to reset)",
-        xaxis_title="score", yaxis_title="boards scoring at most x (%)", height=420,
-        margin={"l": 60, "r": 20, "t": 50, "b": 50}, legend={"x": 0.98, "xanchor": "right", "y": 0.05},
-        template="plotly_white", colorway=MATPLOTLIB_COLORS,
-    )  # fmt: skip
+        xaxis_title="score",
+        yaxis_title="boards scoring at most x (%)",
+        height=420,
+        margin={"l": 60, "r": 20, "t": 50, "b": 50},
+        legend={"x": 0.98, "xanchor": "right", "y": 0.05},
+        template="plotly_white",
+        colorway=MATPLOTLIB_COLORS,
+    )
     html: str = fig.to_html(
         full_html=False, include_plotlyjs=False, div_id="plotly-score-cdf", config={"displaylogo": False}
     )

@@ -100,8 +100,16 @@ def distribution_plot(hist: pd.DataFrame, summary: pd.DataFrame, *, what: str, m
         cut = float(summ[p99].max()) * 1.15
         if cut < ax.get_xlim()[1]:
             ax.set_xlim(0, cut)
-            ax.text(0.99, 0.02, "x axis cut at 1.15 x the 99th percentile", transform=ax.transAxes,
-                    ha="right", va="bottom", fontsize="x-small", color="#666666")  # fmt: skip
+            ax.text(
+                0.99,
+                0.02,
+                "x axis cut at 1.15 x the 99th percentile",
+                transform=ax.transAxes,
+                ha="right",
+                va="bottom",
+                fontsize="x-small",
+                color="#666666",
+            )
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
@@ -227,8 +235,9 @@ def face_effects_plot(effects: pd.DataFrame) -> Figure:
                 err = np.nan_to_num(err, nan=0.0)
             else:
                 err = None
-            ax.errorbar(est, y, xerr=err, fmt="o", color=color, markersize=3.5, elinewidth=1.2,
-                        capsize=2, label=name)  # fmt: skip
+            ax.errorbar(
+                est, y, xerr=err, fmt="o", color=color, markersize=3.5, elinewidth=1.2, capsize=2, label=name
+            )
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_title(title, fontsize="medium")
         ax.set_xlabel("points per board")
@@ -366,8 +375,16 @@ def board_plot(board: str, rows: int, cols: int, *, title: str = "") -> Figure:
             if not blank:
                 text = _face_label(face)
                 size = font * (0.75 if len(text) > 1 else 1.0)
-                ax.text(c + 0.5, y + 0.47, text, ha="center", va="center", fontsize=size,
-                        fontweight="bold", color="#222222")  # fmt: skip
+                ax.text(
+                    c + 0.5,
+                    y + 0.47,
+                    text,
+                    ha="center",
+                    va="center",
+                    fontsize=size,
+                    fontweight="bold",
+                    color="#222222",
+                )
     ax.set_xlim(0, parsed.cols)
     ax.set_ylim(0, parsed.rows)
     ax.set_aspect("equal")
@@ -381,9 +398,14 @@ def _rounded(x: float, y: float, w: float, h: float, color: str) -> Any:
     from matplotlib.patches import FancyBboxPatch
 
     return FancyBboxPatch(
-        (x, y), w, h, boxstyle="round,pad=0,rounding_size=0.12", facecolor=color,
-        edgecolor="#8a7a55", linewidth=1.2,
-    )  # fmt: skip
+        (x, y),
+        w,
+        h,
+        boxstyle="round,pad=0,rounding_size=0.12",
+        facecolor=color,
+        edgecolor="#8a7a55",
+        linewidth=1.2,
+    )
 
 
 def _slug(text: str) -> str:
@@ -403,52 +425,67 @@ def make_plots(tables: Tables, out_dir: Path) -> list[Plot]:
 
     emit(
         distribution_plot(tables.score_histogram, tables.summary, what="score", mean_col="score_mean"),
-        "score_distribution", "Score distribution",
+        "score_distribution",
+        "Score distribution",
         "Share of boards in each score bin; dashed lines mark each mean.",
-    )  # fmt: skip
+    )
     if len(tables.score_counts):
         emit(
-            score_cdf_plot(tables.score_counts), "score_cdf", "Cumulative score distribution and tail",
+            score_cdf_plot(tables.score_counts),
+            "score_cdf",
+            "Cumulative score distribution and tail",
             "Left: share of boards scoring at most each score, percentiles marked. Right: the tail, "
             "the share of boards scoring at least each score from the 90th percentile on.",
-        )  # fmt: skip
+        )
     emit(
         distribution_plot(tables.words_histogram, tables.summary, what="words", mean_col="words_mean"),
-        "words_distribution", "Word-count distribution",
+        "words_distribution",
+        "Word-count distribution",
         "Share of boards by number of distinct words found; dashed lines mark each mean.",
-    )  # fmt: skip
+    )
     emit(
-        by_length_plot(tables.by_length), "points_by_length", "Words and points by word length",
+        by_length_plot(tables.by_length),
+        "points_by_length",
+        "Words and points by word length",
         "Mean words and points per board contributed by each word length.",
-    )  # fmt: skip
+    )
     emit(
-        longest_word_plot(tables.longest_words), "longest_word", "Longest word",
+        longest_word_plot(tables.longest_words),
+        "longest_word",
+        "Longest word",
         "Share of boards whose longest word has each length.",
-    )  # fmt: skip
+    )
     emit(
-        face_effects_plot(tables.face_effects), "face_effects", "Face effects",
+        face_effects_plot(tables.face_effects),
+        "face_effects",
+        "Face effects",
         "Left: mean score of boards showing a face minus boards not showing it. Right (when "
         "computed): the effect adjusted for the other faces on the board. Bars: 95% intervals.",
-    )  # fmt: skip
+    )
     if len(tables.dice):
         emit(
-            dice_plot(tables.dice), "dice_values", "Die values",
+            dice_plot(tables.dice),
+            "dice_values",
+            "Die values",
             "Each die's value: the mean adjusted effect of its faces, i.e. the points a board "
             "gains from that die against an average cell (95% intervals). Redesign the lowest.",
-        )  # fmt: skip
+        )
     if len(tables.paired_histogram):
         emit(
-            paired_plot(tables.paired_histogram, tables.paired), "paired_difference",
+            paired_plot(tables.paired_histogram, tables.paired),
+            "paired_difference",
             "Per-board score difference",
             "Runs holding the same boards: distribution of each board's score difference.",
-        )  # fmt: skip
+        )
     if len(tables.trend):
         emit(
-            trend_plot(tables.trend), "trend", "Runs over time",
+            trend_plot(tables.trend),
+            "trend",
+            "Runs over time",
             "Each night's mean score (top) and share of bad boards (bottom) with 95% intervals; "
             "dashed: control limits of the design's nights; red: a night outside them; hollow "
             "orange: a night of another design, left out of the limits.",
-        )  # fmt: skip
+        )
     best = tables.top_boards[tables.top_boards["rank"] == 1].copy()
     best["series"] = series_labels(best)
     used: set[str] = set()
@@ -460,8 +497,8 @@ def make_plots(tables: Tables, out_dir: Path) -> list[Plot]:
         title = f"{rec['series']}: best board, {rec['score']} points, {rec['n_words']} words"
         emit(
             board_plot(str(rec["board"]), int(rec["rows"]), int(rec["cols"]), title=title),
-            f"best_board_{slug}", f"Best board: {rec['series']}",
-            f"{rec['board']} ({rec['rows']}x{rec['cols']}), longest word "
-            f"{rec['longest_word'] or '-'}.",
-        )  # fmt: skip
+            f"best_board_{slug}",
+            f"Best board: {rec['series']}",
+            f"{rec['board']} ({rec['rows']}x{rec['cols']}), longest word {rec['longest_word'] or '-'}.",
+        )
     return plots

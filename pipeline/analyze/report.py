@@ -115,23 +115,43 @@ def summary_section(summary: pd.DataFrame) -> str:
 def by_length_section(by_length: pd.DataFrame) -> str:
     b = _with_series(by_length)
     rows = [
-        [_esc(r["series"]), _esc(r["length"]), _num(r["words_per_board"]),
-         _num(r["points_per_board"]), _pct(r["share_of_words"]), _pct(r["share_of_points"]),
-         _num(r["words_total"], 0), _num(r["points_total"], 0)]
+        [
+            _esc(r["series"]),
+            _esc(r["length"]),
+            _num(r["words_per_board"]),
+            _num(r["points_per_board"]),
+            _pct(r["share_of_words"]),
+            _pct(r["share_of_points"]),
+            _num(r["words_total"], 0),
+            _num(r["points_total"], 0),
+        ]
         for r in b.to_dict("records")
-    ]  # fmt: skip
-    header = ["run", "length", "words / board", "points / board", "share of words",
-              "share of points", "words (total)", "points (total)"]  # fmt: skip
+    ]
+    header = [
+        "run",
+        "length",
+        "words / board",
+        "points / board",
+        "share of words",
+        "share of points",
+        "words (total)",
+        "points (total)",
+    ]
     return _table(header, rows, left=2)
 
 
 def longest_section(longest: pd.DataFrame) -> str:
     t = _with_series(longest)
     rows = [
-        [_esc(r["series"]), _num(r["length"], 0), _num(r["boards"], 0), _pct(r["share"]),
-         f'<span class="mono">{_esc(r["example"] or "")}</span>']
+        [
+            _esc(r["series"]),
+            _num(r["length"], 0),
+            _num(r["boards"], 0),
+            _pct(r["share"]),
+            f'<span class="mono">{_esc(r["example"] or "")}</span>',
+        ]
         for r in t.to_dict("records")
-    ]  # fmt: skip
+    ]
     return _table(["run", "longest word (letters)", "boards", "share", "example"], rows, 1, [4])
 
 
@@ -145,11 +165,18 @@ def top_boards_section(top: pd.DataFrame) -> str:
         else:
             cell = f"<details><summary>{n:,} words</summary><div>{_esc(str(r['words']))}</div></details>"
         rows.append(
-            [_esc(r["series"]), _num(r["rank"], 0), f'<span class="mono">{_esc(r["board"])}</span>',
-             f"{int(r['rows'])}x{int(r['cols'])}", _num(r["score"], 0), _num(n, 0),
-             f'<span class="mono">{_esc(r["longest_word"] or "")}</span>',
-             _num(r["dead_cells"], 0), cell]
-        )  # fmt: skip
+            [
+                _esc(r["series"]),
+                _num(r["rank"], 0),
+                f'<span class="mono">{_esc(r["board"])}</span>',
+                f"{int(r['rows'])}x{int(r['cols'])}",
+                _num(r["score"], 0),
+                _num(n, 0),
+                f'<span class="mono">{_esc(r["longest_word"] or "")}</span>',
+                _num(r["dead_cells"], 0),
+                cell,
+            ]
+        )
     header = ["run", "rank", "board", "shape", "score", "words", "longest", "dead cells", "word list"]
     return _table(header, rows, 3, [6, 8])
 
@@ -227,9 +254,14 @@ def no_words_note(labels: Sequence[str]) -> str:
 
 
 def render_report(
-    runs: Sequence[RunInfo], tables: Tables, plots: Sequence[Plot], plot_dir: Path, rel_dir: str,
-    *, top_words: int = 50,
-) -> str:  # fmt: skip
+    runs: Sequence[RunInfo],
+    tables: Tables,
+    plots: Sequence[Plot],
+    plot_dir: Path,
+    rel_dir: str,
+    *,
+    top_words: int = 50,
+) -> str:
     """The report page as a string (plots read from ``plot_dir`` and embedded)."""
     from pipeline.analyze import interactive
     from pipeline.analyze import sections as sec
@@ -259,27 +291,47 @@ def render_report(
     if len(tables.comparisons):
         sections.append(("compare", "How the runs compare", sec.comparisons_section(tables.comparisons)))
     if len(tables.paired):
-        sections.append(("paired", "Same boards, board by board", sec.paired_section(
-            tables.paired, tables.paired_boards, tables.paired_words, fig("paired_difference"))))  # fmt: skip
+        sections.append(
+            (
+                "paired",
+                "Same boards, board by board",
+                sec.paired_section(
+                    tables.paired, tables.paired_boards, tables.paired_words, fig("paired_difference")
+                ),
+            )
+        )
     sections += [
         ("summary", "Summary", summary_section(tables.summary)),
-        ("distributions", "Score and word-count distributions",
-         zoomable + fig("score_cdf") + fig("score_distribution") + fig("words_distribution")),
-        ("length", "Words and points by word length",
-         fig("points_by_length") + by_length_section(tables.by_length)),
-        ("longest", "Longest word",
-         "<p>Examples: the most common word in everyday text (wordfreq) among each length's most "
-         "frequent longest words.</p>" + fig("longest_word") + longest_section(tables.longest_words)),
-        ("faces", "Face effects",
-         "<p><b>Raw</b>: mean score of the boards that show a face minus those that do not. "
-         "<b>Adjusted</b>: the points a board gains when one cell shows the face instead of an "
-         "average face, the other faces unchanged (so a face is not credited for the good faces "
-         "that come with it); a model estimate (see the method section). Both with 95% intervals "
-         "(±); faces in one order for every run (strongest adjusted effect first), all on one "
-         "page. A face on every board has no raw comparison group.</p>"
-         + fig("face_effects") + sec.face_effects_section(tables.face_effects)
-         + sec.face_comparisons_section(tables.face_comparisons)),
-    ]  # fmt: skip
+        (
+            "distributions",
+            "Score and word-count distributions",
+            zoomable + fig("score_cdf") + fig("score_distribution") + fig("words_distribution"),
+        ),
+        (
+            "length",
+            "Words and points by word length",
+            fig("points_by_length") + by_length_section(tables.by_length),
+        ),
+        (
+            "longest",
+            "Longest word",
+            "<p>Examples: the most common word in everyday text (wordfreq) among each length's most "
+            "frequent longest words.</p>" + fig("longest_word") + longest_section(tables.longest_words),
+        ),
+        (
+            "faces",
+            "Face effects",
+            "<p><b>Raw</b>: mean score of the boards that show a face minus those that do not. "
+            "<b>Adjusted</b>: the points a board gains when one cell shows the face instead of an "
+            "average face, the other faces unchanged (so a face is not credited for the good faces "
+            "that come with it); a model estimate (see the method section). Both with 95% intervals "
+            "(±); faces in one order for every run (strongest adjusted effect first), all on one "
+            "page. A face on every board has no raw comparison group.</p>"
+            + fig("face_effects")
+            + sec.face_effects_section(tables.face_effects)
+            + sec.face_comparisons_section(tables.face_comparisons),
+        ),
+    ]
     if len(tables.dice) or len(tables.face_positions):
         dice = sec.dice_section(
             tables.dice, tables.face_positions, fig("dice_values"), tables.notes, tables.dice_faces
@@ -290,44 +342,55 @@ def render_report(
     if len(tables.serve_bands):
         sections.append(("serve", "Boards to serve", sec.serve_section(tables.serve_bands)))
     sections += [
-        ("top", "Top boards",
-         '<div class="boards">' + "".join(_plot_html(p, plot_dir, rel_dir) for p in boards)
-         + "</div>" + top_boards_section(tables.top_boards)),
-        ("words", "Most frequent words",
-         sec.frequent_words_section(tables.frequent_words, EVERYDAY, top_words)),
-        ("method", "Method and sources",
-         "<ul>"
-         f"<li>Confidence intervals: 95%, {_esc(METHOD)}.</li>"
-         "<li>Runs that hold the same boards (board by board, checked) are compared with paired "
-         "intervals: those of the per-board differences (a face effect's from the same models fitted "
-         "to the per-board differences). A pure scaling is a second run's score equal to a fixed "
-         "multiple of the first's on every board; the scaling's share of the change is one minus "
-         "the squared residual of that fit over the squared per-board change.</li>"
-         "<li>Runs over time (nights of a schedule: runs that carry a date): each night's mean "
-         "score with its normal interval and its share of bad boards with its Wilson interval. "
-         "The design is the run's identity without seed and date; the design most nights share "
-         "is the reference, and a night of another design (another word list, other dice) is "
-         "flagged and left out of the pooled values. Control limits: a Shewhart chart with the "
-         "within-night variance known from the boards, the pooled mean of the reference nights' "
-         "boards ± 3 standard errors of a night (3 s / √n, s the pooled within-night standard "
-         "deviation, n the night's boards); for the bad share a p-chart, p ± 3 √(p(1−p)/n) with p "
-         "the pooled share. A night outside them varies more than its own sampling noise allows "
-         "(about 3 nights in 1,000 by chance).</li>"
-         "<li>Adjusted face effects and die values: least squares of each board's score on how many "
-         "of its cells show each face (an additive model: no interaction between neighbouring "
-         "faces), with heteroskedasticity-robust (HC1) intervals; R² is the share of the score's "
-         "variance the model explains.</li>"
-         "<li>Shares of bad boards and of the Tanglet bands: Wilson score intervals; risk ratios: the "
-         "log (Katz) interval. A share is written &lt;0.1% or &gt;99.9% when it rounds to 0% or "
-         "100% without being exactly that.</li>"
-         "<li>How common a word is: wordfreq's Zipf scale (log10 of its uses per billion words, 0 to "
-         "about 8).</li>"
-         f"<li>{_esc(words_note)}; the language follows the lexicon (tanglet:&lt;lang&gt;, "
-         "else English).</li>"
-         f"<li>{_esc(interactive.source_note())}; the PNG files beside the report are the "
-         "same plots, for printing and the notebook.</li></ul>"),
+        (
+            "top",
+            "Top boards",
+            '<div class="boards">'
+            + "".join(_plot_html(p, plot_dir, rel_dir) for p in boards)
+            + "</div>"
+            + top_boards_section(tables.top_boards),
+        ),
+        (
+            "words",
+            "Most frequent words",
+            sec.frequent_words_section(tables.frequent_words, EVERYDAY, top_words),
+        ),
+        (
+            "method",
+            "Method and sources",
+            "<ul>"
+            f"<li>Confidence intervals: 95%, {_esc(METHOD)}.</li>"
+            "<li>Runs that hold the same boards (board by board, checked) are compared with paired "
+            "intervals: those of the per-board differences (a face effect's from the same models fitted "
+            "to the per-board differences). A pure scaling is a second run's score equal to a fixed "
+            "multiple of the first's on every board; the scaling's share of the change is one minus "
+            "the squared residual of that fit over the squared per-board change.</li>"
+            "<li>Runs over time (nights of a schedule: runs that carry a date): each night's mean "
+            "score with its normal interval and its share of bad boards with its Wilson interval. "
+            "The design is the run's identity without seed and date; the design most nights share "
+            "is the reference, and a night of another design (another word list, other dice) is "
+            "flagged and left out of the pooled values. Control limits: a Shewhart chart with the "
+            "within-night variance known from the boards, the pooled mean of the reference nights' "
+            "boards ± 3 standard errors of a night (3 s / √n, s the pooled within-night standard "
+            "deviation, n the night's boards); for the bad share a p-chart, p ± 3 √(p(1−p)/n) with p "
+            "the pooled share. A night outside them varies more than its own sampling noise allows "
+            "(about 3 nights in 1,000 by chance).</li>"
+            "<li>Adjusted face effects and die values: least squares of each board's score on how many "
+            "of its cells show each face (an additive model: no interaction between neighbouring "
+            "faces), with heteroskedasticity-robust (HC1) intervals; R² is the share of the score's "
+            "variance the model explains.</li>"
+            "<li>Shares of bad boards and of the Tanglet bands: Wilson score intervals; risk ratios: the "
+            "log (Katz) interval. A share is written &lt;0.1% or &gt;99.9% when it rounds to 0% or "
+            "100% without being exactly that.</li>"
+            "<li>How common a word is: wordfreq's Zipf scale (log10 of its uses per billion words, 0 to "
+            "about 8).</li>"
+            f"<li>{_esc(words_note)}; the language follows the lexicon (tanglet:&lt;lang&gt;, "
+            "else English).</li>"
+            f"<li>{_esc(interactive.source_note())}; the PNG files beside the report are the "
+            "same plots, for printing and the notebook.</li></ul>",
+        ),
         ("provenance", "Provenance", provenance_section(runs)),
-    ]  # fmt: skip
+    ]
     without = [r.label for r in runs if not r.has_words]
     if len(without) == len(runs):
         sections = [sec for sec in sections if sec[0] != "words"]
@@ -349,9 +412,14 @@ def render_report(
 
 
 def write_report(
-    runs: Sequence[RunInfo], tables: Tables, plots: Sequence[Plot], out_dir: Path, plot_subdir: str,
-    *, top_words: int = 50,
-) -> Path:  # fmt: skip
+    runs: Sequence[RunInfo],
+    tables: Tables,
+    plots: Sequence[Plot],
+    out_dir: Path,
+    plot_subdir: str,
+    *,
+    top_words: int = 50,
+) -> Path:
     """Write ``report.html`` into ``out_dir`` (atomically) and return its path."""
     out_dir = Path(out_dir)
     page = render_report(runs, tables, plots, out_dir / plot_subdir, plot_subdir, top_words=top_words)

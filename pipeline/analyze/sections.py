@@ -60,19 +60,21 @@ def headline_section(head: pd.DataFrame) -> str:
         row = [esc(r["run"]), mean, num(r["words_mean"], 1)]
         if has_bad:
             row.append(
-                "" if pd.isna(r["bad_share"]) else
-                f'<b>{pct(r["bad_share"])}</b> '
+                ""
+                if pd.isna(r["bad_share"])
+                else f"<b>{pct(r['bad_share'])}</b> "
                 f'<span class="ci">({num(r["bad"], 0)} of {num(r["boards"], 0)})</span>'
-            )  # fmt: skip
+            )
         if has_pool:
             pools = [num(r[c], 0) for c in ("pool_easy", "pool_medium", "pool_hard")]
             row.append(f'<span class="ci">{" · ".join(pools)}</span> of {num(r["boards"], 0)}')
         if has_die:
             row.append(
-                "" if pd.isna(r["worst_die"]) else
-                f'die {num(r["worst_die"], 0)} {_mono(r["worst_die_faces"])}: '
+                ""
+                if pd.isna(r["worst_die"])
+                else f"die {num(r['worst_die'], 0)} {_mono(r['worst_die_faces'])}: "
                 f'<span class="ci">{r["worst_die_value"]:+.1f}</span>'
-            )  # fmt: skip
+            )
         rows.append(row)
     r2 = head["model_r2"].dropna()
     notes = "Mean score with its 95% interval (±). "
@@ -132,11 +134,32 @@ def comparisons_section(comparisons: pd.DataFrame) -> str:
         rel = "" if pd.isna(r["rel"]) else f"{r['rel'] * 100:+.1f}%"
         rel_ci = "" if pd.isna(r["rel"]) else _ci(r["rel_low"] * 100, r["rel_high"] * 100, 1)
         how = "same boards" if r.get("paired") else "independent"
-        rows.append([esc(r["run"]), esc(r["reference"]), esc(r["metric"]), fmt(r["reference_value"]),
-                     fmt(r["value"]), diff, _ci(r["diff_low"] * scale, r["diff_high"] * scale), rel, rel_ci,
-                     esc(how)])  # fmt: skip
-    header = ["run", "against", "metric", "reference", "run value", "difference", "95% CI",
-              "relative (%)", "95% CI (relative, %)", "boards"]  # fmt: skip
+        rows.append(
+            [
+                esc(r["run"]),
+                esc(r["reference"]),
+                esc(r["metric"]),
+                fmt(r["reference_value"]),
+                fmt(r["value"]),
+                diff,
+                _ci(r["diff_low"] * scale, r["diff_high"] * scale),
+                rel,
+                rel_ci,
+                esc(how),
+            ]
+        )
+    header = [
+        "run",
+        "against",
+        "metric",
+        "reference",
+        "run value",
+        "difference",
+        "95% CI",
+        "relative (%)",
+        "95% CI (relative, %)",
+        "boards",
+    ]
     return (
         "<p>Each run against the first one given. Differences of shares are in percentage points. "
         "Runs that hold the same boards are compared board by board (<i>same boards</i>); the "
@@ -148,12 +171,34 @@ def comparisons_section(comparisons: pd.DataFrame) -> str:
 def paired_section(paired: pd.DataFrame, boards: pd.DataFrame, words: pd.DataFrame, fig: str) -> str:
     rows = []
     for r in paired.to_dict("records"):
-        rows.append([esc(r["run"]), esc(r["reference"]), num(r["boards"], 0), f"{r['mean_diff']:+,.2f}",
-                     (_ci(r["diff_low"], r["diff_high"])), num(r["median_diff"]), num(r["p10_diff"]),
-                     num(r["p90_diff"]), pct(r["share_higher"]), pct(r["share_lower"]),
-                     pct(r["share_same"])])  # fmt: skip
-    header = ["run", "against", "boards", "mean difference", "95% CI", "median", "10th percentile",
-              "90th percentile", "boards higher", "boards lower", "unchanged"]  # fmt: skip
+        rows.append(
+            [
+                esc(r["run"]),
+                esc(r["reference"]),
+                num(r["boards"], 0),
+                f"{r['mean_diff']:+,.2f}",
+                (_ci(r["diff_low"], r["diff_high"])),
+                num(r["median_diff"]),
+                num(r["p10_diff"]),
+                num(r["p90_diff"]),
+                pct(r["share_higher"]),
+                pct(r["share_lower"]),
+                pct(r["share_same"]),
+            ]
+        )
+    header = [
+        "run",
+        "against",
+        "boards",
+        "mean difference",
+        "95% CI",
+        "median",
+        "10th percentile",
+        "90th percentile",
+        "boards higher",
+        "boards lower",
+        "unchanged",
+    ]
     out = (
         "<p>These runs hold the same boards (same dice, shape, count and seed: checked board by "
         "board), so each board's score can be compared directly, and the interval is that of the "
@@ -163,8 +208,14 @@ def paired_section(paired: pd.DataFrame, boards: pd.DataFrame, words: pd.DataFra
         has_words = "words_gained" in boards
         brows = []
         for r in boards.to_dict("records"):
-            row = [esc(r["run"]), num(r["board_id"], 0), _mono(r["board"]), num(r["score_reference"], 0),
-                   num(r["score_run"], 0), f"{int(r['diff']):+,}"]  # fmt: skip
+            row = [
+                esc(r["run"]),
+                num(r["board_id"], 0),
+                _mono(r["board"]),
+                num(r["score_reference"], 0),
+                num(r["score_run"], 0),
+                f"{int(r['diff']):+,}",
+            ]
             if has_words:
                 row += [_words_cell(r["words_gained"]), _words_cell(r["words_lost"])]
             brows.append(row)
@@ -175,10 +226,16 @@ def paired_section(paired: pd.DataFrame, boards: pd.DataFrame, words: pd.DataFra
         )
     if len(words):
         wrows = [
-            [esc(r["run"]), _mono(r["word"]), num(r["boards_reference"], 0), num(r["boards_run"], 0),
-             f"{r['points_per_board']:+.3f}", pct(r["share_of_change"])]
+            [
+                esc(r["run"]),
+                _mono(r["word"]),
+                num(r["boards_reference"], 0),
+                num(r["boards_run"], 0),
+                f"{r['points_per_board']:+.3f}",
+                pct(r["share_of_change"]),
+            ]
             for r in words.to_dict("records")
-        ]  # fmt: skip
+        ]
         wh = ["run", "word", "boards (reference)", "boards (run)", "points per board", "share of the change"]
         out += (
             "<h3>The words that account for the change</h3><p>Points per board each word adds "
@@ -242,13 +299,36 @@ def dice_section(
     if len(dice):
         rows = []
         for r in dice.to_dict("records"):
-            rows.append([esc(r["run"]), num(r["rank"], 0), num(r["die"], 0), _mono(r["faces"]),
-                         num(r["value"]), (_ci(r["value_low"], r["value_high"])),
-                         num(r.get("value_corner")), num(r.get("value_edge")), num(r.get("value_inner")),
-                         _mono(r["worst_face"]), _mono(r["best_face"]), num(r["swing"])])  # fmt: skip
-        header = ["run", "rank (worst first)", "die", "faces", "value (model estimate)", "95% CI",
-                  "in a corner", "on an edge", "inside", "worst face", "best face",
-                  "best minus worst face"]  # fmt: skip
+            rows.append(
+                [
+                    esc(r["run"]),
+                    num(r["rank"], 0),
+                    num(r["die"], 0),
+                    _mono(r["faces"]),
+                    num(r["value"]),
+                    (_ci(r["value_low"], r["value_high"])),
+                    num(r.get("value_corner")),
+                    num(r.get("value_edge")),
+                    num(r.get("value_inner")),
+                    _mono(r["worst_face"]),
+                    _mono(r["best_face"]),
+                    num(r["swing"]),
+                ]
+            )
+        header = [
+            "run",
+            "rank (worst first)",
+            "die",
+            "faces",
+            "value (model estimate)",
+            "95% CI",
+            "in a corner",
+            "on an edge",
+            "inside",
+            "worst face",
+            "best face",
+            "best minus worst face",
+        ]
         r2 = dice["model_r2"].dropna() if "model_r2" in dice else pd.Series(dtype=float)
         out += (
             "<p>The die on each cell is reconstructed from the run's seed and chunk plan with the "
@@ -273,10 +353,17 @@ def dice_section(
         )
     if faces is not None and len(faces):
         frows = [
-            [esc(r["run"]), num(r["die"], 0), num(r["side"], 0), _mono(r["face"]), pct(r["share"]),
-             num(r["mean_score"]), num(r["adj_effect"])]
+            [
+                esc(r["run"]),
+                num(r["die"], 0),
+                num(r["side"], 0),
+                _mono(r["face"]),
+                pct(r["share"]),
+                num(r["mean_score"]),
+                num(r["adj_effect"]),
+            ]
             for r in faces.to_dict("records")
-        ]  # fmt: skip
+        ]
         fh = ["run", "die", "side", "face", "boards showing it", "mean score then", "adjusted face effect"]
         out += (
             "<details><summary>Every die, side by side: how often it shows each face and the mean "
@@ -354,15 +441,32 @@ def face_comparisons_section(fc: pd.DataFrame, shown: int = 5) -> str:
     top = adj.assign(_abs=key).sort_values("_abs", ascending=False).head(shown)
     items = "".join(f"<li>{esc(v)}</li>" for v in top["verdict"])
     rows = [
-        [esc(r["run"]), _mono(r["face"]), esc(r["kind"]), num(r["reference_effect"], 1), num(r["effect"], 1),
-         pm(r["diff"], r["diff_low"], r["diff_high"], 1), _share_of_mean(r["rel_reference"]),
-         _share_of_mean(r["rel_effect"]), pm(r["rel_diff"] * 100, r["rel_low"] * 100, r["rel_high"] * 100, 1),
-         "same boards" if r["paired"] else "independent"]
+        [
+            esc(r["run"]),
+            _mono(r["face"]),
+            esc(r["kind"]),
+            num(r["reference_effect"], 1),
+            num(r["effect"], 1),
+            pm(r["diff"], r["diff_low"], r["diff_high"], 1),
+            _share_of_mean(r["rel_reference"]),
+            _share_of_mean(r["rel_effect"]),
+            pm(r["rel_diff"] * 100, r["rel_low"] * 100, r["rel_high"] * 100, 1),
+            "same boards" if r["paired"] else "independent",
+        ]
         for r in fc.to_dict("records")
-    ]  # fmt: skip
-    header = ["run", "face", "effect", "first run (points)", "this run (points)", "difference (± 95%)",
-              "first run (% of mean)", "this run (% of mean)", "difference (percentage points, ± 95%)",
-              "boards"]  # fmt: skip
+    ]
+    header = [
+        "run",
+        "face",
+        "effect",
+        "first run (points)",
+        "this run (points)",
+        "difference (± 95%)",
+        "first run (% of mean)",
+        "this run (% of mean)",
+        "difference (percentage points, ± 95%)",
+        "boards",
+    ]
     return (
         "<h3>Face effects against the first run</h3><p>The faces whose effect, as a share of the "
         "mean score, changes most (when every score is scaled, each face keeps its share):</p>"
@@ -383,16 +487,34 @@ def _pct_ci(low: Any, high: Any) -> str:
 
 def _driver_rows(drivers: pd.DataFrame) -> list[list[str]]:
     return [
-        [esc(r["run"]), esc(r["factor"]), num(r["risk_ratio"]), (_ci(r["rr_low"], r["rr_high"])),
-         pct(r["p_bad_with"]), pct(r["p_bad_without"]), pct(r["share_of_boards"]), pct(r["share_of_bad"]),
-         num(r["boards_with"], 0), num(r["bad_with"], 0)]
+        [
+            esc(r["run"]),
+            esc(r["factor"]),
+            num(r["risk_ratio"]),
+            (_ci(r["rr_low"], r["rr_high"])),
+            pct(r["p_bad_with"]),
+            pct(r["p_bad_without"]),
+            pct(r["share_of_boards"]),
+            pct(r["share_of_bad"]),
+            num(r["boards_with"], 0),
+            num(r["bad_with"], 0),
+        ]
         for r in drivers.to_dict("records")
-    ]  # fmt: skip
+    ]
 
 
-DRIVER_HEADER = ["run", "factor", "risk ratio", "95% CI", "P(bad | with it)", "P(bad | without it)",
-                 "share of all boards with it", "share of bad boards with it", "boards with it",
-                 "bad boards with it"]  # fmt: skip
+DRIVER_HEADER = [
+    "run",
+    "factor",
+    "risk ratio",
+    "95% CI",
+    "P(bad | with it)",
+    "P(bad | without it)",
+    "share of all boards with it",
+    "share of bad boards with it",
+    "boards with it",
+    "bad boards with it",
+]
 
 
 def bad_boards_section(share: pd.DataFrame, drivers: pd.DataFrame, strongest: int = 10) -> str:
@@ -403,10 +525,15 @@ def bad_boards_section(share: pd.DataFrame, drivers: pd.DataFrame, strongest: in
         return ""
     definition = str(share["definition"].iloc[0])
     rows = [
-        [esc(r["run"]), num(r["boards"], 0), num(r["bad"], 0), pct(r["share"]),
-         _pct_ci(r["share_low"], r["share_high"])]
+        [
+            esc(r["run"]),
+            num(r["boards"], 0),
+            num(r["bad"], 0),
+            pct(r["share"]),
+            _pct_ci(r["share_low"], r["share_high"]),
+        ]
         for r in share.to_dict("records")
-    ]  # fmt: skip
+    ]
     out = (
         f"<p>A board is <b>bad</b> when it has {esc(definition)} (<code>--bad-words</code>, "
         "<code>--bad-score</code>), with its 95% interval.</p>"
@@ -432,9 +559,12 @@ def bad_boards_section(share: pd.DataFrame, drivers: pd.DataFrame, strongest: in
     position = drivers[drivers["kind"] == "position"]
     if len(position):
         out += "<h4>By cell position</h4>" + table(
-            DRIVER_HEADER, _driver_rows(position), left=2, sortable=True,
+            DRIVER_HEADER,
+            _driver_rows(position),
+            left=2,
+            sortable=True,
             table_id="bad-positions",
-        )  # fmt: skip
+        )
     dice = drivers[drivers["kind"] == "die"]
     if len(dice):
         top = (
@@ -470,13 +600,30 @@ def serve_section(bands: pd.DataFrame) -> str:
     if bands.empty:
         return ""
     rows = [
-        [esc(r["run"]), esc(r["band"]), esc(r["words"]), num(r["in_band"], 0), num(r["boards"], 0),
-         pct(r["share"]), _pct_ci(r["share_low"], r["share_high"]), num(r["per_100k"], 0),
-         _ci(r["per_100k_low"], r["per_100k_high"], 0)]
+        [
+            esc(r["run"]),
+            esc(r["band"]),
+            esc(r["words"]),
+            num(r["in_band"], 0),
+            num(r["boards"], 0),
+            pct(r["share"]),
+            _pct_ci(r["share_low"], r["share_high"]),
+            num(r["per_100k"], 0),
+            _ci(r["per_100k_low"], r["per_100k_high"], 0),
+        ]
         for r in bands.to_dict("records")
-    ]  # fmt: skip
-    header = ["run", "band", "words", "boards in band", "boards", "share", "95% CI",
-              "per 100,000 boards", "95% CI (per 100,000)"]  # fmt: skip
+    ]
+    header = [
+        "run",
+        "band",
+        "words",
+        "boards in band",
+        "boards",
+        "share",
+        "95% CI",
+        "per 100,000 boards",
+        "95% CI (per 100,000)",
+    ]
     return (
         "<p>Tanglet serves 4x4 boards by word count: easy 32-42, medium 200-250, hard 425-525 words. "
         "How many boards of each run fall in each band (with the 95% interval), and so how many a run "
@@ -495,12 +642,20 @@ def trend_section(trend: pd.DataFrame, definition: str, plot_html: str) -> str:
         return ""
     lines = "".join(f"<li>{esc(t)}</li>" for t in verdict_lines(trend))
     rows = [
-        [f'<span class="ci">{esc(r["night"])}</span>', esc(r["run"]), num(r["boards"], 0),
-         num(r["score_mean"]), _ci(r["score_low"], r["score_high"]), _ci(r["score_lcl"], r["score_ucl"]),
-         pct(r["bad_share"]),
-         _pct_ci(r["bad_low"], r["bad_high"]), _pct_ci(r["bad_lcl"], r["bad_ucl"]), esc(r["flag"])]
+        [
+            f'<span class="ci">{esc(r["night"])}</span>',
+            esc(r["run"]),
+            num(r["boards"], 0),
+            num(r["score_mean"]),
+            _ci(r["score_low"], r["score_high"]),
+            _ci(r["score_lcl"], r["score_ucl"]),
+            pct(r["bad_share"]),
+            _pct_ci(r["bad_low"], r["bad_high"]),
+            _pct_ci(r["bad_lcl"], r["bad_ucl"]),
+            esc(r["flag"]),
+        ]
         for r in trend.to_dict("records")
-    ]  # fmt: skip
+    ]
     classes = ["flagged" if r["flag"] else "" for r in trend.to_dict("records")]
     return (
         f'<ul class="verdicts" id="trend-verdicts">{lines}</ul>'
@@ -510,8 +665,23 @@ def trend_section(trend: pd.DataFrame, definition: str, plot_html: str) -> str:
         "is outside its limits, or was made with another design and is left out of them.</p>"
         + plot_html
         + table(
-            ["night", "run", "boards", "mean score", "95% CI", "control limits", "bad share", "95% CI",
-             "control limits", "flag"],
-            rows, left=2, text_cols=[9], row_classes=classes, table_id="trend", all_rows=True,
+            [
+                "night",
+                "run",
+                "boards",
+                "mean score",
+                "95% CI",
+                "control limits",
+                "bad share",
+                "95% CI",
+                "control limits",
+                "flag",
+            ],
+            rows,
+            left=2,
+            text_cols=[9],
+            row_classes=classes,
+            table_id="trend",
+            all_rows=True,
         )
-    )  # fmt: skip
+    )

@@ -121,16 +121,24 @@ class Filters:
     @property
     def needs_words(self) -> list[str]:
         """The filters that read each board's word list (named as the CLI's options)."""
-        return [name for name, v in (("--min-common-words", self.min_common_words),
-                                     ("--max-obscure", self.max_obscure)) if v is not None]  # fmt: skip
+        return [
+            name
+            for name, v in (
+                ("--min-common-words", self.min_common_words),
+                ("--max-obscure", self.max_obscure),
+            )
+            if v is not None
+        ]
 
     def describe(self) -> dict[str, Any]:
         return {
             "bands": [{"name": b.name, "words": b.text()} for b in self.bands],
             "score": None if self.score is None else Band("score", *self.score).text(),
-            "no_dead_cells": self.no_dead_cells, "min_common_words": self.min_common_words,
-            "max_obscure": self.max_obscure, "limit": self.limit,
-        }  # fmt: skip
+            "no_dead_cells": self.no_dead_cells,
+            "min_common_words": self.min_common_words,
+            "max_obscure": self.max_obscure,
+            "limit": self.limit,
+        }
 
 
 # The pool file's columns (documented in docs/reference/formats.md from here)
@@ -153,8 +161,19 @@ POOL_COLUMNS: dict[str, str] = {
     "the order of the valid rows of the input)",
     "lexicon_hash": "string: first 12 hex digits of the word list's SHA-256",
 }
-_READ = ["board_id", "board", "rows", "cols", "source", "run_id", "seed", "lexicon_hash",
-         "score", "n_words", "dead_cells"]  # fmt: skip
+_READ = [
+    "board_id",
+    "board",
+    "rows",
+    "cols",
+    "source",
+    "run_id",
+    "seed",
+    "lexicon_hash",
+    "score",
+    "n_words",
+    "dead_cells",
+]
 
 
 @dataclass
@@ -263,8 +282,15 @@ def common_counts(words: pa.Array | pa.ChunkedArray, language: str, cache: dict[
 def pool_schema() -> pa.Schema:
     import pyarrow as pa
 
-    types = {"rows": pa.int16(), "cols": pa.int16(), "score": pa.int32(), "n_words": pa.int32(),
-             "dead_cells": pa.int16(), "words": pa.list_(pa.string()), "board_id": pa.int64()}  # fmt: skip
+    types = {
+        "rows": pa.int16(),
+        "cols": pa.int16(),
+        "score": pa.int32(),
+        "n_words": pa.int32(),
+        "dead_cells": pa.int16(),
+        "words": pa.list_(pa.string()),
+        "board_id": pa.int64(),
+    }
     return pa.schema([pa.field(name, types.get(name, pa.string())) for name in POOL_COLUMNS])
 
 
@@ -364,9 +390,12 @@ def check_runs(runs: Sequence[RunInfo], filters: Filters) -> dict[str, str]:
 
 
 def select_boards(
-    run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], filters: Filters,
-    *, per: int = PER,
-) -> SelectResult:  # fmt: skip
+    run_dirs: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    filters: Filters,
+    *,
+    per: int = PER,
+) -> SelectResult:
     """Write the boards of ``run_dirs`` that pass ``filters`` to ``out`` (``.parquet`` or
     ``.csv``, atomically), in run order then ``board_id`` order, at most ``filters.limit`` of
     them; count each run's qualifying boards (per band) with 95% Wilson intervals on the share.
@@ -392,28 +421,48 @@ def select_boards(
         cache = caches.setdefault(languages[run.label], {})
         tally = _Tally(bands=np.zeros(len(filters.bands), np.int64))
         for part in run.parts:
-            table = _select_part(part, filters, languages[run.label], cache, tally,
-                                 keep_rows=limit is None or kept < limit)  # fmt: skip
+            table = _select_part(
+                part, filters, languages[run.label], cache, tally, keep_rows=limit is None or kept < limit
+            )
             if table is not None:
                 if limit is not None:
                     table = table.slice(0, limit - kept)
                 tables.append(table)
                 kept += table.num_rows
         identity = run.manifest.get("identity")
-        pools.append(RunPool(
-            run.label, run.path, run_id_of(identity) if isinstance(identity, dict) else None, tally.boards,
-            tally.selected, wilson(tally.selected, tally.boards),
-            [BandCount(b.name, int(k), wilson(int(k), tally.boards))
-             for b, k in zip(filters.bands, tally.bands, strict=True)],
-        ))  # fmt: skip
+        pools.append(
+            RunPool(
+                run.label,
+                run.path,
+                run_id_of(identity) if isinstance(identity, dict) else None,
+                tally.boards,
+                tally.selected,
+                wilson(tally.selected, tally.boards),
+                [
+                    BandCount(b.name, int(k), wilson(int(k), tally.boards))
+                    for b, k in zip(filters.bands, tally.bands, strict=True)
+                ],
+            )
+        )
     pool = pa.concat_tables(tables) if tables else pool_schema().empty_table()
     meta = {"filters": filters.describe(), "runs": [{"label": p.label, "run_id": p.run_id} for p in pools]}
     write_pool(pool, out, fmt, meta)
     return SelectResult(out, pool.num_rows, pools, filters, per)
 
 
-BAND_COLUMNS = ["run", "band", "words", "boards", "in_band", "share", "share_low", "share_high", "per_100k",
-                "per_100k_low", "per_100k_high"]  # fmt: skip
+BAND_COLUMNS = [
+    "run",
+    "band",
+    "words",
+    "boards",
+    "in_band",
+    "share",
+    "share_low",
+    "share_high",
+    "per_100k",
+    "per_100k_low",
+    "per_100k_high",
+]
 
 
 def band_shares(
@@ -439,10 +488,21 @@ def band_shares(
         for i, b in enumerate(bands):
             k, n = int(rec[f"b{i}"]), int(rec["boards"])
             iv = wilson(k, n)
-            rows.append({"run": rec["run"], "band": b.name, "words": b.text(), "boards": n, "in_band": k,
-                         "share": iv.estimate, "share_low": iv.low, "share_high": iv.high,
-                         "per_100k": iv.estimate * PER, "per_100k_low": iv.low * PER,
-                         "per_100k_high": iv.high * PER})  # fmt: skip
+            rows.append(
+                {
+                    "run": rec["run"],
+                    "band": b.name,
+                    "words": b.text(),
+                    "boards": n,
+                    "in_band": k,
+                    "share": iv.estimate,
+                    "share_low": iv.low,
+                    "share_high": iv.high,
+                    "per_100k": iv.estimate * PER,
+                    "per_100k_low": iv.low * PER,
+                    "per_100k_high": iv.high * PER,
+                }
+            )
     return pd.DataFrame(rows, columns=BAND_COLUMNS)
 
 

@@ -236,10 +236,17 @@ def by_length(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return pd.DataFrame(
         rows,
         columns=[
-            "run", "source", "length", "words_total", "points_total", "words_per_board",
-            "points_per_board", "share_of_words", "share_of_points",
+            "run",
+            "source",
+            "length",
+            "words_total",
+            "points_total",
+            "words_per_board",
+            "points_per_board",
+            "share_of_words",
+            "share_of_points",
         ],
-    )  # fmt: skip
+    )
 
 
 def top_boards(con: duckdb.DuckDBPyConnection, n: int = 20) -> pd.DataFrame:
@@ -504,9 +511,14 @@ class Tables:
 
 
 def compute_tables(
-    con: duckdb.DuckDBPyConnection, *, top: int = 20, top_words: int = 50, bins: int = 60, words: bool = True,
+    con: duckdb.DuckDBPyConnection,
+    *,
+    top: int = 20,
+    top_words: int = 50,
+    bins: int = 60,
+    words: bool = True,
     languages: Mapping[str, str] | None = None,
-) -> Tables:  # fmt: skip
+) -> Tables:
     """Compute every table over the ``boards`` view of :func:`connect`. ``words=False`` (no run
     has word lists) leaves ``frequent_words`` empty instead of scanning the NULL lists.
     ``languages`` maps a run to its wordfreq language (default English).

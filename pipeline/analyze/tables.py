@@ -22,9 +22,14 @@ if TYPE_CHECKING:
 
 
 def compute_all(
-    con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], *, top: int = 20, top_words: int = 50,
-    bins: int = 60, bad: BadDefinition | None = None,
-) -> Tables:  # fmt: skip
+    con: duckdb.DuckDBPyConnection,
+    runs: Sequence[RunInfo],
+    *,
+    top: int = 20,
+    top_words: int = 50,
+    bins: int = 60,
+    bad: BadDefinition | None = None,
+) -> Tables:
     """:func:`~pipeline.analyze.stats.compute_tables` for ``runs`` (the runs of the ``boards``
     view, in order), then the board-level tables, the bad boards (``bad``: their definition,
     default fewer than 50 words) and the Tanglet word-count bands."""

@@ -37,9 +37,24 @@ if TYPE_CHECKING:
 OTHER_DESIGN = "another design"
 SIGMAS = 3.0  # control limits: the pooled value ± 3 standard errors of a night
 TREND_COLUMNS = [
-    "night", "run", "same_design", "differs", "boards", "score_mean", "score_low", "score_high",
-    "score_lcl", "score_ucl", "bad", "bad_share", "bad_low", "bad_high", "bad_lcl", "bad_ucl", "flag",
-]  # fmt: skip
+    "night",
+    "run",
+    "same_design",
+    "differs",
+    "boards",
+    "score_mean",
+    "score_low",
+    "score_high",
+    "score_lcl",
+    "score_ucl",
+    "bad",
+    "bad_share",
+    "bad_low",
+    "bad_high",
+    "bad_lcl",
+    "bad_ucl",
+    "flag",
+]
 
 
 def run_date(run: RunInfo) -> str | None:
@@ -120,12 +135,23 @@ def trend_table(
         share = wilson(k, n)
         same = keys[r.label] == ref_key
         differs = "" if same else what_differs(r, reference)
-        rows.append({
-            "night": day, "run": r.label, "same_design": same, "differs": differs, "boards": n,
-            "score_mean": mean, "score_low": ci.low, "score_high": ci.high,
-            "bad": k, "bad_share": share.estimate, "bad_low": share.low, "bad_high": share.high,
-            "_var": var,
-        })  # fmt: skip
+        rows.append(
+            {
+                "night": day,
+                "run": r.label,
+                "same_design": same,
+                "differs": differs,
+                "boards": n,
+                "score_mean": mean,
+                "score_low": ci.low,
+                "score_high": ci.high,
+                "bad": k,
+                "bad_share": share.estimate,
+                "bad_low": share.low,
+                "bad_high": share.high,
+                "_var": var,
+            }
+        )
     df = pd.DataFrame(rows)
     ref = df[df["same_design"]]
     n_all = float(ref["boards"].sum())

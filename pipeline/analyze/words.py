@@ -104,8 +104,17 @@ def run_languages(lexicons: Mapping[str, str | None]) -> dict[str, str]:
 
 
 FREQUENT_WORDS_COLUMNS = [
-    "run", "source", "rank", "word", "letters", "boards", "share", "zipf", "common", "rank_common",
-]  # fmt: skip
+    "run",
+    "source",
+    "rank",
+    "word",
+    "letters",
+    "boards",
+    "share",
+    "zipf",
+    "common",
+    "rank_common",
+]
 
 
 def frequent_words(

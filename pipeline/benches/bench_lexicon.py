@@ -115,9 +115,24 @@ def main(
             _line("  ... and said it after", first, "s", NOTE_S)
 
         env = {**os.environ, "BOGGLE_CACHE_DIR": str(Path(tmp) / "cache-run")}
-        run_cmd = [boggle, "run", "configs/smoke.toml", "--count", str(count), "--chunk-size", "2500",
-                   "--dice", dice, "--dictionary", dictionary, "--n-jobs", str(jobs),
-                   "--out", str(Path(tmp) / "run"), "--quiet"]  # fmt: skip
+        run_cmd = [
+            boggle,
+            "run",
+            "configs/smoke.toml",
+            "--count",
+            str(count),
+            "--chunk-size",
+            "2500",
+            "--dice",
+            dice,
+            "--dictionary",
+            dictionary,
+            "--n-jobs",
+            str(jobs),
+            "--out",
+            str(Path(tmp) / "run"),
+            "--quiet",
+        ]
         wall, peak, _, _, _ = _peak_rss_mb(run_cmd, env)
         typer.echo(f"boggle run, {count:,} {dice} boards, {jobs} processes: {wall:.1f} s (compile included)")
         _line("  largest process, peak RSS", peak, "MB", RUN_MB)

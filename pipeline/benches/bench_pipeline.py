@@ -106,8 +106,15 @@ def run_in_child(spec: str) -> None:
     args = json.loads(spec)
     count, jobs, out, common = args["count"], args["jobs"], Path(args["out"]), args["common"]
     with joblib.parallel_config(backend="loky", n_jobs=jobs):
-        warm = load_config(None, {**common, "boards.count": min(count, 4 * jobs * 2000),
-                                  "boards.chunk_size": 2000, "run.out": str(out / "warmup")})  # fmt: skip
+        warm = load_config(
+            None,
+            {
+                **common,
+                "boards.count": min(count, 4 * jobs * 2000),
+                "boards.chunk_size": 2000,
+                "run.out": str(out / "warmup"),
+            },
+        )
         execute(warm)
         shutil.rmtree(out / "warmup", ignore_errors=True)
         cfg = load_config(None, {**common, "boards.count": count, "run.out": str(out / "run")})
@@ -264,9 +271,11 @@ class Bench:
     def common(self) -> dict[str, Any]:
         """The config every run and kernel measurement shares."""
         return {
-            "boards.dice": "new", "boards.seed": 1, "boards.chunk_size": self.chunk_size,
+            "boards.dice": "new",
+            "boards.seed": 1,
+            "boards.chunk_size": self.chunk_size,
             "lexicon.path": self.dictionary,
-        }  # fmt: skip
+        }
 
     @property
     def common_bare(self) -> dict[str, Any]:
@@ -314,8 +323,10 @@ def main(
     bench = Bench(count, jobs, chunk_size, rounds, profile, large, skip_single, no_words, dictionary)
     scratch = Path(out) if out else Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
     load_before = os.getloadavg()
-    typer.echo(f"{count:,} new-dice 4x4 boards, {dictionary}, chunks of {chunk_size:,}; {rounds} alternating "
-               f"rounds; {os.cpu_count()} CPUs, load average {load_before[0]:.2f} at start")  # fmt: skip
+    typer.echo(
+        f"{count:,} new-dice 4x4 boards, {dictionary}, chunks of {chunk_size:,}; {rounds} alternating "
+        f"rounds; {os.cpu_count()} CPUs, load average {load_before[0]:.2f} at start"
+    )
     try:
         m = _measure(bench, scratch)
     finally:
@@ -363,8 +374,10 @@ def _round_line(bench: Bench, m: Measured) -> str:
     count, jobs = bench.count, bench.jobs
     single = f", 1 process {count / m.one[-1].seconds:,.0f}/s" if m.one else ""
     nw = f", {jobs} processes no words {count / m.bare[-1].seconds:,.0f}/s" if m.bare else ""
-    return (f"kernel {count / m.kernel[-1]:,.0f}/s, {jobs} kernels at once {m.together[-1]:,.0f}/s, "
-            f"{jobs} processes {count / m.par[-1].seconds:,.0f}/s{nw}{single}")  # fmt: skip
+    return (
+        f"kernel {count / m.kernel[-1]:,.0f}/s, {jobs} kernels at once {m.together[-1]:,.0f}/s, "
+        f"{jobs} processes {count / m.par[-1].seconds:,.0f}/s{nw}{single}"
+    )
 
 
 def _rate_rows(bench: Bench, m: Measured) -> list[tuple[str, str]]:
@@ -375,11 +388,13 @@ def _rate_rows(bench: Bench, m: Measured) -> list[tuple[str, str]]:
     k_med = median(count / t for t in m.kernel)
     rows.append(("kernel only, 1 core", f"{k_med:12,.0f} boards/s   (median; mean score {m.mean:.2f})"))
     ceiling = median(b / (jobs * count / t_k) for t_k, b in zip(m.kernel, m.together, strict=True))
-    rows.append((
-        f"kernel only, {jobs} processes at once",
-        f"{median(m.together):12,.0f} boards/s   (median) = {ceiling:.2f} x ({jobs} x kernel): the most "
-        f"a {jobs}-process run can reach on this machine",
-    ))  # fmt: skip
+    rows.append(
+        (
+            f"kernel only, {jobs} processes at once",
+            f"{median(m.together):12,.0f} boards/s   (median) = {ceiling:.2f} x ({jobs} x kernel): the most "
+            f"a {jobs}-process run can reach on this machine",
+        )
+    )
     ratio = median(t_k / (jobs * f.seconds) for t_k, f in zip(m.kernel, m.par, strict=True))
     rows.append(
         (
@@ -396,27 +411,39 @@ def _rate_rows(bench: Bench, m: Measured) -> list[tuple[str, str]]:
     )
     if m.bare:
         ratio_bare = median(t_k / (jobs * f.seconds) for t_k, f in zip(m.kernel, m.bare, strict=True))
-        rows.append((
-            f"end-to-end, {jobs} processes, no words",
-            f"{median(count / f.seconds for f in m.bare):12,.0f} boards/s   (median; [boards] words = false)",
-        ))  # fmt: skip
-        rows.append((
-            f"  / ({jobs} x kernel)",
-            f"{ratio_bare:12.2f}        target >= 0.80: {ratio_bare / 0.8:.2f} of target; "
-            f"{ratio_bare / ceiling:.2f} of the {jobs}-kernel ceiling",
-        ))  # fmt: skip
+        rows.append(
+            (
+                f"end-to-end, {jobs} processes, no words",
+                f"{median(count / f.seconds for f in m.bare):12,.0f} boards/s   "
+                "(median; [boards] words = false)",
+            )
+        )
+        rows.append(
+            (
+                f"  / ({jobs} x kernel)",
+                f"{ratio_bare:12.2f}        target >= 0.80: {ratio_bare / 0.8:.2f} of target; "
+                f"{ratio_bare / ceiling:.2f} of the {jobs}-kernel ceiling",
+            )
+        )
     if m.one:
         r1 = median(t_k / f.seconds for t_k, f in zip(m.kernel, m.one, strict=True))
-        rows.append(("end-to-end, 1 process", f"{median(count / f.seconds for f in m.one):12,.0f} boards/s   "
-                     f"({r1:.2f} x kernel, median)"))  # fmt: skip
+        rows.append(
+            (
+                "end-to-end, 1 process",
+                f"{median(count / f.seconds for f in m.one):12,.0f} boards/s   ({r1:.2f} x kernel, median)",
+            )
+        )
         speedup = median(a.seconds / b.seconds for a, b in zip(m.one, m.par, strict=True))
         rows.append((f"  speed-up 1 -> {jobs} processes", f"{speedup:12.2f} x"))
         # jobs processes do at most jobs times one process's work, and at most the ceiling's share
-        rows.append((
-            f"  most {jobs} processes can reach",
-            f"{r1 * ceiling:12.2f} x ({jobs} x kernel) = 1 process's {r1:.2f} x the {ceiling:.2f} ceiling "
-            f"(each process doing a chunk's work beside the kernel, with nothing lost to scaling)",
-        ))  # fmt: skip
+        rows.append(
+            (
+                f"  most {jobs} processes can reach",
+                f"{r1 * ceiling:12.2f} x ({jobs} x kernel) = "
+                f"1 process's {r1:.2f} x the {ceiling:.2f} ceiling "
+                f"(each process doing a chunk's work beside the kernel, with nothing lost to scaling)",
+            )
+        )
     return rows
 
 
@@ -429,16 +456,20 @@ def _size_and_memory_rows(bench: Bench, m: Measured) -> list[tuple[str, str]]:
         size = bare[0].bytes
         rows.append(("output, no words", f"{size / count:12.1f} bytes/board ({size / 1e6:,.0f} MB)"))
     peak = max(f.peak_total for f in par)
-    rows.append((
-        f"peak memory, {count:,} boards",
-        f"{peak / 1e6:12,.0f} MB   target < 600: {peak / 600e6:.2f} of the limit (PSS, all {jobs + 1}+ "
-        f"processes; largest process {max(f.peak_single for f in par) / 1e6:,.0f} MB RSS)",
-    ))  # fmt: skip
+    rows.append(
+        (
+            f"peak memory, {count:,} boards",
+            f"{peak / 1e6:12,.0f} MB   target < 600: {peak / 600e6:.2f} of the limit (PSS, all {jobs + 1}+ "
+            f"processes; largest process {max(f.peak_single for f in par) / 1e6:,.0f} MB RSS)",
+        )
+    )
     if m.big is not None:
-        rows.append((
-            f"peak memory, {bench.large:,} boards",
-            f"{m.big.peak_total / 1e6:12,.0f} MB   (PSS; {bench.large / m.big.seconds:,.0f} boards/s)",
-        ))  # fmt: skip
+        rows.append(
+            (
+                f"peak memory, {bench.large:,} boards",
+                f"{m.big.peak_total / 1e6:12,.0f} MB   (PSS; {bench.large / m.big.seconds:,.0f} boards/s)",
+            )
+        )
     if bare:
         rows.append(("peak memory, no words", f"{max(f.peak_total for f in bare) / 1e6:12,.0f} MB   (PSS)"))
     if one:

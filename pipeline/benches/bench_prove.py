@@ -90,10 +90,14 @@ def _measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tu
     largest RSS of the memory the process had before ``exec``), so a 30 MB prover started from
     a 450 MB bench reports 450 MB. ``/usr/bin/time`` forks the prover from its own small
     process and reports the prover's peak alone (``%M``)."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, \
-            tempfile.NamedTemporaryFile("r") as peak:  # fmt: skip
-        proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", peak.name, *cmd], cwd=cwd, stdout=out,
-                                stderr=err, env=env)  # fmt: skip
+    with (
+        tempfile.TemporaryFile("w+") as out,
+        tempfile.TemporaryFile("w+") as err,
+        tempfile.NamedTemporaryFile("r") as peak,
+    ):
+        proc = subprocess.Popen(
+            ["/usr/bin/time", "-f", "%M", "-o", peak.name, *cmd], cwd=cwd, stdout=out, stderr=err, env=env
+        )
         _, status, ru = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
@@ -157,10 +161,25 @@ def _ours(
     ids_file = tmp / "ours-ids.txt"
     ids_file.write_text(",".join(map(str, ids)))
     cmd = [
-        sys.executable, "-m", "pipeline.benches.bench_prove", "--worker", "--dictionary", dictionary,
-        "--shape", recipe.shape, "--threshold", str(recipe.threshold), "--spec", recipe.spec,
-        "--ids-file", str(ids_file), "--enumerate-max", str(enumerate_max), "--lift-ratio", str(ratio),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "pipeline.benches.bench_prove",
+        "--worker",
+        "--dictionary",
+        dictionary,
+        "--shape",
+        recipe.shape,
+        "--threshold",
+        str(recipe.threshold),
+        "--spec",
+        recipe.spec,
+        "--ids-file",
+        str(ids_file),
+        "--enumerate-max",
+        str(enumerate_max),
+        "--lift-ratio",
+        str(ratio),
+    ]
     usage, text = _measure(cmd, Path.cwd())
     usage.found = int(json.loads(text.strip().splitlines()[-1])["found"])
     return usage
@@ -173,11 +192,21 @@ def _theirs(recipe: Recipe, dictionary: str, ids: list[int], anchor: Path, tmp: 
     total = Usage(0.0, 0.0, 0, 0)
     for lo in range(0, len(ids), CPP_BATCH):
         cmd = [
-            str(anchor / "venv" / "bin" / "python"), "-m", "boggle.break_all",
-            recipe.spec.replace("inner:", "center:"), str(recipe.threshold), "--size", f"{rows}{cols}",
-            "--dictionary", dictionary, "--board_ids", ",".join(map(str, ids[lo : lo + CPP_BATCH])),
-            "--output_base", str(tmp / "cpp"), "--omit_times",
-        ]  # fmt: skip
+            str(anchor / "venv" / "bin" / "python"),
+            "-m",
+            "boggle.break_all",
+            recipe.spec.replace("inner:", "center:"),
+            str(recipe.threshold),
+            "--size",
+            f"{rows}{cols}",
+            "--dictionary",
+            dictionary,
+            "--board_ids",
+            ",".join(map(str, ids[lo : lo + CPP_BATCH])),
+            "--output_base",
+            str(tmp / "cpp"),
+            "--omit_times",
+        ]
         usage, text = _measure(cmd, anchor / "hybrid-boggle")
         found = [ln for ln in text.splitlines() if ln.startswith("Found ") and "breaking failure" in ln]
         if not found:
@@ -294,9 +323,15 @@ def main(
             f"{1000 * ours_net / k:9.2f} ms a class) "
             f"{max(u.rss_mb for u in ours_runs):6.0f} MB, {ours_runs[0].found} boards >= T"
         )
-        row = {"recipe": name, "classes": k, "ours_cpu_s": ours_cpu, "ours_net_ms": 1000 * ours_net / k,
-               "ours_rss_mb": max(u.rss_mb for u in ours_runs), "ours_startup_rss_mb": ours_start.rss_mb,
-               "ours_found": ours_runs[0].found}  # fmt: skip
+        row = {
+            "recipe": name,
+            "classes": k,
+            "ours_cpu_s": ours_cpu,
+            "ours_net_ms": 1000 * ours_net / k,
+            "ours_rss_mb": max(u.rss_mb for u in ours_runs),
+            "ours_startup_rss_mb": ours_start.rss_mb,
+            "ours_found": ours_runs[0].found,
+        }
         if with_cpp and their_start is not None:
             their_cpu = statistics.median(u.cpu_s for u in their_runs)
             their_net = max(their_cpu - their_runs[0].runs * their_start.cpu_s, 0.0)
@@ -308,9 +343,14 @@ def main(
                 f"{their_runs[0].found} boards >= T | ratio ours/C++ {ratio:.2f}"
             )
             cpp_rss = max(u.rss_mb for u in their_runs)
-            row.update(cpp_cpu_s=their_cpu, cpp_net_ms=1000 * their_net / k, ratio=ratio,
-                       cpp_rss_mb=cpp_rss, cpp_startup_rss_mb=their_start.rss_mb,
-                       cpp_found=their_runs[0].found)  # fmt: skip
+            row.update(
+                cpp_cpu_s=their_cpu,
+                cpp_net_ms=1000 * their_net / k,
+                ratio=ratio,
+                cpp_rss_mb=cpp_rss,
+                cpp_startup_rss_mb=their_start.rss_mb,
+                cpp_found=their_runs[0].found,
+            )
         typer.echo(line)
         rows_out.append(row)
     typer.echo("JSON " + json.dumps(rows_out))

@@ -30,10 +30,14 @@ def main(argv: list[str] | None = None) -> int:
     cfg = load_config(
         None,
         {
-            "boards.count": args.count, "boards.seed": 1, "boards.chunk_size": 100_000,
-            "lexicon.path": args.dictionary, "run.out": str(args.run_dir), "run.n_jobs": args.n_jobs,
+            "boards.count": args.count,
+            "boards.seed": 1,
+            "boards.chunk_size": 100_000,
+            "lexicon.path": args.dictionary,
+            "run.out": str(args.run_dir),
+            "run.n_jobs": args.n_jobs,
         },
-    )  # fmt: skip
+    )
     t0 = time.perf_counter()
     summary = run_job(cfg)
     sys.stdout.write(f"run: {summary.status}, {summary.boards:,} boards ({time.perf_counter() - t0:.1f} s)\n")

@@ -58,9 +58,16 @@ def _main_options(
 
 
 # what `--help` shows for a value of each type (Typer's own labels are Python's: <list[str]>)
-HUMAN_TYPES = {"<int>": "INTEGER", "<float>": "NUMBER", "<str>": "TEXT", "<path>": "PATH",
-               "<list[str]>": "TEXT", "<list[path]>": "PATH", "<int range>": "INTEGER",
-               "<float range>": "NUMBER"}  # fmt: skip
+HUMAN_TYPES = {
+    "<int>": "INTEGER",
+    "<float>": "NUMBER",
+    "<str>": "TEXT",
+    "<path>": "PATH",
+    "<list[str]>": "TEXT",
+    "<list[path]>": "PATH",
+    "<int range>": "INTEGER",
+    "<float range>": "NUMBER",
+}
 
 
 def _human_type(param: Any) -> None:
@@ -102,9 +109,19 @@ class HumanHelpCommand(TyperCommand):
 
 # the order of `boggle --help`
 for command in (
-    solving.solve, solving.lookup, solving.words, batch.analyze, batch.select, solving.check, solving.queens,
-    batch.run, solving.generate, batch.optimize, proving.prove, integrity.digest,
-):  # fmt: skip
+    solving.solve,
+    solving.lookup,
+    solving.words,
+    batch.analyze,
+    batch.select,
+    solving.check,
+    solving.queens,
+    batch.run,
+    solving.generate,
+    batch.optimize,
+    proving.prove,
+    integrity.digest,
+):
     app.command(cls=HumanHelpCommand)(command)
 app.command("what-if", cls=HumanHelpCommand)(designing.what_if)
 app.command("design-dice", cls=HumanHelpCommand)(designing.design_dice)

@@ -142,10 +142,16 @@ def analyze(
 
         with render.analyze_progress(quiet, log_style(progress_interval, log_format)) as progress:
             result = analyze_runs(
-                [str(d) for d in run_dirs], out, top=top, top_words=top_words, threads=threads,
-                memory_limit=memory_limit, progress=progress, labels=parse_labels(label),
+                [str(d) for d in run_dirs],
+                out,
+                top=top,
+                top_words=top_words,
+                threads=threads,
+                memory_limit=memory_limit,
+                progress=progress,
+                labels=parse_labels(label),
                 bad=BadDefinition.from_options(bad_words, bad_score),
-            )  # fmt: skip
+            )
         if summary_json is not None:
             outcome.update(render.analyze_outcome(result, run_dirs))
         say(f"report: {result.report.resolve()}")
@@ -234,10 +240,13 @@ def select(
         if words is not None:
             bands.append(Band(f"words {words.strip()}", *parse_range(words, "--words")))
         filters = Filters(
-            bands=tuple(bands), score=None if score is None else parse_range(score, "--score"),
-            no_dead_cells=no_dead_cells, min_common_words=min_common_words, max_obscure=max_obscure,
+            bands=tuple(bands),
+            score=None if score is None else parse_range(score, "--score"),
+            no_dead_cells=no_dead_cells,
+            min_common_words=min_common_words,
+            max_obscure=max_obscure,
             limit=limit,
-        )  # fmt: skip
+        )
         outcome.update(filters=filters.describe())
         result = select_boards(run_dirs, out, filters)
         if summary_json is not None:
@@ -415,13 +424,22 @@ def run(
     say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
 
     overrides = {
-        "run.out": out, "run.n_jobs": n_jobs, "run.backend": value(backend), "run.scheduler": scheduler,
-        "run.scheduler_file": scheduler_file, "boards.count": count, "boards.seed": seed, "boards.dice": dice,
+        "run.out": out,
+        "run.n_jobs": n_jobs,
+        "run.backend": value(backend),
+        "run.scheduler": scheduler,
+        "run.scheduler_file": scheduler_file,
+        "boards.count": count,
+        "boards.seed": seed,
+        "boards.dice": dice,
         "boards.shape": shape,
-        "boards.chunk_size": chunk_size, "boards.words": words, "lexicon.path": dictionary,
+        "boards.chunk_size": chunk_size,
+        "boards.words": words,
+        "lexicon.path": dictionary,
         "rules.name": value(rules),
-        "boards.files": input_files or None, "boards.source": "ingest" if input_files else None,
-    }  # fmt: skip
+        "boards.files": input_files or None,
+        "boards.source": "ingest" if input_files else None,
+    }
     if seed_from_date is not None:
         overrides["boards.seed"] = DATE_SEED
     with run_summary_json(summary_json, out) as outcome:
@@ -439,9 +457,15 @@ def run(
                     bar(p)
 
             summary = run_from_file(
-                config, overrides, assignments or [], overwrite=overwrite, progress=update, note=note,
-                day=when, option_names=RUN_OPTION_NAMES,
-            )  # fmt: skip
+                config,
+                overrides,
+                assignments or [],
+                overwrite=overwrite,
+                progress=update,
+                note=note,
+                day=when,
+                option_names=RUN_OPTION_NAMES,
+            )
         outcome.update(render.run_outcome(summary))
         say(render.run_summary(summary))
         if summary.rejected:
@@ -465,12 +489,21 @@ def check_digests(run_dirs: list[str], digests: list[str]) -> None:
 
 # the option behind each override of `boggle run`, so a bad value names it (not the config file)
 RUN_OPTION_NAMES = {
-    "run.out": "--out", "run.n_jobs": "--n-jobs", "run.backend": "--backend", "run.scheduler": "--scheduler",
-    "run.scheduler_file": "--scheduler-file", "boards.count": "--count", "boards.seed": "--seed",
-    "boards.dice": "--dice", "boards.shape": "--shape", "boards.chunk_size": "--chunk-size",
-    "boards.words": "--words", "lexicon.path": "--dictionary", "rules.name": "--rules",
+    "run.out": "--out",
+    "run.n_jobs": "--n-jobs",
+    "run.backend": "--backend",
+    "run.scheduler": "--scheduler",
+    "run.scheduler_file": "--scheduler-file",
+    "boards.count": "--count",
+    "boards.seed": "--seed",
+    "boards.dice": "--dice",
+    "boards.shape": "--shape",
+    "boards.chunk_size": "--chunk-size",
+    "boards.words": "--words",
+    "lexicon.path": "--dictionary",
+    "rules.name": "--rules",
     "boards.files": "--input",
-}  # fmt: skip
+}
 
 
 @handle_errors
@@ -569,13 +602,28 @@ def optimize(
     from pipeline.optimize import SECTION, load_command_config, run_optimize
 
     options = {
-        "dictionary": dictionary, "shape": shape, "dice": dice, "rules": value(rules),
-        "min_length": min_length, "strategy": value(strategy), "objective": value(objective),
-        "subset": subset, "restarts": restarts, "seed": seed,
-        "iterations": iterations, "time_limit": time_limit, "target": target, "pool_size": pool_size,
-        "keep": keep, "t_start": t_start, "t_end": t_end, "cycle": cycle, "n_jobs": n_jobs, "out": out,
+        "dictionary": dictionary,
+        "shape": shape,
+        "dice": dice,
+        "rules": value(rules),
+        "min_length": min_length,
+        "strategy": value(strategy),
+        "objective": value(objective),
+        "subset": subset,
+        "restarts": restarts,
+        "seed": seed,
+        "iterations": iterations,
+        "time_limit": time_limit,
+        "target": target,
+        "pool_size": pool_size,
+        "keep": keep,
+        "t_start": t_start,
+        "t_end": t_end,
+        "cycle": cycle,
+        "n_jobs": n_jobs,
+        "out": out,
         "overwrite": overwrite or None,
-    }  # fmt: skip
+    }
     cfg = load_command_config(config, {f"{SECTION}.{k}": v for k, v in options.items()}, assignments or [])
     if not quiet:
         announce_kernel_compile()
@@ -596,8 +644,12 @@ def optimize(
         from pipeline.boards import format_compact
 
         best = res.boards[0] if res.boards else None
-        outcome.update(status="complete", boards=len(res.boards), best_score=best.score if best else None,
-                       best_board=format_compact(best.board) if best else None)  # fmt: skip
+        outcome.update(
+            status="complete",
+            boards=len(res.boards),
+            best_score=best.score if best else None,
+            best_board=format_compact(best.board) if best else None,
+        )
     say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
     if not quiet:
         for line in render.optimize_restarts(res):

@@ -70,10 +70,32 @@ def show(
 
 
 WHATIF_SUMMARY_FIELDS = (
-    "command", "status", "exit_code", "message", "base", "variant", "swaps", "changed_dice", "boards",
-    "mean_base", "mean_variant", "gain", "gain_low", "gain_high", "sd", "higher", "lower", "unchanged",
-    "boards_differ", "prediction", "run_dir", "started_at", "finished_at", "elapsed_s", "version",
-)  # fmt: skip
+    "command",
+    "status",
+    "exit_code",
+    "message",
+    "base",
+    "variant",
+    "swaps",
+    "changed_dice",
+    "boards",
+    "mean_base",
+    "mean_variant",
+    "gain",
+    "gain_low",
+    "gain_high",
+    "sd",
+    "higher",
+    "lower",
+    "unchanged",
+    "boards_differ",
+    "prediction",
+    "run_dir",
+    "started_at",
+    "finished_at",
+    "elapsed_s",
+    "version",
+)
 
 
 @handle_errors
@@ -167,19 +189,46 @@ def what_if(
 
         with bars:
             res = run_what_if(
-                base, swaps or [], out, count=count, seed=seed, dictionary=dictionary, dice_b=dice_b,
-                shape=shape, chunk_size=chunk_size, rules=value(rules), n_jobs=n_jobs, overwrite=overwrite,
-                stage=stage, progress=progress, note=note,
-            )  # fmt: skip
+                base,
+                swaps or [],
+                out,
+                count=count,
+                seed=seed,
+                dictionary=dictionary,
+                dice_b=dice_b,
+                shape=shape,
+                chunk_size=chunk_size,
+                rules=value(rules),
+                n_jobs=n_jobs,
+                overwrite=overwrite,
+                stage=stage,
+                progress=progress,
+                note=note,
+            )
         outcome.update(render.whatif_outcome(res))
     for line in render.whatif_lines(res):
         say(line)
 
 
 DESIGN_SUMMARY_FIELDS = (
-    "command", "status", "exit_code", "message", "out", "objective", "start", "proposed", "moves_accepted",
-    "candidates", "boards_solved", "cpu_s", "validation", "started_at", "finished_at", "elapsed_s", "version",
-)  # fmt: skip
+    "command",
+    "status",
+    "exit_code",
+    "message",
+    "out",
+    "objective",
+    "start",
+    "proposed",
+    "moves_accepted",
+    "candidates",
+    "boards_solved",
+    "cpu_s",
+    "validation",
+    "started_at",
+    "finished_at",
+    "elapsed_s",
+    "version",
+)
 
 
 @handle_errors
@@ -306,11 +355,27 @@ def design_dice(
     say = err if summary_to_stdout(summary_json) else typer.echo
     with run_summary_json(summary_json, str(out), "design-dice", DESIGN_SUMMARY_FIELDS) as outcome:
         cfg = DesignConfig(
-            start, objective, dictionary or default_dictionary(), str(out), budget=parse_budget(budget),
-            faces=faces, keep_qu=keep_qu, max_same=max_same, max_sd=max_sd, batch=batch,
-            max_batches=max_batches, undecided=undecided, z=z, seed=seed, validate=validate,
-            rules=value(rules), shape=shape, n_jobs=n_jobs, backend=str(value(backend)), overwrite=overwrite,
-        )  # fmt: skip
+            start,
+            objective,
+            dictionary or default_dictionary(),
+            str(out),
+            budget=parse_budget(budget),
+            faces=faces,
+            keep_qu=keep_qu,
+            max_same=max_same,
+            max_sd=max_sd,
+            batch=batch,
+            max_batches=max_batches,
+            undecided=undecided,
+            z=z,
+            seed=seed,
+            validate=validate,
+            rules=value(rules),
+            shape=shape,
+            n_jobs=n_jobs,
+            backend=str(value(backend)),
+            overwrite=overwrite,
+        )
         if not quiet:
             announce_kernel_compile()
         with ExitStack() as stack:

@@ -224,18 +224,73 @@ def announce_kernel_compile(module: str = "kernel") -> None:
 WHEN_FIELDS = ("started_at", "finished_at", "elapsed_s", "version")
 # chunks_total is null while not known (a refused config, an ingest run stopped before the end
 # of its input); chunks_done counts every committed chunk, reused ones included
-SUMMARY_FIELDS = ("command", "status", "exit_code", "message", "config", "run_id", "boards", "rejected",
-                  "input_rows", "chunks", "chunks_total", "chunks_done", "chunks_reused", "boards_solved",
-                  "run_dir", *WHEN_FIELDS)  # fmt: skip
+SUMMARY_FIELDS = (
+    "command",
+    "status",
+    "exit_code",
+    "message",
+    "config",
+    "run_id",
+    "boards",
+    "rejected",
+    "input_rows",
+    "chunks",
+    "chunks_total",
+    "chunks_done",
+    "chunks_reused",
+    "boards_solved",
+    "run_dir",
+    *WHEN_FIELDS,
+)
 # prove and optimize write the same record with their own figures (same lifecycle, same outcome)
-PROVE_SUMMARY_FIELDS = ("command", "status", "exit_code", "message", "classes_total", "classes_done",
-                        "boards", "best_board", "best_score", "run_dir", *WHEN_FIELDS)  # fmt: skip
-OPTIMIZE_SUMMARY_FIELDS = ("command", "status", "exit_code", "message", "boards", "best_board",
-                           "best_score", "run_dir", *WHEN_FIELDS)  # fmt: skip
-ANALYZE_SUMMARY_FIELDS = ("command", "status", "exit_code", "message", "runs", "boards", "report",
-                          "out_dir", "files", *WHEN_FIELDS)  # fmt: skip
-SELECT_SUMMARY_FIELDS = ("command", "status", "exit_code", "message", "runs", "boards", "selected", "out",
-                         "filters", *WHEN_FIELDS)  # fmt: skip
+PROVE_SUMMARY_FIELDS = (
+    "command",
+    "status",
+    "exit_code",
+    "message",
+    "classes_total",
+    "classes_done",
+    "boards",
+    "best_board",
+    "best_score",
+    "run_dir",
+    *WHEN_FIELDS,
+)
+OPTIMIZE_SUMMARY_FIELDS = (
+    "command",
+    "status",
+    "exit_code",
+    "message",
+    "boards",
+    "best_board",
+    "best_score",
+    "run_dir",
+    *WHEN_FIELDS,
+)
+ANALYZE_SUMMARY_FIELDS = (
+    "command",
+    "status",
+    "exit_code",
+    "message",
+    "runs",
+    "boards",
+    "report",
+    "out_dir",
+    "files",
+    *WHEN_FIELDS,
+)
+SELECT_SUMMARY_FIELDS = (
+    "command",
+    "status",
+    "exit_code",
+    "message",
+    "runs",
+    "boards",
+    "selected",
+    "out",
+    "filters",
+    *WHEN_FIELDS,
+)
 STDOUT = "-"  # --summary-json -: the record goes to stdout (and the command's own lines to stderr)
 
 
@@ -272,8 +327,11 @@ def run_summary_json(
 
     shown = (redact(out) if is_url(out) else redact(str(Path(out).absolute()))) if out else None
     outcome: dict[str, Any] = {
-        "command": command, "run_dir": shown, "started_at": utc_now(), "version": package_version(),
-    }  # fmt: skip
+        "command": command,
+        "run_dir": shown,
+        "started_at": utc_now(),
+        "version": package_version(),
+    }
     try:
         yield outcome
         code, message = 0, ""

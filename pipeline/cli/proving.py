@@ -139,12 +139,25 @@ def prove(
         return
 
     cfg = ProveConfig(
-        dictionary or default_dictionary(), shape=shape, threshold=threshold, classes=classes,
-        bound=bound.value, rules=value(rules), min_length=min_length, dice=dice, chunk_size=chunk_size,
-        limit_classes=limit_classes, sample_seed=sample_seed, class_ids=parse_class_ids(class_ids),
-        n_jobs=n_jobs, backend=backend.value,
-        scheduler=scheduler, scheduler_file=scheduler_file, out=out, overwrite=overwrite,
-    )  # fmt: skip
+        dictionary or default_dictionary(),
+        shape=shape,
+        threshold=threshold,
+        classes=classes,
+        bound=bound.value,
+        rules=value(rules),
+        min_length=min_length,
+        dice=dice,
+        chunk_size=chunk_size,
+        limit_classes=limit_classes,
+        sample_seed=sample_seed,
+        class_ids=parse_class_ids(class_ids),
+        n_jobs=n_jobs,
+        backend=backend.value,
+        scheduler=scheduler,
+        scheduler_file=scheduler_file,
+        out=out,
+        overwrite=overwrite,
+    )
     say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
     hits: list[int] = []
     with run_summary_json(summary_json, out, "prove", PROVE_SUMMARY_FIELDS) as outcome:
@@ -161,9 +174,14 @@ def prove(
 
             res = run_prove(cfg, progress=update, note=note)
         best = res.best
-        outcome.update(status=res.status, classes_total=res.classes_total, classes_done=res.classes_done,
-                       boards=len(res.boards), best_board=best.board if best else None,
-                       best_score=best.score if best else None)  # fmt: skip
+        outcome.update(
+            status=res.status,
+            classes_total=res.classes_total,
+            classes_done=res.classes_done,
+            boards=len(res.boards),
+            best_board=best.board if best else None,
+            best_score=best.score if best else None,
+        )
     if not quiet:
         err(render.prove_summary(res, hits[0] if hits else None))
         for line in render.prove_boards(res):

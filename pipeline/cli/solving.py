@@ -60,9 +60,15 @@ def solve(
     from pipeline.solve.algorithms import prepare_solve
 
     job = prepare_solve(
-        boards or [], file, shape=shape, dictionary=dictionary, rules=value(rules),
-        min_length=min_length, revisit=revisit, algorithm=algorithm.value,
-    )  # fmt: skip
+        boards or [],
+        file,
+        shape=shape,
+        dictionary=dictionary,
+        rules=value(rules),
+        min_length=min_length,
+        revisit=revisit,
+        algorithm=algorithm.value,
+    )
     if verbose:
         err(f"lexicon {job.lexicon.name}: {job.lexicon.report.summary()}")
     announce_kernel_compile(job.kernel_module)

@@ -29,7 +29,16 @@ from pipeline.optimize.output import BestBoard, OptimizeResult, read_results
 from pipeline.optimize.run import optimize, run_optimize
 
 __all__ = [
-    "SECTION", "BestBoard", "OptimizeConfig", "OptimizeProgress", "OptimizeResult", "ProgressCallback",
-    "RestartResult", "load_command_config", "load_optimize_config", "optimize", "read_results",
+    "SECTION",
+    "BestBoard",
+    "OptimizeConfig",
+    "OptimizeProgress",
+    "OptimizeResult",
+    "ProgressCallback",
+    "RestartResult",
+    "load_command_config",
+    "load_optimize_config",
+    "optimize",
+    "read_results",
     "run_optimize",
-]  # fmt: skip
+]

@@ -44,10 +44,24 @@ class AnnealState:
         """Make ``n_steps`` moves (steps ``step0..`` of the cycle's schedule); returns how many
         were accepted."""
         score, best, accepted = move_kernels().anneal(
-            self.die, self.fidx, self.score, self.best_die, self.best_fidx, self.best_score, space.table,
-            space.n_opts, step0, n_steps, cfg.cycle, cfg.t_start, cfg.t_end, cfg.swap_p, seed,
-            *scorer.trie_args(), *scorer.scratch.arrays(),
-        )  # fmt: skip
+            self.die,
+            self.fidx,
+            self.score,
+            self.best_die,
+            self.best_fidx,
+            self.best_score,
+            space.table,
+            space.n_opts,
+            step0,
+            n_steps,
+            cfg.cycle,
+            cfg.t_start,
+            cfg.t_end,
+            cfg.swap_p,
+            seed,
+            *scorer.trie_args(),
+            *scorer.scratch.arrays(),
+        )
         self.score = int(score)
         self.best_score = int(best)
         scorer.evaluations += n_steps

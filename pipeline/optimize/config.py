@@ -80,8 +80,13 @@ class OptimizeConfig:
         )
 
         # caps checked before anything is allocated (a trillion restarts grew memory unbounded)
-        for name, most in (("restarts", MAX_RESTARTS), ("pool_size", MAX_POOL), ("keep", MAX_KEEP),
-                           ("cycle", MAX_CYCLE), ("iterations", MAX_ITERATIONS)):  # fmt: skip
+        for name, most in (
+            ("restarts", MAX_RESTARTS),
+            ("pool_size", MAX_POOL),
+            ("keep", MAX_KEEP),
+            ("cycle", MAX_CYCLE),
+            ("iterations", MAX_ITERATIONS),
+        ):
             check_count(name, getattr(self, name), 1, most, "optimize")
         check_jobs(self.n_jobs, "optimize")
         if self.time_limit is not None and not self.time_limit > 0:

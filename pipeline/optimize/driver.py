@@ -104,10 +104,17 @@ class Relay:
             self.done += 1
         if self.progress is not None:
             update = OptimizeProgress(
-                event=ev.kind, restart=ev.restart, iteration=ev.iteration, elapsed=ev.elapsed,
-                evaluations=ev.evaluations, restart_best=ev.score, best_score=self.best,
-                best_board=self.board, restarts_done=self.done, restarts_total=self.total,
-            )  # fmt: skip
+                event=ev.kind,
+                restart=ev.restart,
+                iteration=ev.iteration,
+                elapsed=ev.elapsed,
+                evaluations=ev.evaluations,
+                restart_best=ev.score,
+                best_score=self.best,
+                best_board=self.board,
+                restarts_done=self.done,
+                restarts_total=self.total,
+            )
             self.progress(update)
 
 

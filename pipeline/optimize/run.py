@@ -147,8 +147,14 @@ def run_optimize(
     # the part embeds what decides the result (not n_jobs, out or --overwrite): its identity
     meta = store.parquet_metadata(cfg.identity(), lexicon.provenance(), lexicon.rules.to_dict())
     with store.JobDir.open(
-        out, FORMAT, SCHEMA_VERSION, cfg.identity(), cfg.to_dict(), overwrite=cfg.overwrite, note=note,
-    ) as job:  # fmt: skip
+        out,
+        FORMAT,
+        SCHEMA_VERSION,
+        cfg.identity(),
+        cfg.to_dict(),
+        overwrite=cfg.overwrite,
+        note=note,
+    ) as job:
         job.loc.remove(INTERRUPTED)
         try:
             res = go()

@@ -97,9 +97,13 @@ class Scorer:
         """Scores of the board with ``cell`` showing each face 0..n_faces-1."""
         self.evaluations += n_faces
         out: np.ndarray = kernels().cell_scores(
-            np.ascontiguousarray(faces, np.int8), cell, n_faces, *self.trie_args(),
-            *self.scratch.arrays(), *self.scratch.wild_arrays(),
-        )  # fmt: skip
+            np.ascontiguousarray(faces, np.int8),
+            cell,
+            n_faces,
+            *self.trie_args(),
+            *self.scratch.arrays(),
+            *self.scratch.wild_arrays(),
+        )
         return out
 
     def neighbourhood(
@@ -108,8 +112,15 @@ class Scorer:
         """Every move from (die, fidx) and the score it leads to: (kind, a, b, score); see
         :func:`pipeline.optimize.space.apply_move`."""
         kind, a, b, score = move_kernels().neighbourhood(
-            die, fidx, space.table, space.n_opts, space.free, space.n_faces, *self.trie_args(),
-            *self.scratch.arrays(), *self.scratch.wild_arrays(),
-        )  # fmt: skip
+            die,
+            fidx,
+            space.table,
+            space.n_opts,
+            space.free,
+            space.n_faces,
+            *self.trie_args(),
+            *self.scratch.arrays(),
+            *self.scratch.wild_arrays(),
+        )
         self.evaluations += len(score)
         return kind, a, b, score

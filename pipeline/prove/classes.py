@@ -262,8 +262,9 @@ class ClassSpace:
     ['bc', 'c', 'bc']
     """
 
-    def __init__(self, rows: int, cols: int, cell_buckets: Sequence[Sequence[Sequence[int]]],
-                 faces: Sequence[str]) -> None:  # fmt: skip
+    def __init__(
+        self, rows: int, cols: int, cell_buckets: Sequence[Sequence[Sequence[int]]], faces: Sequence[str]
+    ) -> None:
         n = rows * cols
         if len(cell_buckets) != n:
             raise ValueError(f"{len(cell_buckets)} cells' buckets for a {rows}x{cols} shape")

@@ -462,10 +462,14 @@ def run_prove(
             if progress is not None:
                 progress(
                     ProveProgress(
-                        classes_done, len(ids), found, best[0] if best else None,
-                        best[1] if best else None, time.perf_counter() - t_start,
+                        classes_done,
+                        len(ids),
+                        found,
+                        best[0] if best else None,
+                        best[1] if best else None,
+                        time.perf_counter() - t_start,
                     )
-                )  # fmt: skip
+                )
 
         report()
         if not pending:
@@ -508,8 +512,16 @@ def run_prove(
     if out is None:
         tables: dict[int, pa.Table] = {}
         cpu = run_chunks(list(range(len(chunks))), tables, None)
-        return _summary(cfg, problem, "sample" if len(ids) < len(all_ids) else "new", None,
-                        [tables[c] for c in sorted(tables)], len(all_ids), t_start, cpu)  # fmt: skip
+        return _summary(
+            cfg,
+            problem,
+            "sample" if len(ids) < len(all_ids) else "new",
+            None,
+            [tables[c] for c in sorted(tables)],
+            len(all_ids),
+            t_start,
+            cpu,
+        )
 
     with store.JobDir.open(
         out,
@@ -530,11 +542,23 @@ def run_prove(
                     f"{len(chunks)}; refused as damaged (--overwrite recomputes it)"
                 )
             return ProveSummary(
-                out, "done", cfg.threshold, m["classes_total"], m["classes_total"],
-                [FoundBoard(b, s) for b, s in m["boards"]], time.perf_counter() - t_start, 0.0,
-                m["eliminated"], m["boards_scored"], m.get("cpu_s", 0.0), m.get("cpu_s_parts", 0),
-                len(m["parts"]), len(m["parts"]), m.get("wall_s", 0.0), m.get("wall_s_parts", 0),
-            )  # fmt: skip
+                out,
+                "done",
+                cfg.threshold,
+                m["classes_total"],
+                m["classes_total"],
+                [FoundBoard(b, s) for b, s in m["boards"]],
+                time.perf_counter() - t_start,
+                0.0,
+                m["eliminated"],
+                m["boards_scored"],
+                m.get("cpu_s", 0.0),
+                m.get("cpu_s_parts", 0),
+                len(m["parts"]),
+                len(m["parts"]),
+                m.get("wall_s", 0.0),
+                m.get("wall_s_parts", 0),
+            )
         committed = job.committed()
         job.strays(committed, len(chunks))
         done: dict[int, pa.Table] = {}
@@ -664,9 +688,15 @@ def check_coverage(tables: list[pa.Table], canonical_ids: np.ndarray) -> None:
 
 
 def _summary(
-    cfg: ProveConfig, problem: Problem, status: str, out: Path | None, tables: list[pa.Table],
-    n_classes: int, t_start: float, cpu: float,
-) -> ProveSummary:  # fmt: skip
+    cfg: ProveConfig,
+    problem: Problem,
+    status: str,
+    out: Path | None,
+    tables: list[pa.Table],
+    n_classes: int,
+    t_start: float,
+    cpu: float,
+) -> ProveSummary:
     eliminated, scored, boards = certificate_totals(tables, problem.rows, problem.cols)
     done = sum(t.num_rows for t in tables)
     wall = time.perf_counter() - t_start

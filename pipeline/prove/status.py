@@ -183,10 +183,20 @@ def proof_status(out: str) -> ProofStatus:
     chunks = [ids[i : i + cfg.chunk_size] for i in range(0, len(ids), cfg.chunk_size)]
     n_jobs = cfg.n_jobs if cfg.n_jobs is not None else -1
     status = ProofStatus(
-        str(out), False, config, spec, len(chunks), 0, len(ids), 0, 0, 0,
-        workers=int(joblib.effective_n_jobs(n_jobs)), sample=len(ids) < len(every),
+        str(out),
+        False,
+        config,
+        spec,
+        len(chunks),
+        0,
+        len(ids),
+        0,
+        0,
+        0,
+        workers=int(joblib.effective_n_jobs(n_jobs)),
+        sample=len(ids) < len(every),
         classes_all=len(every),
-    )  # fmt: skip
+    )
     if lexicon.content_hash != identity.get("lexicon"):
         status.notes.append(
             f"the word list {cfg.dictionary} has changed since this proof started: resuming it "

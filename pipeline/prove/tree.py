@@ -70,12 +70,18 @@ from pipeline.prove.tree_build import (
     pack_trie,
     radix_sort,
     tree_from_paths,
-)  # fmt: skip
+)
 from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, FULL_LEAVES, eval_tree, tree_branch
 
 __all__ = [
-    "PROVERS", "TreeBuilder", "TreeProver", "eval_tree", "max_cells", "tree_bound_reference", "tree_branch",
-]  # fmt: skip
+    "PROVERS",
+    "TreeBuilder",
+    "TreeProver",
+    "eval_tree",
+    "max_cells",
+    "tree_bound_reference",
+    "tree_branch",
+]
 
 
 #: Trees bigger than this are split by rebuilding each sub-class's tree rather than by lifting
@@ -108,8 +114,9 @@ class TreeBuilder:
     ``fields`` (key fields per 64-bit word) is for tests, which lower it to exercise keys
     spread over both words on small shapes."""
 
-    def __init__(self, geo: Geometry, rank: np.ndarray, order: np.ndarray, trie: ProveTrie,
-                 fields: int | None = None):  # fmt: skip
+    def __init__(
+        self, geo: Geometry, rank: np.ndarray, order: np.ndarray, trie: ProveTrie, fields: int | None = None
+    ):
         n_faces = int(trie.children.shape[1])
         self.bits = field_bits(n_faces)
         self.fields = fields if fields is not None else 64 // self.bits
@@ -131,8 +138,12 @@ class TreeBuilder:
     @staticmethod
     def _path_arrays(cap: int) -> tuple[np.ndarray, ...]:
         """keys, trie nodes, and the radix sort's spare pair."""
-        return (np.empty((cap, 2), np.uint64), np.empty(cap, np.int64), np.empty((cap, 2), np.uint64),
-                np.empty(cap, np.int64))  # fmt: skip
+        return (
+            np.empty((cap, 2), np.uint64),
+            np.empty(cap, np.int64),
+            np.empty((cap, 2), np.uint64),
+            np.empty(cap, np.int64),
+        )
 
     @staticmethod
     def _tree_arrays(cap: int) -> tuple[np.ndarray, ...]:
@@ -159,9 +170,19 @@ class TreeBuilder:
             self._tag += 1
             keys, tnodes, tk, tv = self._paths
             n_paths, total = collect_paths(
-                masks, self.rank, geo.nbr_list, geo.deg, self.rec, self.node_pts, self.bits, self.fields,
-                keys, tnodes, self.word_seen, self._tag,
-            )  # fmt: skip
+                masks,
+                self.rank,
+                geo.nbr_list,
+                geo.deg,
+                self.rec,
+                self.node_pts,
+                self.bits,
+                self.fields,
+                keys,
+                tnodes,
+                self.word_seen,
+                self._tag,
+            )
             if n_paths != FULL_PATHS:
                 if max_paths is not None and n_paths > max_paths:
                     raise PathBudgetExceeded
@@ -175,8 +196,9 @@ class TreeBuilder:
         radix_sort(keys, tnodes, n_paths, tk, tv, *self.key_bits)
         return self._build(n_paths, total)
 
-    def forced_bounds(self, parent: tuple[np.ndarray, np.ndarray], masks: np.ndarray, cell: int,
-                      letter: int, threshold: int) -> tuple[int, int]:  # fmt: skip
+    def forced_bounds(
+        self, parent: tuple[np.ndarray, np.ndarray], masks: np.ndarray, cell: int, letter: int, threshold: int
+    ) -> tuple[int, int]:
         """:meth:`bounds` of the sub-class of a class whose sorted paths are ``parent`` (from
         :meth:`sorted_paths`) and masks ``masks`` with ``cell`` forced to ``letter``: the same
         bounds and tree as :meth:`bounds` of the sub-class, without walking the board again or
@@ -194,9 +216,21 @@ class TreeBuilder:
         self._tag += 1
         out_keys, out_tnodes, _, _ = self._paths
         n_paths, total = derive_paths(
-            keys, tnodes, n, 0 if p >= self.fields else 1, (p % self.fields) * self.bits, p, letter,
-            self.bits, self.rec, self.node_pts, out_keys, out_tnodes, self.word_seen, self._tag,
-        )  # fmt: skip
+            keys,
+            tnodes,
+            n,
+            0 if p >= self.fields else 1,
+            (p % self.fields) * self.bits,
+            p,
+            letter,
+            self.bits,
+            self.rec,
+            self.node_pts,
+            out_keys,
+            out_tnodes,
+            self.word_seen,
+            self._tag,
+        )
         self.n_nodes = self.n_paths = 0
         if total < threshold:
             return int(total), int(total)
@@ -211,9 +245,23 @@ class TreeBuilder:
         while True:
             is_choice, label, points, first, nxt, val = self._tree
             n, used = tree_from_paths(
-                keys, tnodes, n_paths, self.order, self.bits, self.fields, self.rec, self.node_pts,
-                self.stamp, self._stamp_tag, is_choice, label, points, first, nxt, val,
-            )  # fmt: skip
+                keys,
+                tnodes,
+                n_paths,
+                self.order,
+                self.bits,
+                self.fields,
+                self.rec,
+                self.node_pts,
+                self.stamp,
+                self._stamp_tag,
+                is_choice,
+                label,
+                points,
+                first,
+                nxt,
+                val,
+            )
             self._stamp_tag += int(used) + 1
             if n != FULL_NODES:
                 break
@@ -346,10 +394,24 @@ class TreeProver(ClassProver):
         while True:
             is_choice, label, points, first, nxt, val = self.builder.arena()
             status, nodes, leaves = tree_branch(
-                is_choice, label, points, first, nxt, val, self.builder.n_nodes, self.rank,
-                np.array(cells, np.int64), faces, np.array([sizes[c] for c in cells], np.int64), left,
-                self.threshold, self.enumerate_max, self.lift_above, n_entries, self._leaves,
-            )  # fmt: skip
+                is_choice,
+                label,
+                points,
+                first,
+                nxt,
+                val,
+                self.builder.n_nodes,
+                self.rank,
+                np.array(cells, np.int64),
+                faces,
+                np.array([sizes[c] for c in cells], np.int64),
+                left,
+                self.threshold,
+                self.enumerate_max,
+                self.lift_above,
+                n_entries,
+                self._leaves,
+            )
             if status == 0:
                 break
             if status == FULL_ARENA:

@@ -243,9 +243,23 @@ def _close(x, parent, is_choice, val, end, n_nodes):
 
 @njit(nogil=True, cache=True)
 def tree_from_paths(
-    keys, tnodes, n_paths, order, bits, fields, rec, node_pts, stamp, tag0,
-    is_choice, label, points, first, nxt, val,
-):  # fmt: skip
+    keys,
+    tnodes,
+    n_paths,
+    order,
+    bits,
+    fields,
+    rec,
+    node_pts,
+    stamp,
+    tag0,
+    is_choice,
+    label,
+    points,
+    first,
+    nxt,
+    val,
+):
     """The orderly tree of the sorted paths, numbered in pre-order: ``is_choice`` (int8),
     ``label`` (int8: a CHOICE node's cell, a SUM node's letter), ``points``, ``first`` (first
     child, -1 for none), ``nxt`` (next sibling, -1 for none) and ``val`` (each node's unforced
@@ -359,9 +373,21 @@ def _first_field_at_least(keys, n, key_word, sh, fmask, value):
 
 @njit(nogil=True, cache=True)
 def derive_paths(
-    keys, tnodes, n_paths, key_word, shift, p, letter, bits, rec, node_pts,
-    out_keys, out_tnodes, word_seen, tag,
-):  # fmt: skip
+    keys,
+    tnodes,
+    n_paths,
+    key_word,
+    shift,
+    p,
+    letter,
+    bits,
+    rec,
+    node_pts,
+    out_keys,
+    out_tnodes,
+    word_seen,
+    tag,
+):
     """The sorted paths of a sub-class, read off its parent's sorted paths instead of walked
     again: the cell of field ``p`` (in key word ``key_word`` at ``shift``) is forced to
     ``letter``; its field must be the most significant one any path uses (every cell before

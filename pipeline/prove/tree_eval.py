@@ -202,9 +202,27 @@ def _push_children(x, label, first, nxt, val, e_node, e_next, head, cell_sum, n_
 
 @njit(nogil=True, cache=True)
 def _orderly(
-    is_choice, label, points, first, nxt, val, root, level0, cells, faces, n_faces, left, threshold,
-    enumerate_max, forced, entries, head, cell_sum, levels, out,
-):  # fmt: skip
+    is_choice,
+    label,
+    points,
+    first,
+    nxt,
+    val,
+    root,
+    level0,
+    cells,
+    faces,
+    n_faces,
+    left,
+    threshold,
+    enumerate_max,
+    forced,
+    entries,
+    head,
+    cell_sum,
+    levels,
+    out,
+):
     """Branch and bound of the sub-class whose tree is ``root`` (``cells[:level0]`` forced),
     forcing the remaining cells one by one on that tree (the stacks of the field's orderly
     bound). In an orderly tree a CHOICE node of a cell sits only below SUM nodes of cells
@@ -295,9 +313,24 @@ def _leaf(out, forced, bound):
 
 @njit(nogil=True, cache=True)
 def tree_branch(
-    is_choice, label, points, first, nxt, val, n_nodes, rank, cells, faces, n_faces, left, threshold,
-    enumerate_max, lift_above, n_entries, leaves,
-):  # fmt: skip
+    is_choice,
+    label,
+    points,
+    first,
+    nxt,
+    val,
+    n_nodes,
+    rank,
+    cells,
+    faces,
+    n_faces,
+    left,
+    threshold,
+    enumerate_max,
+    lift_above,
+    n_entries,
+    leaves,
+):
     """Branch and bound inside one class on its tree (nodes ``[0, n_nodes)``, the arrays'
     room beyond them used for lifted nodes), forcing ``cells`` (the class's cells with several
     letters, in split order) one by one. ``faces[l, :n_faces[l]]`` are the letters of
@@ -340,9 +373,27 @@ def tree_branch(
             entering = False
             if val[r] <= lift_above:
                 got = _orderly(
-                    is_choice, label, points, first, nxt, val, r, lvl, cells, faces, n_faces, left,
-                    threshold, enumerate_max, forced, entries, head, cell_sum, levels, out,
-                )  # fmt: skip
+                    is_choice,
+                    label,
+                    points,
+                    first,
+                    nxt,
+                    val,
+                    r,
+                    lvl,
+                    cells,
+                    faces,
+                    n_faces,
+                    left,
+                    threshold,
+                    enumerate_max,
+                    forced,
+                    entries,
+                    head,
+                    cell_sum,
+                    levels,
+                    out,
+                )
                 if got < 0:
                     return FULL_ENTRIES, nodes, leaves[:0]
                 nodes += got

@@ -107,4 +107,4 @@ __all__ = [
     "run_id_of",
     "write_part",
     "write_part_info",
-]  # fmt: skip
+]

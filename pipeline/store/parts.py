@@ -443,15 +443,25 @@ def count_problems(manifest: Mapping[str, Any], listed: Mapping[int, PartInfo]) 
             if boards["source"] == "generate":
                 want, size = int(boards["count"]), int(boards["chunk_size"])
                 if rows != want or len(chunks) != -(-want // size):
-                    out.append((MANIFEST, f"the config makes {want:,} boards in {-(-want // size)} parts; "
-                                          f"listed: {rows:,} in {len(chunks)}"))  # fmt: skip
+                    out.append(
+                        (
+                            MANIFEST,
+                            f"the config makes {want:,} boards in {-(-want // size)} parts; "
+                            f"listed: {rows:,} in {len(chunks)}",
+                        )
+                    )
             elif counts["input_rows"] != counts["boards"] + counts["rejected"]:
                 out.append((MANIFEST, "its input rows are not its boards plus its rejected rows"))
         elif fmt == PROVE_FORMAT:
             total, size = int(manifest["classes_total"]), int(identity["chunk_size"])  # type: ignore[index]
             if rows != total or len(chunks) != -(-total // size):
-                out.append((MANIFEST, f"records {total:,} classes in {-(-total // size)} parts; "
-                                      f"listed: {rows:,} in {len(chunks)}"))  # fmt: skip
+                out.append(
+                    (
+                        MANIFEST,
+                        f"records {total:,} classes in {-(-total // size)} parts; "
+                        f"listed: {rows:,} in {len(chunks)}",
+                    )
+                )
     except (KeyError, TypeError, ValueError):
         out.append((MANIFEST, "its counts are missing or malformed"))
     return out

@@ -97,10 +97,27 @@ def test_cli_optimize_prints_best_last(small_dict: str, tmp_path: Path) -> None:
     from pipeline.cli import app
 
     out = tmp_path / "cli"
-    result = CliRunner().invoke(app, [
-        "optimize", "-d", small_dict, "--strategy", "hill", "--restarts", "2", "--iterations", "3",
-        "--pool-size", "8", "--n-jobs", "1", "--out", str(out), "--quiet",
-    ])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "optimize",
+            "-d",
+            small_dict,
+            "--strategy",
+            "hill",
+            "--restarts",
+            "2",
+            "--iterations",
+            "3",
+            "--pool-size",
+            "8",
+            "--n-jobs",
+            "1",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     last = result.output.strip().splitlines()[-1]
     table = pq.read_table(out / "part-00000.parquet").to_pylist()

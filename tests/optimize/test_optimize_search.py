@@ -77,9 +77,14 @@ def test_fixed_seed_reproduces_the_trajectory(small_dict: str, strategy: str) ->
 @pytest.mark.parametrize("strategy", ["hill", "anneal"])
 def test_results_do_not_depend_on_n_jobs(small_dict: str, strategy: str) -> None:
     cfg = OptimizeConfig(
-        small_dict, strategy=strategy, restarts=3, seed=9, pool_size=8, cycle=5000,
+        small_dict,
+        strategy=strategy,
+        restarts=3,
+        seed=9,
+        pool_size=8,
+        cycle=5000,
         iterations=4 if strategy == "hill" else 6000,
-    )  # fmt: skip
+    )
     runs = []
     for n_jobs in (1, 2):
         events: list = []
