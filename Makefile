@@ -1,13 +1,9 @@
 # One place for every routine command. `make setup` once, then `make analyze` / `make test`.
-SHELL := /bin/bash
 PYTHON ?= python3
-VENV ?= .venv
-BIN := $(VENV)/bin
-PY := $(BIN)/python
-ENABLE2K ?= enable2k
+include scripts/common.mk
 CONFIG ?= configs/default.toml
 
-.PHONY: setup lexicon test test-integration test-slow test-all check format format-check lint typecheck docs bench clean
+.PHONY: setup lexicon test test-integration test-slow test-all check format format-check lint typecheck docs clean analyze notebook
 
 setup: $(VENV)/.installed lexicon  ## create .venv and install the package with its dev extras
 
@@ -63,35 +59,15 @@ docs:  ## the documentation site (mkdocs.yml, docs/) into site/; --strict: a war
 
 check: format-check lint typecheck test  ## everything CI checks
 
-bench:  ## solver benchmark on ENABLE2K (figures with targets and ratios), then the C++ comparison
-	$(PY) -m pipeline.benches.perf --dictionary $(ENABLE2K) --reference 500 --target-trie-mb 8
-	$(PY) -m pipeline.benches.perf --dictionary $(ENABLE2K) --shape 5x5 --count 100000
-	$(PY) -m pipeline.benches.perf --dictionary $(ENABLE2K) --shape 100x100 --count 1 --rules boggle --target-seconds 0.05
-	$(MAKE) --no-print-directory bench-vs-cpp
-
-.PHONY: bench-lexicon
-bench-lexicon:  ## a 3.2M-word list (tanglet:pl): cold compile time and RSS, the compile note, a 10,000-board run's RSS
-	$(PY) -m pipeline.benches.bench_lexicon --dictionary tanglet:pl --count 10000
-
-.PHONY: bench-vs-cpp
-bench-vs-cpp:  ## our kernel vs the C++ solver (ANCHOR_DIR, default /tmp/anchor): same boards, alternating, medians
-	$(PY) -m pipeline.benches.perf_vs_cpp --dictionary $(ENABLE2K)
-
-.PHONY: bench-prove
-bench-prove:  ## boggle prove vs the C++ prover (ANCHOR_DIR, default /tmp/anchor) on the same classes: CPU s, peak RSS, ratio
-	$(PY) -m pipeline.benches.bench_prove --dictionary $(ENABLE2K) $(BENCH_PROVE_ARGS)
-
-.PHONY: bench-verify
-bench-verify:  ## readers with and without checksum verification on a 1M-board run (runs/bench-verify)
-	$(PY) -m pipeline.benches.bench_verify --dictionary $(ENABLE2K) --count 1000000
-
-.PHONY: bench-cluster
-bench-cluster:  ## 1M boards on a 2-worker dask cluster to a local S3 server (moto) vs local disk; the client's cost per part
-	$(PY) -m pipeline.benches.bench_cluster --dictionary $(ENABLE2K) --count 1000000
-
-.PHONY: bench-algorithms
-bench-algorithms:  ## trie vs word-driven DP vs binary search: 4x4, 6x6, 100x100 and a ~545k-word list
-	$(PY) -m pipeline.benches.perf_algorithms --dictionary $(ENABLE2K) --big $(ENABLE2K) --big tanglet:en --big tanglet:nl
+# Benchmarks and the long experiments live in scripts/ (bench.mk, experiments.mk); these two
+# rules reach them, so `make bench`, `make bench-prove`, `make prove-3x4` work from here.
+BENCH := bench-lexicon bench-vs-cpp bench-prove bench-verify bench-cluster bench-algorithms bench-pipeline
+EXPERIMENTS := optimize-4x4 prove-3x3 prove-3x4 sample-4x4 prove-3x4-tanglet estimate-4x4
+.PHONY: bench $(BENCH) $(EXPERIMENTS)
+bench $(BENCH):  ## benchmarks (scripts/bench.mk): make bench, or one of make bench-NAME
+	@$(MAKE) --no-print-directory -f scripts/bench.mk $@
+$(EXPERIMENTS):  ## the long experiments behind the certificates (scripts/experiments.mk)
+	@$(MAKE) --no-print-directory -f scripts/experiments.mk $@
 
 RUN_DIR ?= runs/$(basename $(notdir $(CONFIG)))
 REPORT_DIR ?= reports/$(basename $(notdir $(CONFIG)))
@@ -118,47 +94,6 @@ notebook: analyze $(VENV)/.notebook  ## run $(CONFIG) if needed, then execute no
 $(VENV)/.notebook: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[notebook]'
 	touch $@
-
-.PHONY: bench-pipeline
-bench-pipeline:  ## batch pipeline: 1M new-dice boards end to end vs the kernel (alternating rounds), 1 vs 2 processes, memory
-	$(PY) -m pipeline.benches.bench_pipeline --dictionary $(ENABLE2K) --count 1000000 --jobs 2 --no-words
-
-.PHONY: optimize-4x4
-optimize-4x4:  ## best-board search (configs/optimize-4x4.toml): 10 annealing restarts, each until 3625 or 120 s
-	$(BIN)/boggle optimize configs/optimize-4x4.toml --dictionary $(ENABLE2K) --overwrite
-
-.PHONY: prove-3x3
-# PROVE_3X3_OUT: the certificate kept in the repository (certificates/README.md)
-PROVE_3X3_OUT ?= certificates/3x3-enable2k
-prove-3x3:  ## certify every ENABLE2K 3x3 board scoring >= 500 (resumable: re-run to continue)
-	$(BIN)/boggle prove --dictionary $(ENABLE2K) --shape 3x3 --threshold 500 \
-	  --classes 'bdfgjqvwxz aeiou lnrsy chkmpt' --n-jobs 2 --out $(PROVE_3X3_OUT)
-
-.PHONY: prove-3x4
-# PROVE_3X4_OUT: the certificate kept in the repository (certificates/README.md); resumes from any clone
-PROVE_3X4_OUT ?= certificates/3x4-enable2k
-prove-3x4:  ## the full ENABLE2K 3x4 proof, T=1500 (hours on 2 cores; resumable: re-run to continue)
-	$(BIN)/boggle prove --dictionary $(ENABLE2K) --shape 3x4 --threshold 1500 \
-	  --classes 'aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy bcdfghjklmnpqrtvwxz' \
-	  --n-jobs $${PROVE_JOBS:-2} --out $(PROVE_3X4_OUT)
-
-.PHONY: sample-4x4
-sample-4x4:  ## prove 320 random ENABLE2K 4x4 classes at T=3625 (corner recipe; resumable): the sample behind the full 4x4 proof's cost
-	$(BIN)/boggle prove --dictionary $(ENABLE2K) --shape 4x4 --threshold 3625 \
-	  --classes 'aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy bcdfghjklmnpqrtvwxz' \
-	  --limit-classes 320 --sample-seed 21 --chunk-size 4 --n-jobs $${PROVE_JOBS:-2} --out runs/sample-4x4
-
-.PHONY: prove-3x4-tanglet
-# PROVE_OUT: where the proof lives; certificates/3x4-tanglet-LANG for one kept in the repository
-PROVE_OUT ?= runs/prove-3x4-$(TANGLET)
-prove-3x4-tanglet:  ## a Tanglet language's 3x4 proof (resumable): make prove-3x4-tanglet TANGLET=fr T=2664 (T: the best board boggle optimize found)
-	@test -n "$(TANGLET)" -a -n "$(T)" || { echo "usage: make prove-3x4-tanglet TANGLET=fr T=2664"; exit 2; }
-	$(BIN)/boggle prove --dictionary tanglet:$(TANGLET) --shape 3x4 --threshold $(T) \
-	  --n-jobs $${PROVE_JOBS:-2} --out $(PROVE_OUT)
-
-.PHONY: estimate-4x4
-estimate-4x4:  ## the full 4x4 proof's CPU-hours from make sample-4x4's certificate, with a 95% bootstrap interval, against the C++'s published 23,000
-	$(PY) -m pipeline.benches.prove_estimate runs/sample-4x4 --compare-cpu-h 23000
 
 clean:
 	rm -rf runs reports site .pytest_cache .mypy_cache .ruff_cache

@@ -317,7 +317,10 @@ def test_nothing_cites_a_document_outside_the_repository() -> None:
     """The domain rules are docs/rules.md; nothing reaches the development setup's folder beside
     the checkout (a user's clone has none): no path, no data, no document."""
     outside = ("DOMAIN" + ".md", "shared/" + "docs", "../" + "shared")
-    roots = [REPO / d for d in ("pipeline", "tests", "configs", "notebooks", "docs", ".ci", "certificates")]
+    roots = [
+        REPO / d
+        for d in ("pipeline", "tests", "configs", "notebooks", "docs", ".ci", "certificates", "scripts")
+    ]
     files = [REPO / "README.md", REPO / "mkdocs.yml", REPO / "Makefile", REPO / "pyproject.toml"]
     files += [p for root in roots for p in root.rglob("*") if p.is_file() and p.suffix != ".png"]
     cited = [

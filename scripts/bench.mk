@@ -1,0 +1,38 @@
+# The benchmarks (make bench, make bench-NAME), reached from the Makefile. Each prints its
+# figures beside their targets and ratios in one run (docs/performance.md).
+include scripts/common.mk
+
+.PHONY: bench
+bench:  ## solver benchmark on ENABLE2K (figures with targets and ratios), then the C++ comparison
+	$(PY) -m pipeline.benches.perf --dictionary $(ENABLE2K) --reference 500 --target-trie-mb 8
+	$(PY) -m pipeline.benches.perf --dictionary $(ENABLE2K) --shape 5x5 --count 100000
+	$(PY) -m pipeline.benches.perf --dictionary $(ENABLE2K) --shape 100x100 --count 1 --rules boggle --target-seconds 0.05
+	$(MAKE) --no-print-directory -f scripts/bench.mk bench-vs-cpp
+
+.PHONY: bench-lexicon
+bench-lexicon:  ## a 3.2M-word list (tanglet:pl): cold compile time and RSS, the compile note, a 10,000-board run's RSS
+	$(PY) -m pipeline.benches.bench_lexicon --dictionary tanglet:pl --count 10000
+
+.PHONY: bench-vs-cpp
+bench-vs-cpp:  ## our kernel vs the C++ solver (ANCHOR_DIR, default /tmp/anchor): same boards, alternating, medians
+	$(PY) -m pipeline.benches.perf_vs_cpp --dictionary $(ENABLE2K)
+
+.PHONY: bench-prove
+bench-prove:  ## boggle prove vs the C++ prover (ANCHOR_DIR, default /tmp/anchor) on the same classes: CPU s, peak RSS, ratio
+	$(PY) -m pipeline.benches.bench_prove --dictionary $(ENABLE2K) $(BENCH_PROVE_ARGS)
+
+.PHONY: bench-verify
+bench-verify:  ## readers with and without checksum verification on a 1M-board run (runs/bench-verify)
+	$(PY) -m pipeline.benches.bench_verify --dictionary $(ENABLE2K) --count 1000000
+
+.PHONY: bench-cluster
+bench-cluster:  ## 1M boards on a 2-worker dask cluster to a local S3 server (moto) vs local disk; the client's cost per part
+	$(PY) -m pipeline.benches.bench_cluster --dictionary $(ENABLE2K) --count 1000000
+
+.PHONY: bench-algorithms
+bench-algorithms:  ## trie vs word-driven DP vs binary search: 4x4, 6x6, 100x100 and a ~545k-word list
+	$(PY) -m pipeline.benches.perf_algorithms --dictionary $(ENABLE2K) --big $(ENABLE2K) --big tanglet:en --big tanglet:nl
+
+.PHONY: bench-pipeline
+bench-pipeline:  ## batch pipeline: 1M new-dice boards end to end vs the kernel (alternating rounds), 1 vs 2 processes, memory
+	$(PY) -m pipeline.benches.bench_pipeline --dictionary $(ENABLE2K) --count 1000000 --jobs 2 --no-words
