@@ -1,4 +1,5 @@
-"""A compact array trie over a face alphabet.
+"""The compact array trie over a face alphabet: its node arrays, lookup, copy, pruning, an in-order
+walk, and saving and loading (checked) a cache file.
 
 Nodes are numbered breadth-first, so the children of a node are contiguous and sorted by face:
 ``mask[n]`` has bit ``f`` set when node ``n`` has a child for face ``f``, and that child is
@@ -10,8 +11,6 @@ The three fields the kernels read per node live in one 16-byte record (``nodes[n
 first child and word id as two int32): a step down the trie touches one cache line instead of
 three arrays, which measured about 20% faster. ``mask``, ``first_child`` and ``word_id`` are
 views of it.
-
-Supports lookup, deep copy, pruning by a predicate on words or faces, and an in-order walk.
 """
 
 from __future__ import annotations
