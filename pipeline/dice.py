@@ -1,4 +1,5 @@
-"""Dice sets and board generators.
+"""Dice sets and board generators: the named sets, rolling a set of dice onto boards, and
+letters drawn uniformly or with English frequencies.
 
 Named dice sets come from ``pipeline/data/dice_sets.json`` (pinned by a test to the project's
 cross-checked copy). Rolling a board: shuffle the dice over the cells, then pick a face of each
