@@ -14,22 +14,18 @@ Each record becomes a board or a :class:`Reject` (source file, line, raw text, r
 that does not parse, has the wrong shape, or shows a face outside the run's alphabet. Valid and
 rejected records add up to the records read. Files are read line by line and handed on a chunk
 at a time, so memory does not grow with the input.
+
+This module groups records into chunks and parses them (:class:`BoardParser`); opening and
+hashing the input files lives in :mod:`pipeline.ingest_files` and reading their records in
+:mod:`pipeline.ingest_records`; their public names are importable from here.
 """
 
 from __future__ import annotations
 
 import csv
-import gzip
-import hashlib
-import io
 import math
-import os
-import stat
-import zlib
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
@@ -43,29 +39,40 @@ from pipeline.boards import (
     parse_compact,
     parse_grid,
 )
-from pipeline.errors import QUOTE_LIMIT, BoardError, BoggleError, InternalError
-from pipeline.io import INFLATE_FLOOR, MAX_INFLATE_RATIO, MAX_LINE_BYTES, describe_mode
+from pipeline.errors import QUOTE_LIMIT, BoardError, BoggleError
+from pipeline.ingest_files import InputDigest, check_unchanged, file_kind, fingerprint, local_input
+from pipeline.ingest_records import MAX_GRID_LINES, Record, check_input, read_records
+from pipeline.io import MAX_LINE_BYTES
 from pipeline.trie import Alphabet
 
+__all__ = [
+    "MAX_CHUNK_TEXT",
+    "MAX_GRID_LINES",
+    "MAX_LINE_BYTES",
+    "REJECT_FIELDS",
+    "BoardGroup",
+    "BoardParser",
+    "IngestChunk",
+    "InputDigest",
+    "Record",
+    "Reject",
+    "check_input",
+    "check_unchanged",
+    "escape_controls",
+    "file_kind",
+    "fingerprint",
+    "iter_chunks",
+    "iter_ingest_chunks",
+    "iter_records",
+    "local_input",
+    "read_records",
+    "write_rejects_header",
+]
+
 # MAX_LINE_BYTES, MAX_INFLATE_RATIO and INFLATE_FLOOR (pipeline.io) bound every text input
-MAX_GRID_LINES = 1024
-PARQUET_BATCH = 65_536
-HASH_BLOCK = 1 << 20
 # A chunk's records are held together until parsed: chunk_size x MAX_LINE_BYTES could reach
 # gigabytes, so a chunk holding more board text than this is refused (lower chunk_size).
 MAX_CHUNK_TEXT = 256 << 20
-
-
-@dataclass(frozen=True)
-class Record:
-    """One input record before parsing. ``problem`` is set when the reader already knows the
-    record is bad (not UTF-8, a broken algs4 header...)."""
-
-    source: str
-    line: int
-    raw: str
-    notation: str  # "compact" | "grid" | "algs4"
-    problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -107,362 +114,6 @@ class IngestChunk:
 # ---------------------------------------------------------------- files
 
 
-def file_kind(path: str) -> str:
-    """``csv``, ``parquet`` or ``text``, from the file name."""
-    name = path.lower()
-    if name.endswith(".csv"):
-        return "csv"
-    if name.endswith((".parquet", ".pq")):
-        return "parquet"
-    return "text"
-
-
-_DOWNLOADED: dict[str, str] = {}
-
-
-def local_input(path: str) -> str:
-    """The local file to read for the input ``path``: itself, or for a URL (``s3://...``) a
-    copy downloaded once per process, so the bytes fingerprinted are the bytes parsed (the
-    board ``source`` column still names the URL)."""
-    from pipeline.urls import download, is_url
-
-    if not is_url(path):
-        return path
-    if path not in _DOWNLOADED:
-        import atexit
-        import shutil
-        import tempfile
-
-        folder = tempfile.mkdtemp(prefix="boggle-input-")
-        atexit.register(shutil.rmtree, folder, True)
-        dest = Path(folder) / (path.rstrip("/").rsplit("/", 1)[-1] or "input")
-        download(path, dest)
-        _DOWNLOADED[path] = str(dest)
-    return _DOWNLOADED[path]
-
-
-def check_input(path: str, column: str = "board") -> None:
-    """Fail early (BoggleError, exit 2) on a file that cannot be ingested at all: missing,
-    not a regular file (a device such as /dev/zero, a FIFO, a socket), not Parquet, or without
-    the board column. Nothing beyond a CSV header or the Parquet footer is read."""
-    try:
-        st = os.stat(local_input(path))
-    except FileNotFoundError:
-        raise BoggleError("input file not found", source=path) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise BoggleError(_not_regular(st.st_mode), source=path)
-    kind = file_kind(path)
-    if kind == "parquet":
-        with open(local_input(path), "rb") as fh:
-            _parquet_column(fh, path, column)
-    elif kind == "csv":
-        with _read_source(path, None) as reader, _gzip_errors(path):
-            header = next(csv.reader(_csv_lines(_binary_stream(reader, path), [])), None)
-        _check_header(path, header, column)
-
-
-def _check_header(path: str, header: list[str] | None, column: str) -> list[str]:
-    if not header:
-        raise BoardError("empty CSV file (expected a header row)", source=path)
-    if column not in header:
-        raise BoardError(
-            f"no {column!r} column (columns: {', '.join(header)}); set [boards] column",
-            source=path,
-            line=1,
-        )
-    return header
-
-
-def _not_regular(mode: int) -> str:
-    return f"not a regular file ({describe_mode(mode)}); ingest reads regular files only"
-
-
-def fingerprint(path: str) -> dict[str, Any]:
-    """Size and SHA-256 of an input file, taken before the run reads it (recorded so a resumed
-    run can tell it is unchanged; :func:`check_unchanged` compares it with what was read)."""
-    raw, _ = _open_regular(path)
-    with raw:
-        size, sha = _hash_rest(raw, hashlib.sha256())
-    return {"file": path, "bytes": size, "sha256": sha.hexdigest()}
-
-
-@dataclass(frozen=True)
-class InputDigest:
-    """What an ingest read of one input: the size and SHA-256 of the bytes the parser consumed
-    through one open handle, and (device, inode, size, mtime_ns) of the file when it was opened."""
-
-    file: str
-    bytes: int
-    sha256: str
-    opened: tuple[int, int, int, int]
-
-
-def check_unchanged(inputs: Sequence[Mapping[str, Any]], digests: Mapping[str, InputDigest]) -> None:
-    """Refuse (BoggleError, exit 2) a run whose input changed while it ran: the bytes read must
-    hash to the fingerprint taken at the start (``inputs``, from :func:`fingerprint`), and the
-    path must still name the file that was opened, with its size and mtime. Call it after the
-    last chunk and before anything is certified."""
-    for fp in inputs:
-        path = fp["file"]
-        got = digests.get(path)
-        if got is None:
-            raise InternalError(f"input {path} was not read to its end before the run was finished")
-        try:
-            now: tuple[int, int, int, int] | None = _identity(os.stat(local_input(path)))
-        except FileNotFoundError:
-            now = None
-        if got.sha256 != fp["sha256"] or got.bytes != fp["bytes"] or now != got.opened:
-            what = "removed" if now is None else "replaced or modified"
-            raise BoggleError(
-                f"input file {what} while the run read it (its size, mtime or SHA-256 no longer "
-                "match those taken at the start); nothing was certified: re-run once it stays put "
-                "(with --overwrite if its content changed)",
-                source=path,
-            )
-
-
-def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def _open_regular(path: str) -> tuple[IO[bytes], os.stat_result]:
-    """Open ``path`` unbuffered and refuse it unless it is a regular file: /dev/zero never ends
-    and a FIFO can change under a second reading, so neither can be fingerprinted."""
-    # O_NONBLOCK: opening a FIFO must not wait for a writer before it can be refused
-    fd = os.open(local_input(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise BoggleError(_not_regular(st.st_mode), source=path)
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb", buffering=0), st
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _hash_rest(fh: IO[bytes], sha: Any) -> tuple[int, Any]:
-    size = 0
-    while block := fh.read(HASH_BLOCK):
-        sha.update(block)
-        size += len(block)
-    return size, sha
-
-
-class _HashingReader(io.RawIOBase):
-    """Hashes every byte read through it, so the digest is that of the bytes the parser got."""
-
-    def __init__(self, raw: IO[bytes]):
-        self._raw = raw
-        self.sha = hashlib.sha256()
-        self.size = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        n = self._raw.readinto(buffer)  # type: ignore[attr-defined]
-        if n:
-            self.sha.update(memoryview(buffer)[:n])
-            self.size += n
-        return n or 0
-
-    def fileno(self) -> int:
-        return self._raw.fileno()
-
-    def drain(self) -> None:
-        """Hash what the parser left unread (a gzip trailer), so the digest covers the file."""
-        n, _ = _hash_rest(self._raw, self.sha)
-        self.size += n
-
-
-@contextmanager
-def _read_source(path: str, digests: MutableMapping[str, InputDigest] | None) -> Iterator[_HashingReader]:
-    """One input opened once; when the block reads it to the end, ``digests[path]`` records what
-    was read (a block left early records nothing)."""
-    raw, st = _open_regular(path)
-    try:
-        reader = _HashingReader(raw)
-        yield reader
-        reader.drain()
-        if digests is not None:
-            digests[path] = InputDigest(path, reader.size, reader.sha.hexdigest(), _identity(st))
-    finally:
-        raw.close()
-
-
-class _InflateCap(io.RawIOBase):
-    """Decompressed bytes of a gzip input, refused past ``cap`` (a decompression bomb)."""
-
-    def __init__(self, inner: Any, cap: int, path: str):
-        self._inner = inner
-        self._cap = cap
-        self._path = path
-        self.out = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        n = self._inner.readinto(buffer)
-        self.out += n or 0
-        if self.out > self._cap:
-            raise BoardError(
-                f"gzip input inflates to more than {self._cap:,} bytes ({MAX_INFLATE_RATIO}x its "
-                "size); refused as a likely decompression bomb",
-                source=self._path,
-            )
-        return n or 0
-
-
-def _binary_stream(reader: _HashingReader, path: str) -> IO[bytes]:
-    """The input's bytes, gunzipped as they are read when it starts with the gzip magic."""
-    buffered = io.BufferedReader(reader, HASH_BLOCK)
-    if buffered.peek(2)[:2] != b"\x1f\x8b":
-        return buffered
-    size = os.fstat(reader.fileno()).st_size
-    cap = max(INFLATE_FLOOR, MAX_INFLATE_RATIO * size)
-    gz = gzip.GzipFile(fileobj=buffered, mode="rb")
-    return io.BufferedReader(_InflateCap(gz, cap, path), HASH_BLOCK)
-
-
-def _bounded_lines(fh: IO[bytes]) -> Iterator[tuple[bytes, int]]:
-    """(line, length) with the line end kept; a line longer than MAX_LINE_BYTES comes as its
-    first MAX_LINE_BYTES bytes and its whole length, the rest read past in blocks, never held."""
-    while line := fh.readline(MAX_LINE_BYTES + 1):
-        if len(line) <= MAX_LINE_BYTES or line.endswith(b"\n"):
-            yield line, len(line)
-            continue
-        length = len(line)
-        while more := fh.readline(HASH_BLOCK):
-            length += len(more)
-            if more.endswith(b"\n"):
-                break
-        yield line[:MAX_LINE_BYTES], length
-
-
-def _too_long(length: int) -> str:
-    return f"line longer than {MAX_LINE_BYTES:,} bytes ({length:,} bytes); not read"
-
-
-def _has_surrogates(text: str) -> bool:
-    return any("\udc80" <= ch <= "\udcff" for ch in text)
-
-
-def _parquet_column(source: Any, path: str, column: str) -> Any:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        pf = pq.ParquetFile(source)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise BoardError(f"not a readable Parquet file ({exc})", source=path) from None
-    schema = pf.schema_arrow
-    if column not in schema.names:
-        raise BoardError(
-            f"no {column!r} column (columns: {', '.join(schema.names)}); set [boards] column", source=path
-        )
-    typ = schema.field(column).type
-    if pa.types.is_dictionary(typ):
-        typ = typ.value_type
-    if not (pa.types.is_string(typ) or pa.types.is_large_string(typ)):
-        raise BoardError(f"column {column!r} is {typ}, expected strings (compact boards)", source=path)
-    return pf
-
-
-# ---------------------------------------------------------------- readers
-
-
-def read_records(
-    path: str, column: str = "board", digests: MutableMapping[str, InputDigest] | None = None
-) -> Iterator[Record]:
-    """Stream the records of one input file; once it is read to the end, ``digests[path]``
-    holds the size and SHA-256 of the bytes read (see :func:`check_unchanged`)."""
-    kind = file_kind(path)
-    if kind == "parquet":
-        yield from _parquet_records(path, column, digests)
-        return
-    with _read_source(path, digests) as reader, _gzip_errors(path):
-        fh = _binary_stream(reader, path)
-        if kind == "csv":
-            yield from _csv_records(path, fh, column)
-        else:
-            yield from _text_records(path, fh)
-
-
-def _csv_lines(fh: IO[bytes], too_long: list[tuple[int, bytes, int]]) -> Iterator[str]:
-    """The decoded lines the csv module reads. An overlong line is noted in ``too_long`` (its
-    line number, start and length) and read as an empty line, so it never reaches the parser."""
-    for i, (line, length) in enumerate(_bounded_lines(fh), start=1):
-        if i == 1 and line.startswith(b"\xef\xbb\xbf"):
-            line = line[3:]
-        if length > MAX_LINE_BYTES:
-            too_long.append((i, line, length))
-            yield "\n"
-        else:
-            # surrogateescape: a bad byte only spoils its own record (reported), not the file
-            yield line.decode("utf-8", "surrogateescape")
-
-
-def _csv_records(path: str, fh: IO[bytes], column: str) -> Iterator[Record]:
-    too_long: list[tuple[int, bytes, int]] = []
-
-    def overlong() -> Iterator[Record]:
-        for lineno, start, length in too_long:
-            shown = _printable(start[:QUOTE_LIMIT].decode("utf-8", "surrogateescape"))
-            yield Record(path, lineno, f"{shown}... ({length:,} bytes)", "compact", _too_long(length))
-        too_long.clear()
-
-    reader = csv.reader(_csv_lines(fh, too_long))
-    try:
-        first = next(reader, None)
-        if too_long:
-            raise BoardError(f"header {_too_long(too_long[0][2])}", source=path, line=1)
-        header = _check_header(path, first, column)
-        col = header.index(column)
-        start = reader.line_num + 1
-        for row in reader:
-            yield from overlong()
-            line, start = start, reader.line_num + 1
-            if not row:
-                continue
-            raw = row[col] if col < len(row) else ""
-            problem = None
-            if len(row) != len(header):
-                problem = f"row has {len(row)} fields, the header has {len(header)}"
-            elif _has_surrogates(raw):
-                problem = "not UTF-8 text"
-            yield Record(path, line, _printable(raw), "compact", problem)
-        yield from overlong()
-    except csv.Error as exc:
-        raise BoardError(f"not valid CSV ({exc})", source=path, line=reader.line_num) from None
-
-
-def _parquet_records(
-    path: str, column: str, digests: MutableMapping[str, InputDigest] | None
-) -> Iterator[Record]:
-    # Parquet is read by random access, not as a stream: the file is hashed through the handle
-    # pyarrow then reads, so both see one inode; a write in place meanwhile changes its mtime,
-    # which check_unchanged compares.
-    raw, st = _open_regular(path)
-    with raw:
-        size, sha = _hash_rest(raw, hashlib.sha256())
-        raw.seek(0)
-        pf = _parquet_column(raw, path, column)
-        row = 0
-        for batch in pf.iter_batches(batch_size=PARQUET_BATCH, columns=[column]):
-            for value in batch.column(0).to_pylist():
-                row += 1
-                if value is None:
-                    yield Record(path, row, "", "compact", "missing board (null)")
-                elif len(value) > MAX_LINE_BYTES:
-                    yield Record(path, row, value[:QUOTE_LIMIT], "compact", _too_long(len(value)))
-                else:
-                    yield Record(path, row, value, "compact")
-        if digests is not None:
-            digests[path] = InputDigest(path, size, sha.hexdigest(), _identity(st))
-
-
 # Control characters (C0 but the newline that joins a grid's lines, DEL, C1) and the backslash
 # are written as Python escapes in a rejects row, so a raw ESC or NUL from an input never reaches
 # a terminal or a log, and ``\x1b`` in the file always means the byte, never the four characters
@@ -486,107 +137,6 @@ def _clip(raw: str) -> str:
     if len(raw) > QUOTE_LIMIT:
         return f"{escape_controls(raw[:QUOTE_LIMIT])}... ({len(raw):,} characters)"
     return escape_controls(raw)
-
-
-@contextmanager
-def _gzip_errors(path: str) -> Iterator[None]:
-    """A corrupt or truncated gzip input is one BoardError naming the file (zlib, gzip and
-    EOFError otherwise surface as tracebacks, or as click's bare "Aborted!")."""
-    try:
-        yield
-    except (gzip.BadGzipFile, zlib.error, EOFError) as exc:
-        what = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
-        raise BoardError(f"corrupt or truncated gzip input ({what})", source=path) from None
-
-
-def _printable(text: str) -> str:
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-def _is_header(tokens: list[str]) -> bool:
-    return len(tokens) == 2 and all(t.isdigit() for t in tokens)
-
-
-def _text_records(path: str, fh: IO[bytes]) -> Iterator[Record]:
-    notation: str | None = None
-    block: list[str] = []  # the lines of the grid or algs4 board being read
-    block_start = 0
-    block_size = 0  # characters in block, capped like a line
-    block_problem: str | None = None
-    algs_need = 0  # faces the algs4 header announced
-    algs_have = 0
-
-    def flush() -> Iterator[Record]:
-        nonlocal block, block_problem, algs_have, block_size
-        problem = block_problem
-        if notation == "algs4" and problem is None and algs_have != algs_need:
-            problem = f"expected {algs_need} faces after the header, found {algs_have}"
-        if block:
-            yield Record(path, block_start, "\n".join(block), notation or "grid", problem)
-        block, block_problem, algs_have, block_size = [], None, 0, 0
-
-    def add(text: str) -> None:
-        nonlocal block_size, block_problem
-        block_size += len(text) + 1
-        if block_size > MAX_LINE_BYTES:
-            block_problem = block_problem or f"board text longer than {MAX_LINE_BYTES:,} characters"
-        else:
-            block.append(text)
-
-    for lineno, (line, length) in enumerate(_bounded_lines(fh), start=1):
-        raw = line.rstrip(b"\r\n")
-        if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        if length > MAX_LINE_BYTES:
-            if raw.lstrip().startswith(b"#"):
-                continue  # a long comment is still a comment
-            shown = _printable(raw[:QUOTE_LIMIT].decode("utf-8", "surrogateescape"))
-            if block:
-                block_problem = block_problem or f"line {lineno}: {_too_long(length)}"
-            else:
-                yield Record(
-                    path, lineno, f"{shown}... ({length:,} bytes)", notation or "compact", _too_long(length)
-                )
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            shown = _printable(raw.decode("utf-8", "surrogateescape"))
-            if block:  # the board being read is spoilt
-                add(shown)
-                block_problem = block_problem or f"line {lineno}: not UTF-8 text"
-            else:
-                yield Record(path, lineno, shown, notation or "compact", "not UTF-8 text")
-            continue
-        stripped = text.strip()
-        if not stripped or stripped.startswith("#"):
-            if notation == "grid":
-                yield from flush()
-            continue
-        tokens = stripped.split()
-        if notation is None:
-            notation = "algs4" if _is_header(tokens) else "grid" if len(tokens) > 1 else "compact"
-        if notation == "compact":
-            yield Record(path, lineno, stripped, "compact")
-        elif notation == "grid":
-            if not block:
-                block_start = lineno
-            if len(block) >= MAX_GRID_LINES:
-                block_problem = f"grid board longer than {MAX_GRID_LINES} lines"
-            else:
-                add(text.rstrip())
-        elif _is_header(tokens):  # algs4: a header, then rows*cols faces over any lines
-            yield from flush()
-            block, block_start, block_size = [stripped], lineno, len(stripped)
-            algs_need = int(tokens[0]) * int(tokens[1])
-        elif not block:
-            yield Record(path, lineno, stripped, "algs4", "expected a 'ROWS COLS' header line")
-        else:
-            add(stripped)
-            algs_have += len(tokens)
-            if algs_have >= algs_need:
-                yield from flush()
-    yield from flush()
 
 
 def iter_records(

@@ -243,8 +243,6 @@ def run_what_if(
 
     >>> run_what_if("new", ["die 15 = die 5"], "runs/whatif", count=10_000, seed=1)  # doctest: +SKIP
     """
-    from pipeline.boards import parse_shape
-    from pipeline.config import config_from_dict
     from pipeline.dice import GENERATORS
     from pipeline.urls import is_url
 
@@ -253,21 +251,10 @@ def run_what_if(
     for spec in (base_spec, dice_b):
         if spec in GENERATORS:
             raise ConfigError(f"{spec!r} is a letter generator, not dice: a what-if changes a set of dice")
-    from pipeline.dataset import read_run
     from pipeline.io import write_text_atomic
     from pipeline.runner import run_job
 
-    parsed = [parse_swap(s) for s in swaps]
-    wanted = parse_shape(shape) if shape else (None, None)
-    base = load_dice_set(base_spec, *wanted)
-    start = load_dice_set(dice_b, base.rows, base.cols) if dice_b else base
-    if len(start.dice) != len(base.dice) or len(start.dice[0]) != len(base.dice[0]):
-        raise ConfigError(
-            f"--dice-b {dice_b}: {len(start.dice)} dice of {len(start.dice[0])} faces, the base has "
-            f"{len(base.dice)} of {len(base.dice[0])}: a paired what-if needs the same numbers "
-            "(the same draws)"
-        )
-    variant = apply_swaps(start, parsed)
+    base, variant = _base_and_variant(base_spec, swaps, dice_b, shape)
     out = Path(out)
     base_dir, variant_dir, dice_file = out / "base", out / "variant", out / VARIANT_DICE
     boards_cfg: dict[str, Any] = {"source": "generate", "count": count, "seed": seed}
@@ -277,15 +264,7 @@ def run_what_if(
         boards_cfg["shape"] = shape
 
     def config(dice: str, run_dir: Path) -> Any:
-        raw: dict[str, Any] = {
-            "boards": {**boards_cfg, "dice": dice},
-            "run": {"out": str(run_dir), "n_jobs": n_jobs},
-        }
-        if dictionary:
-            raw["lexicon"] = {"path": dictionary}
-        if rules:
-            raw["rules"] = {"name": rules}
-        return config_from_dict(raw).resolve()
+        return _run_config(boards_cfg, dice, run_dir, n_jobs=n_jobs, dictionary=dictionary, rules=rules)
 
     base_cfg = config(base_spec, base_dir)  # every config error before a file is written
     if not overwrite:
@@ -306,17 +285,7 @@ def run_what_if(
     )
     variant = replace(variant, name=str(dice_file), title=VARIANT_DICE, file=str(dice_file))
 
-    cols = ["board_id", "board", "score"]
-    a, b = read_run(base_dir, cols), read_run(variant_dir, cols)
-    ids_a, ids_b = a.column("board_id").to_numpy(), b.column("board_id").to_numpy()
-    if len(ids_a) != count or not np.array_equal(ids_a, ids_b):
-        raise InternalError(f"{base_dir} and {variant_dir} do not hold the same board ids 0..{count - 1}")
-    order_a, order_b = np.argsort(ids_a, kind="stable"), np.argsort(ids_b, kind="stable")
-    sa = a.column("score").to_numpy()[order_a].astype(np.float64)
-    sb = b.column("score").to_numpy()[order_b].astype(np.float64)
-    all_a, all_b = a.column("board").to_pylist(), b.column("board").to_pylist()
-    boards_a = [all_a[i] for i in order_a]
-    boards_b = [all_b[i] for i in order_b]
+    (sa, boards_a), (sb, boards_b) = _paired_runs(base_dir, variant_dir, count)
     gain, low, high, sd = paired_gain(sa, sb)
     d = sb - sa
     differ = float(np.mean([x != y for x, y in zip(boards_a, boards_b, strict=True)])) if count else 0.0
@@ -343,6 +312,69 @@ def run_what_if(
         prediction,
         summaries,
     )
+
+
+def _base_and_variant(
+    base_spec: str, swaps: Sequence[str], dice_b: str | None, shape: str | None
+) -> tuple[DiceSet, DiceSet]:
+    """The base set and the variant (``dice_b``, or the base, with the swaps applied); a bad
+    swap, shape or set, or a ``dice_b`` of other numbers of dice or faces, is a ConfigError."""
+    from pipeline.boards import parse_shape
+
+    parsed = [parse_swap(s) for s in swaps]
+    wanted = parse_shape(shape) if shape else (None, None)
+    base = load_dice_set(base_spec, *wanted)
+    start = load_dice_set(dice_b, base.rows, base.cols) if dice_b else base
+    if len(start.dice) != len(base.dice) or len(start.dice[0]) != len(base.dice[0]):
+        raise ConfigError(
+            f"--dice-b {dice_b}: {len(start.dice)} dice of {len(start.dice[0])} faces, the base has "
+            f"{len(base.dice)} of {len(base.dice[0])}: a paired what-if needs the same numbers "
+            "(the same draws)"
+        )
+    return base, apply_swaps(start, parsed)
+
+
+def _run_config(
+    boards_cfg: dict[str, Any],
+    dice: str,
+    run_dir: Path,
+    *,
+    n_jobs: int,
+    dictionary: str | None,
+    rules: str | None,
+) -> Any:
+    """The resolved run config of one side of the what-if: ``dice`` rolled as ``boards_cfg``
+    says, written to ``run_dir``."""
+    from pipeline.config import config_from_dict
+
+    raw: dict[str, Any] = {
+        "boards": {**boards_cfg, "dice": dice},
+        "run": {"out": str(run_dir), "n_jobs": n_jobs},
+    }
+    if dictionary:
+        raw["lexicon"] = {"path": dictionary}
+    if rules:
+        raw["rules"] = {"name": rules}
+    return config_from_dict(raw).resolve()
+
+
+def _paired_runs(
+    base_dir: Path, variant_dir: Path, count: int
+) -> tuple[tuple[np.ndarray, list[str]], tuple[np.ndarray, list[str]]]:
+    """(scores, boards) of each run in board-id order; an InternalError unless both hold the
+    board ids 0..count-1."""
+    from pipeline.dataset import read_run
+
+    cols = ["board_id", "board", "score"]
+    a, b = read_run(base_dir, cols), read_run(variant_dir, cols)
+    ids_a, ids_b = a.column("board_id").to_numpy(), b.column("board_id").to_numpy()
+    if len(ids_a) != count or not np.array_equal(ids_a, ids_b):
+        raise InternalError(f"{base_dir} and {variant_dir} do not hold the same board ids 0..{count - 1}")
+    order_a, order_b = np.argsort(ids_a, kind="stable"), np.argsort(ids_b, kind="stable")
+    sa = a.column("score").to_numpy()[order_a].astype(np.float64)
+    sb = b.column("score").to_numpy()[order_b].astype(np.float64)
+    all_a, all_b = a.column("board").to_pylist(), b.column("board").to_pylist()
+    return (sa, [all_a[i] for i in order_a]), (sb, [all_b[i] for i in order_b])
 
 
 def _refuse_other_variant(variant_dir: Path, sha256: str) -> None:
