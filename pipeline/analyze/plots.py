@@ -207,7 +207,7 @@ def face_effects_plot(effects: pd.DataFrame) -> Figure:
     intervals, every run in one face order (strongest adjusted effect on top)."""
     table = _without_totals(effects)
     if "face_order" not in table:
-        from pipeline.analyze.stats import face_order
+        from pipeline.analyze.faces import face_order
 
         order = {f: i for i, f in enumerate(face_order(table))}
         table = table.assign(face_order=table["face"].map(order))
