@@ -235,7 +235,7 @@ def test_every_optimize_column_is_described_and_on_the_page() -> None:
 
 
 def test_every_pool_column_is_described_and_on_the_page() -> None:
-    from pipeline.analyze.select import POOL_COLUMNS, pool_schema
+    from pipeline.analyze.pool import POOL_COLUMNS, pool_schema
 
     _assert_described(POOL_COLUMNS, pool_schema().names, "boggle select pool")
     assert list(POOL_COLUMNS) == pool_schema().names, "a described column the pool lacks"

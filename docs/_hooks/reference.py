@@ -130,7 +130,7 @@ def optimize_columns() -> str:
 
 
 def pool_columns() -> str:
-    from pipeline.analyze.select import POOL_COLUMNS
+    from pipeline.analyze.pool import POOL_COLUMNS
 
     return _columns_table(POOL_COLUMNS)
 
