@@ -1,6 +1,8 @@
-"""The faces a board shows, read by DuckDB from the compact board text, and each face's raw
-effect on the score: the mean score of the boards showing it against those that do not, with
-its 95% interval, and one face order shared by every run.
+"""The faces boards show and each face's raw effect on the score, computed by DuckDB.
+
+The faces are read from the compact board text; a face's raw effect is the mean score of the
+boards showing it against those that do not, with its 95% interval; one face order is shared by
+every run.
 
 Single-character boards are tested face by face with substring filters in one pass; boards with
 multi-letter faces (``[th]``) are split token by token. The adjusted effects (a face against an

@@ -1,8 +1,10 @@
-"""Runs that hold the same boards (same dice, shape, count, chunk size and seed; another lexicon
-or rules) compared board by board: the distribution of the per-board score difference, the
-per-board moments of every metric (for the paired intervals of
-:mod:`pipeline.analyze.compare`), how much of the change a scaling of every score explains, the
-boards that change most, the words that account for the change, and the paired face effects.
+"""Runs that hold the same boards, compared board by board.
+
+The runs share dice, shape, count, chunk size and seed (another lexicon or rules). Computed here:
+the distribution of the per-board score difference, the per-board moments of every metric (for
+the paired intervals of :mod:`pipeline.analyze.compare`), how much of the change a scaling of
+every score explains, the boards that change most, the words that account for the change, and
+the paired face effects.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""The pool file of ``boggle select``: its columns (documented on the formats page from
-:data:`POOL_COLUMNS`), its rows built from the selected boards of a run part, and the file
-written as Parquet (the filters and runs in its metadata) or CSV.
+"""The pool file of ``boggle select``: its columns, its rows, and writing it.
+
+The columns are documented on the formats page from :data:`POOL_COLUMNS`; the rows are built
+from the selected boards of a run part; the file is written as Parquet (the filters and runs in
+its metadata) or CSV.
 """
 
 from __future__ import annotations
