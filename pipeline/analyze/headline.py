@@ -66,27 +66,35 @@ def headline(tables: Tables) -> pd.DataFrame:
             "words_mean": float(rec["words_mean"]),
         }
         if run in bad.index:
-            b = bad.loc[run]
-            row.update(
-                bad_definition=str(b["definition"]),
-                bad=int(b["bad"]),
-                bad_share=float(b["share"]),
-                bad_share_low=float(b["share_low"]),
-                bad_share_high=float(b["share_high"]),
-            )
+            row.update(_bad_fields(bad.loc[run]))
         for col, band in POOLS.items():
             got = bands[(bands["run"] == run) & (bands["band"] == band)] if len(bands) else bands
             row[col] = int(got["in_band"].iloc[0]) if len(got) else math.nan
         dice = tables.dice[tables.dice["run"] == run] if len(tables.dice) else tables.dice
         if len(dice):
-            worst = dice.sort_values(["value", "die"], kind="stable").iloc[0]
-            row.update(
-                worst_die=int(worst["die"]),
-                worst_die_faces=str(worst["faces"]),
-                worst_die_value=float(worst["value"]),
-                worst_die_low=float(worst["value_low"]),
-                worst_die_high=float(worst["value_high"]),
-                model_r2=float(worst.get("model_r2", math.nan)),
-            )
+            row.update(_worst_die_fields(dice.sort_values(["value", "die"], kind="stable").iloc[0]))
         out.append(row)
     return pd.DataFrame(out, columns=HEADLINE_COLUMNS)
+
+
+def _bad_fields(b: pd.Series) -> dict[str, Any]:
+    """A run's row of the bad-board table as the headline's columns."""
+    return {
+        "bad_definition": str(b["definition"]),
+        "bad": int(b["bad"]),
+        "bad_share": float(b["share"]),
+        "bad_share_low": float(b["share_low"]),
+        "bad_share_high": float(b["share_high"]),
+    }
+
+
+def _worst_die_fields(worst: pd.Series) -> dict[str, Any]:
+    """The worst die's row of the dice table as the headline's columns."""
+    return {
+        "worst_die": int(worst["die"]),
+        "worst_die_faces": str(worst["faces"]),
+        "worst_die_value": float(worst["value"]),
+        "worst_die_low": float(worst["value_low"]),
+        "worst_die_high": float(worst["value_high"]),
+        "model_r2": float(worst.get("model_r2", math.nan)),
+    }

@@ -5,7 +5,7 @@ those on bad boards, serving and nights in :mod:`pipeline.analyze.sections_quali
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -14,6 +14,8 @@ from pipeline.analyze.html import ci, esc, mono, num, pct, pm, table
 from pipeline.analyze.provenance import describe
 from pipeline.analyze.runs import RunInfo
 from pipeline.analyze.stats import series_labels
+
+Record = Mapping[Hashable, Any]  # a table's row, as DataFrame.to_dict("records") gives it
 
 
 def what_if_note(r2: float) -> str:
@@ -31,60 +33,68 @@ def what_if_note(r2: float) -> str:
     )
 
 
+def model_fit_text(fits: Iterable[tuple[Any, float]]) -> str:
+    """How much of the score's variation the additive model explains in each run (``fits``:
+    run, R²), said when the runs differ."""
+    each = "; ".join(f"{esc(run)}: {v:.0%} (R² {v:.2f})" for run, v in fits)
+    return f" The model explains {each} of the variation of the score."
+
+
 def headline_section(head: pd.DataFrame) -> str:
     """The first screen: per run the mean score (points per board, 95% interval), mean words,
     the bad-board share, the Tanglet pools and the worst die (a model estimate)."""
     if head.empty:
         return ""
-    has_bad = head["bad_share"].notna().any()
     has_pool = head[["pool_easy", "pool_medium", "pool_hard"]].notna().any().any()
     has_die = head["worst_die"].notna().any()
-    header = ["run", "mean score (points per board)", "words per board"]
-    if has_bad:
-        header.append(f"bad boards ({head['bad_definition'].dropna().iloc[0]})")
+    columns: list[tuple[str, Callable[[Record], str]]] = [
+        ("run", lambda r: esc(r["run"])),
+        ("mean score (points per board)", _headline_mean),
+        ("words per board", lambda r: num(r["words_mean"], 1)),
+    ]
+    if head["bad_share"].notna().any():
+        columns.append((f"bad boards ({head['bad_definition'].dropna().iloc[0]})", _headline_bad))
     if has_pool:
-        header.append("boards to serve (Tanglet easy · medium · hard)")
+        columns.append(("boards to serve (Tanglet easy · medium · hard)", _headline_pools))
     if has_die:
-        header.append("worst die (model estimate, points)")
-    rows = []
-    for r in head.to_dict("records"):
-        mean = f'<b class="big">{num(r["score_mean"], 1)}</b> ' + pm_only(r["score_low"], r["score_high"])
-        row = [esc(r["run"]), mean, num(r["words_mean"], 1)]
-        if has_bad:
-            row.append(
-                ""
-                if pd.isna(r["bad_share"])
-                else f"<b>{pct(r['bad_share'])}</b> "
-                f'<span class="ci">({num(r["bad"], 0)} of {num(r["boards"], 0)})</span>'
-            )
-        if has_pool:
-            pools = [num(r[c], 0) for c in ("pool_easy", "pool_medium", "pool_hard")]
-            row.append(f'<span class="ci">{" · ".join(pools)}</span> of {num(r["boards"], 0)}')
-        if has_die:
-            row.append(
-                ""
-                if pd.isna(r["worst_die"])
-                else f"die {num(r['worst_die'], 0)} {mono(r['worst_die_faces'])}: "
-                f'<span class="ci">{r["worst_die_value"]:+.1f}</span>'
-            )
-        rows.append(row)
-    r2 = head["model_r2"].dropna()
+        columns.append(("worst die (model estimate, points)", _headline_die))
+    rows = [[cell(r) for _, cell in columns] for r in head.to_dict("records")]
     notes = "Mean score with its 95% interval (±). "
     if has_pool:
         notes += "Boards to serve: how many boards of each run fall in each Tanglet band. "
     if has_die:
+        r2 = head["model_r2"].dropna()
         notes += what_if_note(float(r2.iloc[0]) if len(r2) == 1 or r2.nunique() == 1 else float("nan"))
         if len(r2) > 1 and r2.nunique() > 1:
-            notes += (
-                " The model explains "
-                + "; ".join(
-                    f"{esc(run)}: {v:.0%} (R² {v:.2f})"
-                    for run, v in zip(head["run"], head["model_r2"], strict=True)
-                    if v == v
-                )
-                + " of the variation of the score."
+            notes += model_fit_text(
+                (run, v) for run, v in zip(head["run"], head["model_r2"], strict=True) if v == v
             )
+    header = [h for h, _ in columns]
     return table(header, rows, left=1, table_id="headline-table") + f'<p class="small">{notes}</p>'
+
+
+def _headline_mean(r: Record) -> str:
+    return f'<b class="big">{num(r["score_mean"], 1)}</b> ' + pm_only(r["score_low"], r["score_high"])
+
+
+def _headline_bad(r: Record) -> str:
+    if pd.isna(r["bad_share"]):
+        return ""
+    return (
+        f'<b>{pct(r["bad_share"])}</b> <span class="ci">({num(r["bad"], 0)} of {num(r["boards"], 0)})</span>'
+    )
+
+
+def _headline_pools(r: Record) -> str:
+    pools = [num(r[c], 0) for c in ("pool_easy", "pool_medium", "pool_hard")]
+    return f'<span class="ci">{" · ".join(pools)}</span> of {num(r["boards"], 0)}'
+
+
+def _headline_die(r: Record) -> str:
+    if pd.isna(r["worst_die"]):
+        return ""
+    value = f'<span class="ci">{r["worst_die_value"]:+.1f}</span>'
+    return f"die {num(r['worst_die'], 0)} {mono(r['worst_die_faces'])}: {value}"
 
 
 def pm_only(low: Any, high: Any) -> str:
@@ -200,12 +210,7 @@ def dice_section(
             "redesign.</p>"
             + f"<p>{what_if_note(float(r2.iloc[0]) if r2.nunique() == 1 else float('nan'))}"
             + (
-                " The model explains "
-                + "; ".join(
-                    f"{esc(run)}: {v:.0%} (R² {v:.2f})"
-                    for run, v in dice.drop_duplicates("run").set_index("run")["model_r2"].items()
-                )
-                + " of the variation of the score."
+                model_fit_text(dice.drop_duplicates("run").set_index("run")["model_r2"].items())
                 if r2.nunique() > 1
                 else ""
             )
