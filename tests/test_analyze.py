@@ -210,7 +210,7 @@ def test_face_effects_match_parse_compact_on_mixed_boards(
 ) -> None:
     """Single-character boards (fast substring path) and bracketed ones (token path) together,
     with characters the candidate sample misses, agree with a board-by-board reference."""
-    monkeypatch.setattr(stats, "FACE_SAMPLE", 1)
+    monkeypatch.setattr("pipeline.analyze.faces.FACE_SAMPLE", 1)
     rng = np.random.default_rng(11)
     plain = ["a", "e", "s", "t", "qu", "", "ż", "é", "x"]
     multi = [*plain, "th", "in", "q", "·l"]

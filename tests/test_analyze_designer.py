@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.analyze import analyze_runs, cells, compare, connect, load_runs
+from pipeline.analyze import paired as paired_runs
 from pipeline.cli import app
 
 COUNT = 600
@@ -166,7 +167,7 @@ def test_report_answers_the_designers_questions(three_runs: list[Path], tmp_path
 def test_word_changes_add_up_to_the_mean_difference(three_runs: list[Path]) -> None:
     runs = load_runs([three_runs[0], three_runs[2]])
     with connect(runs) as con:
-        words = compare._word_changes(con, runs[0], runs[1], COUNT, 10**6)
+        words = paired_runs._word_changes(con, runs[0], runs[1], COUNT, 10**6)
         pt = compare.paired(con, runs)
     assert words["points_per_board"].sum() == pytest.approx(pt.summary.iloc[0]["mean_diff"])
 

@@ -212,6 +212,36 @@ def test_labels_name_what_differs() -> None:
     assert dict(a.rows())["boards"] == "20,000"
 
 
+def test_a_run_is_described_by_its_inputs_dice_file_or_date() -> None:
+    """Ingested runs by their input files, a dice file by its name and hash, a letter generator
+    by its name, a night of a schedule by its date (and labelled by it)."""
+    ingest = describe(
+        {"config": {"boards": {"source": "ingest", "files": ["/data/a.txt", "b.csv"]}}, "lexicon": {}}
+    )
+    assert (ingest.dice, ingest.origin) == ("ingested boards", "inputs a.txt, b.csv")
+    assert describe({"config": {"boards": {"source": "ingest"}}}).origin == "ingested"
+    mine = _manifest("new", "tanglet:en") | {"dice": {"file": "/x/mine.txt", "sha256": "0123456789ab"}}
+    assert describe(mine).dice == "mine.txt dice (sha256 01234567)"
+    assert describe(_manifest("uniform", "tanglet:en")).dice == "uniform"
+    nights = [
+        _manifest("new", "tanglet:en", seed=s) | {"run_date": d}
+        for s, d in ((1, "2026-11-01"), (2, "2026-11-02"))
+    ]
+    first, second = (describe(m) for m in nights)
+    assert first.origin == "date 2026-11-01 (seed 1)"
+    assert differing_labels([first, second]) == ["2026-11-01", "2026-11-02"]
+
+
+@pytest.mark.parametrize("low", [None, float("nan"), pd.NA])
+def test_an_interval_without_an_end_is_left_blank(low: Any) -> None:
+    from pipeline.analyze.html import ci, mono, pct_ci
+
+    assert pct_ci(0.012, 0.034) == '<span class="ci">1.20% to 3.40%</span>'
+    assert pct_ci(low, 0.034) == "" and pct_ci(0.012, low) == ""
+    assert ci(1.5, 2.25) == '<span class="ci">1.50 to 2.25</span>'
+    assert mono("a<b") == '<span class="mono">a&lt;b</span>'
+
+
 def test_word_frequencies_rank_common_words_first() -> None:
     assert language_of("tanglet:pt_BR") == "pt" and language_of("enable2k.txt") == "en"
     z = zipf(["the", "tes", "aasvogel", "water"], "en")

@@ -235,7 +235,7 @@ def test_every_optimize_column_is_described_and_on_the_page() -> None:
 
 
 def test_every_pool_column_is_described_and_on_the_page() -> None:
-    from pipeline.analyze.select import POOL_COLUMNS, pool_schema
+    from pipeline.analyze.pool import POOL_COLUMNS, pool_schema
 
     _assert_described(POOL_COLUMNS, pool_schema().names, "boggle select pool")
     assert list(POOL_COLUMNS) == pool_schema().names, "a described column the pool lacks"
@@ -245,6 +245,126 @@ def test_every_pool_column_is_described_and_on_the_page() -> None:
 def test_an_unknown_generated_block_is_an_error() -> None:
     with pytest.raises(ValueError, match="unknown generated block 'nope'"):
         hook.expand("text\n<!-- generated: nope -->\n")
+
+
+# ---------------------------------------------------------------- the design page
+
+DESIGN_BLOCKS = ("module-map", "import-contracts")
+MAX_MODULE_LINES = 500
+
+
+def _map_rows(table: str) -> dict[str, tuple[str, str]]:
+    """The module map's rows: module -> (layer, what it holds)."""
+    rows = {}
+    for line in table.splitlines()[2:]:
+        layer, module, summary = (c.strip() for c in line.strip("|").split(" | ", 2))
+        rows[module.strip("`")] = (layer, summary)
+    return rows
+
+
+def _modules_on_disk() -> set[str]:
+    root = REPO / "pipeline"
+    files = [p.relative_to(root) for p in root.rglob("*.py") if "__pycache__" not in p.parts]
+    return {f"{f.parent.as_posix()}/" if f.name == "__init__.py" else f.as_posix() for f in files} - {"./"}
+
+
+def test_the_design_page_keeps_the_generated_map_and_contracts_current() -> None:
+    """docs/design.md keeps a copy of the module map and the import contracts (readable where
+    Markdown is read raw); the copy must be what the code gives today."""
+    page = (DOCS / "design.md").read_text(encoding="utf-8")
+    for name in DESIGN_BLOCKS:
+        assert f"<!-- generated: {name} -->" in page.splitlines()
+        assert f"<!-- end generated: {name} -->" in page.splitlines()
+    assert hook.refresh(page) == page, (
+        "docs/design.md: the module map or the import contracts differ from the code; "
+        "run `python docs/_hooks/reference.py docs/design.md`"
+    )
+    assert "much over 500" not in page  # the old claim no test backed
+
+
+def test_the_module_map_lists_every_module_with_its_layer_and_docstring() -> None:
+    rows = _map_rows(hook.module_map())
+    assert set(rows) == _modules_on_disk()
+    assert {"cli/", "analyze/faces.py", "render.py", "errors.py"} <= set(rows)
+    assert not [m for m, (_, summary) in rows.items() if not summary], "modules without a docstring"
+    assert not [m for m, (layer, _) in rows.items() if layer == "-"], "modules in no layer"
+    assert rows["cli/batch.py"][0] == "1" and rows["errors.py"][0] == str(len(hook.package_layers()))
+    # top layer first
+    layers = [int(layer) for layer, _ in rows.values()]
+    assert layers == sorted(layers)
+
+
+def test_the_layer_list_is_the_import_contract() -> None:
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    package = next(c for c in config["contracts"] if c.get("containers") == ["pipeline"])
+    text = hook.import_contracts()
+    numbered = re.findall(r"^(\d+)\. `([^`]+)`$", text, flags=re.MULTILINE)
+    assert numbered == [(str(i), layer) for i, layer in enumerate(package["layers"], 1)]
+    for contract in config["contracts"]:
+        if contract is not package:
+            assert f"**{contract['name']}**" in text, contract["name"]
+
+
+def test_the_module_map_follows_a_package_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a package of its own: a module added, one without a docstring and one in no layer
+    show (so the checks above fail for them), and a stale copy in a page is rewritten."""
+    (tmp_path / "pipeline" / "stage").mkdir(parents=True)
+    (tmp_path / "pipeline" / "stage" / "__init__.py").write_text('"""A stage. Details."""\n')
+    (tmp_path / "pipeline" / "stage" / "part.py").write_text('"""One part, see :mod:`x.y`."""\n')
+    (tmp_path / "pipeline" / "base.py").write_text("X = 1\n")
+    (tmp_path / "pipeline" / "stray.py").write_text('"""Not in a layer: e.g. this."""\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[[tool.importlinter.contracts]]\nname = "L"\ntype = "layers"\ncontainers = ["pipeline"]\n'
+        'layers = ["stage", "base"]\n'
+    )
+    monkeypatch.setattr(hook, "REPO", tmp_path)
+    assert _map_rows(hook.module_map()) == {
+        "stage/": ("1", "A stage."),
+        "stage/part.py": ("1", "One part, see `x.y`."),
+        "base.py": ("2", ""),
+        "stray.py": ("-", "Not in a layer: e.g. this."),
+    }
+    page = tmp_path / "design.md"
+    page.write_text(
+        "intro\n<!-- generated: module-map -->\nSTALE COPY\n<!-- end generated: module-map -->\nend\n"
+    )
+    assert hook.main(["--check", str(page)]) == 1
+    assert "STALE COPY" in page.read_text()
+    assert hook.main([str(page)]) == 0
+    text = page.read_text()
+    assert "STALE COPY" not in text and "| 1 | `stage/part.py` |" in text and text.endswith("end\n")
+    assert hook.main(["--check", str(page)]) == 0
+    assert hook.expand(text).startswith("intro\n| layer | module |")  # the site: no markers
+
+
+def test_the_design_page_names_only_modules_that_exist() -> None:
+    """The hand-written text of docs/design.md names modules (``pipeline.prove.bounds``) that
+    are still there."""
+    page = hook.BLOCK.sub("", (DOCS / "design.md").read_text(encoding="utf-8"))
+    named = set(re.findall(r"`(pipeline(?:\.\w+)+)`", page))
+    assert named, "the page names no module"
+    missing = [
+        n
+        for n in sorted(named)
+        if not (REPO / Path(*n.split("."))).with_suffix(".py").is_file()
+        and not (REPO / Path(*n.split("."))).is_dir()
+    ]
+    assert not missing, missing
+
+
+@pytest.mark.xfail(strict=False, reason="until issue 35's splits merge")
+def test_no_module_is_over_500_lines() -> None:
+    """What docs/design.md says: no module of the package is over 500 lines."""
+    long = {
+        str(p.relative_to(REPO)): n
+        for p in (REPO / "pipeline").rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, long
 
 
 # ---------------------------------------------------------------- the files themselves

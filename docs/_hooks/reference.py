@@ -2,17 +2,26 @@
 
 A page asks for a generated block with an HTML comment on a line of its own, e.g.
 ``<!-- generated: cli -->``; :data:`GENERATORS` lists the names. The blocks are built from the
-Typer app (every command, argument and option with its help text) and from the column
-descriptions the schema modules keep next to the schemas they write, so the reference cannot
-drift from the code. ``tests/test_docs.py`` imports this module to check that everything is
-documented without building the whole site.
+Typer app (every command, argument and option with its help text), from the column
+descriptions the schema modules keep next to the schemas they write, and (for the design page)
+from the import contracts in ``pyproject.toml`` and each module's docstring, so the reference
+cannot drift from the code. ``tests/test_docs.py`` imports this module to check that everything
+is documented without building the whole site.
+
+A block can also be kept in the page's source, between ``<!-- generated: NAME -->`` and
+``<!-- end generated: NAME -->``, so the page reads whole where Markdown is read raw: the site
+build replaces it with a fresh copy, and ``python docs/_hooks/reference.py FILE...`` rewrites
+the copy in the file (``--check``: exit 1, naming the file, when a copy is out of date; a test
+does the same).
 """
 
 from __future__ import annotations
 
+import ast
 import html
 import re
 import sys
+import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +31,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 
 MARKER = re.compile(r"^<!--\s*generated:\s*([a-z0-9-]+)\s*-->\s*$", re.MULTILINE)
+# A generated block kept in the page's source: the marker, the last copy, the end marker.
+BLOCK = re.compile(
+    r"^<!--\s*generated:\s*([a-z0-9-]+)\s*-->[ \t]*\n(.*?)^<!--\s*end generated:\s*\1\s*-->[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
 
 
 def _cell(text: str) -> str:
@@ -130,9 +144,134 @@ def optimize_columns() -> str:
 
 
 def pool_columns() -> str:
-    from pipeline.analyze.select import POOL_COLUMNS
+    from pipeline.analyze.pool import POOL_COLUMNS
 
     return _columns_table(POOL_COLUMNS)
+
+
+# ---------------------------------------------------------------- the design page
+
+
+def import_contracts_config() -> dict[str, Any]:
+    """``[tool.importlinter]`` of the checkout's ``pyproject.toml``."""
+    with open(REPO / "pyproject.toml", "rb") as fh:
+        return dict(tomllib.load(fh)["tool"]["importlinter"])
+
+
+def package_layers() -> list[list[str]]:
+    """The layers of the package's ``layers`` contract (``containers = ["pipeline"]``), top
+    first, each as the names it holds (``"render | benches"`` gives ``["render", "benches"]``)."""
+    for contract in import_contracts_config()["contracts"]:
+        if contract["type"] == "layers" and contract.get("containers") == ["pipeline"]:
+            return [[n.strip() for n in re.split(r"[|:]", layer)] for layer in contract["layers"]]
+    raise ValueError("pyproject.toml has no layers contract over pipeline")
+
+
+def package_modules() -> list[str]:
+    """Every module of the package as a path below ``pipeline/``: ``render.py``, a package as
+    its folder (``analyze/``, its ``__init__.py``), ``analyze/faces.py``; sorted."""
+    root = REPO / "pipeline"
+    out = []
+    for path in root.rglob("*.py"):
+        if "__pycache__" in path.parts:
+            continue
+        rel = path.relative_to(root)
+        out.append(f"{rel.parent.as_posix()}/" if rel.name == "__init__.py" else rel.as_posix())
+    return sorted(m for m in out if m != "./")
+
+
+def _module_path(module: str) -> Path:
+    root = REPO / "pipeline"
+    return root / module / "__init__.py" if module.endswith("/") else root / module
+
+
+_ROLE = re.compile(r":(?:func|class|mod|meth|data|attr|exc|obj):`(~?)([^`]+)`")
+_SENTENCE_END = re.compile(r"(?<=\.)\s+(?=[A-Z(`*\"])")
+
+
+def _markdown_text(text: str) -> str:
+    """reST inline markup as Markdown for a table cell: Sphinx roles and double-backtick
+    literals as code spans; between them ``|``, ``*`` and ``_`` escaped and ``<`` as
+    ``&lt;`` (no tag)."""
+    # :func:`~a.b` shows as ``b``, :mod:`a.b` as ``a.b``
+    text = _ROLE.sub(lambda m: f"``{m.group(2).split('.')[-1] if m.group(1) else m.group(2)}``", text)
+    parts = re.split(r"``(.+?)``", text)
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(f"`{part}`")
+        else:
+            for char, escaped in (("<", "&lt;"), ("|", "\\|"), ("*", "\\*"), ("_", "\\_")):
+                part = part.replace(char, escaped)
+            out.append(part)
+    return "".join(out)
+
+
+def module_summary(module: str) -> str:
+    """The first sentence of a module's docstring (its first paragraph up to the first full
+    stop followed by a new sentence; a question mark does not end it), as Markdown; ``""``
+    when it has none."""
+    tree = ast.parse(_module_path(module).read_text(encoding="utf-8"))
+    doc = ast.get_docstring(tree) or ""
+    paragraph = " ".join(doc.strip().split("\n\n")[0].split())
+    return _markdown_text(_SENTENCE_END.split(paragraph, maxsplit=1)[0])
+
+
+def layer_of(module: str, layers: list[list[str]]) -> int | None:
+    """The number (1 = top) of the layer that holds ``module``'s top-level name, or None."""
+    top = module.split("/")[0].removesuffix(".py")
+    return next((i for i, names in enumerate(layers, 1) if top in names), None)
+
+
+def module_map() -> str:
+    """A table of every module of the package, top layer first (a layer's names in the
+    contract's order, a package's modules after it, alphabetically): its layer's number and the
+    first sentence of its docstring. A module in no layer is listed last, its layer ``-``."""
+    layers = package_layers()
+    order = {name: (i, j) for i, names in enumerate(layers) for j, name in enumerate(names)}
+
+    def key(module: str) -> tuple[int, int, str]:
+        top = module.split("/")[0].removesuffix(".py")
+        i, j = order.get(top, (len(layers), 0))
+        return (i, j, module)
+
+    rows = ["| layer | module | what it holds |", "|---|---|---|"]
+    for module in sorted(package_modules(), key=key):
+        layer = layer_of(module, layers)
+        rows.append(f"| {layer if layer is not None else '-'} | `{module}` | {module_summary(module)} |")
+    return "\n".join(rows) + "\n"
+
+
+def _names(items: list[str]) -> str:
+    return ", ".join(f"`{x}`" for x in items)
+
+
+def import_contracts() -> str:
+    """The import contracts of ``pyproject.toml``, as a list: the package's layers numbered
+    (top first, the numbers of the module map), then every other contract by its name."""
+    config = import_contracts_config()
+    out = []
+    for contract in config["contracts"]:
+        kind, name = contract["type"], contract["name"]
+        if kind == "layers" and contract.get("containers") == ["pipeline"]:
+            out.append("**Layers**, top to bottom:\n")
+            out += [f"{i}. `{layer}`" for i, layer in enumerate(contract["layers"], 1)]
+            out.append("")
+        elif kind == "layers":
+            chain = " > ".join(f"`{layer}`" for layer in contract["layers"])
+            out.append(f"* **{name}**: inside {_names(contract['containers'])}, {chain}.")
+        elif kind == "independence":
+            out.append(f"* **{name}**: {_names(contract['modules'])} import none of each other.")
+        elif kind == "protected":
+            out.append(
+                f"* **{name}**: only {_names(contract['allowed_importers'])} import "
+                f"{_names(contract['protected_modules'])}."
+            )
+        elif kind == "acyclic_siblings":
+            out.append(f"* **{name}**: below {_names(contract['ancestors'])}.")
+        else:
+            out.append(f"* **{name}** ({kind}).")
+    return "\n".join(out) + "\n"
 
 
 GENERATORS: dict[str, Callable[[], str]] = {
@@ -143,19 +282,56 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "prove-board-columns": prove_board_columns,
     "optimize-columns": optimize_columns,
     "pool-columns": pool_columns,
+    "import-contracts": import_contracts,
+    "module-map": module_map,
 }
 
 
+def _generate(name: str) -> str:
+    if name not in GENERATORS:
+        raise ValueError(f"unknown generated block {name!r}; known: {', '.join(GENERATORS)}")
+    return GENERATORS[name]()
+
+
 def expand(markdown: str) -> str:
-    """``markdown`` with every generated block filled in (an unknown name is an error)."""
+    """``markdown`` with every generated block filled in (an unknown name is an error); a block
+    kept in the source is replaced, markers and all, by a fresh copy."""
+    markdown = BLOCK.sub(lambda m: _generate(m.group(1)), markdown)
+    return MARKER.sub(lambda m: _generate(m.group(1)), markdown)
+
+
+def refresh(markdown: str) -> str:
+    """``markdown`` with every block kept in its source (between the two markers) regenerated."""
 
     def fill(match: re.Match[str]) -> str:
         name = match.group(1)
-        if name not in GENERATORS:
-            raise ValueError(f"unknown generated block {name!r}; known: {', '.join(GENERATORS)}")
-        return GENERATORS[name]()
+        body = _generate(name).rstrip("\n")
+        return f"<!-- generated: {name} -->\n{body}\n<!-- end generated: {name} -->"
 
-    return MARKER.sub(fill, markdown)
+    return BLOCK.sub(fill, markdown)
+
+
+def main(argv: list[str]) -> int:
+    """``python docs/_hooks/reference.py [--check] FILE...``: rewrite the generated blocks kept in
+    each file; with ``--check``, rewrite nothing and exit 1 when one is out of date."""
+    if str(REPO) not in sys.path[:1]:
+        sys.path.insert(0, str(REPO))
+    from pipeline.io import write_text_atomic
+
+    check = "--check" in argv
+    stale = []
+    for name in [a for a in argv if a != "--check"]:
+        path = Path(name)
+        text = path.read_text(encoding="utf-8")
+        fresh = refresh(text)
+        if fresh == text:
+            continue
+        stale.append(name)
+        if not check:
+            write_text_atomic(path, fresh)
+    for name in stale:
+        sys.stderr.write(f"{name}: {'out of date' if check else 'regenerated'}\n")
+    return 1 if check and stale else 0
 
 
 def on_config(config: Any, **kwargs: Any) -> Any:
@@ -166,3 +342,7 @@ def on_config(config: Any, **kwargs: Any) -> Any:
 
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
     return expand(markdown)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -7,16 +7,20 @@
     reports/dice/tables/NAME.parquet and NAME.csv
     reports/dice/plots/NAME.png
 
-Aggregation runs in DuckDB over the Parquet parts (see :mod:`pipeline.analyze.stats`); the
-board-level models (adjusted face effects, cell positions, dice rebuilt from the seed) read only
-the board and score columns (:mod:`pipeline.analyze.cells`); comparisons with 95% intervals and
-paired runs are in :mod:`pipeline.analyze.compare`, the intervals in
-:mod:`pipeline.analyze.inference`, run labels in :mod:`pipeline.analyze.provenance`, word
-frequencies in :mod:`pipeline.analyze.words`, bad boards and their drivers in
-:mod:`pipeline.analyze.bad`, the boards to serve (``boggle select``) in
-:mod:`pipeline.analyze.select`. Plotting (:mod:`pipeline.analyze.plots`) and the
-page (:mod:`pipeline.analyze.report`, :mod:`pipeline.analyze.sections`, interactive tables and
-plot in :mod:`pipeline.analyze.interactive`) only see the small result tables.
+Aggregation runs in DuckDB over the Parquet parts (see :mod:`pipeline.analyze.stats`, the faces
+and their raw effects in :mod:`pipeline.analyze.faces`); the board-level models (adjusted face
+effects, cell positions, dice rebuilt from the seed) read only the board and score columns
+(:mod:`pipeline.analyze.cells`); comparisons with 95% intervals are in
+:mod:`pipeline.analyze.compare`, runs that share their boards compared board by board in
+:mod:`pipeline.analyze.paired`, the intervals in :mod:`pipeline.analyze.inference`, run labels in
+:mod:`pipeline.analyze.provenance`, word frequencies in :mod:`pipeline.analyze.words`, bad boards
+and their drivers in :mod:`pipeline.analyze.bad`, the boards to serve (``boggle select``) in
+:mod:`pipeline.analyze.select` and its pool file in :mod:`pipeline.analyze.pool`. Plotting
+(:mod:`pipeline.analyze.plots` on the canvas of :mod:`pipeline.analyze.figures`) and the page
+(:mod:`pipeline.analyze.report`, its sections in :mod:`pipeline.analyze.sections`,
+:mod:`pipeline.analyze.sections_compare` and :mod:`pipeline.analyze.sections_quality`,
+interactive tables and plot in :mod:`pipeline.analyze.interactive`) only see the small result
+tables.
 """
 
 from __future__ import annotations

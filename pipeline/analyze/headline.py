@@ -66,27 +66,36 @@ def headline(tables: Tables) -> pd.DataFrame:
             "words_mean": float(rec["words_mean"]),
         }
         if run in bad.index:
-            b = bad.loc[run]
-            row.update(
-                bad_definition=str(b["definition"]),
-                bad=int(b["bad"]),
-                bad_share=float(b["share"]),
-                bad_share_low=float(b["share_low"]),
-                bad_share_high=float(b["share_high"]),
-            )
+            row.update(_fields(bad.loc[run], BAD_FIELDS))
         for col, band in POOLS.items():
             got = bands[(bands["run"] == run) & (bands["band"] == band)] if len(bands) else bands
             row[col] = int(got["in_band"].iloc[0]) if len(got) else math.nan
         dice = tables.dice[tables.dice["run"] == run] if len(tables.dice) else tables.dice
         if len(dice):
-            worst = dice.sort_values(["value", "die"], kind="stable").iloc[0]
-            row.update(
-                worst_die=int(worst["die"]),
-                worst_die_faces=str(worst["faces"]),
-                worst_die_value=float(worst["value"]),
-                worst_die_low=float(worst["value_low"]),
-                worst_die_high=float(worst["value_high"]),
-                model_r2=float(worst.get("model_r2", math.nan)),
-            )
+            row.update(_fields(dice.sort_values(["value", "die"], kind="stable").iloc[0], WORST_DIE_FIELDS))
         out.append(row)
     return pd.DataFrame(out, columns=HEADLINE_COLUMNS)
+
+
+# The headline's columns read from a run's row of the bad-board table and from its worst die's
+# row of the dice table: headline column -> (that table's column, type).
+BAD_FIELDS: dict[str, tuple[str, type]] = {
+    "bad_definition": ("definition", str),
+    "bad": ("bad", int),
+    "bad_share": ("share", float),
+    "bad_share_low": ("share_low", float),
+    "bad_share_high": ("share_high", float),
+}
+WORST_DIE_FIELDS: dict[str, tuple[str, type]] = {
+    "worst_die": ("die", int),
+    "worst_die_faces": ("faces", str),
+    "worst_die_value": ("value", float),
+    "worst_die_low": ("value_low", float),
+    "worst_die_high": ("value_high", float),
+    "model_r2": ("model_r2", float),
+}
+
+
+def _fields(rec: pd.Series, spec: dict[str, tuple[str, type]]) -> dict[str, Any]:
+    """``rec``'s values as the headline's columns (a column ``rec`` lacks: NaN)."""
+    return {name: kind(rec.get(col, math.nan)) for name, (col, kind) in spec.items()}

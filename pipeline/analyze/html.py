@@ -11,11 +11,24 @@ from typing import Any
 # A cell that starts with a value to sort by (see :func:`pm`).
 _SORT_VALUE = re.compile(r'<span class="ci" data-value="([^"]+)">')
 
-__all__ = ["ci", "esc", "num", "pct", "pm", "table"]
+__all__ = ["ci", "esc", "mono", "num", "pct", "pct_ci", "pm", "table"]
+
+
+def _missing(value: Any) -> bool:
+    """None, NaN, or pandas' NA (which no float takes)."""
+    try:
+        return value is None or math.isnan(float(value))
+    except TypeError:
+        return True
 
 
 def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
+
+
+def mono(value: Any) -> str:
+    """Text in the monospace face of boards and words (escaped)."""
+    return f'<span class="mono">{esc(value)}</span>'
 
 
 def num(value: Any, digits: int = 2) -> str:
@@ -49,6 +62,13 @@ def ci(low: Any, high: Any, digits: int = 2) -> str:
     if low is None or high is None or math.isnan(float(low)) or math.isnan(float(high)):
         return ""
     return f'<span class="ci">{num(float(low), digits)} to {num(float(high), digits)}</span>'
+
+
+def pct_ci(low: Any, high: Any) -> str:
+    """A 95% interval of a share, ``"1.20% to 3.40%"``, on one line."""
+    if _missing(low) or _missing(high):
+        return ""
+    return f'<span class="ci">{float(low) * 100:.2f}% to {float(high) * 100:.2f}%</span>'
 
 
 def pm(estimate: Any, low: Any, high: Any, digits: int = 2) -> str:

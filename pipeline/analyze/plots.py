@@ -1,28 +1,27 @@
-"""Plots of the summary tables (matplotlib, Agg canvas, PNG).
+"""Plots of the summary tables (matplotlib, Agg canvas, PNG), and :func:`make_plots`, which
+writes every plot of an analysis.
 
-Figures are built with :class:`matplotlib.figure.Figure` on an Agg canvas rather than pyplot,
-so no global backend or figure registry is touched (safe in notebooks, threads and tests).
-Every function takes the small tables of :mod:`pipeline.analyze.stats`, never raw boards.
+Every function takes the small tables of :mod:`pipeline.analyze.stats`, never raw boards; the
+canvas, the PNG files and the picture of a board are :mod:`pipeline.analyze.figures`'.
 """
 
 from __future__ import annotations
 
-import io
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from pipeline.analyze.figures import board_plot as board_plot
+from pipeline.analyze.figures import face_label, new_figure, save_png, series_colors
+from pipeline.analyze.figures import png_bytes as png_bytes
 from pipeline.analyze.stats import ALL_SOURCES, Tables, series_labels
-from pipeline.boards import BLANK, parse_compact
-from pipeline.io import atomic_path
 
-DPI = 100
 # Beyond this many faces the face-effect plot keeps the strongest effects only.
 MAX_FACES_SHOWN = 40
 
@@ -35,32 +34,6 @@ class Plot:
     file: str
     title: str
     caption: str
-
-
-def new_figure(width: float = 9.0, height: float = 4.5) -> Figure:
-    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def png_bytes(fig: Figure) -> bytes:
-    """The figure as PNG bytes (for notebooks and embedding)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI)
-    return buf.getvalue()
-
-
-def save_png(fig: Figure, path: Path) -> Path:
-    """Write the figure as a PNG, atomically."""
-    data = png_bytes(fig)
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
-    return path
-
-
-def _colors(n: int) -> list[Any]:
-    base = [f"C{i % 10}" for i in range(n)]
-    return base
 
 
 def _without_totals(df: pd.DataFrame) -> pd.DataFrame:
@@ -76,7 +49,7 @@ def distribution_plot(hist: pd.DataFrame, summary: pd.DataFrame, *, what: str, m
     fig = new_figure()
     ax = fig.subplots()
     series = list(dict.fromkeys(hist["series"]))
-    for color, name in zip(_colors(len(series)), series, strict=True):
+    for color, name in zip(series_colors(len(series)), series, strict=True):
         h = hist[hist["series"] == name].sort_values("bin_lo")
         edges = np.append(h["bin_lo"].to_numpy(), h["bin_hi"].to_numpy()[-1:])
         # Missing bins are zero: expand onto a contiguous grid so the step line drops to 0.
@@ -120,7 +93,7 @@ def _grouped_bars(ax: Any, table: pd.DataFrame, x_col: str, y_col: str, xs: list
     series = list(dict.fromkeys(table["series"]))
     width = 0.8 / max(1, len(series))
     pos = np.arange(len(xs))
-    for k, (color, name) in enumerate(zip(_colors(len(series)), series, strict=True)):
+    for k, (color, name) in enumerate(zip(series_colors(len(series)), series, strict=True)):
         t = table[table["series"] == name].set_index(x_col)[y_col].reindex(xs).fillna(0)
         ax.bar(pos + (k - (len(series) - 1) / 2) * width, t.to_numpy(), width, color=color, label=name)
     ax.set_xticks(pos, [str(x) for x in xs])
@@ -153,7 +126,7 @@ def longest_word_plot(longest: pd.DataFrame) -> Figure:
     ax = fig.subplots()
     series = list(dict.fromkeys(table["series"]))
     width = 0.8 / max(1, len(series))
-    for k, (color, name) in enumerate(zip(_colors(len(series)), series, strict=True)):
+    for k, (color, name) in enumerate(zip(series_colors(len(series)), series, strict=True)):
         t = table[table["series"] == name]
         x = t["length"].to_numpy(dtype=float) + (k - (len(series) - 1) / 2) * width
         ax.bar(x, t["share"].to_numpy() * 100, width, color=color, label=name)
@@ -178,7 +151,7 @@ def score_cdf_plot(counts: pd.DataFrame) -> Figure:
     fig = new_figure(11, 4.3)
     ax_c, ax_l = fig.subplots(1, 2)
     series = list(dict.fromkeys(table["series"]))
-    for color, name in zip(_colors(len(series)), series, strict=True):
+    for color, name in zip(series_colors(len(series)), series, strict=True):
         t = table[table["series"] == name].sort_values("score")
         x, cum = t["score"].to_numpy(), t["cum_share"].to_numpy()
         ax_c.step(x, cum * 100, where="post", color=color, label=name, linewidth=1.5)
@@ -207,7 +180,7 @@ def face_effects_plot(effects: pd.DataFrame) -> Figure:
     intervals, every run in one face order (strongest adjusted effect on top)."""
     table = _without_totals(effects)
     if "face_order" not in table:
-        from pipeline.analyze.stats import face_order
+        from pipeline.analyze.faces import face_order
 
         order = {f: i for i, f in enumerate(face_order(table))}
         table = table.assign(face_order=table["face"].map(order))
@@ -226,7 +199,7 @@ def face_effects_plot(effects: pd.DataFrame) -> Figure:
     ypos = {f: len(faces) - 1 - i for i, f in enumerate(faces)}
     step = 0.7 / max(1, len(series))
     for ax, (col, lo, hi, title) in zip(axes, panels, strict=True):
-        for k, (color, name) in enumerate(zip(_colors(len(series)), series, strict=True)):
+        for k, (color, name) in enumerate(zip(series_colors(len(series)), series, strict=True)):
             t = table[(table["series"] == name) & table["face"].isin(ypos)].dropna(subset=[col])
             y = np.array([ypos[f] for f in t["face"]]) + (k - (len(series) - 1) / 2) * step
             est = t[col].to_numpy(dtype=float)
@@ -242,7 +215,7 @@ def face_effects_plot(effects: pd.DataFrame) -> Figure:
         ax.set_title(title, fontsize="medium")
         ax.set_xlabel("points per board")
         ax.grid(axis="x", alpha=0.3)
-    axes[0].set_yticks(list(ypos.values()), [_face_label(f) for f in ypos])
+    axes[0].set_yticks(list(ypos.values()), [face_label(f) for f in ypos])
     axes[-1].legend(fontsize="small", loc="lower right")
     if not faces:
         axes[0].text(0.5, 0.5, "every board shows every face", ha="center", va="center")
@@ -281,7 +254,7 @@ def paired_plot(hist: pd.DataFrame, paired: pd.DataFrame) -> Figure:
     pairs = list(dict.fromkeys(zip(hist["run"], hist["reference"], strict=True)))
     fig = new_figure(9, 3.8)
     ax = fig.subplots()
-    for color, (run, ref) in zip(_colors(len(pairs)), pairs, strict=True):
+    for color, (run, ref) in zip(series_colors(len(pairs)), pairs, strict=True):
         t = hist[(hist["run"] == run) & (hist["reference"] == ref)].sort_values("diff")
         share = t["boards"].to_numpy() / max(1, t["boards"].sum())
         ax.step(t["diff"].to_numpy(), share * 100, where="mid", color=color, label=f"{run} − {ref}")
@@ -355,62 +328,83 @@ def trend_plot(trend: pd.DataFrame) -> Figure:
     return fig
 
 
-def _face_label(face: str) -> str:
-    return face[:1].upper() + face[1:] if face else "·"
-
-
-def board_plot(board: str, rows: int, cols: int, *, title: str = "") -> Figure:
-    """Render a compact board as a grid of dice faces (Qu capitalised, blanks shaded)."""
-    parsed = parse_compact(board, (int(rows), int(cols)))
-    cell = min(0.9, 7.0 / max(parsed.rows, parsed.cols))
-    fig = new_figure(max(3.0, cell * parsed.cols + 0.4), max(3.0, cell * parsed.rows + 0.9))
-    ax = fig.subplots()
-    font = max(4.0, 30 * cell)
-    for r in range(parsed.rows):
-        for c in range(parsed.cols):
-            face = parsed.face(r, c)
-            y = parsed.rows - 1 - r
-            blank = face == BLANK
-            ax.add_patch(_rounded(c + 0.06, y + 0.06, 0.88, 0.88, "#555555" if blank else "#f6ecd2"))
-            if not blank:
-                text = _face_label(face)
-                size = font * (0.75 if len(text) > 1 else 1.0)
-                ax.text(
-                    c + 0.5,
-                    y + 0.47,
-                    text,
-                    ha="center",
-                    va="center",
-                    fontsize=size,
-                    fontweight="bold",
-                    color="#222222",
-                )
-    ax.set_xlim(0, parsed.cols)
-    ax.set_ylim(0, parsed.rows)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    if title:
-        ax.set_title(title, fontsize="medium")
-    return fig
-
-
-def _rounded(x: float, y: float, w: float, h: float, color: str) -> Any:
-    from matplotlib.patches import FancyBboxPatch
-
-    return FancyBboxPatch(
-        (x, y),
-        w,
-        h,
-        boxstyle="round,pad=0,rounding_size=0.12",
-        facecolor=color,
-        edgecolor="#8a7a55",
-        linewidth=1.2,
-    )
-
-
 def _slug(text: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
     return slug or "run"
+
+
+# Every plot of an analysis but the best boards, in report order: (name, title, caption, the
+# table it needs rows in (None: always drawn), how to draw it from the tables).
+PLOTS: list[tuple[str, str, str, str | None, Callable[[Tables], Figure]]] = [
+    (
+        "score_distribution",
+        "Score distribution",
+        "Share of boards in each score bin; dashed lines mark each mean.",
+        None,
+        lambda t: distribution_plot(t.score_histogram, t.summary, what="score", mean_col="score_mean"),
+    ),
+    (
+        "score_cdf",
+        "Cumulative score distribution and tail",
+        "Left: share of boards scoring at most each score, percentiles marked. Right: the tail, "
+        "the share of boards scoring at least each score from the 90th percentile on.",
+        "score_counts",
+        lambda t: score_cdf_plot(t.score_counts),
+    ),
+    (
+        "words_distribution",
+        "Word-count distribution",
+        "Share of boards by number of distinct words found; dashed lines mark each mean.",
+        None,
+        lambda t: distribution_plot(t.words_histogram, t.summary, what="words", mean_col="words_mean"),
+    ),
+    (
+        "points_by_length",
+        "Words and points by word length",
+        "Mean words and points per board contributed by each word length.",
+        None,
+        lambda t: by_length_plot(t.by_length),
+    ),
+    (
+        "longest_word",
+        "Longest word",
+        "Share of boards whose longest word has each length.",
+        None,
+        lambda t: longest_word_plot(t.longest_words),
+    ),
+    (
+        "face_effects",
+        "Face effects",
+        "Left: mean score of boards showing a face minus boards not showing it. Right (when "
+        "computed): the effect adjusted for the other faces on the board. Bars: 95% intervals.",
+        None,
+        lambda t: face_effects_plot(t.face_effects),
+    ),
+    (
+        "dice_values",
+        "Die values",
+        "Each die's value: the mean adjusted effect of its faces, i.e. the points a board "
+        "gains from that die against an average cell (95% intervals). Redesign the lowest.",
+        "dice",
+        lambda t: dice_plot(t.dice),
+    ),
+    (
+        "paired_difference",
+        "Per-board score difference",
+        "Runs holding the same boards: distribution of each board's score difference.",
+        "paired_histogram",
+        lambda t: paired_plot(t.paired_histogram, t.paired),
+    ),
+    (
+        "trend",
+        "Runs over time",
+        "Each night's mean score (top) and share of bad boards (bottom) with 95% intervals; "
+        "dashed: control limits of the design's nights; red: a night outside them; hollow "
+        "orange: a night of another design, left out of the limits.",
+        "trend",
+        lambda t: trend_plot(t.trend),
+    ),
+]
 
 
 def make_plots(tables: Tables, out_dir: Path) -> list[Plot]:
@@ -423,69 +417,9 @@ def make_plots(tables: Tables, out_dir: Path) -> list[Plot]:
         save_png(fig, out_dir / file)
         plots.append(Plot(name, file, title, caption))
 
-    emit(
-        distribution_plot(tables.score_histogram, tables.summary, what="score", mean_col="score_mean"),
-        "score_distribution",
-        "Score distribution",
-        "Share of boards in each score bin; dashed lines mark each mean.",
-    )
-    if len(tables.score_counts):
-        emit(
-            score_cdf_plot(tables.score_counts),
-            "score_cdf",
-            "Cumulative score distribution and tail",
-            "Left: share of boards scoring at most each score, percentiles marked. Right: the tail, "
-            "the share of boards scoring at least each score from the 90th percentile on.",
-        )
-    emit(
-        distribution_plot(tables.words_histogram, tables.summary, what="words", mean_col="words_mean"),
-        "words_distribution",
-        "Word-count distribution",
-        "Share of boards by number of distinct words found; dashed lines mark each mean.",
-    )
-    emit(
-        by_length_plot(tables.by_length),
-        "points_by_length",
-        "Words and points by word length",
-        "Mean words and points per board contributed by each word length.",
-    )
-    emit(
-        longest_word_plot(tables.longest_words),
-        "longest_word",
-        "Longest word",
-        "Share of boards whose longest word has each length.",
-    )
-    emit(
-        face_effects_plot(tables.face_effects),
-        "face_effects",
-        "Face effects",
-        "Left: mean score of boards showing a face minus boards not showing it. Right (when "
-        "computed): the effect adjusted for the other faces on the board. Bars: 95% intervals.",
-    )
-    if len(tables.dice):
-        emit(
-            dice_plot(tables.dice),
-            "dice_values",
-            "Die values",
-            "Each die's value: the mean adjusted effect of its faces, i.e. the points a board "
-            "gains from that die against an average cell (95% intervals). Redesign the lowest.",
-        )
-    if len(tables.paired_histogram):
-        emit(
-            paired_plot(tables.paired_histogram, tables.paired),
-            "paired_difference",
-            "Per-board score difference",
-            "Runs holding the same boards: distribution of each board's score difference.",
-        )
-    if len(tables.trend):
-        emit(
-            trend_plot(tables.trend),
-            "trend",
-            "Runs over time",
-            "Each night's mean score (top) and share of bad boards (bottom) with 95% intervals; "
-            "dashed: control limits of the design's nights; red: a night outside them; hollow "
-            "orange: a night of another design, left out of the limits.",
-        )
+    for name, title, caption, needs, draw in PLOTS:
+        if needs is None or len(getattr(tables, needs)):
+            emit(draw(tables), name, title, caption)
     best = tables.top_boards[tables.top_boards["rank"] == 1].copy()
     best["series"] = series_labels(best)
     used: set[str] = set()

@@ -72,19 +72,10 @@ def describe(manifest: Mapping[str, Any]) -> RunDescription:
     boards = _as_dict(config.get("boards"))
     lexicon = _as_dict(manifest.get("lexicon"))
     rules = _as_dict(manifest.get("rules")) or _as_dict(config.get("rules"))
-    source = str(boards.get("source") or "")
-    if source == "ingest":
-        files = boards.get("files") or []
-        names = [Path(str(f)).name for f in files] if isinstance(files, list) else []
-        dice = "ingested boards"
-        origin = "inputs " + ", ".join(names) if names else "ingested"
+    if str(boards.get("source") or "") == "ingest":
+        dice, origin = _ingested(boards)
     else:
-        generator = str(boards.get("dice") or "")
-        dice = f"{generator} dice" if generator and generator not in LETTER_GENERATORS else generator
-        record = _as_dict(manifest.get("dice"))
-        if record.get("file"):  # a dice file: its name and the hash of its faces
-            dice = f"{Path(str(record['file'])).name} dice (sha256 {str(record.get('sha256') or '')[:8]})"
-        origin = f"seed {boards['seed']}" if boards.get("seed") is not None else ""
+        dice, origin = _generated(boards, _as_dict(manifest.get("dice")))
     date = manifest.get("run_date") or boards.get("seed_date") or ""
     if date and origin:
         origin = f"date {date} ({origin})"
@@ -101,6 +92,23 @@ def describe(manifest: Mapping[str, Any]) -> RunDescription:
     )
 
 
+def _ingested(boards: Mapping[str, Any]) -> tuple[str, str]:
+    """(dice, origin) of an ingest run: its input files by name."""
+    files = boards.get("files") or []
+    names = [Path(str(f)).name for f in files] if isinstance(files, list) else []
+    return "ingested boards", "inputs " + ", ".join(names) if names else "ingested"
+
+
+def _generated(boards: Mapping[str, Any], record: Mapping[str, Any]) -> tuple[str, str]:
+    """(dice, origin) of a generated run: the dice set (a dice file by its name and the hash of
+    its faces; a letter generator by its name) and the seed."""
+    generator = str(boards.get("dice") or "")
+    dice = f"{generator} dice" if generator and generator not in LETTER_GENERATORS else generator
+    if record.get("file"):
+        dice = f"{Path(str(record['file'])).name} dice (sha256 {str(record.get('sha256') or '')[:8]})"
+    return dice, f"seed {boards['seed']}" if boards.get("seed") is not None else ""
+
+
 def differing_labels(descriptions: Sequence[RunDescription]) -> list[str] | None:
     """Labels made of the facts that differ between runs, or None when they tell no run apart.
 
@@ -115,9 +123,7 @@ def differing_labels(descriptions: Sequence[RunDescription]) -> list[str] | None
         # nights of a schedule: named by their date, not their 20-digit seed
         for p, d in zip(parts, dates, strict=True):
             p["origin"] = d
-    keys = [k for k in parts[0] if len({p[k] for p in parts}) > 1]
-    if "lexicon" in keys and "lexicon_hash" in keys:
-        keys.remove("lexicon_hash")  # the names already tell the lists apart
+    keys = _differing_keys(parts)
     if not keys:
         return None
     if keys == ["origin"] and all(dates):
@@ -125,21 +131,30 @@ def differing_labels(descriptions: Sequence[RunDescription]) -> list[str] | None
     always = ["dice", "lexicon"] if "lexicon_hash" not in keys else ["dice"]
     shown = [k for k in parts[0] if k in keys or k in always]
     labels = [" · ".join(p[k] for k in shown if p[k]) for p in parts]
-    if len(set(labels)) < len(labels) or not all(labels):
-        return None
-    return labels
+    return labels if len(set(labels)) == len(labels) and all(labels) else None
+
+
+def _differing_keys(parts: Sequence[Mapping[str, str]]) -> list[str]:
+    """The facts (keys of :meth:`RunDescription.parts`) that differ between runs; the lexicon's
+    hash only when its name does not already tell the lists apart."""
+    keys = [k for k in parts[0] if len({p[k] for p in parts}) > 1]
+    if "lexicon" in keys and "lexicon_hash" in keys:
+        keys.remove("lexicon_hash")
+    return keys
+
+
+def _dice_and_lexicon(d: RunDescription) -> str:
+    return " · ".join(x for x in (d.dice, d.lexicon) if x)
 
 
 def run_title(runs: Sequence[Any]) -> str:
     """The report's title: the runs' labels, or one run's dice and lexicon (``runs``: the
     :class:`~pipeline.analyze.runs.RunInfo` of each run)."""
     if len(runs) == 1:
-        d = describe(runs[0].manifest)
-        key = " · ".join(x for x in (d.dice, d.lexicon) if x)
+        key = _dice_and_lexicon(describe(runs[0].manifest))
         return f"{key} ({runs[0].label})" if key and key != runs[0].label else runs[0].label
     dates = [describe(r.manifest).date for r in runs]
     if len(runs) > 2 and all(dates):  # nights of a schedule: their span, not every label
-        d = describe(runs[0].manifest)
-        key = " · ".join(x for x in (d.dice, d.lexicon) if x)
+        key = _dice_and_lexicon(describe(runs[0].manifest))
         return f"{key}, {len(runs)} nights from {min(dates)} to {max(dates)}"
     return " vs ".join(r.label for r in runs)

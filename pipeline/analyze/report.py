@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline.analyze.html import esc as _esc
+from pipeline.analyze.html import mono as _mono
 from pipeline.analyze.html import num as _num
 from pipeline.analyze.html import pct as _pct
 from pipeline.analyze.html import table as _table
@@ -78,27 +79,35 @@ def _with_series(df: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------- sections
 
 
+def _whole(value: Any) -> str:
+    return _num(value, 0)
+
+
+def _distribution_rows(col: str, what: str) -> list[tuple[str, str, Callable[[Any], str]]]:
+    """The summary's rows of one distribution (score, words): mean, median, spread, tail, max."""
+    stats = [
+        ("mean", "mean"),
+        ("median", "median"),
+        ("std", "standard deviation"),
+        ("p10", "10th percentile"),
+        ("p90", "90th percentile"),
+        ("p99", "99th percentile"),
+    ]
+    rows: list[tuple[str, str, Callable[[Any], str]]] = [
+        (f"{col}_{stat}", f"{what}: {label}", _num) for stat, label in stats
+    ]
+    return [*rows, (f"{col}_max", f"{what}: max", _whole)]
+
+
 SUMMARY_ROWS: list[tuple[str, str, Callable[[Any], str]]] = [
-    ("boards", "boards", lambda v: _num(v, 0)),
-    ("score_mean", "score: mean", _num),
-    ("score_median", "score: median", _num),
-    ("score_std", "score: standard deviation", _num),
-    ("score_p10", "score: 10th percentile", _num),
-    ("score_p90", "score: 90th percentile", _num),
-    ("score_p99", "score: 99th percentile", _num),
-    ("score_max", "score: max", lambda v: _num(v, 0)),
-    ("words_mean", "words: mean", _num),
-    ("words_median", "words: median", _num),
-    ("words_std", "words: standard deviation", _num),
-    ("words_p10", "words: 10th percentile", _num),
-    ("words_p90", "words: 90th percentile", _num),
-    ("words_p99", "words: 99th percentile", _num),
-    ("words_max", "words: max", lambda v: _num(v, 0)),
+    ("boards", "boards", _whole),
+    *_distribution_rows("score", "score"),
+    *_distribution_rows("words", "words"),
     *[(f"share_lt{k}_words", f"boards with < {k} words", _pct) for k in FEW_WORDS],
     ("dead_cells_mean", "dead cells: mean", _num),
     ("share_dead_ge1", "boards with ≥ 1 dead cell", _pct),
     ("longest_len_mean", "longest word: mean letters", _num),
-    ("longest_len_max", "longest word: max letters", lambda v: _num(v, 0)),
+    ("longest_len_max", "longest word: max letters", _whole),
 ]
 
 
@@ -148,7 +157,7 @@ def longest_section(longest: pd.DataFrame) -> str:
             _num(r["length"], 0),
             _num(r["boards"], 0),
             _pct(r["share"]),
-            f'<span class="mono">{_esc(r["example"] or "")}</span>',
+            _mono(r["example"] or ""),
         ]
         for r in t.to_dict("records")
     ]
@@ -168,11 +177,11 @@ def top_boards_section(top: pd.DataFrame) -> str:
             [
                 _esc(r["series"]),
                 _num(r["rank"], 0),
-                f'<span class="mono">{_esc(r["board"])}</span>',
+                _mono(r["board"]),
                 f"{int(r['rows'])}x{int(r['cols'])}",
                 _num(r["score"], 0),
                 _num(n, 0),
-                f'<span class="mono">{_esc(r["longest_word"] or "")}</span>',
+                _mono(r["longest_word"] or ""),
                 _num(r["dead_cells"], 0),
                 cell,
             ]
@@ -193,7 +202,7 @@ def _plot_html(plot: Plot, plot_dir: Path, rel_dir: str) -> str:
 
 
 def _kv_rows(items: Sequence[tuple[str, Any]]) -> list[list[str]]:
-    return [[_esc(k), f'<span class="mono">{_esc(_short(v))}</span>'] for k, v in items]
+    return [[_esc(k), _mono(_short(v))] for k, v in items]
 
 
 def _short(value: Any) -> str:
@@ -253,6 +262,10 @@ def no_words_note(labels: Sequence[str]) -> str:
     )
 
 
+Section = tuple[str, str, str]  # (id, heading, HTML)
+FigureFn = Callable[[str], str]  # a plot's name -> its embedded figure ("" when not drawn)
+
+
 def render_report(
     runs: Sequence[RunInfo],
     tables: Tables,
@@ -264,13 +277,10 @@ def render_report(
 ) -> str:
     """The report page as a string (plots read from ``plot_dir`` and embedded)."""
     from pipeline.analyze import interactive
-    from pipeline.analyze import sections as sec
-    from pipeline.analyze.inference import METHOD
     from pipeline.analyze.provenance import run_title
-    from pipeline.analyze.words import source_note
+    from pipeline.analyze.sections import headline_section, runs_header, verdicts
 
     by_name = {p.name: p for p in plots}
-    boards = [p for p in plots if p.name.startswith("best_board_")]
 
     def fig(name: str) -> str:
         return _plot_html(by_name[name], plot_dir, rel_dir) if name in by_name else ""
@@ -278,29 +288,76 @@ def render_report(
     title = _esc(run_title(runs))
     total = int(tables.summary[tables.summary["source"] != "(all)"]["boards"].sum())
     created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    words_note = source_note()
     counts = tables.score_counts
     counts = counts[counts["source"] != "(all)"] if len(counts) else counts
     zoomable = interactive.score_cdf_figure(counts, series_labels(counts).tolist()) if len(counts) else ""
-    sections: list[tuple[str, str, str]] = []
+    boards = "".join(_plot_html(p, plot_dir, rel_dir) for p in plots if p.name.startswith("best_board_"))
+    sections = [
+        *_comparison_sections(tables, fig),
+        *_board_sections(tables, fig, zoomable),
+        *_serving_sections(tables),
+        ("top", "Top boards", f'<div class="boards">{boards}</div>' + top_boards_section(tables.top_boards)),
+        ("words", "Most frequent words", _words_section(tables, top_words)),
+        ("method", "Method and sources", method_section()),
+        ("provenance", "Provenance", provenance_section(runs)),
+    ]
+    without = [r.label for r in runs if not r.has_words]
+    if len(without) == len(runs):
+        sections = [sec for sec in sections if sec[0] != "words"]
+    nav = "".join(f'<a href="#{sid}">{_esc(t)}</a>' for sid, t, _ in sections)
+    body = "".join(f'<section id="{sid}"><h2>{_esc(t)}</h2>{c}</section>' for sid, t, c in sections)
+    findings = verdicts(tables.comparisons, tables.paired)
+    head = headline_section(tables.headline)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>Board quality: {title}</title><style>{CSS}</style>{interactive.head()}"
+        f"{interactive.plotly_script() if zoomable else ''}</head><body><main>"
+        f"<h1>Board quality: {title}</h1>"
+        f'<p class="lead">{total:,} boards analysed, report written {created}.</p>'
+        + (f'<section id="headline">{head}</section>' if head else "")
+        + f"{findings}{no_words_note(without)}"
+        f'<section id="runs">{runs_header(runs)}</section>'
+        f"<nav>{nav}</nav>{body}</main>{interactive.scripts()}</body></html>\n"
+    )
+
+
+def _comparison_sections(tables: Tables, fig: FigureFn) -> list[Section]:
+    """The sections first read when runs are compared: runs over time, the comparisons, paired
+    runs (each only when it applies)."""
+    from pipeline.analyze.sections_compare import comparisons_section, paired_section
+    from pipeline.analyze.sections_quality import trend_section
+
+    out: list[Section] = []
     if len(tables.trend):
         definition = str(tables.bad_share["definition"].iloc[0]) if len(tables.bad_share) else ""
-        sections.append(
-            ("trend", "Runs over time", sec.trend_section(tables.trend, definition, fig("trend")))
-        )
+        out.append(("trend", "Runs over time", trend_section(tables.trend, definition, fig("trend"))))
     if len(tables.comparisons):
-        sections.append(("compare", "How the runs compare", sec.comparisons_section(tables.comparisons)))
+        out.append(("compare", "How the runs compare", comparisons_section(tables.comparisons)))
     if len(tables.paired):
-        sections.append(
-            (
-                "paired",
-                "Same boards, board by board",
-                sec.paired_section(
-                    tables.paired, tables.paired_boards, tables.paired_words, fig("paired_difference")
-                ),
-            )
+        html = paired_section(
+            tables.paired, tables.paired_boards, tables.paired_words, fig("paired_difference")
         )
-    sections += [
+        out.append(("paired", "Same boards, board by board", html))
+    return out
+
+
+FACES_INTRO = (
+    "<p><b>Raw</b>: mean score of the boards that show a face minus those that do not. "
+    "<b>Adjusted</b>: the points a board gains when one cell shows the face instead of an "
+    "average face, the other faces unchanged (so a face is not credited for the good faces "
+    "that come with it); a model estimate (see the method section). Both with 95% intervals "
+    "(±); faces in one order for every run (strongest adjusted effect first), all on one "
+    "page. A face on every board has no raw comparison group.</p>"
+)
+
+
+def _board_sections(tables: Tables, fig: FigureFn, zoomable: str) -> list[Section]:
+    """The sections on the boards themselves: summary, distributions, lengths, longest words,
+    face effects, and dice and cell positions (when rebuilt)."""
+    from pipeline.analyze.sections import dice_section, face_effects_section
+    from pipeline.analyze.sections_compare import face_comparisons_section
+
+    out: list[Section] = [
         ("summary", "Summary", summary_section(tables.summary)),
         (
             "distributions",
@@ -321,93 +378,75 @@ def render_report(
         (
             "faces",
             "Face effects",
-            "<p><b>Raw</b>: mean score of the boards that show a face minus those that do not. "
-            "<b>Adjusted</b>: the points a board gains when one cell shows the face instead of an "
-            "average face, the other faces unchanged (so a face is not credited for the good faces "
-            "that come with it); a model estimate (see the method section). Both with 95% intervals "
-            "(±); faces in one order for every run (strongest adjusted effect first), all on one "
-            "page. A face on every board has no raw comparison group.</p>"
+            FACES_INTRO
             + fig("face_effects")
-            + sec.face_effects_section(tables.face_effects)
-            + sec.face_comparisons_section(tables.face_comparisons),
+            + face_effects_section(tables.face_effects)
+            + face_comparisons_section(tables.face_comparisons),
         ),
     ]
     if len(tables.dice) or len(tables.face_positions):
-        dice = sec.dice_section(
+        dice = dice_section(
             tables.dice, tables.face_positions, fig("dice_values"), tables.notes, tables.dice_faces
         )
-        sections.append(("dice", "Dice and cell positions", dice))
+        out.append(("dice", "Dice and cell positions", dice))
+    return out
+
+
+def _serving_sections(tables: Tables) -> list[Section]:
+    """Bad boards and the boards to serve (each when computed)."""
+    from pipeline.analyze.sections_quality import bad_boards_section, serve_section
+
+    out: list[Section] = []
     if len(tables.bad_share):
-        sections.append(("bad", "Bad boards", sec.bad_boards_section(tables.bad_share, tables.bad_drivers)))
+        out.append(("bad", "Bad boards", bad_boards_section(tables.bad_share, tables.bad_drivers)))
     if len(tables.serve_bands):
-        sections.append(("serve", "Boards to serve", sec.serve_section(tables.serve_bands)))
-    sections += [
-        (
-            "top",
-            "Top boards",
-            '<div class="boards">'
-            + "".join(_plot_html(p, plot_dir, rel_dir) for p in boards)
-            + "</div>"
-            + top_boards_section(tables.top_boards),
-        ),
-        (
-            "words",
-            "Most frequent words",
-            sec.frequent_words_section(tables.frequent_words, EVERYDAY, top_words),
-        ),
-        (
-            "method",
-            "Method and sources",
-            "<ul>"
-            f"<li>Confidence intervals: 95%, {_esc(METHOD)}.</li>"
-            "<li>Runs that hold the same boards (board by board, checked) are compared with paired "
-            "intervals: those of the per-board differences (a face effect's from the same models fitted "
-            "to the per-board differences). A pure scaling is a second run's score equal to a fixed "
-            "multiple of the first's on every board; the scaling's share of the change is one minus "
-            "the squared residual of that fit over the squared per-board change.</li>"
-            "<li>Runs over time (nights of a schedule: runs that carry a date): each night's mean "
-            "score with its normal interval and its share of bad boards with its Wilson interval. "
-            "The design is the run's identity without seed and date; the design most nights share "
-            "is the reference, and a night of another design (another word list, other dice) is "
-            "flagged and left out of the pooled values. Control limits: a Shewhart chart with the "
-            "within-night variance known from the boards, the pooled mean of the reference nights' "
-            "boards ± 3 standard errors of a night (3 s / √n, s the pooled within-night standard "
-            "deviation, n the night's boards); for the bad share a p-chart, p ± 3 √(p(1−p)/n) with p "
-            "the pooled share. A night outside them varies more than its own sampling noise allows "
-            "(about 3 nights in 1,000 by chance).</li>"
-            "<li>Adjusted face effects and die values: least squares of each board's score on how many "
-            "of its cells show each face (an additive model: no interaction between neighbouring "
-            "faces), with heteroskedasticity-robust (HC1) intervals; R² is the share of the score's "
-            "variance the model explains.</li>"
-            "<li>Shares of bad boards and of the Tanglet bands: Wilson score intervals; risk ratios: the "
-            "log (Katz) interval. A share is written &lt;0.1% or &gt;99.9% when it rounds to 0% or "
-            "100% without being exactly that.</li>"
-            "<li>How common a word is: wordfreq's Zipf scale (log10 of its uses per billion words, 0 to "
-            "about 8).</li>"
-            f"<li>{_esc(words_note)}; the language follows the lexicon (tanglet:&lt;lang&gt;, "
-            "else English).</li>"
-            f"<li>{_esc(interactive.source_note())}; the PNG files beside the report are the "
-            "same plots, for printing and the notebook.</li></ul>",
-        ),
-        ("provenance", "Provenance", provenance_section(runs)),
-    ]
-    without = [r.label for r in runs if not r.has_words]
-    if len(without) == len(runs):
-        sections = [sec for sec in sections if sec[0] != "words"]
-    nav = "".join(f'<a href="#{sid}">{_esc(t)}</a>' for sid, t, _ in sections)
-    body = "".join(f'<section id="{sid}"><h2>{_esc(t)}</h2>{c}</section>' for sid, t, c in sections)
-    findings = sec.verdicts(tables.comparisons, tables.paired)
-    head = sec.headline_section(tables.headline)
+        out.append(("serve", "Boards to serve", serve_section(tables.serve_bands)))
+    return out
+
+
+def _words_section(tables: Tables, top_words: int) -> str:
+    from pipeline.analyze.sections import frequent_words_section
+
+    return frequent_words_section(tables.frequent_words, EVERYDAY, top_words)
+
+
+def method_section() -> str:
+    """How every figure of the report is computed, and its sources."""
+    from pipeline.analyze import interactive
+    from pipeline.analyze.inference import METHOD
+    from pipeline.analyze.words import source_note
+
     return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>Board quality: {title}</title><style>{CSS}</style>{interactive.head()}"
-        f"{interactive.plotly_script() if zoomable else ''}</head><body><main>"
-        f"<h1>Board quality: {title}</h1>"
-        f'<p class="lead">{total:,} boards analysed, report written {created}.</p>'
-        + (f'<section id="headline">{head}</section>' if head else "")
-        + f"{findings}{no_words_note(without)}"
-        f'<section id="runs">{sec.runs_header(runs)}</section>'
-        f"<nav>{nav}</nav>{body}</main>{interactive.scripts()}</body></html>\n"
+        "<ul>"
+        f"<li>Confidence intervals: 95%, {_esc(METHOD)}.</li>"
+        "<li>Runs that hold the same boards (board by board, checked) are compared with paired "
+        "intervals: those of the per-board differences (a face effect's from the same models fitted "
+        "to the per-board differences). A pure scaling is a second run's score equal to a fixed "
+        "multiple of the first's on every board; the scaling's share of the change is one minus "
+        "the squared residual of that fit over the squared per-board change.</li>"
+        "<li>Runs over time (nights of a schedule: runs that carry a date): each night's mean "
+        "score with its normal interval and its share of bad boards with its Wilson interval. "
+        "The design is the run's identity without seed and date; the design most nights share "
+        "is the reference, and a night of another design (another word list, other dice) is "
+        "flagged and left out of the pooled values. Control limits: a Shewhart chart with the "
+        "within-night variance known from the boards, the pooled mean of the reference nights' "
+        "boards ± 3 standard errors of a night (3 s / √n, s the pooled within-night standard "
+        "deviation, n the night's boards); for the bad share a p-chart, p ± 3 √(p(1−p)/n) with p "
+        "the pooled share. A night outside them varies more than its own sampling noise allows "
+        "(about 3 nights in 1,000 by chance).</li>"
+        "<li>Adjusted face effects and die values: least squares of each board's score on how many "
+        "of its cells show each face (an additive model: no interaction between neighbouring "
+        "faces), with heteroskedasticity-robust (HC1) intervals; R² is the share of the score's "
+        "variance the model explains.</li>"
+        "<li>Shares of bad boards and of the Tanglet bands: Wilson score intervals; risk ratios: the "
+        "log (Katz) interval. A share is written &lt;0.1% or &gt;99.9% when it rounds to 0% or "
+        "100% without being exactly that.</li>"
+        "<li>How common a word is: wordfreq's Zipf scale (log10 of its uses per billion words, 0 to "
+        "about 8).</li>"
+        f"<li>{_esc(source_note())}; the language follows the lexicon (tanglet:&lt;lang&gt;, "
+        "else English).</li>"
+        f"<li>{_esc(interactive.source_note())}; the PNG files beside the report are the "
+        "same plots, for printing and the notebook.</li></ul>"
     )
 
 

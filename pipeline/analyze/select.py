@@ -19,7 +19,6 @@ language, :data:`~pipeline.analyze.words.COMMON_ZIPF`); dead cells are the run's
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Sequence
@@ -30,6 +29,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pipeline.analyze.inference import Interval, wilson
+from pipeline.analyze.pool import POOL_COLUMNS as POOL_COLUMNS
+from pipeline.analyze.pool import grid_strings as grid_strings
+from pipeline.analyze.pool import out_format, pool_rows, pool_schema, write_pool
 from pipeline.analyze.runs import RunError, RunInfo, load_runs
 from pipeline.errors import BoggleError
 
@@ -39,7 +41,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 PER = 100_000  # "a run of PER boards yields about K"
-FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
 
 
 @dataclass(frozen=True)
@@ -142,25 +143,6 @@ class Filters:
 
 
 # The pool file's columns (documented in docs/reference/formats.md from here)
-POOL_COLUMNS: dict[str, str] = {
-    "board": "string: the board in compact notation (q = Qu, '.' blank, [xy] a multi-letter face)",
-    "grid": "string: the board's rows, each in compact notation, joined by '/' (pers/latg/sine/ters)",
-    "rows": "int16: board rows",
-    "cols": "int16: board columns",
-    "score": "int32: total points of the distinct words found",
-    "n_words": "int32: distinct words found",
-    "dead_cells": "int16: non-blank cells that no found word uses",
-    "words": "list<string>: the words found, sorted (CSV: separated by spaces); null for a run "
-    "without word lists",
-    "band": "string: the word-count band the board falls in (a --preset name, or words A..B); "
-    "null when no band was asked for",
-    "run_id": "string: the run's identity (its run_id column); null for runs older than schema 4",
-    "seed": "string: the generator seed of the run (decimal); null for ingested boards",
-    "source": "string: the dice set or generator, or for ingested boards the input file",
-    "board_id": "int64: the board's number in its run (generation order; for ingested boards "
-    "the order of the valid rows of the input)",
-    "lexicon_hash": "string: first 12 hex digits of the word list's SHA-256",
-}
 _READ = [
     "board_id",
     "board",
@@ -213,14 +195,6 @@ class SelectResult:
         return sum(r.selected for r in self.runs)
 
 
-def out_format(out: Path) -> str:
-    """``parquet`` or ``csv`` from the pool file's extension (a BoggleError for another)."""
-    fmt = FORMATS.get(out.suffix.lower())
-    if fmt is None:
-        raise BoggleError(f"--out {out}: the pool file must end in .parquet, .pq or .csv")
-    return fmt
-
-
 def check_out(run_dirs: Sequence[str | os.PathLike[str]], out: Path) -> None:
     """Refuse (exit 2) a pool file inside one of the runs: readers of the run would take it for
     part of it."""
@@ -232,25 +206,6 @@ def check_out(run_dirs: Sequence[str | os.PathLike[str]], out: Path) -> None:
             continue
         if Path(run_dir).resolve() in target.parents:
             raise BoggleError(f"--out {out} is inside the run directory {run_dir}: choose another --out")
-
-
-def grid_strings(boards: Sequence[str], rows: Sequence[int], cols: Sequence[int]) -> list[str]:
-    """Each compact board's rows joined by '/' (each row in compact notation).
-
-    >>> grid_strings(["perslatgsineters", "q[th]ab"], [4, 2], [4, 2])
-    ['pers/latg/sine/ters', 'q[th]/ab']
-    """
-    from pipeline.boards import Board, format_compact, parse_compact
-
-    out = []
-    for board, r, c in zip(boards, rows, cols, strict=True):
-        r, c = int(r), int(c)
-        if "[" not in board and len(board) == r * c:  # one character a cell: slice
-            out.append("/".join(board[i : i + c] for i in range(0, r * c, c)))
-            continue
-        faces = parse_compact(board, (r, c)).faces
-        out.append("/".join(format_compact(Board(1, c, faces[i : i + c])) for i in range(0, r * c, c)))
-    return out
 
 
 def common_counts(words: pa.Array | pa.ChunkedArray, language: str, cache: dict[str, bool]) -> np.ndarray:
@@ -279,34 +234,6 @@ def common_counts(words: pa.Array | pa.ChunkedArray, language: str, cache: dict[
     return cum[offsets[1:]] - cum[offsets[:-1]]
 
 
-def pool_schema() -> pa.Schema:
-    import pyarrow as pa
-
-    types = {
-        "rows": pa.int16(),
-        "cols": pa.int16(),
-        "score": pa.int32(),
-        "n_words": pa.int32(),
-        "dead_cells": pa.int16(),
-        "words": pa.list_(pa.string()),
-        "board_id": pa.int64(),
-    }
-    return pa.schema([pa.field(name, types.get(name, pa.string())) for name in POOL_COLUMNS])
-
-
-def _column(table: pa.Table, name: str, rows: np.ndarray, kind: pa.DataType) -> pa.Array:
-    import pyarrow as pa
-
-    if name not in table.column_names:
-        return pa.nulls(len(rows), kind)
-    col = table.column(name).take(pa.array(rows, pa.int64())).combine_chunks()
-    if pa.types.is_dictionary(col.type):
-        col = col.dictionary_decode()
-    if name == "words" and pa.types.is_dictionary(col.type.value_type):
-        col = col.cast(pa.list_(pa.string()))
-    return col.cast(kind)
-
-
 @dataclass
 class _Tally:
     boards: int = 0
@@ -328,6 +255,26 @@ def _select_part(
     table = pq.read_table(part, columns=wanted)
     table = table.take(pa.array(np.argsort(table.column("board_id").to_numpy(), kind="stable")))
     n_words = table.column("n_words").to_numpy().astype(np.int64)
+    keep = _passes(table, n_words, filters, language, cache)
+    band = np.full(table.num_rows, -1, dtype=np.int64)
+    for k, b in enumerate(filters.bands):
+        band[(band < 0) & b.contains(n_words)] = k
+    if filters.bands:
+        keep &= band >= 0
+        tally.bands += np.bincount(band[keep], minlength=len(filters.bands))
+    tally.boards += table.num_rows
+    tally.selected += int(keep.sum())
+    if not keep_rows or not keep.any():
+        return None
+    rows = np.flatnonzero(keep)
+    labels = [filters.bands[k].name for k in band[rows]] if filters.bands else None
+    return pool_rows(table, rows, labels)
+
+
+def _passes(
+    table: pa.Table, n_words: np.ndarray, filters: Filters, language: str, cache: dict[str, bool]
+) -> np.ndarray:
+    """Which boards of a part pass every filter but the word-count bands."""
     keep = np.ones(table.num_rows, dtype=bool)
     if filters.score is not None:
         keep &= Band("score", *filters.score).contains(table.column("score").to_numpy())
@@ -340,32 +287,7 @@ def _select_part(
         if filters.max_obscure is not None:
             # a board without words has no share of obscure words: nothing to serve
             keep &= (n_words > 0) & ((n_words - common) <= filters.max_obscure * n_words)
-    band = np.full(table.num_rows, -1, dtype=np.int64)
-    for k, b in enumerate(filters.bands):
-        band[(band < 0) & b.contains(n_words)] = k
-    if filters.bands:
-        keep &= band >= 0
-        tally.bands += np.bincount(band[keep], minlength=len(filters.bands))
-    tally.boards += table.num_rows
-    tally.selected += int(keep.sum())
-    if not keep_rows or not keep.any():
-        return None
-    rows = np.flatnonzero(keep)
-    schema = pool_schema()
-    cols: dict[str, pa.Array] = {}
-    for f in schema:
-        if f.name == "grid":
-            continue
-        if f.name == "band":
-            labels = [filters.bands[k].name for k in band[rows]] if filters.bands else None
-            cols["band"] = pa.array(labels, pa.string()) if labels else pa.nulls(len(rows), pa.string())
-            continue
-        cols[f.name] = _column(table, f.name, rows, f.type)
-    cols["grid"] = pa.array(
-        grid_strings(cols["board"].to_pylist(), cols["rows"].to_pylist(), cols["cols"].to_pylist()),
-        pa.string(),
-    )
-    return pa.table([cols[f.name] for f in schema], schema=schema)
+    return keep
 
 
 def check_runs(runs: Sequence[RunInfo], filters: Filters) -> dict[str, str]:
@@ -504,21 +426,3 @@ def band_shares(
                 }
             )
     return pd.DataFrame(rows, columns=BAND_COLUMNS)
-
-
-def write_pool(pool: pa.Table, out: Path, fmt: str, meta: dict[str, Any]) -> None:
-    """The pool as Parquet (with the filters and runs in its metadata under
-    ``boggle.select``) or CSV (words separated by spaces), written atomically."""
-    import pyarrow.parquet as pq
-
-    from pipeline.io import atomic_open, atomic_path
-
-    if fmt == "parquet":
-        pool = pool.replace_schema_metadata({"boggle.select": json.dumps(meta, sort_keys=True)})
-        with atomic_path(out) as tmp:
-            pq.write_table(pool, tmp, compression="zstd")
-        return
-    df = pool.to_pandas()
-    df["words"] = [None if w is None else " ".join(w) for w in df["words"]]
-    with atomic_open(out) as fh:
-        df.to_csv(fh, index=False, lineterminator="\n")

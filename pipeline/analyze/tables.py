@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING
 
 from pipeline.analyze.bad import BadDefinition, bad_tables
 from pipeline.analyze.cells import cell_tables
-from pipeline.analyze.compare import comparisons, face_comparisons, paired, paired_face_effects, run_rows
+from pipeline.analyze.compare import comparisons, face_comparisons, run_rows
+from pipeline.analyze.faces import face_order
 from pipeline.analyze.headline import headline
+from pipeline.analyze.paired import paired, paired_face_effects
 from pipeline.analyze.runs import RunInfo
 from pipeline.analyze.select import band_shares
-from pipeline.analyze.stats import Tables, compute_tables, face_order
+from pipeline.analyze.stats import Tables, compute_tables
 from pipeline.analyze.trend import trend_table
 from pipeline.analyze.words import run_languages
 

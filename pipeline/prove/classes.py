@@ -178,10 +178,6 @@ def class_digits(ids: np.ndarray, k: int, n_cells: int) -> np.ndarray:
     return _digits(ids, np.full(n_cells, k, np.int64), _places([k] * n_cells))
 
 
-def class_ids(digits: np.ndarray, k: int) -> np.ndarray:
-    return digits.astype(np.int64) @ _places([k] * digits.shape[1])
-
-
 def _too_many(rows: int, cols: int, radices: Sequence[int], total: int) -> ConfigError:
     n = rows * cols
     if len(set(radices)) == 1:
