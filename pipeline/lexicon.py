@@ -25,8 +25,9 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from pipeline import settings
 from pipeline.boards import is_face_char, normalise_text
-from pipeline.errors import ConfigError, LexiconError, quote
+from pipeline.errors import LexiconError
 from pipeline.io import write_text_atomic
 from pipeline.rules import Rules
 from pipeline.tanglet import TANGLET_PREFIX, tanglet_pack
@@ -41,7 +42,7 @@ MAX_EXAMPLES = 5
 
 def default_dictionary() -> str:
     """``$BOGGLE_DICTIONARY`` if set, else the embedded ENABLE2K (``enable2k``)."""
-    return os.environ.get("BOGGLE_DICTIONARY") or DEFAULT_DICTIONARY
+    return settings.get().dictionary or DEFAULT_DICTIONARY
 
 
 @dataclass
@@ -149,12 +150,8 @@ class LexiconLimits:
 
     @classmethod
     def from_env(cls) -> LexiconLimits:
-        return cls(
-            _env_int(MAX_BYTES_ENV, DEFAULT_MAX_BYTES, suffixes=True),
-            _env_int(MAX_LINES_ENV, DEFAULT_MAX_LINES),
-            _env_int(MAX_WORD_ENV, DEFAULT_MAX_WORD, most=MAX_LINE_BYTES),
-            _env_int(MAX_NODES_ENV, DEFAULT_MAX_NODES, most=2**31 - 1),  # int32 child indices
-        )
+        env = settings.get()
+        return cls(env.lexicon_max_bytes, env.lexicon_max_lines, env.lexicon_max_word, env.lexicon_max_nodes)
 
 
 def limits_identity() -> dict[str, int]:
@@ -163,22 +160,6 @@ def limits_identity() -> dict[str, int]:
     of a job written before the cap existed stays the same."""
     max_word = LexiconLimits.from_env().max_word
     return {} if max_word == DEFAULT_MAX_WORD else {"lexicon_max_word": max_word}
-
-
-_SIZE_SUFFIX = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
-
-
-def _env_int(name: str, default: int, *, suffixes: bool = False, most: int | None = None) -> int:
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    m = re.fullmatch(r"(\d{1,15})\s*([kmg]?)(?:i?b)?" if suffixes else r"(\d{1,15})()", text, re.IGNORECASE)
-    value = int(m.group(1)) * _SIZE_SUFFIX[m.group(2).lower()] if m else 0
-    if value < 1 or (most is not None and value > most):
-        span = f"1 to {most}" if most is not None else "a positive whole number"
-        unit = " (bytes, or with a K, M or G suffix)" if suffixes else ""
-        raise ConfigError(f"{name}={quote(text, 40)}: expected {span}{unit}")
-    return value
 
 
 def _size(n: int) -> str:
@@ -554,11 +535,10 @@ def _announce_compile(src: WordSource) -> None:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("BOGGLE_CACHE_DIR")
-    if base:
-        return Path(base)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "boggle-pipeline"
+    env = settings.get()
+    if env.cache_dir is not None:
+        return env.cache_dir
+    return (env.xdg_cache_home or Path.home() / ".cache") / "boggle-pipeline"
 
 
 _UNSAFE_NOTED: set[str] = set()

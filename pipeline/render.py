@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from pipeline import settings
+
 if TYPE_CHECKING:  # the results each display shows (imported by the commands that make them)
     from pipeline.analyze import AnalysisResult
     from pipeline.analyze.inference import Interval
@@ -75,10 +77,9 @@ def stderr_console() -> Console:
     """A console on stderr for progress: a terminal's width, or, written to a log (not a
     terminal) without ``$COLUMNS``, :data:`LOG_WIDTH` columns, so a line is not cut at rich's
     default of 80."""
-    import os
     import sys
 
-    if sys.stderr.isatty() or os.environ.get("COLUMNS"):
+    if sys.stderr.isatty() or settings.get().columns:
         return Console(stderr=True)
     return Console(stderr=True, width=LOG_WIDTH)
 

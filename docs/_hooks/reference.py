@@ -2,8 +2,9 @@
 
 A page asks for a generated block with an HTML comment on a line of its own, e.g.
 ``<!-- generated: cli -->``; :data:`GENERATORS` lists the names. The blocks are built from the
-Typer app (every command, argument and option with its help text) and from the column
-descriptions the schema modules keep next to the schemas they write, so the reference cannot
+Typer app (every command, argument and option with its help text), from the column
+descriptions the schema modules keep next to the schemas they write, and from the fields of
+:class:`pipeline.settings.Settings` (every environment variable), so the reference cannot
 drift from the code. ``tests/test_docs.py`` imports this module to check that everything is
 documented without building the whole site.
 """
@@ -135,7 +136,21 @@ def pool_columns() -> str:
     return _columns_table(POOL_COLUMNS)
 
 
+def environment() -> str:
+    """The table of every environment variable, from the fields of
+    :class:`pipeline.settings.Settings` (name, what it does, default)."""
+    from pipeline import settings
+
+    rows = ["| variable | what it does | default |", "|---|---|---|"]
+    for f in settings.FIELDS:
+        # the description is Markdown already (code spans, links): only pipes are escaped
+        doc = " ".join(f.metadata["doc"].split()).replace("|", "\\|")
+        rows.append(f"| `{f.metadata['env']}` | {doc} | {settings.shown_default(f)} |")
+    return "\n".join(rows) + "\n"
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
+    "environment": environment,
     "cli": cli_reference,
     "run-columns": run_columns,
     "reject-columns": reject_columns,

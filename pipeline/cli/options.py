@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from pipeline import settings
+
 if TYPE_CHECKING:
     from pipeline.render import LogStyle
 
@@ -145,7 +147,7 @@ ProgressIntervalOpt = Annotated[
         "--progress-interval",
         min=0.1,
         metavar="SECONDS",
-        envvar="BOGGLE_PROGRESS_INTERVAL",
+        envvar=settings.env_name("progress_interval"),
         help="When stderr is not a terminal (a log file, a pipe): seconds between two progress lines.",
     ),
 ]
@@ -153,7 +155,7 @@ LogFormatOpt = Annotated[
     LogFormat,
     typer.Option(
         "--log-format",
-        envvar="BOGGLE_LOG_FORMAT",
+        envvar=settings.env_name("log_format"),
         help="Progress on stderr: text (a bar on a terminal, a plain timestamped line every "
         "--progress-interval in a log) or json (one JSON object a line, for log collectors).",
     ),

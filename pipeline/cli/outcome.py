@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 import typer
 
+from pipeline import settings
 from pipeline.errors import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
@@ -191,6 +192,7 @@ def handle_errors(fn: F) -> F:
 
         set_compile_listener(note)
         try:
+            settings.get()  # a bad variable is refused (one line, exit 2) before any work starts
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort, click.exceptions.ClickException):
             raise
@@ -201,7 +203,7 @@ def handle_errors(fn: F) -> F:
         except (BoggleError, KeyboardInterrupt, Exception) as exc:
             # anything else is a bug: one line and exit 1 (never a traceback and exit 2);
             # BOGGLE_TRACEBACK=1 shows the traceback for the report
-            if os.environ.get("BOGGLE_TRACEBACK") and not isinstance(exc, BoggleError | OSError):
+            if not isinstance(exc, BoggleError | OSError) and settings.get().traceback:
                 raise
             out = kwargs.get("out")
             code, line = error_outcome(exc, fn.__name__, str(out) if out is not None else None)
