@@ -123,15 +123,64 @@ ShapeOpt = Annotated[
 OverwriteOpt = Annotated[
     bool, typer.Option("--overwrite", help="Replace a different run already in the output directory.")
 ]
+
+
+def summary_json_option(
+    figures: str, *, where: str = "'-': stdout", after: str = "; on failure too: for schedulers."
+) -> Any:
+    """``--summary-json``: "Also write the outcome as JSON here (<where>): <figures><after>"."""
+    help_text = f"Also write the outcome as JSON here ({where}): {figures}{after}"
+    return typer.Option("--summary-json", metavar="PATH|-", help=help_text)
+
+
 SummaryJsonOpt = Annotated[
     Path | None,
-    typer.Option(
-        "--summary-json",
-        metavar="PATH|-",
-        help="Also write the outcome as JSON here ('-': stdout): status, exit_code, message, the job's "
-        "figures, run_dir, started_at, finished_at, version; on failure too: for schedulers.",
+    summary_json_option(
+        "status, exit_code, message, the job's figures, run_dir, started_at, finished_at, version"
     ),
 ]
+N_JOBS_HELP = "Worker processes; -1 = all cores."
+BEST_ONLY_HELP = "Print only the BEST line."
+SHAPE_64_HELP = "Board shape RxC (at most 64 cells)."
+SCHEDULER_HELP = "Dask scheduler address, e.g. tcp://host:8786"
+SCHEDULER_FILE_HELP = "Dask scheduler file, as HPC job scripts write it"
+
+
+def n_jobs_option(help_text: str = N_JOBS_HELP) -> Any:
+    return typer.Option("--n-jobs", "-j", help=help_text)
+
+
+def quiet_option(help_text: str) -> Any:
+    return typer.Option("--quiet", "-q", help=help_text)
+
+
+def out_option(help_text: str, metavar: str | None = None) -> Any:
+    return typer.Option("--out", "-o", metavar=metavar, help=help_text)
+
+
+def shape_option(help_text: str) -> Any:
+    return typer.Option("--shape", help=help_text)
+
+
+def scheduler_option(help_text: str) -> Any:
+    return typer.Option("--scheduler", help=help_text)
+
+
+def scheduler_file_option(help_text: str) -> Any:
+    return typer.Option("--scheduler-file", help=help_text)
+
+
+def command_group(help_text: str) -> typer.Typer:
+    """A Typer application (``boggle`` itself, or a group such as ``boggle runs``) set up as
+    every one of this program's: ``-h``, help when called bare, plain help text, no Typer
+    traceback pages."""
+    return typer.Typer(
+        help=help_text,
+        no_args_is_help=True,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
 
 
 class LogFormat(StrEnum):

@@ -8,6 +8,10 @@ from typing import Annotated, Any
 import typer
 
 from pipeline.cli.options import (
+    BEST_ONLY_HELP,
+    SCHEDULER_FILE_HELP,
+    SCHEDULER_HELP,
+    SHAPE_64_HELP,
     Backend,
     DictionaryOpt,
     LogFormat,
@@ -19,25 +23,22 @@ from pipeline.cli.options import (
     RulesOpt,
     SummaryJsonOpt,
     log_style,
+    n_jobs_option,
+    out_option,
+    quiet_option,
+    scheduler_file_option,
+    scheduler_option,
+    shape_option,
     value,
 )
-from pipeline.cli.outcome import (
-    PROVE_SUMMARY_FIELDS,
-    err,
-    handle_errors,
-    note,
-    run_summary_json,
-    summary_to_stdout,
-)
-from pipeline.cli.outcome import (
-    say as say_out,
-)
+from pipeline.cli.outcome import PROVE_SUMMARY_FIELDS, err, handle_errors, note, report_to, run_summary_json
+from pipeline.cli.outcome import say as say_stdout
 
 
 @handle_errors
 def prove(
     dictionary: DictionaryOpt = None,
-    shape: Annotated[str, typer.Option("--shape", help="Board shape RxC (at most 64 cells).")] = "3x3",
+    shape: Annotated[str, shape_option(SHAPE_64_HELP)] = "3x3",
     threshold: Annotated[
         int, typer.Option("--threshold", "-t", min=1, help="Report every board scoring at least this.")
     ] = 500,
@@ -62,20 +63,14 @@ def prove(
     dice: Annotated[
         str | None, typer.Option("--dice", help="Not supported (refused): free letters only.")
     ] = None,
-    n_jobs: Annotated[int, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")] = -1,
+    n_jobs: Annotated[int, n_jobs_option()] = -1,
     backend: Annotated[
         Backend, typer.Option("--backend", help="loky (processes), threading or dask.")
     ] = Backend.loky,
     scheduler: Annotated[
-        str | None,
-        typer.Option(
-            "--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (default: a local cluster)."
-        ),
+        str | None, scheduler_option(f"{SCHEDULER_HELP} (default: a local cluster).")
     ] = None,
-    scheduler_file: Annotated[
-        str | None,
-        typer.Option("--scheduler-file", help="Dask scheduler file, as HPC job scripts write it."),
-    ] = None,
+    scheduler_file: Annotated[str | None, scheduler_file_option(f"{SCHEDULER_FILE_HELP}.")] = None,
     chunk_size: Annotated[
         int, typer.Option("--chunk-size", min=1, help="Classes per task and part file.")
     ] = 64,
@@ -95,9 +90,9 @@ def prove(
             "file: one id a line): re-checks, shards, benchmarks. No _SUCCESS.",
         ),
     ] = None,
-    out: Annotated[str, typer.Option("--out", "-o", help="Output directory.")] = "runs/prove",
+    out: Annotated[str, out_option("Output directory.")] = "runs/prove",
     overwrite: OverwriteOpt = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the BEST line.")] = False,
+    quiet: Annotated[bool, quiet_option(BEST_ONLY_HELP)] = False,
     progress_interval: ProgressIntervalOpt = 10.0,
     log_format: LogFormatOpt = LogFormat.text,
     summary_json: SummaryJsonOpt = None,
@@ -134,7 +129,7 @@ def prove(
 
         st = proof_status(out)
         for line in render.prove_status(st):
-            say_out(line)
+            say_stdout(line)
         check_undamaged(st)
         return
 
@@ -158,7 +153,7 @@ def prove(
         out=out,
         overwrite=overwrite,
     )
-    say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
+    say = report_to(summary_json)
     hits: list[int] = []
     with run_summary_json(summary_json, out, "prove", PROVE_SUMMARY_FIELDS) as outcome:
         with (
