@@ -29,10 +29,12 @@ from pipeline.cli.options import (
     dice_option,
     log_style,
     n_jobs_option,
+    options_for,
     out_option,
     quiet_option,
     scheduler_file_option,
     scheduler_option,
+    set_option,
     shape_option,
     summary_json_option,
     value,
@@ -117,14 +119,7 @@ def run(
     rules: Annotated[
         RulesName | None, typer.Option("--rules", "-r", help="Rule preset ([rules] name).")
     ] = None,
-    assignments: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="SECTION.KEY=VALUE",
-            help="Any config value as section.key=value (TOML value), repeatable.",
-        ),
-    ] = None,
+    assignments: Annotated[list[str] | None, set_option()] = None,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, quiet_option("No progress bar or progress lines.")] = False,
     progress_interval: ProgressIntervalOpt = 10.0,
@@ -241,6 +236,7 @@ RUN_OPTION_NAMES = {
 
 @handle_errors
 def optimize(
+    ctx: typer.Context,
     config: Annotated[
         Path | None,
         typer.Argument(
@@ -302,14 +298,7 @@ def optimize(
     ] = None,
     n_jobs: Annotated[int | None, n_jobs_option()] = None,
     out: Annotated[str | None, out_option("Output directory (Parquet + _SUCCESS).")] = None,
-    assignments: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="OPTIMIZE.KEY=VALUE",
-            help="Any [optimize] value as optimize.key=value (TOML value), repeatable.",
-        ),
-    ] = None,
+    assignments: Annotated[list[str] | None, set_option("optimize")] = None,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, quiet_option(BEST_ONLY_HELP)] = False,
     progress_interval: ProgressIntervalOpt = 10.0,
@@ -327,31 +316,9 @@ def optimize(
     Example: boggle optimize configs/optimize-4x4.toml -d enable2k --restarts 4
     """
     from pipeline import render
-    from pipeline.optimize import SECTION, load_command_config, run_optimize
+    from pipeline.optimize import SECTION, OptimizeConfig, load_command_config, run_optimize
 
-    options = {
-        "dictionary": dictionary,
-        "shape": shape,
-        "dice": dice,
-        "rules": value(rules),
-        "min_length": min_length,
-        "strategy": value(strategy),
-        "objective": value(objective),
-        "subset": subset,
-        "restarts": restarts,
-        "seed": seed,
-        "iterations": iterations,
-        "time_limit": time_limit,
-        "target": target,
-        "pool_size": pool_size,
-        "keep": keep,
-        "t_start": t_start,
-        "t_end": t_end,
-        "cycle": cycle,
-        "n_jobs": n_jobs,
-        "out": out,
-        "overwrite": overwrite or None,
-    }
+    options = options_for(ctx, OptimizeConfig, overwrite=overwrite or None)
     cfg = load_command_config(config, {f"{SECTION}.{k}": v for k, v in options.items()}, assignments or [])
     if not quiet:
         announce_kernel_compile()

@@ -17,11 +17,11 @@ from pipeline.cli.options import (
     command_group,
     complete_dice,
     n_jobs_option,
+    options_for,
     out_option,
     quiet_option,
     shape_option,
     summary_json_option,
-    value,
 )
 from pipeline.cli.outcome import (
     announce_kernel_compile,
@@ -90,6 +90,7 @@ WHATIF_SUMMARY_FIELDS = summary_fields(
 
 @handle_errors
 def what_if(
+    ctx: typer.Context,
     base: Annotated[
         str,
         typer.Argument(
@@ -172,23 +173,8 @@ def what_if(
                 bar[0](p)
 
         with bars:
-            res = run_what_if(
-                base,
-                swaps or [],
-                out,
-                count=count,
-                seed=seed,
-                dictionary=dictionary,
-                dice_b=dice_b,
-                shape=shape,
-                chunk_size=chunk_size,
-                rules=value(rules),
-                n_jobs=n_jobs,
-                overwrite=overwrite,
-                stage=stage,
-                progress=progress,
-                note=note,
-            )
+            given = options_for(ctx, run_what_if, base_spec=base, swaps=swaps or [], stage=stage)
+            res = run_what_if(**given, progress=progress, note=note)
         outcome.update(render.whatif_outcome(res))
     for line in render.whatif_lines(res):
         say(line)
@@ -209,6 +195,7 @@ DESIGN_SUMMARY_FIELDS = summary_fields(
 
 @handle_errors
 def design_dice(
+    ctx: typer.Context,
     start: Annotated[
         str,
         typer.Option(
@@ -323,26 +310,13 @@ def design_dice(
     say = report_to(summary_json, typer.echo)
     with run_summary_json(summary_json, str(out), "design-dice", DESIGN_SUMMARY_FIELDS) as outcome:
         cfg = DesignConfig(
-            start,
-            objective,
-            dictionary or default_dictionary(),
-            str(out),
-            budget=parse_budget(budget),
-            faces=faces,
-            keep_qu=keep_qu,
-            max_same=max_same,
-            max_sd=max_sd,
-            batch=batch,
-            max_batches=max_batches,
-            undecided=undecided,
-            z=z,
-            seed=seed,
-            validate=validate,
-            rules=value(rules),
-            shape=shape,
-            n_jobs=n_jobs,
-            backend=str(value(backend)),
-            overwrite=overwrite,
+            **options_for(
+                ctx,
+                DesignConfig,
+                dictionary=dictionary or default_dictionary(),
+                out=str(out),
+                budget=parse_budget(budget),
+            )
         )
         if not quiet:
             announce_kernel_compile()

@@ -5,6 +5,8 @@ The enums mirror library constants so ``boggle --help`` needs no numpy (tests ke
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -88,6 +90,27 @@ def complete_dice(incomplete: str) -> list[str]:
 
 def value(choice: StrEnum | None) -> str | None:
     return None if choice is None else choice.value
+
+
+def options_for(ctx: typer.Context, target: Callable[..., Any], **converted: Any) -> dict[str, Any]:
+    """The keyword arguments of ``target`` (a library function, or a config dataclass) that the
+    command's options give by name (a choice as its plain value), with ``converted`` (what the
+    command made of an option, or adds) in their place. A command whose options are named as
+    what it calls passes them on this way, so an option added to both needs no line here."""
+    names = inspect.signature(target).parameters
+    given = {k: v.value if isinstance(v, StrEnum) else v for k, v in ctx.params.items() if k in names}
+    return {**given, **converted}
+
+
+def set_option(section: str | None = None) -> Any:
+    """``--set SECTION.KEY=VALUE``: any config value (``section``: any value of that section)."""
+    key = section or "section"
+    what = f"[{section}]" if section else "config"
+    return typer.Option(
+        "--set",
+        metavar=f"{key.upper()}.KEY=VALUE",
+        help=f"Any {what} value as {key}.key=value (TOML value), repeatable.",
+    )
 
 
 def dice_option(text: str) -> Any:

@@ -7,38 +7,16 @@ from typing import Annotated, Any
 
 import typer
 
-from pipeline.cli.options import (
-    BEST_ONLY_HELP,
-    SCHEDULER_FILE_HELP,
-    SCHEDULER_HELP,
-    SHAPE_64_HELP,
-    Backend,
-    DictionaryOpt,
-    LogFormat,
-    LogFormatOpt,
-    MinLengthOpt,
-    OverwriteOpt,
-    ProgressIntervalOpt,
-    ProveBound,
-    RulesOpt,
-    SummaryJsonOpt,
-    log_style,
-    n_jobs_option,
-    out_option,
-    quiet_option,
-    scheduler_file_option,
-    scheduler_option,
-    shape_option,
-    value,
-)
+from pipeline.cli import options as opt
 from pipeline.cli.outcome import PROVE_SUMMARY_FIELDS, err, handle_errors, note, report_to, run_summary_json
 from pipeline.cli.outcome import say as say_stdout
 
 
 @handle_errors
 def prove(
-    dictionary: DictionaryOpt = None,
-    shape: Annotated[str, shape_option(SHAPE_64_HELP)] = "3x3",
+    ctx: typer.Context,
+    dictionary: opt.DictionaryOpt = None,
+    shape: Annotated[str, opt.shape_option(opt.SHAPE_64_HELP)] = "3x3",
     threshold: Annotated[
         int, typer.Option("--threshold", "-t", min=1, help="Report every board scoring at least this.")
     ] = 500,
@@ -55,22 +33,22 @@ def prove(
         ),
     ] = None,
     bound: Annotated[
-        ProveBound,
+        opt.ProveBound,
         typer.Option("--bound", help="tree (orderly-tree bound, fast) or sumax (min of sum and max bounds)."),
-    ] = ProveBound.tree,
-    rules: RulesOpt = None,
-    min_length: MinLengthOpt = None,
+    ] = opt.ProveBound.tree,
+    rules: opt.RulesOpt = None,
+    min_length: opt.MinLengthOpt = None,
     dice: Annotated[
         str | None, typer.Option("--dice", help="Not supported (refused): free letters only.")
     ] = None,
-    n_jobs: Annotated[int, n_jobs_option()] = -1,
+    n_jobs: Annotated[int, opt.n_jobs_option()] = -1,
     backend: Annotated[
-        Backend, typer.Option("--backend", help="loky (processes), threading or dask.")
-    ] = Backend.loky,
+        opt.Backend, typer.Option("--backend", help="loky (processes), threading or dask.")
+    ] = opt.Backend.loky,
     scheduler: Annotated[
-        str | None, scheduler_option(f"{SCHEDULER_HELP} (default: a local cluster).")
+        str | None, opt.scheduler_option(f"{opt.SCHEDULER_HELP} (default: a local cluster).")
     ] = None,
-    scheduler_file: Annotated[str | None, scheduler_file_option(f"{SCHEDULER_FILE_HELP}.")] = None,
+    scheduler_file: Annotated[str | None, opt.scheduler_file_option(f"{opt.SCHEDULER_FILE_HELP}.")] = None,
     chunk_size: Annotated[
         int, typer.Option("--chunk-size", min=1, help="Classes per task and part file.")
     ] = 64,
@@ -90,12 +68,12 @@ def prove(
             "file: one id a line): re-checks, shards, benchmarks. No _SUCCESS.",
         ),
     ] = None,
-    out: Annotated[str, out_option("Output directory.")] = "runs/prove",
-    overwrite: OverwriteOpt = False,
-    quiet: Annotated[bool, quiet_option(BEST_ONLY_HELP)] = False,
-    progress_interval: ProgressIntervalOpt = 10.0,
-    log_format: LogFormatOpt = LogFormat.text,
-    summary_json: SummaryJsonOpt = None,
+    out: Annotated[str, opt.out_option("Output directory.")] = "runs/prove",
+    overwrite: opt.OverwriteOpt = False,
+    quiet: Annotated[bool, opt.quiet_option(opt.BEST_ONLY_HELP)] = False,
+    progress_interval: opt.ProgressIntervalOpt = 10.0,
+    log_format: opt.LogFormatOpt = opt.LogFormat.text,
+    summary_json: opt.SummaryJsonOpt = None,
     status: Annotated[
         bool,
         typer.Option(
@@ -134,24 +112,12 @@ def prove(
         return
 
     cfg = ProveConfig(
-        dictionary or default_dictionary(),
-        shape=shape,
-        threshold=threshold,
-        classes=classes,
-        bound=bound.value,
-        rules=value(rules),
-        min_length=min_length,
-        dice=dice,
-        chunk_size=chunk_size,
-        limit_classes=limit_classes,
-        sample_seed=sample_seed,
-        class_ids=parse_class_ids(class_ids),
-        n_jobs=n_jobs,
-        backend=backend.value,
-        scheduler=scheduler,
-        scheduler_file=scheduler_file,
-        out=out,
-        overwrite=overwrite,
+        **opt.options_for(
+            ctx,
+            ProveConfig,
+            dictionary=dictionary or default_dictionary(),
+            class_ids=parse_class_ids(class_ids),
+        )
     )
     say = report_to(summary_json)
     hits: list[int] = []
@@ -159,7 +125,7 @@ def prove(
         with (
             nullcontext(None)
             if quiet
-            else render.prove_progress(log_style(progress_interval, log_format)) as bar
+            else render.prove_progress(opt.log_style(progress_interval, log_format)) as bar
         ):
 
             def update(p: Any) -> None:
