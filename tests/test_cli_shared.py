@@ -122,3 +122,36 @@ def test_commands_that_pass_options_on_take_the_context_hidden() -> None:
         command = root.get_command(ctx, name)  # type: ignore[attr-defined]
         names = [p.name for p in command.params]
         assert "ctx" not in names and {"out", "overwrite"} <= set(names), (name, names)
+
+
+def test_run_fills_in_placeholders_before_anything_else(tmp_path: Path) -> None:
+    import datetime
+    import json
+
+    from pipeline.cli.batch import fill_placeholders
+
+    when, out, summary, refused = fill_placeholders(
+        None, "runs/{date}", Path("s-{date}.json"), None, "2026-12-01", seeded=False
+    )
+    assert (when, out, summary, refused) == (
+        datetime.date(2026, 12, 1),
+        "runs/2026-12-01",
+        Path("s-2026-12-01.json"),
+        None,
+    )
+    # a refused date: its record is still written where the name needs no date...
+    plain = tmp_path / "s.json"
+    res = CliRunner().invoke(
+        app, ["run", "--date", "2026-02-30", "--out", str(tmp_path / "r"), "--summary-json", str(plain)]
+    )
+    assert res.exit_code == 2
+    record = json.loads(plain.read_text(encoding="utf-8"))
+    assert record["exit_code"] == 2 and "--date" in record["message"]
+    # ...and nowhere when the name itself needed it
+    dated = tmp_path / "d" / "{date}.json"
+    dated.parent.mkdir()
+    res = CliRunner().invoke(
+        app, ["run", "--date", "2026-02-30", "--out", str(tmp_path / "r"), "--summary-json", str(dated)]
+    )
+    assert res.exit_code == 2 and list(dated.parent.iterdir()) == []
+    assert not (tmp_path / "r").exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -48,6 +48,11 @@ from pipeline.cli.outcome import (
     report_to,
     run_summary_json,
 )
+
+if TYPE_CHECKING:
+    import datetime
+
+    from pipeline.errors import BoggleError
 
 RUN_OUT_HELP = (
     "Run directory ([run] out); placeholders {date} {year} {month} {day} {config}, "
@@ -149,20 +154,13 @@ def run(
     boggle run configs/large.toml --progress-interval 60 2> run.log
     """
     from pipeline import render
-    from pipeline.errors import EXIT_REJECTED_ROWS, BoggleError
+    from pipeline.errors import EXIT_REJECTED_ROWS
     from pipeline.runner import run_from_file
-    from pipeline.schedule import DATE_SEED, expand_pattern, has_placeholders, scheduled_day
+    from pipeline.schedule import DATE_SEED
 
-    refused: BoggleError | None = None
-    try:  # placeholders are filled in before anything else
-        when = scheduled_day(seed_from_date, day, seed is not None)
-        out = expand_pattern(out, when, config, "--out") if out is not None else None
-        if summary_json is not None:
-            summary_json = Path(expand_pattern(str(summary_json), when, config, "--summary-json"))
-    except BoggleError as exc:  # written to --summary-json too, if its name needs no expanding
-        refused, when = exc, None
-        if summary_json is not None and has_placeholders(str(summary_json)):
-            summary_json = None
+    when, out, summary_json, refused = fill_placeholders(
+        config, out, summary_json, seed_from_date, day, seeded=seed is not None
+    )
     say = report_to(summary_json)
 
     overrides = {
@@ -213,6 +211,34 @@ def run(
         if summary.rejected:
             err(render.run_rejected(summary))
             raise typer.Exit(EXIT_REJECTED_ROWS)
+
+
+def fill_placeholders(
+    config: Path | None,
+    out: str | None,
+    summary_json: Path | None,
+    seed_from_date: str | None,
+    day: str | None,
+    *,
+    seeded: bool,
+) -> tuple[datetime.date | None, str | None, Path | None, BoggleError | None]:
+    """The schedule's date, and ``--out`` and ``--summary-json`` with their placeholders filled
+    in, before anything else. A refusal is returned, not raised: the command raises it inside
+    its summary's block, so it is written to ``--summary-json`` too when that name needs no
+    expanding (else the name is dropped)."""
+    from pipeline.errors import BoggleError
+    from pipeline.schedule import expand_pattern, has_placeholders, scheduled_day
+
+    try:
+        when = scheduled_day(seed_from_date, day, seeded)
+        out = expand_pattern(out, when, config, "--out") if out is not None else None
+        if summary_json is not None:
+            summary_json = Path(expand_pattern(str(summary_json), when, config, "--summary-json"))
+    except BoggleError as exc:
+        if summary_json is not None and has_placeholders(str(summary_json)):
+            summary_json = None
+        return None, out, summary_json, exc
+    return when, out, summary_json, None
 
 
 # the option behind each override of `boggle run`, so a bad value names it (not the config file)
