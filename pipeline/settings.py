@@ -40,6 +40,10 @@ def _path(name: str, text: str) -> Path:
     return Path(text)
 
 
+def _flag(name: str, text: str) -> bool:
+    return True  # set (to anything but the empty string, which is unset)
+
+
 def _number(least: float, most: float, *, whole: bool = False) -> Parser:
     """A number from ``least`` to ``most`` (a whole one when ``whole``)."""
 
@@ -50,7 +54,7 @@ def _number(least: float, most: float, *, whole: bool = False) -> Parser:
         except ValueError:
             value = None
         if value is None or not least <= value <= most:  # nan fails both comparisons
-            raise ConfigError(f"{name}={text!r}: expected {kind} from {least:g} to {most:g}")
+            raise ConfigError(f"{name}={quote(text, 40)}: expected {kind} from {least:g} to {most:g}")
         return value
 
     return parse
@@ -190,7 +194,7 @@ class Settings:
         "BOGGLE_TRACEBACK",
         False,
         "`1` (any value): show the Python traceback of an internal error (exit 1)",
-        parse=lambda name, text: True,
+        parse=_flag,
         shown="unset",
     )
     tanglet_data: Path = _var(

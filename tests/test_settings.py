@@ -121,6 +121,7 @@ def test_values_are_parsed_to_their_types() -> None:
         ("BOGGLE_LEXICON_MAX_WORD", "1025", "BOGGLE_LEXICON_MAX_WORD='1025': expected 1 to 1024"),
         ("BOGGLE_LEXICON_MAX_NODES", str(2**31), "expected 1 to 2147483647"),
         ("BOGGLE_LEXICON_MAX_LINES", "9" * 5000, "(5,000 characters)"),
+        ("BOGGLE_FS_CONNECT_TIMEOUT", "9" * 5000, "(5,000 characters)"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_the_variable(name: str, text: str, message: str) -> None:
