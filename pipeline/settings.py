@@ -120,14 +120,12 @@ class Settings:
         10_000_000,
         "most lines a word list may have",
         parse=_count(),
-        shown="10,000,000",
     )
     lexicon_max_nodes: int = _var(
         "BOGGLE_LEXICON_MAX_NODES",
         64_000_000,
         "most trie nodes a compiled lexicon may have (counted before its arrays exist)",
         parse=_count(most=2**31 - 1),  # the trie's child indices are int32
-        shown="64,000,000",
     )
     lexicon_max_word: int = _var(
         "BOGGLE_LEXICON_MAX_WORD",
@@ -140,7 +138,6 @@ class Settings:
         10.0,
         "seconds to wait for an object store to answer (0.1 to 600)",
         parse=_number(0.1, 600.0),
-        shown="10",
     )
     fs_retries: int = _var(
         "BOGGLE_FS_RETRIES",
@@ -153,14 +150,12 @@ class Settings:
         60.0,
         "seconds an object-store lease lives without renewal (0.1 to 86,400)",
         parse=_number(0.1, 86_400.0),
-        shown="60",
     )
     lease_renew: float = _var(
         "BOGGLE_LEASE_RENEW",
         15.0,
         "seconds between lease renewals (0.1 to 86,400)",
         parse=_number(0.1, 86_400.0),
-        shown="15",
     )
     run_dir: str | None = _var(
         "BOGGLE_RUN_DIR",
@@ -279,6 +274,11 @@ def shown_default(f: dataclasses.Field[Any]) -> str:
     """The default of ``f`` as the environment page writes it."""
     if f.metadata["shown"] is not None:
         return str(f.metadata["shown"])
-    return (
-        "unset" if f.default is None else f"`{f.default}`" if isinstance(f.default, Path) else str(f.default)
-    )
+    value = f.default
+    if value is None:
+        return "unset"
+    if isinstance(value, Path):
+        return f"`{value}`"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)

@@ -80,6 +80,11 @@ def test_defaults_match_the_modules_that_use_them() -> None:
     assert env.lexicon_max_nodes == trie.DEFAULT_MAX_NODES
     assert settings.MAX_LINE_BYTES == lexicon.MAX_LINE_BYTES
     assert read_env() == Settings()  # an empty environment is every default
+    # and the environment page shows them as the modules' own figures
+    shown = {f.name: settings.shown_default(f) for f in settings.FIELDS}
+    assert shown["lexicon_max_lines"] == f"{lexicon.DEFAULT_MAX_LINES:,}" == "10,000,000"
+    assert shown["lexicon_max_bytes"] == f"{lexicon.DEFAULT_MAX_BYTES >> 20} MB"
+    assert (shown["fs_connect_timeout"], shown["lease_ttl"], shown["main_pid"]) == ("10", "60", "unset")
 
 
 def read_env(**variables: str) -> Settings:
