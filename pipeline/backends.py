@@ -11,7 +11,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from pipeline import lifeline
+from pipeline import lifeline, settings
 from pipeline.errors import BoggleError, ConfigError
 from pipeline.extras import require
 
@@ -30,7 +30,7 @@ def prepare_worker_environment() -> None:
     """Environment for the worker processes started from now on: Arrow allocates with the C
     library's allocator (unless the user chose a pool in ``ARROW_DEFAULT_MEMORY_POOL``), and
     they know this process as the one to die with (:mod:`pipeline.lifeline`)."""
-    os.environ.setdefault(ARROW_POOL_ENV, "system")
+    settings.export(ARROW_POOL_ENV, "system", replace=False)
     lifeline.mark_main()
 
 

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline import store
+from pipeline import settings, store
 from pipeline.errors import BoggleError
 from pipeline.extras import require
 
@@ -147,7 +147,6 @@ def scan_run_polars(runs: RunPaths, *, verify: bool = True) -> Any:
 
 
 DEFAULT_RUN = "runs/default"  # what `make analyze` writes (configs/default.toml's [run] out)
-RUN_DIR_ENV = "BOGGLE_RUN_DIR"
 
 
 def repo_root() -> Path | None:
@@ -170,7 +169,7 @@ def resolve_run_dir(run_dir: str | os.PathLike[str] | None = None) -> Path:
     missing or unfinished run is what raises.
     """
     if run_dir is None:
-        run_dir = os.environ.get(RUN_DIR_ENV) or DEFAULT_RUN
+        run_dir = settings.get().run_dir or DEFAULT_RUN
     if store.is_url(run_dir):
         return _run_dir(run_dir)  # type: ignore[no-any-return,unused-ignore]
     path = Path(run_dir).expanduser()

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline import settings
 from pipeline.boards import is_face_char, normalise_text
 from pipeline.errors import LexiconError
 from pipeline.io import write_text_atomic
@@ -74,7 +75,7 @@ __all__ = [
 
 def default_dictionary() -> str:
     """``$BOGGLE_DICTIONARY`` if set, else the embedded ENABLE2K (``enable2k``)."""
-    return os.environ.get("BOGGLE_DICTIONARY") or DEFAULT_DICTIONARY
+    return settings.get().dictionary or DEFAULT_DICTIONARY
 
 
 # ---------------------------------------------------------------- reading
@@ -144,11 +145,10 @@ def _announce_compile(src: WordSource) -> None:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("BOGGLE_CACHE_DIR")
-    if base:
-        return Path(base)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "boggle-pipeline"
+    env = settings.get()
+    if env.cache_dir is not None:
+        return env.cache_dir
+    return (env.xdg_cache_home or Path.home() / ".cache") / "boggle-pipeline"
 
 
 _UNSAFE_NOTED: set[str] = set()

@@ -5,12 +5,10 @@
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.errors import ConfigError, quote
+from pipeline import settings
 from pipeline.trie import DEFAULT_MAX_NODES
 
 MAX_EXAMPLES = 5
@@ -119,12 +117,8 @@ class LexiconLimits:
 
     @classmethod
     def from_env(cls) -> LexiconLimits:
-        return cls(
-            _env_int(MAX_BYTES_ENV, DEFAULT_MAX_BYTES, suffixes=True),
-            _env_int(MAX_LINES_ENV, DEFAULT_MAX_LINES),
-            _env_int(MAX_WORD_ENV, DEFAULT_MAX_WORD, most=MAX_LINE_BYTES),
-            _env_int(MAX_NODES_ENV, DEFAULT_MAX_NODES, most=2**31 - 1),  # int32 child indices
-        )
+        env = settings.get()
+        return cls(env.lexicon_max_bytes, env.lexicon_max_lines, env.lexicon_max_word, env.lexicon_max_nodes)
 
 
 def limits_identity() -> dict[str, int]:
@@ -133,22 +127,6 @@ def limits_identity() -> dict[str, int]:
     of a job written before the cap existed stays the same."""
     max_word = LexiconLimits.from_env().max_word
     return {} if max_word == DEFAULT_MAX_WORD else {"lexicon_max_word": max_word}
-
-
-_SIZE_SUFFIX = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
-
-
-def _env_int(name: str, default: int, *, suffixes: bool = False, most: int | None = None) -> int:
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    m = re.fullmatch(r"(\d{1,15})\s*([kmg]?)(?:i?b)?" if suffixes else r"(\d{1,15})()", text, re.IGNORECASE)
-    value = int(m.group(1)) * _SIZE_SUFFIX[m.group(2).lower()] if m else 0
-    if value < 1 or (most is not None and value > most):
-        span = f"1 to {most}" if most is not None else "a positive whole number"
-        unit = " (bytes, or with a K, M or G suffix)" if suffixes else ""
-        raise ConfigError(f"{name}={quote(text, 40)}: expected {span}{unit}")
-    return value
 
 
 def byte_size(n: int) -> str:

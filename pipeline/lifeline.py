@@ -27,6 +27,8 @@ import threading
 import time
 from typing import Any
 
+from pipeline import settings
+
 #: The main process's pid, and "+thread" when it started workers from a thread other than
 #: its main one (PR_SET_PDEATHSIG is then unsafe: that thread may end before the workers).
 ENV = "BOGGLE_MAIN_PID"
@@ -43,12 +45,12 @@ _LOCK = threading.Lock()
 def mark_main() -> None:
     """In the main process, before it starts workers: name it as the process they serve."""
     on_main = threading.current_thread() is threading.main_thread()
-    os.environ[ENV] = f"{os.getpid()}" if on_main else f"{os.getpid()}+thread"
+    settings.export(ENV, f"{os.getpid()}" if on_main else f"{os.getpid()}+thread")
 
 
 def _from_env() -> tuple[int, bool] | None:
     """(main pid, may use PR_SET_PDEATHSIG) from the environment, None when unset."""
-    value = os.environ.get(ENV, "")
+    value = settings.get().main_pid or ""
     pid, _, how = value.partition("+")
     if not pid.isdigit():
         return None

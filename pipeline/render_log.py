@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from pipeline import settings
+
 if TYPE_CHECKING:
     from rich.progress import Progress
 
@@ -28,10 +30,9 @@ def stderr_console() -> Console:
     """A console on stderr for progress: a terminal's width, or, written to a log (not a
     terminal) without ``$COLUMNS``, :data:`LOG_WIDTH` columns, so a line is not cut at rich's
     default of 80."""
-    import os
     import sys
 
-    if sys.stderr.isatty() or os.environ.get("COLUMNS"):
+    if sys.stderr.isatty() or settings.get().columns:
         return Console(stderr=True)
     return Console(stderr=True, width=LOG_WIDTH)
 

@@ -6,17 +6,16 @@ the one, the dice module the other.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from pipeline import settings
 from pipeline.errors import LexiconError
 
 TANGLET_PREFIX = "tanglet:"
-DEFAULT_TANGLET_DIR = "/usr/share/tanglet/gamedata"
 
 
 def tanglet_dir() -> Path:
-    return Path(os.environ.get("TANGLET_DATA", DEFAULT_TANGLET_DIR))
+    return settings.get().tanglet_data
 
 
 def tanglet_languages() -> list[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from pipeline import settings
 from pipeline.errors import ConfigError, RunIOError
 
 # scheme -> (the package that provides it, fsspec's protocol name)
@@ -26,10 +27,6 @@ SCHEMES: dict[str, tuple[str | None, str]] = {
     "memory": (None, "memory"),
 }
 EXTRA = "cloud"
-# seconds to wait for a connection, and attempts per request: an unreachable endpoint is one
-# line (exit 5) within seconds, not minutes of silent retries
-CONNECT_TIMEOUT_ENV = "BOGGLE_FS_CONNECT_TIMEOUT"
-RETRIES_ENV = "BOGGLE_FS_RETRIES"
 
 
 def is_url(spec: str | os.PathLike[str]) -> bool:
@@ -73,8 +70,9 @@ def filesystem(scheme: str) -> Any:
         # listings are read back right after writes (committed parts, lease generations)
         options["use_listings_cache"] = False
     if protocol == "s3":
-        timeout = float(_env_number(CONNECT_TIMEOUT_ENV, "10", 0.1, 600.0))
-        retries = int(_env_number(RETRIES_ENV, "3", 1, 20, whole=True))
+        # bounded (settings.py): an unreachable endpoint is one line (exit 5) within seconds,
+        # not minutes of silent retries
+        timeout, retries = settings.get().fs_connect_timeout, settings.get().fs_retries
         options["config_kwargs"] = {
             "connect_timeout": timeout,
             "read_timeout": max(timeout, 60.0),
@@ -97,20 +95,6 @@ _SECRET_PARAMS = re.compile(
     re.IGNORECASE,
 )
 REDACTED = "<credentials>"
-
-
-def _env_number(name: str, default: str, least: float, most: float, *, whole: bool = False) -> float:
-    """A numeric setting from the environment, checked: anything else is a one-line ConfigError
-    (exit 2) naming the variable, not a traceback or an unbounded wait."""
-    text = os.environ.get(name, "").strip() or default
-    kind = "a whole number" if whole else "a number"
-    try:
-        value = int(text) if whole else float(text)
-    except ValueError:
-        value = None
-    if value is None or not least <= value <= most:
-        raise ConfigError(f"{name}={text!r}: expected {kind} from {least:g} to {most:g}")
-    return value
 
 
 def redact(text: str) -> str:

@@ -8,10 +8,13 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from pipeline import settings
 
 if TYPE_CHECKING:
     from pipeline.config import RunConfig
@@ -36,6 +39,42 @@ def need_data(present: bool, reason: str) -> None:
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Compiled lexicons go to a per-session cache, never the user's."""
     os.environ["BOGGLE_CACHE_DIR"] = str(tmp_path_factory.mktemp("boggle-cache"))
+    settings.reload()
+
+
+class _SettingsMonkeyPatch(pytest.MonkeyPatch):
+    """``monkeypatch`` whose environment changes reach :mod:`pipeline.settings`, which reads the
+    environment once: each ``setenv``/``delenv`` (and the undo) makes the next ``get()`` read
+    it again."""
+
+    def setenv(self, name: str, value: str, prepend: str | None = None) -> None:
+        super().setenv(name, value, prepend)
+        settings.reload()
+
+    def delenv(self, name: str, raising: bool = True) -> None:
+        super().delenv(name, raising)
+        settings.reload()
+
+    def undo(self) -> None:
+        super().undo()
+        settings.reload()
+
+
+@pytest.fixture
+def monkeypatch() -> Iterator[pytest.MonkeyPatch]:
+    """pytest's ``monkeypatch``, with :class:`_SettingsMonkeyPatch`'s environment handling."""
+    patch = _SettingsMonkeyPatch()
+    yield patch
+    patch.undo()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_settings() -> Iterator[None]:
+    """Each test reads the environment anew (a test that set ``os.environ`` itself leaves
+    nothing behind in the settings)."""
+    settings.reload()
+    yield
+    settings.reload()
 
 
 @pytest.fixture(scope="session")

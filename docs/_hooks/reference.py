@@ -3,7 +3,8 @@
 A page asks for a generated block with an HTML comment on a line of its own, e.g.
 ``<!-- generated: cli -->``; :data:`GENERATORS` lists the names. The blocks are built from the
 Typer app (every command, argument and option with its help text), from the column
-descriptions the schema modules keep next to the schemas they write, and (for the design page)
+descriptions the schema modules keep next to the schemas they write, from the fields of
+:class:`pipeline.settings.Settings` (every environment variable), and (for the design page)
 from the import contracts in ``pyproject.toml`` and each module's docstring, so the reference
 cannot drift from the code. ``tests/test_docs.py`` imports this module to check that everything
 is documented without building the whole site.
@@ -274,7 +275,21 @@ def import_contracts() -> str:
     return "\n".join(out) + "\n"
 
 
+def environment() -> str:
+    """The table of every environment variable, from the fields of
+    :class:`pipeline.settings.Settings` (name, what it does, default)."""
+    from pipeline import settings
+
+    rows = ["| variable | what it does | default |", "|---|---|---|"]
+    for f in settings.FIELDS:
+        # the description is Markdown already (code spans, links): only pipes are escaped
+        doc = " ".join(f.metadata["doc"].split()).replace("|", "\\|")
+        rows.append(f"| `{f.metadata['env']}` | {doc} | {settings.shown_default(f)} |")
+    return "\n".join(rows) + "\n"
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
+    "environment": environment,
     "cli": cli_reference,
     "run-columns": run_columns,
     "reject-columns": reject_columns,

@@ -14,6 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline import settings
+
 _SHARE = re.compile(r"(^|_)(share|rel)(_|$)|^share")
 _COUNT = re.compile(r"(^|_)(boards|count|rank|words_total|points_total|letters|die|side)(_|$)")
 
@@ -134,6 +136,6 @@ def compare_dirs_from_env(value: str | None = None) -> list[str]:
     >>> compare_dirs_from_env("runs/a, runs/b:runs/c")
     ['runs/a', 'runs/b', 'runs/c']
     """
-    text = os.environ.get("BOGGLE_COMPARE_DIRS", "") if value is None else value
+    text = settings.get().compare_dirs if value is None else value
     parts = [p for chunk in text.split(",") for p in chunk.split(os.pathsep)]
     return [p.strip() for p in parts if p.strip()]

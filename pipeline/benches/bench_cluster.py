@@ -58,7 +58,7 @@ def services(workdir: Path, workers: int) -> Iterator[tuple[dict[str, str], Path
     }
     port = _free_port()
     env = {
-        **os.environ,
+        **os.environ,  # child-env: this one's, passed on to the moto server
         "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
         "AWS_ACCESS_KEY_ID": "bench",
         "AWS_SECRET_ACCESS_KEY": SECRET,

@@ -91,7 +91,7 @@ def main(
     boggle = str(Path(sys.executable).with_name("boggle"))
     dice = dictionary if dictionary.startswith("tanglet:") else "new"
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "BOGGLE_CACHE_DIR": str(Path(tmp) / "cache-compile")}
+        env = {**os.environ, "BOGGLE_CACHE_DIR": str(Path(tmp) / "cache-compile")}  # child-env: a fresh cache
         compile_code = (
             "import sys; from pipeline.lexicon import compile_for_boards; "
             "from pipeline.rules import get_rules; "
@@ -104,7 +104,7 @@ def main(
         _line("cold compile, wall time", wall, "s", COMPILE_S)
         _line("cold compile, peak RSS", peak, "MB", COMPILE_MB)
 
-        env = {**os.environ, "BOGGLE_CACHE_DIR": str(Path(tmp) / "cache-note")}
+        env = {**os.environ, "BOGGLE_CACHE_DIR": str(Path(tmp) / "cache-note")}  # child-env: a fresh cache
         _, _, _, err, first = _peak_rss_mb(
             [boggle, "solve", "abcdefghijklmnop", "--dictionary", dictionary], env
         )
@@ -114,7 +114,7 @@ def main(
         if first is not None:
             _line("  ... and said it after", first, "s", NOTE_S)
 
-        env = {**os.environ, "BOGGLE_CACHE_DIR": str(Path(tmp) / "cache-run")}
+        env = {**os.environ, "BOGGLE_CACHE_DIR": str(Path(tmp) / "cache-run")}  # child-env: a fresh cache
         run_cmd = [
             boggle,
             "run",

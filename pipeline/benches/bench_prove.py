@@ -44,6 +44,7 @@ from typing import Annotated
 
 import typer
 
+from pipeline import settings
 from pipeline.prove.search import ENUMERATE_MAX
 from pipeline.prove.tree import LIFT_RATIO
 
@@ -282,7 +283,7 @@ def main(
         assert ids_file is not None
         _worker(word_list, shape, threshold, spec, ids_file, enumerate_max, lift_ratio)
         return
-    anchor = anchor_dir or Path(os.environ.get("ANCHOR_DIR", "/tmp/anchor"))
+    anchor = anchor_dir or settings.get().anchor_dir
     built = (anchor / "venv" / "bin" / "python").is_file() and any(
         (anchor / "hybrid-boggle").glob("cpp_boggle*.so")
     )

@@ -12,7 +12,6 @@ one line saying so and exits 0.
 
 from __future__ import annotations
 
-import os
 import re
 import statistics
 import subprocess
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from pipeline import settings
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
@@ -67,7 +68,7 @@ def main(
     ] = None,
     pairs: Annotated[int, typer.Option(help="Alternating pairs of runs (the medians are reported).")] = 3,
 ) -> None:
-    anchor = anchor_dir or Path(os.environ.get("ANCHOR_DIR", "/tmp/anchor"))
+    anchor = anchor_dir or settings.get().anchor_dir
     cpp_python = anchor / "venv" / "bin" / "python"
     repo = anchor / "hybrid-boggle"
     if not cpp_python.is_file() or not any(repo.glob("cpp_boggle*.so")):

@@ -7,7 +7,8 @@ numba, pyarrow) are imported inside the commands so ``boggle --help`` answers at
 * :mod:`~pipeline.cli.options`: choice enums and the options several commands share;
 * :mod:`~pipeline.cli.outcome`: errors to exit codes, BrokenPipe, ``--summary-json``;
 * :mod:`~pipeline.cli.solving`: solve, lookup, words, check, queens, generate;
-* :mod:`~pipeline.cli.batch`: run, analyze, select, optimize;
+* :mod:`~pipeline.cli.batch`: run, optimize;
+* :mod:`~pipeline.cli.analyzing`: analyze, select;
 * :mod:`~pipeline.cli.proving`: prove;
 * :mod:`~pipeline.cli.integrity`: digest;
 * :mod:`~pipeline.cli.designing`: dice show, what-if, design-dice;
@@ -26,17 +27,12 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from pipeline.cli import batch, catalog, designing, integrity, proving, solving
+from pipeline.cli import analyzing, batch, catalog, designing, integrity, proving, solving
+from pipeline.cli.options import command_group
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(
-    help="Generate, solve and analyse Boggle boards at scale.",
-    no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+app = command_group("Generate, solve and analyse Boggle boards at scale.")
 
 
 def _version(value: bool) -> None:
@@ -112,8 +108,8 @@ for command in (
     solving.solve,
     solving.lookup,
     solving.words,
-    batch.analyze,
-    batch.select,
+    analyzing.analyze,
+    analyzing.select,
     solving.check,
     solving.queens,
     batch.run,
@@ -128,13 +124,9 @@ app.command("design-dice", cls=HumanHelpCommand)(designing.design_dice)
 designing.dice_app.command("show", cls=HumanHelpCommand)(designing.show)
 app.add_typer(designing.dice_app, name="dice")
 
-runs_app = typer.Typer(
-    help="The catalog of runs, proofs and optimize searches: ls, show, verify, query.\n\n"
-    "Example: boggle runs ls runs",
-    no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+runs_app = command_group(
+    "The catalog of runs, proofs and optimize searches: ls, show, verify, query.\n\n"
+    "Example: boggle runs ls runs"
 )
 for runs_command in (catalog.ls, catalog.show, catalog.verify, catalog.query):
     runs_app.command(cls=HumanHelpCommand)(runs_command)

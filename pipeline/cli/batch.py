@@ -1,18 +1,19 @@
-"""Batch commands: run (generate or ingest, solve, write Parquet), analyze, select, optimize.
-
-Each parses its options, calls one library function and shows its progress and outcome through
-:mod:`pipeline.render`. Heavy modules are imported inside the commands so ``--help`` stays light.
-"""
+"""Batch commands: ``boggle run`` (generate or ingest, solve, write Parquet) and ``boggle
+optimize`` (search for the best boards)."""
 
 from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from pipeline.cli.options import (
+    BEST_ONLY_HELP,
+    SCHEDULER_FILE_HELP,
+    SCHEDULER_HELP,
+    SHAPE_64_HELP,
     Backend,
     DictionaryOpt,
     LogFormat,
@@ -23,268 +24,40 @@ from pipeline.cli.options import (
     ProgressIntervalOpt,
     RulesName,
     RulesOpt,
-    ServePreset,
     Strategy,
     SummaryJsonOpt,
     dice_option,
     log_style,
+    n_jobs_option,
+    options_for,
+    out_option,
+    quiet_option,
+    scheduler_file_option,
+    scheduler_option,
+    set_option,
+    shape_option,
+    summary_json_option,
     value,
 )
 from pipeline.cli.outcome import (
-    ANALYZE_SUMMARY_FIELDS,
     OPTIMIZE_SUMMARY_FIELDS,
-    SELECT_SUMMARY_FIELDS,
     announce_kernel_compile,
     err,
     handle_errors,
     note,
+    report_to,
     run_summary_json,
-    summary_to_stdout,
 )
-from pipeline.cli.outcome import (
-    say as say_out,
-)
-from pipeline.extras import require
 
+if TYPE_CHECKING:
+    import datetime
 
-@handle_errors
-def analyze(
-    run_dirs: Annotated[
-        list[str],
-        typer.Argument(metavar="RUN_DIR", help="Finished run directories (with _SUCCESS), or their URLs."),
-    ],
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", "-o", help="Report folder. Default: reports/<run> (or <run1>-vs-<run2>)."),
-    ] = None,
-    top: Annotated[
-        int, typer.Option("--top", min=1, help="Top boards listed per run/source (at most 1,000,000).")
-    ] = 20,
-    top_words: Annotated[
-        int,
-        typer.Option(
-            "--top-words", min=1, help="Most frequent words listed per run/source (at most 1,000,000)."
-        ),
-    ] = 50,
-    threads: Annotated[
-        int | None, typer.Option("--threads", min=1, help="DuckDB threads (default: all cores).")
-    ] = None,
-    memory_limit: Annotated[
-        str | None,
-        typer.Option("--memory-limit", help="DuckDB memory cap, e.g. 2GB (spills to disk beyond)."),
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress messages.")] = False,
-    progress_interval: ProgressIntervalOpt = 10.0,
-    log_format: LogFormatOpt = LogFormat.text,
-    label: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--label",
-            metavar="RUN=TEXT",
-            help="Label a run in the report and plots (RUN: the directory as given or its name); "
-            "repeatable. Default: what differs between the runs, e.g. 'new dice · tanglet:en'.",
-        ),
-    ] = None,
-    expect_digest: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--expect-digest",
-            metavar="DIGEST",
-            help="Each run's published digest (boggle digest), one per run in order: exit 4 unless "
-            "every run is the published one.",
-        ),
-    ] = None,
-    bad_words: Annotated[
-        int | None,
-        typer.Option(
-            "--bad-words",
-            min=1,
-            metavar="N",
-            help="A bad board has fewer than N words (the report's bad-board section). Default 50, "
-            "unless --bad-score is given alone.",
-        ),
-    ] = None,
-    bad_score: Annotated[
-        int | None,
-        typer.Option(
-            "--bad-score",
-            min=1,
-            metavar="N",
-            help="A bad board scores fewer than N points (with --bad-words: either makes it bad).",
-        ),
-    ] = None,
-    summary_json: Annotated[
-        Path | None,
-        typer.Option(
-            "--summary-json",
-            metavar="PATH|-",
-            help="Also write the outcome as JSON here ('-': stdout): status, exit_code, message, runs, "
-            "boards, report and table/plot files, timestamps, version; on failure too.",
-        ),
-    ] = None,
-) -> None:
-    """Analyse one or more finished runs: summary tables (Parquet + CSV), plots, report.html.
-
-    Several runs are compared side by side (e.g. two dice sets). Prints the report's path.
-
-    Example: boggle analyze runs/new runs/classic --out reports/dice
-    """
-    say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
-    with run_summary_json(summary_json, None, "analyze", ANALYZE_SUMMARY_FIELDS) as outcome:
-        outcome.update(runs=[{"run_dir": d} for d in run_dirs], out_dir=str(out.resolve()) if out else None)
-        require("analyze", "boggle analyze")
-        check_report_folder(run_dirs, out)  # before the analysis modules' seconds of imports
-        if expect_digest is not None:
-            check_digests(run_dirs, expect_digest)
-        threads = capped_threads(threads)
-        from pipeline import render
-        from pipeline.analyze import BadDefinition, analyze_runs, parse_labels
-
-        with render.analyze_progress(quiet, log_style(progress_interval, log_format)) as progress:
-            result = analyze_runs(
-                [str(d) for d in run_dirs],
-                out,
-                top=top,
-                top_words=top_words,
-                threads=threads,
-                memory_limit=memory_limit,
-                progress=progress,
-                labels=parse_labels(label),
-                bad=BadDefinition.from_options(bad_words, bad_score),
-            )
-        if summary_json is not None:
-            outcome.update(render.analyze_outcome(result, run_dirs))
-        say(f"report: {result.report.resolve()}")
-
-
-@handle_errors
-def select(
-    run_dirs: Annotated[
-        list[str],
-        typer.Argument(metavar="RUN_DIR", help="Finished run directories (with _SUCCESS), or their URLs."),
-    ],
-    out: Annotated[
-        Path,
-        typer.Option("--out", "-o", help="The pool file: .parquet (or .pq) or .csv, written atomically."),
-    ],
-    words: Annotated[
-        str | None,
-        typer.Option("--words", metavar="A..B", help="Word-count band, inclusive (A.. or ..B: open)."),
-    ] = None,
-    score: Annotated[
-        str | None, typer.Option("--score", metavar="A..B", help="Score range, inclusive (A.. or ..B: open).")
-    ] = None,
-    no_dead_cells: Annotated[
-        bool, typer.Option("--no-dead-cells", help="Only boards on which every cell is used by a word.")
-    ] = False,
-    min_common_words: Annotated[
-        int | None,
-        typer.Option(
-            "--min-common-words",
-            min=0,
-            metavar="N",
-            help="At least N common words (wordfreq Zipf >= 3.6, the report's definition); needs word lists.",
-        ),
-    ] = None,
-    max_obscure: Annotated[
-        float | None,
-        typer.Option(
-            "--max-obscure",
-            metavar="F",
-            help="At most this share (0-1) of a board's words obscure (not common); needs word lists.",
-        ),
-    ] = None,
-    presets: Annotated[
-        list[ServePreset] | None,
-        typer.Option(
-            "--preset",
-            metavar="tanglet-easy|tanglet-medium|tanglet-hard",
-            help="Tanglet's word-count bands: easy 32..42, medium 200..250, hard 425..525 words; "
-            "repeatable (a board in any band given passes; with --words too).",
-        ),
-    ] = None,
-    limit: Annotated[
-        int | None,
-        typer.Option("--limit", min=0, metavar="N", help="Write at most N boards (the first, in order)."),
-    ] = None,
-    summary_json: Annotated[
-        Path | None,
-        typer.Option(
-            "--summary-json",
-            metavar="PATH|-",
-            help="Also write the outcome as JSON here ('-': stdout): status, exit_code, message, runs "
-            "(boards, selected, share and its 95% CI, per band), boards written, out, filters; "
-            "on failure too.",
-        ),
-    ] = None,
-) -> None:
-    """Choose the boards to serve: write the boards of finished runs that pass the filters to
-    one Parquet or CSV file (columns: board, grid, score, n_words, words, band, run_id, seed,
-    source, board_id, lexicon_hash...), in run order then board order, so the same runs and
-    filters give the same file byte for byte.
-
-    Prints, per run and per band, how many boards qualify with a 95% (Wilson) interval on the
-    share, and what a run of 100,000 boards yields. Exit codes: 0 ok, 2 bad input (a band,
-    a file name, word filters on a run without word lists), 4 a damaged run.
-
-    Example: boggle select runs/default --preset tanglet-medium --no-dead-cells --out pool.parquet
-    """
-    say = err if summary_to_stdout(summary_json) else typer.echo  # `-`: stdout holds the record alone
-    with run_summary_json(summary_json, None, "select", SELECT_SUMMARY_FIELDS) as outcome:
-        outcome.update(runs=[{"run_dir": d} for d in run_dirs], out=str(out.absolute()))
-        require("analyze", "boggle select")  # the analysis package: plots, word frequencies
-        from pipeline import render
-        from pipeline.analyze.select import Band, Filters, parse_range, preset, select_boards
-
-        bands = [preset(p.value) for p in presets or []]
-        if words is not None:
-            bands.append(Band(f"words {words.strip()}", *parse_range(words, "--words")))
-        filters = Filters(
-            bands=tuple(bands),
-            score=None if score is None else parse_range(score, "--score"),
-            no_dead_cells=no_dead_cells,
-            min_common_words=min_common_words,
-            max_obscure=max_obscure,
-            limit=limit,
-        )
-        outcome.update(filters=filters.describe())
-        result = select_boards(run_dirs, out, filters)
-        if summary_json is not None:
-            outcome.update(render.select_outcome(result, run_dirs))
-        for line in render.select_lines(result):
-            say(line)
-
-
-def check_report_folder(run_dirs: list[str], out: Path | None) -> None:
-    """Refuse (exit 2, before anything is written) a report folder that is, or is inside, one of
-    the runs: the report's files would become part of the run and break every reader of it. The
-    default, reports/<run>, is inside a run when the command runs from within one."""
     from pipeline.errors import BoggleError
-    from pipeline.urls import is_url  # not pipeline.store: that imports pyarrow
 
-    target = (out if out is not None else Path("reports")).resolve()
-    for run_dir in run_dirs:
-        if is_url(run_dir):  # a report is written locally, never into an object store
-            continue
-        run = Path(run_dir).resolve()
-        if target == run or run in target.parents:
-            shown = f"--out {out}" if out is not None else f"the default report folder ({target})"
-            raise BoggleError(
-                f"{shown} is inside the run directory {run_dir}; the report would be written into "
-                "the run: choose another --out"
-            )
-
-
-def capped_threads(threads: int | None) -> int | None:
-    """``--threads`` capped at the cores this process may use, with a note (DuckDB aborts the
-    process when it cannot start that many threads)."""
-    import os
-
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if threads is not None and threads > cores:
-        note(f"--threads {threads:,} capped to {cores} (the cores this process may use)")
-        return cores
-    return threads
+RUN_OUT_HELP = (
+    "Run directory ([run] out); placeholders {date} {year} {month} {day} {config}, "
+    "e.g. 'runs/nightly/{date}'."
+)
 
 
 @handle_errors
@@ -298,31 +71,14 @@ def run(
             show_default=False,
         ),
     ] = None,
-    out: Annotated[
-        str | None,
-        typer.Option(
-            "--out",
-            "-o",
-            metavar="DIR",
-            help="Run directory ([run] out); placeholders {date} {year} {month} {day} {config}, "
-            "e.g. 'runs/nightly/{date}'.",
-        ),
-    ] = None,
-    n_jobs: Annotated[
-        int | None, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores ([run] n_jobs).")
-    ] = None,
+    out: Annotated[str | None, out_option(RUN_OUT_HELP, metavar="DIR")] = None,
+    n_jobs: Annotated[int | None, n_jobs_option("Worker processes; -1 = all cores ([run] n_jobs).")] = None,
     backend: Annotated[
         Backend | None, typer.Option("--backend", help="Worker pool, default loky ([run] backend).")
     ] = None,
-    scheduler: Annotated[
-        str | None,
-        typer.Option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 ([run] scheduler)."),
-    ] = None,
+    scheduler: Annotated[str | None, scheduler_option(f"{SCHEDULER_HELP} ([run] scheduler).")] = None,
     scheduler_file: Annotated[
-        str | None,
-        typer.Option(
-            "--scheduler-file", help="Dask scheduler file, as HPC job scripts write it ([run] scheduler_file)"
-        ),
+        str | None, scheduler_file_option(f"{SCHEDULER_FILE_HELP} ([run] scheduler_file)")
     ] = None,
     count: Annotated[int | None, typer.Option("--count", help="Boards to generate ([boards] count).")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Generator seed ([boards] seed).")] = None,
@@ -344,7 +100,7 @@ def run(
         ),
     ] = None,
     dice: Annotated[str | None, dice_option("Dice set ([boards] dice).")] = None,
-    shape: Annotated[str | None, typer.Option("--shape", help="Board shape RxC ([boards] shape).")] = None,
+    shape: Annotated[str | None, shape_option("Board shape RxC ([boards] shape).")] = None,
     chunk_size: Annotated[
         int | None, typer.Option("--chunk-size", help="Boards per chunk / part file ([boards] chunk_size).")
     ] = None,
@@ -368,26 +124,17 @@ def run(
     rules: Annotated[
         RulesName | None, typer.Option("--rules", "-r", help="Rule preset ([rules] name).")
     ] = None,
-    assignments: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="SECTION.KEY=VALUE",
-            help="Any config value as section.key=value (TOML value), repeatable.",
-        ),
-    ] = None,
+    assignments: Annotated[list[str] | None, set_option()] = None,
     overwrite: OverwriteOpt = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or progress lines.")] = False,
+    quiet: Annotated[bool, quiet_option("No progress bar or progress lines.")] = False,
     progress_interval: ProgressIntervalOpt = 10.0,
     log_format: LogFormatOpt = LogFormat.text,
     summary_json: Annotated[
         Path | None,
-        typer.Option(
-            "--summary-json",
-            metavar="PATH|-",
-            help="Also write the outcome as JSON here ('-': stdout; placeholders as --out): status, "
-            "exit_code, message, chunks_total/done/reused, run_id, timestamps, version..., on failure "
-            "too: for schedulers.",
+        summary_json_option(
+            "status, exit_code, message, chunks_total/done/reused, run_id, timestamps, version...",
+            where="'-': stdout; placeholders as --out",
+            after=", on failure too: for schedulers.",
         ),
     ] = None,
 ) -> None:
@@ -407,21 +154,14 @@ def run(
     boggle run configs/large.toml --progress-interval 60 2> run.log
     """
     from pipeline import render
-    from pipeline.errors import EXIT_REJECTED_ROWS, BoggleError
+    from pipeline.errors import EXIT_REJECTED_ROWS
     from pipeline.runner import run_from_file
-    from pipeline.schedule import DATE_SEED, expand_pattern, has_placeholders, scheduled_day
+    from pipeline.schedule import DATE_SEED
 
-    refused: BoggleError | None = None
-    try:  # placeholders are filled in before anything else
-        when = scheduled_day(seed_from_date, day, seed is not None)
-        out = expand_pattern(out, when, config, "--out") if out is not None else None
-        if summary_json is not None:
-            summary_json = Path(expand_pattern(str(summary_json), when, config, "--summary-json"))
-    except BoggleError as exc:  # written to --summary-json too, if its name needs no expanding
-        refused, when = exc, None
-        if summary_json is not None and has_placeholders(str(summary_json)):
-            summary_json = None
-    say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
+    when, out, summary_json, refused = fill_placeholders(
+        config, out, summary_json, seed_from_date, day, seeded=seed is not None
+    )
+    say = report_to(summary_json)
 
     overrides = {
         "run.out": out,
@@ -473,18 +213,32 @@ def run(
             raise typer.Exit(EXIT_REJECTED_ROWS)
 
 
-def check_digests(run_dirs: list[str], digests: list[str]) -> None:
-    """Each run's manifest gives its published digest (its files are verified against that
-    manifest by the analysis itself)."""
-    from pipeline import store
+def fill_placeholders(
+    config: Path | None,
+    out: str | None,
+    summary_json: Path | None,
+    seed_from_date: str | None,
+    day: str | None,
+    *,
+    seeded: bool,
+) -> tuple[datetime.date | None, str | None, Path | None, BoggleError | None]:
+    """The schedule's date, and ``--out`` and ``--summary-json`` with their placeholders filled
+    in, before anything else. A refusal is returned, not raised: the command raises it inside
+    its summary's block, so it is written to ``--summary-json`` too when that name needs no
+    expanding (else the name is dropped)."""
     from pipeline.errors import BoggleError
+    from pipeline.schedule import expand_pattern, has_placeholders, scheduled_day
 
-    if len(digests) != len(run_dirs):
-        raise BoggleError(
-            f"--expect-digest: {len(digests)} digests for {len(run_dirs)} runs; one per run, in order"
-        )
-    for run_dir, digest in zip(run_dirs, digests, strict=True):
-        store.open_run(run_dir, verify=False, expect_digest=digest)
+    try:
+        when = scheduled_day(seed_from_date, day, seeded)
+        out = expand_pattern(out, when, config, "--out") if out is not None else None
+        if summary_json is not None:
+            summary_json = Path(expand_pattern(str(summary_json), when, config, "--summary-json"))
+    except BoggleError as exc:
+        if summary_json is not None and has_placeholders(str(summary_json)):
+            summary_json = None
+        return None, out, summary_json, exc
+    return when, out, summary_json, None
 
 
 # the option behind each override of `boggle run`, so a bad value names it (not the config file)
@@ -508,6 +262,7 @@ RUN_OPTION_NAMES = {
 
 @handle_errors
 def optimize(
+    ctx: typer.Context,
     config: Annotated[
         Path | None,
         typer.Argument(
@@ -515,7 +270,7 @@ def optimize(
         ),
     ] = None,
     dictionary: DictionaryOpt = None,
-    shape: Annotated[str | None, typer.Option("--shape", help="Board shape RxC (at most 64 cells).")] = None,
+    shape: Annotated[str | None, shape_option(SHAPE_64_HELP)] = None,
     dice: Annotated[
         str | None, dice_option("Only rollable boards of this dice set; default free letters.")
     ] = None,
@@ -567,23 +322,11 @@ def optimize(
     cycle: Annotated[
         int | None, typer.Option("--cycle", min=1, help="Annealing: moves per cooling cycle.")
     ] = None,
-    n_jobs: Annotated[
-        int | None, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")
-    ] = None,
-    out: Annotated[
-        str | None,
-        typer.Option("--out", "-o", help="Output directory (Parquet + _SUCCESS)."),
-    ] = None,
-    assignments: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="OPTIMIZE.KEY=VALUE",
-            help="Any [optimize] value as optimize.key=value (TOML value), repeatable.",
-        ),
-    ] = None,
+    n_jobs: Annotated[int | None, n_jobs_option()] = None,
+    out: Annotated[str | None, out_option("Output directory (Parquet + _SUCCESS).")] = None,
+    assignments: Annotated[list[str] | None, set_option("optimize")] = None,
     overwrite: OverwriteOpt = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the BEST line.")] = False,
+    quiet: Annotated[bool, quiet_option(BEST_ONLY_HELP)] = False,
     progress_interval: ProgressIntervalOpt = 10.0,
     log_format: LogFormatOpt = LogFormat.text,
     summary_json: SummaryJsonOpt = None,
@@ -599,31 +342,9 @@ def optimize(
     Example: boggle optimize configs/optimize-4x4.toml -d enable2k --restarts 4
     """
     from pipeline import render
-    from pipeline.optimize import SECTION, load_command_config, run_optimize
+    from pipeline.optimize import SECTION, OptimizeConfig, load_command_config, run_optimize
 
-    options = {
-        "dictionary": dictionary,
-        "shape": shape,
-        "dice": dice,
-        "rules": value(rules),
-        "min_length": min_length,
-        "strategy": value(strategy),
-        "objective": value(objective),
-        "subset": subset,
-        "restarts": restarts,
-        "seed": seed,
-        "iterations": iterations,
-        "time_limit": time_limit,
-        "target": target,
-        "pool_size": pool_size,
-        "keep": keep,
-        "t_start": t_start,
-        "t_end": t_end,
-        "cycle": cycle,
-        "n_jobs": n_jobs,
-        "out": out,
-        "overwrite": overwrite or None,
-    }
+    options = options_for(ctx, OptimizeConfig, overwrite=overwrite or None)
     cfg = load_command_config(config, {f"{SECTION}.{k}": v for k, v in options.items()}, assignments or [])
     if not quiet:
         announce_kernel_compile()
@@ -650,7 +371,7 @@ def optimize(
             best_score=best.score if best else None,
             best_board=format_compact(best.board) if best else None,
         )
-    say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
+    say = report_to(summary_json)
     if not quiet:
         for line in render.optimize_restarts(res):
             err(line)

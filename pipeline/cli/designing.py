@@ -1,8 +1,4 @@
-"""Commands for a dice designer: ``boggle dice show``, ``boggle what-if`` and ``boggle design-dice``.
-
-Each parses its options, calls one library function and prints what :mod:`pipeline.render`
-makes of the result. Heavy modules are imported inside the commands so ``--help`` stays light.
-"""
+"""Commands for a dice designer: ``boggle dice show``, ``boggle what-if`` and ``boggle design-dice``."""
 
 from __future__ import annotations
 
@@ -18,25 +14,28 @@ from pipeline.cli.options import (
     DictionaryOpt,
     OverwriteOpt,
     RulesOpt,
+    command_group,
     complete_dice,
-    value,
+    n_jobs_option,
+    options_for,
+    out_option,
+    quiet_option,
+    shape_option,
+    summary_json_option,
 )
 from pipeline.cli.outcome import (
     announce_kernel_compile,
     err,
     handle_errors,
     note,
+    report_to,
     run_summary_json,
-    summary_to_stdout,
+    summary_fields,
 )
 
-dice_app = typer.Typer(
-    help="Dice sets: show a built-in set or a dice file (format: docs/guides/dice.md).\n\n"
-    "Example: boggle dice show new",
-    no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+dice_app = command_group(
+    "Dice sets: show a built-in set or a dice file (format: docs/guides/dice.md).\n\n"
+    "Example: boggle dice show new"
 )
 
 _SETS = "|".join([*(d for d in DICE_CHOICES if d not in ("uniform", "english")), "tanglet:<lang>"])
@@ -49,8 +48,7 @@ def show(
         str, typer.Argument(metavar="NAME|FILE", help=DICE_ARG_HELP, autocompletion=complete_dice)
     ],
     shape: Annotated[
-        str | None,
-        typer.Option("--shape", help="Board shape RxC (a dice file: default the square its dice fill)."),
+        str | None, shape_option("Board shape RxC (a dice file: default the square its dice fill).")
     ] = None,
 ) -> None:
     """Print a dice set: one die a line (as a dice file reads it), then the count of each face.
@@ -69,11 +67,7 @@ def show(
         typer.echo(line)
 
 
-WHATIF_SUMMARY_FIELDS = (
-    "command",
-    "status",
-    "exit_code",
-    "message",
+WHATIF_SUMMARY_FIELDS = summary_fields(
     "base",
     "variant",
     "swaps",
@@ -91,15 +85,12 @@ WHATIF_SUMMARY_FIELDS = (
     "boards_differ",
     "prediction",
     "run_dir",
-    "started_at",
-    "finished_at",
-    "elapsed_s",
-    "version",
 )
 
 
 @handle_errors
 def what_if(
+    ctx: typer.Context,
     base: Annotated[
         str,
         typer.Argument(
@@ -130,28 +121,22 @@ def what_if(
     ] = 0,
     dictionary: DictionaryOpt = None,
     rules: RulesOpt = None,
-    shape: Annotated[
-        str | None, typer.Option("--shape", help="Board shape RxC (default: the dice's).")
-    ] = None,
+    shape: Annotated[str | None, shape_option("Board shape RxC (default: the dice's).")] = None,
     chunk_size: Annotated[
         int | None, typer.Option("--chunk-size", min=1, help="Boards per chunk (as boggle run).")
     ] = None,
     out: Annotated[
-        Path,
-        typer.Option(
-            "--out", "-o", help="Folder for the two runs (OUT/base, OUT/variant) and OUT/variant-dice.txt."
-        ),
+        Path, out_option("Folder for the two runs (OUT/base, OUT/variant) and OUT/variant-dice.txt.")
     ] = Path("runs/whatif"),
-    n_jobs: Annotated[int, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")] = -1,
+    n_jobs: Annotated[int, n_jobs_option()] = -1,
     overwrite: OverwriteOpt = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    quiet: Annotated[bool, quiet_option("No progress bars.")] = False,
     summary_json: Annotated[
         Path | None,
-        typer.Option(
-            "--summary-json",
-            metavar="PATH|-",
-            help="Also write the outcome as JSON here ('-': stdout): the measured gain and interval, the "
-            "shares higher/lower/unchanged, the model's prediction, both runs; on failure too.",
+        summary_json_option(
+            "the measured gain and interval, the shares higher/lower/unchanged, the model's prediction, "
+            "both runs",
+            after="; on failure too.",
         ),
     ] = None,
 ) -> None:
@@ -168,7 +153,7 @@ def what_if(
     from pipeline import render
     from pipeline.whatif import run_what_if
 
-    say = err if summary_to_stdout(summary_json) else typer.echo
+    say = report_to(summary_json, typer.echo)
     with run_summary_json(summary_json, str(out), "what-if", WHATIF_SUMMARY_FIELDS) as outcome:
         if not quiet:
             announce_kernel_compile()
@@ -188,33 +173,14 @@ def what_if(
                 bar[0](p)
 
         with bars:
-            res = run_what_if(
-                base,
-                swaps or [],
-                out,
-                count=count,
-                seed=seed,
-                dictionary=dictionary,
-                dice_b=dice_b,
-                shape=shape,
-                chunk_size=chunk_size,
-                rules=value(rules),
-                n_jobs=n_jobs,
-                overwrite=overwrite,
-                stage=stage,
-                progress=progress,
-                note=note,
-            )
+            given = options_for(ctx, run_what_if, base_spec=base, swaps=swaps or [], stage=stage)
+            res = run_what_if(**given, progress=progress, note=note)
         outcome.update(render.whatif_outcome(res))
     for line in render.whatif_lines(res):
         say(line)
 
 
-DESIGN_SUMMARY_FIELDS = (
-    "command",
-    "status",
-    "exit_code",
-    "message",
+DESIGN_SUMMARY_FIELDS = summary_fields(
     "out",
     "objective",
     "start",
@@ -224,15 +190,12 @@ DESIGN_SUMMARY_FIELDS = (
     "boards_solved",
     "cpu_s",
     "validation",
-    "started_at",
-    "finished_at",
-    "elapsed_s",
-    "version",
 )
 
 
 @handle_errors
 def design_dice(
+    ctx: typer.Context,
     start: Annotated[
         str,
         typer.Option(
@@ -312,27 +275,19 @@ def design_dice(
     dictionary: DictionaryOpt = None,
     rules: RulesOpt = None,
     shape: Annotated[
-        str | None,
-        typer.Option("--shape", help="Board shape RxC (a dice file: default the square it fills)."),
+        str | None, shape_option("Board shape RxC (a dice file: default the square it fills).")
     ] = None,
-    out: Annotated[
-        Path,
-        typer.Option("--out", "-o", help="Job folder: dice.txt, report.json, moves.csv (resumable)."),
-    ] = Path("runs/design"),
-    n_jobs: Annotated[int, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")] = 1,
+    out: Annotated[Path, out_option("Job folder: dice.txt, report.json, moves.csv (resumable).")] = Path(
+        "runs/design"
+    ),
+    n_jobs: Annotated[int, n_jobs_option()] = 1,
     backend: Annotated[
         Backend, typer.Option("--backend", help="Worker pool (loky, threading, dask).")
     ] = Backend.loky,
     overwrite: OverwriteOpt = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: Annotated[bool, quiet_option("No progress bar.")] = False,
     summary_json: Annotated[
-        Path | None,
-        typer.Option(
-            "--summary-json",
-            metavar="PATH|-",
-            help="Also write the outcome as JSON here ('-': stdout): moves, cost, the validation; "
-            "on failure too.",
-        ),
+        Path | None, summary_json_option("moves, cost, the validation", after="; on failure too.")
     ] = None,
 ) -> None:
     """Search for better dice: a local search of face swaps (and, with --faces free, replacements),
@@ -352,29 +307,16 @@ def design_dice(
     from pipeline.design import design_dice as run_design
     from pipeline.lexicon import default_dictionary
 
-    say = err if summary_to_stdout(summary_json) else typer.echo
+    say = report_to(summary_json, typer.echo)
     with run_summary_json(summary_json, str(out), "design-dice", DESIGN_SUMMARY_FIELDS) as outcome:
         cfg = DesignConfig(
-            start,
-            objective,
-            dictionary or default_dictionary(),
-            str(out),
-            budget=parse_budget(budget),
-            faces=faces,
-            keep_qu=keep_qu,
-            max_same=max_same,
-            max_sd=max_sd,
-            batch=batch,
-            max_batches=max_batches,
-            undecided=undecided,
-            z=z,
-            seed=seed,
-            validate=validate,
-            rules=value(rules),
-            shape=shape,
-            n_jobs=n_jobs,
-            backend=str(value(backend)),
-            overwrite=overwrite,
+            **options_for(
+                ctx,
+                DesignConfig,
+                dictionary=dictionary or default_dictionary(),
+                out=str(out),
+                budget=parse_budget(budget),
+            )
         )
         if not quiet:
             announce_kernel_compile()

@@ -5,11 +5,15 @@ The enums mirror library constants so ``boggle --help`` needs no numpy (tests ke
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from pipeline import settings
 
 if TYPE_CHECKING:
     from pipeline.render import LogStyle
@@ -88,6 +92,27 @@ def value(choice: StrEnum | None) -> str | None:
     return None if choice is None else choice.value
 
 
+def options_for(ctx: typer.Context, target: Callable[..., Any], **converted: Any) -> dict[str, Any]:
+    """The keyword arguments of ``target`` (a library function, or a config dataclass) that the
+    command's options give by name (a choice as its plain value), with ``converted`` (what the
+    command made of an option, or adds) in their place. A command whose options are named as
+    what it calls passes them on this way, so an option added to both needs no line here."""
+    names = inspect.signature(target).parameters
+    given = {k: v.value if isinstance(v, StrEnum) else v for k, v in ctx.params.items() if k in names}
+    return {**given, **converted}
+
+
+def set_option(section: str | None = None) -> Any:
+    """``--set SECTION.KEY=VALUE``: any config value (``section``: any value of that section)."""
+    key = section or "section"
+    what = f"[{section}]" if section else "config"
+    return typer.Option(
+        "--set",
+        metavar=f"{key.upper()}.KEY=VALUE",
+        help=f"Any {what} value as {key}.key=value (TOML value), repeatable.",
+    )
+
+
 def dice_option(text: str) -> Any:
     """``--dice`` with its choices in the metavar and in shell completion; a dice file too."""
     help_text = f"{text} FILE: dice of your own (a path with / or .txt/.json/.toml; docs/guides/dice.md)."
@@ -121,15 +146,64 @@ ShapeOpt = Annotated[
 OverwriteOpt = Annotated[
     bool, typer.Option("--overwrite", help="Replace a different run already in the output directory.")
 ]
+
+
+def summary_json_option(
+    figures: str, *, where: str = "'-': stdout", after: str = "; on failure too: for schedulers."
+) -> Any:
+    """``--summary-json``: "Also write the outcome as JSON here (<where>): <figures><after>"."""
+    help_text = f"Also write the outcome as JSON here ({where}): {figures}{after}"
+    return typer.Option("--summary-json", metavar="PATH|-", help=help_text)
+
+
 SummaryJsonOpt = Annotated[
     Path | None,
-    typer.Option(
-        "--summary-json",
-        metavar="PATH|-",
-        help="Also write the outcome as JSON here ('-': stdout): status, exit_code, message, the job's "
-        "figures, run_dir, started_at, finished_at, version; on failure too: for schedulers.",
+    summary_json_option(
+        "status, exit_code, message, the job's figures, run_dir, started_at, finished_at, version"
     ),
 ]
+N_JOBS_HELP = "Worker processes; -1 = all cores."
+BEST_ONLY_HELP = "Print only the BEST line."
+SHAPE_64_HELP = "Board shape RxC (at most 64 cells)."
+SCHEDULER_HELP = "Dask scheduler address, e.g. tcp://host:8786"
+SCHEDULER_FILE_HELP = "Dask scheduler file, as HPC job scripts write it"
+
+
+def n_jobs_option(help_text: str = N_JOBS_HELP) -> Any:
+    return typer.Option("--n-jobs", "-j", help=help_text)
+
+
+def quiet_option(help_text: str) -> Any:
+    return typer.Option("--quiet", "-q", help=help_text)
+
+
+def out_option(help_text: str, metavar: str | None = None) -> Any:
+    return typer.Option("--out", "-o", metavar=metavar, help=help_text)
+
+
+def shape_option(help_text: str) -> Any:
+    return typer.Option("--shape", help=help_text)
+
+
+def scheduler_option(help_text: str) -> Any:
+    return typer.Option("--scheduler", help=help_text)
+
+
+def scheduler_file_option(help_text: str) -> Any:
+    return typer.Option("--scheduler-file", help=help_text)
+
+
+def command_group(help_text: str) -> typer.Typer:
+    """A Typer application (``boggle`` itself, or a group such as ``boggle runs``) set up as
+    every one of this program's: ``-h``, help when called bare, plain help text, no Typer
+    traceback pages."""
+    return typer.Typer(
+        help=help_text,
+        no_args_is_help=True,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
 
 
 class LogFormat(StrEnum):
@@ -145,7 +219,7 @@ ProgressIntervalOpt = Annotated[
         "--progress-interval",
         min=0.1,
         metavar="SECONDS",
-        envvar="BOGGLE_PROGRESS_INTERVAL",
+        envvar=settings.env_name("progress_interval"),
         help="When stderr is not a terminal (a log file, a pipe): seconds between two progress lines.",
     ),
 ]
@@ -153,7 +227,7 @@ LogFormatOpt = Annotated[
     LogFormat,
     typer.Option(
         "--log-format",
-        envvar="BOGGLE_LOG_FORMAT",
+        envvar=settings.env_name("log_format"),
         help="Progress on stderr: text (a bar on a terminal, a plain timestamped line every "
         "--progress-interval in a log) or json (one JSON object a line, for log collectors).",
     ),

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 import typer
 
+from pipeline import settings
 from pipeline.errors import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
@@ -191,6 +192,7 @@ def handle_errors(fn: F) -> F:
 
         set_compile_listener(note)
         try:
+            settings.get()  # a bad variable is refused (one line, exit 2) before any work starts
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort, click.exceptions.ClickException):
             raise
@@ -201,7 +203,7 @@ def handle_errors(fn: F) -> F:
         except (BoggleError, KeyboardInterrupt, Exception) as exc:
             # anything else is a bug: one line and exit 1 (never a traceback and exit 2);
             # BOGGLE_TRACEBACK=1 shows the traceback for the report
-            if os.environ.get("BOGGLE_TRACEBACK") and not isinstance(exc, BoggleError | OSError):
+            if not isinstance(exc, BoggleError | OSError) and settings.get().traceback:
                 raise
             out = kwargs.get("out")
             code, line = error_outcome(exc, fn.__name__, str(out) if out is not None else None)
@@ -220,15 +222,20 @@ def announce_kernel_compile(module: str = "kernel") -> None:
         err("note: compiling the solver kernel (first run on this machine, about 10-20 s)...")
 
 
-# every command's record ends with when it ran and which release ran it
+# every record starts with what ran and how it ended, and ends with when it ran and which
+# release ran it; the command's own figures lie between
+OUTCOME_FIELDS = ("command", "status", "exit_code", "message")
 WHEN_FIELDS = ("started_at", "finished_at", "elapsed_s", "version")
+
+
+def summary_fields(*figures: str) -> tuple[str, ...]:
+    """The keys of a command's ``--summary-json`` record, in order, around its ``figures``."""
+    return (*OUTCOME_FIELDS, *figures, *WHEN_FIELDS)
+
+
 # chunks_total is null while not known (a refused config, an ingest run stopped before the end
 # of its input); chunks_done counts every committed chunk, reused ones included
-SUMMARY_FIELDS = (
-    "command",
-    "status",
-    "exit_code",
-    "message",
+SUMMARY_FIELDS = summary_fields(
     "config",
     "run_id",
     "boards",
@@ -240,62 +247,25 @@ SUMMARY_FIELDS = (
     "chunks_reused",
     "boards_solved",
     "run_dir",
-    *WHEN_FIELDS,
 )
 # prove and optimize write the same record with their own figures (same lifecycle, same outcome)
-PROVE_SUMMARY_FIELDS = (
-    "command",
-    "status",
-    "exit_code",
-    "message",
-    "classes_total",
-    "classes_done",
-    "boards",
-    "best_board",
-    "best_score",
-    "run_dir",
-    *WHEN_FIELDS,
+PROVE_SUMMARY_FIELDS = summary_fields(
+    "classes_total", "classes_done", "boards", "best_board", "best_score", "run_dir"
 )
-OPTIMIZE_SUMMARY_FIELDS = (
-    "command",
-    "status",
-    "exit_code",
-    "message",
-    "boards",
-    "best_board",
-    "best_score",
-    "run_dir",
-    *WHEN_FIELDS,
-)
-ANALYZE_SUMMARY_FIELDS = (
-    "command",
-    "status",
-    "exit_code",
-    "message",
-    "runs",
-    "boards",
-    "report",
-    "out_dir",
-    "files",
-    *WHEN_FIELDS,
-)
-SELECT_SUMMARY_FIELDS = (
-    "command",
-    "status",
-    "exit_code",
-    "message",
-    "runs",
-    "boards",
-    "selected",
-    "out",
-    "filters",
-    *WHEN_FIELDS,
-)
+OPTIMIZE_SUMMARY_FIELDS = summary_fields("boards", "best_board", "best_score", "run_dir")
+ANALYZE_SUMMARY_FIELDS = summary_fields("runs", "boards", "report", "out_dir", "files")
+SELECT_SUMMARY_FIELDS = summary_fields("runs", "boards", "selected", "out", "filters")
 STDOUT = "-"  # --summary-json -: the record goes to stdout (and the command's own lines to stderr)
 
 
 def summary_to_stdout(path: Path | str | None) -> bool:
     return path is not None and str(path) == STDOUT
+
+
+def report_to(summary_json: Path | str | None, default: Callable[[str], None] = say) -> Callable[[str], None]:
+    """Where a command's report lines go: ``default`` (stdout), or stderr when
+    ``--summary-json -`` keeps stdout for the record alone."""
+    return err if summary_to_stdout(summary_json) else default
 
 
 def package_version() -> str:

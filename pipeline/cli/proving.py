@@ -7,37 +7,16 @@ from typing import Annotated, Any
 
 import typer
 
-from pipeline.cli.options import (
-    Backend,
-    DictionaryOpt,
-    LogFormat,
-    LogFormatOpt,
-    MinLengthOpt,
-    OverwriteOpt,
-    ProgressIntervalOpt,
-    ProveBound,
-    RulesOpt,
-    SummaryJsonOpt,
-    log_style,
-    value,
-)
-from pipeline.cli.outcome import (
-    PROVE_SUMMARY_FIELDS,
-    err,
-    handle_errors,
-    note,
-    run_summary_json,
-    summary_to_stdout,
-)
-from pipeline.cli.outcome import (
-    say as say_out,
-)
+from pipeline.cli import options as opt
+from pipeline.cli.outcome import PROVE_SUMMARY_FIELDS, err, handle_errors, note, report_to, run_summary_json
+from pipeline.cli.outcome import say as say_stdout
 
 
 @handle_errors
 def prove(
-    dictionary: DictionaryOpt = None,
-    shape: Annotated[str, typer.Option("--shape", help="Board shape RxC (at most 64 cells).")] = "3x3",
+    ctx: typer.Context,
+    dictionary: opt.DictionaryOpt = None,
+    shape: Annotated[str, opt.shape_option(opt.SHAPE_64_HELP)] = "3x3",
     threshold: Annotated[
         int, typer.Option("--threshold", "-t", min=1, help="Report every board scoring at least this.")
     ] = 500,
@@ -54,28 +33,22 @@ def prove(
         ),
     ] = None,
     bound: Annotated[
-        ProveBound,
+        opt.ProveBound,
         typer.Option("--bound", help="tree (orderly-tree bound, fast) or sumax (min of sum and max bounds)."),
-    ] = ProveBound.tree,
-    rules: RulesOpt = None,
-    min_length: MinLengthOpt = None,
+    ] = opt.ProveBound.tree,
+    rules: opt.RulesOpt = None,
+    min_length: opt.MinLengthOpt = None,
     dice: Annotated[
         str | None, typer.Option("--dice", help="Not supported (refused): free letters only.")
     ] = None,
-    n_jobs: Annotated[int, typer.Option("--n-jobs", "-j", help="Worker processes; -1 = all cores.")] = -1,
+    n_jobs: Annotated[int, opt.n_jobs_option()] = -1,
     backend: Annotated[
-        Backend, typer.Option("--backend", help="loky (processes), threading or dask.")
-    ] = Backend.loky,
+        opt.Backend, typer.Option("--backend", help="loky (processes), threading or dask.")
+    ] = opt.Backend.loky,
     scheduler: Annotated[
-        str | None,
-        typer.Option(
-            "--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (default: a local cluster)."
-        ),
+        str | None, opt.scheduler_option(f"{opt.SCHEDULER_HELP} (default: a local cluster).")
     ] = None,
-    scheduler_file: Annotated[
-        str | None,
-        typer.Option("--scheduler-file", help="Dask scheduler file, as HPC job scripts write it."),
-    ] = None,
+    scheduler_file: Annotated[str | None, opt.scheduler_file_option(f"{opt.SCHEDULER_FILE_HELP}.")] = None,
     chunk_size: Annotated[
         int, typer.Option("--chunk-size", min=1, help="Classes per task and part file.")
     ] = 64,
@@ -95,12 +68,12 @@ def prove(
             "file: one id a line): re-checks, shards, benchmarks. No _SUCCESS.",
         ),
     ] = None,
-    out: Annotated[str, typer.Option("--out", "-o", help="Output directory.")] = "runs/prove",
-    overwrite: OverwriteOpt = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the BEST line.")] = False,
-    progress_interval: ProgressIntervalOpt = 10.0,
-    log_format: LogFormatOpt = LogFormat.text,
-    summary_json: SummaryJsonOpt = None,
+    out: Annotated[str, opt.out_option("Output directory.")] = "runs/prove",
+    overwrite: opt.OverwriteOpt = False,
+    quiet: Annotated[bool, opt.quiet_option(opt.BEST_ONLY_HELP)] = False,
+    progress_interval: opt.ProgressIntervalOpt = 10.0,
+    log_format: opt.LogFormatOpt = opt.LogFormat.text,
+    summary_json: opt.SummaryJsonOpt = None,
     status: Annotated[
         bool,
         typer.Option(
@@ -134,37 +107,25 @@ def prove(
 
         st = proof_status(out)
         for line in render.prove_status(st):
-            say_out(line)
+            say_stdout(line)
         check_undamaged(st)
         return
 
     cfg = ProveConfig(
-        dictionary or default_dictionary(),
-        shape=shape,
-        threshold=threshold,
-        classes=classes,
-        bound=bound.value,
-        rules=value(rules),
-        min_length=min_length,
-        dice=dice,
-        chunk_size=chunk_size,
-        limit_classes=limit_classes,
-        sample_seed=sample_seed,
-        class_ids=parse_class_ids(class_ids),
-        n_jobs=n_jobs,
-        backend=backend.value,
-        scheduler=scheduler,
-        scheduler_file=scheduler_file,
-        out=out,
-        overwrite=overwrite,
+        **opt.options_for(
+            ctx,
+            ProveConfig,
+            dictionary=dictionary or default_dictionary(),
+            class_ids=parse_class_ids(class_ids),
+        )
     )
-    say = err if summary_to_stdout(summary_json) else say_out  # `-`: stdout holds the record alone
+    say = report_to(summary_json)
     hits: list[int] = []
     with run_summary_json(summary_json, out, "prove", PROVE_SUMMARY_FIELDS) as outcome:
         with (
             nullcontext(None)
             if quiet
-            else render.prove_progress(log_style(progress_interval, log_format)) as bar
+            else render.prove_progress(opt.log_style(progress_interval, log_format)) as bar
         ):
 
             def update(p: Any) -> None:

@@ -1,8 +1,4 @@
-"""Commands on boards and words: solve, lookup, words, check, queens, generate.
-
-Each parses its options, calls one library function and prints what :mod:`pipeline.render`
-makes of the result. Heavy modules are imported inside the commands so ``--help`` stays light.
-"""
+"""Commands on boards and words: solve, lookup, words, check, queens, generate."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline import settings
 from pipeline.boards import Board, geometry
 from pipeline.errors import BoardError
 from pipeline.lexicon import CompiledLexicon
@@ -177,11 +178,9 @@ def solve_boards(
 def kernel_cache_dirs() -> list[Path]:
     """Where numba keeps the kernel's machine code: ``__pycache__`` beside the module, or
     ``$NUMBA_CACHE_DIR``."""
-    import os
-
     roots = [Path(__file__).parent / "__pycache__"]
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        roots.append(Path(os.environ["NUMBA_CACHE_DIR"]))
+    if (numba_dir := settings.get().numba_cache_dir) is not None:
+        roots.append(numba_dir)
     return roots
 
 

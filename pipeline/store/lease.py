@@ -30,13 +30,12 @@ import time
 import uuid
 from typing import Any
 
+from pipeline import settings
 from pipeline.errors import OutputConflictError
 from pipeline.store.location import RemoteLocation
 
 LEASE_DIR = "_lease"
 LEASE_RE = re.compile(r"^lease-(\d{8})\.json$")
-TTL_ENV = "BOGGLE_LEASE_TTL"  # seconds a lease lasts without renewal (default 60)
-RENEW_ENV = "BOGGLE_LEASE_RENEW"  # seconds between renewals (default 15)
 
 
 def lease_name(generation: int) -> str:
@@ -48,8 +47,8 @@ class Lease:
 
     def __init__(self, loc: RemoteLocation, *, ttl_s: float | None = None, renew_s: float | None = None):
         self.loc = loc
-        self.ttl_s = float(ttl_s if ttl_s is not None else os.environ.get(TTL_ENV, "60"))
-        self.renew_s = float(renew_s if renew_s is not None else os.environ.get(RENEW_ENV, "15"))
+        self.ttl_s = float(ttl_s if ttl_s is not None else settings.get().lease_ttl)
+        self.renew_s = float(renew_s if renew_s is not None else settings.get().lease_renew)
         self.owner = uuid.uuid4().hex
         self.generation = 0
         self.expires_at = 0.0

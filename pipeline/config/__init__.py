@@ -1,0 +1,126 @@
+"""The typed run config: load a TOML file, apply overrides, validate, resolve defaults.
+
+A config has four sections, nested exactly like ``configs/default.toml``::
+
+    [boards]   source ("generate" | "ingest"), dice, count, seed, seed_date, files, shape,
+               chunk_size, faces, column, words
+    [lexicon]  path (a word-list file or tanglet:<lang>)
+    [rules]    name (boggle | big | superbig), min_length, scores, revisit
+    [run]      out, n_jobs, backend (loky | threading | dask), scheduler, scheduler_file
+
+Unknown sections and keys are errors naming the key (with a suggestion for a typo). Values from
+the command line override the file (options and ``--set``). :meth:`RunConfig.resolve` fills in
+every default that depends on other values (the shape from the dice set, the rule preset from
+the shape, the dictionary from ``$BOGGLE_DICTIONARY``), and :meth:`RunConfig.to_dict` gives the
+resolved config that every output records. Relative paths are taken from the current directory
+(``[run] out`` is recorded as an absolute path; input and lexicon paths as written).
+
+``seed = "date"`` derives the seed from the schedule's date (``load_config(..., day=...)``,
+else today; :mod:`pipeline.schedule`), recorded as ``seed`` and ``seed_date``; ``[run] out``
+may hold placeholders (``runs/nightly/{date}``), filled in when the config is loaded.
+
+Other commands read their own section through the same machinery (:func:`load_section`):
+``boggle optimize`` reads ``[optimize]`` into :class:`pipeline.optimize.OptimizeConfig`.
+
+Validation is declarative: each section is a frozen dataclass whose field types say what a key
+takes (``Literal`` choices, ``Annotated`` ranges and conversions), read by one small checker
+(:func:`check_value`). msgspec and pydantic v2 were tried and not taken: both reject an unknown
+key without a "did you mean" hint ("Object contains unknown field `cuont`", "Extra inputs are
+not permitted"), word other errors their own way ("Invalid enum value 'magic'" without the
+choices, "Input should be a valid integer"), and pydantic's strict mode (needed to refuse
+``true`` for an integer) refuses a TOML list for a tuple field. A wrapper rewriting every error
+type would be as long as this checker, the domain checks (shapes, score tables, limits written
+``1,000,000``) stay custom either way, and either library would be a new dependency.
+"""
+
+from __future__ import annotations
+
+from pipeline.config.checks import (
+    MAX_CLASSES,
+    MAX_CYCLE,
+    MAX_ITERATIONS,
+    MAX_JOBS,
+    MAX_KEEP,
+    MAX_POOL,
+    MAX_PROVE_CHUNK,
+    MAX_RESTARTS,
+    MAX_TOP,
+    Bounds,
+    Check,
+    Convert,
+    Invalid,
+    check_count,
+    check_jobs,
+    check_sections,
+    check_value,
+)
+from pipeline.config.loading import (
+    MAX_CONFIG_BYTES,
+    config_from_dict,
+    load_config,
+    load_section,
+    parse_assignment,
+    read_toml,
+    read_with_overrides,
+)
+from pipeline.config.paths import expand_inputs, shown_path, utf8_path
+from pipeline.config.run import (
+    BACKENDS,
+    MAX_SEED,
+    SECTIONS,
+    SOURCES,
+    Backend,
+    BoardsConfig,
+    LexiconConfig,
+    RuleName,
+    RulesConfig,
+    RunConfig,
+    RunSettings,
+    Source,
+)
+from pipeline.generate import DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE, MAX_COUNT
+
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_CHUNK_SIZE",
+    "MAX_CHUNK_SIZE",
+    "MAX_CLASSES",
+    "MAX_CONFIG_BYTES",
+    "MAX_COUNT",
+    "MAX_CYCLE",
+    "MAX_ITERATIONS",
+    "MAX_JOBS",
+    "MAX_KEEP",
+    "MAX_POOL",
+    "MAX_PROVE_CHUNK",
+    "MAX_RESTARTS",
+    "MAX_SEED",
+    "MAX_TOP",
+    "SECTIONS",
+    "SOURCES",
+    "Backend",
+    "BoardsConfig",
+    "Bounds",
+    "Check",
+    "Convert",
+    "Invalid",
+    "LexiconConfig",
+    "RuleName",
+    "RulesConfig",
+    "RunConfig",
+    "RunSettings",
+    "Source",
+    "check_count",
+    "check_jobs",
+    "check_sections",
+    "check_value",
+    "config_from_dict",
+    "expand_inputs",
+    "load_config",
+    "load_section",
+    "parse_assignment",
+    "read_toml",
+    "read_with_overrides",
+    "shown_path",
+    "utf8_path",
+]
