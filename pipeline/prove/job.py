@@ -10,8 +10,7 @@ class ids are checked to be exactly the canonical classes of the shape (the cove
 and the boards >= threshold are gathered in canonical form into ``_boards.pq`` (a Parquet file
 named so that neither a dataset reader, which skips ``_`` files, nor a ``OUT/*.parquet`` glob
 reaches it: ``pandas.read_parquet(OUT)`` and DuckDB's ``'OUT/*.parquet'`` read the certificate
-alone). Proofs finished before 2026-12 named it ``_boards.parquet``; the manifest's
-``boards_file`` names it either way.
+alone); the manifest's ``boards_file`` names it.
 """
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ from pipeline.store.parts import (
 from pipeline.store.schema import (
     FORMAT,
     JOB_SIDE_FILES,
-    LEGACY_REJECTS,
     LOCK_FILE,
     MANIFEST,
     PART_RE,
@@ -110,7 +109,7 @@ def is_job_file(p: Path) -> bool:
     name = p.name
     return (
         bool(PART_RE.match(name))
-        or name in (MANIFEST, RUN_RECORD, LOCK_FILE, REJECTS, LEGACY_REJECTS, *JOB_SIDE_FILES)
+        or name in (MANIFEST, RUN_RECORD, LOCK_FILE, REJECTS, *JOB_SIDE_FILES)
         or (name.startswith(".") and name.endswith(".tmp"))
     )
 
@@ -326,10 +325,9 @@ def read_rejects(run_dir: Path | str) -> list[dict[str, str]]:
         problems = side_file_problems(loc, read_manifest(MANIFEST, loc))
         if problems:
             raise DamagedRunError(f"{run_dir}: damaged run, refused ({describe_problems(problems)})")
-        name = REJECTS if loc.is_file(REJECTS) else LEGACY_REJECTS
-        if not loc.is_file(name):
+        if not loc.is_file(REJECTS):
             return []
-        text = loc.read_bytes(name).decode("utf-8")
+        text = loc.read_bytes(REJECTS).decode("utf-8")
         import io
 
         return list(csv.DictReader(io.StringIO(text, newline="")))
@@ -339,8 +337,6 @@ def read_rejects(run_dir: Path | str) -> list[dict[str, str]]:
         if problems:
             raise DamagedRunError(f"{run_dir}: damaged run, refused ({describe_problems(problems)})")
     path = Path(run_dir) / REJECTS
-    if not path.is_file():
-        path = Path(run_dir) / LEGACY_REJECTS
     if not path.is_file():
         return []
     with open(path, encoding="utf-8", newline="") as fh:
