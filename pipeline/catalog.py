@@ -36,6 +36,7 @@ from pipeline.store import (
     part_name,
     read_manifest,
 )
+from pipeline.store import manifest as M
 from pipeline.store import parts as P
 from pipeline.store.schema import RUN_RECORD
 
@@ -153,7 +154,7 @@ def _read_job(loc: Location) -> tuple[dict[str, Any], bool]:
     one there does not read or verify, a ConfigError when neither is there."""
     for name, finished in ((MANIFEST, True), (RUN_RECORD, False)):
         if loc.is_file(name):
-            return (read_manifest(loc.url(name)) if loc.local else read_manifest(name, loc)), finished
+            return read_manifest(loc, name), finished
     raise ConfigError(f"{loc}: not a job directory (no {MANIFEST} or {RUN_RECORD})")
 
 
@@ -267,7 +268,7 @@ def describe_job(path: str | os.PathLike[str]) -> dict[str, Any]:
     size = sum(s for _, s in (_remote_jobs(loc) if not loc.local else _local_jobs(Path(loc.url()))))
     entry = _entry(loc, size)
     if finished:
-        listed = P.listed_parts(doc, loc)
+        listed = M.listed_parts(doc, loc)
         rows = sum(i.rows for i in listed.values())
         parts = {"files": len(listed), "rows": rows, "bytes": sum(i.bytes for i in listed.values())}
     else:
@@ -321,16 +322,16 @@ def verify_job(path: str | os.PathLike[str]) -> Verification:
     kind, _ = _kind(doc, str(loc))
     if finished:
         problems = job_problems(loc, doc)
-        return Verification(str(loc), kind, "finished", len(P.listed_parts(doc, loc)), problems)
+        return Verification(str(loc), kind, "finished", len(M.listed_parts(doc, loc)), problems)
     committed = P.committed_chunks(loc)
     problems, rows = [], 0
     try:  # each committed part must carry the job's identity, as a resume checks
-        tag: str | None = P.part_tag(doc["format"], doc["identity"])
+        tag: str | None = M.part_tag(doc["format"], doc["identity"])
     except (KeyError, TypeError):
         tag = None
     for chunk, ref in sorted(committed.items()):
         record = P.read_part_record(loc, chunk)
-        why = P.part_problem(ref, record, tag, loc)
+        why = P.part_problem(loc, record, tag)
         if why is not None:
             problems.append((part_name(chunk), why))
         elif record is not None:

@@ -43,7 +43,7 @@ RunPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 def _run_dir(run: str | os.PathLike[str]) -> Any:
     # a URL stays a string (Path would fold its "//")
-    return store.ObjectPath(str(run).rstrip("/")) if store.is_url(run) else Path(run)
+    return store.job_path(run, "run")
 
 
 def run_dirs(runs: RunPaths) -> list[Path]:

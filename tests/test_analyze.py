@@ -32,7 +32,7 @@ from tests.conftest import ALPHA, BETA, make_rows, write_manifest, write_run
 
 def reseal(run_dir: Path, edit: Any) -> None:
     """Change a finished run's manifest with ``edit(manifest)`` and seal it again."""
-    from pipeline.store.parts import seal_of
+    from pipeline.store.manifest import seal_of
 
     manifest = json.loads((run_dir / "_SUCCESS").read_text())
     edit(manifest)

@@ -23,7 +23,8 @@ from pipeline.errors import DamagedRunError, OutputConflictError
 from pipeline.prove import ProveConfig, run_prove
 from pipeline.prove.status import proof_status
 from pipeline.runner import run_job
-from pipeline.store.parts import file_blake2b, seal_of
+from pipeline.store.manifest import seal_of
+from pipeline.store.parts import file_blake2b
 from tests.conftest import one_error_line, run_boggle, run_config
 
 Edit = Callable[[Path, Path], None]  # (job, a job of another config to take parts from)
@@ -201,7 +202,7 @@ def test_an_unedited_copy_still_reads(runs: tuple[Path, Path], tmp_path: Path) -
     job = tmp_path / "run"
     shutil.copytree(clean, job)
     assert store.read_run(job).equals(store.read_run(clean))
-    assert store.job_problems(job, store.read_manifest(job / store.MANIFEST)) == []
+    assert store.job_problems(job, store.read_manifest(job)) == []
 
 
 def test_a_digest_pins_a_job_against_a_consistent_forgery(runs: tuple[Path, Path], tmp_path: Path) -> None:

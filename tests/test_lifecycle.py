@@ -204,7 +204,7 @@ def test_readers_refuse_a_damaged_run(
     else:
         import json
 
-        from pipeline.store.parts import seal_of
+        from pipeline.store.manifest import seal_of
 
         elsewhere = copy(clean_run, tmp_path / "other-run")
         manifest = json.loads((out / "_SUCCESS").read_text())

@@ -87,9 +87,9 @@ def _as_dict(value: Any) -> dict[str, Any]:
 
 def load_run(run_dir: str | os.PathLike[str], label: str | None = None) -> RunInfo:
     """Open a finished run directory; raise a BoggleError (exit 2) unless ``_SUCCESS`` is there."""
-    from pipeline.store import ObjectPath, is_url, open_run
+    from pipeline.store import job_path, open_run
 
-    path: Any = ObjectPath(str(run_dir).rstrip("/")) if is_url(run_dir) else Path(run_dir)
+    path: Any = job_path(run_dir, "run")
     if isinstance(path, Path) and path.is_file():  # e.g. a summary a glob such as nightly/* picked up
         raise RunError(f"{path}: not a run directory (a file); give run folders, such as nightly/date=*/")
     manifest, parts = open_run(path)

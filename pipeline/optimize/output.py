@@ -147,7 +147,7 @@ def read_results(out: Path | str) -> Any:
     import pyarrow.parquet as pq
 
     out = Path(out)
-    manifest = store.read_manifest(out / store.MANIFEST) if (out / store.MANIFEST).is_file() else {}
+    manifest = store.read_manifest(out) if (out / store.MANIFEST).is_file() else {}
     if manifest.get("format") != FORMAT:
         raise BoggleError(f"{out}: not a finished optimize run (no {store.MANIFEST} of format {FORMAT})")
     problems = store.job_problems(out, manifest)

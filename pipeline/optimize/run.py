@@ -143,7 +143,7 @@ def run_optimize(
 
     if cfg.out is None:
         return go()
-    out: Any = store.ObjectPath(cfg.out) if store.is_url(cfg.out) else Path(cfg.out)
+    out: Any = store.job_path(cfg.out)
     # the part embeds what decides the result (not n_jobs, out or --overwrite): its identity
     meta = store.parquet_metadata(cfg.identity(), lexicon.provenance(), lexicon.rules.to_dict())
     with store.JobDir.open(

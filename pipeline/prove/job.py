@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
-import json
 import os
 import threading
 import time
@@ -302,7 +301,7 @@ def load_problem(
 def proof_problem(out: Path) -> tuple[Problem, dict[str, Any], dict[str, Any]]:
     """The problem (lexicon, rules, classes) of the proof in ``out`` (a local folder), its config
     and identity, from its run record."""
-    run = json.loads((out / "_run.json").read_text(encoding="utf-8"))
+    run = store.read_manifest(out, store.RUN_RECORD)  # sealed: a changed record is refused
     config, identity = run["config"], run["identity"]
     rows, cols = (int(x) for x in config["shape"].split("x"))
     rules = config["rules"] or default_rules_for_shape(rows, cols)
@@ -446,7 +445,7 @@ def run_prove(
         "lexicon": problem.lexicon.content_hash,
         **limits_identity(),
     }
-    out: Any = None if not cfg.out else store.ObjectPath(cfg.out) if store.is_url(cfg.out) else Path(cfg.out)
+    out: Any = store.job_path(cfg.out) if cfg.out else None
 
     part_cpu: dict[int, float] = {}  # chunk -> its worker's CPU seconds, where recorded
     part_wall: dict[int, tuple[str, float]] = {}  # chunk -> (its session, seconds in), where recorded
@@ -562,7 +561,7 @@ def run_prove(
         job.strays(committed, len(chunks))
         done: dict[int, pa.Table] = {}
         for c, path in sorted(committed.items()):
-            if job.reusable(c, path):
+            if job.reusable(c):
                 table = job.read_part(c)
                 if np.array_equal(table.column("class_id").to_numpy(), chunks[c]):
                     done[c] = table

@@ -164,7 +164,7 @@ def proof_status(out: str) -> ProofStatus:
     if not loc.is_file(RUN_RECORD) and not loc.is_file(MANIFEST):
         raise ConfigError(f"{out}: no proof here (no {RUN_RECORD}); give the --out of a boggle prove")
     name = RUN_RECORD if loc.is_file(RUN_RECORD) else MANIFEST
-    run = P.read_manifest(loc.url(name)) if loc.local else P.read_manifest(name, loc)
+    run = store.read_manifest(loc, name)
     if run.get("format") != FORMAT or "config" not in run or "identity" not in run:
         raise ConfigError(f"{loc.url(name)}: not a boggle prove record (format {run.get('format')!r})")
     config, identity = run["config"], run["identity"]
@@ -204,9 +204,9 @@ def proof_status(out: str) -> ProofStatus:
         )
 
     if loc.is_file(MANIFEST):
-        manifest = P.read_manifest(loc.url(MANIFEST)) if loc.local else P.read_manifest(MANIFEST, loc)
+        manifest = store.read_manifest(loc)
         status.finished = True
-        status.distrusted = P.job_problems(loc, manifest)
+        status.distrusted = store.job_problems(loc, manifest)
         if manifest.get("classes_total") != len(ids):
             status.distrusted.append(
                 (MANIFEST, f"records {manifest.get('classes_total')} classes, its recipe makes {len(ids):,}")
@@ -243,7 +243,7 @@ def proof_status(out: str) -> ProofStatus:
             status.damaged += 1
             continue
         record = P.read_part_record(loc, c)
-        problem = P.part_problem(path, record, tag, loc)
+        problem = P.part_problem(loc, record, tag)
         if problem is None:
             table = P.read_part(loc, c)
             if not np.array_equal(table.column("class_id").to_numpy(), chunks[c]):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pipeline import store
@@ -41,7 +40,7 @@ class RunPlan:
     inputs: list[dict[str, Any]]  # ingest: each input's fingerprint (file, size, sha256); else []
     identity: dict[str, Any]  # what the output folder must hold to be resumed
     metadata: dict[str, str]  # the Parquet key-value metadata of every part
-    run_dir: Path | store.ObjectPath
+    run_dir: store.PartRef
     workers_write: bool | None  # None: decided once the folder is open (dask: do workers see it?)
     # the dice.DiceSet boards are rolled with (None: letter generators, ingest); a dice file is
     # read once, here: workers get its faces, never the file
@@ -93,7 +92,7 @@ def plan_run(config: RunConfig, *, workers_write: bool | None = None) -> RunPlan
         # the file's faces decide the data: an edited file is another run (a built-in set's
         # faces are pinned, and runs made before this keep their identity)
         identity["dice"] = {"faces": dice.record()["faces"], "sha256": dice.sha256}
-    run_dir = store.ObjectPath(cfg.run.out) if remote else Path(cfg.run.out)
+    run_dir = store.job_path(cfg.run.out)
     metadata = store.parquet_metadata(cfg.data_dict(), lexicon.provenance(), rules.to_dict())
     metadata[store.META_CONFIG] = store.part_tag(store.FORMAT, identity)  # what readers check parts against
     return RunPlan(cfg, rules, lexicon, inputs, identity, metadata, run_dir, workers_write, dice)
@@ -216,7 +215,7 @@ def generate_tasks(
     job.strays(committed, len(plan))
     todo = []
     for ch in plan:
-        if ch.chunk in committed and job.reusable(ch.chunk, committed[ch.chunk]):
+        if ch.chunk in committed and job.reusable(ch.chunk):
             counters.reused_chunks += 1
             counters.reused_boards += ch.count
         else:
@@ -274,7 +273,7 @@ def ingest_tasks(
         first = next_id
         next_id += n_valid
         done = committed.get(parsed.chunk)
-        if done is not None and job.reusable(parsed.chunk, done):
+        if done is not None and job.reusable(parsed.chunk):
             have = store.part_rows(done)
             if have != n_valid:
                 raise OutputConflictError(

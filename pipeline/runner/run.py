@@ -217,7 +217,7 @@ def _commit_results(
     job: store.JobDir,
     counters: Counters,
     report: Callable[[], None],
-    run_dir: Path | store.ObjectPath,
+    run_dir: store.PartRef,
 ) -> None:
     """Commit each chunk's result (its part written by the worker, or its table to write here)
     and ``report``; a write failure or a dead worker becomes a one-line error naming the run."""
@@ -296,16 +296,13 @@ def _write_manifest(job: store.JobDir, plan: RunPlan, counters: Counters) -> dic
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    committed = job.committed()
+    job.check_covered(counters.chunks)
     boards = words = score = 0
     # ParquetFile and pyarrow.compute rather than read_table and numpy: those import pandas,
     # 50 MB the main process does not otherwise need
     total = pc.ScalarAggregateOptions(min_count=0)
     for k in range(counters.chunks):
-        if k not in committed:
-            raise InternalError(f"{job.path}: chunk {k} was not written; re-run to finish")
-        source: Any = committed[k] if job.loc.local else job.loc.open(store.part_name(k))
-        with pq.ParquetFile(source) as pf:
+        with job.loc.open(store.part_name(k)) as fh, pq.ParquetFile(fh) as pf:
             t = pf.read(columns=["n_words", "score"])
         boards += t.num_rows
         words += pc.sum(t.column("n_words"), options=total).as_py()

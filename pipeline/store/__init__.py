@@ -35,21 +35,21 @@ the resume bookkeeping) is imported from its module (``pipeline.store.parts``, `
 """
 
 from pipeline.store.job import JobDir
-from pipeline.store.location import Location, is_url, location
-from pipeline.store.parts import (
-    ObjectPath,
-    PartInfo,
-    PartRef,
+from pipeline.store.location import Location, PartRef, is_url, job_path, location
+from pipeline.store.manifest import (
     check_digest,
     describe_problems,
-    file_blake2b,
     job_digest,
     job_problems,
+    part_tag,
+    read_manifest,
+)
+from pipeline.store.parts import (
+    PartInfo,
+    file_blake2b,
     now_iso,
     part_name,
     part_rows,
-    part_tag,
-    read_manifest,
     write_part,
     write_part_info,
 )
@@ -61,6 +61,7 @@ from pipeline.store.schema import (
     MAX_PART,
     META_CONFIG,
     REJECTS,
+    RUN_RECORD,
     SCHEMA_VERSION,
     board_schema,
     columns_doc,
@@ -77,11 +78,11 @@ __all__ = [
     "MAX_PART",
     "META_CONFIG",
     "REJECTS",
+    "RUN_RECORD",
     "SCHEMA_VERSION",
     "FinishedRun",
     "JobDir",
     "Location",
-    "ObjectPath",
     "PartInfo",
     "PartRef",
     "board_schema",
@@ -91,6 +92,7 @@ __all__ = [
     "file_blake2b",
     "is_url",
     "job_digest",
+    "job_path",
     "job_problems",
     "length_bins",
     "location",

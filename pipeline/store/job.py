@@ -35,8 +35,8 @@ import pyarrow as pa
 from pipeline.errors import DamagedRunError, InternalError, OutputConflictError
 from pipeline.io import package_versions, recorded_command
 from pipeline.store import parts as P
-from pipeline.store.location import Location, RemoteLocation, location
-from pipeline.store.parts import (
+from pipeline.store.location import Location, PartRef, location
+from pipeline.store.manifest import (
     SEAL,
     describe_problems,
     file_entry,
@@ -44,16 +44,10 @@ from pipeline.store.parts import (
     part_tag,
     read_manifest,
     seal_of,
-    write_json,
 )
-from pipeline.store.rundir import (
-    clear_run,
-    describe_diff,
-    is_job_file,
-    remove_temp_files,
-    run_lock,
-)
-from pipeline.store.schema import LOCK_FILE, MANIFEST, PARTS_DIR, RUN_RECORD
+from pipeline.store.parts import write_json
+from pipeline.store.rundir import clear_run, describe_diff, is_job_file
+from pipeline.store.schema import MANIFEST, RUN_RECORD
 
 Note = Callable[[str], None]
 # what each kind of job is called in messages
@@ -80,7 +74,7 @@ class JobDir:
     ):
         self.loc = location(path)
         # a local Path, or the URL (for messages) of a folder in an object store
-        self.path: P.PartRef = Path(self.loc.url()) if self.loc.local else P.ObjectPath(self.loc.url())
+        self.path: PartRef = self.loc.ref()
         self.lease: Any = None
         self.format = fmt
         self.schema_version = schema_version
@@ -112,16 +106,9 @@ class JobDir:
         """Lock ``path`` (a local folder: flock; an object store: a lease) and decide what to
         do with it (see the class docstring)."""
         loc = location(path)
-        if isinstance(loc, RemoteLocation):
-            from pipeline.store.lease import Lease
-
-            loc.ensure()
-            held: Any = Lease(loc)
-        else:
-            held = run_lock(Path(loc.url()))
-        with held as lease:
+        with loc.lock() as lease:
             job = cls(loc, fmt, schema_version, identity, config, overwrite=overwrite, note=note)
-            job.lease = lease if isinstance(loc, RemoteLocation) else None
+            job.lease = lease
             job._prepare()
             yield job
 
@@ -145,7 +132,7 @@ class JobDir:
             return None
         path = self.loc.url(name)
         try:
-            data = read_manifest(path) if self.loc.local else read_manifest(name, self.loc)
+            data = read_manifest(self.loc, name)
         except DamagedRunError as exc:
             if not self.overwrite:
                 raise DamagedRunError(exc.message + "; re-run with --overwrite to repair it") from None
@@ -160,8 +147,7 @@ class JobDir:
         return data
 
     def _prepare(self) -> None:
-        if self.loc.local:
-            remove_temp_files(Path(self.loc.url()))
+        self.loc.remove_temp_files()
         manifest = self._read_state(MANIFEST)
         record = self._read_state(RUN_RECORD)
         previous = manifest if manifest is not None else record
@@ -209,20 +195,13 @@ class JobDir:
         """A directory without manifest or record must be empty (or hold only run files, which
         --overwrite removes)."""
 
-        def listing() -> list[str]:
-            if self.loc.local:
-                return sorted(
-                    p.name for p in Path(self.loc.url()).iterdir() if p.name not in (LOCK_FILE, PARTS_DIR)
-                )
-            return sorted(self.loc.names())  # lease and part records live in folders of their own
-
-        foreign = listing()
+        foreign = self.loc.entries()
         if not foreign:
             return
         ours = [n for n in foreign if is_job_file(Path(n))]
         if ours and self.overwrite:
             clear_run(self.loc)
-            foreign = listing()
+            foreign = self.loc.entries()
         if foreign:
             raise OutputConflictError(
                 f"output directory {self.path} is not empty and holds no {self.noun} record "
@@ -248,17 +227,15 @@ class JobDir:
 
     # ------------------------------------------------------------ parts
 
-    def committed(self) -> dict[int, P.PartRef]:
+    def committed(self) -> dict[int, PartRef]:
         """The part files present, by chunk (verify each with :meth:`reusable` before use)."""
         return P.committed_chunks(self.loc)
 
-    def reusable(self, chunk: int, path: P.PartRef | None = None) -> bool:
+    def reusable(self, chunk: int) -> bool:
         """Whether the committed part of ``chunk`` verifies against its record (size, checksum,
         embedded config); one that does not is named in a note and removed, to be recomputed."""
-        if path is None:
-            url = self.loc.url(P.part_name(chunk))
-            path = Path(url) if self.loc.local else P.ObjectPath(url)
-        problem = P.part_problem(path, P.read_part_record(self.loc, chunk), self.tag, self.loc)
+        path = self.loc.ref(P.part_name(chunk))
+        problem = P.part_problem(self.loc, P.read_part_record(self.loc, chunk), self.tag)
         if problem is None:
             return True
         self._say(f"{path}: {problem}; recomputing it")
@@ -280,7 +257,7 @@ class JobDir:
             yield tmp
             self.check_lease()
 
-    def strays(self, committed: Mapping[int, P.PartRef], n_chunks: int) -> None:
+    def strays(self, committed: Mapping[int, PartRef], n_chunks: int) -> None:
         """Parts beyond the job's ``n_chunks``: refused (exit 4), or removed with --overwrite."""
         stray = sorted(k for k in committed if k >= n_chunks)
         if not stray:
@@ -313,6 +290,16 @@ class JobDir:
 
     # ------------------------------------------------------------ finishing
 
+    def check_covered(self, n_chunks: int) -> dict[int, PartRef]:
+        """The coverage check: chunks ``0..n_chunks-1`` all committed and no other part there
+        (an InternalError, or a stray refused as :meth:`strays` does). Returns the parts."""
+        committed = self.committed()
+        missing = [k for k in range(n_chunks) if k not in committed]
+        if missing:
+            raise InternalError(f"{self.path}: chunks {missing[:5]} were not written; re-run to finish")
+        self.strays(committed, n_chunks)
+        return committed
+
     def finish(
         self,
         n_chunks: int,
@@ -321,21 +308,14 @@ class JobDir:
     ) -> dict[str, Any]:
         """Check that chunks ``0..n_chunks-1`` are all committed and recorded and that no other
         part is there (the coverage check), then write the manifest last. Returns it."""
-        committed = self.committed()
-        missing = [k for k in range(n_chunks) if k not in committed]
-        if missing:
-            raise InternalError(f"{self.path}: chunks {missing[:5]} were not written; re-run to finish")
-        self.strays(committed, n_chunks)
+        committed = self.check_covered(n_chunks)
         parts = []
         for k in range(n_chunks):
             info = P.read_part_record(self.loc, k)
             if info is None or info.bytes != self.loc.size(P.part_name(k)):
                 raise InternalError(f"{committed[k]}: no matching record at the end of the job")
             parts.append(info.to_dict())
-        files = {
-            name: file_entry(Path(self.loc.url(name))) if self.loc.local else file_entry(name, self.loc)
-            for name in side_files
-        }
+        files = {name: file_entry(self.loc, name) for name in side_files}
         manifest: dict[str, Any] = {
             "format": self.format,
             "schema_version": self.schema_version,
