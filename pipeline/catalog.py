@@ -30,10 +30,11 @@ from pipeline.extras import require
 from pipeline.store import (
     MANIFEST,
     Location,
+    check_parts,
     describe_problems,
     job_problems,
     location,
-    part_name,
+    part_tag,
     read_manifest,
 )
 from pipeline.store import manifest as M
@@ -323,21 +324,15 @@ def verify_job(path: str | os.PathLike[str]) -> Verification:
     if finished:
         problems = job_problems(loc, doc)
         return Verification(str(loc), kind, "finished", len(M.listed_parts(doc, loc)), problems)
-    committed = P.committed_chunks(loc)
-    problems, rows = [], 0
     try:  # each committed part must carry the job's identity, as a resume checks
-        tag: str | None = M.part_tag(doc["format"], doc["identity"])
+        tag: str | None = part_tag(doc["format"], doc["identity"])
     except (KeyError, TypeError):
         tag = None
-    for chunk, ref in sorted(committed.items()):
-        record = P.read_part_record(loc, chunk)
-        why = P.part_problem(loc, record, tag)
-        if why is not None:
-            problems.append((part_name(chunk), why))
-        elif record is not None:
-            rows += record.rows
+    checks = check_parts(loc, tag)  # the verdict a resume acts on
+    problems = [(c.name, c.problem) for c in checks if c.problem is not None]
+    rows = sum(c.record.rows for c in checks if c.problem is None and c.record is not None)
     state = "finished" if not problems and _sample_done(doc, rows) else "unfinished"
-    return Verification(str(loc), kind, state, len(committed), problems)
+    return Verification(str(loc), kind, state, len(checks), problems)
 
 
 # ---------------------------------------------------------------- SQL over runs

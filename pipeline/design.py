@@ -538,7 +538,7 @@ def design_dice(
     identity = cfg.identity(start, lexicon)
     out = Path(cfg.out)
     with store.JobDir.open(
-        out, FORMAT, SCHEMA_VERSION, identity, cfg.to_dict(), overwrite=cfg.overwrite, note=note
+        out, store.job_kind(FORMAT), identity, cfg.to_dict(), overwrite=cfg.overwrite, note=note
     ) as job:
         if job.state == "done":
             return _finished(job, start, objective, out, "already complete")

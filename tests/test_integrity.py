@@ -154,7 +154,7 @@ def test_an_edited_run_is_refused_by_every_reader_and_the_rerun(
     shutil.copytree(clean, job)
     EDITS[edit](job, other)
     outcomes = {
-        "store.read_run": refused(lambda: store.read_run(job)),
+        "store.read_run_table": refused(lambda: store.read_run_table(job)),
         "read_run_pandas": refused(lambda: pipeline.read_run_pandas(job)),
         "run_relation": refused(lambda: pipeline.run_relation(job).count("*").fetchall()),
         "analyze": refused(lambda: analyze_runs([str(job)], tmp_path / "report")),
@@ -201,7 +201,7 @@ def test_an_unedited_copy_still_reads(runs: tuple[Path, Path], tmp_path: Path) -
     clean, _ = runs
     job = tmp_path / "run"
     shutil.copytree(clean, job)
-    assert store.read_run(job).equals(store.read_run(clean))
+    assert store.read_run_table(job).equals(store.read_run_table(clean))
     assert store.job_problems(job, store.read_manifest(job)) == []
 
 
@@ -228,9 +228,9 @@ def test_a_digest_pins_a_job_against_a_consistent_forgery(runs: tuple[Path, Path
     pq.write_table(table, job / store.part_name(0))
     info = record_part(job, 0, table.num_rows)
     edit_manifest(job, lambda m: m["parts"][0].update(info.to_dict()))
-    assert store.read_run(job).num_rows == 300  # consistent: the checksums cannot tell
+    assert store.read_run_table(job).num_rows == 300  # consistent: the checksums cannot tell
     with pytest.raises(DamagedRunError, match="not the one expected"):
-        store.read_run(job, expect_digest=digest)
+        store.read_run_table(job, expect_digest=digest)
     res = run_boggle("digest", str(job), "--expect", digest)
     assert res.returncode == 4
     one_error_line(res, "not the published job")

@@ -24,7 +24,7 @@ from pipeline.solve import solve_arrays
 from pipeline.solve.reference import ReferenceSolver
 from pipeline.store.flock import run_lock
 from pipeline.store.manifest import seal_of
-from pipeline.store.parts import committed_chunks
+from pipeline.store.parts import committed_chunks, part_rows
 from pipeline.store.schema import LOCK_FILE
 from pipeline.trie import Alphabet
 
@@ -179,7 +179,7 @@ def test_write_part_is_atomic_zstd_with_metadata(tmp_path: Path, enable_lexicon:
     assert json.loads(kv[b"boggle.config"]) == {"boards": {"seed": 1}}
     assert json.loads(kv[b"boggle.lexicon"])["content_hash"] == enable_lexicon.content_hash
     assert committed_chunks(tmp_path) == {7: path}
-    assert store.part_rows(path) == 1
+    assert part_rows(path) == 1
 
 
 def test_duckdb_and_pandas_read_parts_naturally(tmp_path: Path, enable_lexicon: CompiledLexicon) -> None:
@@ -228,7 +228,7 @@ def test_word_lists_are_one_dictionary_of_the_parts_words(
 def _job(run: Path, identity: dict, overwrite: bool = False) -> Any:
     """A job directory of an (ingest) run whose identity holds ``identity``'s keys as well."""
     ident = {"data": {"boards": {"source": "ingest"}}, **identity}
-    return store.JobDir.open(run, "boggle-run", 3, ident, {}, overwrite=overwrite)
+    return store.JobDir.open(run, store.RUN, ident, {}, overwrite=overwrite)
 
 
 #: the counts of a run of no boards: what a finished run's manifest must add up to

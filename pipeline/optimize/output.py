@@ -20,11 +20,9 @@ from pipeline.optimize.config import OptimizeConfig
 from pipeline.optimize.objectives import Objective
 from pipeline.optimize.space import SearchSpace, key_faces
 
-FORMAT = "boggle-optimize"
-SCHEMA_VERSION = 2  # 2: the part recorded (size, BLAKE2b), the manifest sealed (pipeline.store.JobDir)
 INTERRUPTED = "_interrupted.json"  # an interrupted search's best boards so far
 
-COLUMNS: dict[str, str] = {
+RESULT_COLUMNS: dict[str, str] = {
     "board": "string: the board in compact notation, canonical under the symmetries of its shape",
     "rows": "int16: board rows",
     "cols": "int16: board columns",
@@ -40,6 +38,9 @@ COLUMNS: dict[str, str] = {
     "objective": "string: points, words or subset",
     "seed": "int64: the run's seed (restart i uses SeedSequence(seed).spawn(restarts)[i])",
 }
+# a search's job directory (2: the part recorded (size, BLAKE2b), the manifest sealed)
+KIND = store.job_kind("boggle-optimize").documented(RESULT_COLUMNS)
+FORMAT = KIND.format
 
 
 @dataclass(frozen=True)

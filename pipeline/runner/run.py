@@ -144,8 +144,7 @@ def _open_or_resume(
     :class:`pipeline.store.JobDir`)."""
     return store.JobDir.open(
         plan.run_dir,
-        store.FORMAT,
-        store.SCHEMA_VERSION,
+        store.RUN,
         plan.identity,
         plan.cfg.to_dict(),
         overwrite=overwrite,
@@ -164,7 +163,6 @@ def _dispatch(
     order); rejected input rows go to the rejects file. Returns the run's counters."""
     from joblib import Parallel, delayed
 
-    committed = job.committed()
     _warm_kernels(plan)
     workers_write = plan.workers_write
     if workers_write is None:
@@ -185,7 +183,7 @@ def _dispatch(
         job.side_file(store.REJECTS) as rejects_tmp,
         open(rejects_tmp, "w", encoding="utf-8") as rejects_fh,
     ):
-        tasks = chunk_tasks(plan, committed, counters, rejects_fh, job)
+        tasks = chunk_tasks(plan, counters, rejects_fh, job)
         report()
         prepare_worker_environment()  # also under a joblib backend set by the caller
         results = Parallel(n_jobs=n_jobs, return_as="generator_unordered", batch_size=1)(
@@ -253,7 +251,6 @@ def _commit_results(
 def _finish(plan: RunPlan, job: store.JobDir, counters: Counters, elapsed: float) -> RunSummary:
     """Certify the run (no input changed while it was read, the parts hold every valid board)
     and write its manifest, ``_SUCCESS``, last."""
-    job.chunks_reused = counters.reused_chunks
     if plan.ingest:  # an input replaced or rewritten while it was read is never certified
         from pipeline.ingest import check_unchanged
 

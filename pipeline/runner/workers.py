@@ -18,6 +18,7 @@ from pipeline.errors import (
 )
 from pipeline.lexicon import CompiledLexicon, compile_lexicon
 from pipeline.rules import Rules
+from pipeline.store.parts import write_part_info
 from pipeline.trie import Alphabet
 
 
@@ -231,7 +232,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
         table = table.replace_schema_metadata({k.encode(): v.encode() for k, v in task.metadata.items()})
         return ChunkResult(task.chunk, table.num_rows, 0, table)
     lifeline.exit_if_orphaned()
-    info = store.write_part_info(out_dir, task.chunk, table, task.metadata)
+    info = write_part_info(out_dir, task.chunk, table, task.metadata)
     return ChunkResult(task.chunk, table.num_rows, info.bytes, blake2b=info.blake2b)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import DamagedRunError
+from pipeline.store.kind import PROOF, part_tag
 from pipeline.store.location import Location, location
 from pipeline.store.parts import PartInfo, committed_chunks, is_digest, part_name, part_problem
 from pipeline.store.schema import FORMAT, MANIFEST
@@ -142,20 +143,6 @@ def describe_problems(problems: list[tuple[str, str]]) -> str:
 
 # ---------------------------------------------------------------- one verdict on a finished job
 
-#: the formats of the three kinds of job (pipeline.store.schema.FORMAT is the run's)
-PROVE_FORMAT = "boggle-prove"
-OPTIMIZE_FORMAT = "boggle-optimize"
-
-
-def part_tag(fmt: str, identity: Mapping[str, Any]) -> str:
-    """What every part of a job embeds as its ``boggle.config`` (its identity): the data config
-    of a run, the whole identity of a proof or a search. Writers and readers both take it from
-    here, so a reader can check a part's identity against the manifest's."""
-    if fmt == PROVE_FORMAT:
-        return json.dumps(identity, sort_keys=True)
-    body = identity["data"] if fmt == FORMAT else identity
-    return json.dumps(body, sort_keys=True, ensure_ascii=False, default=str)
-
 
 def count_problems(manifest: Mapping[str, Any], listed: Mapping[int, PartInfo]) -> list[tuple[str, str]]:
     """(file, problem) where the manifest's counts disagree with its parts: chunks not numbered
@@ -186,7 +173,7 @@ def count_problems(manifest: Mapping[str, Any], listed: Mapping[int, PartInfo]) 
                     )
             elif counts["input_rows"] != counts["boards"] + counts["rejected"]:
                 out.append((MANIFEST, "its input rows are not its boards plus its rejected rows"))
-        elif fmt == PROVE_FORMAT:
+        elif fmt == PROOF.format:
             total, size = int(manifest["classes_total"]), int(identity["chunk_size"])  # type: ignore[index]
             if rows != total or len(chunks) != -(-total // size):
                 out.append(

@@ -209,7 +209,7 @@ def _cached_part(loc: RemoteLocation, info: PartInfo, verify: bool) -> tuple[Pat
     return path, None
 
 
-def read_run(
+def read_run_table(
     run_dir: Path | str,
     columns: Sequence[str] | None = None,
     *,
