@@ -53,7 +53,7 @@ KINDS = {
 STATES = ("finished", "unfinished", "damaged")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CatalogEntry:
     """One job directory as ``boggle runs ls`` lists it."""
 
@@ -71,7 +71,7 @@ class CatalogEntry:
         return asdict(self)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Verification:
     """What :func:`verify_job` found: ``problems`` (file, why) empty when intact."""
 
@@ -172,17 +172,27 @@ def _entry(loc: Location, size: int) -> CatalogEntry:
         doc, finished = _read_job(loc)
         kind, unit = _kind(doc, where)
     except BoggleError as exc:
-        return CatalogEntry(where, "unknown", "damaged", None, None, "", "", size, exc.one_line())
+        return CatalogEntry(
+            path=where,
+            kind="unknown",
+            state="damaged",
+            date=None,
+            count=None,
+            unit="",
+            config="",
+            bytes=size,
+            problem=exc.one_line(),
+        )
     date = doc.get("finished_at") or doc.get("started_at")
     entry = CatalogEntry(
-        where,
-        kind,
-        "finished" if finished else "unfinished",
-        date,
-        None,
-        unit,
-        config_summary(kind, doc.get("config") or {}),
-        size,
+        path=where,
+        kind=kind,
+        state="finished" if finished else "unfinished",
+        date=date,
+        count=None,
+        unit=unit,
+        config=config_summary(kind, doc.get("config") or {}),
+        bytes=size,
     )
     if finished:
         entry.count = _finished_count(kind, doc)
@@ -323,7 +333,8 @@ def verify_job(path: str | os.PathLike[str]) -> Verification:
     kind, _ = _kind(doc, str(loc))
     if finished:
         problems = job_problems(loc, doc)
-        return Verification(str(loc), kind, "finished", len(M.listed_parts(doc, loc)), problems)
+        n_parts = len(M.listed_parts(doc, loc))
+        return Verification(path=str(loc), kind=kind, state="finished", parts=n_parts, problems=problems)
     try:  # each committed part must carry the job's identity, as a resume checks
         tag: str | None = part_tag(doc["format"], doc["identity"])
     except (KeyError, TypeError):
@@ -332,7 +343,7 @@ def verify_job(path: str | os.PathLike[str]) -> Verification:
     problems = [(c.name, c.problem) for c in checks if c.problem is not None]
     rows = sum(c.record.rows for c in checks if c.problem is None and c.record is not None)
     state = "finished" if not problems and _sample_done(doc, rows) else "unfinished"
-    return Verification(str(loc), kind, state, len(checks), problems)
+    return Verification(path=str(loc), kind=kind, state=state, parts=len(checks), problems=problems)
 
 
 # ---------------------------------------------------------------- SQL over runs

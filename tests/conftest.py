@@ -362,7 +362,7 @@ def write_run(
         part = [dict(r, chunk=chunk) for r in rows[lo : lo + chunk_size]]
         table = pa.Table.from_pylist(part, schema=schema)
         size = write_part(run_dir, chunk, table, meta)
-        parts.append(PartInfo(chunk, len(part), size).to_dict())
+        parts.append(PartInfo(chunk=chunk, rows=len(part), bytes=size).to_dict())
     if finished:
         write_manifest(
             run_dir,

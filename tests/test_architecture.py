@@ -62,6 +62,7 @@ PUBLIC: dict[str, set[str]] = {
         *("job_problems", "describe_problems", "job_digest", "check_digest"),
         # the run's files and schema
         *("FORMAT", "SCHEMA_VERSION", "MANIFEST", "RUN_RECORD", "REJECTS", "MAX_PART", "META_CONFIG"),
+        *("REQUIRED_COLUMNS",),
         *("COLUMNS", "PartInfo", "board_schema", "columns_doc", "length_bins", "parquet_metadata"),
         *("part_name", "results_table", "run_id_of", "write_part"),
     },

@@ -16,27 +16,10 @@ import numpy as np
 import pandas as pd
 
 from pipeline.errors import BoggleError
+from pipeline.store import MANIFEST, REQUIRED_COLUMNS
 
 if TYPE_CHECKING:
     import duckdb
-
-MANIFEST = "_SUCCESS"  # the batch pipeline's manifest name (pipeline.store.MANIFEST)
-# Per-length columns every run has (words_len_3 ... words_len_9plus); shorter ones are optional.
-LENGTH_SUFFIXES: tuple[str, ...] = ("3", "4", "5", "6", "7", "8", "9plus")
-REQUIRED_COLUMNS: tuple[str, ...] = (
-    "board_id",
-    "board",
-    "rows",
-    "cols",
-    "source",
-    "score",
-    "n_words",
-    "longest_word",
-    "max_word_len",
-    "dead_cells",
-    *(f"words_len_{s}" for s in LENGTH_SUFFIXES),
-    *(f"points_len_{s}" for s in LENGTH_SUFFIXES),
-)
 
 
 class RunError(BoggleError):

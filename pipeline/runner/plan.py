@@ -30,7 +30,7 @@ from pipeline.runner.workers import ChunkTask, Progress
 from pipeline.trie import Alphabet
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunPlan:
     """A run decided before its output folder is opened (make one with :func:`plan_run`)."""
 
@@ -95,7 +95,17 @@ def plan_run(config: RunConfig, *, workers_write: bool | None = None) -> RunPlan
     run_dir = store.job_path(cfg.run.out)
     metadata = store.parquet_metadata(cfg.data_dict(), lexicon.provenance(), rules.to_dict())
     metadata[store.META_CONFIG] = store.part_tag(store.FORMAT, identity)  # what readers check parts against
-    return RunPlan(cfg, rules, lexicon, inputs, identity, metadata, run_dir, workers_write, dice)
+    return RunPlan(
+        cfg=cfg,
+        rules=rules,
+        lexicon=lexicon,
+        inputs=inputs,
+        identity=identity,
+        metadata=metadata,
+        run_dir=run_dir,
+        workers_write=workers_write,
+        dice=dice,
+    )
 
 
 def _dice_set(cfg: RunConfig) -> Any:
@@ -160,14 +170,14 @@ class Counters:
 
     def progress(self, plan: RunPlan) -> Progress:
         return Progress(
-            self.reused_boards + self.solved_boards,
-            plan.boards_total,
-            self.solved_chunks + self.reused_chunks,
-            plan.chunks_total,
-            self.reused_boards,
-            self.rejected,
-            self.reused_chunks,
-            plan.run_id,
+            boards_done=self.reused_boards + self.solved_boards,
+            boards_total=plan.boards_total,
+            chunks_done=self.solved_chunks + self.reused_chunks,
+            chunks_total=plan.chunks_total,
+            boards_reused=self.reused_boards,
+            rejected=self.rejected,
+            chunks_reused=self.reused_chunks,
+            run_id=plan.run_id,
         )
 
 

@@ -32,7 +32,7 @@ from pipeline.runner.workers import (
     ProgressCallback,
     RunSummary,
     make_handle,
-    parallel_backend,
+    run_backend,
     watched_solve_chunk,
 )
 
@@ -69,7 +69,7 @@ def run_job(
     n_jobs = capped_n_jobs(config, note)
     if n_jobs != config.run.n_jobs:
         config = dataclasses.replace(config, run=dataclasses.replace(config.run, n_jobs=n_jobs))
-    with parallel_backend(config.run):
+    with run_backend(config.run):
         return execute(config, overwrite=overwrite, progress=progress, note=note)
 
 
@@ -221,7 +221,7 @@ def _commit_results(
     and ``report``; a write failure or a dead worker becomes a one-line error naming the run."""
     try:
         for res in results:
-            written = store.PartInfo(res.chunk, res.rows, res.bytes, res.blake2b)
+            written = store.PartInfo(chunk=res.chunk, rows=res.rows, bytes=res.bytes, blake2b=res.blake2b)
             job.commit(res.chunk, res.rows, res.table, written=None if res.table is not None else written)
             counters.solved_boards += res.rows
             counters.solved_chunks += 1
@@ -336,15 +336,15 @@ def _summary(
 ) -> RunSummary:
     c = manifest["counts"]
     return RunSummary(
-        run_dir,
-        status,
-        int(c["boards"]),
-        int(c["rejected"]),
-        int(c["input_rows"]),
-        int(c["words_total"]),
-        len(manifest["parts"]),
-        reused,
-        solved,
-        elapsed,
-        manifest,
+        run_dir=run_dir,
+        status=status,
+        boards=int(c["boards"]),
+        rejected=int(c["rejected"]),
+        input_rows=int(c["input_rows"]),
+        words_total=int(c["words_total"]),
+        chunks=len(manifest["parts"]),
+        chunks_reused=reused,
+        boards_solved=solved,
+        elapsed_s=elapsed,
+        manifest=manifest,
     )

@@ -78,7 +78,7 @@ def listed_parts(manifest: Mapping[str, Any], where: Path | str | Location) -> d
                 )
             if chunk in out:
                 raise DamagedRunError(f"{where}: the manifest lists chunk {chunk} twice")
-            out[chunk] = PartInfo(chunk, int(p["rows"]), int(p["bytes"]), digest)
+            out[chunk] = PartInfo(chunk=chunk, rows=int(p["rows"]), bytes=int(p["bytes"]), blake2b=digest)
     except (KeyError, TypeError, ValueError):
         raise DamagedRunError(f"{where}: the manifest's parts list is malformed") from None
     return out

@@ -89,14 +89,14 @@ def write_part_info(
         )
         size = tmp.stat().st_size
         checksum = file_blake2b(tmp) if digest else None
-    return PartInfo(chunk, table.num_rows, size, checksum)
+    return PartInfo(chunk=chunk, rows=table.num_rows, bytes=size, blake2b=checksum)
 
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class PartInfo:
     """One committed part as the manifest lists it."""
 
@@ -158,9 +158,9 @@ def record_part(
     name = part_name(chunk)
     size = loc.size(name)
     if written is not None and written.blake2b is not None and written.bytes == size and written.rows == rows:
-        info = PartInfo(chunk, rows, size, written.blake2b)
+        info = PartInfo(chunk=chunk, rows=rows, bytes=size, blake2b=written.blake2b)
     else:
-        info = PartInfo(chunk, rows, size, loc.blake2b(name))
+        info = PartInfo(chunk=chunk, rows=rows, bytes=size, blake2b=loc.blake2b(name))
     write_json(loc, part_record_name(chunk), info.to_dict())
     return info
 
@@ -169,7 +169,9 @@ def read_part_record(run_dir: Path | str | Location, chunk: int) -> PartInfo | N
     loc = location(run_dir)
     try:
         d = json.loads(loc.read_bytes(part_record_name(chunk)).decode("utf-8"))
-        info = PartInfo(int(d["chunk"]), int(d["rows"]), int(d["bytes"]), d["blake2b"])
+        info = PartInfo(
+            chunk=int(d["chunk"]), rows=int(d["rows"]), bytes=int(d["bytes"]), blake2b=d["blake2b"]
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
     # a record without a checksum (or of another chunk) vouches for nothing: the part is redone

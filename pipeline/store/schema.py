@@ -111,6 +111,24 @@ WORD_TYPE = pa.dictionary(pa.int32(), pa.string())
 PLAIN_COLUMNS = frozenset({"board_id", "board", "longest_word"})
 
 
+#: The columns every run's parts have, whatever its schema version or rule set (the per-length
+#: columns of lengths below 3 are optional): what analysis needs of a run.
+REQUIRED_COLUMNS: tuple[str, ...] = (
+    "board_id",
+    "board",
+    "rows",
+    "cols",
+    "source",
+    "score",
+    "n_words",
+    "longest_word",
+    "max_word_len",
+    "dead_cells",
+    *(f"words_len_{s}" for s in [*map(str, range(3, TOP_LENGTH + 1)), f"{TOP_LENGTH + 1}plus"]),
+    *(f"points_len_{s}" for s in [*map(str, range(3, TOP_LENGTH + 1)), f"{TOP_LENGTH + 1}plus"]),
+)
+
+
 def length_bins(min_length: int) -> list[str]:
     """Labels of the by-length columns: ``["3", ..., "8", "9plus"]`` (starting lower when the
     minimum length is below 3)."""
