@@ -18,9 +18,8 @@ record written when the job started) is a job, its kind is the ``format`` either
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -105,46 +104,13 @@ def find_jobs(root: str | os.PathLike[str]) -> list[CatalogEntry]:
     path; a job directory's own folders are not searched further. A ``root`` that does not
     exist is a :class:`~pipeline.errors.ConfigError` (exit 2)."""
     loc = location(root, "ROOT")
-    found = sorted(_remote_jobs(loc) if not loc.local else _local_jobs(Path(loc.url())))
+    found = sorted(_jobs_below(loc))
     return [_entry(location(path), size) for path, size in found]
 
 
-def _local_jobs(root: Path) -> Iterator[tuple[str, int]]:
-    if not root.is_dir():
-        raise ConfigError(f"{root}: no such folder")
-    for folder, dirs, files in os.walk(root):
-        if MANIFEST in files or RUN_RECORD in files:
-            dirs[:] = []  # nothing below a job directory is another job
-            yield folder, _folder_bytes(Path(folder))
-        else:
-            dirs.sort()
-
-
-def _folder_bytes(folder: Path) -> int:
-    total = 0
-    for dirpath, _, files in os.walk(folder):
-        for name in files:
-            with contextlib.suppress(OSError):  # removed while we looked
-                total += (Path(dirpath) / name).stat().st_size
-    return total
-
-
-def _remote_jobs(loc: Location) -> Iterator[tuple[str, int]]:
-    fs, root, scheme = loc.fs, loc.root, loc.scheme  # type: ignore[attr-defined]
-    try:
-        listing: dict[str, Any] = fs.find(root, detail=True)
-    except FileNotFoundError:
-        listing = {}
-    if not listing:
-        raise ConfigError(f"{loc}: nothing there")
-    # some stores (memory://) answer "/bucket/key" for "bucket/key"
-    keys = {k.strip("/"): int(v.get("size") or 0) for k, v in listing.items()}
-    jobs = sorted({k.rsplit("/", 1)[0] for k in keys if k.rsplit("/", 1)[-1] in (MANIFEST, RUN_RECORD)})
-    # a job directory's folders hold no other job: keep the outermost
-    outer = [j for j in jobs if not any(j.startswith(o + "/") for o in jobs if o != j)]
-    for job in outer:
-        size = sum(s for k, s in keys.items() if k.startswith(job + "/"))
-        yield f"{scheme}://{job}", size
+def _jobs_below(loc: Location) -> list[tuple[str, int]]:
+    """Every job directory at or below ``loc`` with its bytes (a ConfigError: nothing there)."""
+    return loc.folders_holding((MANIFEST, RUN_RECORD))
 
 
 # ---------------------------------------------------------------- one job directory
@@ -276,7 +242,7 @@ def describe_job(path: str | os.PathLike[str]) -> dict[str, Any]:
     command that made it when the record holds one."""
     loc = location(path, "RUN")
     doc, finished = _read_job(loc)  # a damaged manifest is the error (exit 4), as for readers
-    size = sum(s for _, s in (_remote_jobs(loc) if not loc.local else _local_jobs(Path(loc.url()))))
+    size = sum(s for _, s in _jobs_below(loc))
     entry = _entry(loc, size)
     if finished:
         listed = M.listed_parts(doc, loc)

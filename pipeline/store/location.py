@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-from pipeline.errors import BoggleError, RunIOError
+from pipeline.errors import BoggleError, ConfigError, RunIOError
 from pipeline.store.flock import run_lock
 from pipeline.store.schema import LOCK_FILE, PARTS_DIR
 from pipeline.urls import SCHEMES, check_url, filesystem, is_url
@@ -71,7 +71,6 @@ class Location:
     """A job directory: files named relative to it (``part-00000.parquet``,
     ``_parts/_part-00000.json``)."""
 
-    local: bool = True
     display: str = ""
 
     def __str__(self) -> str:
@@ -143,6 +142,12 @@ class Location:
         for name in self.names(folder):
             self.remove(f"{folder}/{name}")
 
+    def folders_holding(self, markers: tuple[str, ...]) -> list[tuple[str, int]]:
+        """Every folder at or below this one that holds a file named in ``markers`` (the
+        outermost: nothing below one is searched), as (path or URL, bytes of every file in
+        it); a ConfigError (exit 2) where there is nothing at all."""
+        raise NotImplementedError
+
 
 class LocalLocation(Location):
     """A folder on a local or network file system (today's code path: flock, rename, fsync)."""
@@ -209,12 +214,22 @@ class LocalLocation(Location):
     def remove_folder(self, folder: str) -> None:
         shutil.rmtree(self.path / folder, ignore_errors=True)
 
+    def folders_holding(self, markers: tuple[str, ...]) -> list[tuple[str, int]]:
+        if not self.path.is_dir():
+            raise ConfigError(f"{self}: no such folder")
+        out = []
+        for folder, dirs, files in os.walk(self.path):
+            if any(m in files for m in markers):
+                dirs[:] = []  # nothing below a job directory is another job
+                out.append((folder, _folder_bytes(Path(folder))))
+            else:
+                dirs.sort()
+        return out
+
 
 class RemoteLocation(Location):
     """A folder of an object store. Every file is written whole by one PUT (a part is written
     to a local temp file first, then uploaded); nothing is renamed."""
-
-    local = False
 
     def __init__(self, scheme: str, root: str):
         self.scheme = scheme
@@ -334,6 +349,22 @@ class RemoteLocation(Location):
     def entries(self) -> list[str]:
         return sorted(self.names())  # lease and part records live in folders of their own
 
+    def folders_holding(self, markers: tuple[str, ...]) -> list[tuple[str, int]]:
+        try:
+            listing: dict[str, Any] = self.fs.find(self.root, detail=True)
+        except FileNotFoundError:
+            listing = {}
+        if not listing:
+            raise ConfigError(f"{self}: nothing there")
+        # some stores (memory://) answer "/bucket/key" for "bucket/key"
+        keys = {k.strip("/"): int(v.get("size") or 0) for k, v in listing.items()}
+        held = sorted({k.rsplit("/", 1)[0] for k in keys if k.rsplit("/", 1)[-1] in markers})
+        # a job directory's folders hold no other job: keep the outermost
+        outer = [j for j in held if not any(j.startswith(o + "/") for o in held if o != j)]
+        return [
+            (f"{self.scheme}://{j}", sum(s for k, s in keys.items() if k.startswith(j + "/"))) for j in outer
+        ]
+
     def download(self, name: str, dest: Path) -> None:
         with self._io(f"cannot read {name}"):
             self.fs.get_file(self.key(name), str(dest))
@@ -358,3 +389,12 @@ def job_path(spec: str | os.PathLike[str] | Location, what: str = "--out") -> Pa
     """A job directory named by a path or URL, as it is shown and read: a local ``Path``, or
     the :class:`ObjectPath` of a folder in an object store (no trailing ``/``)."""
     return location(spec, what).ref()
+
+
+def _folder_bytes(folder: Path) -> int:
+    total = 0
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            with suppress(OSError):  # removed while we looked
+                total += (Path(dirpath) / name).stat().st_size
+    return total
