@@ -19,6 +19,7 @@ from pipeline.optimize.budget import Found, RestartResult
 from pipeline.optimize.config import OptimizeConfig
 from pipeline.optimize.objectives import Objective
 from pipeline.optimize.space import SearchSpace, key_faces
+from pipeline.store import PartRef
 
 INTERRUPTED = "_interrupted.json"  # an interrupted search's best boards so far
 
@@ -43,7 +44,7 @@ KIND = store.job_kind("boggle-optimize").documented(RESULT_COLUMNS)
 FORMAT = KIND.format
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BestBoard:
     board: Board
     score: int  # the objective
@@ -58,12 +59,12 @@ class BestBoard:
         return len(self.words)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class OptimizeResult:
     boards: list[BestBoard]  # distinct, best first
     restarts: list[RestartResult]
     manifest: dict[str, Any]
-    out: Path | None
+    out: PartRef | None
 
     @property
     def best(self) -> BestBoard:
@@ -100,7 +101,17 @@ def collect_boards(
             raise BoggleError(f"internal: search kernel scored {f.score}, batch solver {int(check[k])}")
         words = [lexicon.words[i] for i in ids[full.offsets[k] : full.offsets[k + 1]]]
         board = space.board(boards[k], lexicon.alphabet)
-        out.append(BestBoard(board, f.score, int(full.score[k]), words, r.restart, f.iteration, r.iterations))
+        out.append(
+            BestBoard(
+                board=board,
+                score=f.score,
+                points=int(full.score[k]),
+                words=words,
+                restart=r.restart,
+                iteration=f.iteration,
+                iterations=r.iterations,
+            )
+        )
     return out
 
 

@@ -102,7 +102,7 @@ def search_and_collect(
         "restarts": [r.summary() for r in restarts],
         "seconds": round(time.time() - t0, 3),
     }
-    return OptimizeResult(boards, restarts, fields, None)
+    return OptimizeResult(boards=boards, restarts=restarts, manifest=fields, out=None)
 
 
 def standalone_manifest(cfg: OptimizeConfig, fields: dict[str, Any], started: str) -> dict[str, Any]:
