@@ -37,6 +37,7 @@ from pipeline.prove.certificate import (
     FoundBoard,
     ProgressCallback,
     ProveProgress,
+    ProveStatus,
     ProveSummary,
     best_of,
     certificate_totals,
@@ -250,7 +251,8 @@ def run_prove(
         pending = list(job.pending(range(len(run.chunks)), reuse=reuse))
         cpu = run.prove(pending, done, job)
         tables_in_order = [done[c] for c in sorted(done)]
-        summary = _summary(run, job.state.value, out, tables_in_order, cpu)
+        status: ProveStatus = "new" if job.state is store.JobState.NEW else "resume"
+        summary = _summary(run, status, out, tables_in_order, cpu)
         summary.parts_reused = job.chunks_reused
         if run.sample:
             summary.status = "sample"
@@ -361,7 +363,7 @@ def dispatch_order(pending: list[int]) -> list[int]:
 
 def _summary(
     run: ProofRun,
-    status: Any,
+    status: ProveStatus,
     out: store.PartRef | None,
     tables: list[pa.Table],
     cpu: float,
