@@ -230,8 +230,8 @@ def run_prove(
     if not cfg.out:
         tables: dict[int, pa.Table] = {}
         cpu = run.prove(list(range(len(run.chunks))), tables, None)
-        status = "sample" if run.sample else "new"
-        return _summary(run, status, None, [tables[c] for c in sorted(tables)], cpu, sessions=False)
+        alone: ProveStatus = "sample" if run.sample else "new"
+        return _summary(run, alone, None, [tables[c] for c in sorted(tables)], cpu, sessions=False)
     out = store.job_path(cfg.out)
     with store.JobDir.open(
         out, KIND, run.identity, dataclasses.asdict(cfg), overwrite=cfg.overwrite, note=note
