@@ -18,9 +18,8 @@ record written when the job started) is a job, its kind is the ``format`` either
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,12 +29,14 @@ from pipeline.extras import require
 from pipeline.store import (
     MANIFEST,
     Location,
+    check_parts,
     describe_problems,
     job_problems,
     location,
-    part_name,
+    part_tag,
     read_manifest,
 )
+from pipeline.store import manifest as M
 from pipeline.store import parts as P
 from pipeline.store.schema import RUN_RECORD
 
@@ -51,7 +52,7 @@ KINDS = {
 STATES = ("finished", "unfinished", "damaged")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CatalogEntry:
     """One job directory as ``boggle runs ls`` lists it."""
 
@@ -69,7 +70,7 @@ class CatalogEntry:
         return asdict(self)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Verification:
     """What :func:`verify_job` found: ``problems`` (file, why) empty when intact."""
 
@@ -103,46 +104,13 @@ def find_jobs(root: str | os.PathLike[str]) -> list[CatalogEntry]:
     path; a job directory's own folders are not searched further. A ``root`` that does not
     exist is a :class:`~pipeline.errors.ConfigError` (exit 2)."""
     loc = location(root, "ROOT")
-    found = sorted(_remote_jobs(loc) if not loc.local else _local_jobs(Path(loc.url())))
+    found = sorted(_jobs_below(loc))
     return [_entry(location(path), size) for path, size in found]
 
 
-def _local_jobs(root: Path) -> Iterator[tuple[str, int]]:
-    if not root.is_dir():
-        raise ConfigError(f"{root}: no such folder")
-    for folder, dirs, files in os.walk(root):
-        if MANIFEST in files or RUN_RECORD in files:
-            dirs[:] = []  # nothing below a job directory is another job
-            yield folder, _folder_bytes(Path(folder))
-        else:
-            dirs.sort()
-
-
-def _folder_bytes(folder: Path) -> int:
-    total = 0
-    for dirpath, _, files in os.walk(folder):
-        for name in files:
-            with contextlib.suppress(OSError):  # removed while we looked
-                total += (Path(dirpath) / name).stat().st_size
-    return total
-
-
-def _remote_jobs(loc: Location) -> Iterator[tuple[str, int]]:
-    fs, root, scheme = loc.fs, loc.root, loc.scheme  # type: ignore[attr-defined]
-    try:
-        listing: dict[str, Any] = fs.find(root, detail=True)
-    except FileNotFoundError:
-        listing = {}
-    if not listing:
-        raise ConfigError(f"{loc}: nothing there")
-    # some stores (memory://) answer "/bucket/key" for "bucket/key"
-    keys = {k.strip("/"): int(v.get("size") or 0) for k, v in listing.items()}
-    jobs = sorted({k.rsplit("/", 1)[0] for k in keys if k.rsplit("/", 1)[-1] in (MANIFEST, RUN_RECORD)})
-    # a job directory's folders hold no other job: keep the outermost
-    outer = [j for j in jobs if not any(j.startswith(o + "/") for o in jobs if o != j)]
-    for job in outer:
-        size = sum(s for k, s in keys.items() if k.startswith(job + "/"))
-        yield f"{scheme}://{job}", size
+def _jobs_below(loc: Location) -> list[tuple[str, int]]:
+    """Every job directory at or below ``loc`` with its bytes (a ConfigError: nothing there)."""
+    return loc.folders_holding((MANIFEST, RUN_RECORD))
 
 
 # ---------------------------------------------------------------- one job directory
@@ -153,7 +121,7 @@ def _read_job(loc: Location) -> tuple[dict[str, Any], bool]:
     one there does not read or verify, a ConfigError when neither is there."""
     for name, finished in ((MANIFEST, True), (RUN_RECORD, False)):
         if loc.is_file(name):
-            return (read_manifest(loc.url(name)) if loc.local else read_manifest(name, loc)), finished
+            return read_manifest(loc, name), finished
     raise ConfigError(f"{loc}: not a job directory (no {MANIFEST} or {RUN_RECORD})")
 
 
@@ -170,17 +138,27 @@ def _entry(loc: Location, size: int) -> CatalogEntry:
         doc, finished = _read_job(loc)
         kind, unit = _kind(doc, where)
     except BoggleError as exc:
-        return CatalogEntry(where, "unknown", "damaged", None, None, "", "", size, exc.one_line())
+        return CatalogEntry(
+            path=where,
+            kind="unknown",
+            state="damaged",
+            date=None,
+            count=None,
+            unit="",
+            config="",
+            bytes=size,
+            problem=exc.one_line(),
+        )
     date = doc.get("finished_at") or doc.get("started_at")
     entry = CatalogEntry(
-        where,
-        kind,
-        "finished" if finished else "unfinished",
-        date,
-        None,
-        unit,
-        config_summary(kind, doc.get("config") or {}),
-        size,
+        path=where,
+        kind=kind,
+        state="finished" if finished else "unfinished",
+        date=date,
+        count=None,
+        unit=unit,
+        config=config_summary(kind, doc.get("config") or {}),
+        bytes=size,
     )
     if finished:
         entry.count = _finished_count(kind, doc)
@@ -264,10 +242,10 @@ def describe_job(path: str | os.PathLike[str]) -> dict[str, Any]:
     command that made it when the record holds one."""
     loc = location(path, "RUN")
     doc, finished = _read_job(loc)  # a damaged manifest is the error (exit 4), as for readers
-    size = sum(s for _, s in (_remote_jobs(loc) if not loc.local else _local_jobs(Path(loc.url()))))
+    size = sum(s for _, s in _jobs_below(loc))
     entry = _entry(loc, size)
     if finished:
-        listed = P.listed_parts(doc, loc)
+        listed = M.listed_parts(doc, loc)
         rows = sum(i.rows for i in listed.values())
         parts = {"files": len(listed), "rows": rows, "bytes": sum(i.bytes for i in listed.values())}
     else:
@@ -321,22 +299,17 @@ def verify_job(path: str | os.PathLike[str]) -> Verification:
     kind, _ = _kind(doc, str(loc))
     if finished:
         problems = job_problems(loc, doc)
-        return Verification(str(loc), kind, "finished", len(P.listed_parts(doc, loc)), problems)
-    committed = P.committed_chunks(loc)
-    problems, rows = [], 0
+        n_parts = len(M.listed_parts(doc, loc))
+        return Verification(path=str(loc), kind=kind, state="finished", parts=n_parts, problems=problems)
     try:  # each committed part must carry the job's identity, as a resume checks
-        tag: str | None = P.part_tag(doc["format"], doc["identity"])
+        tag: str | None = part_tag(doc["format"], doc["identity"])
     except (KeyError, TypeError):
         tag = None
-    for chunk, ref in sorted(committed.items()):
-        record = P.read_part_record(loc, chunk)
-        why = P.part_problem(ref, record, tag, loc)
-        if why is not None:
-            problems.append((part_name(chunk), why))
-        elif record is not None:
-            rows += record.rows
+    checks = check_parts(loc, tag)  # the verdict a resume acts on
+    problems = [(c.name, c.problem) for c in checks if c.problem is not None]
+    rows = sum(c.record.rows for c in checks if c.problem is None and c.record is not None)
     state = "finished" if not problems and _sample_done(doc, rows) else "unfinished"
-    return Verification(str(loc), kind, state, len(committed), problems)
+    return Verification(path=str(loc), kind=kind, state=state, parts=len(checks), problems=problems)
 
 
 # ---------------------------------------------------------------- SQL over runs

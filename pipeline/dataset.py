@@ -43,7 +43,7 @@ RunPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 def _run_dir(run: str | os.PathLike[str]) -> Any:
     # a URL stays a string (Path would fold its "//")
-    return store.ObjectPath(str(run).rstrip("/")) if store.is_url(run) else Path(run)
+    return store.job_path(run, "run")
 
 
 def run_dirs(runs: RunPaths) -> list[Path]:
@@ -78,7 +78,7 @@ def read_run(runs: RunPaths, columns: Sequence[str] | None = None, *, verify: bo
         # a run without parts has no schema to consult: ask it for every column
         names = has.get(d)
         cols = None if columns is None else [c for c in columns if names is None or c in names]
-        tables.append(store.read_run(d, columns=cols, verify=verify))
+        tables.append(store.read_run_table(d, columns=cols, verify=verify))
     # Runs may differ in their length columns or schema version: combine by name, nulls where
     # a run lacks a column. Each part carries its own dictionary for the provenance columns;
     # Arrow's group_by refuses differing ones, so give every chunk the same.

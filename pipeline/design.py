@@ -152,18 +152,19 @@ def _initial_state(start: DiceSet, identity: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_state(job: Any, identity: dict[str, Any]) -> dict[str, Any] | None:
-    from pipeline.store.parts import read_manifest
+    from pipeline.store.manifest import read_manifest
 
     if not job.loc.is_file(STATE):
         return None
-    state = read_manifest(job.loc.url(STATE)) if job.loc.local else read_manifest(STATE, job.loc)
+    state = read_manifest(job.loc, STATE)
     if "seal" not in state or state.get("identity") != identity:
         raise DamagedRunError(f"{job.loc.url(STATE)}: not this search's state (no seal or another identity)")
     return state
 
 
 def _write_state(job: Any, state: dict[str, Any]) -> None:
-    from pipeline.store.parts import SEAL, seal_of, write_json
+    from pipeline.store.manifest import SEAL, seal_of
+    from pipeline.store.parts import write_json
 
     body = {k: v for k, v in state.items() if k != SEAL}
     job.check_lease()
@@ -207,13 +208,13 @@ def design_dice(
     >>> design_dice(cfg).report["validation"]  # doctest: +SKIP
     """
     from pipeline import store
-    from pipeline.store.parts import file_entry
+    from pipeline.store.manifest import file_entry
 
     start, objective, lexicon, letters = prepare(cfg)
     identity = cfg.identity(start, lexicon)
     out = Path(cfg.out)
     with store.JobDir.open(
-        out, FORMAT, SCHEMA_VERSION, identity, cfg.to_dict(), overwrite=cfg.overwrite, note=note
+        out, store.job_kind(FORMAT), identity, cfg.to_dict(), overwrite=cfg.overwrite, note=note
     ) as job:
         if job.state == "done":
             return _finished(job, start, objective, out, "already complete")
@@ -247,7 +248,7 @@ def design_dice(
             tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         # the outputs' names do not start with "_", so the manifest records them under "outputs"
         # (size, BLAKE2b) rather than "files"; a finished search checks them (_finished)
-        outputs = {name: file_entry(out / name) for name in (DICE_OUT, MOVES, REPORT)}
+        outputs = {name: file_entry(out, name) for name in (DICE_OUT, MOVES, REPORT)}
         job.finish(
             0, {"objective": objective.text, "seed": cfg.seed, "outputs": outputs}, side_files=(STATE,)
         )
@@ -255,11 +256,11 @@ def design_dice(
 
 
 def _finished(job: Any, start: DiceSet, objective: Objective, out: Path, status: str) -> DesignResult:
-    from pipeline.store.parts import file_entry
+    from pipeline.store.manifest import file_entry
 
     outputs = (job.manifest or {}).get("outputs", {})
     for name in (DICE_OUT, MOVES, REPORT):
-        entry = file_entry(out / name) if (out / name).is_file() else None
+        entry = file_entry(out, name) if (out / name).is_file() else None
         if entry is None or entry != outputs.get(name):
             raise DamagedRunError(
                 f"{out / name}: {'missing' if entry is None else 'changed since the search wrote it'}; "

@@ -163,7 +163,8 @@ def _reseal(job_dir: Path, legacy: bool = False) -> None:
     ``legacy``, the manifest of a schema without side-file records or a seal."""
     import json
 
-    from pipeline.store.parts import file_blake2b, seal_of
+    from pipeline.store.manifest import seal_of
+    from pipeline.store.parts import file_blake2b
 
     path = job_dir / "_SUCCESS"
     manifest = json.loads(path.read_text())
@@ -307,7 +308,8 @@ def write_manifest(run_dir: Path, fields: dict[str, Any]) -> None:
     """Finish a hand-made run the way the store does: every part recorded (size, checksum),
     then a sealed ``_SUCCESS`` listing them."""
     from pipeline.io import write_json_atomic
-    from pipeline.store.parts import record_part, seal_of
+    from pipeline.store.manifest import seal_of
+    from pipeline.store.parts import record_part
     from pipeline.store.schema import FORMAT, SCHEMA_VERSION
 
     parts = [
@@ -399,7 +401,7 @@ def write_run(
         part = [dict(r, chunk=chunk) for r in rows[lo : lo + chunk_size]]
         table = pa.Table.from_pylist(part, schema=schema)
         size = write_part(run_dir, chunk, table, meta)
-        parts.append(PartInfo(chunk, len(part), size).to_dict())
+        parts.append(PartInfo(chunk=chunk, rows=len(part), bytes=size).to_dict())
     if finished:
         write_manifest(
             run_dir,

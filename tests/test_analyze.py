@@ -32,7 +32,7 @@ from tests.conftest import ALPHA, BETA, make_rows, write_manifest, write_run
 
 def reseal(run_dir: Path, edit: Any) -> None:
     """Change a finished run's manifest with ``edit(manifest)`` and seal it again."""
-    from pipeline.store.parts import seal_of
+    from pipeline.store.manifest import seal_of
 
     manifest = json.loads((run_dir / "_SUCCESS").read_text())
     edit(manifest)
@@ -482,7 +482,11 @@ def test_real_boards_agree_with_a_plain_python_reference(enable_lexicon: Any, tm
         parts = []
         for chunk, lo in enumerate(range(0, 300, 128)):
             part = table.slice(lo, 128)
-            parts.append(PartInfo(chunk, part.num_rows, write_part(run_dir, chunk, part, meta)).to_dict())
+            parts.append(
+                PartInfo(
+                    chunk=chunk, rows=part.num_rows, bytes=write_part(run_dir, chunk, part, meta)
+                ).to_dict()
+            )
         fields = {"identity": {"data": data}, "config": {}, "counts": {"boards": 300}, "parts": parts}
         write_manifest(run_dir, {**fields, "lexicon": enable_lexicon.provenance()})
         runs.append(run_dir)

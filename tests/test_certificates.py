@@ -101,5 +101,5 @@ def test_published_digests_match_the_certificates() -> None:
     finished = {p.name for p in PROOFS if (p / "_SUCCESS").is_file()}
     assert set(published) == finished
     for name, digest in published.items():
-        manifest = store.read_manifest(CERTIFICATES / name / store.MANIFEST)
+        manifest = store.read_manifest(CERTIFICATES / name)
         store.check_digest(manifest, digest, name)

@@ -198,7 +198,7 @@ def test_two_lexicons_read_together_separate_by_lexicon(gen_run: Path, short_run
 def test_read_run_one_and_several(gen_run: Path, short_run: Path) -> None:
     one = pipeline.read_run(gen_run)
     assert one.num_rows == 700 and one["board_id"].to_pylist() == list(range(700))
-    assert one.equals(store.read_run(gen_run).unify_dictionaries())
+    assert one.equals(store.read_run_table(gen_run).unify_dictionaries())
     both = pipeline.read_run([gen_run, short_run])
     assert both.num_rows == 1100
     assert both["board_id"].to_pylist() == [*range(700), *range(400)]
@@ -257,7 +257,7 @@ def test_an_unsealed_manifest_is_refused_by_every_reader(gen_run: Path, tmp_path
     old = tmp_path / "old"
     shutil.copytree(gen_run, old)
     reseal(old, legacy=True)
-    for read in (pipeline.read_run, store.read_rejects, store.read_run):
+    for read in (pipeline.read_run, store.read_rejects, store.read_run_table):
         with pytest.raises(DamagedRunError, match="no seal"):
             read(old)
 

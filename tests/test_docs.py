@@ -214,8 +214,9 @@ def test_every_rejects_column_is_described_and_on_the_page() -> None:
 
 
 def test_every_certificate_column_is_described_and_on_the_page() -> None:
-    from pipeline.prove import COLUMNS
-    from pipeline.prove.job import BOARD_COLUMNS, CERTIFICATE_SCHEMA
+    from pipeline.prove import CERTIFICATE_COLUMNS as COLUMNS
+    from pipeline.prove.certificate import BOARDS_FILE_COLUMNS as BOARD_COLUMNS
+    from pipeline.prove.certificate import CERTIFICATE_SCHEMA
 
     _assert_described(COLUMNS, CERTIFICATE_SCHEMA.names, "prove certificate")
     assert set(COLUMNS) == set(CERTIFICATE_SCHEMA.names), "a described column the certificate lacks"
@@ -226,7 +227,8 @@ def test_every_certificate_column_is_described_and_on_the_page() -> None:
 
 def test_every_optimize_column_is_described_and_on_the_page() -> None:
     from pipeline.optimize import OptimizeConfig
-    from pipeline.optimize.output import COLUMNS, results_table
+    from pipeline.optimize.output import RESULT_COLUMNS as COLUMNS
+    from pipeline.optimize.output import results_table
 
     names = results_table([], OptimizeConfig()).schema.names
     _assert_described(COLUMNS, names, "optimize results")
@@ -381,9 +383,9 @@ def test_written_files_have_only_described_columns(
     import pyarrow.parquet as pq
 
     from pipeline.config import load_config
-    from pipeline.prove import COLUMNS as PROVE_COLUMNS
+    from pipeline.prove import CERTIFICATE_COLUMNS as PROVE_COLUMNS
     from pipeline.prove import ProveConfig, run_prove
-    from pipeline.prove.job import BOARD_COLUMNS
+    from pipeline.prove.certificate import BOARDS_FILE_COLUMNS as BOARD_COLUMNS
     from pipeline.runner import execute
     from pipeline.store import schema
 

@@ -23,7 +23,8 @@ from pipeline.errors import DamagedRunError, OutputConflictError
 from pipeline.prove import ProveConfig, run_prove
 from pipeline.prove.status import proof_status
 from pipeline.runner import run_job
-from pipeline.store.parts import file_blake2b, seal_of
+from pipeline.store.manifest import seal_of
+from pipeline.store.parts import file_blake2b
 from tests.conftest import one_error_line, run_boggle, run_config
 
 Edit = Callable[[Path, Path], None]  # (job, a job of another config to take parts from)
@@ -153,7 +154,7 @@ def test_an_edited_run_is_refused_by_every_reader_and_the_rerun(
     shutil.copytree(clean, job)
     EDITS[edit](job, other)
     outcomes = {
-        "store.read_run": refused(lambda: store.read_run(job)),
+        "store.read_run_table": refused(lambda: store.read_run_table(job)),
         "read_run_pandas": refused(lambda: pipeline.read_run_pandas(job)),
         "run_relation": refused(lambda: pipeline.run_relation(job).count("*").fetchall()),
         "analyze": refused(lambda: analyze_runs([str(job)], tmp_path / "report")),
@@ -200,8 +201,8 @@ def test_an_unedited_copy_still_reads(runs: tuple[Path, Path], tmp_path: Path) -
     clean, _ = runs
     job = tmp_path / "run"
     shutil.copytree(clean, job)
-    assert store.read_run(job).equals(store.read_run(clean))
-    assert store.job_problems(job, store.read_manifest(job / store.MANIFEST)) == []
+    assert store.read_run_table(job).equals(store.read_run_table(clean))
+    assert store.job_problems(job, store.read_manifest(job)) == []
 
 
 def test_a_digest_pins_a_job_against_a_consistent_forgery(runs: tuple[Path, Path], tmp_path: Path) -> None:
@@ -227,9 +228,9 @@ def test_a_digest_pins_a_job_against_a_consistent_forgery(runs: tuple[Path, Path
     pq.write_table(table, job / store.part_name(0))
     info = record_part(job, 0, table.num_rows)
     edit_manifest(job, lambda m: m["parts"][0].update(info.to_dict()))
-    assert store.read_run(job).num_rows == 300  # consistent: the checksums cannot tell
+    assert store.read_run_table(job).num_rows == 300  # consistent: the checksums cannot tell
     with pytest.raises(DamagedRunError, match="not the one expected"):
-        store.read_run(job, expect_digest=digest)
+        store.read_run_table(job, expect_digest=digest)
     res = run_boggle("digest", str(job), "--expect", digest)
     assert res.returncode == 4
     one_error_line(res, "not the published job")

@@ -175,7 +175,7 @@ def test_unreadable_success_is_refused_and_overwrite_repairs(
     with pytest.raises(DamagedRunError, match="--overwrite"):
         run_job(run_config(enable2k_path, out))
     run_job(run_config(enable2k_path, out), overwrite=True)
-    assert store.read_run(out).equals(store.read_run(clean_run))
+    assert store.read_run_table(out).equals(store.read_run_table(clean_run))
 
 
 # ---------------------------------------------------------------- readers
@@ -204,14 +204,14 @@ def test_readers_refuse_a_damaged_run(
     else:
         import json
 
-        from pipeline.store.parts import seal_of
+        from pipeline.store.manifest import seal_of
 
         elsewhere = copy(clean_run, tmp_path / "other-run")
         manifest = json.loads((out / "_SUCCESS").read_text())
         manifest["parts"][1]["file"] = f"../{elsewhere.name}/part-00001.parquet"
         manifest["seal"] = seal_of(manifest)
         (out / "_SUCCESS").write_text(json.dumps(manifest))
-    for read in (store.read_run, pipeline.read_run, pipeline.run_relation, pipeline.read_run_pandas):
+    for read in (store.read_run_table, pipeline.read_run, pipeline.run_relation, pipeline.read_run_pandas):
         with pytest.raises(DamagedRunError, match=r"part-0000[17]\.parquet"):
             read(out)
     if damage in ("flip", "extra"):  # a real process, as an analyst runs it
@@ -231,7 +231,7 @@ def test_rejects_file_is_checked_against_the_manifest(tmp_path: Path, enable2k_p
     with pytest.raises(DamagedRunError, match=r"_rejects\.csv: checksum differs"):
         store.read_rejects(out)
     with pytest.raises(DamagedRunError, match=r"_rejects\.csv"):
-        store.read_run(out)
+        store.read_run_table(out)
 
 
 def test_verify_false_skips_checksums_but_not_sizes(clean_run: Path, tmp_path: Path) -> None:
@@ -306,14 +306,14 @@ def _run_trials(
     n: int, clean_run: Path, clean_proof: Path, enable2k_path: str, tiny_dict: str, tmp: Path
 ) -> None:
     rng = random.Random(20261201)
-    clean_table = store.read_run(clean_run)
+    clean_table = store.read_run_table(clean_run)
     clean_boards = run_prove(prove_config(tiny_dict, clean_proof)).boards
     refused = {"run": 0, "prove": 0}
     for i in range(n):
         out = copy(clean_run, tmp / f"r{i}")
         what = corrupt(rng, out)
         try:
-            got = store.read_run(out)
+            got = store.read_run_table(out)
         except DamagedRunError:
             refused["run"] += 1
         else:
@@ -323,7 +323,7 @@ def _run_trials(
         except (DamagedRunError, OutputConflictError):
             pass
         else:
-            assert store.read_run(out).equals(clean_table), f"wrong run after {what}"
+            assert store.read_run_table(out).equals(clean_table), f"wrong run after {what}"
             assert summary.boards == clean_table.num_rows
         shutil.rmtree(out)
 

@@ -38,7 +38,7 @@ from pipeline.errors import (
 )
 from pipeline.runner import execute
 from pipeline.runner.run import capped_n_jobs
-from pipeline.store.parts import part_path, part_record_path
+from pipeline.store.parts import file_blake2b, part_path, part_record_path
 from pipeline.store.schema import PARTS_DIR
 from tests.conftest import REPO, gen_config, part_bytes
 
@@ -492,7 +492,7 @@ def test_damaged_finished_run_is_refused_then_repaired_by_overwrite(
 def test_manifest_records_checksums(clean_run: Path) -> None:
     manifest, parts = store.open_run(clean_run)
     for entry, path in zip(manifest["parts"], parts, strict=True):
-        assert entry["blake2b"] == store.file_blake2b(path) and entry["bytes"] == path.stat().st_size
+        assert entry["blake2b"] == file_blake2b(path) and entry["bytes"] == path.stat().st_size
 
 
 # ---------------------------------------------------------------- limits
@@ -771,7 +771,7 @@ def test_part_write_failure_without_a_file_name_names_the_run(
         # what pyarrow raises when the disk fills: an OSError with no filename
         raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
 
-    monkeypatch.setattr(workers.store, "write_part_info", full_disk)
+    monkeypatch.setattr(workers, "write_part_info", full_disk)
     out = tmp_path / "run"
     result = CLI.invoke(app, ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out)])
     assert result.exit_code == EXIT_IO

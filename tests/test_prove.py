@@ -23,8 +23,9 @@ from pipeline.prove import ProveConfig, run_prove, search
 from pipeline.prove import job as prove_job
 from pipeline.prove.bounds import build_prove_trie, class_bounds, class_bounds_reference
 from pipeline.prove.bounds import class_boards as pipeline_class_boards
+from pipeline.prove.certificate import check_coverage
 from pipeline.prove.classes import ClassSpace, canonical_class_ids, class_digits, default_spec, parse_buckets
-from pipeline.prove.job import META_CPU, META_SESSION, META_SESSION_S, check_coverage, dispatch_order
+from pipeline.prove.job import META_CPU, META_SESSION, META_SESSION_S, dispatch_order
 from pipeline.prove.search import ClassOutcome, ClassProver
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays

@@ -15,7 +15,7 @@ from pipeline.boards import Board, canonical, format_compact
 from pipeline.cli import app
 from pipeline.errors import ConfigError
 from pipeline.lexicon import compile_for_boards
-from pipeline.prove import ProveConfig, job, run_prove
+from pipeline.prove import ProveConfig, run_prove, worker
 from pipeline.prove.classes import (
     ClassSpace,
     canonical_class_ids,
@@ -209,10 +209,10 @@ def test_corner_spec_proof_equals_brute_force(
 
 def test_the_prover_is_built_once_per_worker(tiny_dict: str) -> None:
     args = (tiny_dict, "2x3", "boggle", None, "ae rst")
-    p = job._prover(args, 20, 16, "tree")
-    assert job._prover(args, 20, 16, "tree") is p
-    assert job._prover(args, 21, 16, "tree") is not p
-    assert job._prover(args, 20, 16, "sumax") is not p
+    p = worker._prover(args, 20, 16, "tree")
+    assert worker._prover(args, 20, 16, "tree") is p
+    assert worker._prover(args, 21, 16, "tree") is not p
+    assert worker._prover(args, 20, 16, "sumax") is not p
 
 
 def test_cli_refuses_a_bad_section_with_exit_2(tiny_dict: str, tmp_path: Path) -> None:

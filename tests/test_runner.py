@@ -54,7 +54,7 @@ def test_same_data_with_n_jobs_1_2_and_dask(tmp_path: Path, enable2k_path: str) 
     # byte-identical parts: the data and the metadata do not depend on how the run ran
     assert part_bytes(tmp_path / "two") == reference
     assert part_bytes(tmp_path / "dask") == reference
-    table = store.read_run(tmp_path / "one")
+    table = store.read_run_table(tmp_path / "one")
     assert table.column("board_id").to_pylist() == list(range(3000))
     # the boards are the ones `boggle generate` prints for the same dice, seed and chunk size
     printed = "".join(generate_compact("new", 3000, 5, chunk_size=500)).splitlines()
@@ -69,7 +69,7 @@ def test_results_agree_with_the_reference_solver(
     )
     assert summary.status == "complete" and summary.chunks == 3
     ref = ReferenceSolver(enable_words, load_config(None).rule_set())
-    rows = store.read_run(tmp_path / "r").to_pylist()
+    rows = store.read_run_table(tmp_path / "r").to_pylist()
     for row in rows:
         want = ref.solve(parse_compact(row["board"]))
         assert row["words"] == sorted(want.words) and row["score"] == want.score
@@ -213,7 +213,7 @@ def test_manifest_and_part_metadata(tmp_path: Path, enable2k_path: str) -> None:
     assert manifest["rules"]["name"] == "boggle" and manifest["rules"]["min_length"] == 3
     assert {"numpy", "numba", "pyarrow", "joblib"} <= set(manifest["packages"])
     counts = manifest["counts"]
-    table = store.read_run(tmp_path / "m")
+    table = store.read_run_table(tmp_path / "m")
     assert counts["boards"] == 1100 == table.num_rows and counts["rejected"] == 0
     assert counts["words_total"] == sum(table.column("n_words").to_pylist()) == summary.words_total
     assert counts["score_total"] == sum(table.column("score").to_pylist())
@@ -238,7 +238,7 @@ def test_big_boards_and_dice_sources(tmp_path: Path, enable2k_path: str) -> None
     summary = execute(
         gen_config(enable2k_path, tmp_path / "b", boards__dice="big1979", boards__count=50), n_jobs=1
     )
-    table = store.read_run(tmp_path / "b")
+    table = store.read_run_table(tmp_path / "b")
     assert summary.boards == 50 and set(table.column("rows").to_pylist()) == {5}
     assert set(table.column("source").to_pylist()) == {"big1979"}
     assert all(min((len(w) for w in ws), default=4) >= 4 for ws in table.column("words").to_pylist())
@@ -368,7 +368,7 @@ def test_main_process_of_a_warm_run_loads_neither_numba_nor_pandas(
             cwd=REPO,
         )
     assert out.stdout.split() == ["False", "False"]
-    assert store.read_run(tmp_path / "warm").num_rows == 400
+    assert store.read_run_table(tmp_path / "warm").num_rows == 400
 
 
 WORKER_POOL_SCRIPT = """

@@ -87,7 +87,7 @@ def test_ingest_with_rejects_exits_3_and_keeps_the_good_rows(tmp_path: Path, ena
     assert "not a square number" in rejects[1]["reason"]
     assert "face 'th' (cell 1) is not in the run's alphabet" in rejects[2]["reason"]
     assert rejects[3]["reason"] == "empty board"
-    table = store.read_run(tmp_path / "run")
+    table = store.read_run_table(tmp_path / "run")
     assert table.column("board_id").to_pylist() == [0, 1, 2, 3]
     assert table.column("board").to_pylist() == [
         "perslatgsineters",
@@ -104,4 +104,4 @@ def test_ingest_with_rejects_exits_3_and_keeps_the_good_rows(tmp_path: Path, ena
     # with the multi-letter face allowed, that row is a board
     redo = CLI.invoke(app, ["run", str(config), "--quiet", "--set", 'boards.faces=["th"]', "--overwrite"])
     assert redo.exit_code == 3 and "3 of 8 input rows rejected" in redo.output
-    assert store.read_run(tmp_path / "run").column("board").to_pylist()[-1] == "[th]aaaaaaaaaaaaaaa"
+    assert store.read_run_table(tmp_path / "run").column("board").to_pylist()[-1] == "[th]aaaaaaaaaaaaaaa"

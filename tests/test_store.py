@@ -22,8 +22,9 @@ from pipeline.lexicon import CompiledLexicon, DropReport, Lexicon, compile_words
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 from pipeline.solve.reference import ReferenceSolver
-from pipeline.store.parts import committed_chunks, seal_of
-from pipeline.store.rundir import run_lock
+from pipeline.store.flock import run_lock
+from pipeline.store.manifest import seal_of
+from pipeline.store.parts import committed_chunks, part_rows
 from pipeline.store.schema import LOCK_FILE
 from pipeline.trie import Alphabet
 
@@ -65,7 +66,7 @@ EXPECTED_COLUMNS = [
 
 LOCK_HOLDER = (
     "import sys, time\n"
-    "from pipeline.store.rundir import run_lock\n"
+    "from pipeline.store.flock import run_lock\n"
     "with run_lock(sys.argv[1]):\n"
     "    print('locked', flush=True)\n"
     "    time.sleep(60)\n"
@@ -178,7 +179,7 @@ def test_write_part_is_atomic_zstd_with_metadata(tmp_path: Path, enable_lexicon:
     assert json.loads(kv[b"boggle.config"]) == {"boards": {"seed": 1}}
     assert json.loads(kv[b"boggle.lexicon"])["content_hash"] == enable_lexicon.content_hash
     assert committed_chunks(tmp_path) == {7: path}
-    assert store.part_rows(path) == 1
+    assert part_rows(path) == 1
 
 
 def test_duckdb_and_pandas_read_parts_naturally(tmp_path: Path, enable_lexicon: CompiledLexicon) -> None:
@@ -224,10 +225,14 @@ def test_word_lists_are_one_dictionary_of_the_parts_words(
 # ---------------------------------------------------------------- run directory states
 
 
+def _identity(identity: dict) -> dict:
+    """The identity of an (ingest) run that holds ``identity``'s keys as well."""
+    return {"data": {"boards": {"source": "ingest"}}, **identity}
+
+
 def _job(run: Path, identity: dict, overwrite: bool = False) -> Any:
     """A job directory of an (ingest) run whose identity holds ``identity``'s keys as well."""
-    ident = {"data": {"boards": {"source": "ingest"}}, **identity}
-    return store.JobDir.open(run, "boggle-run", 3, ident, {}, overwrite=overwrite)
+    return store.JobDir.open(run, store.RUN, _identity(identity), {}, overwrite=overwrite)
 
 
 #: the counts of a run of no boards: what a finished run's manifest must add up to
@@ -365,3 +370,86 @@ def test_lock_taken_on_an_unlinked_file_is_retried(tmp_path: Path, monkeypatch: 
                 fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
         finally:
             os.close(other)
+
+
+# ---------------------------------------------------------------- the protocol: kinds, pending, the look
+
+
+def test_each_kind_tags_its_parts_as_the_jobs_before_it_did() -> None:
+    """The tag every part embeds: a run's data config, a proof's whole identity escaped to ASCII
+    (as its parts have always been), a search's whole identity; computed here independently."""
+    identity = {"data": {"boards": {"dice": "ελλάδα"}}, "lexicon_sha256": "x"}
+    assert store.RUN.tag(identity) == json.dumps(identity["data"], sort_keys=True, ensure_ascii=False)
+    assert store.job_kind("boggle-prove").tag(identity) == json.dumps(identity, sort_keys=True)
+    assert "\\u03b5" in store.job_kind("boggle-prove").tag(identity)  # escaped, not the letter
+    search = store.job_kind("boggle-optimize").tag(identity)
+    assert search == json.dumps(identity, sort_keys=True, ensure_ascii=False) and "ε" in search
+    assert store.part_tag("boggle-run", identity) == store.RUN.tag(identity)
+    other = store.job_kind("boggle-unknown")
+    assert other.noun == "job" and other.tag({"a": 1}) == '{"a": 1}'
+    assert store.JobState.DONE == "done" and store.RUN.schema_version == store.SCHEMA_VERSION
+
+
+def _parts(run: Path, chunks: range) -> None:
+    with _job(run, {"seed": 1}) as job:
+        for k in chunks:
+            job.commit(k, 0, store.board_schema().empty_table())
+
+
+def test_pending_reuses_verified_parts_and_recomputes_the_rest(tmp_path: Path) -> None:
+    _parts(tmp_path, range(4))
+    (tmp_path / "part-00001.parquet").write_bytes(b"damaged")  # its record no longer matches
+    notes: list[str] = []
+    seen: list[int] = []
+
+    def reuse(chunk: int, number: int) -> str | None:
+        seen.append(number)
+        return "not this chunk's rows" if number == 2 else None
+
+    with store.JobDir.open(tmp_path, store.RUN, _identity({"seed": 1}), {}, note=notes.append) as job:
+        todo = list(job.pending(range(5), reuse=reuse))
+        assert todo == [1, 2, 4] and job.chunks_reused == 2
+    assert seen == [0, 2, 3]  # the command's check runs on verified parts only
+    assert len(notes) == 2
+    assert notes[0].startswith(f"{tmp_path / 'part-00001.parquet'}: 7 bytes, ")
+    assert notes[0].endswith(" recorded (truncated or replaced); recomputing it")
+    assert notes[1] == f"{tmp_path / 'part-00002.parquet'}: not this chunk's rows; recomputing it"
+    assert sorted(p.name for p in tmp_path.glob("part-*")) == ["part-00000.parquet", "part-00003.parquet"]
+
+
+def test_pending_refuses_strays_first_for_a_list_and_last_for_a_stream(tmp_path: Path) -> None:
+    _parts(tmp_path, range(3))
+    with store.JobDir.open(tmp_path, store.RUN, _identity({"seed": 1}), {}) as job:
+        pending = job.pending([0, 1])  # a generator: nothing runs until it is consumed
+        with pytest.raises(OutputConflictError, match="beyond this run's 2 chunks"):
+            next(pending)
+        consumed: list[int] = []
+
+        def stream() -> Any:
+            for k in (0, 1):
+                consumed.append(k)
+                yield k
+
+        with pytest.raises(OutputConflictError, match="beyond this run's 2 chunks"):
+            list(job.pending(stream()))
+        assert consumed == [0, 1]  # a stream's length is known only at its end
+
+
+def test_check_parts_is_the_read_only_verdict_a_resume_acts_on(tmp_path: Path) -> None:
+    _parts(tmp_path, range(3))
+    (tmp_path / "_parts" / "_part-00002.json").unlink()  # committed, not yet recorded
+    tag = store.RUN.tag(_identity({"seed": 1}))
+    checks = store.check_parts(tmp_path, tag, n_chunks=2, noun="run")
+    assert [(c.chunk, c.problem) for c in checks] == [
+        (0, None),
+        (1, None),
+        (2, "beyond this run's 2 chunks"),
+    ]
+    checks = store.check_parts(tmp_path, tag)
+    assert checks[2].record is None and checks[2].problem == "no record of it being committed by this run"
+    assert (
+        store.check_parts(tmp_path, "another identity")[0].problem == "written by a run with another config"
+    )
+    view = store.inspect(tmp_path)
+    assert not view.finished and view.record is not None and view.latest is view.record
+    assert sorted(p.name for p in tmp_path.glob("part-*")) == [f"part-0000{k}.parquet" for k in range(3)]

@@ -127,21 +127,21 @@ def reject_columns() -> str:
 
 
 def prove_columns() -> str:
-    from pipeline.prove import COLUMNS
+    from pipeline.prove import CERTIFICATE_COLUMNS
 
-    return _columns_table(COLUMNS)
+    return _columns_table(CERTIFICATE_COLUMNS)
 
 
 def prove_board_columns() -> str:
-    from pipeline.prove.job import BOARD_COLUMNS
+    from pipeline.prove.certificate import BOARDS_FILE_COLUMNS
 
-    return _columns_table(BOARD_COLUMNS)
+    return _columns_table(BOARDS_FILE_COLUMNS)
 
 
 def optimize_columns() -> str:
-    from pipeline.optimize.output import COLUMNS
+    from pipeline.optimize.output import RESULT_COLUMNS
 
-    return _columns_table(COLUMNS)
+    return _columns_table(RESULT_COLUMNS)
 
 
 def pool_columns() -> str:

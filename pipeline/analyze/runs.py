@@ -16,27 +16,10 @@ import numpy as np
 import pandas as pd
 
 from pipeline.errors import BoggleError
+from pipeline.store import MANIFEST, REQUIRED_COLUMNS
 
 if TYPE_CHECKING:
     import duckdb
-
-MANIFEST = "_SUCCESS"  # the batch pipeline's manifest name (pipeline.store.MANIFEST)
-# Per-length columns every run has (words_len_3 ... words_len_9plus); shorter ones are optional.
-LENGTH_SUFFIXES: tuple[str, ...] = ("3", "4", "5", "6", "7", "8", "9plus")
-REQUIRED_COLUMNS: tuple[str, ...] = (
-    "board_id",
-    "board",
-    "rows",
-    "cols",
-    "source",
-    "score",
-    "n_words",
-    "longest_word",
-    "max_word_len",
-    "dead_cells",
-    *(f"words_len_{s}" for s in LENGTH_SUFFIXES),
-    *(f"points_len_{s}" for s in LENGTH_SUFFIXES),
-)
 
 
 class RunError(BoggleError):
@@ -87,9 +70,9 @@ def _as_dict(value: Any) -> dict[str, Any]:
 
 def load_run(run_dir: str | os.PathLike[str], label: str | None = None) -> RunInfo:
     """Open a finished run directory; raise a BoggleError (exit 2) unless ``_SUCCESS`` is there."""
-    from pipeline.store import ObjectPath, is_url, open_run
+    from pipeline.store import job_path, open_run
 
-    path: Any = ObjectPath(str(run_dir).rstrip("/")) if is_url(run_dir) else Path(run_dir)
+    path: Any = job_path(run_dir, "run")
     if isinstance(path, Path) and path.is_file():  # e.g. a summary a glob such as nightly/* picked up
         raise RunError(f"{path}: not a run directory (a file); give run folders, such as nightly/date=*/")
     manifest, parts = open_run(path)

@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     import pyarrow.parquet as pq
 
     from pipeline import store
+    from pipeline.store.parts import file_blake2b
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("part", type=Path, help="a part file of a run")
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
             store.write_part(tmp, 0, table)
             times["write_part"].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            store.file_blake2b(args.part)
+            file_blake2b(args.part)
             times["blake2b"].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             _crc32(args.part)

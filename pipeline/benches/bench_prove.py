@@ -229,8 +229,8 @@ def _worker(
     import numpy as np
 
     from pipeline.boards import geometry
-    from pipeline.prove.job import confirm_found, load_problem
     from pipeline.prove.tree import TreeProver
+    from pipeline.prove.worker import confirm_found, load_problem
     from pipeline.rules import default_rules_for_shape
 
     ids = np.array([int(x) for x in ids_file.read_text().split(",") if x], np.int64)

@@ -69,7 +69,7 @@ def main(
         float | None, typer.Option(help="A published CPU-hours figure to print the ratio against.")
     ] = None,
 ) -> None:
-    from pipeline.prove.job import proof_problem
+    from pipeline.prove.worker import proof_problem
 
     problem, config, identity = proof_problem(out)
     n_classes = len(problem.space.canonical_ids())

@@ -43,7 +43,9 @@ def main(
     published: Annotated[Path, typer.Argument(help="Lines 'board: score' (compact, row-major).")],
 ) -> None:
     from pipeline.boards import parse_compact
-    from pipeline.prove.job import BOARDS_FILE, canonical_compact, proof_problem
+    from pipeline.prove.certificate import canonical_compact
+    from pipeline.prove.job import BOARDS_FILE
+    from pipeline.prove.worker import proof_problem
     from pipeline.solve import encode_boards, solve_arrays
 
     problem, config, _ = proof_problem(out)

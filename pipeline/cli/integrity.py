@@ -46,7 +46,7 @@ def digest(
             raise BoggleError(
                 f"{job}: not a finished job (no {store.MANIFEST}); only a finished job has a digest"
             )
-        manifest = store.read_manifest(store.MANIFEST, loc)  # local or remote alike
+        manifest = store.read_manifest(loc)
         problems = store.job_problems(loc, manifest)
         if problems:
             raise DamagedRunError(f"{job}: damaged, no digest ({store.describe_problems(problems)})")

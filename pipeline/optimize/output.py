@@ -19,12 +19,11 @@ from pipeline.optimize.budget import Found, RestartResult
 from pipeline.optimize.config import OptimizeConfig
 from pipeline.optimize.objectives import Objective
 from pipeline.optimize.space import SearchSpace, key_faces
+from pipeline.store import PartRef
 
-FORMAT = "boggle-optimize"
-SCHEMA_VERSION = 2  # 2: the part recorded (size, BLAKE2b), the manifest sealed (pipeline.store.JobDir)
 INTERRUPTED = "_interrupted.json"  # an interrupted search's best boards so far
 
-COLUMNS: dict[str, str] = {
+RESULT_COLUMNS: dict[str, str] = {
     "board": "string: the board in compact notation, canonical under the symmetries of its shape",
     "rows": "int16: board rows",
     "cols": "int16: board columns",
@@ -40,9 +39,12 @@ COLUMNS: dict[str, str] = {
     "objective": "string: points, words or subset",
     "seed": "int64: the run's seed (restart i uses SeedSequence(seed).spawn(restarts)[i])",
 }
+# a search's job directory (2: the part recorded (size, BLAKE2b), the manifest sealed)
+KIND = store.job_kind("boggle-optimize").documented(RESULT_COLUMNS)
+FORMAT = KIND.format
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BestBoard:
     board: Board
     score: int  # the objective
@@ -57,12 +59,12 @@ class BestBoard:
         return len(self.words)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class OptimizeResult:
     boards: list[BestBoard]  # distinct, best first
     restarts: list[RestartResult]
     manifest: dict[str, Any]
-    out: Path | None
+    out: PartRef | None
 
     @property
     def best(self) -> BestBoard:
@@ -99,7 +101,17 @@ def collect_boards(
             raise BoggleError(f"internal: search kernel scored {f.score}, batch solver {int(check[k])}")
         words = [lexicon.words[i] for i in ids[full.offsets[k] : full.offsets[k + 1]]]
         board = space.board(boards[k], lexicon.alphabet)
-        out.append(BestBoard(board, f.score, int(full.score[k]), words, r.restart, f.iteration, r.iterations))
+        out.append(
+            BestBoard(
+                board=board,
+                score=f.score,
+                points=int(full.score[k]),
+                words=words,
+                restart=r.restart,
+                iteration=f.iteration,
+                iterations=r.iterations,
+            )
+        )
     return out
 
 
@@ -147,7 +159,7 @@ def read_results(out: Path | str) -> Any:
     import pyarrow.parquet as pq
 
     out = Path(out)
-    manifest = store.read_manifest(out / store.MANIFEST) if (out / store.MANIFEST).is_file() else {}
+    manifest = store.read_manifest(out) if (out / store.MANIFEST).is_file() else {}
     if manifest.get("format") != FORMAT:
         raise BoggleError(f"{out}: not a finished optimize run (no {store.MANIFEST} of format {FORMAT})")
     problems = store.job_problems(out, manifest)

@@ -1,5 +1,5 @@
 """The entry points: :func:`optimize` searches and returns the results, :func:`run_optimize`
-also writes ``OUT/part-00000.parquet`` (columns in :data:`~pipeline.optimize.output.COLUMNS`)
+also writes ``OUT/part-00000.parquet`` (columns in :data:`~pipeline.optimize.output.RESULT_COLUMNS`)
 and ``OUT/_SUCCESS``, a JSON manifest with the resolved config, lexicon provenance, rules,
 package versions, per-restart figures and counts."""
 
@@ -19,16 +19,15 @@ from pipeline.optimize.config import OptimizeConfig
 from pipeline.optimize.driver import ProgressCallback, search
 from pipeline.optimize.objectives import Objective, make_objective
 from pipeline.optimize.output import (
-    COLUMNS,
-    FORMAT,
     INTERRUPTED,
-    SCHEMA_VERSION,
+    KIND,
     OptimizeResult,
     collect_boards,
     results_table,
 )
 from pipeline.optimize.scorer import Tables
 from pipeline.optimize.space import SearchSpace, dice_space, free_space
+from pipeline.store.parts import now_iso
 
 
 def prepare(cfg: OptimizeConfig) -> tuple[OptimizeConfig, CompiledLexicon, Objective, SearchSpace, Tables]:
@@ -60,9 +59,11 @@ def optimize(
     >>> res = optimize(OptimizeConfig("enable2k.txt", restarts=2, iterations=20))  # doctest: +SKIP
     >>> res.best.score, format_compact(res.best.board)  # doctest: +SKIP
     """
-    started = store.now_iso()
+    started = now_iso()
     cfg, lexicon, objective, space, tables = prepare(cfg)
-    return search_and_collect(cfg, lexicon, objective, space, tables, progress, n_jobs, started, time.time())
+    res = search_and_collect(cfg, lexicon, objective, space, tables, progress, n_jobs, started, time.time())
+    res.manifest = standalone_manifest(cfg, res.manifest, started)
+    return res
 
 
 def search_and_collect(
@@ -77,16 +78,14 @@ def search_and_collect(
     t0: float,
     found: dict[str, int] | None = None,
 ) -> OptimizeResult:
-    """Run the restarts and build the results and their manifest (a prepared config);
-    ``found`` collects the boards found so far as the search goes (see :func:`search`)."""
+    """Run the restarts and build the results (a prepared config) with the search's own
+    manifest fields (the job protocol adds the common ones when it writes them, or
+    :func:`standalone_manifest` when nothing is written); ``found`` collects the boards found so
+    far as the search goes (see :func:`search`)."""
     restarts = search(cfg, space, tables, lexicon.alphabet, progress, n_jobs, found)
     boards = collect_boards(restarts, space, objective, lexicon, cfg.keep)
     reached = [r for r in restarts if r.target_s is not None]
-    manifest: dict[str, Any] = {
-        "format": FORMAT,
-        "schema_version": SCHEMA_VERSION,
-        "identity": cfg.identity(),
-        "config": cfg.to_dict(),
+    fields: dict[str, Any] = {
         "lexicon": lexicon.provenance(),
         "rules": lexicon.rules.to_dict(),
         "objective": objective.info,
@@ -101,12 +100,25 @@ def search_and_collect(
         },
         "best": {"board": format_compact(boards[0].board), "score": boards[0].score} if boards else None,
         "restarts": [r.summary() for r in restarts],
-        "columns": COLUMNS,
-        "started_at": started,
-        "finished_at": store.now_iso(),
         "seconds": round(time.time() - t0, 3),
     }
-    return OptimizeResult(boards, restarts, manifest, None)
+    return OptimizeResult(boards=boards, restarts=restarts, manifest=fields, out=None)
+
+
+def standalone_manifest(cfg: OptimizeConfig, fields: dict[str, Any], started: str) -> dict[str, Any]:
+    """The manifest of a search that writes nothing: its fields with the keys every job's
+    manifest has (as :meth:`pipeline.store.JobDir.finish` would write them, less the parts)."""
+    return {
+        "format": KIND.format,
+        "schema_version": KIND.schema_version,
+        "identity": cfg.identity(),
+        "config": cfg.to_dict(),
+        "packages": package_versions(),
+        "columns": dict(KIND.columns),
+        **fields,
+        "started_at": started,
+        "finished_at": now_iso(),
+    }
 
 
 def parallel(cfg: OptimizeConfig) -> AbstractContextManager[None]:
@@ -130,7 +142,7 @@ def run_optimize(
     writes its best boards so far to ``OUT/_interrupted.json``, marked unfinished. A directory
     holding a different job is refused unless ``cfg.overwrite``.
     """
-    started = store.now_iso()
+    started = now_iso()
     t0 = time.time()
     cfg, lexicon, objective, space, tables = prepare(cfg)
     found: dict[str, int] = {}
@@ -142,14 +154,15 @@ def run_optimize(
             )
 
     if cfg.out is None:
-        return go()
-    out: Any = store.ObjectPath(cfg.out) if store.is_url(cfg.out) else Path(cfg.out)
+        res = go()
+        res.manifest = standalone_manifest(cfg, res.manifest, started)
+        return res
+    out: Any = store.job_path(cfg.out)
     # the part embeds what decides the result (not n_jobs, out or --overwrite): its identity
     meta = store.parquet_metadata(cfg.identity(), lexicon.provenance(), lexicon.rules.to_dict())
     with store.JobDir.open(
         out,
-        FORMAT,
-        SCHEMA_VERSION,
+        KIND,
         cfg.identity(),
         cfg.to_dict(),
         overwrite=cfg.overwrite,
@@ -162,11 +175,9 @@ def run_optimize(
             write_interrupted(job.loc, found, cfg, started)
             raise
         table = results_table(res.boards, cfg)
-        common = ("format", "schema_version", "identity", "config", "packages", "started_at", "finished_at")
-        fields = {k: v for k, v in res.manifest.items() if k not in common}
         job.unfinish()  # from here to the manifest: one part's rename and two small files
         job.commit(0, table.num_rows, table, metadata=meta)
-        res.manifest = job.finish(1, fields)
+        res.manifest = job.finish(1, res.manifest)
     res.out = out
     return res
 
@@ -183,7 +194,7 @@ def write_interrupted(
         "the finished result (if any) is part-00000.parquet with _SUCCESS",
         "identity": cfg.identity(),
         "started_at": started,
-        "interrupted_at": store.now_iso(),
+        "interrupted_at": now_iso(),
         "boards": [{"board": b, "score": s} for b, s in best],
     }
     store.parts.write_json(store.location(out), INTERRUPTED, data)

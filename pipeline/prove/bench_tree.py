@@ -18,9 +18,9 @@ import numpy as np
 import typer
 
 from pipeline.boards import geometry, parse_shape
-from pipeline.prove.job import load_problem
 from pipeline.prove.search import ClassProver
 from pipeline.prove.tree import TreeProver
+from pipeline.prove.worker import load_problem
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 

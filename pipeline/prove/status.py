@@ -7,12 +7,12 @@ ids), what they hold, the CPU and wall time they record, and an estimate of the 
 
 The estimate. Chunks are ranges of class ids and cost follows the id, so the parts done are a
 fair sample of what is left only where they were proved in a shuffled order
-(:func:`pipeline.prove.job.dispatch_order`); parts proved in id order (before 2026-12-02) are
-not. The estimate is therefore stratified: the chunks are cut into ``strata`` equal ranges of
-chunk numbers, each range's CPU a class is the mean of its parts that record their CPU, and the
-classes left in a range are charged at its own rate (a range with fewer than two such parts, at
-the rate of all of them). The 95% interval resamples the parts (each one's classes together,
-since neighbouring classes cost alike) within each range.
+(:func:`pipeline.prove.job.dispatch_order`); parts proved in id order are not. The estimate is
+therefore stratified: the chunks are cut into ``strata`` equal ranges of chunk numbers, each
+range's CPU a class is the mean of its parts that record their CPU, and the classes left in a
+range are charged at its own rate (a range with fewer than two such parts, at the rate of all
+of them). The 95% interval resamples the parts (each one's classes together, since neighbouring
+classes cost alike) within each range.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ STRATA = 8
 ROUNDS = 2000
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class CpuLeft:
     """The CPU seconds the classes not yet proved will take: the estimate and a 95% interval."""
 
@@ -40,7 +40,7 @@ class CpuLeft:
     strata: int
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ProofStatus:
     out: str
     finished: bool
@@ -120,7 +120,9 @@ def estimate_left(
     point = float(total(None)[0])
     boot = total(rng.integers(0, len(sampled), (rounds, len(sampled))))
     low, high = np.quantile(boot, [0.025, 0.975])
-    return CpuLeft(point, float(low), float(high), len(sampled), strata)
+    return CpuLeft(
+        cpu_s=point, low_s=float(low), high_s=float(high), parts_sampled=len(sampled), strata=strata
+    )
 
 
 def check_undamaged(status: ProofStatus) -> None:
@@ -137,62 +139,48 @@ def proof_status(out: str) -> ProofStatus:
     ConfigError (exit 2) where it holds no proof, DamagedRunError (exit 4) where its record or
     manifest does not verify."""
     import joblib
-    import pyarrow as pa
 
     from pipeline import store
     from pipeline.boards import parse_shape
     from pipeline.lexicon import compile_for_boards
     from pipeline.prove.classes import ClassSpace
-    from pipeline.prove.job import (
-        FORMAT,
-        META_CPU,
-        META_SESSION,
-        META_SESSION_S,
-        ProveConfig,
-        best_of,
-        canonical_compact,
-        certificate_totals,
-        proof_tag,
-        selected_classes,
-        sessions_wall,
-    )
+    from pipeline.prove.config import ProveConfig, selected_classes
+    from pipeline.prove.job import FORMAT, proof_tag
     from pipeline.rules import get_rules
-    from pipeline.store import parts as P
-    from pipeline.store.schema import MANIFEST, RUN_RECORD
 
-    loc = store.location(out)
-    if not loc.is_file(RUN_RECORD) and not loc.is_file(MANIFEST):
-        raise ConfigError(f"{out}: no proof here (no {RUN_RECORD}); give the --out of a boggle prove")
-    name = RUN_RECORD if loc.is_file(RUN_RECORD) else MANIFEST
-    run = P.read_manifest(loc.url(name)) if loc.local else P.read_manifest(name, loc)
+    view = store.inspect(out)  # the record and manifest, sealed: what a re-run reads
+    run, name = (
+        (view.record, store.RUN_RECORD) if view.record is not None else (view.manifest, store.MANIFEST)
+    )
+    if run is None:
+        raise ConfigError(f"{out}: no proof here (no {store.RUN_RECORD}); give the --out of a boggle prove")
+    where = view.loc.url(name)
     if run.get("format") != FORMAT or "config" not in run or "identity" not in run:
-        raise ConfigError(f"{loc.url(name)}: not a boggle prove record (format {run.get('format')!r})")
+        raise ConfigError(f"{where}: not a boggle prove record (format {run.get('format')!r})")
     config, identity = run["config"], run["identity"]
     try:
         cfg = ProveConfig(**config).resolve()
     except TypeError:
-        raise DamagedRunError(f"{loc.url(name)}: its config is not a prove config") from None
+        raise DamagedRunError(f"{where}: its config is not a prove config") from None
     assert cfg.rules is not None
-    rules = get_rules(cfg.rules, min_length=cfg.min_length)
-    lexicon = compile_for_boards(cfg.dictionary, rules)
+    lexicon = compile_for_boards(cfg.dictionary, get_rules(cfg.rules, min_length=cfg.min_length))
     spec = str(identity["classes"])
     rows, cols = parse_shape(cfg.shape)
-    space = ClassSpace.from_spec(spec, lexicon.alphabet, rows, cols)
-    every = space.canonical_ids()
+    every = ClassSpace.from_spec(spec, lexicon.alphabet, rows, cols).canonical_ids()
     ids = selected_classes(every, cfg)
     chunks = [ids[i : i + cfg.chunk_size] for i in range(0, len(ids), cfg.chunk_size)]
     n_jobs = cfg.n_jobs if cfg.n_jobs is not None else -1
     status = ProofStatus(
-        str(out),
-        False,
-        config,
-        spec,
-        len(chunks),
-        0,
-        len(ids),
-        0,
-        0,
-        0,
+        out=str(out),
+        finished=False,
+        config=config,
+        spec=spec,
+        parts_total=len(chunks),
+        parts_verified=0,
+        classes_total=len(ids),
+        classes_done=0,
+        eliminated=0,
+        boards_scored=0,
         workers=int(joblib.effective_n_jobs(n_jobs)),
         sample=len(ids) < len(every),
         classes_all=len(every),
@@ -202,56 +190,62 @@ def proof_status(out: str) -> ProofStatus:
             f"the word list {cfg.dictionary} has changed since this proof started: resuming it "
             "with this word list is refused"
         )
+    if view.manifest is not None:
+        _finished(status, view.loc, view.manifest, len(ids), len(chunks))
+    else:
+        _unfinished(status, view.loc, proof_tag(identity), chunks, (rows, cols))
+    return status
 
-    if loc.is_file(MANIFEST):
-        manifest = P.read_manifest(loc.url(MANIFEST)) if loc.local else P.read_manifest(MANIFEST, loc)
-        status.finished = True
-        status.distrusted = P.job_problems(loc, manifest)
-        if manifest.get("classes_total") != len(ids):
-            status.distrusted.append(
-                (MANIFEST, f"records {manifest.get('classes_total')} classes, its recipe makes {len(ids):,}")
-            )
-        bad = {
-            n for n, why in status.distrusted if P.PART_RE.match(n) and why != "not part of the finished job"
-        }
-        status.parts_verified = len(chunks) - len(bad)
-        status.damaged = len(status.distrusted)
-        status.classes_done = int(manifest.get("classes_total", len(ids)))
-        status.eliminated = int(manifest.get("eliminated", 0))
-        status.boards_scored = int(manifest.get("boards_scored", 0))
-        status.boards = [(str(b), int(s)) for b, s in manifest.get("boards", [])]
-        status.cpu_s, status.parts_cpu = (
-            float(manifest.get("cpu_s", 0.0)),
-            int(manifest.get("cpu_s_parts", 0)),
-        )
-        status.wall_s, status.parts_wall = (
-            float(manifest.get("wall_s", 0.0)),
-            int(manifest.get("wall_s_parts", 0)),
-        )
-        if status.boards:
-            status.best_scored = status.boards[0]
-        return status
 
-    tag = proof_tag(identity)
+def _finished(status: ProofStatus, loc: Any, manifest: dict[str, Any], n_ids: int, n_chunks: int) -> None:
+    """What a finished proof's manifest says, and what its files' verification finds."""
+    from pipeline import store
+    from pipeline.store.schema import PART_RE
+
+    status.finished = True
+    status.distrusted = store.job_problems(loc, manifest)
+    if manifest.get("classes_total") != n_ids:
+        status.distrusted.append(
+            (store.MANIFEST, f"records {manifest.get('classes_total')} classes, its recipe makes {n_ids:,}")
+        )
+    bad = {n for n, why in status.distrusted if PART_RE.match(n) and why != "not part of the finished job"}
+    status.parts_verified = n_chunks - len(bad)
+    status.damaged = len(status.distrusted)
+    status.classes_done = int(manifest.get("classes_total", n_ids))
+    status.eliminated = int(manifest.get("eliminated", 0))
+    status.boards_scored = int(manifest.get("boards_scored", 0))
+    status.boards = [(str(b), int(s)) for b, s in manifest.get("boards", [])]
+    status.cpu_s, status.parts_cpu = float(manifest.get("cpu_s", 0.0)), int(manifest.get("cpu_s_parts", 0))
+    status.wall_s, status.parts_wall = (
+        float(manifest.get("wall_s", 0.0)),
+        int(manifest.get("wall_s_parts", 0)),
+    )
+    if status.boards:
+        status.best_scored = status.boards[0]
+
+
+def _unfinished(status: ProofStatus, loc: Any, tag: str, chunks: list[Any], shape: tuple[int, int]) -> None:
+    """What the parts of an unfinished proof hold, each checked as a resume checks it."""
+    from pipeline import store
+    from pipeline.prove.certificate import best_of, canonical_compact, certificate_totals, sessions_wall
+    from pipeline.prove.job import META_CPU, META_SESSION, META_SESSION_S
+    from pipeline.store.parts import read_part
+
     part_cpu: dict[int, float] = {}
     part_rows: dict[int, int] = {}
     part_wall: list[tuple[str, float]] = []
-    tables: dict[int, pa.Table] = {}
-    for c, path in sorted(P.committed_chunks(loc).items()):
-        if c >= len(chunks):
-            status.distrusted.append((path.name, f"beyond this proof's {len(chunks)} chunks"))
-            status.damaged += 1
-            continue
-        record = P.read_part_record(loc, c)
-        problem = P.part_problem(path, record, tag, loc)
+    tables: dict[int, Any] = {}
+    for check in store.check_parts(loc, tag, len(chunks), noun="proof"):
+        c, problem = check.chunk, check.problem
         if problem is None:
-            table = P.read_part(loc, c)
+            table = read_part(loc, c)
             if not np.array_equal(table.column("class_id").to_numpy(), chunks[c]):
                 problem = f"not the classes of chunk {c}"
         if problem is not None:
-            status.distrusted.append((path.name, problem))
+            status.distrusted.append((check.name, problem))
             # a part renamed into place is recorded by the proof's main process a moment later
-            status.damaged += record is not None
+            # (a stray beyond the chunks is damage whether recorded or not)
+            status.damaged += check.record is not None or c >= len(chunks)
             continue
         tables[c] = table
         meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
@@ -259,6 +253,7 @@ def proof_status(out: str) -> ProofStatus:
             part_cpu[c], part_rows[c] = float(meta[META_CPU]), table.num_rows
         if META_SESSION in meta and META_SESSION_S in meta:
             part_wall.append((meta[META_SESSION], float(meta[META_SESSION_S])))
+    rows, cols = shape
     status.parts_verified = len(tables)
     status.classes_done = sum(t.num_rows for t in tables.values())
     status.eliminated, status.boards_scored, boards = certificate_totals(list(tables.values()), rows, cols)
@@ -268,4 +263,3 @@ def proof_status(out: str) -> ProofStatus:
     status.cpu_s, status.parts_cpu = sum(part_cpu.values()), len(part_cpu)
     status.wall_s, status.parts_wall = sessions_wall(part_wall), len(part_wall)
     status.left = estimate_left(part_cpu, part_rows, [len(x) for x in chunks], set(tables))
-    return status

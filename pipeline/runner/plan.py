@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pipeline import store
@@ -31,7 +30,7 @@ from pipeline.runner.workers import ChunkTask, Progress
 from pipeline.trie import Alphabet
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunPlan:
     """A run decided before its output folder is opened (make one with :func:`plan_run`)."""
 
@@ -41,7 +40,7 @@ class RunPlan:
     inputs: list[dict[str, Any]]  # ingest: each input's fingerprint (file, size, sha256); else []
     identity: dict[str, Any]  # what the output folder must hold to be resumed
     metadata: dict[str, str]  # the Parquet key-value metadata of every part
-    run_dir: Path | store.ObjectPath
+    run_dir: store.PartRef
     workers_write: bool | None  # None: decided once the folder is open (dask: do workers see it?)
     # the dice.DiceSet boards are rolled with (None: letter generators, ingest); a dice file is
     # read once, here: workers get its faces, never the file
@@ -93,10 +92,20 @@ def plan_run(config: RunConfig, *, workers_write: bool | None = None) -> RunPlan
         # the file's faces decide the data: an edited file is another run (a built-in set's
         # faces are pinned, and runs made before this keep their identity)
         identity["dice"] = {"faces": dice.record()["faces"], "sha256": dice.sha256}
-    run_dir = store.ObjectPath(cfg.run.out) if remote else Path(cfg.run.out)
+    run_dir = store.job_path(cfg.run.out)
     metadata = store.parquet_metadata(cfg.data_dict(), lexicon.provenance(), rules.to_dict())
     metadata[store.META_CONFIG] = store.part_tag(store.FORMAT, identity)  # what readers check parts against
-    return RunPlan(cfg, rules, lexicon, inputs, identity, metadata, run_dir, workers_write, dice)
+    return RunPlan(
+        cfg=cfg,
+        rules=rules,
+        lexicon=lexicon,
+        inputs=inputs,
+        identity=identity,
+        metadata=metadata,
+        run_dir=run_dir,
+        workers_write=workers_write,
+        dice=dice,
+    )
 
 
 def _dice_set(cfg: RunConfig) -> Any:
@@ -161,41 +170,33 @@ class Counters:
 
     def progress(self, plan: RunPlan) -> Progress:
         return Progress(
-            self.reused_boards + self.solved_boards,
-            plan.boards_total,
-            self.solved_chunks + self.reused_chunks,
-            plan.chunks_total,
-            self.reused_boards,
-            self.rejected,
-            self.reused_chunks,
-            plan.run_id,
+            boards_done=self.reused_boards + self.solved_boards,
+            boards_total=plan.boards_total,
+            chunks_done=self.solved_chunks + self.reused_chunks,
+            chunks_total=plan.chunks_total,
+            boards_reused=self.reused_boards,
+            rejected=self.rejected,
+            chunks_reused=self.reused_chunks,
+            run_id=plan.run_id,
         )
 
 
-def chunk_tasks(
-    plan: RunPlan,
-    committed: dict[int, store.PartRef],
-    counters: Counters,
-    rejects_fh: Any,
-    job: store.JobDir,
-) -> Iterator[ChunkTask]:
-    """The tasks of the chunks still to do (generate or ingest); ``rejects_fh`` gets the rejects
-    file's header (and, for ingest, each rejected row as the input is read)."""
+def chunk_tasks(plan: RunPlan, counters: Counters, rejects_fh: Any, job: store.JobDir) -> Iterator[ChunkTask]:
+    """The tasks of the chunks still to do (generate or ingest: :meth:`JobDir.pending` says
+    which); ``rejects_fh`` gets the rejects file's header (and, for ingest, each rejected row
+    as the input is read)."""
     if plan.ingest:
-        return ingest_tasks(
-            plan.cfg, plan.lexicon.alphabet, plan.metadata, committed, counters, rejects_fh, job
-        )
+        return ingest_tasks(plan.cfg, plan.lexicon.alphabet, plan.metadata, counters, rejects_fh, job)
     from pipeline.ingest import write_rejects_header
 
     write_rejects_header(rejects_fh)
     dice_file = plan.dice if plan.dice is not None and plan.dice.file is not None else None
-    return generate_tasks(plan.cfg, plan.metadata, committed, counters, job, dice_file)
+    return generate_tasks(plan.cfg, plan.metadata, counters, job, dice_file)
 
 
 def generate_tasks(
     cfg: RunConfig,
     metadata: dict[str, str],
-    committed: dict[int, store.PartRef],
     counters: Counters,
     job: store.JobDir,
     dice: Any = None,
@@ -213,15 +214,13 @@ def generate_tasks(
         raise ConfigError(
             f"{len(plan)} chunks is more than {store.MAX_PART}; raise [boards] chunk_size", source=cfg.origin
         )
-    job.strays(committed, len(plan))
-    todo = []
-    for ch in plan:
-        if ch.chunk in committed and job.reusable(ch.chunk, committed[ch.chunk]):
-            counters.reused_chunks += 1
-            counters.reused_boards += ch.count
-        else:
-            todo.append(ch)
-    # the generator is consumed lazily by joblib; the counters above are final already
+
+    def reuse(ch: Any, chunk: int) -> None:
+        counters.reused_chunks += 1
+        counters.reused_boards += ch.count
+
+    # the task generator is consumed lazily by joblib; the counters are final before it starts
+    todo = list(job.pending(plan, number=lambda ch: ch.chunk, reuse=reuse))
     return (
         ChunkTask(
             ch.chunk,
@@ -244,7 +243,6 @@ def ingest_tasks(
     cfg: RunConfig,
     alphabet: Alphabet,
     metadata: dict[str, str],
-    committed: dict[int, store.PartRef],
     counters: Counters,
     rejects_fh: Any,
     job: store.JobDir,
@@ -255,35 +253,38 @@ def ingest_tasks(
     b = cfg.boards
     run_id = store.run_id_of(job.identity)
     writer = write_rejects_header(rejects_fh)
-    next_id = 0
-    for parsed in iter_ingest_chunks(
-        b.files, alphabet, b.chunk_size, shape=cfg.shape, column=b.column, digests=counters.digests
-    ):
-        if parsed.chunk >= store.MAX_PART:
-            raise ConfigError(
-                f"the input needs more than {store.MAX_PART} chunks; raise [boards] chunk_size",
-                source=cfg.origin,
-            )
-        for rej in parsed.rejects:
-            writer.writerow(rej.row())
-        counters.chunks += 1
-        counters.input_rows += parsed.n_input
-        counters.rejected += len(parsed.rejects)
-        n_valid = parsed.n_valid
-        counters.valid += n_valid
-        first = next_id
-        next_id += n_valid
-        done = committed.get(parsed.chunk)
-        if done is not None and job.reusable(parsed.chunk, done):
-            have = store.part_rows(done)
-            if have != n_valid:
-                raise OutputConflictError(
-                    f"{done} holds {have} boards but chunk {parsed.chunk} of the input has {n_valid}; "
-                    "the input or the code changed since it was written; use --overwrite"
+
+    def parsed_chunks() -> Iterator[tuple[Any, int]]:
+        """Each parsed chunk with its first board id; rejects written, counters kept."""
+        next_id = 0
+        for parsed in iter_ingest_chunks(
+            b.files, alphabet, b.chunk_size, shape=cfg.shape, column=b.column, digests=counters.digests
+        ):
+            if parsed.chunk >= store.MAX_PART:
+                raise ConfigError(
+                    f"the input needs more than {store.MAX_PART} chunks; raise [boards] chunk_size",
+                    source=cfg.origin,
                 )
-            counters.reused_chunks += 1
-            counters.reused_boards += n_valid
-            continue
+            for rej in parsed.rejects:
+                writer.writerow(rej.row())
+            counters.chunks += 1
+            counters.input_rows += parsed.n_input
+            counters.rejected += len(parsed.rejects)
+            counters.valid += parsed.n_valid
+            yield parsed, next_id
+            next_id += parsed.n_valid
+
+    def reuse(item: tuple[Any, int], chunk: int) -> None:
+        n_valid, have = item[0].n_valid, job.recorded_rows(chunk)
+        if have != n_valid:
+            raise OutputConflictError(
+                f"{job.loc.ref(store.part_name(chunk))} holds {have} boards but chunk {chunk} of the input "
+                f"has {n_valid}; the input or the code changed since it was written; use --overwrite"
+            )
+        counters.reused_chunks += 1
+        counters.reused_boards += n_valid
+
+    for parsed, first in job.pending(parsed_chunks(), number=lambda item: item[0].chunk, reuse=reuse):
         yield ChunkTask(
             parsed.chunk,
             first,
@@ -293,4 +294,3 @@ def ingest_tasks(
             words=cfg.boards.words,
             labels={"run_id": run_id, "seed": None, "dice": None, "run_date": None},
         )
-    job.strays(committed, counters.chunks)

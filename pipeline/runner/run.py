@@ -32,7 +32,7 @@ from pipeline.runner.workers import (
     ProgressCallback,
     RunSummary,
     make_handle,
-    parallel_backend,
+    run_backend,
     watched_solve_chunk,
 )
 
@@ -69,7 +69,7 @@ def run_job(
     n_jobs = capped_n_jobs(config, note)
     if n_jobs != config.run.n_jobs:
         config = dataclasses.replace(config, run=dataclasses.replace(config.run, n_jobs=n_jobs))
-    with parallel_backend(config.run):
+    with run_backend(config.run):
         return execute(config, overwrite=overwrite, progress=progress, note=note)
 
 
@@ -144,8 +144,7 @@ def _open_or_resume(
     :class:`pipeline.store.JobDir`)."""
     return store.JobDir.open(
         plan.run_dir,
-        store.FORMAT,
-        store.SCHEMA_VERSION,
+        store.RUN,
         plan.identity,
         plan.cfg.to_dict(),
         overwrite=overwrite,
@@ -164,7 +163,6 @@ def _dispatch(
     order); rejected input rows go to the rejects file. Returns the run's counters."""
     from joblib import Parallel, delayed
 
-    committed = job.committed()
     _warm_kernels(plan)
     workers_write = plan.workers_write
     if workers_write is None:
@@ -185,7 +183,7 @@ def _dispatch(
         job.side_file(store.REJECTS) as rejects_tmp,
         open(rejects_tmp, "w", encoding="utf-8") as rejects_fh,
     ):
-        tasks = chunk_tasks(plan, committed, counters, rejects_fh, job)
+        tasks = chunk_tasks(plan, counters, rejects_fh, job)
         report()
         prepare_worker_environment()  # also under a joblib backend set by the caller
         results = Parallel(n_jobs=n_jobs, return_as="generator_unordered", batch_size=1)(
@@ -217,13 +215,13 @@ def _commit_results(
     job: store.JobDir,
     counters: Counters,
     report: Callable[[], None],
-    run_dir: Path | store.ObjectPath,
+    run_dir: store.PartRef,
 ) -> None:
     """Commit each chunk's result (its part written by the worker, or its table to write here)
     and ``report``; a write failure or a dead worker becomes a one-line error naming the run."""
     try:
         for res in results:
-            written = store.PartInfo(res.chunk, res.rows, res.bytes, res.blake2b)
+            written = store.PartInfo(chunk=res.chunk, rows=res.rows, bytes=res.bytes, blake2b=res.blake2b)
             job.commit(res.chunk, res.rows, res.table, written=None if res.table is not None else written)
             counters.solved_boards += res.rows
             counters.solved_chunks += 1
@@ -253,7 +251,6 @@ def _commit_results(
 def _finish(plan: RunPlan, job: store.JobDir, counters: Counters, elapsed: float) -> RunSummary:
     """Certify the run (no input changed while it was read, the parts hold every valid board)
     and write its manifest, ``_SUCCESS``, last."""
-    job.chunks_reused = counters.reused_chunks
     if plan.ingest:  # an input replaced or rewritten while it was read is never certified
         from pipeline.ingest import check_unchanged
 
@@ -296,16 +293,13 @@ def _write_manifest(job: store.JobDir, plan: RunPlan, counters: Counters) -> dic
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    committed = job.committed()
+    job.check_covered(counters.chunks)
     boards = words = score = 0
     # ParquetFile and pyarrow.compute rather than read_table and numpy: those import pandas,
     # 50 MB the main process does not otherwise need
     total = pc.ScalarAggregateOptions(min_count=0)
     for k in range(counters.chunks):
-        if k not in committed:
-            raise InternalError(f"{job.path}: chunk {k} was not written; re-run to finish")
-        source: Any = committed[k] if job.loc.local else job.loc.open(store.part_name(k))
-        with pq.ParquetFile(source) as pf:
+        with job.loc.open(store.part_name(k)) as fh, pq.ParquetFile(fh) as pf:
             t = pf.read(columns=["n_words", "score"])
         boards += t.num_rows
         words += pc.sum(t.column("n_words"), options=total).as_py()
@@ -342,15 +336,15 @@ def _summary(
 ) -> RunSummary:
     c = manifest["counts"]
     return RunSummary(
-        run_dir,
-        status,
-        int(c["boards"]),
-        int(c["rejected"]),
-        int(c["input_rows"]),
-        int(c["words_total"]),
-        len(manifest["parts"]),
-        reused,
-        solved,
-        elapsed,
-        manifest,
+        run_dir=run_dir,
+        status=status,
+        boards=int(c["boards"]),
+        rejected=int(c["rejected"]),
+        input_rows=int(c["input_rows"]),
+        words_total=int(c["words_total"]),
+        chunks=len(manifest["parts"]),
+        chunks_reused=reused,
+        boards_solved=solved,
+        elapsed_s=elapsed,
+        manifest=manifest,
     )

@@ -18,10 +18,11 @@ from pipeline.errors import (
 )
 from pipeline.lexicon import CompiledLexicon, compile_lexicon
 from pipeline.rules import Rules
+from pipeline.store.parts import write_part_info
 from pipeline.trie import Alphabet
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Progress:
     """What the runner reports after each chunk (and once at the start)."""
 
@@ -40,7 +41,7 @@ NoteCallback = Callable[[str], None]  # one-line notes for the user (capped n_jo
 JOBS_PER_CORE = 2  # more worker processes than this per core only add memory and switching
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunSummary:
     """The outcome of a run (``status``: "complete", "resumed" or "already complete")."""
 
@@ -231,7 +232,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
         table = table.replace_schema_metadata({k.encode(): v.encode() for k, v in task.metadata.items()})
         return ChunkResult(task.chunk, table.num_rows, 0, table)
     lifeline.exit_if_orphaned()
-    info = store.write_part_info(out_dir, task.chunk, table, task.metadata)
+    info = write_part_info(out_dir, task.chunk, table, task.metadata)
     return ChunkResult(task.chunk, table.num_rows, info.bytes, blake2b=info.blake2b)
 
 
@@ -239,7 +240,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
 
 
 @contextlib.contextmanager
-def parallel_backend(settings: RunSettings) -> Iterator[None]:
+def run_backend(settings: RunSettings) -> Iterator[None]:
     """:func:`pipeline.backends.parallel_backend` for the config's ``[run]`` section."""
     with backends.parallel_backend(
         settings.backend, settings.n_jobs, settings.scheduler, settings.scheduler_file

@@ -29,31 +29,23 @@ and points by word length are fixed columns ``words_len_<L>`` / ``points_len_<L>
 L = ``min(3, min_length)`` .. 8 plus ``words_len_9plus`` / ``points_len_9plus``.
 
 What the layers above use is exported here: the job lifecycle (:class:`JobDir`, :class:`Location`),
-the readers (:func:`open_run`, :func:`read_run`, :func:`read_rejects`, :class:`FinishedRun`),
+the readers (:func:`open_run`, :func:`read_run_table`, :func:`read_rejects`, :class:`FinishedRun`),
 the schema (:func:`board_schema`, :func:`results_table`) and the part records; the rest (the lock,
 the resume bookkeeping) is imported from its module (``pipeline.store.parts``, ``.rundir``, ...).
 """
 
 from pipeline.store.job import JobDir
-from pipeline.store.location import Location, is_url, location
-from pipeline.store.parts import (
-    ObjectPath,
-    PartInfo,
-    PartRef,
+from pipeline.store.kind import RUN, JobKind, JobState, job_kind, part_tag
+from pipeline.store.location import Location, PartRef, is_url, job_path, location
+from pipeline.store.manifest import (
     check_digest,
     describe_problems,
-    file_blake2b,
     job_digest,
     job_problems,
-    now_iso,
-    part_name,
-    part_rows,
-    part_tag,
     read_manifest,
-    write_part,
-    write_part_info,
 )
-from pipeline.store.rundir import FinishedRun, open_run, read_rejects, read_run
+from pipeline.store.parts import PartInfo, part_name, write_part
+from pipeline.store.rundir import FinishedRun, open_run, read_rejects, read_run_table
 from pipeline.store.schema import (
     COLUMNS,
     FORMAT,
@@ -61,6 +53,8 @@ from pipeline.store.schema import (
     MAX_PART,
     META_CONFIG,
     REJECTS,
+    REQUIRED_COLUMNS,
+    RUN_RECORD,
     SCHEMA_VERSION,
     board_schema,
     columns_doc,
@@ -69,7 +63,11 @@ from pipeline.store.schema import (
     results_table,
     run_id_of,
 )
+from pipeline.store.view import JobView, PartCheck, check_parts, inspect
 
+#: The store's public surface: the job protocol, where jobs live, the readers, the manifest's
+#: integrity checks and the run schema. Everything else (the lock, part records, seals, the
+#: bookkeeping of a resume) is the store's own, reached from its module by the store and tests.
 __all__ = [
     "COLUMNS",
     "FORMAT",
@@ -77,34 +75,40 @@ __all__ = [
     "MAX_PART",
     "META_CONFIG",
     "REJECTS",
+    "REQUIRED_COLUMNS",
+    "RUN",
+    "RUN_RECORD",
     "SCHEMA_VERSION",
     "FinishedRun",
     "JobDir",
+    "JobKind",
+    "JobState",
+    "JobView",
     "Location",
-    "ObjectPath",
+    "PartCheck",
     "PartInfo",
     "PartRef",
     "board_schema",
     "check_digest",
+    "check_parts",
     "columns_doc",
     "describe_problems",
-    "file_blake2b",
+    "inspect",
     "is_url",
     "job_digest",
+    "job_kind",
+    "job_path",
     "job_problems",
     "length_bins",
     "location",
-    "now_iso",
     "open_run",
     "parquet_metadata",
     "part_name",
-    "part_rows",
     "part_tag",
     "read_manifest",
     "read_rejects",
-    "read_run",
+    "read_run_table",
     "results_table",
     "run_id_of",
     "write_part",
-    "write_part_info",
 ]

@@ -25,53 +25,47 @@ last); the steps above are the same for both.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
 from pipeline.errors import DamagedRunError, InternalError, OutputConflictError
 from pipeline.io import package_versions, recorded_command
 from pipeline.store import parts as P
-from pipeline.store.location import Location, RemoteLocation, location
-from pipeline.store.parts import (
+from pipeline.store.kind import JobKind, JobState
+from pipeline.store.location import Location, PartRef, location
+from pipeline.store.manifest import (
     SEAL,
     describe_problems,
     file_entry,
     job_problems,
-    part_tag,
     read_manifest,
     seal_of,
-    write_json,
 )
-from pipeline.store.rundir import (
-    clear_run,
-    describe_diff,
-    is_job_file,
-    remove_temp_files,
-    run_lock,
-)
-from pipeline.store.schema import LOCK_FILE, MANIFEST, PARTS_DIR, RUN_RECORD
+from pipeline.store.parts import write_json
+from pipeline.store.rundir import clear_run, describe_diff, is_job_file
+from pipeline.store.schema import MANIFEST, RUN_RECORD
+from pipeline.store.view import check_part
 
 Note = Callable[[str], None]
-# what each kind of job is called in messages
-NOUNS = {"boggle-run": "run", "boggle-prove": "proof", "boggle-optimize": "search", "boggle-design": "design"}
+T = TypeVar("T")
 
 
 class JobDir:
     """A job directory held under its lock (make one with :meth:`open`).
 
-    ``state`` is ``"new"``, ``"resume"`` (an unfinished job of the same identity: committed
-    parts are reused once verified) or ``"done"`` (a finished job whose every file verified).
+    ``state`` is a :class:`~pipeline.store.kind.JobState`: new, resume (an unfinished job of
+    the same identity: committed parts are reused once verified, :meth:`pending`) or done (a
+    finished job whose every file verified; its manifest is :attr:`manifest`).
     """
 
     def __init__(
         self,
         path: Path | Location,
-        fmt: str,
-        schema_version: int,
+        kind: JobKind,
         identity: Mapping[str, Any],
         config: Mapping[str, Any],
         *,
@@ -80,29 +74,28 @@ class JobDir:
     ):
         self.loc = location(path)
         # a local Path, or the URL (for messages) of a folder in an object store
-        self.path: P.PartRef = Path(self.loc.url()) if self.loc.local else P.ObjectPath(self.loc.url())
+        self.path: PartRef = self.loc.ref()
         self.lease: Any = None
-        self.format = fmt
-        self.schema_version = schema_version
+        self.kind = kind
+        self.format = kind.format
         self.identity = dict(identity)
         self.config = dict(config)
         # what each part embeds; readers check it against the manifest's identity (part_tag)
-        self.tag = part_tag(fmt, self.identity)
+        self.tag = kind.tag(self.identity)
         self.overwrite = overwrite
         self.note = note
-        self.state = "new"
+        self.state = JobState.NEW
         self.started_at = P.now_iso()
         self.manifest: dict[str, Any] | None = None
         self.chunks_reused = 0
-        self.noun = NOUNS.get(fmt, "job")
+        self.noun = kind.noun
 
     @classmethod
     @contextmanager
     def open(
         cls,
         path: Path | str | Location,
-        fmt: str,
-        schema_version: int,
+        kind: JobKind,
         identity: Mapping[str, Any],
         config: Mapping[str, Any],
         *,
@@ -112,16 +105,9 @@ class JobDir:
         """Lock ``path`` (a local folder: flock; an object store: a lease) and decide what to
         do with it (see the class docstring)."""
         loc = location(path)
-        if isinstance(loc, RemoteLocation):
-            from pipeline.store.lease import Lease
-
-            loc.ensure()
-            held: Any = Lease(loc)
-        else:
-            held = run_lock(Path(loc.url()))
-        with held as lease:
-            job = cls(loc, fmt, schema_version, identity, config, overwrite=overwrite, note=note)
-            job.lease = lease if isinstance(loc, RemoteLocation) else None
+        with loc.lock() as lease:
+            job = cls(loc, kind, identity, config, overwrite=overwrite, note=note)
+            job.lease = lease
             job._prepare()
             yield job
 
@@ -145,7 +131,7 @@ class JobDir:
             return None
         path = self.loc.url(name)
         try:
-            data = read_manifest(path) if self.loc.local else read_manifest(name, self.loc)
+            data = read_manifest(self.loc, name)
         except DamagedRunError as exc:
             if not self.overwrite:
                 raise DamagedRunError(exc.message + "; re-run with --overwrite to repair it") from None
@@ -160,8 +146,7 @@ class JobDir:
         return data
 
     def _prepare(self) -> None:
-        if self.loc.local:
-            remove_temp_files(Path(self.loc.url()))
+        self.loc.remove_temp_files()
         manifest = self._read_state(MANIFEST)
         record = self._read_state(RUN_RECORD)
         previous = manifest if manifest is not None else record
@@ -185,11 +170,11 @@ class JobDir:
         if record is None:
             self._write_record()  # a finished job whose record was lost: resumable again
         if manifest is None:
-            self.state = "resume"
+            self.state = JobState.RESUME
             return
         problems = job_problems(self.loc, manifest)
         if not problems:
-            self.state = "done"
+            self.state = JobState.DONE
             self.manifest = manifest
             return
         if not self.overwrite:
@@ -203,26 +188,19 @@ class JobDir:
             if m:
                 P.discard_part(self.loc, int(m.group(1)))
         self.loc.remove(MANIFEST)
-        self.state = "resume"
+        self.state = JobState.RESUME
 
     def _refuse_foreign(self) -> None:
         """A directory without manifest or record must be empty (or hold only run files, which
         --overwrite removes)."""
 
-        def listing() -> list[str]:
-            if self.loc.local:
-                return sorted(
-                    p.name for p in Path(self.loc.url()).iterdir() if p.name not in (LOCK_FILE, PARTS_DIR)
-                )
-            return sorted(self.loc.names())  # lease and part records live in folders of their own
-
-        foreign = listing()
+        foreign = self.loc.entries()
         if not foreign:
             return
         ours = [n for n in foreign if is_job_file(Path(n))]
         if ours and self.overwrite:
             clear_run(self.loc)
-            foreign = listing()
+            foreign = self.loc.entries()
         if foreign:
             raise OutputConflictError(
                 f"output directory {self.path} is not empty and holds no {self.noun} record "
@@ -232,7 +210,7 @@ class JobDir:
             )
 
     def _write_record(self) -> None:
-        self.state = "new"
+        self.state = JobState.NEW
         record: dict[str, Any] = {
             "format": self.format,
             "identity": self.identity,
@@ -248,22 +226,55 @@ class JobDir:
 
     # ------------------------------------------------------------ parts
 
-    def committed(self) -> dict[int, P.PartRef]:
+    def committed(self) -> dict[int, PartRef]:
         """The part files present, by chunk (verify each with :meth:`reusable` before use)."""
         return P.committed_chunks(self.loc)
 
-    def reusable(self, chunk: int, path: P.PartRef | None = None) -> bool:
-        """Whether the committed part of ``chunk`` verifies against its record (size, checksum,
-        embedded config); one that does not is named in a note and removed, to be recomputed."""
-        if path is None:
-            url = self.loc.url(P.part_name(chunk))
-            path = Path(url) if self.loc.local else P.ObjectPath(url)
-        problem = P.part_problem(path, P.read_part_record(self.loc, chunk), self.tag, self.loc)
+    def pending(
+        self,
+        chunks: Iterable[T],
+        *,
+        number: Callable[[T], int] = int,  # type: ignore[assignment]
+        reuse: Callable[[T, int], str | None] | None = None,
+    ) -> Iterator[T]:
+        """The chunks that must be computed, in the order given: a chunk whose committed part
+        verifies against its record (size, checksum, the job's tag) is reused instead, once
+        ``reuse(chunk, number)`` (when given: the command's own check, which may also take
+        what the part holds) returns no reason against it; a part that does not verify is
+        named in a note and removed, to be recomputed. Parts beyond the chunks are strays
+        (refused, or removed with --overwrite): checked first when ``chunks`` has a length,
+        else once it is consumed. ``number`` gives a chunk's part number."""
+        committed = self.committed()
+        sized = isinstance(chunks, Sized)
+        if isinstance(chunks, Sized):
+            self.strays(committed, len(chunks))
+        count = 0
+        for item in chunks:
+            count += 1
+            k = number(item)
+            if k in committed and self._reused(k, item, reuse):
+                continue
+            yield item
+        if not sized:
+            self.strays(committed, count)
+
+    def _reused(self, chunk: int, item: T, reuse: Callable[[T, int], str | None] | None) -> bool:
+        check = check_part(self.loc, chunk, self.tag)
+        problem = check.problem
+        if problem is None and reuse is not None:
+            problem = reuse(item, chunk)
         if problem is None:
+            self.chunks_reused += 1
             return True
-        self._say(f"{path}: {problem}; recomputing it")
+        self._say(f"{check.ref}: {problem}; recomputing it")
         P.discard_part(self.loc, chunk)
         return False
+
+    def recorded_rows(self, chunk: int) -> int:
+        """The rows the record of a verified part of ``chunk`` gives (its footer agrees)."""
+        record = P.read_part_record(self.loc, chunk)
+        assert record is not None, "call only for a part pending() verified"
+        return record.rows
 
     def read_part(self, chunk: int) -> pa.Table:
         """The committed part of ``chunk`` (verify it with :meth:`reusable` first)."""
@@ -280,7 +291,7 @@ class JobDir:
             yield tmp
             self.check_lease()
 
-    def strays(self, committed: Mapping[int, P.PartRef], n_chunks: int) -> None:
+    def strays(self, committed: Mapping[int, PartRef], n_chunks: int) -> None:
         """Parts beyond the job's ``n_chunks``: refused (exit 4), or removed with --overwrite."""
         stray = sorted(k for k in committed if k >= n_chunks)
         if not stray:
@@ -313,6 +324,16 @@ class JobDir:
 
     # ------------------------------------------------------------ finishing
 
+    def check_covered(self, n_chunks: int) -> dict[int, PartRef]:
+        """The coverage check: chunks ``0..n_chunks-1`` all committed and no other part there
+        (an InternalError, or a stray refused as :meth:`strays` does). Returns the parts."""
+        committed = self.committed()
+        missing = [k for k in range(n_chunks) if k not in committed]
+        if missing:
+            raise InternalError(f"{self.path}: chunks {missing[:5]} were not written; re-run to finish")
+        self.strays(committed, n_chunks)
+        return committed
+
     def finish(
         self,
         n_chunks: int,
@@ -321,30 +342,25 @@ class JobDir:
     ) -> dict[str, Any]:
         """Check that chunks ``0..n_chunks-1`` are all committed and recorded and that no other
         part is there (the coverage check), then write the manifest last. Returns it."""
-        committed = self.committed()
-        missing = [k for k in range(n_chunks) if k not in committed]
-        if missing:
-            raise InternalError(f"{self.path}: chunks {missing[:5]} were not written; re-run to finish")
-        self.strays(committed, n_chunks)
+        committed = self.check_covered(n_chunks)
         parts = []
         for k in range(n_chunks):
             info = P.read_part_record(self.loc, k)
             if info is None or info.bytes != self.loc.size(P.part_name(k)):
                 raise InternalError(f"{committed[k]}: no matching record at the end of the job")
             parts.append(info.to_dict())
-        files = {
-            name: file_entry(Path(self.loc.url(name))) if self.loc.local else file_entry(name, self.loc)
-            for name in side_files
-        }
+        files = {name: file_entry(self.loc, name) for name in side_files}
         manifest: dict[str, Any] = {
             "format": self.format,
-            "schema_version": self.schema_version,
+            "schema_version": self.kind.schema_version,
             "identity": self.identity,
             "config": self.config,
             "packages": package_versions(),
             "started_at": self.started_at,
             "finished_at": P.now_iso(),
             "chunks_reused": self.chunks_reused,
+            # the kind's part columns, unless the job describes its own (a run without words)
+            **({"columns": dict(self.kind.columns)} if self.kind.columns else {}),
             **fields,
             "parts": parts,
             "files": files,
@@ -363,4 +379,4 @@ class JobDir:
         replacing its result: ``boggle optimize`` keeps the old result until the new is ready."""
         self.loc.remove(MANIFEST)
         self.manifest = None
-        self.state = "resume"
+        self.state = JobState.RESUME

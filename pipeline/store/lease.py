@@ -28,14 +28,23 @@ import socket
 import threading
 import time
 import uuid
-from typing import Any
+from typing import Any, Protocol
 
 from pipeline import settings
 from pipeline.errors import OutputConflictError
-from pipeline.store.location import RemoteLocation
 
 LEASE_DIR = "_lease"
 LEASE_RE = re.compile(r"^lease-(\d{8})\.json$")
+
+
+class LeasedFolder(Protocol):
+    """What a lease needs of the folder it guards (a :class:`~pipeline.store.location.RemoteLocation`,
+    which takes its lease through this module: the protocol keeps the import one way)."""
+
+    def names(self, folder: str = "") -> list[str]: ...
+    def read_bytes(self, name: str) -> bytes: ...
+    def create_bytes(self, name: str, data: bytes) -> None: ...
+    def remove(self, name: str) -> None: ...
 
 
 def lease_name(generation: int) -> str:
@@ -45,7 +54,7 @@ def lease_name(generation: int) -> str:
 class Lease:
     """The lease on a remote job directory, held for a ``with`` block."""
 
-    def __init__(self, loc: RemoteLocation, *, ttl_s: float | None = None, renew_s: float | None = None):
+    def __init__(self, loc: LeasedFolder, *, ttl_s: float | None = None, renew_s: float | None = None):
         self.loc = loc
         self.ttl_s = float(ttl_s if ttl_s is not None else settings.get().lease_ttl)
         self.renew_s = float(renew_s if renew_s is not None else settings.get().lease_renew)

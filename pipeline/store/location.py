@@ -4,7 +4,10 @@ of an object store named by an fsspec URL (``s3://``, ``gs://``, ``az://``/``abf
 readers see the whole object or none), and the lock is a lease (:mod:`pipeline.store.lease`).
 
 :class:`Location` is the one interface :class:`pipeline.store.JobDir`, the part functions and
-the readers use; :class:`LocalLocation` keeps today's local code path exactly.
+the readers use, with one signature for both kinds: what differs (the lock, how a file is
+written, temp files, listing) is a method of :class:`LocalLocation` or :class:`RemoteLocation`,
+never a test of which one a caller holds. :func:`location` makes one from a path or URL, and
+:func:`job_path` names a directory (or a file in it) the way messages and readers show it.
 """
 
 from __future__ import annotations
@@ -14,23 +17,60 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-from pipeline.errors import BoggleError, RunIOError
+from pipeline.errors import BoggleError, ConfigError, RunIOError
+from pipeline.store.flock import run_lock
+from pipeline.store.schema import LOCK_FILE, PARTS_DIR
 from pipeline.urls import SCHEMES, check_url, filesystem, is_url
 from pipeline.urls import reason as _reason
 
-__all__ = ["SCHEMES", "LocalLocation", "Location", "RemoteLocation", "check_url", "is_url", "location"]
+__all__ = [
+    "SCHEMES",
+    "LocalLocation",
+    "Location",
+    "ObjectPath",
+    "PartRef",
+    "RemoteLocation",
+    "check_url",
+    "is_url",
+    "job_path",
+    "location",
+]
+
+
+class ObjectPath(str):
+    """The URL of a file or folder in an object store, with the few Path methods readers use
+    (``name``, ``parent``, ``/``, ``resolve``, ``read_bytes``)."""
+
+    @property
+    def name(self) -> str:
+        return self.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def parent(self) -> ObjectPath:
+        return ObjectPath(self.rstrip("/").rsplit("/", 1)[0])
+
+    def __truediv__(self, name: str) -> ObjectPath:
+        return ObjectPath(f"{self.rstrip('/')}/{name}")
+
+    def resolve(self) -> ObjectPath:
+        return self
+
+    def read_bytes(self) -> bytes:
+        return location(str(self.parent)).read_bytes(self.name)
+
+
+PartRef = Path | ObjectPath  # a job directory or a file in it: a local path, or an object's URL
 
 
 class Location:
     """A job directory: files named relative to it (``part-00000.parquet``,
     ``_parts/_part-00000.json``)."""
 
-    local: bool = True
     display: str = ""
 
     def __str__(self) -> str:
@@ -79,6 +119,35 @@ class Location:
     def ensure(self) -> None:
         """Check the location can hold a job directory (create the local folder)."""
 
+    def ref(self, name: str = "") -> PartRef:
+        """The directory (or the file ``name`` in it) as messages and readers name it."""
+        raise NotImplementedError
+
+    def lock(self) -> AbstractContextManager[Any]:
+        """Hold the directory for a writer for the block: yields the lease to check before each
+        commit (None where the lock cannot be lost: a local flock)."""
+        raise NotImplementedError
+
+    def entries(self) -> list[str]:
+        """What the directory holds besides the lock and the part records (a local folder's
+        subfolders included): what a job directory that holds no job must not."""
+        return self.names()
+
+    def remove_temp_files(self) -> None:
+        """Delete the temp files a killed writer left behind (call with the lock held); an
+        object store has none (every file is one PUT)."""
+
+    def remove_folder(self, folder: str) -> None:
+        """Remove the folder ``folder`` and every file in it."""
+        for name in self.names(folder):
+            self.remove(f"{folder}/{name}")
+
+    def folders_holding(self, markers: tuple[str, ...]) -> list[tuple[str, int]]:
+        """Every folder at or below this one that holds a file named in ``markers`` (the
+        outermost: nothing below one is searched), as (path or URL, bytes of every file in
+        it); a ConfigError (exit 2) where there is nothing at all."""
+        raise NotImplementedError
+
 
 class LocalLocation(Location):
     """A folder on a local or network file system (today's code path: flock, rename, fsync)."""
@@ -122,12 +191,45 @@ class LocalLocation(Location):
     def url(self, name: str = "") -> str:
         return str(self.path / name) if name else str(self.path)
 
+    def ref(self, name: str = "") -> Path:
+        return self.path / name if name else self.path
+
+    def lock(self) -> AbstractContextManager[Any]:
+        @contextmanager
+        def held() -> Iterator[None]:
+            with run_lock(self.path):
+                yield None
+
+        return held()
+
+    def entries(self) -> list[str]:
+        return sorted(p.name for p in self.path.iterdir() if p.name not in (LOCK_FILE, PARTS_DIR))
+
+    def remove_temp_files(self) -> None:
+        for folder in (self.path, self.path / PARTS_DIR):
+            for p in folder.iterdir() if folder.is_dir() else ():
+                if p.name.startswith(".") and p.name.endswith(".tmp") and p.is_file():
+                    p.unlink(missing_ok=True)
+
+    def remove_folder(self, folder: str) -> None:
+        shutil.rmtree(self.path / folder, ignore_errors=True)
+
+    def folders_holding(self, markers: tuple[str, ...]) -> list[tuple[str, int]]:
+        if not self.path.is_dir():
+            raise ConfigError(f"{self}: no such folder")
+        out = []
+        for folder, dirs, files in os.walk(self.path):
+            if any(m in files for m in markers):
+                dirs[:] = []  # nothing below a job directory is another job
+                out.append((folder, _folder_bytes(Path(folder))))
+            else:
+                dirs.sort()
+        return out
+
 
 class RemoteLocation(Location):
     """A folder of an object store. Every file is written whole by one PUT (a part is written
     to a local temp file first, then uploaded); nothing is renamed."""
-
-    local = False
 
     def __init__(self, scheme: str, root: str):
         self.scheme = scheme
@@ -235,6 +337,34 @@ class RemoteLocation(Location):
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
+    def ref(self, name: str = "") -> ObjectPath:
+        return ObjectPath(self.url(name))
+
+    def lock(self) -> AbstractContextManager[Any]:
+        from pipeline.store.lease import Lease
+
+        self.ensure()
+        return Lease(self)
+
+    def entries(self) -> list[str]:
+        return sorted(self.names())  # lease and part records live in folders of their own
+
+    def folders_holding(self, markers: tuple[str, ...]) -> list[tuple[str, int]]:
+        try:
+            listing: dict[str, Any] = self.fs.find(self.root, detail=True)
+        except FileNotFoundError:
+            listing = {}
+        if not listing:
+            raise ConfigError(f"{self}: nothing there")
+        # some stores (memory://) answer "/bucket/key" for "bucket/key"
+        keys = {k.strip("/"): int(v.get("size") or 0) for k, v in listing.items()}
+        held = sorted({k.rsplit("/", 1)[0] for k in keys if k.rsplit("/", 1)[-1] in markers})
+        # a job directory's folders hold no other job: keep the outermost
+        outer = [j for j in held if not any(j.startswith(o + "/") for o in held if o != j)]
+        return [
+            (f"{self.scheme}://{j}", sum(s for k, s in keys.items() if k.startswith(j + "/"))) for j in outer
+        ]
+
     def download(self, name: str, dest: Path) -> None:
         with self._io(f"cannot read {name}"):
             self.fs.get_file(self.key(name), str(dest))
@@ -253,3 +383,18 @@ def location(spec: str | os.PathLike[str] | Location, what: str = "--out") -> Lo
     if scheme == "file":
         return LocalLocation(Path(parts.path))
     return RemoteLocation(scheme, f"{parts.netloc}{parts.path}".rstrip("/"))
+
+
+def job_path(spec: str | os.PathLike[str] | Location, what: str = "--out") -> PartRef:
+    """A job directory named by a path or URL, as it is shown and read: a local ``Path``, or
+    the :class:`ObjectPath` of a folder in an object store (no trailing ``/``)."""
+    return location(spec, what).ref()
+
+
+def _folder_bytes(folder: Path) -> int:
+    total = 0
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            with suppress(OSError):  # removed while we looked
+                total += (Path(dirpath) / name).stat().st_size
+    return total

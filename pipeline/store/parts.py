@@ -1,12 +1,12 @@
 """Part files: names, writing, the ``_parts/`` records (size, BLAKE2b) and verifying a part
-before a run reuses it."""
+before a job reuses it. The sealed manifest and the verdict on a finished job are
+:mod:`pipeline.store.manifest`'s."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,13 +15,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.errors import DamagedRunError
-from pipeline.io import write_json_atomic
-from pipeline.store.location import Location, location
+from pipeline.store.location import Location, PartRef, location
 from pipeline.store.schema import (
     COMPRESSION,
-    FORMAT,
-    MANIFEST,
     META_CONFIG,
     PART_RE,
     PARTS_DIR,
@@ -36,54 +32,19 @@ def part_name(chunk: int) -> str:
     return f"part-{chunk:05d}.parquet"
 
 
-def part_path(run_dir: Path | str | Location, chunk: int) -> Path:
-    if isinstance(run_dir, Location):  # a local one (a URL makes no Path)
-        return Path(run_dir.url(part_name(chunk)))
-    return Path(run_dir) / part_name(chunk)
-
-
-class ObjectPath(str):
-    """The URL of a file or folder in an object store, with the few Path methods readers use
-    (``name``, ``parent``, ``/``, ``resolve``, ``read_bytes``)."""
-
-    @property
-    def name(self) -> str:
-        return self.rstrip("/").rsplit("/", 1)[-1]
-
-    @property
-    def parent(self) -> ObjectPath:
-        return ObjectPath(self.rstrip("/").rsplit("/", 1)[0])
-
-    def __truediv__(self, name: str) -> ObjectPath:
-        return ObjectPath(f"{self.rstrip('/')}/{name}")
-
-    def resolve(self) -> ObjectPath:
-        return self
-
-    def read_bytes(self) -> bytes:
-        return location(str(self.parent)).read_bytes(self.name)
-
-
-PartRef = Path | ObjectPath  # a part file: a local path, or an object's URL
+def part_path(run_dir: Path | str | Location, chunk: int) -> PartRef:
+    """The part file of ``chunk`` in the job directory ``run_dir``."""
+    return location(run_dir).ref(part_name(chunk))
 
 
 def committed_chunks(run_dir: Path | str | Location) -> dict[int, PartRef]:
     """The chunks whose part file exists (and is therefore complete), by chunk number."""
     loc = location(run_dir)
     out: dict[int, PartRef] = {}
-    if loc.local:
-        folder = Path(loc.url())
-        if not folder.is_dir():
-            return out
-        for p in folder.iterdir():
-            m = PART_RE.match(p.name)
-            if m:
-                out[int(m.group(1))] = p
-        return out
     for name in loc.names():
         m = PART_RE.match(name)
         if m:
-            out[int(m.group(1))] = ObjectPath(loc.url(name))
+            out[int(m.group(1))] = loc.ref(name)
     return out
 
 
@@ -128,14 +89,14 @@ def write_part_info(
         )
         size = tmp.stat().st_size
         checksum = file_blake2b(tmp) if digest else None
-    return PartInfo(chunk, table.num_rows, size, checksum)
+    return PartInfo(chunk=chunk, rows=table.num_rows, bytes=size, blake2b=checksum)
 
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class PartInfo:
     """One committed part as the manifest lists it."""
 
@@ -172,10 +133,8 @@ def part_record_name(chunk: int) -> str:
     return f"{PARTS_DIR}/_{part_name(chunk).removesuffix('.parquet')}.json"
 
 
-def part_record_path(run_dir: Path | str | Location, chunk: int) -> Path:
-    if isinstance(run_dir, Location):
-        return Path(run_dir.url(part_record_name(chunk)))
-    return Path(run_dir) / part_record_name(chunk)
+def part_record_path(run_dir: Path | str | Location, chunk: int) -> PartRef:
+    return location(run_dir).ref(part_record_name(chunk))
 
 
 def json_bytes(data: Any) -> bytes:
@@ -185,10 +144,7 @@ def json_bytes(data: Any) -> bytes:
 
 def write_json(loc: Location, name: str, data: Any) -> None:
     """A JSON file written whole (locally: temp, fsync, rename; remotely: one PUT)."""
-    if loc.local:
-        write_json_atomic(Path(loc.url(name)), data)
-    else:
-        loc.write_bytes(name, json_bytes(data))
+    loc.write_bytes(name, json_bytes(data))
 
 
 def record_part(
@@ -202,9 +158,9 @@ def record_part(
     name = part_name(chunk)
     size = loc.size(name)
     if written is not None and written.blake2b is not None and written.bytes == size and written.rows == rows:
-        info = PartInfo(chunk, rows, size, written.blake2b)
+        info = PartInfo(chunk=chunk, rows=rows, bytes=size, blake2b=written.blake2b)
     else:
-        info = PartInfo(chunk, rows, size, loc.blake2b(name))
+        info = PartInfo(chunk=chunk, rows=rows, bytes=size, blake2b=loc.blake2b(name))
     write_json(loc, part_record_name(chunk), info.to_dict())
     return info
 
@@ -213,25 +169,22 @@ def read_part_record(run_dir: Path | str | Location, chunk: int) -> PartInfo | N
     loc = location(run_dir)
     try:
         d = json.loads(loc.read_bytes(part_record_name(chunk)).decode("utf-8"))
-        info = PartInfo(int(d["chunk"]), int(d["rows"]), int(d["bytes"]), d["blake2b"])
+        info = PartInfo(
+            chunk=int(d["chunk"]), rows=int(d["rows"]), bytes=int(d["bytes"]), blake2b=d["blake2b"]
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
     # a record without a checksum (or of another chunk) vouches for nothing: the part is redone
     return info if info.chunk == chunk and _is_digest(info.blake2b) else None
 
 
-def part_problem(
-    path: Path | str, record: PartInfo | None, config: str | None, loc: Location | None = None
-) -> str | None:
-    """Why the part at ``path`` cannot be reused (None: it can): no record of it, a size or
-    checksum other than recorded, an unreadable footer, or a ``boggle.config`` other than
-    ``config`` (the job's, as :func:`parquet_metadata` writes it; None: not checked).
-    ``loc``: the job directory ``path`` is in, when it is not a local one."""
+def part_problem(loc: Location, record: PartInfo | None, config: str | None) -> str | None:
+    """Why the part ``record`` describes, in the job directory ``loc``, cannot be reused (None:
+    it can): no record of it, a size or checksum other than recorded, an unreadable footer, or
+    a ``boggle.config`` other than ``config`` (the job's part tag; None: not checked)."""
     if record is None:
         return "no record of it being committed by this run"
-    if loc is None or loc.local:
-        loc = location(Path(path).parent)
-    name = part_name(record.chunk) if not loc.local else Path(path).name
+    name = part_name(record.chunk)
     size = loc.size(name)
     if size != record.bytes:
         return f"{size:,} bytes, {record.bytes:,} recorded (truncated or replaced)"
@@ -239,8 +192,6 @@ def part_problem(
         return "no checksum recorded for it"
     if loc.blake2b(name) != record.blake2b:
         return "checksum differs from the one recorded (damaged or replaced)"
-    if loc.local:
-        return footer_problem(path, record, config)
     with loc.open(name) as fh:
         return footer_problem(fh, record, config)
 
@@ -263,8 +214,6 @@ def footer_problem(source: Any, record: PartInfo, config: str | None) -> str | N
 
 def read_part(loc: Location, chunk: int) -> pa.Table:
     """The committed part of ``chunk`` in the job directory ``loc`` (verify it first)."""
-    if loc.local:
-        return pq.read_table(part_path(loc.url(), chunk))
     with loc.open(part_name(chunk)) as fh:
         return pq.read_table(fh)
 
@@ -276,233 +225,11 @@ def discard_part(run_dir: Path | str | Location, chunk: int) -> None:
     loc.remove(part_record_name(chunk))
 
 
-# ---------------------------------------------------------------- sealed manifests
-
-SEAL = "seal"  # the manifest's checksum of its own content (every other key)
-
-
-def seal_of(manifest: Mapping[str, Any]) -> str:
-    """BLAKE2b of the manifest's content without its seal, in a canonical JSON form (so the
-    seal does not depend on how the file was indented)."""
-    body = {k: v for k, v in manifest.items() if k != SEAL}
-    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-
-
-def read_manifest(path: Path | str, loc: Location | None = None) -> dict[str, Any]:
-    """A manifest whose seal (when it has one) matches its content; a DamagedRunError naming
-    the file otherwise (unreadable, not JSON, or changed since it was written). ``loc``: the
-    job directory (``path`` then names the file in it) when it is not a local one."""
-    try:
-        raw = loc.read_bytes(str(path)) if loc is not None else Path(path).read_bytes()
-        if loc is not None:
-            path = loc.url(str(path))
-        data = json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        raise DamagedRunError(f"{path}: unreadable manifest (not valid JSON)") from None
-    except OSError as exc:
-        raise DamagedRunError(f"{path}: cannot read the manifest: {exc.strerror or exc}") from None
-    if not isinstance(data, dict):
-        raise DamagedRunError(f"{path}: unreadable manifest (not a JSON object)")
-    if not isinstance(data.get(SEAL), str):
-        # every writer seals what it writes: a missing or null seal is damage, never an old format
-        raise DamagedRunError(f"{path}: the manifest has no seal (its checksum); refused as damaged")
-    if data[SEAL] != seal_of(data):
-        raise DamagedRunError(f"{path}: the manifest was changed after it was written (its seal differs)")
-    return data
-
-
-def file_entry(path: Path | str, loc: Location | None = None) -> dict[str, Any]:
-    if loc is not None:
-        return {"bytes": loc.size(str(path)), "blake2b": loc.blake2b(str(path))}
-    path = Path(path)
-    return {"bytes": path.stat().st_size, "blake2b": file_blake2b(path)}
-
-
-def listed_parts(manifest: Mapping[str, Any], where: Path | str | Location) -> dict[int, PartInfo]:
-    """The manifest's parts by chunk, each name checked to be the chunk's own part file in the
-    job directory itself (a manifest never points outside it)."""
-    out: dict[int, PartInfo] = {}
-    try:
-        for p in manifest.get("parts", []):
-            chunk = int(p["chunk"])
-            if p.get("file") != part_name(chunk) or chunk < 0:
-                raise DamagedRunError(
-                    f"{where}: the manifest lists {str(p.get('file'))[:80]!r} for chunk {chunk}; "
-                    "part files must be the job directory's own part-NNNNN.parquet"
-                )
-            digest = p.get("blake2b")
-            if not _is_digest(digest):
-                raise DamagedRunError(
-                    f"{where}: the manifest's entry for {p.get('file')} has no checksum; refused as damaged"
-                )
-            if chunk in out:
-                raise DamagedRunError(f"{where}: the manifest lists chunk {chunk} twice")
-            out[chunk] = PartInfo(chunk, int(p["rows"]), int(p["bytes"]), digest)
-    except (KeyError, TypeError, ValueError):
-        raise DamagedRunError(f"{where}: the manifest's parts list is malformed") from None
-    return out
-
-
 def _is_digest(value: Any) -> bool:
     """A BLAKE2b-128 as the writers record it: 32 lowercase hex digits."""
     return isinstance(value, str) and len(value) == 32 and all(c in "0123456789abcdef" for c in value)
 
 
-def side_file_problems(job_dir: Path | Location, manifest: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(file, problem) for each side file the manifest lists (rejects, boards table) that is
-    missing or differs from its recorded size and checksum."""
-    loc = location(job_dir)
-    out: list[tuple[str, str]] = []
-    files = manifest.get("files") or {}
-    if not isinstance(files, dict):
-        return [("files", "malformed entry in the manifest")]
-    for name, entry in sorted(files.items()):
-        if "/" in name or "\\" in name or name in ("", ".", "..") or not name.startswith("_"):
-            out.append((name, "not a side file of this job directory"))
-            continue
-        if not loc.is_file(name):
-            out.append((name, "missing"))
-        elif loc.size(name) != entry.get("bytes"):
-            out.append((name, f"{loc.size(name):,} bytes, {entry.get('bytes')} recorded"))
-        elif loc.blake2b(name) != entry.get("blake2b"):
-            out.append((name, "checksum differs from the one recorded (damaged or replaced)"))
-    return out
-
-
-def finished_problems(
-    job_dir: Path | Location, manifest: Mapping[str, Any], tag: str | None, *, checksums: bool = True
-) -> list[tuple[str, str]]:
-    """(file, problem) for every part and side file of a finished job that is missing,
-    damaged, foreign (``tag``: the config each part must embed; None skips that check), or
-    present but not listed. ``checksums=False`` compares the parts' sizes only (nothing is
-    read but the listings and the side files)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    loc = location(job_dir)
-    listed = listed_parts(manifest, loc)
-    present = committed_chunks(loc)
-
-    def check(chunk: int) -> str | None:
-        path, info = present.get(chunk), listed[chunk]
-        if path is None:
-            return "missing"
-        if not checksums:
-            size = loc.size(info.file)
-            return None if size == info.bytes else f"{size:,} bytes, {info.bytes:,} recorded"
-        return part_problem(path, info, tag, loc)
-
-    # hashlib releases the GIL while it hashes a block, so the parts are checked on every core
-    chunks = sorted(listed)
-    with ThreadPoolExecutor(max_workers=min(len(chunks), os.cpu_count() or 1) or 1) as pool:
-        found = list(pool.map(check, chunks))
-    out = [(part_name(k), problem) for k, problem in zip(chunks, found, strict=True) if problem is not None]
-    out += [(part_name(k), "not part of the finished job") for k in sorted(set(present) - set(listed))]
-    return out + side_file_problems(job_dir, manifest)
-
-
-def describe_problems(problems: list[tuple[str, str]]) -> str:
-    shown = "; ".join(f"{name}: {why}" for name, why in problems[:3])
-    return shown + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
-
-
-# ---------------------------------------------------------------- one verdict on a finished job
-
-#: the formats of the three kinds of job (pipeline.store.schema.FORMAT is the run's)
-PROVE_FORMAT = "boggle-prove"
-OPTIMIZE_FORMAT = "boggle-optimize"
-
-
-def part_tag(fmt: str, identity: Mapping[str, Any]) -> str:
-    """What every part of a job embeds as its ``boggle.config`` (its identity): the data config
-    of a run, the whole identity of a proof or a search. Writers and readers both take it from
-    here, so a reader can check a part's identity against the manifest's."""
-    if fmt == PROVE_FORMAT:
-        return json.dumps(identity, sort_keys=True)
-    body = identity["data"] if fmt == FORMAT else identity
-    return json.dumps(body, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def count_problems(manifest: Mapping[str, Any], listed: Mapping[int, PartInfo]) -> list[tuple[str, str]]:
-    """(file, problem) where the manifest's counts disagree with its parts: chunks not numbered
-    0..n-1, rows that do not add up to the recorded count, fewer chunks than the config makes.
-    Catches a part dropped together with its manifest entry, or counts edited, then resealed."""
-    out: list[tuple[str, str]] = []
-    chunks = sorted(listed)
-    if chunks != list(range(len(chunks))):
-        gaps = sorted(set(range(chunks[-1] + 1)) - set(chunks))[:5]
-        out.append((MANIFEST, f"the parts list skips chunk(s) {', '.join(map(str, gaps))}"))
-    rows = sum(info.rows for info in listed.values())
-    fmt, identity = manifest.get("format"), manifest.get("identity")
-    try:
-        if fmt == FORMAT:
-            counts = manifest["counts"]
-            if counts["boards"] != rows:
-                out.append((MANIFEST, f"records {counts['boards']} boards, its parts hold {rows:,}"))
-            boards = identity["data"]["boards"]  # type: ignore[index]
-            if boards["source"] == "generate":
-                want, size = int(boards["count"]), int(boards["chunk_size"])
-                if rows != want or len(chunks) != -(-want // size):
-                    out.append(
-                        (
-                            MANIFEST,
-                            f"the config makes {want:,} boards in {-(-want // size)} parts; "
-                            f"listed: {rows:,} in {len(chunks)}",
-                        )
-                    )
-            elif counts["input_rows"] != counts["boards"] + counts["rejected"]:
-                out.append((MANIFEST, "its input rows are not its boards plus its rejected rows"))
-        elif fmt == PROVE_FORMAT:
-            total, size = int(manifest["classes_total"]), int(identity["chunk_size"])  # type: ignore[index]
-            if rows != total or len(chunks) != -(-total // size):
-                out.append(
-                    (
-                        MANIFEST,
-                        f"records {total:,} classes in {-(-total // size)} parts; "
-                        f"listed: {rows:,} in {len(chunks)}",
-                    )
-                )
-    except (KeyError, TypeError, ValueError):
-        out.append((MANIFEST, "its counts are missing or malformed"))
-    return out
-
-
-def job_problems(
-    job_dir: Path | Location, manifest: Mapping[str, Any], *, checksums: bool = True
-) -> list[tuple[str, str]]:
-    """The one verdict on a finished job (run, proof or search), used by every reader, re-run
-    and status: (file, problem) for every part or side file that is missing, damaged, foreign
-    (its embedded identity is not the manifest's) or unlisted, and every count that does not
-    add up. The manifest itself was checked (seal) by :func:`read_manifest`. Empty: intact."""
-    fmt, identity = manifest.get("format"), manifest.get("identity")
-    if not isinstance(fmt, str) or not isinstance(identity, Mapping):
-        return [(MANIFEST, "no format or identity recorded")]
-    try:
-        tag = part_tag(fmt, identity)
-    except (KeyError, TypeError):
-        return [(MANIFEST, "its identity is malformed")]
-    listed = listed_parts(manifest, job_dir)
-    return finished_problems(job_dir, manifest, tag, checksums=checksums) + count_problems(manifest, listed)
-
-
-def job_digest(manifest: Mapping[str, Any]) -> str:
-    """The whole job's root hash, to publish beside it: BLAKE2b-256 of its sealed manifest in
-    canonical JSON. The manifest lists every part's and side file's size and BLAKE2b, so a job
-    that verifies against its manifest and whose manifest gives this digest is the job that was
-    published, byte for byte (docs/methods/integrity.md)."""
-    text = json.dumps(manifest, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return "blake2b-256:" + hashlib.blake2b(text.encode(), digest_size=32).hexdigest()
-
-
-def check_digest(manifest: Mapping[str, Any], expected: str | Iterable[str] | None, where: object) -> None:
-    """A DamagedRunError unless the job's digest is ``expected`` (or one of several); None: no
-    pin. The prefix ``blake2b-256:`` may be left out of an expected digest."""
-    if expected is None:
-        return
-    wanted = {expected} if isinstance(expected, str) else set(expected)
-    wanted = {w if w.startswith("blake2b-256:") else f"blake2b-256:{w}" for w in wanted}
-    got = job_digest(manifest)
-    if got not in wanted:
-        raise DamagedRunError(
-            f"{where}: its digest is {got}, not the one expected; this is not the published job"
-        )
+def is_digest(value: Any) -> bool:
+    """Whether ``value`` is a checksum as the writers record one (manifest entries, records)."""
+    return _is_digest(value)

@@ -1,40 +1,33 @@
-"""The run directory: the lock, the run record, preparing (or refusing) a directory, reading a
-finished run, and the manifest written last."""
+"""Job directories: which files are a job's, clearing them, and reading a finished run (its
+manifest, parts and rejects)."""
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.errors import BoggleError, DamagedRunError, OutputConflictError, RunIOError
+from pipeline.errors import BoggleError, DamagedRunError
 from pipeline.store.location import Location, RemoteLocation, location
-from pipeline.store.parts import (
-    PartInfo,
+from pipeline.store.manifest import (
     check_digest,
-    committed_chunks,
     count_problems,
     describe_problems,
-    footer_problem,
     job_problems,
     listed_parts,
-    part_name,
     part_tag,
     read_manifest,
     side_file_problems,
 )
+from pipeline.store.parts import PartInfo, committed_chunks, file_blake2b, footer_problem, part_name
 from pipeline.store.schema import (
     FORMAT,
     JOB_SIDE_FILES,
-    LEGACY_REJECTS,
     LOCK_FILE,
     MANIFEST,
     PART_RE,
@@ -45,100 +38,26 @@ from pipeline.store.schema import (
     conform_part,
 )
 
-# ---------------------------------------------------------------- lock and run state
-
-
-def _lock_fd(run_dir: Path, path: Path) -> int:
-    """A descriptor holding the exclusive flock on ``path``, which names that very file."""
-    while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = ""
-            with suppress(OSError):
-                holder = os.pread(fd, 64, 0).decode(errors="replace").strip()
-            os.close(fd)
-            who = f" (pid {holder})" if holder else ""
-            raise OutputConflictError(
-                f"output directory {run_dir} is in use by another run{who}; wait for it or "
-                "choose another --out"
-            ) from None
-        except BaseException:
-            os.close(fd)
-            raise
-        # The holder before us unlinks the file before it lets go, so the inode we opened may
-        # no longer be at ``path``; a lock on it would exclude nobody. Try again on the new file.
-        try:
-            same = os.path.samestat(os.fstat(fd), os.stat(path))
-        except FileNotFoundError:
-            same = False
-        if same:
-            return fd
-        os.close(fd)
-
-
-@contextmanager
-def run_lock(run_dir: Path | str) -> Iterator[Path]:
-    """Hold an exclusive ``fcntl.flock`` on RUN_DIR/.lock for the block, and remove the file
-    when the block ends, so a finished run leaves no lock file among its parts.
-
-    The OS drops the lock when the holder dies, so a killed run never blocks its re-run (the
-    file stays until the next run on the directory ends). A second run on the same directory
-    gets an :class:`OutputConflictError` at once. Unlinking a held lock file is safe because
-    every taker checks, once it holds the lock, that the path still names the file it locked.
-    """
-    run_dir = Path(run_dir)
-    if run_dir.exists() and not run_dir.is_dir():
-        raise RunIOError(f"output {run_dir} exists and is not a directory; a re-run resumes once it is fixed")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    path = run_dir / LOCK_FILE
-    fd = _lock_fd(run_dir, path)
-    try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield path
-    finally:
-        # Unlink while still holding the lock: a waiter that opened the old file sees it is
-        # gone (samestat fails) and retries on a fresh one.
-        with suppress(OSError):
-            path.unlink()
-        os.close(fd)  # closing the descriptor releases the lock
+# ---------------------------------------------------------------- run state
 
 
 def is_job_file(p: Path) -> bool:
     name = p.name
     return (
         bool(PART_RE.match(name))
-        or name in (MANIFEST, RUN_RECORD, LOCK_FILE, REJECTS, LEGACY_REJECTS, *JOB_SIDE_FILES)
+        or name in (MANIFEST, RUN_RECORD, LOCK_FILE, REJECTS, *JOB_SIDE_FILES)
         or (name.startswith(".") and name.endswith(".tmp"))
     )
 
 
-def remove_temp_files(run_dir: Path) -> None:
-    """Delete temp files a killed writer left behind (call with the lock held)."""
-    for folder in (run_dir, run_dir / PARTS_DIR):
-        for p in folder.iterdir() if folder.is_dir() else ():
-            if p.name.startswith(".") and p.name.endswith(".tmp") and p.is_file():
-                p.unlink(missing_ok=True)
-
-
 def clear_run(run_dir: Path | Location) -> None:
-    """Remove every file a run writes (parts, manifest, record, rejects, temp files); other
-    files are left alone. Call with the lock held."""
+    """Remove every file a run writes (parts, manifest, record, rejects, temp files, part
+    records); other files are left alone. Call with the lock held."""
     loc = location(run_dir)
-    if not loc.local:
-        for name in loc.names():
-            if is_job_file(Path(name)):
-                loc.remove(name)
-        for name in loc.names(PARTS_DIR):
-            loc.remove(f"{PARTS_DIR}/{name}")
-        return
-    run_dir = Path(loc.url())
-    for p in run_dir.iterdir():
-        if p.is_file() and is_job_file(p) and p.name != LOCK_FILE:
-            p.unlink()
-    shutil.rmtree(run_dir / PARTS_DIR, ignore_errors=True)
+    for name in loc.names():
+        if is_job_file(Path(name)) and name != LOCK_FILE:
+            loc.remove(name)
+    loc.remove_folder(PARTS_DIR)
 
 
 # Identity keys recorded only when they differ from their default (RunConfig.data_dict)
@@ -193,7 +112,7 @@ def open_run(run_dir: Path | str, *, verify: bool = True, expect_digest: str | N
     manifest_path = run_dir / MANIFEST
     if not manifest_path.is_file():
         raise _not_finished(run_dir, (run_dir / RUN_RECORD).is_file())
-    manifest = read_manifest(manifest_path)
+    manifest = read_manifest(loc)
     if manifest.get("format") != FORMAT:
         raise BoggleError(f"{manifest_path}: not a boggle run manifest")
     check_digest(manifest, expect_digest, run_dir)
@@ -220,7 +139,7 @@ def _not_finished(where: object, has_record: bool) -> BoggleError:
 def _open_remote(loc: RemoteLocation, verify: bool, expect_digest: str | None) -> FinishedRun:
     if not loc.is_file(MANIFEST):
         raise _not_finished(loc, loc.is_file(RUN_RECORD))
-    manifest = read_manifest(MANIFEST, loc)
+    manifest = read_manifest(loc)
     if manifest.get("format") != FORMAT:
         raise BoggleError(f"{loc.url(MANIFEST)}: not a boggle run manifest")
     check_digest(manifest, expect_digest, loc)
@@ -272,8 +191,6 @@ def _cached_part(loc: RemoteLocation, info: PartInfo, verify: bool) -> tuple[Pat
     and what is wrong with it (None: it matches the manifest)."""
     import hashlib
 
-    from pipeline.store.parts import file_blake2b
-
     key = hashlib.blake2b(loc.url(info.file).encode(), digest_size=8).hexdigest()
     path = _cache_dir() / f"{key}-{info.blake2b or info.bytes}-{info.file}"
     fresh = not path.is_file()
@@ -292,7 +209,7 @@ def _cached_part(loc: RemoteLocation, info: PartInfo, verify: bool) -> tuple[Pat
     return path, None
 
 
-def read_run(
+def read_run_table(
     run_dir: Path | str,
     columns: Sequence[str] | None = None,
     *,
@@ -318,30 +235,14 @@ def read_rejects(run_dir: Path | str) -> list[dict[str, str]]:
     """The rejected rows of a run (empty when it has none); in a finished run the file is
     checked against the manifest first (a DamagedRunError when it differs)."""
     import csv
+    import io
 
     loc = location(run_dir, "run")
-    if not loc.local:
-        if not loc.is_file(MANIFEST):
-            return []
-        problems = side_file_problems(loc, read_manifest(MANIFEST, loc))
+    if loc.is_file(MANIFEST):
+        problems = side_file_problems(loc, read_manifest(loc))
         if problems:
             raise DamagedRunError(f"{run_dir}: damaged run, refused ({describe_problems(problems)})")
-        name = REJECTS if loc.is_file(REJECTS) else LEGACY_REJECTS
-        if not loc.is_file(name):
-            return []
-        text = loc.read_bytes(name).decode("utf-8")
-        import io
-
-        return list(csv.DictReader(io.StringIO(text, newline="")))
-    manifest_path = Path(run_dir) / MANIFEST
-    if manifest_path.is_file():
-        problems = side_file_problems(Path(run_dir), read_manifest(manifest_path))
-        if problems:
-            raise DamagedRunError(f"{run_dir}: damaged run, refused ({describe_problems(problems)})")
-    path = Path(run_dir) / REJECTS
-    if not path.is_file():
-        path = Path(run_dir) / LEGACY_REJECTS
-    if not path.is_file():
+    if not loc.is_file(REJECTS):
         return []
-    with open(path, encoding="utf-8", newline="") as fh:
-        return list(csv.DictReader(fh))
+    text = loc.read_bytes(REJECTS).decode("utf-8")
+    return list(csv.DictReader(io.StringIO(text, newline="")))

@@ -27,7 +27,6 @@ MANIFEST = "_SUCCESS"
 RUN_RECORD = "_run.json"
 LOCK_FILE = ".lock"
 REJECTS = "_rejects.csv"
-LEGACY_REJECTS = "rejects.csv"  # schema 1 runs; read, and removed by --overwrite
 HASH_CHARS = 12  # hex digits of a SHA-256 kept in the provenance columns
 MAX_PART = 99_999  # part numbers are written with five digits
 PART_RE = re.compile(r"^part-(\d{5,})\.parquet$")
@@ -36,8 +35,8 @@ META_LEXICON = "boggle.lexicon"
 META_RULES = "boggle.rules"
 META_SCHEMA = "boggle.schema_version"
 # side files of the other jobs in the same lifecycle: prove's boards table, optimize's interrupted
-# search (removed with the job's other files by --overwrite); _boards.parquet: proofs before 2026-12
-JOB_SIDE_FILES = ("_boards.pq", "_boards.parquet", "_interrupted.json", "_design.json")
+# search, design's state (removed with the job's other files by --overwrite)
+JOB_SIDE_FILES = ("_boards.pq", "_interrupted.json", "_design.json")
 PARTS_DIR = "_parts"  # "_": dataset readers (pyarrow, pandas, DuckDB globs of *.parquet) skip it
 COMPRESSION = "zstd"
 STATISTICS_COLUMNS = ["board_id", "chunk", "score", "n_words", "max_word_len", "dead_cells"]
@@ -110,6 +109,24 @@ LABEL_TYPE = pa.dictionary(pa.int32(), pa.string())
 WORD_TYPE = pa.dictionary(pa.int32(), pa.string())
 # Columns whose values are (nearly) all distinct: a Parquet dictionary only costs time and bytes.
 PLAIN_COLUMNS = frozenset({"board_id", "board", "longest_word"})
+
+
+#: The columns every run's parts have, whatever its schema version or rule set (the per-length
+#: columns of lengths below 3 are optional): what analysis needs of a run.
+REQUIRED_COLUMNS: tuple[str, ...] = (
+    "board_id",
+    "board",
+    "rows",
+    "cols",
+    "source",
+    "score",
+    "n_words",
+    "longest_word",
+    "max_word_len",
+    "dead_cells",
+    *(f"words_len_{s}" for s in [*map(str, range(3, TOP_LENGTH + 1)), f"{TOP_LENGTH + 1}plus"]),
+    *(f"points_len_{s}" for s in [*map(str, range(3, TOP_LENGTH + 1)), f"{TOP_LENGTH + 1}plus"]),
+)
 
 
 def length_bins(min_length: int) -> list[str]:

@@ -1,0 +1,179 @@
+"""The worker's side of ``boggle prove``: the problem (lexicon, prover trie, classes) loaded
+once per process, and proving one chunk of classes into its certificate table."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline import store
+from pipeline.boards import Board, format_compact, geometry, parse_shape
+from pipeline.errors import ConfigError, InternalError
+from pipeline.lexicon import CompiledLexicon, compile_for_boards
+from pipeline.prove.bounds import ProveTrie, build_prove_trie
+from pipeline.prove.certificate import CERTIFICATE_SCHEMA
+from pipeline.prove.classes import ClassSpace, default_spec
+from pipeline.prove.tree import PROVERS
+from pipeline.rules import Rules, default_rules_for_shape, get_rules
+
+
+@dataclass(frozen=True, kw_only=True)
+class Problem:
+    rows: int
+    cols: int
+    rules: Rules
+    lexicon: CompiledLexicon
+    trie: ProveTrie
+    space: ClassSpace  # the classes: per cell its buckets
+    spec: str
+
+
+_PROBLEMS: dict[tuple[Any, ...], Problem] = {}
+
+
+class ShippedLexicon:
+    """A compiled lexicon sent along with the tasks to dask workers, which may not see the
+    client's word list (or see another file at its path). Equal and hashed by content, so it
+    keys the per-process caches like a path does."""
+
+    def __init__(self, lexicon: CompiledLexicon):
+        self.lexicon = lexicon
+        self.key = f"{lexicon.content_hash}|{lexicon.alphabet.key()}|{lexicon.rules.key()}"
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ShippedLexicon) and other.key == self.key
+
+    def __sizeof__(self) -> int:
+        # joblib's dask backend scatters an argument it sizes above 1 kB once per worker
+        # instead of sending it with every task: report the real size so that happens
+        trie = self.lexicon.trie
+        return int(trie.nbytes) + sum(len(w) + 50 for w in trie.words)
+
+    def __str__(self) -> str:
+        return str(self.lexicon.provenance().get("name", "shipped word list"))
+
+
+# what names a problem in a task: (dictionary or shipped lexicon, shape, rules, min_length, spec)
+ProblemArgs = tuple["str | ShippedLexicon", str, str, int | None, str | None]
+
+
+def load_problem(
+    dictionary: str | ShippedLexicon, shape: str, rules_name: str, min_length: int | None, spec: str | None
+) -> Problem:
+    """Compile the lexicon and the prover's trie once per process (a worker reuses them for
+    every chunk it gets; the compiled lexicon comes from the disk cache the main process
+    filled, or with the tasks: :class:`ShippedLexicon`)."""
+    key = (dictionary, shape, rules_name, min_length, spec)
+    if key in _PROBLEMS:
+        return _PROBLEMS[key]
+    rows, cols = parse_shape(shape)
+    rules = get_rules(rules_name, min_length=min_length)
+    if rules.revisit:
+        raise ConfigError(
+            "prove: rules with revisits are not supported (the bounds assume each cell once per word)"
+        )
+    if isinstance(dictionary, ShippedLexicon):
+        lexicon = dictionary.lexicon
+    else:
+        lexicon = compile_for_boards(dictionary, rules)
+    spec = spec if spec is not None else default_spec(lexicon.alphabet, lexicon.words, rows * cols)
+    space = ClassSpace.from_spec(spec, lexicon.alphabet, rows, cols)
+    trie = build_prove_trie(lexicon, rows * cols)
+    problem = Problem(rows=rows, cols=cols, rules=rules, lexicon=lexicon, trie=trie, space=space, spec=spec)
+    _PROBLEMS[key] = problem
+    return problem
+
+
+def proof_problem(out: Path | str) -> tuple[Problem, dict[str, Any], dict[str, Any]]:
+    """The problem (lexicon, rules, classes) of the proof in ``out``, its config and identity,
+    from its run record."""
+    run = store.read_manifest(out, store.RUN_RECORD)  # sealed: a changed record is refused
+    config, identity = run["config"], run["identity"]
+    rows, cols = (int(x) for x in config["shape"].split("x"))
+    rules = config["rules"] or default_rules_for_shape(rows, cols)
+    problem = load_problem(
+        config["dictionary"], config["shape"], rules, config["min_length"], identity["classes"]
+    )
+    return problem, config, identity
+
+
+def _compact(problem: Problem, faces: np.ndarray) -> str:
+    alphabet = problem.lexicon.alphabet.faces
+    return format_compact(Board(problem.rows, problem.cols, tuple(alphabet[int(f)] for f in faces)))
+
+
+# ---------------------------------------------------------------- worker
+
+_PROVERS = threading.local()  # per thread (the threading backend runs chunks concurrently)
+_PROVERS_KEPT = 4
+
+
+def _prover(args: ProblemArgs, threshold: int, enumerate_max: int, bound: str) -> Any:
+    """The prover for a problem, built once per worker (building one compacts the trie, ~33 ms)
+    and reused by every chunk; a few are kept per thread, the oldest dropped first."""
+    cache: dict[tuple[Any, ...], Any] = _PROVERS.__dict__.setdefault("cache", {})
+    key = (args, threshold, enumerate_max, bound)
+    if key not in cache:
+        problem = load_problem(*args)
+        while len(cache) >= _PROVERS_KEPT:
+            del cache[next(iter(cache))]
+        geo = geometry(problem.rows, problem.cols)
+        cache[key] = PROVERS[bound](geo, problem.lexicon, problem.trie, threshold, enumerate_max)
+    return cache[key]
+
+
+def prove_chunk(
+    args: ProblemArgs,
+    threshold: int,
+    enumerate_max: int,
+    ids: np.ndarray,
+    bound: str = "tree",
+) -> tuple[pa.Table, float]:
+    """Prove the classes ``ids``; (certificate table, CPU seconds of this call)."""
+    cpu0 = time.process_time()
+    problem = load_problem(*args)
+    space = problem.space
+    digits = space.digits(ids)
+    prover = _prover(args, threshold, enumerate_max, bound)
+    cols: dict[str, list[Any]] = {name: [] for name in CERTIFICATE_SCHEMA.names}
+    for cid, d in zip(ids, digits, strict=True):
+        t0 = time.perf_counter()
+        res = prover.prove(space.masks(d))
+        confirm_found(problem, res.found)
+        cols["class_id"].append(int(cid))
+        cols["letters"].append([space.bucket_text(c, int(b)) for c, b in enumerate(d)])
+        cols["root_bound"].append(res.root_bound)
+        cols["status"].append(res.status)
+        cols["boards_scored"].append(res.boards_scored)
+        cols["nodes"].append(res.nodes)
+        scored = res.boards_scored > 0
+        cols["best_board"].append(_compact(problem, res.best_board) if scored else None)
+        cols["best_score"].append(res.best_score if scored else None)
+        cols["found_boards"].append([_compact(problem, b) for b, _ in res.found])
+        cols["found_scores"].append([s for _, s in res.found])
+        cols["seconds"].append(time.perf_counter() - t0)
+    table = pa.table(cols, schema=CERTIFICATE_SCHEMA)
+    return table, time.process_time() - cpu0
+
+
+def confirm_found(problem: Problem, found: list[tuple[np.ndarray, int]]) -> None:
+    """Re-score the boards >= threshold with the project's solver: a certificate's scores come
+    from two independent implementations."""
+    if not found:
+        return
+    from pipeline.solve import solve_arrays
+
+    boards = np.stack([b for b, _ in found]).astype(np.int8)
+    scores = solve_arrays(boards, problem.rows, problem.cols, problem.lexicon, collect=False).score
+    for (b, s), t in zip(found, scores, strict=True):
+        if int(t) != s:
+            raise InternalError(f"the prover scored {_compact(problem, b)} {s}, the solver {int(t)}")
