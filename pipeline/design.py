@@ -74,7 +74,6 @@ from pipeline.design_report import (
     FORMAT,
     MOVES,
     REPORT,
-    SCHEMA_VERSION,
     STATE,
     build_report,
     moves_csv,

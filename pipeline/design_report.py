@@ -17,7 +17,6 @@ from pipeline.lexicon import CompiledLexicon
 from pipeline.whatif import Z95, paired_gain
 
 FORMAT = "boggle-design"
-SCHEMA_VERSION = 1
 STATE = "_design.json"
 DICE_OUT = "dice.txt"
 REPORT = "report.json"
