@@ -61,7 +61,6 @@ from pipeline.lexicon import CompiledLexicon
 from pipeline.prove.bounds import ProveTrie
 from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, mask_faces
 from pipeline.prove.tree_build import (
-    FULL_NODES,
     FULL_PATHS,
     collect_paths,
     derive_paths,
@@ -71,7 +70,7 @@ from pipeline.prove.tree_build import (
     radix_sort,
     tree_from_paths,
 )
-from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, FULL_LEAVES, eval_tree, tree_branch
+from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, eval_tree, tree_branch
 
 __all__ = [
     "PROVERS",
@@ -166,30 +165,28 @@ class TreeBuilder:
         already below ``threshold`` (the tree bound is then reported as the sum bound).
         Raises :class:`PathBudgetExceeded` rather than hold more than ``max_paths`` paths."""
         geo = self.geo
-        while True:
-            self._tag += 1
-            keys, tnodes, tk, tv = self._paths
-            n_paths, total = collect_paths(
-                masks,
-                self.rank,
-                geo.nbr_list,
-                geo.deg,
-                self.rec,
-                self.node_pts,
-                self.bits,
-                self.fields,
-                keys,
-                tnodes,
-                self.word_seen,
-                self._tag,
-            )
-            if n_paths != FULL_PATHS:
-                if max_paths is not None and n_paths > max_paths:
-                    raise PathBudgetExceeded
-                break
-            if max_paths is not None and keys.shape[0] >= max_paths:
-                raise PathBudgetExceeded
-            self._paths = self._path_arrays(2 * keys.shape[0])
+        self._tag += 1
+        keys, tnodes, tk, tv = self._paths
+        n_paths, total, keys, tnodes = collect_paths(
+            masks,
+            self.rank,
+            geo.nbr_list,
+            geo.deg,
+            self.rec,
+            self.node_pts,
+            self.bits,
+            self.fields,
+            keys,
+            tnodes,
+            self.word_seen,
+            self._tag,
+            max_paths if max_paths is not None else 1 << 62,
+        )
+        if n_paths == FULL_PATHS or (max_paths is not None and n_paths > max_paths):
+            raise PathBudgetExceeded
+        if tk.shape[0] < keys.shape[0]:  # the walk grew the arrays: the sort's spare pair too
+            tk, tv = np.empty_like(keys), np.empty_like(tnodes)
+        self._paths = (keys, tnodes, tk, tv)
         self.n_nodes = self.n_paths = 0
         if total < threshold:
             return int(total), int(total)
@@ -242,33 +239,30 @@ class TreeBuilder:
 
     def _build(self, n_paths: int, total: int) -> tuple[int, int]:
         keys, tnodes = self._paths[0], self._paths[1]
-        while True:
-            is_choice, label, points, first, nxt, val = self._tree
-            n, used = tree_from_paths(
-                keys,
-                tnodes,
-                n_paths,
-                self.order,
-                self.bits,
-                self.fields,
-                self.rec,
-                self.node_pts,
-                self.stamp,
-                self._stamp_tag,
-                is_choice,
-                label,
-                points,
-                first,
-                nxt,
-                val,
-            )
-            self._stamp_tag += int(used) + 1
-            if n != FULL_NODES:
-                break
-            self._tree = self._tree_arrays(2 * is_choice.shape[0])
+        is_choice, label, points, first, nxt, val = self._tree
+        n, used, *arrays = tree_from_paths(
+            keys,
+            tnodes,
+            n_paths,
+            self.order,
+            self.bits,
+            self.fields,
+            self.rec,
+            self.node_pts,
+            self.stamp,
+            self._stamp_tag,
+            is_choice,
+            label,
+            points,
+            first,
+            nxt,
+            val,
+        )
+        self._tree = tuple(arrays)
+        self._stamp_tag += int(used) + 1
         self.n_nodes = int(n)
         self.n_paths = int(n_paths)
-        return int(total), int(val[0])
+        return int(total), int(self._tree[5][0])
 
     def preordered(self) -> tuple[np.ndarray, ...]:
         """The last tree built, in pre-order: (is_choice, label, points, first, nxt)."""
@@ -418,11 +412,11 @@ class TreeProver(ClassProver):
                 self.builder.grow_arena()
             elif status == FULL_ENTRIES:
                 n_entries *= 2
-            elif status == FULL_LEAVES:
-                self._leaves = np.empty((2 * int(nodes), self.geo.n_cells + 1), np.int64)
             else:
                 raise InternalError(f"tree branch: unknown status {status}")
         out.nodes += int(nodes)
+        if leaves.shape[0] > self._leaves.shape[0]:  # the branching grew the table: keep as much
+            self._leaves = np.empty((2 * leaves.shape[0], self.geo.n_cells + 1), np.int64)
         forced = leaves[:, : self.geo.n_cells]
         subs = np.where(forced >= 0, np.uint64(1) << np.maximum(forced, 0).astype(np.uint64), masks[None, :])
         self._enumerate_all(subs, out)
