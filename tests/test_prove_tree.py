@@ -106,6 +106,7 @@ def test_tree_bound_is_sound_and_matches_its_twin(
             0,
             int(left[j]),
             lift_above,
+            len(cells),
             len(tree[0]),
             np.empty((int(np.prod(sizes[:j])), n + 1), np.int64),
         )
@@ -186,12 +187,15 @@ def _found(outcome) -> dict[bytes, int]:
 
 
 # how the prover splits: forcing cells on one tree; rebuilding every sub-class's tree; lifting
-# every cell; lifting while the bound is above 1.2 x T, then forcing; the default down to
-# single boards before scoring
+# every cell; lifting every cell but the last two, then forcing; lifting while the bound is
+# above 1.2 x T, then forcing; the default down to single boards before scoring, as every class
+# or as a heavy class (its tree over the size that bounds down to single boards)
 MODES = {
     "force": {"rebuild_nodes": 10**9, "lift_ratio": 0},
     "rebuild": {"rebuild_nodes": 0},
     "lift": {"rebuild_nodes": 10**9, "lift_ratio": 1e-9},
+    "keep": {"rebuild_nodes": 10**9, "lift_ratio": 1e-9, "lift_keep": 2},
+    "heavy": {"rebuild_nodes": 10**9, "single_nodes": 0},
     "ratio": {"rebuild_nodes": 10**9, "lift_ratio": 1.2},
     "single": {"rebuild_nodes": 10**9, "enumerate_max": 1},
     "budget": {"rebuild_nodes": 10**9, "max_paths": 4},

@@ -27,7 +27,8 @@ The tree is built once per class. Branching works on it in two ways
 the forced letter's subtree merged into the rest, a max of sums instead of a sum of maxes, so
 tighter); below it, the remaining cells are forced on that tree one by one with per-cell stacks
 of pending CHOICE nodes, so a step costs only the forced cell's nodes. Sub-classes of at most
-``enumerate_max`` boards are scored exactly by the solver's kernel, all the leaves of a class's
+``enumerate_max`` boards (single boards in a class of :data:`SINGLE_NODES` tree nodes or more)
+are scored exactly by the solver's kernel, all the leaves of a class's
 branching in a few calls (:meth:`pipeline.prove.search.ClassProver._enumerate_all`), so every
 board reported is scored exactly. The build also yields the sum bound (each spellable
 word once), which can beat the tree bound on weak classes (the tree counts a word once per set
@@ -103,6 +104,20 @@ class PathBudgetExceeded(Exception):
 #: than forcing the cell on the tree); below it the remaining cells are forced on the tree.
 #: 0 never lifts. The field's C++ prover lifts while the bound is above about 1.7 x T.
 LIFT_RATIO = 1.7
+
+#: A class whose tree has at least this many nodes is bounded down to single boards (only the
+#: boards whose own bound reaches T are scored) rather than to sub-classes of
+#: ``enumerate_max`` boards. On the two heavy 3x4 corner classes 13846 and 16762 (10.7M and
+#: 13.5M nodes; ENABLE2K, T = 1500) that scored 18,329 boards instead of 247,758 on the first
+#: and cut the CPU 26%; on light classes (3x3 and 3x4, 4 buckets) it made no difference
+#: either way, so they keep ``enumerate_max``.
+SINGLE_NODES = 1 << 20
+
+#: Cells left to force on the tree however high the bound: lifting stops once a sub-class has
+#: no more than this many cells with several letters left (the field's C++ stops lifting at
+#: that depth too, four cells before the last). 0 lifts down to the last cell: 4 measured the
+#: same CPU on the heavy 3x4 corner classes 13846 and 16762 (ratio 1.006 in alternating runs).
+LIFT_KEEP = 0
 
 # ---------------------------------------------------------------- builder
 
@@ -286,13 +301,17 @@ class TreeProver(ClassProver):
         fields: int | None = None,
         rebuild_nodes: int = REBUILD_NODES,
         lift_ratio: float = LIFT_RATIO,
+        lift_keep: int = LIFT_KEEP,
+        single_nodes: int = SINGLE_NODES,
         derive: bool = True,
         max_paths: int = MAX_PATHS,
     ):
-        """``fields``: see :class:`TreeBuilder`; ``rebuild_nodes``, ``lift_ratio``: see
-        :data:`REBUILD_NODES` and :data:`LIFT_RATIO`; ``derive``: a sub-class's tree is
-        built from its parent's sorted paths (:meth:`TreeBuilder.forced_bounds`) rather than
-        by walking the board again (the same tree; False for tests and benchmarks);
+        """``fields``: see :class:`TreeBuilder`; ``rebuild_nodes``, ``lift_ratio``,
+        ``lift_keep``, ``single_nodes``: see :data:`REBUILD_NODES`, :data:`LIFT_RATIO`,
+        :data:`LIFT_KEEP` and :data:`SINGLE_NODES`;
+        ``derive``: a sub-class's tree is built from its parent's sorted paths
+        (:meth:`TreeBuilder.forced_bounds`) rather than by walking the board again (the same
+        tree; False for tests and benchmarks);
         ``max_paths``: see :data:`MAX_PATHS`."""
         super().__init__(geo, lexicon, trie, threshold, enumerate_max)
         self.rank = np.empty(geo.n_cells, np.int64)
@@ -303,6 +322,8 @@ class TreeProver(ClassProver):
         self.derive = derive
         self.max_paths = max_paths
         self.lift_above = int(lift_ratio * threshold) if lift_ratio > 0 else 1 << 62
+        self.lift_keep = lift_keep
+        self.single_nodes = single_nodes
         self._leaves = np.empty((1024, geo.n_cells + 1), np.int64)  # tree_branch's leaves table
 
     def build(self, masks: np.ndarray) -> tuple[tuple[np.ndarray, ...], int]:
@@ -383,6 +404,7 @@ class TreeProver(ClassProver):
         left = np.array(
             [int(np.prod([sizes[c] for c in cells[i:]])) for i in range(len(cells) + 1)], np.int64
         )
+        leaf_max = 1 if self.builder.n_nodes >= self.single_nodes else self.enumerate_max
         # pending CHOICE nodes: no more than the tree has (a lifted tree has no more than its parent)
         n_entries = int(np.count_nonzero(self.builder.arena()[0][: self.builder.n_nodes])) + 1
         while True:
@@ -401,8 +423,9 @@ class TreeProver(ClassProver):
                 np.array([sizes[c] for c in cells], np.int64),
                 left,
                 self.threshold,
-                self.enumerate_max,
+                leaf_max,
                 self.lift_above,
+                max(len(cells) - self.lift_keep, 0),
                 n_entries,
                 self._leaves,
             )

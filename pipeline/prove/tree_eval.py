@@ -331,6 +331,7 @@ def tree_branch(
     threshold,
     enumerate_max,
     lift_above,
+    lift_levels,
     n_entries,
     leaves,
 ):
@@ -340,7 +341,8 @@ def tree_branch(
     ``cells[l]`` (increasing), ``left[l]`` the boards left once ``cells[:l]`` are forced,
     ``rank[cell]`` the cell's place in the split order.
 
-    While a sub-class's bound is above ``lift_above``, the next cell is lifted
+    While a sub-class's bound is above ``lift_above`` and fewer than ``lift_levels`` cells are
+    forced, the next cell is lifted
     (:func:`_lift`: one merged tree per letter, tighter); below it, the remaining cells are
     forced on that tree (:func:`_orderly`). Returns (status, branch nodes, leaves): status 0, or
     :data:`FULL_ARENA` or :data:`FULL_ENTRIES` when the tree's arrays or ``n_entries`` (pending
@@ -373,7 +375,7 @@ def tree_branch(
         r = lv_root[lvl]
         if entering:
             entering = False
-            if val[r] <= lift_above:
+            if val[r] <= lift_above or lvl >= lift_levels:
                 got, leaves = _orderly(
                     is_choice,
                     label,
