@@ -95,6 +95,10 @@ REBUILD_NODES = 1 << 62
 MAX_PATHS = 1 << 25
 
 
+#: Paths a builder's arrays hold from the start, and keeps between classes.
+PATHS_KEPT = 1 << 15
+
+
 class PathBudgetExceeded(Exception):
     """A class has more paths than the builder may hold (see :data:`MAX_PATHS`)."""
 
@@ -144,7 +148,7 @@ class TreeBuilder:
         self.stamp = np.zeros(max(trie.n_words, 1), np.int64)
         self._tag = 0
         self._stamp_tag = 0
-        self._paths = self._path_arrays(1 << 15)
+        self._paths = self._path_arrays(PATHS_KEPT)
         self._tree = self._tree_arrays(1 << 16)
         self.n_nodes = 0
         self.n_paths = 0  # the last class's paths, sorted once its tree is built
@@ -247,6 +251,15 @@ class TreeBuilder:
         if total < threshold:
             return int(total), int(total)
         return self._build(n_paths, total)
+
+    def release_paths(self) -> None:
+        """Give back path arrays grown past their first size (a heavy class's paths: 48 bytes
+        each, hundreds of MB) once the tree is built: while the tree is branched on they are
+        dead weight, and kept they would hold a heavy class's peak through every later class
+        of the worker (the next heavy class grows them again as it walks)."""
+        if self._paths[0].shape[0] > PATHS_KEPT:
+            self._paths = self._path_arrays(PATHS_KEPT)
+            self.n_paths = 0
 
     def sorted_paths(self) -> tuple[np.ndarray, np.ndarray]:
         """Copies of the last class's sorted paths (keys, trie nodes), for :meth:`forced_bounds`."""
@@ -404,6 +417,7 @@ class TreeProver(ClassProver):
         left = np.array(
             [int(np.prod([sizes[c] for c in cells[i:]])) for i in range(len(cells) + 1)], np.int64
         )
+        self.builder.release_paths()
         leaf_max = 1 if self.builder.n_nodes >= self.single_nodes else self.enumerate_max
         # pending CHOICE nodes: no more than the tree has (a lifted tree has no more than its parent)
         n_entries = int(np.count_nonzero(self.builder.arena()[0][: self.builder.n_nodes])) + 1
