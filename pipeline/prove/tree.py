@@ -62,6 +62,7 @@ from pipeline.lexicon import CompiledLexicon
 from pipeline.prove.bounds import ProveTrie
 from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, mask_faces
 from pipeline.prove.tree_build import (
+    FULL_NODES,
     FULL_PATHS,
     collect_paths,
     derive_paths,
@@ -95,8 +96,12 @@ REBUILD_NODES = 1 << 62
 MAX_PATHS = 1 << 25
 
 
-#: Paths a builder's arrays hold from the start, and keeps between classes.
+#: Paths a builder's arrays hold from the start.
 PATHS_KEPT = 1 << 15
+#: How much the path arrays grow when a walk fills them (the walk then starts again).
+GROW = 8
+#: Tree nodes the build's arrays get per path before the build (13846: 10.7M nodes, 4.3M paths).
+NODES_PER_PATH = 3
 
 
 class PathBudgetExceeded(Exception):
@@ -184,28 +189,33 @@ class TreeBuilder:
         already below ``threshold`` (the tree bound is then reported as the sum bound).
         Raises :class:`PathBudgetExceeded` rather than hold more than ``max_paths`` paths."""
         geo = self.geo
-        self._tag += 1
-        keys, tnodes, tk, tv = self._paths
-        n_paths, total, keys, tnodes = collect_paths(
-            masks,
-            self.rank,
-            geo.nbr_list,
-            geo.deg,
-            self.rec,
-            self.node_pts,
-            self.bits,
-            self.fields,
-            keys,
-            tnodes,
-            self.word_seen,
-            self._tag,
-            max_paths if max_paths is not None else 1 << 62,
-        )
-        if n_paths == FULL_PATHS or (max_paths is not None and n_paths > max_paths):
-            raise PathBudgetExceeded
-        if tk.shape[0] < keys.shape[0]:  # the walk grew the arrays: the sort's spare pair too
-            tk, tv = np.empty_like(keys), np.empty_like(tnodes)
-        self._paths = (keys, tnodes, tk, tv)
+        while True:
+            self._tag += 1
+            keys, tnodes, tk, tv = self._paths
+            n_paths, total = collect_paths(
+                masks,
+                self.rank,
+                geo.nbr_list,
+                geo.deg,
+                self.rec,
+                self.node_pts,
+                self.bits,
+                self.fields,
+                keys,
+                tnodes,
+                self.word_seen,
+                self._tag,
+            )
+            if n_paths != FULL_PATHS:
+                if max_paths is not None and n_paths > max_paths:
+                    raise PathBudgetExceeded
+                break
+            if max_paths is not None and keys.shape[0] >= max_paths:
+                raise PathBudgetExceeded
+            # the walk starts again from scratch: grow 8x, so a heavy class walks at most
+            # 1/7 more than once (doubling walked it about twice, 9 starts on 13846)
+            grown = GROW * keys.shape[0]
+            self._paths = self._path_arrays(min(grown, max_paths) if max_paths is not None else grown)
         self.n_nodes = self.n_paths = 0
         if total < threshold:
             return int(total), int(total)
@@ -252,45 +262,42 @@ class TreeBuilder:
             return int(total), int(total)
         return self._build(n_paths, total)
 
-    def release_paths(self) -> None:
-        """Give back path arrays grown past their first size (a heavy class's paths: 48 bytes
-        each, hundreds of MB) once the tree is built: while the tree is branched on they are
-        dead weight, and kept they would hold a heavy class's peak through every later class
-        of the worker (the next heavy class grows them again as it walks)."""
-        if self._paths[0].shape[0] > PATHS_KEPT:
-            self._paths = self._path_arrays(PATHS_KEPT)
-            self.n_paths = 0
-
     def sorted_paths(self) -> tuple[np.ndarray, np.ndarray]:
         """Copies of the last class's sorted paths (keys, trie nodes), for :meth:`forced_bounds`."""
         return self._paths[0][: self.n_paths].copy(), self._paths[1][: self.n_paths].copy()
 
     def _build(self, n_paths: int, total: int) -> tuple[int, int]:
         keys, tnodes = self._paths[0], self._paths[1]
-        is_choice, label, points, first, nxt, val = self._tree
-        n, used, *arrays = tree_from_paths(
-            keys,
-            tnodes,
-            n_paths,
-            self.order,
-            self.bits,
-            self.fields,
-            self.rec,
-            self.node_pts,
-            self.stamp,
-            self._stamp_tag,
-            is_choice,
-            label,
-            points,
-            first,
-            nxt,
-            val,
-        )
-        self._tree = tuple(arrays)
-        self._stamp_tag += int(used) + 1
+        if self._tree[0].shape[0] < NODES_PER_PATH * n_paths:
+            # sized from the path count, so the tree is rarely read twice for want of room
+            self._tree = self._tree_arrays(int(NODES_PER_PATH * n_paths))
+        while True:
+            is_choice, label, points, first, nxt, val = self._tree
+            n, used = tree_from_paths(
+                keys,
+                tnodes,
+                n_paths,
+                self.order,
+                self.bits,
+                self.fields,
+                self.rec,
+                self.node_pts,
+                self.stamp,
+                self._stamp_tag,
+                is_choice,
+                label,
+                points,
+                first,
+                nxt,
+                val,
+            )
+            self._stamp_tag += int(used) + 1
+            if n != FULL_NODES:
+                break
+            self._tree = self._tree_arrays(2 * is_choice.shape[0])
         self.n_nodes = int(n)
         self.n_paths = int(n_paths)
-        return int(total), int(self._tree[5][0])
+        return int(total), int(val[0])
 
     def preordered(self) -> tuple[np.ndarray, ...]:
         """The last tree built, in pre-order: (is_choice, label, points, first, nxt)."""
@@ -417,7 +424,6 @@ class TreeProver(ClassProver):
         left = np.array(
             [int(np.prod([sizes[c] for c in cells[i:]])) for i in range(len(cells) + 1)], np.int64
         )
-        self.builder.release_paths()
         leaf_max = 1 if self.builder.n_nodes >= self.single_nodes else self.enumerate_max
         # pending CHOICE nodes: no more than the tree has (a lifted tree has no more than its parent)
         n_entries = int(np.count_nonzero(self.builder.arena()[0][: self.builder.n_nodes])) + 1

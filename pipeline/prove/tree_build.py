@@ -31,8 +31,8 @@ from numba.extending import intrinsic
 from pipeline.solve.kernel import ctz, popcount
 
 LOW32 = np.uint64(0xFFFFFFFF)
-#: :func:`collect_paths`'s status when a class has more paths than the caller's limit.
-FULL_PATHS = -1
+#: Statuses when the caller's path or node arrays are too small (it grows them and retries).
+FULL_PATHS, FULL_NODES = -1, -2
 
 
 @intrinsic
@@ -93,15 +93,11 @@ def trie_child(rec, parent, low):
 
 
 @njit(nogil=True, cache=True)
-def collect_paths(
-    masks, rank, nbr_list, deg, rec, node_pts, bits, fields, keys, tnodes, word_seen, tag, limit
-):
+def collect_paths(masks, rank, nbr_list, deg, rec, node_pts, bits, fields, keys, tnodes, word_seen, tag):
     """Every (key, trie node | used fields << 32) of a word some board of the class spells
     along some path, into ``keys`` (uint64 [cap, 2]: high word, low word) and ``tnodes``;
-    returns (paths, sum bound: each spellable word once, via ``word_seen``, keys, tnodes).
-    Full arrays are replaced by ones twice as long as the walk goes on (never walked again),
-    so the arrays returned may be new ones; paths is ``FULL_PATHS`` when the class has more
-    than ``limit`` paths."""
+    returns (paths, sum bound: each spellable word once, via ``word_seen``). Paths is
+    ``FULL_PATHS`` when the arrays are too small."""
     n = masks.shape[0]
     one = np.uint64(1)
     zero = np.uint64(0)
@@ -162,11 +158,7 @@ def collect_paths(
                         word_seen[w] = tag
                         total_sum += node_pts[child]
                     if n_paths == cap:
-                        if cap >= limit:
-                            return FULL_PATHS, total_sum, keys, tnodes
-                        cap = min(max(2 * cap, 1024), limit)
-                        keys = _grown2(keys, n_paths, cap)
-                        tnodes = _grown(tnodes, n_paths, cap)
+                        return FULL_PATHS, total_sum
                     keys[n_paths, 0] = key[0]
                     keys[n_paths, 1] = key[1]
                     tnodes[n_paths] = child | (occ << 32)
@@ -192,23 +184,7 @@ def collect_paths(
                         break
             if not pushed:
                 st_child[d] = -1
-    return n_paths, total_sum, keys, tnodes
-
-
-@njit(nogil=True, cache=True)
-def _grown(a, n, cap):
-    """A copy of ``a[:n]`` in a new array of ``cap`` elements (the rest uninitialised)."""
-    b = np.empty(cap, a.dtype)
-    b[:n] = a[:n]
-    return b
-
-
-@njit(nogil=True, cache=True)
-def _grown2(a, n, cap):
-    """:func:`_grown` of a 2-D array's first ``n`` rows, ``cap`` rows."""
-    b = np.empty((cap, a.shape[1]), a.dtype)
-    b[:n] = a[:n]
-    return b
+    return n_paths, total_sum
 
 
 @njit(nogil=True, cache=True)
@@ -288,9 +264,7 @@ def tree_from_paths(
     ``label`` (int8: a CHOICE node's cell, a SUM node's letter), ``points``, ``first`` (first
     child, -1 for none), ``nxt`` (next sibling, -1 for none) and ``val`` (each node's unforced
     value). ``stamp`` (int64 [words]) de-duplicates a word at a node with run tags from
-    ``tag0`` on. Returns (node count, tags used, is_choice, label, points, first, nxt, val):
-    arrays that fill up are replaced by ones twice as long as the pass goes on, so the arrays
-    returned may be new ones (the nodes' arrays, long enough for the tree; the rest is room).
+    ``tag0`` on. Returns (node count or ``FULL_NODES``, tags used).
 
     The pass writes each node's parent into ``first`` and one past its subtree into ``nxt``
     (cheap while paths stream in), then one backward pass turns them into the links: node x's
@@ -327,13 +301,7 @@ def tree_from_paths(
             occ = t >> 32
             m = np.int64(popcount(np.uint64(occ)))
             if n_nodes + 2 * m > cap:
-                cap = max(2 * cap, n_nodes + 2 * m)
-                is_choice = _grown(is_choice, n_nodes, cap)
-                label = _grown(label, n_nodes, cap)
-                points = _grown(points, n_nodes, cap)
-                parent = _grown(parent, n_nodes, cap)
-                end = _grown(end, n_nodes, cap)
-                val = _grown(val, n_nodes, cap)
+                return FULL_NODES, run - tag0
             if hi != prev_hi:
                 fpos = fields + (63 - np.int64(clz(hi ^ prev_hi))) // bits
             else:
@@ -381,7 +349,7 @@ def tree_from_paths(
         sibling = e if x > 0 and e < end[parent[x]] else -1
         parent[x] = x + 1 if e > x + 1 else -1
         end[x] = sibling
-    return n_nodes, run - tag0 + 1, is_choice, label, points, parent, end, val
+    return n_nodes, run - tag0 + 1
 
 
 @njit(nogil=True, cache=True, inline="always")
