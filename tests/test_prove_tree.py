@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import pipeline.prove.tree as tree_module
 from pipeline.boards import Board, canonical, format_compact, geometry
 from pipeline.prove.bounds import build_prove_trie, class_bounds
 from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
@@ -106,6 +107,7 @@ def test_tree_bound_is_sound_and_matches_its_twin(
             0,
             int(left[j]),
             lift_above,
+            len(cells),
             len(tree[0]),
             np.empty((int(np.prod(sizes[:j])), n + 1), np.int64),
         )
@@ -186,12 +188,15 @@ def _found(outcome) -> dict[bytes, int]:
 
 
 # how the prover splits: forcing cells on one tree; rebuilding every sub-class's tree; lifting
-# every cell; lifting while the bound is above 1.2 x T, then forcing; the default down to
-# single boards before scoring
+# every cell; lifting every cell but the last two, then forcing; lifting while the bound is
+# above 1.2 x T, then forcing; the default down to single boards before scoring, as every class
+# or as a heavy class (its tree over the size that bounds down to single boards)
 MODES = {
     "force": {"rebuild_nodes": 10**9, "lift_ratio": 0},
     "rebuild": {"rebuild_nodes": 0},
     "lift": {"rebuild_nodes": 10**9, "lift_ratio": 1e-9},
+    "keep": {"rebuild_nodes": 10**9, "lift_ratio": 1e-9, "lift_keep": 2},
+    "heavy": {"rebuild_nodes": 10**9, "single_nodes": 0},
     "ratio": {"rebuild_nodes": 10**9, "lift_ratio": 1.2},
     "single": {"rebuild_nodes": 10**9, "enumerate_max": 1},
     "budget": {"rebuild_nodes": 10**9, "max_paths": 4},
@@ -259,9 +264,10 @@ def test_tree_prover_eliminates_a_class_below_the_threshold(tiny) -> None:
     assert out.root_bound < 10_000
 
 
-def test_branching_grows_its_arrays_and_finds_the_same(tiny) -> None:
+def test_branching_grows_its_arrays_and_finds_the_same(tiny, monkeypatch: pytest.MonkeyPatch) -> None:
     # lifting every cell into arrays with no room beyond the tree, and a one-row leaves table:
-    # the prover grows them and calls again, and finds what a roomy one finds
+    # the prover grows them (the arena: calls again), and finds what a roomy one finds
+    monkeypatch.setattr(tree_module, "NODES_PER_PATH", 0)  # the build's arrays not sized ahead
     geo = geometry(3, 3)
     trie = build_prove_trie(tiny, 9)
     masks_of = bucket_masks(parse_buckets("ae rst", tiny.alphabet))

@@ -46,7 +46,7 @@ import typer
 
 from pipeline import settings
 from pipeline.prove.search import ENUMERATE_MAX
-from pipeline.prove.tree import LIFT_RATIO
+from pipeline.prove.tree import LIFT_KEEP, LIFT_RATIO
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
@@ -157,7 +157,7 @@ def _draw(recipe: Recipe, dictionary: str, n: int, seed: int) -> tuple[list[int]
 
 
 def _ours(
-    recipe: Recipe, dictionary: str, ids: list[int], enumerate_max: int, ratio: float, tmp: Path
+    recipe: Recipe, dictionary: str, ids: list[int], enumerate_max: int, ratio: float, keep: int, tmp: Path
 ) -> Usage:
     ids_file = tmp / "ours-ids.txt"
     ids_file.write_text(",".join(map(str, ids)))
@@ -180,6 +180,8 @@ def _ours(
         str(enumerate_max),
         "--lift-ratio",
         str(ratio),
+        "--lift-keep",
+        str(keep),
     ]
     usage, text = _measure(cmd, Path.cwd())
     usage.found = int(json.loads(text.strip().splitlines()[-1])["found"])
@@ -220,7 +222,14 @@ def _theirs(recipe: Recipe, dictionary: str, ids: list[int], anchor: Path, tmp: 
 
 
 def _worker(
-    dictionary: str, shape: str, threshold: int, spec: str, ids_file: Path, enumerate_max: int, ratio: float
+    dictionary: str,
+    shape: str,
+    threshold: int,
+    spec: str,
+    ids_file: Path,
+    enumerate_max: int,
+    ratio: float,
+    keep: int,
 ) -> None:
     """Prove the classes of ``ids_file`` as a job's worker does (the prover, then the solver's
     re-scoring of the boards found), with the knobs given; one JSON line."""
@@ -238,7 +247,13 @@ def _worker(
     rows, cols = (int(x) for x in shape.split("x"))
     problem = load_problem(dictionary, shape, default_rules_for_shape(rows, cols), None, spec)
     prover = TreeProver(
-        geometry(rows, cols), problem.lexicon, problem.trie, threshold, enumerate_max, lift_ratio=ratio
+        geometry(rows, cols),
+        problem.lexicon,
+        problem.trie,
+        threshold,
+        enumerate_max,
+        lift_ratio=ratio,
+        lift_keep=keep,
     )
     found = scored = 0
     for d in problem.space.digits(ids):
@@ -268,6 +283,9 @@ def main(
     lift_ratio: Annotated[
         float, typer.Option(help="Ours: lift the next cell while a bound is above this x T (0: never).")
     ] = LIFT_RATIO,
+    lift_keep: Annotated[
+        int, typer.Option(min=0, help="Ours: cells always left to force on the tree (0: lift to the last).")
+    ] = LIFT_KEEP,
     anchor_dir: Annotated[
         Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR or /tmp/anchor).")
     ] = None,
@@ -281,7 +299,7 @@ def main(
     word_list = str(Path(dictionary).resolve())
     if worker:
         assert ids_file is not None
-        _worker(word_list, shape, threshold, spec, ids_file, enumerate_max, lift_ratio)
+        _worker(word_list, shape, threshold, spec, ids_file, enumerate_max, lift_ratio, lift_keep)
         return
     anchor = anchor_dir or settings.get().anchor_dir
     built = (anchor / "venv" / "bin" / "python").is_file() and any(
@@ -308,11 +326,11 @@ def main(
             ours_runs, their_runs = [], []
             # numba compiles a kernel on its first call after a source change (then caches it):
             # one unmeasured run on the sample fills the cache, so no measured run pays for that
-            _ours(r, word_list, ours_ids[:8], enumerate_max, lift_ratio, tmp)
-            ours_start = _ours(r, word_list, trivial_ours, enumerate_max, lift_ratio, tmp)
+            _ours(r, word_list, ours_ids[:8], enumerate_max, lift_ratio, lift_keep, tmp)
+            ours_start = _ours(r, word_list, trivial_ours, enumerate_max, lift_ratio, lift_keep, tmp)
             their_start = _theirs(r, word_list, trivial_theirs, anchor, tmp) if with_cpp else None
             for _ in range(pairs):
-                ours_runs.append(_ours(r, word_list, ours_ids, enumerate_max, lift_ratio, tmp))
+                ours_runs.append(_ours(r, word_list, ours_ids, enumerate_max, lift_ratio, lift_keep, tmp))
                 if with_cpp:
                     their_runs.append(_theirs(r, word_list, their_ids, anchor, tmp))
         k = len(ours_ids)

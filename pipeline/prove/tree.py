@@ -27,7 +27,8 @@ The tree is built once per class. Branching works on it in two ways
 the forced letter's subtree merged into the rest, a max of sums instead of a sum of maxes, so
 tighter); below it, the remaining cells are forced on that tree one by one with per-cell stacks
 of pending CHOICE nodes, so a step costs only the forced cell's nodes. Sub-classes of at most
-``enumerate_max`` boards are scored exactly by the solver's kernel, all the leaves of a class's
+``enumerate_max`` boards (single boards in a class of :data:`SINGLE_NODES` tree nodes or more)
+are scored exactly by the solver's kernel, all the leaves of a class's
 branching in a few calls (:meth:`pipeline.prove.search.ClassProver._enumerate_all`), so every
 board reported is scored exactly. The build also yields the sum bound (each spellable
 word once), which can beat the tree bound on weak classes (the tree counts a word once per set
@@ -71,7 +72,7 @@ from pipeline.prove.tree_build import (
     radix_sort,
     tree_from_paths,
 )
-from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, FULL_LEAVES, eval_tree, tree_branch
+from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, eval_tree, tree_branch
 
 __all__ = [
     "PROVERS",
@@ -95,6 +96,15 @@ REBUILD_NODES = 1 << 62
 MAX_PATHS = 1 << 25
 
 
+#: Paths a builder's arrays hold from the start.
+PATHS_KEPT = 1 << 15
+#: How much the path arrays grow when a walk fills them (the walk then starts again).
+GROW = 8
+#: Tree nodes the build's arrays get per path before the build, the rest room for lifting (13846:
+#: 10.7M nodes of 4.3M paths; at 3 its lifting grew the arrays, 200 MB more at the peak).
+NODES_PER_PATH = 4
+
+
 class PathBudgetExceeded(Exception):
     """A class has more paths than the builder may hold (see :data:`MAX_PATHS`)."""
 
@@ -104,6 +114,20 @@ class PathBudgetExceeded(Exception):
 #: than forcing the cell on the tree); below it the remaining cells are forced on the tree.
 #: 0 never lifts. The field's C++ prover lifts while the bound is above about 1.7 x T.
 LIFT_RATIO = 1.7
+
+#: A class whose tree has at least this many nodes is bounded down to single boards (only the
+#: boards whose own bound reaches T are scored) rather than to sub-classes of
+#: ``enumerate_max`` boards. On the two heavy 3x4 corner classes 13846 and 16762 (10.7M and
+#: 13.5M nodes; ENABLE2K, T = 1500) that scored 18,329 boards instead of 247,758 on the first
+#: and cut the CPU 26%; on light classes (3x3 and 3x4, 4 buckets) it made no difference
+#: either way, so they keep ``enumerate_max``.
+SINGLE_NODES = 1 << 20
+
+#: Cells left to force on the tree however high the bound: lifting stops once a sub-class has
+#: no more than this many cells with several letters left (the field's C++ stops lifting at
+#: that depth too, four cells before the last). 0 lifts down to the last cell: 4 measured the
+#: same CPU on the heavy 3x4 corner classes 13846 and 16762 (ratio 1.006 in alternating runs).
+LIFT_KEEP = 0
 
 # ---------------------------------------------------------------- builder
 
@@ -130,7 +154,7 @@ class TreeBuilder:
         self.stamp = np.zeros(max(trie.n_words, 1), np.int64)
         self._tag = 0
         self._stamp_tag = 0
-        self._paths = self._path_arrays(1 << 15)
+        self._paths = self._path_arrays(PATHS_KEPT)
         self._tree = self._tree_arrays(1 << 16)
         self.n_nodes = 0
         self.n_paths = 0  # the last class's paths, sorted once its tree is built
@@ -189,7 +213,10 @@ class TreeBuilder:
                 break
             if max_paths is not None and keys.shape[0] >= max_paths:
                 raise PathBudgetExceeded
-            self._paths = self._path_arrays(2 * keys.shape[0])
+            # the walk starts again from scratch: grow 8x, so a heavy class walks at most
+            # 1/7 more than once (doubling walked it about twice, 9 starts on 13846)
+            grown = GROW * keys.shape[0]
+            self._paths = self._path_arrays(min(grown, max_paths) if max_paths is not None else grown)
         self.n_nodes = self.n_paths = 0
         if total < threshold:
             return int(total), int(total)
@@ -242,6 +269,9 @@ class TreeBuilder:
 
     def _build(self, n_paths: int, total: int) -> tuple[int, int]:
         keys, tnodes = self._paths[0], self._paths[1]
+        if self._tree[0].shape[0] < NODES_PER_PATH * n_paths:
+            # sized from the path count, so the tree is rarely read twice for want of room
+            self._tree = self._tree_arrays(int(NODES_PER_PATH * n_paths))
         while True:
             is_choice, label, points, first, nxt, val = self._tree
             n, used = tree_from_paths(
@@ -292,13 +322,17 @@ class TreeProver(ClassProver):
         fields: int | None = None,
         rebuild_nodes: int = REBUILD_NODES,
         lift_ratio: float = LIFT_RATIO,
+        lift_keep: int = LIFT_KEEP,
+        single_nodes: int = SINGLE_NODES,
         derive: bool = True,
         max_paths: int = MAX_PATHS,
     ):
-        """``fields``: see :class:`TreeBuilder`; ``rebuild_nodes``, ``lift_ratio``: see
-        :data:`REBUILD_NODES` and :data:`LIFT_RATIO`; ``derive``: a sub-class's tree is
-        built from its parent's sorted paths (:meth:`TreeBuilder.forced_bounds`) rather than
-        by walking the board again (the same tree; False for tests and benchmarks);
+        """``fields``: see :class:`TreeBuilder`; ``rebuild_nodes``, ``lift_ratio``,
+        ``lift_keep``, ``single_nodes``: see :data:`REBUILD_NODES`, :data:`LIFT_RATIO`,
+        :data:`LIFT_KEEP` and :data:`SINGLE_NODES`;
+        ``derive``: a sub-class's tree is built from its parent's sorted paths
+        (:meth:`TreeBuilder.forced_bounds`) rather than by walking the board again (the same
+        tree; False for tests and benchmarks);
         ``max_paths``: see :data:`MAX_PATHS`."""
         super().__init__(geo, lexicon, trie, threshold, enumerate_max)
         self.rank = np.empty(geo.n_cells, np.int64)
@@ -309,6 +343,8 @@ class TreeProver(ClassProver):
         self.derive = derive
         self.max_paths = max_paths
         self.lift_above = int(lift_ratio * threshold) if lift_ratio > 0 else 1 << 62
+        self.lift_keep = lift_keep
+        self.single_nodes = single_nodes
         self._leaves = np.empty((1024, geo.n_cells + 1), np.int64)  # tree_branch's leaves table
 
     def build(self, masks: np.ndarray) -> tuple[tuple[np.ndarray, ...], int]:
@@ -389,6 +425,7 @@ class TreeProver(ClassProver):
         left = np.array(
             [int(np.prod([sizes[c] for c in cells[i:]])) for i in range(len(cells) + 1)], np.int64
         )
+        leaf_max = 1 if self.builder.n_nodes >= self.single_nodes else self.enumerate_max
         # pending CHOICE nodes: no more than the tree has (a lifted tree has no more than its parent)
         n_entries = int(np.count_nonzero(self.builder.arena()[0][: self.builder.n_nodes])) + 1
         while True:
@@ -407,8 +444,9 @@ class TreeProver(ClassProver):
                 np.array([sizes[c] for c in cells], np.int64),
                 left,
                 self.threshold,
-                self.enumerate_max,
+                leaf_max,
                 self.lift_above,
+                max(len(cells) - self.lift_keep, 0),
                 n_entries,
                 self._leaves,
             )
@@ -418,11 +456,11 @@ class TreeProver(ClassProver):
                 self.builder.grow_arena()
             elif status == FULL_ENTRIES:
                 n_entries *= 2
-            elif status == FULL_LEAVES:
-                self._leaves = np.empty((2 * int(nodes), self.geo.n_cells + 1), np.int64)
             else:
                 raise InternalError(f"tree branch: unknown status {status}")
         out.nodes += int(nodes)
+        if leaves.shape[0] > self._leaves.shape[0]:  # the branching grew the table: keep as much
+            self._leaves = np.empty((2 * leaves.shape[0], self.geo.n_cells + 1), np.int64)
         forced = leaves[:, : self.geo.n_cells]
         subs = np.where(forced >= 0, np.uint64(1) << np.maximum(forced, 0).astype(np.uint64), masks[None, :])
         self._enumerate_all(subs, out)

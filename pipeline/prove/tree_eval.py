@@ -17,10 +17,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-#: :func:`tree_branch`'s statuses when the tree's arrays have no room left for lifted nodes,
-#: when the pending CHOICE nodes overflow ``n_entries`` and when the leaves overflow their
-#: table (the caller grows it and calls again).
-FULL_ARENA, FULL_ENTRIES, FULL_LEAVES = -3, -4, -5
+#: :func:`tree_branch`'s statuses when the tree's arrays have no room left for lifted nodes and
+#: when the pending CHOICE nodes overflow ``n_entries`` (the caller grows them and calls again).
+FULL_ARENA, FULL_ENTRIES = -3, -4
 
 
 @njit(nogil=True, cache=True)
@@ -221,7 +220,8 @@ def _orderly(
     head,
     cell_sum,
     levels,
-    out,
+    leaves,
+    count,
 ):
     """Branch and bound of the sub-class whose tree is ``root`` (``cells[:level0]`` forced),
     forcing the remaining cells one by one on that tree (the stacks of the field's orderly
@@ -234,15 +234,15 @@ def _orderly(
     pending CHOICE nodes (a cursor per node walks its letters once over all letters): the
     letter's SUM child adds its points and pushes its own CHOICE children; the pushes are
     undone (a log) before the next letter, so a step costs what it touches, not the tree.
-    Leaves go to ``out`` (:func:`_leaf`); returns the sub-classes that passed, or -1 when
-    ``entries`` is too small."""
+    Leaves go to ``leaves`` (:func:`_leaf`); returns (the sub-classes that passed, or -1 when
+    ``entries`` is too small; the leaves table, perhaps a new one)."""
     e_node, e_next, cursor = entries[0], entries[1], entries[2]
     idx, mark, base, pend_at = levels[0], levels[1], levels[2], levels[3]
     head[:] = -1
     cell_sum[:] = 0
     n_e, _ = _push_children(root, label, first, nxt, val, e_node, e_next, head, cell_sum, 0)
     if n_e < 0:
-        return -1
+        return -1, leaves
     nodes = 0
     lvl = level0
     idx[lvl] = 0
@@ -280,35 +280,38 @@ def _orderly(
                 pts += points[s]
                 n_e, added = _push_children(s, label, first, nxt, val, e_node, e_next, head, cell_sum, n_e)
                 if n_e < 0:
-                    return -1
+                    return -1, leaves
                 pend += added
             e = e_next[e]
         if pts + pend < threshold:
             continue
         nodes += 1
         if left[lvl + 1] <= enumerate_max:
-            _leaf(out, forced, pts + pend)
+            leaves = _leaf(leaves, count, forced, pts + pend)
         else:
             lvl += 1
             idx[lvl] = 0
             mark[lvl] = n_e
             base[lvl] = pts
             pend_at[lvl] = pend
-    return nodes
+    return nodes, leaves
 
 
 @njit(nogil=True, cache=True)
-def _leaf(out, forced, bound):
-    """Record a leaf: ``out`` is (leaves int64 [cap, cells + 1]: the forced letters and the
-    bound last, count int64 [1]); a full table is reported by a count beyond it (the caller
-    grows it and calls again)."""
-    table, count = out
+def _leaf(table, count, forced, bound):
+    """Record a leaf in ``table`` (int64 [cap, cells + 1]: the forced letters, the bound last;
+    ``count`` int64 [1] the rows used) and return the table: a full one is replaced by one
+    twice as long (the branching goes on, never run again)."""
     k = count[0]
-    if k < table.shape[0]:
-        n = forced.shape[0]
-        table[k, :n] = forced
-        table[k, n] = bound
+    if k == table.shape[0]:
+        grown = np.empty((max(2 * k, 16), table.shape[1]), table.dtype)
+        grown[:k] = table[:k]
+        table = grown
+    n = forced.shape[0]
+    table[k, :n] = forced
+    table[k, n] = bound
     count[0] = k + 1
+    return table
 
 
 @njit(nogil=True, cache=True)
@@ -328,6 +331,7 @@ def tree_branch(
     threshold,
     enumerate_max,
     lift_above,
+    lift_levels,
     n_entries,
     leaves,
 ):
@@ -337,23 +341,23 @@ def tree_branch(
     ``cells[l]`` (increasing), ``left[l]`` the boards left once ``cells[:l]`` are forced,
     ``rank[cell]`` the cell's place in the split order.
 
-    While a sub-class's bound is above ``lift_above``, the next cell is lifted
+    While a sub-class's bound is above ``lift_above`` and fewer than ``lift_levels`` cells are
+    forced, the next cell is lifted
     (:func:`_lift`: one merged tree per letter, tighter); below it, the remaining cells are
     forced on that tree (:func:`_orderly`). Returns (status, branch nodes, leaves): status 0, or
-    :data:`FULL_ARENA`, :data:`FULL_ENTRIES` or :data:`FULL_LEAVES` (then with the leaves
-    needed in place of the nodes) when the tree's arrays, ``n_entries`` (pending CHOICE nodes)
-    or the ``leaves`` table (int64 [cap, cells + 1]) are too small; leaves are the sub-classes of
-    at most ``enumerate_max`` boards whose bound reaches ``threshold``: the forced letter per
-    cell (-1 = free), then the bound."""
+    :data:`FULL_ARENA` or :data:`FULL_ENTRIES` when the tree's arrays or ``n_entries`` (pending
+    CHOICE nodes) are too small; leaves are the sub-classes of at most ``enumerate_max`` boards
+    whose bound reaches ``threshold``: the forced letter per cell (-1 = free), then the bound,
+    in ``leaves`` (int64 [cap, cells + 1]) or, when it filled up, a longer table that replaced
+    it as the branching went on."""
     n_cells = rank.shape[0]
     n_lv = cells.shape[0]
     forced = np.full(n_cells, -1, np.int64)
     count = np.zeros(1, np.int64)
-    out = (leaves, count)
     if val[0] < threshold:
         return 0, 0, leaves[:0]
     if left[0] <= enumerate_max:
-        _leaf(out, forced, val[0])
+        leaves = _leaf(leaves, count, forced, val[0])
         return 0, 1, leaves[:1]
     entries = np.empty((3, n_entries), np.int32)
     head = np.empty(n_cells, np.int64)
@@ -371,8 +375,8 @@ def tree_branch(
         r = lv_root[lvl]
         if entering:
             entering = False
-            if val[r] <= lift_above:
-                got = _orderly(
+            if val[r] <= lift_above or lvl >= lift_levels:
+                got, leaves = _orderly(
                     is_choice,
                     label,
                     points,
@@ -392,7 +396,8 @@ def tree_branch(
                     head,
                     cell_sum,
                     levels,
-                    out,
+                    leaves,
+                    count,
                 )
                 if got < 0:
                     return FULL_ENTRIES, nodes, leaves[:0]
@@ -416,12 +421,9 @@ def tree_branch(
             continue
         nodes += 1
         if left[lvl + 1] <= enumerate_max:
-            _leaf(out, forced, val[sub])
+            leaves = _leaf(leaves, count, forced, val[sub])
         else:
             lvl += 1
             lv_root[lvl] = sub
             entering = True
-    k = count[0]
-    if k > leaves.shape[0]:
-        return FULL_LEAVES, k, leaves[:0]
-    return 0, nodes, leaves[:k]
+    return 0, nodes, leaves[: count[0]]
