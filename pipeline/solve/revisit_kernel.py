@@ -6,39 +6,92 @@ output contract and node records as :mod:`pipeline.solve.kernel`, whose helpers 
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 from numba import njit
 
-from pipeline.solve.kernel import (
-    ONE,
-    ZERO,
-    child_index,
-    count_dead,
-    ctz,
-    end_board,
-    grow,
-    new_outputs,
-    node_word,
-)
+from pipeline.solve.driver import add_word, drive, walk_kind, walk_result
+from pipeline.solve.kernel import ONE, ZERO, child_index, count_dead, ctz, node_word
+
+
+class RevisitWalk(NamedTuple):
+    """The revisit rule (see :func:`solve_revisit`); ``token`` holds the frontier token counter
+    between boards."""
+
+    boards: Any
+    nbr_list: Any
+    deg: Any
+    nodes: Any
+    scratch: Any
+    token: Any
 
 
 @njit(nogil=True, cache=True)
-def _walk_revisit(
-    faces, nbr_list, deg, nodes, word_points, word_len, collect, seen, stamp, ids, n_ids, scratch, token
-):  # type: ignore[no-untyped-def]
-    """Every word of one board under the revisit rule, as :func:`_walk_small` (the same return
-    but the token counter last, for the same reason ``ids`` is never reassigned)."""
-    frontier, f_count, f_mark, b_mark, f_tok, has_back, st_node, faces_left, live = scratch
-    n = len(faces)
+def _prepare_revisit(ws, b):  # type: ignore[no-untyped-def]
+    pass
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _first_frontier(faces, g, frontier, f_mark, token):  # type: ignore[no-untyped-def]
+    """Frontier 0 for root face ``g``: the cells showing it. Returns their count."""
+    cnt = 0
+    for c in range(len(faces)):
+        if faces[c] == g:
+            f_mark[0, c] = token
+            frontier[0, cnt] = c
+            cnt += 1
+    return cnt
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _next_frontier(faces, nbr_list, deg, d, g, frontier, f_count, f_mark, token):  # type: ignore[no-untyped-def]
+    """Frontier d+1: the cells showing face ``g`` next to a cell of frontier d. Returns their
+    count."""
+    cnt = 0
+    for i in range(f_count[d]):
+        c = frontier[d, i]
+        for k in range(deg[c]):
+            nb = nbr_list[c, k]
+            if faces[nb] == g and f_mark[d + 1, nb] != token:
+                f_mark[d + 1, nb] = token
+                frontier[d + 1, cnt] = nb
+                cnt += 1
+    return cnt
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _mark_back(nbr_list, deg, d, frontier, f_count, b_mark, f_tok, has_back, live):  # type: ignore[no-untyped-def]
+    """Leaving depth d > 0: the cells of frontier d-1 next to a live cell of frontier d are
+    live (they lead to a word)."""
+    for i in range(f_count[d - 1]):
+        c = frontier[d - 1, i]
+        if b_mark[d - 1, c] == f_tok[d - 1]:
+            continue
+        for k in range(deg[c]):
+            if b_mark[d, nbr_list[c, k]] == f_tok[d]:
+                b_mark[d - 1, c] = f_tok[d - 1]
+                live[c] = 1
+                has_back[d - 1] = True
+                break
+
+
+@njit(nogil=True, cache=True)
+def _walk_revisit(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):  # type: ignore[no-untyped-def]
+    """Every word of one board under the revisit rule, as the driver's walk step."""
+    faces = ws.boards[b]
+    nbr_list = ws.nbr_list
+    deg = ws.deg
+    nodes = ws.nodes
+    token = ws.token[0]
+    frontier, f_count, f_mark, b_mark, f_tok, has_back, st_node, faces_left, live = ws.scratch
     depth_cap = len(f_count)
     board_faces = ZERO
-    for c in range(n):
+    for c in range(len(faces)):
         live[c] = 0
         if faces[c] >= 0:
             board_faces |= ONE << np.uint64(faces[c])
-    pts = 0
-    n_found = 0
-    longest_len = 0
+    found = (0, 0, 0, n_ids)
     d = -1
     root_left = nodes[0] & board_faces
     while True:
@@ -50,28 +103,13 @@ def _walk_revisit(
             g = np.int64(ctz(bit))
             child = child_index(nodes, 0, g)
             token += 1
-            cnt = 0
-            for c in range(n):
-                if faces[c] == g:
-                    f_mark[0, c] = token
-                    frontier[0, cnt] = c
-                    cnt += 1
+            cnt = _first_frontier(faces, g, frontier, f_mark, token)
             d = 0
         else:
             left = faces_left[d]
             if left == ZERO:
-                # leaving depth d: cells of frontier d-1 next to a live cell of d are live
                 if has_back[d] and d > 0:
-                    for i in range(f_count[d - 1]):
-                        c = frontier[d - 1, i]
-                        if b_mark[d - 1, c] == f_tok[d - 1]:
-                            continue
-                        for k in range(deg[c]):
-                            if b_mark[d, nbr_list[c, k]] == f_tok[d]:
-                                b_mark[d - 1, c] = f_tok[d - 1]
-                                live[c] = 1
-                                has_back[d - 1] = True
-                                break
+                    _mark_back(nbr_list, deg, d, frontier, f_count, b_mark, f_tok, has_back, live)
                 d -= 1
                 continue
             bit = left & (~left + ONE)
@@ -79,15 +117,7 @@ def _walk_revisit(
             g = np.int64(ctz(bit))
             child = child_index(nodes, st_node[d], g)
             token += 1
-            cnt = 0
-            for i in range(f_count[d]):
-                c = frontier[d, i]
-                for k in range(deg[c]):
-                    nb = nbr_list[c, k]
-                    if faces[nb] == g and f_mark[d + 1, nb] != token:
-                        f_mark[d + 1, nb] = token
-                        frontier[d + 1, cnt] = nb
-                        cnt += 1
+            cnt = _next_frontier(faces, nbr_list, deg, d, g, frontier, f_count, f_mark, token)
             if cnt == 0:
                 continue
             d += 1
@@ -103,28 +133,23 @@ def _walk_revisit(
                 c = frontier[d, i]
                 b_mark[d, c] = token
                 live[c] = 1
-            if seen[w] != stamp:  # inline: see kernel.solve_small
-                seen[w] = stamp
-                pts += word_points[w]
-                n_found += 1
-                if word_len[w] > longest_len:
-                    longest_len = word_len[w]
-                if collect:
-                    if n_ids < len(ids):
-                        ids[n_ids] = w
-                    n_ids += 1
+            found = add_word(w, found, seen, stamp, word_points, word_len, collect, ids)
         faces_left[d] = nodes[2 * child] & board_faces if d + 1 < depth_cap else ZERO
-    return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1, token
+    ws.token[0] = token
+    return walk_result(found, ids)
+
+
+@njit(nogil=True, cache=True)
+def _finish_revisit(ws, b):  # type: ignore[no-untyped-def]
+    return count_dead(ws.boards[b], ws.scratch[-1])
+
+
+walk_kind(RevisitWalk, _prepare_revisit, _walk_revisit, _finish_revisit)
 
 
 @njit(nogil=True, cache=True)
 def solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect, lo, n_bins):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
-    outs = new_outputs(n_boards, n, len(word_points), collect, n_bins)
-    score, board_words, longest, dead, offsets, ids, seen, longest_id, counts, points = outs
-    record = collect or n_bins > 0
-    n_ids = 0
-    stamp = -1
     depth_cap = max_depth + 1
     frontier = np.empty((depth_cap, n), np.int32)  # cells where the prefix can end
     f_count = np.zeros(depth_cap, np.int64)
@@ -135,37 +160,6 @@ def solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth
     st_node = np.empty(depth_cap, np.int64)
     faces_left = np.empty(depth_cap, np.uint64)  # child faces of st_node[d] still to try
     live = np.zeros(n, np.uint8)
-    token = np.int64(0)
     scratch = (frontier, f_count, f_mark, b_mark, f_tok, has_back, st_node, faces_left, live)
-
-    for b in range(n_boards):
-        faces = boards[b]
-        while True:
-            stamp += 1
-            pts, n_found, longest_len, end, token = _walk_revisit(
-                faces,
-                nbr_list,
-                deg,
-                nodes,
-                word_points,
-                word_len,
-                record,
-                seen,
-                stamp,
-                ids,
-                n_ids,
-                scratch,
-                token,
-            )
-            if end >= 0:
-                break
-            ids = grow(ids, n_ids + n_found)
-        n_ids = end_board(
-            b, ids, n_ids, end, collect, lo, n_bins, word_len, word_points, longest_id, counts, points
-        )
-        score[b] = pts
-        board_words[b] = n_found
-        longest[b] = longest_len
-        dead[b] = count_dead(faces, live)
-        offsets[b + 1] = n_ids
-    return score, board_words, longest, dead, offsets, ids[:n_ids].copy(), longest_id, counts, points
+    ws = RevisitWalk(boards, nbr_list, deg, nodes, scratch, np.zeros(1, np.int64))
+    return drive(ws, n_boards, n, word_points, word_len, collect, lo, n_bins)
