@@ -43,29 +43,29 @@ def walk_kind(cls: type, prepare: Any, walk: Any, finish: Any) -> None:
     _STEPS[cls] = (prepare, walk, finish)
 
 
-def prepare_board(ws, b):  # type: ignore[no-untyped-def]
+def prepare_board(ws, b):
     """The walk's ``prepare`` step (dispatched on the walk's type in compiled code)."""
     raise NotImplementedError("only callable from numba-compiled code")
 
 
-def walk_board(ws, b, word_points, word_len, record, seen, stamp, ids, n_ids):  # type: ignore[no-untyped-def]
+def walk_board(ws, b, word_points, word_len, record, seen, stamp, ids, n_ids):
     """The walk's ``walk`` step (dispatched on the walk's type in compiled code)."""
     raise NotImplementedError("only callable from numba-compiled code")
 
 
-def finish_board(ws, b):  # type: ignore[no-untyped-def]
+def finish_board(ws, b):
     """The walk's ``finish`` step (dispatched on the walk's type in compiled code)."""
     raise NotImplementedError("only callable from numba-compiled code")
 
 
 @overload(prepare_board, inline="always")
-def _prepare_step(ws, b):  # type: ignore[no-untyped-def]
+def _prepare_step(ws, b):
     step = _STEPS[ws.instance_class][0]
     return lambda ws, b: step(ws, b)
 
 
 @overload(walk_board, inline="always")
-def _walk_step(ws, b, word_points, word_len, record, seen, stamp, ids, n_ids):  # type: ignore[no-untyped-def]
+def _walk_step(ws, b, word_points, word_len, record, seen, stamp, ids, n_ids):
     step = _STEPS[ws.instance_class][1]
     return lambda ws, b, word_points, word_len, record, seen, stamp, ids, n_ids: step(
         ws, b, word_points, word_len, record, seen, stamp, ids, n_ids
@@ -73,13 +73,13 @@ def _walk_step(ws, b, word_points, word_len, record, seen, stamp, ids, n_ids):  
 
 
 @overload(finish_board, inline="always")
-def _finish_step(ws, b):  # type: ignore[no-untyped-def]
+def _finish_step(ws, b):
     step = _STEPS[ws.instance_class][2]
     return lambda ws, b: step(ws, b)
 
 
 @njit(nogil=True, cache=True)
-def new_outputs(n_boards, n_cells, n_words, collect, n_bins):  # type: ignore[no-untyped-def]
+def new_outputs(n_boards, n_cells, n_words, collect, n_bins):
     """The per-board result arrays, the word-id buffer, the per-word "last seen" stamps and
     the tally arrays (longest word id, words and points per length bin; ``n_bins`` columns)."""
     score = np.zeros(n_boards, np.int32)
@@ -98,7 +98,7 @@ def new_outputs(n_boards, n_cells, n_words, collect, n_bins):  # type: ignore[no
 
 
 @njit(nogil=True, cache=True)
-def tally_board(ids, start, end, word_len, word_points, lo, counts, points):  # type: ignore[no-untyped-def]
+def tally_board(ids, start, end, word_len, word_points, lo, counts, points):
     """Add the words ``ids[start:end]`` of one board to its per-length rows ``counts`` and
     ``points`` (bins ``lo, lo+1, ...``, the last bin for everything longer) and return the
     longest word's id (ties: the smallest id, which is the alphabetically first word; -1 if
@@ -119,7 +119,7 @@ def tally_board(ids, start, end, word_len, word_points, lo, counts, points):  # 
 
 
 @njit(nogil=True, cache=True)
-def end_board(b, ids, start, end, collect, lo, n_bins, word_len, word_points, longest_id, counts, points):  # type: ignore[no-untyped-def]
+def end_board(b, ids, start, end, collect, lo, n_bins, word_len, word_points, longest_id, counts, points):
     """Board ``b``'s ids ``ids[start:end]`` are recorded: tally them when there are bins
     (:func:`tally_board`) and return where the next board's ids start (``start`` again when
     the ids are not kept)."""
@@ -131,7 +131,7 @@ def end_board(b, ids, start, end, collect, lo, n_bins, word_len, word_points, lo
 
 
 @njit(nogil=True, cache=True)
-def grow(ids, needed):  # type: ignore[no-untyped-def]
+def grow(ids, needed):
     cap = len(ids)
     while cap < needed:
         cap *= 2
@@ -141,7 +141,7 @@ def grow(ids, needed):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True, inline="always")
-def add_word(w, found, seen, stamp, word_points, word_len, record, ids):  # type: ignore[no-untyped-def]
+def add_word(w, found, seen, stamp, word_points, word_len, record, ids):
     """Word ``w`` is on the board: unless already seen (``seen[w] == stamp``) add it to
     ``found`` = (points, words, longest, n_ids) and, with ``record``, store its id while
     ``ids`` has room (n_ids still counts past the end). Returns the new ``found``."""
@@ -161,7 +161,7 @@ def add_word(w, found, seen, stamp, word_points, word_len, record, ids):  # type
 
 
 @njit(nogil=True, cache=True, inline="always")
-def walk_result(found, ids):  # type: ignore[no-untyped-def]
+def walk_result(found, ids):
     """What a walk returns from its ``found`` (see :func:`add_word`): (points, words, longest,
     end), end -1 when ``ids`` ran out of room."""
     pts, n_found, longest_len, n_ids = found
@@ -169,7 +169,7 @@ def walk_result(found, ids):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def drive(ws, n_boards, n_cells, word_points, word_len, collect, lo, n_bins):  # type: ignore[no-untyped-def]
+def drive(ws, n_boards, n_cells, word_points, word_len, collect, lo, n_bins):
     """Every board ``0..n_boards-1`` of walk ``ws`` (see :func:`walk_kind`) -> (score, words,
     longest, dead, offsets, ids, longest_id, counts, points). With ``collect`` false no ids are
     kept (offsets all zero); ``n_bins`` > 0 tallies each board's words per length bin (``lo,

@@ -7,13 +7,14 @@ it shows (``qu``, ``th``, blanks mean the same as for the trie kernel).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit
 
-from pipeline.boards import BLANK, Board
+from pipeline.boards import BLANK, Board, geometry
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, encode_boards
 
@@ -105,6 +106,46 @@ def encode_face_letters(boards: Sequence[Board], lexicon: CompiledLexicon) -> tu
         table[i, : len(face)] = [ord(ch) for ch in face]
         table_len[i] = len(face)
     return table[codes], table_len[codes]
+
+
+@njit(nogil=True, cache=True)
+def count_dead_letters(face_len, live):
+    """Non-blank cells (face length > 0) that no found word uses (``live`` is a byte per cell)."""
+    n_dead = 0
+    for c in range(len(face_len)):
+        if face_len[c] > 0 and live[c] == 0:
+            n_dead += 1
+    return n_dead
+
+
+def solve_letters(
+    boards: Sequence[Board], lexicon: CompiledLexicon, kernel: Callable[..., Any], *options: Any
+) -> BatchResult:
+    """Boards of one shape through a letter kernel (``binary``, ``dp``): it takes (letters,
+    face lengths, neighbour lists, degrees, the word table's flat, offsets and lcp, word points,
+    word lengths, longest word, revisit rule, then ``options``) and returns what
+    :func:`pipeline.solve.driver.drive` does."""
+    if not boards:
+        return empty_batch()
+    rows, cols = boards[0].shape
+    letters, lengths = encode_face_letters(boards, lexicon)
+    table = word_table(lexicon)
+    geo = geometry(rows, cols)
+    out = kernel(
+        letters,
+        lengths,
+        geo.nbr_list,
+        geo.deg,
+        table.flat,
+        table.offsets,
+        table.lcp,
+        lexicon.word_points,
+        lexicon.trie.word_len,
+        table.max_len,
+        lexicon.rules.revisit,
+        *options,
+    )
+    return BatchResult(*out[:6])
 
 
 def empty_batch() -> BatchResult:
