@@ -10,7 +10,7 @@ Standard rule (each cell used once per word), boards of at most 64 cells (cell s
 masks). The score of a board is the sum of ``weights[w]`` over the distinct words ``w`` on it,
 so one kernel serves every objective: points, number of words, points over a subset.
 
-``_cell_scores`` scores all faces of one cell in a single depth-first walk: the cell is a
+:func:`cell_scores` scores all faces of one cell in a single depth-first walk: the cell is a
 wildcard, the walk branches on every face the trie allows when it steps on it, and each word
 records which faces of the wildcard spell it (a bit mask; all bits if a path avoids the cell).
 The paths that avoid the cell are then walked once instead of once per face.
@@ -42,7 +42,7 @@ class Scratch:
         self.nbr_faces = np.empty(n_cells, np.uint64)
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        """The work arrays every kernel takes, in signature order."""
+        """The work arrays every kernel takes (its ``work`` argument)."""
         return (
             self.seen,
             self.stamp,
@@ -54,7 +54,7 @@ class Scratch:
         )
 
     def wild_arrays(self) -> tuple[np.ndarray, ...]:
-        """The extra work arrays of the wildcard walk (they follow :meth:`arrays`)."""
+        """The extra work arrays of the wildcard walk (its ``wild_work`` argument)."""
         return (self.face_mask, self.found, self.st_face, self.st_wrem)
 
 
@@ -65,22 +65,12 @@ def _child(first_child, nd, m, fbit):
 
 
 @njit(nogil=True, cache=True)
-def score_one(
-    fa,
-    nbr_mask,
-    mask,
-    first_child,
-    word_id,
-    weights,
-    seen,
-    stamp,
-    st_cell,
-    st_node,
-    st_avail,
-    open_nbrs,
-    nbr_faces,
-):
-    """Weighted score of one encoded board (int8 [cells], blank = -1)."""
+def score_one(fa, trie, work):
+    """Weighted score of one encoded board (int8 [cells], blank = -1). ``trie``: (neighbour
+    masks, node child masks, first children, word ids, word weights); ``work``: the arrays of
+    :meth:`Scratch.arrays`."""
+    nbr_mask, mask, first_child, word_id, weights = trie
+    seen, stamp, st_cell, st_node, st_avail, open_nbrs, nbr_faces = work
     n = len(fa)
     stamp[0] += 1
     tag = stamp[0]
@@ -135,39 +125,11 @@ def score_one(
 
 
 @njit(nogil=True, cache=True)
-def score_batch(
-    boards,
-    nbr_mask,
-    mask,
-    first_child,
-    word_id,
-    weights,
-    seen,
-    stamp,
-    st_cell,
-    st_node,
-    st_avail,
-    open_nbrs,
-    nbr_faces,
-):
+def score_batch(boards, trie, work):
     """Weighted scores of encoded boards (int8 [n_boards, cells]) -> int64 [n_boards]."""
-    args = (
-        nbr_mask,
-        mask,
-        first_child,
-        word_id,
-        weights,
-        seen,
-        stamp,
-        st_cell,
-        st_node,
-        st_avail,
-        open_nbrs,
-        nbr_faces,
-    )
     out = np.empty(boards.shape[0], np.int64)
     for b in range(boards.shape[0]):
-        out[b] = score_one(boards[b], *args)
+        out[b] = score_one(boards[b], trie, work)
     return out
 
 
@@ -264,32 +226,16 @@ def _face_totals(n_faces, weights, face_mask, found, n_found):
 
 
 @njit(nogil=True, cache=True)
-def cell_scores(
-    fa,
-    wild,
-    n_faces,
-    nbr_mask,
-    mask,
-    first_child,
-    word_id,
-    weights,
-    seen,
-    stamp,
-    st_cell,
-    st_node,
-    st_avail,
-    open_nbrs,
-    nbr_faces,
-    face_mask,
-    found,
-    st_face,
-    st_wrem,
-):
-    """Scores of the board with cell ``wild`` showing each face 0..n_faces-1 -> int64 [n_faces].
+def cell_scores(fa, wild, n_faces, trie, work, wild_work):
+    """Scores of the board with cell ``wild`` showing each face 0..n_faces-1 -> int64 [n_faces]
+    (``trie`` and ``work`` as for :func:`score_one`; ``wild_work``: :meth:`Scratch.wild_arrays`).
 
     Per depth d of the walk: ``st_face[d]`` is the face the path gave the wildcard (-1: the path
     has not used it) and ``st_wrem[d]`` the faces still to try when stepping from d onto it.
     """
+    nbr_mask, mask, first_child, word_id, weights = trie
+    seen, stamp, st_cell, st_node, st_avail, open_nbrs, nbr_faces = work
+    face_mask, found, st_face, st_wrem = wild_work
     stamp[0] += 1
     tag = stamp[0]
     prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, wild)
