@@ -26,8 +26,8 @@ from numba.typed import Dict
 from pipeline.boards import Board
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
-from pipeline.solve.driver import add_word, drive, walk_kind, walk_result
-from pipeline.solve.letters import count_dead_letters, solve_letters
+from pipeline.solve.driver import add_word, drive, no_prepare, walk_kind, walk_result
+from pipeline.solve.letters import finish_letters, solve_letters
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -88,11 +88,6 @@ class BinaryWalk(NamedTuple):
     st: Any
     used: Any
     live: Any
-
-
-@njit(nogil=True, cache=True)
-def _prepare_binary(ws, b):
-    pass
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -212,29 +207,13 @@ def _walk_binary(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids)
     return walk_result(found, ids)
 
 
-@njit(nogil=True, cache=True)
-def _finish_binary(ws, b):
-    return count_dead_letters(ws.face_len[b], ws.live)
-
-
-walk_kind(BinaryWalk, _prepare_binary, _walk_binary, _finish_binary)
+walk_kind(BinaryWalk, no_prepare, _walk_binary, finish_letters)
 
 
 @njit(nogil=True, cache=True)
-def _solve_binary(
-    face_letters,
-    face_len,
-    nbr_list,
-    deg,
-    flat,
-    offsets,
-    lcp,
-    word_points,
-    word_len,
-    max_len,
-    revisit,
-    collect,
-):
+def _solve_binary(boards, table, word_points, word_len, revisit, collect):
+    face_letters, face_len, nbr_list, deg = boards
+    flat, offsets, _, max_len = table  # no prefix sharing here
     n = face_letters.shape[1]
     # a path has at most n cells, a walk at most max_len (each cell adds a letter)
     cap = max_len + 2 if revisit else min(n, max_len) + 2

@@ -32,7 +32,7 @@ from pipeline.boards import Board
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
 from pipeline.solve.driver import add_word, drive, walk_kind, walk_result
-from pipeline.solve.letters import count_dead_letters, solve_letters
+from pipeline.solve.letters import finish_letters, solve_letters
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -256,30 +256,13 @@ def _walk_dp(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
     return walk_result(found, ids)
 
 
-@njit(nogil=True, cache=True)
-def _finish_dp(ws, b):
-    return count_dead_letters(ws.face_len[b], ws.live)
-
-
-walk_kind(DpWalk, _prepare_dp, _walk_dp, _finish_dp)
+walk_kind(DpWalk, _prepare_dp, _walk_dp, finish_letters)
 
 
 @njit(nogil=True, cache=True)
-def _solve_dp(
-    face_letters,
-    face_len,
-    nbr_list,
-    deg,
-    flat,
-    offsets,
-    lcp,
-    word_points,
-    word_len,
-    max_len,
-    revisit,
-    share_prefixes,
-    collect,
-):
+def _solve_dp(boards, table, word_points, word_len, revisit, share_prefixes, collect):
+    face_letters, face_len, nbr_list, deg = boards
+    flat, offsets, lcp, max_len = table
     n = face_letters.shape[1]
     rows = max_len + 1
     bt = (np.empty(n + 1, np.int64), np.empty(n + 1, np.int64), np.empty(n + 1, np.int64))

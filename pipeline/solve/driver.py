@@ -79,6 +79,11 @@ def _finish_step(ws, b):
 
 
 @njit(nogil=True, cache=True)
+def no_prepare(ws, b):
+    """The ``prepare`` step of a walk that needs no per-board set-up."""
+
+
+@njit(nogil=True, cache=True)
 def new_outputs(n_boards, n_cells, n_words, collect, n_bins):
     """The per-board result arrays, the word-id buffer, the per-word "last seen" stamps and
     the tally arrays (longest word id, words and points per length bin; ``n_bins`` columns)."""

@@ -109,11 +109,13 @@ def encode_face_letters(boards: Sequence[Board], lexicon: CompiledLexicon) -> tu
 
 
 @njit(nogil=True, cache=True)
-def count_dead_letters(face_len, live):
-    """Non-blank cells (face length > 0) that no found word uses (``live`` is a byte per cell)."""
+def finish_letters(ws, b):
+    """The ``finish`` step of a letter walk (its ``face_len`` and ``live`` fields): non-blank
+    cells of board ``b`` that no found word uses."""
+    face_len = ws.face_len[b]
     n_dead = 0
     for c in range(len(face_len)):
-        if face_len[c] > 0 and live[c] == 0:
+        if face_len[c] > 0 and ws.live[c] == 0:
             n_dead += 1
     return n_dead
 
@@ -121,10 +123,10 @@ def count_dead_letters(face_len, live):
 def solve_letters(
     boards: Sequence[Board], lexicon: CompiledLexicon, kernel: Callable[..., Any], *options: Any
 ) -> BatchResult:
-    """Boards of one shape through a letter kernel (``binary``, ``dp``): it takes (letters,
-    face lengths, neighbour lists, degrees, the word table's flat, offsets and lcp, word points,
-    word lengths, longest word, revisit rule, then ``options``) and returns what
-    :func:`pipeline.solve.driver.drive` does."""
+    """Boards of one shape through a letter kernel (``binary``, ``dp``): it takes (``boards`` =
+    (letters, face lengths, neighbour lists, degrees), ``table`` = the word table's (flat,
+    offsets, lcp, longest word), word points, word lengths, revisit rule, then ``options``) and
+    returns what :func:`pipeline.solve.driver.drive` does."""
     if not boards:
         return empty_batch()
     rows, cols = boards[0].shape
@@ -132,16 +134,10 @@ def solve_letters(
     table = word_table(lexicon)
     geo = geometry(rows, cols)
     out = kernel(
-        letters,
-        lengths,
-        geo.nbr_list,
-        geo.deg,
-        table.flat,
-        table.offsets,
-        table.lcp,
+        (letters, lengths, geo.nbr_list, geo.deg),
+        (table.flat, table.offsets, table.lcp, table.max_len),
         lexicon.word_points,
         lexicon.trie.word_len,
-        table.max_len,
         lexicon.rules.revisit,
         *options,
     )

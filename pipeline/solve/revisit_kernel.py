@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from pipeline.solve.driver import add_word, drive, walk_kind, walk_result
+from pipeline.solve.driver import add_word, drive, no_prepare, walk_kind, walk_result
 from pipeline.solve.kernel import ONE, ZERO, child_index, count_dead, ctz, node_word
 
 
@@ -25,11 +25,6 @@ class RevisitWalk(NamedTuple):
     nodes: Any
     scratch: Any
     token: Any
-
-
-@njit(nogil=True, cache=True)
-def _prepare_revisit(ws, b):  # type: ignore[no-untyped-def]
-    pass
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -144,7 +139,7 @@ def _finish_revisit(ws, b):  # type: ignore[no-untyped-def]
     return count_dead(ws.boards[b], ws.scratch[-1])
 
 
-walk_kind(RevisitWalk, _prepare_revisit, _walk_revisit, _finish_revisit)
+walk_kind(RevisitWalk, no_prepare, _walk_revisit, _finish_revisit)
 
 
 @njit(nogil=True, cache=True)
