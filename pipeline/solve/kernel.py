@@ -195,7 +195,9 @@ def _walk_small(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
     nbr_faces = ws.nbr_faces
     st_cell, st_mask, st_first, st_todo = ws.st
     live = ZERO  # cells some found word uses
-    found = (0, 0, 0, n_ids)
+    pts = 0
+    n_found = 0
+    longest_len = 0
     # unsigned indices: numba adds no negative-index wrap-around (measured ~5% faster)
     depth = ZERO
     st_mask[0] = nodes[0]
@@ -222,7 +224,19 @@ def _walk_small(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
         w_hi = info >> np.uint64(32)
         if w_hi != NO_WORD:
             live |= path
-            found = add_word(np.int64(w_hi), found, seen, stamp, word_points, word_len, collect, ids)
+            # add_word inline by hand: this is the tightest loop, and the helper (even with
+            # inline="always") measured 10-30% slower here; the other walks use it at no cost
+            w = np.int64(w_hi)
+            if seen[w] != stamp:
+                seen[w] = stamp
+                pts += word_points[w]
+                n_found += 1
+                if word_len[w] > longest_len:
+                    longest_len = word_len[w]
+                if collect:
+                    if n_ids < len(ids):
+                        ids[n_ids] = w
+                    n_ids += 1
         child_mask = nodes[TWO * child]
         next_cells = _next_cells(near, nbr_faces, cell, child_mask, path)
         if next_cells != ZERO:
@@ -233,7 +247,7 @@ def _walk_small(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
             st_first[depth] = np.int64(info & LOW32)
             st_todo[depth] = next_cells
     ws.board[2] = live
-    return walk_result(found, ids)
+    return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1
 
 
 @njit(nogil=True, cache=True)
