@@ -32,15 +32,51 @@ def _accept(delta, temp):
 
 
 @njit(nogil=True, cache=True)
-def neighbourhood(die, fidx, table, n_opts, use_wild, n_faces, trie, work, wild_work):
+def neighbourhood(
+    die,
+    fidx,
+    table,
+    n_opts,
+    use_wild,
+    n_faces,
+    nbr_mask,
+    mask,
+    first_child,
+    word_id,
+    weights,
+    seen,
+    stamp,
+    st_cell,
+    st_node,
+    st_avail,
+    open_nbrs,
+    nbr_faces,
+    face_mask,
+    found,
+    st_face,
+    st_wrem,
+):
     """Every neighbour of a board and its score: re-roll one die to a face it does not show
     (one move per distinct face), swap two dice showing different faces.
 
     Returns (kind int8 [m], a int16 [m], b int16 [m], score int64 [m]); a re-roll is
     (REROLL, cell, face index on the die), a swap (SWAP, cell, cell). With ``use_wild`` each
-    cell's re-rolls are scored by one wildcard walk (:func:`cell_scores`). ``trie``, ``work``
-    and ``wild_work`` are the arguments of :func:`cell_scores`.
+    cell's re-rolls are scored by one wildcard walk (:func:`cell_scores`).
     """
+    args = (
+        nbr_mask,
+        mask,
+        first_child,
+        word_id,
+        weights,
+        seen,
+        stamp,
+        st_cell,
+        st_node,
+        st_avail,
+        open_nbrs,
+        nbr_faces,
+    )
     n = len(die)
     board = np.empty(n, np.int8)
     _faces_of(die, fidx, table, board)
@@ -58,7 +94,7 @@ def neighbourhood(die, fidx, table, n_opts, use_wild, n_faces, trie, work, wild_
             seen_face[g] = False
         wild = np.empty(0, np.int64)
         if use_wild:
-            wild = cell_scores(board, c, n_faces, trie, work, wild_work)
+            wild = cell_scores(board, c, n_faces, *args, face_mask, found, st_face, st_wrem)
         for j in range(n_opts[d]):
             f = table[d, j]
             if f == cur or seen_face[f + 1]:
@@ -71,7 +107,7 @@ def neighbourhood(die, fidx, table, n_opts, use_wild, n_faces, trie, work, wild_
                 score[k] = wild[f]
             else:
                 board[c] = f
-                score[k] = score_one(board, trie, work)
+                score[k] = score_one(board, *args)
                 board[c] = cur
             k += 1
     for i in range(n):
@@ -85,7 +121,7 @@ def neighbourhood(die, fidx, table, n_opts, use_wild, n_faces, trie, work, wild_
             kind[k] = SWAP
             ma[k] = i
             mb[k] = j
-            score[k] = score_one(board, trie, work)
+            score[k] = score_one(board, *args)
             board[i] = fi
             board[j] = fj
             k += 1
@@ -109,8 +145,18 @@ def anneal(
     t_end,
     swap_p,
     seed,
-    trie,
-    work,
+    nbr_mask,
+    mask,
+    first_child,
+    word_id,
+    weights,
+    seen,
+    stamp,
+    st_cell,
+    st_node,
+    st_avail,
+    open_nbrs,
+    nbr_faces,
 ):
     """``n_steps`` moves of simulated annealing from the state (die, fidx) scoring ``cur``,
     updated in place, as are (best_die, best_fidx). The temperature at step s of the cycle is
@@ -119,8 +165,21 @@ def anneal(
     Returns (current score, best score, accepted moves). Uses numba's generator, seeded here,
     so a call is reproducible from ``seed``.
     """
-
     np.random.seed(seed)
+    args = (
+        nbr_mask,
+        mask,
+        first_child,
+        word_id,
+        weights,
+        seen,
+        stamp,
+        st_cell,
+        st_node,
+        st_avail,
+        open_nbrs,
+        nbr_faces,
+    )
     n = len(die)
     board = np.empty(n, np.int8)
     _faces_of(die, fidx, table, board)
@@ -135,7 +194,7 @@ def anneal(
             if a == b or board[a] == board[b]:
                 continue
             board[a], board[b] = board[b], board[a]
-            new = score_one(board, trie, work)
+            new = score_one(board, *args)
             if _accept(new - cur, temp):
                 die[a], die[b] = die[b], die[a]
                 fidx[a], fidx[b] = fidx[b], fidx[a]
@@ -157,7 +216,7 @@ def anneal(
             if f == old:
                 continue
             board[c] = f
-            new = score_one(board, trie, work)
+            new = score_one(board, *args)
             if _accept(new - cur, temp):
                 fidx[c] = j
                 cur = new
