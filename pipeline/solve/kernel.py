@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-from pipeline.solve.driver import add_word, drive, walk_kind, walk_result
+from pipeline.solve.driver import drive, walk_kind
 
 ONE = np.uint64(1)
 TWO = np.uint64(2)
@@ -224,8 +224,8 @@ def _walk_small(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
         w_hi = info >> np.uint64(32)
         if w_hi != NO_WORD:
             live |= path
-            # add_word inline by hand: this is the tightest loop, and the helper (even with
-            # inline="always") measured 10-30% slower here; the other walks use it at no cost
+            # add_word by hand (here and in the other trie walks): as a helper, even with
+            # inline="always", it measured 10-30% slower in this loop
             w = np.int64(w_hi)
             if seen[w] != stamp:
                 seen[w] = stamp
@@ -302,60 +302,28 @@ def _prepare_large(ws, b):  # type: ignore[no-untyped-def]
         ws.nbr_faces[c] = seen_faces
 
 
-@njit(nogil=True, cache=True, inline="always")
-def _walk_large_from(ws, faces, start, node0, found, word_points, word_len, collect, seen, stamp, ids):  # type: ignore[no-untyped-def]
-    """The paths from cell ``start`` (at trie node ``node0``) of :func:`_walk_large`."""
-    st_cell, st_node, st_next = ws.st
-    nbr_list = ws.nbr_list
-    deg = ws.deg
-    nodes = ws.nodes
-    used = ws.used
-    live = ws.live
-    nbr_faces = ws.nbr_faces
-    depth = 0
-    st_cell[0] = start
-    st_node[0] = node0
-    st_next[0] = 0
-    used[start] = 1
-    while depth >= 0:
-        here = st_cell[depth]
-        k = st_next[depth]
-        if k >= deg[here]:
-            used[here] = 0
-            depth -= 1
-            continue
-        st_next[depth] = k + 1
-        cell = nbr_list[here, k]
-        if used[cell] or faces[cell] < 0:
-            continue
-        child = child_index(nodes, st_node[depth], faces[cell])
-        if child < 0:
-            continue
-        w = node_word(nodes, child)
-        if w >= 0:
-            for i in range(depth + 1):
-                live[st_cell[i]] = 1
-            live[cell] = 1
-            found = add_word(w, found, seen, stamp, word_points, word_len, collect, ids)
-        if nodes[2 * child] & nbr_faces[cell] != ZERO:
-            depth += 1
-            st_cell[depth] = cell
-            st_node[depth] = child
-            st_next[depth] = 0
-            used[cell] = 1
-    return found
-
-
 @njit(nogil=True, cache=True)
 def _walk_large(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):  # type: ignore[no-untyped-def]
     """Every word of one board of any size, as the driver's walk step (``ws.live`` gets a 1
-    for each cell a found word uses)."""
+    for each cell a found word uses).
+
+    One function on purpose (radon D): with the paths from a start cell and the word recording
+    as inlined helpers it measured about 5% slower."""
     faces = ws.boards[b]
+    nbr_list = ws.nbr_list
+    deg = ws.deg
     nodes = ws.nodes
+    nbr_faces = ws.nbr_faces
+    used = ws.used
     live = ws.live
+    st = ws.st
     live[:] = 0
-    found = (0, 0, 0, n_ids)
-    for start in range(len(faces)):
+    st_cell, st_node, st_next = st
+    n = len(faces)
+    pts = 0
+    n_found = 0
+    longest_len = 0
+    for start in range(n):
         if faces[start] < 0:
             continue
         node0 = child_index(nodes, 0, faces[start])
@@ -364,12 +332,59 @@ def _walk_large(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
         w = node_word(nodes, node0)
         if w >= 0:
             live[start] = 1
-            found = add_word(w, found, seen, stamp, word_points, word_len, collect, ids)
-        if nodes[2 * node0] & ws.nbr_faces[start] != ZERO:
-            found = _walk_large_from(
-                ws, faces, start, node0, found, word_points, word_len, collect, seen, stamp, ids
-            )
-    return walk_result(found, ids)
+            if seen[w] != stamp:  # add_word by hand: see the docstring
+                seen[w] = stamp
+                pts += word_points[w]
+                n_found += 1
+                if word_len[w] > longest_len:
+                    longest_len = word_len[w]
+                if collect:
+                    if n_ids < len(ids):
+                        ids[n_ids] = w
+                    n_ids += 1
+        if nodes[2 * node0] & nbr_faces[start] == ZERO:
+            continue
+        depth = 0
+        st_cell[0] = start
+        st_node[0] = node0
+        st_next[0] = 0
+        used[start] = 1
+        while depth >= 0:
+            here = st_cell[depth]
+            k = st_next[depth]
+            if k >= deg[here]:
+                used[here] = 0
+                depth -= 1
+                continue
+            st_next[depth] = k + 1
+            cell = nbr_list[here, k]
+            if used[cell] or faces[cell] < 0:
+                continue
+            child = child_index(nodes, st_node[depth], faces[cell])
+            if child < 0:
+                continue
+            w = node_word(nodes, child)
+            if w >= 0:
+                for i in range(depth + 1):
+                    live[st_cell[i]] = 1
+                live[cell] = 1
+                if seen[w] != stamp:  # add_word by hand: see the docstring
+                    seen[w] = stamp
+                    pts += word_points[w]
+                    n_found += 1
+                    if word_len[w] > longest_len:
+                        longest_len = word_len[w]
+                    if collect:
+                        if n_ids < len(ids):
+                            ids[n_ids] = w
+                        n_ids += 1
+            if nodes[2 * child] & nbr_faces[cell] != ZERO:
+                depth += 1
+                st_cell[depth] = cell
+                st_node[depth] = child
+                st_next[depth] = 0
+                used[cell] = 1
+    return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1
 
 
 @njit(nogil=True, cache=True)
