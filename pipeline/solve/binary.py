@@ -17,7 +17,6 @@ flag, settled on the way back up, marks the cells some spelling walk uses.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, types
@@ -26,8 +25,8 @@ from numba.typed import Dict
 from pipeline.boards import Board
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
-from pipeline.solve.driver import add_word, drive, no_prepare, walk_kind, walk_result
-from pipeline.solve.letters import finish_letters, solve_letters
+from pipeline.solve.driver import grow
+from pipeline.solve.letters import solve_letters
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -70,168 +69,161 @@ def _narrow(flat, offsets, lo, hi, text, m0, m1):
     return first, a
 
 
-class BinaryWalk(NamedTuple):
-    """Binary-search backtracking (see :func:`_solve_binary`): the boards as face letters, the
-    geometry, the word table, the rule, and the work arrays. Per depth of the DFS: the cell, the
-    next neighbour to try, the text length, the word range ``[lo, hi)`` and whether the state
-    leads to a word (revisit rule)."""
-
-    face_letters: Any
-    face_len: Any
-    nbr_list: Any
-    deg: Any
-    flat: Any
-    offsets: Any
-    max_len: int
-    revisit: bool
-    text: Any
-    st: Any
-    used: Any
-    live: Any
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _memo_key(ws, lo, m, cell):
-    """The state (cell, text) as one integer: the text is named by its range start and length."""
-    return (lo * (ws.max_len + 1) + m) * len(ws.live) + cell
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _leave(ws, d, memo):
-    """Depth d is done: free its cell, or (revisit) settle whether its state leads to a word."""
-    st_cell, _, st_m, st_lo, _, st_good = ws.st
-    c = st_cell[d]
-    if not ws.revisit:
-        ws.used[c] = 0
-        return
-    good = st_good[d]
-    memo[_memo_key(ws, st_lo[d], st_m[d], c)] = good
-    if good:
-        ws.live[c] = 1
-        if d > 0:
-            st_good[d - 1] = True
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _push(ws, d, cell, m, lo, hi, good):
-    st_cell, st_k, st_m, st_lo, st_hi, st_good = ws.st
-    st_cell[d] = cell
-    st_k[d] = 0
-    st_m[d] = m
-    st_lo[d] = lo
-    st_hi[d] = hi
-    st_good[d] = good
-    if not ws.revisit:
-        ws.used[cell] = 1
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _mark_word(ws, d, nb):
-    """The text ending at neighbour ``nb`` of depth d is a word: its cells are live."""
-    if ws.revisit:
-        ws.st[5][d] = True
-    else:
-        for t in range(d + 1):
-            ws.live[ws.st[0][t]] = 1
-    ws.live[nb] = 1
-
-
-@njit(nogil=True, cache=True)
-def _paths_from(ws, letters, flen, memo, found, word_points, word_len, collect, seen, stamp, ids):
-    """The DFS from the state at depth 0 (see :func:`_walk_binary`)."""
-    st_cell, st_k, st_m, st_lo, st_hi, st_good = ws.st
-    flat, offsets, text = ws.flat, ws.offsets, ws.text
-    d = 0
-    while d >= 0:
-        c = st_cell[d]
-        k = st_k[d]
-        if k >= ws.deg[c]:
-            _leave(ws, d, memo)
-            d -= 1
-            continue
-        st_k[d] = k + 1
-        nb = ws.nbr_list[c, k]
-        f = flen[nb]
-        m = st_m[d]
-        if f == 0 or ws.used[nb] == 1 or m + f > ws.max_len:
-            continue
-        for t in range(f):
-            text[m + t] = letters[nb, t]
-        lo, hi = _narrow(flat, offsets, st_lo[d], st_hi[d], text, m, m + f)
-        if lo == hi:
-            continue
-        key = _memo_key(ws, lo, m + f, nb)
-        if ws.revisit and key in memo:
-            if memo[key]:
-                st_good[d] = True
-            continue
-        is_word = offsets[lo + 1] - offsets[lo] == m + f
-        if is_word:
-            found = add_word(lo, found, seen, stamp, word_points, word_len, collect, ids)
-            _mark_word(ws, d, nb)
-            if hi - lo == 1:  # nothing but the word: no longer text starts with it
-                if ws.revisit:
-                    memo[key] = True
-                continue
-        d += 1
-        _push(ws, d, nb, m + f, lo, hi, is_word)
-    return found
-
-
-@njit(nogil=True, cache=True)
-def _walk_binary(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
-    """Every word of board ``b``, as the driver's walk step: a DFS from each cell."""
-    letters = ws.face_letters[b]
-    flen = ws.face_len[b]
-    flat, offsets, text, live = ws.flat, ws.offsets, ws.text, ws.live
-    memo = Dict.empty(key_type=types.int64, value_type=types.boolean)
-    live[:] = 0
-    found = (0, 0, 0, n_ids)
-    for s in range(len(flen)):
-        f = flen[s]
-        if f == 0 or f > ws.max_len:
-            continue
-        for t in range(f):
-            text[t] = letters[s, t]
-        lo, hi = _narrow(flat, offsets, 0, len(offsets) - 1, text, 0, f)
-        if lo == hi:
-            continue
-        is_word = offsets[lo + 1] - offsets[lo] == f
-        if is_word:
-            live[s] = 1
-            found = add_word(lo, found, seen, stamp, word_points, word_len, collect, ids)
-            if hi - lo == 1:
-                continue
-        _push(ws, 0, s, f, lo, hi, is_word)
-        found = _paths_from(ws, letters, flen, memo, found, word_points, word_len, collect, seen, stamp, ids)
-    return walk_result(found, ids)
-
-
-walk_kind(BinaryWalk, no_prepare, _walk_binary, finish_letters)
-
-
 @njit(nogil=True, cache=True)
 def _solve_binary(boards, table, word_points, word_len, revisit, collect):
+    """Every board by binary-search backtracking (arguments as :func:`solve_letters` passes
+    them).
+
+    Its own batch loop, not :func:`pipeline.solve.driver.drive`: as a driver walk, split into
+    steps, it measured 1.1-1.3x slower (as did the word-driven DP, see :mod:`pipeline.solve.dp`)."""
     face_letters, face_len, nbr_list, deg = boards
     flat, offsets, _, max_len = table  # no prefix sharing here
-    n = face_letters.shape[1]
+    n_boards, n, _ = face_letters.shape
+    n_words = len(offsets) - 1
+    score = np.zeros(n_boards, np.int32)
+    found_count = np.zeros(n_boards, np.int32)
+    longest = np.zeros(n_boards, np.int16)
+    dead = np.zeros(n_boards, np.int32)
+    out_offsets = np.zeros(n_boards + 1, np.int64)
+    ids = np.empty(max(1024, n_boards * 64), np.int32)
+    n_ids = 0
+    seen = np.full(max(n_words, 1), -1, np.int32)
+    text = np.zeros(max_len + 1, np.int32)
     # a path has at most n cells, a walk at most max_len (each cell adds a letter)
     cap = max_len + 2 if revisit else min(n, max_len) + 2
-    st = (
-        np.empty(cap, np.int64),
-        np.empty(cap, np.int64),
-        np.empty(cap, np.int64),
-        np.empty(cap, np.int64),
-        np.empty(cap, np.int64),
-        np.zeros(cap, np.bool_),
-    )
-    text = np.zeros(max_len + 1, np.int32)
+    st_cell = np.empty(cap, np.int64)
+    st_k = np.empty(cap, np.int64)
+    st_m = np.empty(cap, np.int64)
+    st_lo = np.empty(cap, np.int64)
+    st_hi = np.empty(cap, np.int64)
+    st_good = np.zeros(cap, np.bool_)
     used = np.zeros(n, np.uint8)
     live = np.zeros(n, np.uint8)
-    ws = BinaryWalk(
-        face_letters, face_len, nbr_list, deg, flat, offsets, max_len, revisit, text, st, used, live
-    )
-    return drive(ws, face_letters.shape[0], n, word_points, word_len, collect, 0, 0)
+    key_m = np.int64(max_len + 1)
+
+    for b in range(n_boards):
+        letters = face_letters[b]
+        flen = face_len[b]
+        memo = Dict.empty(key_type=types.int64, value_type=types.boolean)
+        for c in range(n):
+            live[c] = 0
+        sc = 0
+        nw = 0
+        lg = 0
+        for s in range(n):
+            f = flen[s]
+            if f == 0 or f > max_len:
+                continue
+            for t in range(f):
+                text[t] = letters[s, t]
+            lo, hi = _narrow(flat, offsets, 0, n_words, text, 0, f)
+            if lo == hi:
+                continue
+            is_word = offsets[lo + 1] - offsets[lo] == f
+            if is_word:
+                live[s] = 1
+                w = lo
+                if seen[w] != b:
+                    seen[w] = b
+                    sc += word_points[w]
+                    nw += 1
+                    if word_len[w] > lg:
+                        lg = word_len[w]
+                    if collect:
+                        if n_ids >= len(ids):
+                            ids = grow(ids, n_ids + 1)
+                        ids[n_ids] = w
+                        n_ids += 1
+            if hi - lo == 1 and is_word:
+                continue
+            d = 0
+            st_cell[0] = s
+            st_k[0] = 0
+            st_m[0] = f
+            st_lo[0] = lo
+            st_hi[0] = hi
+            st_good[0] = is_word
+            if not revisit:
+                used[s] = 1
+            while d >= 0:
+                c = st_cell[d]
+                k = st_k[d]
+                if k >= deg[c]:
+                    if revisit:
+                        good = st_good[d]
+                        memo[(st_lo[d] * key_m + st_m[d]) * n + c] = good
+                        if good:
+                            live[c] = 1
+                            if d > 0:
+                                st_good[d - 1] = True
+                    else:
+                        used[c] = 0
+                    d -= 1
+                    continue
+                st_k[d] = k + 1
+                nb = nbr_list[c, k]
+                f = flen[nb]
+                if f == 0 or used[nb] == 1:
+                    continue
+                m = st_m[d]
+                m2 = m + f
+                if m2 > max_len:
+                    continue
+                for t in range(f):
+                    text[m + t] = letters[nb, t]
+                lo, hi = _narrow(flat, offsets, st_lo[d], st_hi[d], text, m, m2)
+                if lo == hi:
+                    continue
+                key = np.int64(0)
+                if revisit:
+                    key = (lo * key_m + m2) * n + nb
+                    if key in memo:
+                        if memo[key]:
+                            st_good[d] = True
+                        continue
+                is_word = offsets[lo + 1] - offsets[lo] == m2
+                if is_word:
+                    w = lo
+                    if seen[w] != b:
+                        seen[w] = b
+                        sc += word_points[w]
+                        nw += 1
+                        if word_len[w] > lg:
+                            lg = word_len[w]
+                        if collect:
+                            if n_ids >= len(ids):
+                                ids = grow(ids, n_ids + 1)
+                            ids[n_ids] = w
+                            n_ids += 1
+                    if revisit:
+                        st_good[d] = True
+                    else:
+                        for t in range(d + 1):
+                            live[st_cell[t]] = 1
+                    live[nb] = 1
+                if hi - lo == 1 and is_word:
+                    if revisit:
+                        memo[key] = True
+                    continue
+                d += 1
+                st_cell[d] = nb
+                st_k[d] = 0
+                st_m[d] = m2
+                st_lo[d] = lo
+                st_hi[d] = hi
+                st_good[d] = is_word
+                if not revisit:
+                    used[nb] = 1
+        n_dead = 0
+        for c in range(n):
+            if flen[c] > 0 and live[c] == 0:
+                n_dead += 1
+        score[b] = sc
+        found_count[b] = nw
+        longest[b] = lg
+        dead[b] = n_dead
+        out_offsets[b + 1] = n_ids
+    return score, found_count, longest, dead, out_offsets, ids[:n_ids].copy()
 
 
 def solve_binary_batch(

@@ -1,25 +1,29 @@
-"""The batch loop every board walk shares, written once (numba).
+"""The batch loop every trie walk shares, written once (numba).
 
 A walk (the trie kernels of :mod:`pipeline.solve.kernel` and
-:mod:`pipeline.solve.revisit_kernel`, the alternative solvers of :mod:`pipeline.solve.binary`
-and :mod:`pipeline.solve.dp`) is a :class:`typing.NamedTuple` of its inputs and work arrays,
-registered with :func:`walk_kind` as three steps on board ``b``: prepare it, walk it, count its
-dead cells. :func:`drive` runs the boards through them and fills the output contract of
-:func:`pipeline.solve.solve_arrays`: per board the points, distinct words, longest word, dead
-cells, the found word ids (CSR), and optionally a tally per length bin.
+:mod:`pipeline.solve.revisit_kernel`) is a :class:`typing.NamedTuple` of its inputs and work
+arrays, registered with :func:`walk_kind` as three steps on board ``b``: prepare it, walk it,
+count its dead cells. :func:`drive` runs the boards through them and fills the output contract
+of :func:`pipeline.solve.solve_arrays`: per board the points, distinct words, longest word,
+dead cells, the found word ids (CSR), and optionally a tally per length bin.
 
 The steps are picked by the walk's type when :func:`drive` is compiled (numba ``overload``),
 so each walk gets its own machine code with the steps inlined, and numba's cache keeps it: a
 walk passed as a function argument, or captured by a closure, is typed by its address and would
 compile again in every process.
 
-A walk records a word as :func:`add_word` does: each distinct word once per board (a per-word
-"last seen" stamp), its id stored while ``ids`` has room (the trie walks write the same lines out
-by hand: in their hot loops the helper measured 5-30% slower, numba counting references on its
-array arguments). ``ids`` is never reassigned inside a
-walk (a growable buffer in the hot loop made numba count references on every step, about 25% of
-the time): a walk that ran out of room returns -1 for its end, and the driver grows the buffer
-and walks the board again with a new stamp.
+A walk records each distinct word once per board (``seen[w] != stamp``, then ``seen[w] =
+stamp``), adding its points, counting it, keeping the longest length and, with ``record``,
+storing its id while ``ids`` has room (counting on past the end). The walks write these lines
+out by hand: as a helper, even inlined, they measured 5-30% slower in the hot loops (numba
+counting references on the helper's array arguments). ``ids`` is never reassigned inside a walk
+(a growable buffer in the hot loop made numba count references on every step, about 25% of the
+time): a walk that ran out of room returns -1 for its end, and the driver grows the buffer and
+walks the board again with a new stamp.
+
+The alternative solvers (:mod:`pipeline.solve.binary`, :mod:`pipeline.solve.dp`) share the
+Python harness :func:`pipeline.solve.letters.solve_letters` but keep their own batch loops: as
+walks of this driver they measured 1.1-2x slower.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ def walk_kind(cls: type, prepare: Any, walk: Any, finish: Any) -> None:
 
     * ``prepare(ws, b)``: per-board set-up before the first walk of board ``b``;
     * ``walk(ws, b, word_points, word_len, record, seen, stamp, ids, n_ids)`` -> (points,
-      words, longest, end): every word of board b recorded with :func:`add_word`;
+      words, longest, end): every word of board b recorded as above, end -1 when ``ids``
+      ran out of room;
     * ``finish(ws, b)`` -> the board's dead cells (non-blank cells no found word uses).
     """
     _STEPS[cls] = (prepare, walk, finish)
@@ -145,34 +150,6 @@ def grow(ids, needed):
     out = np.empty(cap, dtype=np.int32)
     out[: len(ids)] = ids
     return out
-
-
-@njit(nogil=True, cache=True, inline="always")
-def add_word(w, found, seen, stamp, word_points, word_len, record, ids):
-    """Word ``w`` is on the board: unless already seen (``seen[w] == stamp``) add it to
-    ``found`` = (points, words, longest, n_ids) and, with ``record``, store its id while
-    ``ids`` has room (n_ids still counts past the end). Returns the new ``found``."""
-    pts, n_found, longest_len, n_ids = found
-    if seen[w] == stamp:
-        return found
-    seen[w] = stamp
-    pts += word_points[w]
-    n_found += 1
-    if word_len[w] > longest_len:
-        longest_len = word_len[w]
-    if record:
-        if n_ids < len(ids):
-            ids[n_ids] = w
-        n_ids += 1
-    return pts, n_found, longest_len, n_ids
-
-
-@njit(nogil=True, cache=True, inline="always")
-def walk_result(found, ids):
-    """What a walk returns from its ``found`` (see :func:`add_word`): (points, words, longest,
-    end), end -1 when ``ids`` ran out of room."""
-    pts, n_found, longest_len, n_ids = found
-    return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1
 
 
 @njit(nogil=True, cache=True)

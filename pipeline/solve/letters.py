@@ -108,25 +108,13 @@ def encode_face_letters(boards: Sequence[Board], lexicon: CompiledLexicon) -> tu
     return table[codes], table_len[codes]
 
 
-@njit(nogil=True, cache=True)
-def finish_letters(ws, b):
-    """The ``finish`` step of a letter walk (its ``face_len`` and ``live`` fields): non-blank
-    cells of board ``b`` that no found word uses."""
-    face_len = ws.face_len[b]
-    n_dead = 0
-    for c in range(len(face_len)):
-        if face_len[c] > 0 and ws.live[c] == 0:
-            n_dead += 1
-    return n_dead
-
-
 def solve_letters(
     boards: Sequence[Board], lexicon: CompiledLexicon, kernel: Callable[..., Any], *options: Any
 ) -> BatchResult:
     """Boards of one shape through a letter kernel (``binary``, ``dp``): it takes (``boards`` =
     (letters, face lengths, neighbour lists, degrees), ``table`` = the word table's (flat,
     offsets, lcp, longest word), word points, word lengths, revisit rule, then ``options``) and
-    returns what :func:`pipeline.solve.driver.drive` does."""
+    returns (score, words, longest, dead cells, offsets, ids) as the trie kernels do."""
     if not boards:
         return empty_batch()
     rows, cols = boards[0].shape
