@@ -173,7 +173,7 @@ class SmallWalk(NamedTuple):
     board: Any
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _prepare_small(ws, b):  # type: ignore[no-untyped-def]
     faces = ws.boards[b]
     root_mask = ws.nodes[0]
@@ -250,7 +250,7 @@ def _walk_small(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
     return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _finish_small(ws, b):  # type: ignore[no-untyped-def]
     _clear_neighbours(ws.boards[b], ws.nbr_mask, ws.near)
     return np.int32(popcount(ws.board[1] & ~ws.board[2]))
@@ -290,7 +290,7 @@ class LargeWalk(NamedTuple):
     nbr_faces: Any
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _prepare_large(ws, b):  # type: ignore[no-untyped-def]
     faces = ws.boards[b]
     for c in range(len(faces)):
@@ -387,7 +387,7 @@ def _walk_large(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
     return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _finish_large(ws, b):  # type: ignore[no-untyped-def]
     return count_dead(ws.boards[b], ws.live)
 
