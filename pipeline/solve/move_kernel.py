@@ -25,6 +25,12 @@ def _faces_of(die, fidx, table, board):
         board[c] = table[die[c], fidx[c]]
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _accept(delta, temp):
+    """The Metropolis rule: always up, down with probability exp(delta / temp)."""
+    return delta >= 0 or np.random.random() < np.exp(delta / temp)
+
+
 @njit(nogil=True, cache=True)
 def neighbourhood(
     die,
@@ -57,6 +63,20 @@ def neighbourhood(
     (REROLL, cell, face index on the die), a swap (SWAP, cell, cell). With ``use_wild`` each
     cell's re-rolls are scored by one wildcard walk (:func:`cell_scores`).
     """
+    args = (
+        nbr_mask,
+        mask,
+        first_child,
+        word_id,
+        weights,
+        seen,
+        stamp,
+        st_cell,
+        st_node,
+        st_avail,
+        open_nbrs,
+        nbr_faces,
+    )
     n = len(die)
     board = np.empty(n, np.int8)
     _faces_of(die, fidx, table, board)
@@ -74,27 +94,7 @@ def neighbourhood(
             seen_face[g] = False
         wild = np.empty(0, np.int64)
         if use_wild:
-            wild = cell_scores(
-                board,
-                c,
-                n_faces,
-                nbr_mask,
-                mask,
-                first_child,
-                word_id,
-                weights,
-                seen,
-                stamp,
-                st_cell,
-                st_node,
-                st_avail,
-                open_nbrs,
-                nbr_faces,
-                face_mask,
-                found,
-                st_face,
-                st_wrem,
-            )
+            wild = cell_scores(board, c, n_faces, *args, face_mask, found, st_face, st_wrem)
         for j in range(n_opts[d]):
             f = table[d, j]
             if f == cur or seen_face[f + 1]:
@@ -107,21 +107,7 @@ def neighbourhood(
                 score[k] = wild[f]
             else:
                 board[c] = f
-                score[k] = score_one(
-                    board,
-                    nbr_mask,
-                    mask,
-                    first_child,
-                    word_id,
-                    weights,
-                    seen,
-                    stamp,
-                    st_cell,
-                    st_node,
-                    st_avail,
-                    open_nbrs,
-                    nbr_faces,
-                )
+                score[k] = score_one(board, *args)
                 board[c] = cur
             k += 1
     for i in range(n):
@@ -135,21 +121,7 @@ def neighbourhood(
             kind[k] = SWAP
             ma[k] = i
             mb[k] = j
-            score[k] = score_one(
-                board,
-                nbr_mask,
-                mask,
-                first_child,
-                word_id,
-                weights,
-                seen,
-                stamp,
-                st_cell,
-                st_node,
-                st_avail,
-                open_nbrs,
-                nbr_faces,
-            )
+            score[k] = score_one(board, *args)
             board[i] = fi
             board[j] = fj
             k += 1
@@ -194,6 +166,20 @@ def anneal(
     so a call is reproducible from ``seed``.
     """
     np.random.seed(seed)
+    args = (
+        nbr_mask,
+        mask,
+        first_child,
+        word_id,
+        weights,
+        seen,
+        stamp,
+        st_cell,
+        st_node,
+        st_avail,
+        open_nbrs,
+        nbr_faces,
+    )
     n = len(die)
     board = np.empty(n, np.int8)
     _faces_of(die, fidx, table, board)
@@ -208,23 +194,8 @@ def anneal(
             if a == b or board[a] == board[b]:
                 continue
             board[a], board[b] = board[b], board[a]
-            new = score_one(
-                board,
-                nbr_mask,
-                mask,
-                first_child,
-                word_id,
-                weights,
-                seen,
-                stamp,
-                st_cell,
-                st_node,
-                st_avail,
-                open_nbrs,
-                nbr_faces,
-            )
-            delta = new - cur
-            if delta >= 0 or np.random.random() < np.exp(delta / temp):
+            new = score_one(board, *args)
+            if _accept(new - cur, temp):
                 die[a], die[b] = die[b], die[a]
                 fidx[a], fidx[b] = fidx[b], fidx[a]
                 cur = new
@@ -245,23 +216,8 @@ def anneal(
             if f == old:
                 continue
             board[c] = f
-            new = score_one(
-                board,
-                nbr_mask,
-                mask,
-                first_child,
-                word_id,
-                weights,
-                seen,
-                stamp,
-                st_cell,
-                st_node,
-                st_avail,
-                open_nbrs,
-                nbr_faces,
-            )
-            delta = new - cur
-            if delta >= 0 or np.random.random() < np.exp(delta / temp):
+            new = score_one(board, *args)
+            if _accept(new - cur, temp):
                 fidx[c] = j
                 cur = new
                 accepted += 1
