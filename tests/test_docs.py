@@ -358,7 +358,6 @@ def test_the_design_page_names_only_modules_that_exist() -> None:
     assert not missing, missing
 
 
-@pytest.mark.xfail(strict=False, reason="until issue 35's splits merge")
 def test_no_module_is_over_500_lines() -> None:
     """What docs/design.md says: no module of the package is over 500 lines."""
     long = {

@@ -15,8 +15,9 @@ from pipeline.boards import Board, canonical, format_compact, geometry
 from pipeline.prove.bounds import build_prove_trie, class_bounds
 from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
 from pipeline.prove.search import ClassProver
-from pipeline.prove.tree import PROVERS, TreeProver, eval_tree, tree_bound_reference, tree_branch
+from pipeline.prove.tree import PROVERS, TreeProver, eval_tree, tree_branch
 from pipeline.prove.tree_build import max_cells
+from pipeline.prove.tree_reference import tree_bound_reference
 from pipeline.solve import solve_arrays
 
 #: Whether class keys are spread over both 64-bit words (fewer fields a word than the default,

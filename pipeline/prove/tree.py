@@ -47,7 +47,8 @@ and the sum bound per sub-class); with lifting that measured 2-5x slower, so it 
 The tree lives in flat arrays (numba kernels, ``nogil``, cached): :mod:`pipeline.prove.tree_build`
 builds it in pre-order with first-child / next-sibling links, :mod:`pipeline.prove.tree_eval`
 lifts (new nodes after the tree, sharing its subtrees, freed level by level) and bounds it.
-:func:`tree_bound_reference` is the plain-Python twin used by the tests.
+:func:`pipeline.prove.tree_reference.tree_bound_reference` is the plain-Python twin the tests
+check it against.
 """
 
 from __future__ import annotations
@@ -80,7 +81,6 @@ __all__ = [
     "TreeProver",
     "eval_tree",
     "max_cells",
-    "tree_bound_reference",
     "tree_branch",
 ]
 
@@ -469,59 +469,3 @@ class TreeProver(ClassProver):
 
 #: Provers by name, for the job's switch.
 PROVERS: dict[str, type[ClassProver]] = {"sumax": ClassProver, "tree": TreeProver}
-
-
-# ---------------------------------------------------------------- reference twin
-
-
-def tree_bound_reference(
-    masks: list[int],
-    neighbours: list[list[int]],
-    trie: ProveTrie,
-    order: list[int],
-    forced: dict[int, int] | None = None,
-) -> int:
-    """Plain-Python twin of the tree bound (for tests): nested dicts, a set per node for the
-    de-duplication."""
-    children = trie.children.tolist()
-    node_word = trie.node_word.tolist()
-    node_points = trie.node_points.tolist()
-    rank = {c: i for i, c in enumerate(order)}
-    forced = forced or {}
-    # a SUM node: [points, {cell: {letter: SUM node}}, words counted here]
-    root: list = [0, {}, set()]
-
-    def insert(path: list[tuple[int, int]], word: int, pts: int) -> None:
-        node = root
-        for cell, face in sorted((p for p in path if masks[p[0]].bit_count() > 1), key=lambda p: rank[p[0]]):
-            node = node[1].setdefault(cell, {}).setdefault(face, [0, {}, set()])
-        if word not in node[2]:
-            node[2].add(word)
-            node[0] += pts
-
-    def walk(cell: int, tnode: int, path: list[tuple[int, int]]) -> None:
-        for f in range(len(children[tnode])):
-            child = children[tnode][f]
-            if not masks[cell] >> f & 1 or child < 0:
-                continue
-            here = [*path, (cell, f)]
-            if node_word[child] >= 0:
-                insert(here, node_word[child], node_points[child])
-            used = {c for c, _ in here}
-            for nb in neighbours[cell]:
-                if nb not in used:
-                    walk(nb, child, here)
-
-    for c in range(len(masks)):
-        walk(c, 0, [])
-
-    def value(node: list) -> int:
-        total = node[0]
-        for cell, letters in node[1].items():
-            if cell in forced:
-                total += value(letters[forced[cell]]) if forced[cell] in letters else 0
-            else:
-                total += max(value(s) for s in letters.values())
-        return total
-
-    return value(root)
