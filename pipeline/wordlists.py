@@ -14,6 +14,7 @@ import gzip
 from importlib import resources
 from pathlib import Path
 
+from pipeline.io import atomic_open
 from pipeline.tanglet import TANGLET_PREFIX
 
 #: The embedded word lists: name -> package data file (gzip).
@@ -38,3 +39,18 @@ def embedded_bytes(name: str) -> bytes:
     """The embedded list's bytes, decompressed (our own data: no size cap needed)."""
     data = resources.files("pipeline").joinpath(EMBEDDED[name]).read_bytes()
     return gzip.decompress(data)
+
+
+def plain_file(spec: str, folder: Path) -> str:
+    """A path to ``spec`` as a plain word-list file, for a tool that reads only files (the
+    benchmarks hand it to the field's C++): an embedded list is written decompressed into
+    ``folder`` once (atomically); any other spec comes back as an absolute path."""
+    if spec not in EMBEDDED:
+        return str(Path(spec).resolve())
+    data = embedded_bytes(spec)
+    path = folder / f"{spec}.txt"
+    if not (path.is_file() and path.stat().st_size == len(data)):
+        folder.mkdir(parents=True, exist_ok=True)
+        with atomic_open(path, "wb", encoding=None) as fh:
+            fh.write(data)
+    return str(path)

@@ -253,3 +253,20 @@ def test_playable_words_use_each_die_once(tmp_path: Path) -> None:
     assert got == sorted(got)
     new = load_dice_set("new")
     assert not new.can_show(["z", "z"]) and new.can_show(["z", "qu", "e"])
+
+
+def test_plain_file_writes_the_embedded_list_for_a_tool_that_reads_only_files(tmp_path: Path) -> None:
+    """The benchmarks hand the field's C++ a file: the embedded list comes out as the published
+    bytes (173,528 CRLF lines), written once; a path comes back absolute and untouched."""
+    from pipeline.wordlists import plain_file
+
+    out = Path(plain_file("enable2k", tmp_path / "lists"))
+    data = out.read_bytes()
+    assert out.parent == tmp_path / "lists" and data.count(b"\r\n") == 173_528
+    assert data.startswith(b"aa\r\n")
+    mtime = out.stat().st_mtime_ns
+    assert plain_file("enable2k", tmp_path / "lists") == str(out) and out.stat().st_mtime_ns == mtime
+    mine = tmp_path / "mine.txt"
+    mine.write_text("cat\n")
+    assert plain_file(os.path.relpath(mine), tmp_path) == str(mine.resolve())
+    assert not (tmp_path / "mine.txt.txt").exists()

@@ -47,6 +47,7 @@ import typer
 from pipeline import settings
 from pipeline.prove.search import ENUMERATE_MAX
 from pipeline.prove.tree import LIFT_KEEP, LIFT_RATIO
+from pipeline.wordlists import plain_file
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
@@ -296,7 +297,7 @@ def main(
     spec: Annotated[str, typer.Option(hidden=True)] = FOUR,
     ids_file: Annotated[Path | None, typer.Option(hidden=True)] = None,
 ) -> None:
-    word_list = str(Path(dictionary).resolve())
+    word_list = plain_file(dictionary, Path(tempfile.gettempdir()) / "boggle-word-lists")
     if worker:
         assert ids_file is not None
         _worker(word_list, shape, threshold, spec, ids_file, enumerate_max, lift_ratio, lift_keep)
