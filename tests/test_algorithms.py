@@ -21,10 +21,9 @@ from pipeline.dice import generate_boards
 from pipeline.errors import BoardError, ConfigError
 from pipeline.lexicon import DropReport, Lexicon, compile_lexicon, compile_words
 from pipeline.rules import Rules, get_rules
-from pipeline.solve import BoardResult, encode_boards, solve_arrays
+from pipeline.solve import BoardResult
 from pipeline.solve.algorithms import ALGORITHMS, solve_with
-from pipeline.solve.binary import solve_binary_batch
-from pipeline.solve.dp import solve_dp, solve_dp_batch
+from pipeline.solve.dp import solve_dp
 from pipeline.solve.letters import build_word_table, word_table
 from pipeline.solve.reference import ReferenceSolver
 from pipeline.trie import Alphabet
@@ -252,18 +251,3 @@ def test_cli_solve_algorithm_option(enable2k_path: str) -> None:
     assert outputs[0] == outputs[1] == outputs[2]
     bad = runner.invoke(app, ["solve", "abcd", "-d", enable2k_path, "--algorithm", "astar"])
     assert bad.exit_code == 2 and "'astar' is not one of" in bad.output
-
-
-@pytest.mark.parametrize("batch_solver", [solve_dp_batch, solve_binary_batch])
-def test_word_ids_survive_the_id_buffer_filling_up(enable_lexicon, batch_solver) -> None:  # type: ignore[no-untyped-def]
-    # 1045 words on one board (docs/rules.md) overflow the first id buffer (1024 ids): the
-    # driver grows it and walks the board again; ids and figures must equal the trie kernel's
-    boards = [parse_compact("perslatgsineters"), parse_compact("abcdefghijklmnop")]
-    got = batch_solver(boards, enable_lexicon)
-    want = solve_arrays(encode_boards(boards, enable_lexicon), 4, 4, enable_lexicon)
-    assert got.offsets[1] == 1045 > 1024
-    for i in range(2):
-        assert np.array_equal(np.sort(got.ids_of(i)), np.sort(want.ids_of(i)))
-    assert got.score.tolist() == want.score.tolist() and got.score[0] == 3625
-    assert got.dead_cells.tolist() == want.dead_cells.tolist()
-    assert got.longest.tolist() == want.longest.tolist()

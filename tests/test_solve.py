@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -280,44 +276,3 @@ def test_word_ids_survive_the_id_buffer_filling_up(
     assert np.array_equal(np.sort(alone.ids_of(0)), np.sort(together.ids_of(17)))
     assert len(set(alone.ids_of(0).tolist())) == alone.n_words[0] == together.n_words[17]
     assert alone.score[0] == together.score[17] and alone.dead_cells[0] == together.dead_cells[17]
-
-
-CACHE_PROBE = """
-import numpy as np
-from pipeline.boards import parse_compact
-from pipeline.lexicon import compile_lexicon
-from pipeline.rules import get_rules
-from pipeline.solve import encode_boards, solve_arrays
-from pipeline.solve import binary, dp, kernel, revisit_kernel
-from pipeline.solve.binary import solve_binary_batch
-from pipeline.solve.dp import solve_dp_batch
-from pipeline.trie import Alphabet
-
-for revisit in (False, True):
-    lex = compile_lexicon("enable2k", Alphabet.english(), get_rules("boggle", revisit=revisit))
-    for shape in ((4, 4), (9, 9)):
-        board = parse_compact(("perslatgsineters" * 6)[: shape[0] * shape[1]], shape)
-        solve_arrays(encode_boards([board], lex), *shape, lex)
-        solve_dp_batch([board], lex)
-        solve_binary_batch([board], lex)
-stats = [k.stats for k in (kernel.solve_small, kernel.solve_large, revisit_kernel.solve_revisit)]
-stats += [dp._solve_dp.stats, binary._solve_binary.stats]
-print(sum(sum(s.cache_misses.values()) for s in stats), sum(sum(s.cache_hits.values()) for s in stats))
-"""
-
-
-@pytest.mark.slow
-def test_every_walk_loads_from_the_numba_cache_in_a_new_process(tmp_path: Path) -> None:
-    # the driver picks a walk's steps by its type; a walk passed as a function or captured by
-    # a closure would be typed by its address and compile again in every process
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", CACHE_PROBE], env=env, capture_output=True, text=True, check=True
-        )
-        for _ in range(2)
-    ]
-    first = [int(x) for x in runs[0].stdout.split()]
-    second = [int(x) for x in runs[1].stdout.split()]
-    assert first[0] > 0  # compiled once per kernel and argument types
-    assert second == [0, first[0]]

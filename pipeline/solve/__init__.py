@@ -8,7 +8,7 @@ of any shapes and gives one :class:`BoardResult` each.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,24 +49,18 @@ class BatchResult:
         return self.word_ids[np.lexsort((self.word_ids, board))]
 
 
-class FoundWords:
-    """What a solved board's result shares: the words found and their count."""
-
-    words: Collection[str]
-
-    @property
-    def n_words(self) -> int:
-        return len(self.words)
-
-
 @dataclass(frozen=True)
-class BoardResult(FoundWords):
+class BoardResult:
     board: Board
     words: list[str]  # sorted
     points: list[int]  # per word
     score: int
     longest: int
     dead_cells: int
+
+    @property
+    def n_words(self) -> int:
+        return len(self.words)
 
 
 def solve_arrays(

@@ -22,11 +22,11 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-from pipeline.boards import Board
+from pipeline.boards import Board, geometry
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
-from pipeline.solve.driver import grow
-from pipeline.solve.letters import solve_letters
+from pipeline.solve.kernel import grow
+from pipeline.solve.letters import empty_batch, encode_face_letters, word_table
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -70,14 +70,19 @@ def _narrow(flat, offsets, lo, hi, text, m0, m1):
 
 
 @njit(nogil=True, cache=True)
-def _solve_binary(boards, table, word_points, word_len, revisit, collect):
-    """Every board by binary-search backtracking (arguments as :func:`solve_letters` passes
-    them).
-
-    Its own batch loop, not :func:`pipeline.solve.driver.drive`: as a driver walk, split into
-    steps, it measured 1.1-1.3x slower (as did the word-driven DP, see :mod:`pipeline.solve.dp`)."""
-    face_letters, face_len, nbr_list, deg = boards
-    flat, offsets, _, max_len = table  # no prefix sharing here
+def _solve_binary(
+    face_letters,
+    face_len,
+    nbr_list,
+    deg,
+    flat,
+    offsets,
+    word_points,
+    word_len,
+    max_len,
+    revisit,
+    collect,
+):
     n_boards, n, _ = face_letters.shape
     n_words = len(offsets) - 1
     score = np.zeros(n_boards, np.int32)
@@ -230,7 +235,26 @@ def solve_binary_batch(
     boards: Sequence[Board], lexicon: CompiledLexicon, *, collect: bool = True
 ) -> BatchResult:
     """Solve boards of one shape by binary-search backtracking (rules from ``lexicon.rules``)."""
-    return solve_letters(boards, lexicon, _solve_binary, collect)
+    if not boards:
+        return empty_batch()
+    rows, cols = boards[0].shape
+    letters, lengths = encode_face_letters(boards, lexicon)
+    table = word_table(lexicon)
+    geo = geometry(rows, cols)
+    out = _solve_binary(
+        letters,
+        lengths,
+        geo.nbr_list,
+        geo.deg,
+        table.flat,
+        table.offsets,
+        lexicon.word_points,
+        lexicon.trie.word_len,
+        table.max_len,
+        lexicon.rules.revisit,
+        collect,
+    )
+    return BatchResult(*out)
 
 
 def solve_binary(boards: Sequence[Board], lexicon: CompiledLexicon) -> list[BoardResult]:

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from pipeline.boards import Board
+from pipeline.boards import Board, geometry
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
-from pipeline.solve.driver import grow
-from pipeline.solve.letters import solve_letters
+from pipeline.solve.kernel import grow
+from pipeline.solve.letters import empty_batch, encode_face_letters, word_table
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -43,13 +43,21 @@ def _face_matches(letters, cell, f, flat, pos):
 
 
 @njit(nogil=True, cache=True)
-def _solve_dp(boards, table, word_points, word_len, revisit, share_prefixes, collect):
-    """Every board through the word-driven DP (arguments as :func:`solve_letters` passes them).
-
-    Its own batch loop, not :func:`pipeline.solve.driver.drive`: as a driver walk (with the
-    same body) it measured 1.6-2x slower, for reasons not found yet."""
-    face_letters, face_len, nbr_list, deg = boards
-    flat, offsets, lcp, max_len = table
+def _solve_dp(
+    face_letters,
+    face_len,
+    nbr_list,
+    deg,
+    flat,
+    offsets,
+    lcp,
+    word_points,
+    word_len,
+    max_len,
+    revisit,
+    share_prefixes,
+    collect,
+):
     n_boards, n, _ = face_letters.shape
     n_words = len(offsets) - 1
     score = np.zeros(n_boards, np.int32)
@@ -250,7 +258,28 @@ def solve_dp_batch(
     collect: bool = True,
 ) -> BatchResult:
     """Solve boards of one shape with the word-driven DP (rules from ``lexicon.rules``)."""
-    return solve_letters(boards, lexicon, _solve_dp, share_prefixes, collect)
+    if not boards:
+        return empty_batch()
+    rows, cols = boards[0].shape
+    letters, lengths = encode_face_letters(boards, lexicon)
+    table = word_table(lexicon)
+    geo = geometry(rows, cols)
+    out = _solve_dp(
+        letters,
+        lengths,
+        geo.nbr_list,
+        geo.deg,
+        table.flat,
+        table.offsets,
+        table.lcp,
+        lexicon.word_points,
+        lexicon.trie.word_len,
+        table.max_len,
+        lexicon.rules.revisit,
+        share_prefixes,
+        collect,
+    )
+    return BatchResult(*out)
 
 
 def solve_dp(

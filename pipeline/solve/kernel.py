@@ -21,14 +21,10 @@ index) to count each word once per board. The kernels trust their input: face co
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 import llvmlite.ir as llir
 import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
-
-from pipeline.solve.driver import drive, walk_kind
 
 ONE = np.uint64(1)
 TWO = np.uint64(2)
@@ -77,6 +73,58 @@ def node_word(nodes, node):  # type: ignore[no-untyped-def]
     """The id of the word ending at node, or -1."""
     w = nodes[2 * node + 1] >> np.uint64(32)
     return np.int64(-1) if w == NO_WORD else np.int64(w)
+
+
+@njit(nogil=True, cache=True)
+def new_outputs(n_boards, n_cells, n_words, collect, n_bins):  # type: ignore[no-untyped-def]
+    """The per-board result arrays, the word-id buffer, the per-word "last seen" stamps and
+    the tally arrays (longest word id, words and points per length bin; ``n_bins`` columns)."""
+    score = np.zeros(n_boards, np.int32)
+    board_words = np.zeros(n_boards, np.int32)
+    longest = np.zeros(n_boards, np.int16)
+    dead = np.zeros(n_boards, np.int32)
+    offsets = np.zeros(n_boards + 1, np.int64)
+    # room for the usual word count (random 4x4: ~35 a board; big boards: a few per cell); a
+    # tally without collection only ever holds one board's ids
+    ids = np.empty(max(1024, (n_boards if collect else 1) * max(64, 4 * n_cells)), np.int32)
+    seen = np.full(n_words, -1, np.int32)
+    longest_id = np.full(n_boards if n_bins > 0 else 0, -1, np.int32)
+    counts = np.zeros((n_boards if n_bins > 0 else 0, n_bins), np.int32)
+    points = np.zeros((n_boards if n_bins > 0 else 0, n_bins), np.int32)
+    return score, board_words, longest, dead, offsets, ids, seen, longest_id, counts, points
+
+
+@njit(nogil=True, cache=True)
+def tally_board(ids, start, end, word_len, word_points, lo, counts, points):  # type: ignore[no-untyped-def]
+    """Add the words ``ids[start:end]`` of one board to its per-length rows ``counts`` and
+    ``points`` (bins ``lo, lo+1, ...``, the last bin for everything longer) and return the
+    longest word's id (ties: the smallest id, which is the alphabetically first word; -1 if
+    none). The order of the ids does not matter."""
+    top = len(counts) - 1
+    best_len = -1
+    best = -1
+    for k in range(start, end):
+        w = ids[k]
+        length = int(word_len[w])
+        if length > best_len or (length == best_len and w < best):
+            best_len = length
+            best = w
+        j = min(max(length - lo, 0), top)
+        counts[j] += 1
+        points[j] += word_points[w]
+    return best
+
+
+@njit(nogil=True, cache=True)
+def end_board(b, ids, start, end, collect, lo, n_bins, word_len, word_points, longest_id, counts, points):  # type: ignore[no-untyped-def]
+    """Board ``b``'s ids ``ids[start:end]`` are recorded: tally them when there are bins
+    (:func:`tally_board`) and return where the next board's ids start (``start`` again when
+    the ids are not kept)."""
+    if n_bins > 0:
+        longest_id[b] = tally_board(ids, start, end, word_len, word_points, lo, counts[b], points[b])
+        if not collect:
+            return start
+    return end
 
 
 @njit(nogil=True, cache=True)
@@ -159,41 +207,27 @@ def prepare_masks(fa, nbr_mask, open_nbrs, nbr_faces, wild):
     return nonblank
 
 
-class SmallWalk(NamedTuple):
-    """The standard rule on boards of <= 64 cells (see :func:`solve_small`). ``board``: the
-    current board's first cells (cells whose face starts a word), non-blank cells and live
-    cells, as masks."""
-
-    boards: Any
-    nbr_mask: Any
-    nodes: Any
-    st: Any
-    nbr_faces: Any
-    near: Any
-    board: Any
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _prepare_small(ws, b):  # type: ignore[no-untyped-def]
-    faces = ws.boards[b]
-    root_mask = ws.nodes[0]
-    first_cells = ZERO
-    for c in range(len(faces)):
-        if faces[c] >= 0 and (root_mask >> np.uint64(faces[c])) & ONE != ZERO:
-            first_cells |= ONE << np.uint64(c)
-    ws.board[0] = first_cells
-    ws.board[1] = _index_neighbours(faces, ws.nbr_mask, ws.nbr_faces, ws.near)
+@njit(nogil=True, cache=True)
+def grow(ids, needed):  # type: ignore[no-untyped-def]
+    cap = len(ids)
+    while cap < needed:
+        cap *= 2
+    out = np.empty(cap, dtype=np.int32)
+    out[: len(ids)] = ids
+    return out
 
 
 @njit(nogil=True, cache=True)
-def _walk_small(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):  # type: ignore[no-untyped-def]
-    """Every word of one board of <= 64 cells, as the driver's walk step (the live cells to
-    ``ws.board[2]``)."""
-    faces = ws.boards[b]
-    nodes = ws.nodes
-    near = ws.near
-    nbr_faces = ws.nbr_faces
-    st_cell, st_mask, st_first, st_todo = ws.st
+def _walk_small(
+    faces, nodes, first_cells, nbr_faces, near, word_points, word_len, collect, seen, stamp, ids, n_ids, st
+):  # type: ignore[no-untyped-def]
+    """Every word of one board of <= 64 cells: (points, words, longest, live cells, n_ids), the
+    found ids appended to ``ids`` from ``n_ids`` on; n_ids is -1 when ``ids`` ran out of room
+    (the walk still finishes, so the caller knows how much room the board needs, grows ``ids``
+    and walks the board once more with a new stamp). ``ids`` is never reassigned here: a
+    growable buffer in this loop made numba count references on every step (about 25% of the
+    time)."""
+    st_cell, st_mask, st_first, st_todo = st
     live = ZERO  # cells some found word uses
     pts = 0
     n_found = 0
@@ -202,7 +236,7 @@ def _walk_small(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
     depth = ZERO
     st_mask[0] = nodes[0]
     st_first[0] = np.int64(nodes[1] & LOW32)
-    st_todo[0] = ws.board[0]
+    st_todo[0] = first_cells
     used = ZERO  # the cells of the current path
     while True:
         todo = st_todo[depth]
@@ -223,10 +257,10 @@ def _walk_small(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
         path = used | bit
         w_hi = info >> np.uint64(32)
         if w_hi != NO_WORD:
-            live |= path
-            # add_word by hand (here and in the other trie walks): as a helper, even with
-            # inline="always", it measured 10-30% slower in this loop
+            # Word recording stays inline (here and in the other kernels): as a helper
+            # function it measured about 10% slower.
             w = np.int64(w_hi)
+            live |= path
             if seen[w] != stamp:
                 seen[w] = stamp
                 pts += word_points[w]
@@ -246,22 +280,17 @@ def _walk_small(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
             st_mask[depth] = child_mask
             st_first[depth] = np.int64(info & LOW32)
             st_todo[depth] = next_cells
-    ws.board[2] = live
-    return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _finish_small(ws, b):  # type: ignore[no-untyped-def]
-    _clear_neighbours(ws.boards[b], ws.nbr_mask, ws.near)
-    return np.int32(popcount(ws.board[1] & ~ws.board[2]))
-
-
-walk_kind(SmallWalk, _prepare_small, _walk_small, _finish_small)
+    return pts, n_found, longest_len, live, n_ids if n_ids <= len(ids) else -1
 
 
 @njit(nogil=True, cache=True)
 def solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, collect, lo, n_bins):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
+    outs = new_outputs(n_boards, n, len(word_points), collect, n_bins)
+    score, board_words, longest, dead, offsets, ids, seen, longest_id, counts, points = outs
+    record = collect or n_bins > 0  # a tally reads the board's ids, then drops them
+    n_ids = 0
+    stamp = -1
     depth_cap = min(max_depth, n) + 1
     # per depth: the cell it stands on, its trie node's child mask and first child, and the
     # cells still to try from it (depth 0 is the root, standing on no cell)
@@ -273,51 +302,67 @@ def solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, colle
     )
     nbr_faces = np.empty(n, np.uint64)
     near = np.zeros(n * FACE_STRIDE, np.uint64)
-    ws = SmallWalk(boards, nbr_mask, nodes, st, nbr_faces, near, np.zeros(3, np.uint64))
-    return drive(ws, n_boards, n, word_points, word_len, collect, lo, n_bins)
+    root_mask = nodes[0]
 
-
-class LargeWalk(NamedTuple):
-    """The standard rule on boards of any size (see :func:`solve_large`)."""
-
-    boards: Any
-    nbr_list: Any
-    deg: Any
-    nodes: Any
-    st: Any
-    used: Any
-    live: Any
-    nbr_faces: Any
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _prepare_large(ws, b):  # type: ignore[no-untyped-def]
-    faces = ws.boards[b]
-    for c in range(len(faces)):
-        seen_faces = ZERO
-        for k in range(ws.deg[c]):
-            g = faces[ws.nbr_list[c, k]]
-            if g >= 0:
-                seen_faces |= ONE << np.uint64(g)
-        ws.nbr_faces[c] = seen_faces
+    for b in range(n_boards):
+        faces = boards[b]
+        nonblank = _index_neighbours(faces, nbr_mask, nbr_faces, near)
+        first_cells = ZERO
+        for c in range(n):
+            if faces[c] >= 0 and (root_mask >> np.uint64(faces[c])) & ONE != ZERO:
+                first_cells |= ONE << np.uint64(c)
+        while True:
+            stamp += 1
+            pts, n_found, longest_len, live, end = _walk_small(
+                faces,
+                nodes,
+                first_cells,
+                nbr_faces,
+                near,
+                word_points,
+                word_len,
+                record,
+                seen,
+                stamp,
+                ids,
+                n_ids,
+                st,
+            )
+            if end >= 0:
+                break
+            ids = grow(ids, n_ids + n_found)
+        n_ids = end_board(
+            b, ids, n_ids, end, collect, lo, n_bins, word_len, word_points, longest_id, counts, points
+        )
+        _clear_neighbours(faces, nbr_mask, near)
+        score[b] = pts
+        board_words[b] = n_found
+        longest[b] = longest_len
+        dead[b] = np.int32(popcount(nonblank & ~live))
+        offsets[b + 1] = n_ids
+    return score, board_words, longest, dead, offsets, ids[:n_ids].copy(), longest_id, counts, points
 
 
 @njit(nogil=True, cache=True)
-def _walk_large(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):  # type: ignore[no-untyped-def]
-    """Every word of one board of any size, as the driver's walk step (``ws.live`` gets a 1
-    for each cell a found word uses).
-
-    One function on purpose (radon D): with the paths from a start cell and the word recording
-    as inlined helpers it measured about 5% slower."""
-    faces = ws.boards[b]
-    nbr_list = ws.nbr_list
-    deg = ws.deg
-    nodes = ws.nodes
-    nbr_faces = ws.nbr_faces
-    used = ws.used
-    live = ws.live
-    st = ws.st
-    live[:] = 0
+def _walk_large(
+    faces,
+    nbr_list,
+    deg,
+    nodes,
+    nbr_faces,
+    word_points,
+    word_len,
+    collect,
+    seen,
+    stamp,
+    ids,
+    n_ids,
+    st,
+    used,
+    live,
+):  # type: ignore[no-untyped-def]
+    """Every word of one board of any size, as :func:`_walk_small` (same return, same reason
+    for never reassigning ``ids``); ``live`` gets a 1 for each cell a found word uses."""
     st_cell, st_node, st_next = st
     n = len(faces)
     pts = 0
@@ -332,7 +377,7 @@ def _walk_large(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
         w = node_word(nodes, node0)
         if w >= 0:
             live[start] = 1
-            if seen[w] != stamp:  # add_word by hand: see the docstring
+            if seen[w] != stamp:  # inline: see _walk_small
                 seen[w] = stamp
                 pts += word_points[w]
                 n_found += 1
@@ -368,7 +413,7 @@ def _walk_large(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
                 for i in range(depth + 1):
                     live[st_cell[i]] = 1
                 live[cell] = 1
-                if seen[w] != stamp:  # add_word by hand: see the docstring
+                if seen[w] != stamp:  # inline: see _walk_small
                     seen[w] = stamp
                     pts += word_points[w]
                     n_found += 1
@@ -387,22 +432,59 @@ def _walk_large(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):
     return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1
 
 
-@njit(nogil=True, cache=True, inline="always")
-def _finish_large(ws, b):  # type: ignore[no-untyped-def]
-    return count_dead(ws.boards[b], ws.live)
-
-
-walk_kind(LargeWalk, _prepare_large, _walk_large, _finish_large)
-
-
 @njit(nogil=True, cache=True)
 def solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect, lo, n_bins):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
+    outs = new_outputs(n_boards, n, len(word_points), collect, n_bins)
+    score, board_words, longest, dead, offsets, ids, seen, longest_id, counts, points = outs
+    record = collect or n_bins > 0  # a tally reads the board's ids, then drops them
+    n_ids = 0
+    stamp = -1
     depth_cap = min(max_depth, n) + 1
     # per depth: the cell, its trie node, and the index in the cell's neighbour list to try next
     st = (np.empty(depth_cap, np.int64), np.empty(depth_cap, np.int64), np.empty(depth_cap, np.int64))
     used = np.zeros(n, np.uint8)
     live = np.zeros(n, np.uint8)
     nbr_faces = np.empty(n, np.uint64)
-    ws = LargeWalk(boards, nbr_list, deg, nodes, st, used, live, nbr_faces)
-    return drive(ws, n_boards, n, word_points, word_len, collect, lo, n_bins)
+
+    for b in range(n_boards):
+        faces = boards[b]
+        for c in range(n):
+            seen_faces = ZERO
+            for k in range(deg[c]):
+                g = faces[nbr_list[c, k]]
+                if g >= 0:
+                    seen_faces |= ONE << np.uint64(g)
+            nbr_faces[c] = seen_faces
+        while True:
+            stamp += 1
+            live[:] = 0
+            pts, n_found, longest_len, end = _walk_large(
+                faces,
+                nbr_list,
+                deg,
+                nodes,
+                nbr_faces,
+                word_points,
+                word_len,
+                record,
+                seen,
+                stamp,
+                ids,
+                n_ids,
+                st,
+                used,
+                live,
+            )
+            if end >= 0:
+                break
+            ids = grow(ids, n_ids + n_found)
+        n_ids = end_board(
+            b, ids, n_ids, end, collect, lo, n_bins, word_len, word_points, longest_id, counts, points
+        )
+        score[b] = pts
+        board_words[b] = n_found
+        longest[b] = longest_len
+        dead[b] = count_dead(faces, live)
+        offsets[b + 1] = n_ids
+    return score, board_words, longest, dead, offsets, ids[:n_ids].copy(), longest_id, counts, points

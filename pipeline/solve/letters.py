@@ -7,14 +7,13 @@ it shows (``qu``, ``th``, blanks mean the same as for the trie kernel).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numba import njit
 
-from pipeline.boards import BLANK, Board, geometry
+from pipeline.boards import BLANK, Board
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, encode_boards
 
@@ -106,30 +105,6 @@ def encode_face_letters(boards: Sequence[Board], lexicon: CompiledLexicon) -> tu
         table[i, : len(face)] = [ord(ch) for ch in face]
         table_len[i] = len(face)
     return table[codes], table_len[codes]
-
-
-def solve_letters(
-    boards: Sequence[Board], lexicon: CompiledLexicon, kernel: Callable[..., Any], *options: Any
-) -> BatchResult:
-    """Boards of one shape through a letter kernel (``binary``, ``dp``): it takes (``boards`` =
-    (letters, face lengths, neighbour lists, degrees), ``table`` = the word table's (flat,
-    offsets, lcp, longest word), word points, word lengths, revisit rule, then ``options``) and
-    returns (score, words, longest, dead cells, offsets, ids) as the trie kernels do."""
-    if not boards:
-        return empty_batch()
-    rows, cols = boards[0].shape
-    letters, lengths = encode_face_letters(boards, lexicon)
-    table = word_table(lexicon)
-    geo = geometry(rows, cols)
-    out = kernel(
-        (letters, lengths, geo.nbr_list, geo.deg),
-        (table.flat, table.offsets, table.lcp, table.max_len),
-        lexicon.word_points,
-        lexicon.trie.word_len,
-        lexicon.rules.revisit,
-        *options,
-    )
-    return BatchResult(*out[:6])
 
 
 def empty_batch() -> BatchResult:

@@ -25,12 +25,6 @@ def _faces_of(die, fidx, table, board):
         board[c] = table[die[c], fidx[c]]
 
 
-@njit(nogil=True, cache=True, inline="always")
-def _accept(delta, temp):
-    """The Metropolis rule: always up, down with probability exp(delta / temp)."""
-    return delta >= 0 or np.random.random() < np.exp(delta / temp)
-
-
 @njit(nogil=True, cache=True)
 def neighbourhood(
     die,
@@ -63,20 +57,6 @@ def neighbourhood(
     (REROLL, cell, face index on the die), a swap (SWAP, cell, cell). With ``use_wild`` each
     cell's re-rolls are scored by one wildcard walk (:func:`cell_scores`).
     """
-    args = (
-        nbr_mask,
-        mask,
-        first_child,
-        word_id,
-        weights,
-        seen,
-        stamp,
-        st_cell,
-        st_node,
-        st_avail,
-        open_nbrs,
-        nbr_faces,
-    )
     n = len(die)
     board = np.empty(n, np.int8)
     _faces_of(die, fidx, table, board)
@@ -94,7 +74,27 @@ def neighbourhood(
             seen_face[g] = False
         wild = np.empty(0, np.int64)
         if use_wild:
-            wild = cell_scores(board, c, n_faces, *args, face_mask, found, st_face, st_wrem)
+            wild = cell_scores(
+                board,
+                c,
+                n_faces,
+                nbr_mask,
+                mask,
+                first_child,
+                word_id,
+                weights,
+                seen,
+                stamp,
+                st_cell,
+                st_node,
+                st_avail,
+                open_nbrs,
+                nbr_faces,
+                face_mask,
+                found,
+                st_face,
+                st_wrem,
+            )
         for j in range(n_opts[d]):
             f = table[d, j]
             if f == cur or seen_face[f + 1]:
@@ -107,7 +107,21 @@ def neighbourhood(
                 score[k] = wild[f]
             else:
                 board[c] = f
-                score[k] = score_one(board, *args)
+                score[k] = score_one(
+                    board,
+                    nbr_mask,
+                    mask,
+                    first_child,
+                    word_id,
+                    weights,
+                    seen,
+                    stamp,
+                    st_cell,
+                    st_node,
+                    st_avail,
+                    open_nbrs,
+                    nbr_faces,
+                )
                 board[c] = cur
             k += 1
     for i in range(n):
@@ -121,7 +135,21 @@ def neighbourhood(
             kind[k] = SWAP
             ma[k] = i
             mb[k] = j
-            score[k] = score_one(board, *args)
+            score[k] = score_one(
+                board,
+                nbr_mask,
+                mask,
+                first_child,
+                word_id,
+                weights,
+                seen,
+                stamp,
+                st_cell,
+                st_node,
+                st_avail,
+                open_nbrs,
+                nbr_faces,
+            )
             board[i] = fi
             board[j] = fj
             k += 1
@@ -166,20 +194,6 @@ def anneal(
     so a call is reproducible from ``seed``.
     """
     np.random.seed(seed)
-    args = (
-        nbr_mask,
-        mask,
-        first_child,
-        word_id,
-        weights,
-        seen,
-        stamp,
-        st_cell,
-        st_node,
-        st_avail,
-        open_nbrs,
-        nbr_faces,
-    )
     n = len(die)
     board = np.empty(n, np.int8)
     _faces_of(die, fidx, table, board)
@@ -194,8 +208,23 @@ def anneal(
             if a == b or board[a] == board[b]:
                 continue
             board[a], board[b] = board[b], board[a]
-            new = score_one(board, *args)
-            if _accept(new - cur, temp):
+            new = score_one(
+                board,
+                nbr_mask,
+                mask,
+                first_child,
+                word_id,
+                weights,
+                seen,
+                stamp,
+                st_cell,
+                st_node,
+                st_avail,
+                open_nbrs,
+                nbr_faces,
+            )
+            delta = new - cur
+            if delta >= 0 or np.random.random() < np.exp(delta / temp):
                 die[a], die[b] = die[b], die[a]
                 fidx[a], fidx[b] = fidx[b], fidx[a]
                 cur = new
@@ -216,8 +245,23 @@ def anneal(
             if f == old:
                 continue
             board[c] = f
-            new = score_one(board, *args)
-            if _accept(new - cur, temp):
+            new = score_one(
+                board,
+                nbr_mask,
+                mask,
+                first_child,
+                word_id,
+                weights,
+                seen,
+                stamp,
+                st_cell,
+                st_node,
+                st_avail,
+                open_nbrs,
+                nbr_faces,
+            )
+            delta = new - cur
+            if delta >= 0 or np.random.random() < np.exp(delta / temp):
                 fidx[c] = j
                 cur = new
                 accepted += 1

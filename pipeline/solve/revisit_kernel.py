@@ -6,41 +6,31 @@ output contract and node records as :mod:`pipeline.solve.kernel`, whose helpers 
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 import numpy as np
 from numba import njit
 
-from pipeline.solve.driver import drive, no_prepare, walk_kind
-from pipeline.solve.kernel import ONE, ZERO, child_index, count_dead, ctz, node_word
-
-
-class RevisitWalk(NamedTuple):
-    """The revisit rule (see :func:`solve_revisit`); ``token`` holds the frontier token counter
-    between boards."""
-
-    boards: Any
-    nbr_list: Any
-    deg: Any
-    nodes: Any
-    scratch: Any
-    token: Any
+from pipeline.solve.kernel import (
+    ONE,
+    ZERO,
+    child_index,
+    count_dead,
+    ctz,
+    end_board,
+    grow,
+    new_outputs,
+    node_word,
+)
 
 
 @njit(nogil=True, cache=True)
-def _walk_revisit(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids):  # type: ignore[no-untyped-def]
-    """Every word of one board under the revisit rule, as the driver's walk step.
-
-    One function on purpose (radon D): with the frontier steps and word recording as inlined
-    helpers it measured 8-15% slower (numba counts references on their array arguments)."""
-    faces = ws.boards[b]
-    nbr_list = ws.nbr_list
-    deg = ws.deg
-    nodes = ws.nodes
-    token = ws.token[0]
-    frontier, f_count, f_mark, b_mark, f_tok, has_back, st_node, faces_left, live = ws.scratch
-    depth_cap = len(f_count)
+def _walk_revisit(
+    faces, nbr_list, deg, nodes, word_points, word_len, collect, seen, stamp, ids, n_ids, scratch, token
+):  # type: ignore[no-untyped-def]
+    """Every word of one board under the revisit rule, as :func:`_walk_small` (the same return
+    but the token counter last, for the same reason ``ids`` is never reassigned)."""
+    frontier, f_count, f_mark, b_mark, f_tok, has_back, st_node, faces_left, live = scratch
     n = len(faces)
+    depth_cap = len(f_count)
     board_faces = ZERO
     for c in range(n):
         live[c] = 0
@@ -113,7 +103,7 @@ def _walk_revisit(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids
                 c = frontier[d, i]
                 b_mark[d, c] = token
                 live[c] = 1
-            if seen[w] != stamp:  # add_word by hand: see the docstring
+            if seen[w] != stamp:  # inline: see kernel.solve_small
                 seen[w] = stamp
                 pts += word_points[w]
                 n_found += 1
@@ -124,21 +114,17 @@ def _walk_revisit(ws, b, word_points, word_len, collect, seen, stamp, ids, n_ids
                         ids[n_ids] = w
                     n_ids += 1
         faces_left[d] = nodes[2 * child] & board_faces if d + 1 < depth_cap else ZERO
-    ws.token[0] = token
-    return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1
-
-
-@njit(nogil=True, cache=True)
-def _finish_revisit(ws, b):  # type: ignore[no-untyped-def]
-    return count_dead(ws.boards[b], ws.scratch[-1])
-
-
-walk_kind(RevisitWalk, no_prepare, _walk_revisit, _finish_revisit)
+    return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1, token
 
 
 @njit(nogil=True, cache=True)
 def solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect, lo, n_bins):  # type: ignore[no-untyped-def]
     n_boards, n = boards.shape
+    outs = new_outputs(n_boards, n, len(word_points), collect, n_bins)
+    score, board_words, longest, dead, offsets, ids, seen, longest_id, counts, points = outs
+    record = collect or n_bins > 0
+    n_ids = 0
+    stamp = -1
     depth_cap = max_depth + 1
     frontier = np.empty((depth_cap, n), np.int32)  # cells where the prefix can end
     f_count = np.zeros(depth_cap, np.int64)
@@ -149,6 +135,37 @@ def solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth
     st_node = np.empty(depth_cap, np.int64)
     faces_left = np.empty(depth_cap, np.uint64)  # child faces of st_node[d] still to try
     live = np.zeros(n, np.uint8)
+    token = np.int64(0)
     scratch = (frontier, f_count, f_mark, b_mark, f_tok, has_back, st_node, faces_left, live)
-    ws = RevisitWalk(boards, nbr_list, deg, nodes, scratch, np.zeros(1, np.int64))
-    return drive(ws, n_boards, n, word_points, word_len, collect, lo, n_bins)
+
+    for b in range(n_boards):
+        faces = boards[b]
+        while True:
+            stamp += 1
+            pts, n_found, longest_len, end, token = _walk_revisit(
+                faces,
+                nbr_list,
+                deg,
+                nodes,
+                word_points,
+                word_len,
+                record,
+                seen,
+                stamp,
+                ids,
+                n_ids,
+                scratch,
+                token,
+            )
+            if end >= 0:
+                break
+            ids = grow(ids, n_ids + n_found)
+        n_ids = end_board(
+            b, ids, n_ids, end, collect, lo, n_bins, word_len, word_points, longest_id, counts, points
+        )
+        score[b] = pts
+        board_words[b] = n_found
+        longest[b] = longest_len
+        dead[b] = count_dead(faces, live)
+        offsets[b + 1] = n_ids
+    return score, board_words, longest, dead, offsets, ids[:n_ids].copy(), longest_id, counts, points

@@ -18,7 +18,7 @@ from numba import njit
 
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult
-from pipeline.solve.driver import tally_board
+from pipeline.solve.kernel import tally_board
 
 
 @dataclass
