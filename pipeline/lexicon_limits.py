@@ -82,17 +82,12 @@ class Lexicon:
 MAX_BYTES_ENV = "BOGGLE_LEXICON_MAX_BYTES"
 MAX_LINES_ENV = "BOGGLE_LEXICON_MAX_LINES"
 MAX_WORD_ENV = "BOGGLE_LEXICON_MAX_WORD"
-MAX_NODES_ENV = "BOGGLE_LEXICON_MAX_NODES"
-# tanglet:pl, the largest list we know, is 42 MB of text in 3.2M lines: 6x and 3x headroom.
-# Every line costs a str while parsing, so the line cap is what bounds memory on short lines
-# (10M distinct 5-letter words compile at a 1.5 GB peak); the node cap bounds the trie.
-DEFAULT_MAX_BYTES = 256 * 2**20
-DEFAULT_MAX_LINES = 10_000_000
-# The longest word in any Tanglet pack or ENABLE2K has 28 letters; no board spells 64 faces.
-DEFAULT_MAX_WORD = 64
-# The longest line in any Tanglet pack is 77 bytes (a word and its fields); longer is not a word
-# list. Fixed, and the ceiling for the word cap, so no length ever nears int16's 32,767.
-MAX_LINE_BYTES = 1024
+# The limits' defaults and the reasons for them are the settings' (pipeline.settings.Settings).
+_DEFAULTS = settings.Settings()
+DEFAULT_MAX_BYTES = _DEFAULTS.lexicon_max_bytes
+DEFAULT_MAX_LINES = _DEFAULTS.lexicon_max_lines
+DEFAULT_MAX_WORD = _DEFAULTS.lexicon_max_word
+MAX_LINE_BYTES = settings.MAX_LINE_BYTES
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,9 @@ from pipeline.errors import ConfigError, quote
 
 Parser = Callable[[str, str], Any]  # (variable name, its text) -> the value
 
-MAX_LINE_BYTES = 1024  # pipeline.lexicon.MAX_LINE_BYTES: the ceiling of BOGGLE_LEXICON_MAX_WORD
+# The longest line in any Tanglet pack is 77 bytes (a word and its fields); longer is not a word
+# list. Fixed, and the ceiling for the word cap, so no length ever nears int16's 32,767.
+MAX_LINE_BYTES = 1024
 _SIZE_SUFFIX = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
 
 
@@ -108,6 +110,9 @@ class Settings:
         parse=_path,
         shown="`~/.cache`",
     )
+    # tanglet:pl, the largest list we know, is 42 MB of text in 3.2M lines: 6x and 3x headroom.
+    # Every line costs a str while parsing, so the line cap is what bounds memory on short lines
+    # (10M distinct 5-letter words compile at a 1.5 GB peak); the node cap bounds the trie.
     lexicon_max_bytes: int = _var(
         "BOGGLE_LEXICON_MAX_BYTES",
         256 * 2**20,
@@ -121,12 +126,16 @@ class Settings:
         "most lines a word list may have",
         parse=_count(),
     )
+    # tanglet:pl makes 5.3M nodes. At 19 bytes a node plus the build's temporaries, 64M nodes is
+    # a compile of about 3 GB; a list of random letters of the size the loader accepts would make
+    # 200M+ (measured: 64 MB of random 24-letter words, 54M nodes, 2.3 GB peak).
     lexicon_max_nodes: int = _var(
         "BOGGLE_LEXICON_MAX_NODES",
         64_000_000,
         "most trie nodes a compiled lexicon may have (counted before its arrays exist)",
         parse=_count(most=2**31 - 1),  # the trie's child indices are int32
     )
+    # The longest word in any Tanglet pack or ENABLE2K has 28 letters; no board spells 64 faces.
     lexicon_max_word: int = _var(
         "BOGGLE_LEXICON_MAX_WORD",
         64,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.errors import LexiconError, quote
+from pipeline.settings import Settings
 from pipeline.trie_alphabet import Alphabet
 from pipeline.trie_nodes import Trie
 
@@ -92,10 +93,9 @@ def _word_lengths(words: list[str]) -> np.ndarray:
     return lens.astype(np.int16)
 
 
-# tanglet:pl makes 5.3M nodes. At 19 bytes a node plus the build's temporaries, 64M nodes is a
-# compile of about 3 GB; a list of random letters of the size the loader accepts would make
-# 200M+ (measured: 64 MB of random 24-letter words, 54M nodes, 2.3 GB peak).
-DEFAULT_MAX_NODES = 64_000_000
+#: The compiled trie's node cap unless ``BOGGLE_LEXICON_MAX_NODES`` says otherwise (the figure and
+#: the reason for it are the settings').
+DEFAULT_MAX_NODES = Settings().lexicon_max_nodes
 
 
 def build_trie(
