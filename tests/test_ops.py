@@ -162,7 +162,7 @@ def test_a_signal_raised_as_a_compiled_function_returns_is_not_an_internal_error
         if isinstance(signal_exc, Terminated)
         else (EXIT_INTERRUPTED, "interrupted")
     )
-    for wrappers in (("enumerate_class",), ("solve_small", "_sort_ids")):
+    for wrappers in (("enumerate_class",), ("solve_batch", "_sort_ids")):
         code, line = error_outcome(raised(signal_exc, *wrappers), "prove")
         assert code == expected[0]
         assert line.startswith(expected[1]) and line.endswith("re-run the same command to resume")

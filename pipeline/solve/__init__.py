@@ -80,7 +80,7 @@ def solve_arrays(
     what a run's table needs, without a pass over the collected ids afterwards (or, with
     ``collect=False``, without collecting them at all).
     """
-    from pipeline.solve import kernel
+    from pipeline.solve import drive
 
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     if bins is not None and bins[1] < 1:
@@ -98,14 +98,10 @@ def solve_arrays(
         collect,
         *(bins or (0, 0)),
     )
+    variant = drive.SMALL if rows * cols <= 64 else drive.LARGE
     if lexicon.rules.revisit:
-        from pipeline.solve import revisit_kernel
-
-        out = revisit_kernel.solve_revisit(boards, geo.nbr_list, geo.deg, *common)
-    elif rows * cols <= 64:
-        out = kernel.solve_small(boards, geo.nbr_mask, *common)
-    else:
-        out = kernel.solve_large(boards, geo.nbr_list, geo.deg, *common)
+        variant = drive.REVISIT
+    out = drive.solve_batch(variant, boards, geo.nbr_mask, geo.nbr_list, geo.deg, *common)
     score, n_words, longest, dead, offsets, ids, longest_id, counts, points = out
     if not bins:
         return BatchResult(score, n_words, longest, dead, offsets, ids)
@@ -184,9 +180,9 @@ def kernel_cache_dirs() -> list[Path]:
     return roots
 
 
-def kernel_needs_compile(roots: Sequence[Path] | None = None, module: str = "kernel") -> bool:
+def kernel_needs_compile(roots: Sequence[Path] | None = None, module: str = "drive") -> bool:
     """True when numba has no cached machine code yet for the kernels of ``module`` (a module
-    of this package: ``kernel``, ``dp``, ``binary``); the first run on a machine compiles them,
-    which takes several seconds."""
+    of this package: ``drive`` (the trie walks), ``dp``, ``binary``); the first run on a
+    machine compiles them, which takes several seconds."""
     dirs = kernel_cache_dirs() if roots is None else roots
     return not any(any(d.rglob(f"{module}.*.nbi")) for d in dirs if d.is_dir())

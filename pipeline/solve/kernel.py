@@ -1,17 +1,18 @@
-"""The numba batch kernel: array in, array out, no Python objects, no I/O.
+"""The numba trie walks: array in, array out, no Python objects, no I/O.
 
-Three variants share one output contract (see :func:`pipeline.solve.solve_arrays`) and read the
-trie as packed 16-byte node records (:func:`pipeline.trie.pack_nodes`, flattened: ``nodes[2n]``
-is node n's child mask, ``nodes[2n + 1]`` its first child (low 32 bits) and word id (high 32
-bits, all ones for none)):
+The trie walks of one board and their helpers, for the batch driver
+(:func:`pipeline.solve.drive.solve_batch`, one output contract: see
+:func:`pipeline.solve.solve_arrays`). They read the trie as packed 16-byte node records
+(:func:`pipeline.trie.pack_nodes`, flattened: ``nodes[2n]`` is node n's child mask,
+``nodes[2n + 1]`` its first child (low 32 bits) and word id (high 32 bits, all ones for none)):
 
-* ``solve_small``: standard rule on boards of at most 64 cells. Cell sets are uint64 bit
+* ``walk_small``: standard rule on boards of at most 64 cells. Cell sets are uint64 bit
   masks. Per board, each cell gets a table "neighbours showing face f"; a step then takes only
   the neighbours whose face the trie node has a child for (the OR of a few table entries),
   so the DFS never tries a neighbour that leads nowhere. Depth 0 of the explicit stack is the
   trie's root with every usable cell to try.
-* ``solve_large``: standard rule on any board (neighbour lists, a byte array of used cells).
-* ``solve_revisit`` (:mod:`pipeline.solve.revisit_kernel`): cells may be revisited (each step
+* ``walk_large``: standard rule on any board (neighbour lists, a byte array of used cells).
+* ``walk_revisit`` (:mod:`pipeline.solve.revisit_kernel`): cells may be revisited (each step
   still moves); it shares this module's helpers.
 
 All three use an explicit stack (no recursion) and a per-word "last seen" stamp (the board's
@@ -138,10 +139,10 @@ def count_dead(faces, live):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def _index_neighbours(faces, nbr_mask, nbr_faces, near):  # type: ignore[no-untyped-def]
+def index_neighbours(faces, nbr_mask, nbr_faces, near):  # type: ignore[no-untyped-def]
     """Per cell c of a board of <= 64 cells: ``nbr_faces[c]``, the faces its non-blank
     neighbours show, and ``near[c * FACE_STRIDE + f]``, the mask of those neighbours showing
-    face f (the caller clears it with :func:`_clear_neighbours`). Returns the non-blank cells."""
+    face f (the caller clears it with :func:`clear_neighbours`). Returns the non-blank cells."""
     n = len(faces)
     nonblank = ZERO
     for c in range(n):
@@ -161,8 +162,8 @@ def _index_neighbours(faces, nbr_mask, nbr_faces, near):  # type: ignore[no-unty
 
 
 @njit(nogil=True, cache=True)
-def _clear_neighbours(faces, nbr_mask, near):  # type: ignore[no-untyped-def]
-    # only the entries _index_neighbours set: clearing the whole table costs more per board
+def clear_neighbours(faces, nbr_mask, near):  # type: ignore[no-untyped-def]
+    # only the entries index_neighbours set: clearing the whole table costs more per board
     for c in range(len(faces)):
         todo = nbr_mask[c]
         while todo != ZERO:
@@ -218,7 +219,7 @@ def grow(ids, needed):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def _walk_small(
+def walk_small(
     faces, nodes, first_cells, nbr_faces, near, word_points, word_len, collect, seen, stamp, ids, n_ids, st
 ):  # type: ignore[no-untyped-def]
     """Every word of one board of <= 64 cells: (points, words, longest, live cells, n_ids), the
@@ -284,67 +285,7 @@ def _walk_small(
 
 
 @njit(nogil=True, cache=True)
-def solve_small(boards, nbr_mask, nodes, word_points, word_len, max_depth, collect, lo, n_bins):  # type: ignore[no-untyped-def]
-    n_boards, n = boards.shape
-    outs = new_outputs(n_boards, n, len(word_points), collect, n_bins)
-    score, board_words, longest, dead, offsets, ids, seen, longest_id, counts, points = outs
-    record = collect or n_bins > 0  # a tally reads the board's ids, then drops them
-    n_ids = 0
-    stamp = -1
-    depth_cap = min(max_depth, n) + 1
-    # per depth: the cell it stands on, its trie node's child mask and first child, and the
-    # cells still to try from it (depth 0 is the root, standing on no cell)
-    st = (
-        np.empty(depth_cap, np.int64),
-        np.empty(depth_cap, np.uint64),
-        np.empty(depth_cap, np.int64),
-        np.empty(depth_cap, np.uint64),
-    )
-    nbr_faces = np.empty(n, np.uint64)
-    near = np.zeros(n * FACE_STRIDE, np.uint64)
-    root_mask = nodes[0]
-
-    for b in range(n_boards):
-        faces = boards[b]
-        nonblank = _index_neighbours(faces, nbr_mask, nbr_faces, near)
-        first_cells = ZERO
-        for c in range(n):
-            if faces[c] >= 0 and (root_mask >> np.uint64(faces[c])) & ONE != ZERO:
-                first_cells |= ONE << np.uint64(c)
-        while True:
-            stamp += 1
-            pts, n_found, longest_len, live, end = _walk_small(
-                faces,
-                nodes,
-                first_cells,
-                nbr_faces,
-                near,
-                word_points,
-                word_len,
-                record,
-                seen,
-                stamp,
-                ids,
-                n_ids,
-                st,
-            )
-            if end >= 0:
-                break
-            ids = grow(ids, n_ids + n_found)
-        n_ids = end_board(
-            b, ids, n_ids, end, collect, lo, n_bins, word_len, word_points, longest_id, counts, points
-        )
-        _clear_neighbours(faces, nbr_mask, near)
-        score[b] = pts
-        board_words[b] = n_found
-        longest[b] = longest_len
-        dead[b] = np.int32(popcount(nonblank & ~live))
-        offsets[b + 1] = n_ids
-    return score, board_words, longest, dead, offsets, ids[:n_ids].copy(), longest_id, counts, points
-
-
-@njit(nogil=True, cache=True)
-def _walk_large(
+def walk_large(
     faces,
     nbr_list,
     deg,
@@ -361,7 +302,7 @@ def _walk_large(
     used,
     live,
 ):  # type: ignore[no-untyped-def]
-    """Every word of one board of any size, as :func:`_walk_small` (same return, same reason
+    """Every word of one board of any size, as :func:`walk_small` (same return, same reason
     for never reassigning ``ids``); ``live`` gets a 1 for each cell a found word uses."""
     st_cell, st_node, st_next = st
     n = len(faces)
@@ -377,7 +318,7 @@ def _walk_large(
         w = node_word(nodes, node0)
         if w >= 0:
             live[start] = 1
-            if seen[w] != stamp:  # inline: see _walk_small
+            if seen[w] != stamp:  # inline: see walk_small
                 seen[w] = stamp
                 pts += word_points[w]
                 n_found += 1
@@ -413,7 +354,7 @@ def _walk_large(
                 for i in range(depth + 1):
                     live[st_cell[i]] = 1
                 live[cell] = 1
-                if seen[w] != stamp:  # inline: see _walk_small
+                if seen[w] != stamp:  # inline: see walk_small
                     seen[w] = stamp
                     pts += word_points[w]
                     n_found += 1
@@ -430,61 +371,3 @@ def _walk_large(
                 st_next[depth] = 0
                 used[cell] = 1
     return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1
-
-
-@njit(nogil=True, cache=True)
-def solve_large(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect, lo, n_bins):  # type: ignore[no-untyped-def]
-    n_boards, n = boards.shape
-    outs = new_outputs(n_boards, n, len(word_points), collect, n_bins)
-    score, board_words, longest, dead, offsets, ids, seen, longest_id, counts, points = outs
-    record = collect or n_bins > 0  # a tally reads the board's ids, then drops them
-    n_ids = 0
-    stamp = -1
-    depth_cap = min(max_depth, n) + 1
-    # per depth: the cell, its trie node, and the index in the cell's neighbour list to try next
-    st = (np.empty(depth_cap, np.int64), np.empty(depth_cap, np.int64), np.empty(depth_cap, np.int64))
-    used = np.zeros(n, np.uint8)
-    live = np.zeros(n, np.uint8)
-    nbr_faces = np.empty(n, np.uint64)
-
-    for b in range(n_boards):
-        faces = boards[b]
-        for c in range(n):
-            seen_faces = ZERO
-            for k in range(deg[c]):
-                g = faces[nbr_list[c, k]]
-                if g >= 0:
-                    seen_faces |= ONE << np.uint64(g)
-            nbr_faces[c] = seen_faces
-        while True:
-            stamp += 1
-            live[:] = 0
-            pts, n_found, longest_len, end = _walk_large(
-                faces,
-                nbr_list,
-                deg,
-                nodes,
-                nbr_faces,
-                word_points,
-                word_len,
-                record,
-                seen,
-                stamp,
-                ids,
-                n_ids,
-                st,
-                used,
-                live,
-            )
-            if end >= 0:
-                break
-            ids = grow(ids, n_ids + n_found)
-        n_ids = end_board(
-            b, ids, n_ids, end, collect, lo, n_bins, word_len, word_points, longest_id, counts, points
-        )
-        score[b] = pts
-        board_words[b] = n_found
-        longest[b] = longest_len
-        dead[b] = count_dead(faces, live)
-        offsets[b + 1] = n_ids
-    return score, board_words, longest, dead, offsets, ids[:n_ids].copy(), longest_id, counts, points

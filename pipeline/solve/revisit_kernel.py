@@ -13,20 +13,16 @@ from pipeline.solve.kernel import (
     ONE,
     ZERO,
     child_index,
-    count_dead,
     ctz,
-    end_board,
-    grow,
-    new_outputs,
     node_word,
 )
 
 
 @njit(nogil=True, cache=True)
-def _walk_revisit(
+def walk_revisit(
     faces, nbr_list, deg, nodes, word_points, word_len, collect, seen, stamp, ids, n_ids, scratch, token
 ):  # type: ignore[no-untyped-def]
-    """Every word of one board under the revisit rule, as :func:`_walk_small` (the same return
+    """Every word of one board under the revisit rule, as :func:`walk_small` (the same return
     but the token counter last, for the same reason ``ids`` is never reassigned)."""
     frontier, f_count, f_mark, b_mark, f_tok, has_back, st_node, faces_left, live = scratch
     n = len(faces)
@@ -103,7 +99,7 @@ def _walk_revisit(
                 c = frontier[d, i]
                 b_mark[d, c] = token
                 live[c] = 1
-            if seen[w] != stamp:  # inline: see kernel.solve_small
+            if seen[w] != stamp:  # inline: see kernel.walk_small
                 seen[w] = stamp
                 pts += word_points[w]
                 n_found += 1
@@ -115,57 +111,3 @@ def _walk_revisit(
                     n_ids += 1
         faces_left[d] = nodes[2 * child] & board_faces if d + 1 < depth_cap else ZERO
     return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1, token
-
-
-@njit(nogil=True, cache=True)
-def solve_revisit(boards, nbr_list, deg, nodes, word_points, word_len, max_depth, collect, lo, n_bins):  # type: ignore[no-untyped-def]
-    n_boards, n = boards.shape
-    outs = new_outputs(n_boards, n, len(word_points), collect, n_bins)
-    score, board_words, longest, dead, offsets, ids, seen, longest_id, counts, points = outs
-    record = collect or n_bins > 0
-    n_ids = 0
-    stamp = -1
-    depth_cap = max_depth + 1
-    frontier = np.empty((depth_cap, n), np.int32)  # cells where the prefix can end
-    f_count = np.zeros(depth_cap, np.int64)
-    f_mark = np.zeros((depth_cap, n), np.int64)  # == f_tok[d]: cell is in frontier d
-    b_mark = np.zeros((depth_cap, n), np.int64)  # == f_tok[d]: cell leads to a word
-    f_tok = np.zeros(depth_cap, np.int64)
-    has_back = np.zeros(depth_cap, np.bool_)
-    st_node = np.empty(depth_cap, np.int64)
-    faces_left = np.empty(depth_cap, np.uint64)  # child faces of st_node[d] still to try
-    live = np.zeros(n, np.uint8)
-    token = np.int64(0)
-    scratch = (frontier, f_count, f_mark, b_mark, f_tok, has_back, st_node, faces_left, live)
-
-    for b in range(n_boards):
-        faces = boards[b]
-        while True:
-            stamp += 1
-            pts, n_found, longest_len, end, token = _walk_revisit(
-                faces,
-                nbr_list,
-                deg,
-                nodes,
-                word_points,
-                word_len,
-                record,
-                seen,
-                stamp,
-                ids,
-                n_ids,
-                scratch,
-                token,
-            )
-            if end >= 0:
-                break
-            ids = grow(ids, n_ids + n_found)
-        n_ids = end_board(
-            b, ids, n_ids, end, collect, lo, n_bins, word_len, word_points, longest_id, counts, points
-        )
-        score[b] = pts
-        board_words[b] = n_found
-        longest[b] = longest_len
-        dead[b] = count_dead(faces, live)
-        offsets[b + 1] = n_ids
-    return score, board_words, longest, dead, offsets, ids[:n_ids].copy(), longest_id, counts, points
