@@ -22,11 +22,11 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-from pipeline.boards import Board, geometry
+from pipeline.boards import Board
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
-from pipeline.solve.kernel import grow
-from pipeline.solve.letters import empty_batch, encode_face_letters, word_table
+from pipeline.solve.kernel import grow, new_outputs
+from pipeline.solve.letters import solve_table_batch
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -85,14 +85,9 @@ def _solve_binary(
 ):
     n_boards, n, _ = face_letters.shape
     n_words = len(offsets) - 1
-    score = np.zeros(n_boards, np.int32)
-    found_count = np.zeros(n_boards, np.int32)
-    longest = np.zeros(n_boards, np.int16)
-    dead = np.zeros(n_boards, np.int32)
-    out_offsets = np.zeros(n_boards + 1, np.int64)
-    ids = np.empty(max(1024, n_boards * 64), np.int32)
+    outs = new_outputs(n_boards, n, n_words, collect, 0)
+    score, found_count, longest, dead, out_offsets, ids, seen = outs[:7]
     n_ids = 0
-    seen = np.full(max(n_words, 1), -1, np.int32)
     text = np.zeros(max_len + 1, np.int32)
     # a path has at most n cells, a walk at most max_len (each cell adds a letter)
     cap = max_len + 2 if revisit else min(n, max_len) + 2
@@ -235,26 +230,7 @@ def solve_binary_batch(
     boards: Sequence[Board], lexicon: CompiledLexicon, *, collect: bool = True
 ) -> BatchResult:
     """Solve boards of one shape by binary-search backtracking (rules from ``lexicon.rules``)."""
-    if not boards:
-        return empty_batch()
-    rows, cols = boards[0].shape
-    letters, lengths = encode_face_letters(boards, lexicon)
-    table = word_table(lexicon)
-    geo = geometry(rows, cols)
-    out = _solve_binary(
-        letters,
-        lengths,
-        geo.nbr_list,
-        geo.deg,
-        table.flat,
-        table.offsets,
-        lexicon.word_points,
-        lexicon.trie.word_len,
-        table.max_len,
-        lexicon.rules.revisit,
-        collect,
-    )
-    return BatchResult(*out)
+    return solve_table_batch(_solve_binary, boards, lexicon, collect=collect)
 
 
 def solve_binary(boards: Sequence[Board], lexicon: CompiledLexicon) -> list[BoardResult]:

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from pipeline.boards import Board, geometry
+from pipeline.boards import Board
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
-from pipeline.solve.kernel import grow
-from pipeline.solve.letters import empty_batch, encode_face_letters, word_table
+from pipeline.solve.kernel import grow, new_outputs
+from pipeline.solve.letters import solve_table_batch
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -50,22 +50,18 @@ def _solve_dp(
     deg,
     flat,
     offsets,
-    lcp,
     word_points,
     word_len,
     max_len,
     revisit,
-    share_prefixes,
     collect,
+    lcp,
+    share_prefixes,
 ):
     n_boards, n, _ = face_letters.shape
     n_words = len(offsets) - 1
-    score = np.zeros(n_boards, np.int32)
-    found_count = np.zeros(n_boards, np.int32)
-    longest = np.zeros(n_boards, np.int16)
-    dead = np.zeros(n_boards, np.int32)
-    out_offsets = np.zeros(n_boards + 1, np.int64)
-    ids = np.empty(max(1024, n_boards * 64), np.int32)
+    outs = new_outputs(n_boards, n, n_words, collect, 0)
+    score, found_count, longest, dead, out_offsets, ids = outs[:6]
     n_ids = 0
 
     rows = max_len + 1
@@ -258,28 +254,7 @@ def solve_dp_batch(
     collect: bool = True,
 ) -> BatchResult:
     """Solve boards of one shape with the word-driven DP (rules from ``lexicon.rules``)."""
-    if not boards:
-        return empty_batch()
-    rows, cols = boards[0].shape
-    letters, lengths = encode_face_letters(boards, lexicon)
-    table = word_table(lexicon)
-    geo = geometry(rows, cols)
-    out = _solve_dp(
-        letters,
-        lengths,
-        geo.nbr_list,
-        geo.deg,
-        table.flat,
-        table.offsets,
-        table.lcp,
-        lexicon.word_points,
-        lexicon.trie.word_len,
-        table.max_len,
-        lexicon.rules.revisit,
-        share_prefixes,
-        collect,
-    )
-    return BatchResult(*out)
+    return solve_table_batch(_solve_dp, boards, lexicon, collect=collect, lcp=True, extra=(share_prefixes,))
 
 
 def solve_dp(

@@ -9,11 +9,12 @@ from __future__ import annotations
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit
 
-from pipeline.boards import BLANK, Board
+from pipeline.boards import BLANK, Board, geometry
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, encode_boards
 
@@ -113,3 +114,41 @@ def empty_batch() -> BatchResult:
     return BatchResult(
         none, none.copy(), none.astype(np.int16), none.copy(), np.zeros(1, np.int64), none.copy()
     )
+
+
+def solve_table_batch(
+    kernel: Any,
+    boards: Sequence[Board],
+    lexicon: CompiledLexicon,
+    *,
+    collect: bool = True,
+    lcp: bool = False,
+    extra: tuple[Any, ...] = (),
+) -> BatchResult:
+    """The harness of the solvers over the sorted word table (:mod:`pipeline.solve.binary`,
+    :mod:`pipeline.solve.dp`): boards of one shape in, the kernel's batch result out (rules
+    from ``lexicon.rules``). The kernel takes the face letters and lengths, the neighbour lists,
+    the table, the word points and lengths, the longest word, the revisit rule and ``collect``;
+    then the table's common-prefix lengths when ``lcp``, then ``extra``."""
+    if not boards:
+        return empty_batch()
+    rows, cols = boards[0].shape
+    letters, lengths = encode_face_letters(boards, lexicon)
+    table = word_table(lexicon)
+    geo = geometry(rows, cols)
+    out = kernel(
+        letters,
+        lengths,
+        geo.nbr_list,
+        geo.deg,
+        table.flat,
+        table.offsets,
+        lexicon.word_points,
+        lexicon.trie.word_len,
+        table.max_len,
+        lexicon.rules.revisit,
+        collect,
+        *((table.lcp,) if lcp else ()),
+        *extra,
+    )
+    return BatchResult(*out)
