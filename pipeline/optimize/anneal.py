@@ -59,8 +59,8 @@ class AnnealState:
             cfg.t_end,
             cfg.swap_p,
             seed,
-            *scorer.trie_args(),
-            *scorer.scratch.arrays(),
+            scorer.trie_args(),
+            scorer.scratch.arrays(),
         )
         self.score = int(score)
         self.best_score = int(best)

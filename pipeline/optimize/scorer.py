@@ -77,19 +77,19 @@ class Scorer:
         self.evaluations = 0
 
     def trie_args(self) -> tuple[Any, ...]:
-        """The kernels' leading arguments: neighbour masks, trie arrays and word weights."""
+        """The kernels' ``trie`` argument: neighbour masks, trie arrays and word weights."""
         t = self.t
         return (self.nbr_mask, t.mask, t.first_child, t.word_id, t.weights)
 
     def score(self, faces: np.ndarray) -> int:
         self.evaluations += 1
         board = np.ascontiguousarray(faces, np.int8)
-        return int(kernels().score_one(board, *self.trie_args(), *self.scratch.arrays()))
+        return int(kernels().score_one(board, self.trie_args(), self.scratch.arrays()))
 
     def score_many(self, boards: np.ndarray) -> np.ndarray:
         self.evaluations += len(boards)
         out: np.ndarray = kernels().score_batch(
-            np.ascontiguousarray(boards, np.int8), *self.trie_args(), *self.scratch.arrays()
+            np.ascontiguousarray(boards, np.int8), self.trie_args(), self.scratch.arrays()
         )
         return out
 
@@ -100,9 +100,9 @@ class Scorer:
             np.ascontiguousarray(faces, np.int8),
             cell,
             n_faces,
-            *self.trie_args(),
-            *self.scratch.arrays(),
-            *self.scratch.wild_arrays(),
+            self.trie_args(),
+            self.scratch.arrays(),
+            self.scratch.wild_arrays(),
         )
         return out
 
@@ -118,9 +118,9 @@ class Scorer:
             space.n_opts,
             space.free,
             space.n_faces,
-            *self.trie_args(),
-            *self.scratch.arrays(),
-            *self.scratch.wild_arrays(),
+            self.trie_args(),
+            self.scratch.arrays(),
+            self.scratch.wild_arrays(),
         )
         self.evaluations += len(score)
         return kind, a, b, score

@@ -33,22 +33,9 @@ def neighbourhood(
     n_opts,
     use_wild,
     n_faces,
-    nbr_mask,
-    mask,
-    first_child,
-    word_id,
-    weights,
-    seen,
-    stamp,
-    st_cell,
-    st_node,
-    st_avail,
-    open_nbrs,
-    nbr_faces,
-    face_mask,
-    found,
-    st_face,
-    st_wrem,
+    trie,
+    work,
+    wild_work,
 ):
     """Every neighbour of a board and its score: re-roll one die to a face it does not show
     (one move per distinct face), swap two dice showing different faces.
@@ -78,22 +65,9 @@ def neighbourhood(
                 board,
                 c,
                 n_faces,
-                nbr_mask,
-                mask,
-                first_child,
-                word_id,
-                weights,
-                seen,
-                stamp,
-                st_cell,
-                st_node,
-                st_avail,
-                open_nbrs,
-                nbr_faces,
-                face_mask,
-                found,
-                st_face,
-                st_wrem,
+                trie,
+                work,
+                wild_work,
             )
         for j in range(n_opts[d]):
             f = table[d, j]
@@ -109,18 +83,8 @@ def neighbourhood(
                 board[c] = f
                 score[k] = score_one(
                     board,
-                    nbr_mask,
-                    mask,
-                    first_child,
-                    word_id,
-                    weights,
-                    seen,
-                    stamp,
-                    st_cell,
-                    st_node,
-                    st_avail,
-                    open_nbrs,
-                    nbr_faces,
+                    trie,
+                    work,
                 )
                 board[c] = cur
             k += 1
@@ -137,18 +101,8 @@ def neighbourhood(
             mb[k] = j
             score[k] = score_one(
                 board,
-                nbr_mask,
-                mask,
-                first_child,
-                word_id,
-                weights,
-                seen,
-                stamp,
-                st_cell,
-                st_node,
-                st_avail,
-                open_nbrs,
-                nbr_faces,
+                trie,
+                work,
             )
             board[i] = fi
             board[j] = fj
@@ -173,18 +127,8 @@ def anneal(
     t_end,
     swap_p,
     seed,
-    nbr_mask,
-    mask,
-    first_child,
-    word_id,
-    weights,
-    seen,
-    stamp,
-    st_cell,
-    st_node,
-    st_avail,
-    open_nbrs,
-    nbr_faces,
+    trie,
+    work,
 ):
     """``n_steps`` moves of simulated annealing from the state (die, fidx) scoring ``cur``,
     updated in place, as are (best_die, best_fidx). The temperature at step s of the cycle is
@@ -210,18 +154,8 @@ def anneal(
             board[a], board[b] = board[b], board[a]
             new = score_one(
                 board,
-                nbr_mask,
-                mask,
-                first_child,
-                word_id,
-                weights,
-                seen,
-                stamp,
-                st_cell,
-                st_node,
-                st_avail,
-                open_nbrs,
-                nbr_faces,
+                trie,
+                work,
             )
             delta = new - cur
             if delta >= 0 or np.random.random() < np.exp(delta / temp):
@@ -247,18 +181,8 @@ def anneal(
             board[c] = f
             new = score_one(
                 board,
-                nbr_mask,
-                mask,
-                first_child,
-                word_id,
-                weights,
-                seen,
-                stamp,
-                st_cell,
-                st_node,
-                st_avail,
-                open_nbrs,
-                nbr_faces,
+                trie,
+                work,
             )
             delta = new - cur
             if delta >= 0 or np.random.random() < np.exp(delta / temp):

@@ -42,7 +42,7 @@ class Scratch:
         self.nbr_faces = np.empty(n_cells, np.uint64)
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        """The work arrays every kernel takes, in signature order."""
+        """The work arrays every kernel takes (its ``work`` argument)."""
         return (
             self.seen,
             self.stamp,
@@ -54,27 +54,21 @@ class Scratch:
         )
 
     def wild_arrays(self) -> tuple[np.ndarray, ...]:
-        """The extra work arrays of the wildcard walk (they follow :meth:`arrays`)."""
+        """The extra work arrays of the wildcard walk (its ``wild_work`` argument)."""
         return (self.face_mask, self.found, self.st_face, self.st_wrem)
 
 
 @njit(nogil=True, cache=True)
 def score_one(
     fa,
-    nbr_mask,
-    mask,
-    first_child,
-    word_id,
-    weights,
-    seen,
-    stamp,
-    st_cell,
-    st_node,
-    st_avail,
-    open_nbrs,
-    nbr_faces,
+    trie,
+    work,
 ):
-    """Weighted score of one encoded board (int8 [cells], blank = -1)."""
+    """Weighted score of one encoded board (int8 [cells], blank = -1); ``trie``: the
+    neighbour masks and the trie's arrays (:meth:`pipeline.optimize.scorer.Scorer.trie_args`),
+    ``work``: :meth:`Scratch.arrays`."""
+    nbr_mask, mask, first_child, word_id, weights = trie
+    seen, stamp, st_cell, st_node, st_avail, open_nbrs, nbr_faces = work
     n = len(fa)
     stamp[0] += 1
     tag = stamp[0]
@@ -131,36 +125,16 @@ def score_one(
 @njit(nogil=True, cache=True)
 def score_batch(
     boards,
-    nbr_mask,
-    mask,
-    first_child,
-    word_id,
-    weights,
-    seen,
-    stamp,
-    st_cell,
-    st_node,
-    st_avail,
-    open_nbrs,
-    nbr_faces,
+    trie,
+    work,
 ):
     """Weighted scores of encoded boards (int8 [n_boards, cells]) -> int64 [n_boards]."""
     out = np.empty(boards.shape[0], np.int64)
     for b in range(boards.shape[0]):
         out[b] = score_one(
             boards[b],
-            nbr_mask,
-            mask,
-            first_child,
-            word_id,
-            weights,
-            seen,
-            stamp,
-            st_cell,
-            st_node,
-            st_avail,
-            open_nbrs,
-            nbr_faces,
+            trie,
+            work,
         )
     return out
 
@@ -181,28 +155,19 @@ def cell_scores(
     fa,
     wild,
     n_faces,
-    nbr_mask,
-    mask,
-    first_child,
-    word_id,
-    weights,
-    seen,
-    stamp,
-    st_cell,
-    st_node,
-    st_avail,
-    open_nbrs,
-    nbr_faces,
-    face_mask,
-    found,
-    st_face,
-    st_wrem,
+    trie,
+    work,
+    wild_work,
 ):
     """Scores of the board with cell ``wild`` showing each face 0..n_faces-1 -> int64 [n_faces].
 
     Per depth d of the walk: ``st_face[d]`` is the face the path gave the wildcard (-1: the path
-    has not used it) and ``st_wrem[d]`` the faces still to try when stepping from d onto it.
+    has not used it) and ``st_wrem[d]`` the faces still to try when stepping from d onto it
+    (``trie`` and ``work`` as :func:`score_one`; ``wild_work``: :meth:`Scratch.wild_arrays`).
     """
+    nbr_mask, mask, first_child, word_id, weights = trie
+    seen, stamp, st_cell, st_node, st_avail, open_nbrs, nbr_faces = work
+    face_mask, found, st_face, st_wrem = wild_work
     n = len(fa)
     stamp[0] += 1
     tag = stamp[0]
