@@ -513,7 +513,9 @@ def test_prove_and_optimize_write_a_summary_json(
     assert CliRunner().invoke(app, args).exit_code == 0
     record = json.loads(summary.read_text())
     clean = run_prove(prove_config(tiny_dict, None))
-    assert record["command"] == "prove" and record["status"] == "already complete" and record["exit_code"] == 0
+    assert (
+        record["command"] == "prove" and record["status"] == "already complete" and record["exit_code"] == 0
+    )
     assert record["boards"] == len(clean.boards) and record["best_score"] == clean.boards[0].score
     flip(out / "part-00000.parquet", 50)
     assert CliRunner().invoke(app, args).exit_code == EXIT_OUTPUT_CONFLICT

@@ -212,12 +212,10 @@ class JobDir:
         out = []
         listed = len(manifest.get("parts") or ())
         if self.expected_parts is not None and listed != self.expected_parts:
-            out.append((MANIFEST, f"lists {listed:,} parts, where the config makes {self.expected_parts:,}"))
+            out.append((MANIFEST, f"{listed:,} part files listed, the config makes {self.expected_parts:,}"))
         for key, want in self.expected_records.items():
             if manifest.get(key) != want:
-                out.append(
-                    (MANIFEST, f"records {key} {manifest.get(key)!r}, where the config gives {want!r}")
-                )
+                out.append((MANIFEST, f"{key} {manifest.get(key)!r} recorded, the config gives {want!r}"))
         return out
 
     def _refuse_foreign(self) -> None:
