@@ -54,7 +54,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline import backends
 from pipeline.boards import BLANK, parse_shape
@@ -82,6 +82,9 @@ from pipeline.design_report import (
 from pipeline.dice import GENERATORS, DiceSet, format_dice_text, load_dice_set, roll_dice_layout
 from pipeline.errors import ConfigError, DamagedRunError
 from pipeline.lexicon import CompiledLexicon
+
+if TYPE_CHECKING:  # the store (and pyarrow) is imported when a search starts
+    from pipeline.store import JobOutcome, JobStatus
 
 __all__ = [
     "Decision",
@@ -120,9 +123,10 @@ ProgressCallback = Callable[[DesignProgress], None]
 
 @dataclass
 class DesignResult:
-    """The search's outcome (``status``: complete, resumed, already complete)."""
+    """The search's outcome (``status``: complete, resumed or already complete, as for every
+    command: :class:`pipeline.store.JobOutcome`)."""
 
-    status: str
+    status: JobStatus
     start: DiceSet
     proposed: DiceSet
     objective: Objective
@@ -148,26 +152,6 @@ def _initial_state(start: DiceSet, identity: dict[str, Any]) -> dict[str, Any]:
         "done": False,
         "stop": "",
     }
-
-
-def _read_state(job: Any, identity: dict[str, Any]) -> dict[str, Any] | None:
-    from pipeline.store.manifest import read_manifest
-
-    if not job.loc.is_file(STATE):
-        return None
-    state = read_manifest(job.loc, STATE)
-    if "seal" not in state or state.get("identity") != identity:
-        raise DamagedRunError(f"{job.loc.url(STATE)}: not this search's state (no seal or another identity)")
-    return state
-
-
-def _write_state(job: Any, state: dict[str, Any]) -> None:
-    from pipeline.store.manifest import SEAL, seal_of
-    from pipeline.store.parts import write_json
-
-    body = {k: v for k, v in state.items() if k != SEAL}
-    job.check_lease()
-    write_json(job.loc, STATE, {**body, SEAL: seal_of(body)})
 
 
 def prepare(cfg: DesignConfig) -> tuple[DiceSet, Objective, CompiledLexicon, list[str] | None]:
@@ -213,15 +197,14 @@ def design_dice(
     identity = cfg.identity(start, lexicon)
     out = Path(cfg.out)
     with store.JobDir.open(
-        out, store.job_kind(FORMAT), identity, cfg.to_dict(), overwrite=cfg.overwrite, note=note
+        out, store.job_kind(FORMAT), identity, cfg.to_dict(), overwrite=cfg.overwrite, note=note, parts=0
     ) as job:
-        if job.state == "done":
-            return _finished(job, start, objective, out, "already complete")
-        state = _read_state(job, identity) if job.state == "resume" else None
-        status = "complete" if state is None else "resumed"
+        if job.state is store.JobState.DONE:
+            return _finished(job.outcome(), start, objective, out)
+        state = job.saved_state(STATE)  # an unfinished search goes on from there
         if state is None:
             state = _initial_state(start, identity)
-            _write_state(job, state)
+            job.save_state(STATE, state)
         t0 = time.process_time()
         cpu_before = float(state["cpu_s"])
         with backends.parallel_backend(cfg.backend, cfg.n_jobs):
@@ -251,13 +234,15 @@ def design_dice(
         job.finish(
             0, {"objective": objective.text, "seed": cfg.seed, "outputs": outputs}, side_files=(STATE,)
         )
-        return _finished(job, start, objective, out, status)
+        return _finished(job.outcome(), start, objective, out)
 
 
-def _finished(job: Any, start: DiceSet, objective: Objective, out: Path, status: str) -> DesignResult:
+def _finished(outcome: JobOutcome, start: DiceSet, objective: Objective, out: Path) -> DesignResult:
+    """The result of a finished search: the job's outcome, its outputs checked against the
+    manifest and read back."""
     from pipeline.store.manifest import file_entry
 
-    outputs = (job.manifest or {}).get("outputs", {})
+    outputs = outcome.manifest.get("outputs", {})
     for name in (DICE_OUT, MOVES, REPORT):
         entry = file_entry(out, name) if (out / name).is_file() else None
         if entry is None or entry != outputs.get(name):
@@ -270,7 +255,8 @@ def _finished(job: Any, start: DiceSet, objective: Objective, out: Path, status:
     except (OSError, ValueError) as exc:
         raise DamagedRunError(f"{out / REPORT}: unreadable ({exc})") from None
     proposed = load_dice_set(str(out / DICE_OUT), start.rows, start.cols)
-    return DesignResult(status, start, proposed, objective, out, report, list(report.get("moves", [])))
+    moves = list(report.get("moves", []))
+    return DesignResult(outcome.status, start, proposed, objective, out, report, moves)
 
 
 class _Incumbent:
@@ -364,7 +350,7 @@ def _search(
         else:
             state["candidate"] += 1
         state["cpu_s"] = cpu()
-        _write_state(job, state)
+        job.save_state(STATE, state)
         if progress is not None:
             progress(
                 DesignProgress(
@@ -377,4 +363,4 @@ def _search(
                 )
             )
     state["cpu_s"] = cpu()
-    _write_state(job, state)
+    job.save_state(STATE, state)

@@ -198,7 +198,9 @@ def run_progress(style: LogStyle | None = None) -> Iterator[Callable[[RunProgres
 
 def run_summary(summary: RunSummary) -> str:
     """The line ``boggle run`` prints on stdout when it ends."""
-    if summary.status == "already complete":
+    from pipeline.store import JobStatus
+
+    if summary.status == JobStatus.ALREADY_COMPLETE:
         return f"{summary.run_dir}: already complete ({summary.boards:,} boards); nothing to do"
     reused = f", {plural(summary.chunks_reused, 'chunk')} reused" if summary.chunks_reused else ""
     return (

@@ -305,8 +305,10 @@ def _proof_cpu(res: ProveSummary) -> str:
 
 def prove_boards(res: ProveSummary, shown: int = 20) -> list[str]:
     """The best boards found (score, board), what a sample certifies, and where it went."""
+    from pipeline.store import JobStatus
+
     lines = [f"{b.score}\t{b.board}" for b in res.boards[:shown]]
-    if res.status == "sample":
+    if res.status == JobStatus.SAMPLE:
         lines.append(f"sample of {res.classes_done:,} of {res.classes_total:,} classes: nothing certified")
     lines.append(f"wrote {res.out}")
     return lines

@@ -53,7 +53,7 @@ def test_the_check_sees_a_private_import(tmp_path: Path) -> None:
 PUBLIC: dict[str, set[str]] = {
     "pipeline.store": {
         # the job protocol: one JobDir, the kinds of job, the read-only look at a directory
-        *("JobDir", "JobKind", "JobState", "JobView", "PartCheck", "RUN"),
+        *("JobDir", "JobKind", "JobOutcome", "JobState", "JobStatus", "JobView", "PartCheck", "RUN"),
         *("check_parts", "inspect", "job_kind", "part_tag"),
         # where a job lives (local folder or object store, one interface)
         *("Location", "PartRef", "is_url", "job_path", "location"),

@@ -87,7 +87,7 @@ class Board:
 
 @dataclass
 class Proof:
-    status: str = "new"
+    status: str = "complete"
     threshold: int = 500
     classes_total: int = 1000
     classes_done: int = 1000
@@ -121,12 +121,12 @@ def test_prove_counts_read_the_same_in_progress_and_at_the_end() -> None:
 
 def test_a_proof_over_several_sessions_reports_the_cpu_and_wall_its_parts_record() -> None:
     assert "CPU-h" not in render.prove_summary(Proof())  # one session: its own figure says it all
-    resumed = Proof(status="resume", cpu_s_recorded=7200.0, wall_s_recorded=5400.0, parts_reused=10)
+    resumed = Proof(status="resumed", cpu_s_recorded=7200.0, wall_s_recorded=5400.0, parts_reused=10)
     assert render.prove_summary(resumed).endswith(
         "2.0 s CPU in workers; 2.00 CPU-h and 1.50 h wall over every session"
     )
     older = Proof(
-        status="resume",
+        status="resumed",
         cpu_s_recorded=5400.0,
         parts_recorded=6,
         wall_s_recorded=1800.0,
@@ -138,7 +138,7 @@ def test_a_proof_over_several_sessions_reports_the_cpu_and_wall_its_parts_record
         "; 0.50 h wall over the 4 of 16 parts that record it"
     )
     no_wall = Proof(
-        status="resume", cpu_s_recorded=3600.0, wall_s_recorded=0.0, parts_wall=0, parts_reused=10
+        status="resumed", cpu_s_recorded=3600.0, wall_s_recorded=0.0, parts_wall=0, parts_reused=10
     )
     assert render.prove_summary(no_wall).endswith(
         "; 1.00 CPU-h over every session; 0.00 h wall over the 0 of 16 parts that record it"

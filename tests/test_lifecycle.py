@@ -57,7 +57,7 @@ def clean_run(tmp_path_factory: pytest.TempPathFactory, enable2k_path: str) -> P
 @pytest.fixture(scope="module")
 def clean_proof(tmp_path_factory: pytest.TempPathFactory, tiny_dict: str) -> Path:
     out = tmp_path_factory.mktemp("clean") / "proof"
-    assert run_prove(prove_config(tiny_dict, out)).status == "new"
+    assert run_prove(prove_config(tiny_dict, out)).status == "complete"
     return out
 
 
@@ -83,7 +83,7 @@ def test_resumed_proof_distrusts_a_part_from_another_threshold(tiny_dict: str, t
     notes: list[str] = []
     res = run_prove(cfg, note=notes.append)
     clean = run_prove(prove_config(tiny_dict, None))
-    assert res.boards == clean.boards and res.status == "resume"
+    assert res.boards == clean.boards and res.status == "resumed"
     assert any("part-00003.parquet: written by a run with another config" in n for n in notes), notes
     assert_certificate_equal(out, tmp_path, tiny_dict)
 
@@ -513,7 +513,9 @@ def test_prove_and_optimize_write_a_summary_json(
     assert CliRunner().invoke(app, args).exit_code == 0
     record = json.loads(summary.read_text())
     clean = run_prove(prove_config(tiny_dict, None))
-    assert record["command"] == "prove" and record["status"] == "done" and record["exit_code"] == 0
+    assert (
+        record["command"] == "prove" and record["status"] == "already complete" and record["exit_code"] == 0
+    )
     assert record["boards"] == len(clean.boards) and record["best_score"] == clean.boards[0].score
     flip(out / "part-00000.parquet", 50)
     assert CliRunner().invoke(app, args).exit_code == EXIT_OUTPUT_CONFLICT

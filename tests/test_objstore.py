@@ -248,11 +248,11 @@ def test_prove_to_s3(bucket: str, tiny_dict: str, tmp_path: Path) -> None:
 
     url = f"s3://{bucket}/proof"
     res = run_prove(cfg(url))
-    assert res.status == "new"
+    assert res.status == "complete"
     assert res.boards == run_prove(cfg(str(tmp_path / "proof"))).boards
     keys = objects(f"{bucket}/proof")
     assert f"{bucket}/proof/_SUCCESS" in keys and f"{bucket}/proof/_boards.pq" in keys
-    assert run_prove(cfg(url)).status == "done"
+    assert run_prove(cfg(url)).status == "already complete"
     # --status reads it in place, finished and (its manifest gone, a part damaged) unfinished
     import pyarrow.parquet as pq
 

@@ -284,7 +284,7 @@ def test_killed_proof_resumes_and_finished_one_is_a_no_op(tiny_dict: str, tmp_pa
     assert 0 < len(parts_before) < 6 and not (out / "_SUCCESS").exists()
 
     resumed = run_prove(cfg)
-    assert resumed.status == "resume"
+    assert resumed.status == "resumed"
     full = run_prove(ProveConfig(tiny_dict, shape="2x3", threshold=20, classes="ae rst", n_jobs=1))
     assert resumed.boards == full.boards
     assert (out / "_SUCCESS").exists()
@@ -325,7 +325,7 @@ def test_killed_proof_resumes_and_finished_one_is_a_no_op(tiny_dict: str, tmp_pa
 
     mtimes = {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != ".lock"}
     again = run_prove(cfg)
-    assert again.status == "done" and again.boards == full.boards
+    assert again.status == "already complete" and again.boards == full.boards
     assert again.cpu_s_recorded == manifest["cpu_s"] and again.parts_recorded == 6
     assert again.wall_s_recorded == manifest["wall_s"] and again.parts_wall == 6
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != ".lock"} == mtimes

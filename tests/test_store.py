@@ -243,7 +243,7 @@ def test_open_run_refuses_unfinished_run(tmp_path: Path) -> None:
     with pytest.raises(BoggleError, match="not found"):
         store.open_run(tmp_path / "nope")
     with _job(tmp_path, {"a": 1}) as job:
-        assert job.state == "new"
+        assert job.state is store.JobState.NEW
         with pytest.raises(BoggleError, match="unfinished"):
             store.open_run(tmp_path)
         job.commit(0, 0, store.board_schema().empty_table())
@@ -259,10 +259,10 @@ def test_job_dir_states(tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()
     with _job(run, {"seed": 1}) as job:
-        assert job.state == "new"
+        assert job.state is store.JobState.NEW
     (run / ".part-00000.parquet.123.tmp").write_text("partial")
     with _job(run, {"seed": 1}) as job:
-        assert job.state == "resume"
+        assert job.state is store.JobState.RESUME
     assert not (run / ".part-00000.parquet.123.tmp").exists()  # stale temp files are cleared
     with pytest.raises(
         OutputConflictError, match=r"unfinished run with a different config \(seed: 1 there, 2 now\)"
@@ -271,12 +271,12 @@ def test_job_dir_states(tmp_path: Path) -> None:
     with _job(run, {"seed": 1}) as job:
         job.finish(0, NO_BOARDS)
     with _job(run, {"seed": 1}) as job:
-        assert job.state == "done"
+        assert job.state is store.JobState.DONE
     with pytest.raises(OutputConflictError, match="finished run"):
         _job(run, {"seed": 2}).__enter__()
     (run / "notes.txt").write_text("mine")
     with _job(run, {"seed": 2}, overwrite=True) as job:
-        assert job.state == "new"
+        assert job.state is store.JobState.NEW
     assert sorted(p.name for p in run.iterdir()) == ["_run.json", "notes.txt"]  # only run files removed
     (run / "_run.json").unlink()
     with pytest.raises(OutputConflictError, match="not empty"):
@@ -290,7 +290,7 @@ def test_job_dir_unreadable_manifest_refused_then_repaired(tmp_path: Path) -> No
     with pytest.raises(DamagedRunError, match=r"unreadable manifest.*--overwrite"):
         _job(tmp_path, {"seed": 1}).__enter__()
     with _job(tmp_path, {"seed": 1}, overwrite=True) as job:
-        assert job.state == "resume"  # the record is intact: the job resumes and finishes again
+        assert job.state is store.JobState.RESUME  # the record is intact: the job resumes and finishes again
         job.finish(0, NO_BOARDS)
     assert store.open_run(tmp_path).manifest["identity"]["seed"] == 1
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from pipeline.boards import canonical, format_compact
 from pipeline.errors import InternalError
-from pipeline.store import PartRef
+from pipeline.store import JobStatus, PartRef
 
 CERTIFICATE_SCHEMA = pa.schema(
     [
@@ -71,13 +71,13 @@ class FoundBoard:
     score: int
 
 
-ProveStatus = Literal["new", "resume", "done", "sample"]  # done: a no-op; sample: never certified
-
-
 @dataclass(kw_only=True)
 class ProveSummary:
+    """A proof's outcome (``status``: complete, resumed or already complete, as for every
+    command, :class:`pipeline.store.JobOutcome`; or sample: never certified)."""
+
     out: PartRef | None
-    status: ProveStatus
+    status: JobStatus
     threshold: int
     classes_total: int
     classes_done: int

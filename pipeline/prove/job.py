@@ -30,14 +30,13 @@ import pyarrow.parquet as pq
 
 from pipeline import store
 from pipeline.backends import in_one_worker, parallel_backend
-from pipeline.errors import ConfigError, DamagedRunError, WorkerLostError
+from pipeline.errors import ConfigError, WorkerLostError
 from pipeline.lexicon import limits_identity
 from pipeline.prove.certificate import (
     CERTIFICATE_COLUMNS,
     FoundBoard,
     ProgressCallback,
     ProveProgress,
-    ProveStatus,
     ProveSummary,
     best_of,
     certificate_totals,
@@ -230,14 +229,22 @@ def run_prove(
     if not cfg.out:
         tables: dict[int, pa.Table] = {}
         cpu = run.prove(list(range(len(run.chunks))), tables, None)
-        alone: ProveStatus = "sample" if run.sample else "new"
+        alone = store.JobStatus.SAMPLE if run.sample else store.JobStatus.COMPLETE
         return _summary(run, alone, None, [tables[c] for c in sorted(tables)], cpu, sessions=False)
     out = store.job_path(cfg.out)
     with store.JobDir.open(
-        out, KIND, run.identity, dataclasses.asdict(cfg), overwrite=cfg.overwrite, note=note
+        out,
+        KIND,
+        run.identity,
+        dataclasses.asdict(cfg),
+        overwrite=cfg.overwrite,
+        note=note,
+        # a finished proof of another size is damaged, whatever its files say
+        parts=len(run.chunks),
+        records={"classes_total": len(run.all_ids)},
     ) as job:
         if job.state is store.JobState.DONE:
-            return _finished(run, job)
+            return _finished(run, job.outcome())
         done: dict[int, pa.Table] = {}
 
         def reuse(c: int, _: int) -> str | None:
@@ -251,31 +258,24 @@ def run_prove(
         pending = list(job.pending(range(len(run.chunks)), reuse=reuse))
         cpu = run.prove(pending, done, job)
         tables_in_order = [done[c] for c in sorted(done)]
-        status: ProveStatus = "new" if job.state is store.JobState.NEW else "resume"
-        summary = _summary(run, status, out, tables_in_order, cpu)
+        # a sample until the coverage check certifies the proof
+        summary = _summary(run, store.JobStatus.SAMPLE, out, tables_in_order, cpu)
         summary.parts_reused = job.chunks_reused
         if run.sample:
-            summary.status = "sample"
             return summary  # a sample certifies nothing: no _SUCCESS
         check_coverage(tables_in_order, run.all_ids)
         _certify(run, job, summary)
+        summary.status = job.outcome().status  # complete or resumed
         return summary
 
 
-def _finished(run: ProofRun, job: store.JobDir) -> ProveSummary:
-    """The summary of a proof found finished (a no-op), from its manifest."""
-    m = job.manifest
-    assert m is not None
-    n_chunks = len(run.chunks)
-    if m.get("classes_total") != len(run.all_ids) or len(m.get("parts", [])) != n_chunks:
-        raise DamagedRunError(
-            f"{job.path}: a finished proof whose manifest records {m.get('classes_total')} classes "
-            f"in {len(m.get('parts', []))} parts, where its recipe makes {len(run.all_ids):,} in "
-            f"{n_chunks}; refused as damaged (--overwrite recomputes it)"
-        )
+def _finished(run: ProofRun, outcome: store.JobOutcome) -> ProveSummary:
+    """The summary of a proof found finished (a no-op): the job's outcome with the proof's
+    own figures from its manifest."""
+    m = outcome.manifest
     return ProveSummary(
-        out=job.path,
-        status="done",
+        out=outcome.where,
+        status=outcome.status,
         threshold=run.cfg.threshold,
         classes_total=m["classes_total"],
         classes_done=m["classes_total"],
@@ -286,8 +286,8 @@ def _finished(run: ProofRun, job: store.JobDir) -> ProveSummary:
         boards_scored=m["boards_scored"],
         cpu_s_recorded=m.get("cpu_s", 0.0),
         parts_recorded=m.get("cpu_s_parts", 0),
-        parts_total=len(m["parts"]),
-        parts_reused=len(m["parts"]),
+        parts_total=outcome.parts_total,
+        parts_reused=outcome.parts_reused,
         wall_s_recorded=m.get("wall_s", 0.0),
         parts_wall=m.get("wall_s_parts", 0),
     )
@@ -363,7 +363,7 @@ def dispatch_order(pending: list[int]) -> list[int]:
 
 def _summary(
     run: ProofRun,
-    status: ProveStatus,
+    status: store.JobStatus,
     out: store.PartRef | None,
     tables: list[pa.Table],
     cpu: float,

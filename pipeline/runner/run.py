@@ -126,13 +126,8 @@ def execute(
     t_start = time.perf_counter()
     plan = plan_run(config, workers_write=workers_write)
     with _open_or_resume(plan, overwrite, note) as job:
-        if job.state == "done":
-            assert job.manifest is not None
-            manifest = job.manifest
-            parts = len(manifest["parts"])
-            return _summary(
-                plan.run_dir, "already complete", manifest, parts, 0, time.perf_counter() - t_start
-            )
+        if job.state is store.JobState.DONE:
+            return _summary(job.outcome(), 0, time.perf_counter() - t_start)
         counters = _dispatch(plan, job, n_jobs, progress, note)
         return _finish(plan, job, counters, time.perf_counter() - t_start)
 
@@ -141,7 +136,8 @@ def _open_or_resume(
     plan: RunPlan, overwrite: bool, note: NoteCallback | None
 ) -> AbstractContextManager[store.JobDir]:
     """The run's folder under its lock: new, to resume (same identity), or done (see
-    :class:`pipeline.store.JobDir`)."""
+    :class:`pipeline.store.JobDir`; a finished generate run must list the parts its config
+    makes)."""
     return store.JobDir.open(
         plan.run_dir,
         store.RUN,
@@ -149,6 +145,7 @@ def _open_or_resume(
         plan.cfg.to_dict(),
         overwrite=overwrite,
         note=note,
+        parts=_generate_chunks(plan.cfg),
     )
 
 
@@ -255,9 +252,8 @@ def _finish(plan: RunPlan, job: store.JobDir, counters: Counters, elapsed: float
         from pipeline.ingest import check_unchanged
 
         check_unchanged(plan.inputs, counters.digests)
-    manifest = _write_manifest(job, plan, counters)
-    status = "resumed" if counters.reused_chunks else "complete"
-    return _summary(plan.run_dir, status, manifest, counters.reused_chunks, counters.solved_boards, elapsed)
+    _write_manifest(job, plan, counters)
+    return _summary(job.outcome(), counters.solved_boards, elapsed)
 
 
 def _workers_see(run_dir: Path, note: NoteCallback | None) -> bool:
@@ -331,20 +327,19 @@ def _write_manifest(job: store.JobDir, plan: RunPlan, counters: Counters) -> dic
     return job.finish(counters.chunks, fields, side_files=(store.REJECTS,))
 
 
-def _summary(
-    run_dir: Path | str, status: str, manifest: dict[str, Any], reused: int, solved: int, elapsed: float
-) -> RunSummary:
-    c = manifest["counts"]
+def _summary(outcome: store.JobOutcome, solved: int, elapsed: float) -> RunSummary:
+    """The run's summary: the job's outcome with the run's own counts from its manifest."""
+    c = outcome.manifest["counts"]
     return RunSummary(
-        run_dir=run_dir,
-        status=status,
+        run_dir=outcome.where,
+        status=outcome.status,
         boards=int(c["boards"]),
         rejected=int(c["rejected"]),
         input_rows=int(c["input_rows"]),
         words_total=int(c["words_total"]),
-        chunks=len(manifest["parts"]),
-        chunks_reused=reused,
+        chunks=outcome.parts_total,
+        chunks_reused=outcome.parts_reused,
         boards_solved=solved,
         elapsed_s=elapsed,
-        manifest=manifest,
+        manifest=outcome.manifest,
     )

@@ -43,10 +43,11 @@ JOBS_PER_CORE = 2  # more worker processes than this per core only add memory an
 
 @dataclass(kw_only=True)
 class RunSummary:
-    """The outcome of a run (``status``: "complete", "resumed" or "already complete")."""
+    """The outcome of a run (``status``: complete, resumed or already complete, as for every
+    command: :class:`pipeline.store.JobOutcome`)."""
 
     run_dir: Path | str  # a local folder, or the URL of one in an object store
-    status: str
+    status: store.JobStatus
     boards: int
     rejected: int
     input_rows: int

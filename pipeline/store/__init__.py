@@ -28,14 +28,15 @@ One row per board; see :data:`COLUMNS` for every column (and :func:`columns_doc`
 and points by word length are fixed columns ``words_len_<L>`` / ``points_len_<L>`` for
 L = ``min(3, min_length)`` .. 8 plus ``words_len_9plus`` / ``points_len_9plus``.
 
-What the layers above use is exported here: the job lifecycle (:class:`JobDir`, :class:`Location`),
+What the layers above use is exported here: the job lifecycle (:class:`JobDir`, :class:`Location`,
+the :class:`JobOutcome` every command reports a finished job by),
 the readers (:func:`open_run`, :func:`read_run_table`, :func:`read_rejects`, :class:`FinishedRun`),
 the schema (:func:`board_schema`, :func:`results_table`) and the part records; the rest (the lock,
 the resume bookkeeping) is imported from its module (``pipeline.store.parts``, ``.rundir``, ...).
 """
 
 from pipeline.store.job import JobDir
-from pipeline.store.kind import RUN, JobKind, JobState, job_kind, part_tag
+from pipeline.store.kind import RUN, JobKind, JobOutcome, JobState, JobStatus, job_kind, part_tag
 from pipeline.store.location import Location, PartRef, is_url, job_path, location
 from pipeline.store.manifest import (
     check_digest,
@@ -82,7 +83,9 @@ __all__ = [
     "FinishedRun",
     "JobDir",
     "JobKind",
+    "JobOutcome",
     "JobState",
+    "JobStatus",
     "JobView",
     "Location",
     "PartCheck",

@@ -3,13 +3,15 @@
 Every job that writes a directory goes through the same steps, in this order::
 
     lock -> read what is there (manifest, else record) -> same identity?
-         -> finished: verify every part and side file against the sealed manifest
+         -> finished: verify every part and side file against the sealed manifest, and the
+                      manifest against what the command's config makes (its parts, counts)
                       (damaged: refused, exit 4; --overwrite repairs just the damaged files)
          -> unfinished: verify every part it would reuse against its record
                         (size, BLAKE2b, the config embedded in the part), else recompute it
          -> new: write the record (identity, config, started_at, packages)
     commit parts (written atomically, then recorded) -> coverage (every chunk, no strays)
          -> manifest written last, sealed with a checksum of its own content
+    outcome: complete, resumed or already complete (:class:`~pipeline.store.kind.JobOutcome`)
 
 The manifest's common keys are the same for every kind of job: ``format``,
 ``schema_version``, ``identity``, ``config``, ``packages``, ``started_at``, ``finished_at``,
@@ -35,7 +37,7 @@ import pyarrow as pa
 from pipeline.errors import DamagedRunError, InternalError, OutputConflictError
 from pipeline.io import package_versions, recorded_command
 from pipeline.store import parts as P
-from pipeline.store.kind import JobKind, JobState
+from pipeline.store.kind import JobKind, JobOutcome, JobState, JobStatus
 from pipeline.store.location import Location, PartRef, location
 from pipeline.store.manifest import (
     SEAL,
@@ -59,7 +61,9 @@ class JobDir:
 
     ``state`` is a :class:`~pipeline.store.kind.JobState`: new, resume (an unfinished job of
     the same identity: committed parts are reused once verified, :meth:`pending`) or done (a
-    finished job whose every file verified; its manifest is :attr:`manifest`).
+    finished job whose every file verified; its manifest is :attr:`manifest`). ``parts`` and
+    ``records``: what the command's config makes, which a finished job's manifest must record
+    (:meth:`open`). A finished job is reported by :meth:`outcome`, the same for every command.
     """
 
     def __init__(
@@ -71,6 +75,8 @@ class JobDir:
         *,
         overwrite: bool = False,
         note: Note | None = None,
+        parts: int | None = None,
+        records: Mapping[str, Any] | None = None,
     ):
         self.loc = location(path)
         # a local Path, or the URL (for messages) of a folder in an object store
@@ -88,7 +94,10 @@ class JobDir:
         self.started_at = P.now_iso()
         self.manifest: dict[str, Any] | None = None
         self.chunks_reused = 0
+        self.took_up_state = False  # went on from a state an earlier session saved (saved_state)
         self.noun = kind.noun
+        self.expected_parts = parts
+        self.expected_records = dict(records or {})
 
     @classmethod
     @contextmanager
@@ -101,12 +110,19 @@ class JobDir:
         *,
         overwrite: bool = False,
         note: Note | None = None,
+        parts: int | None = None,
+        records: Mapping[str, Any] | None = None,
     ) -> Iterator[JobDir]:
         """Lock ``path`` (a local folder: flock; an object store: a lease) and decide what to
-        do with it (see the class docstring)."""
+        do with it (see the class docstring). ``parts``: the part files the command's config
+        makes (None: not known before the input is read); ``records``: manifest keys and the
+        values the config gives them. A finished job whose manifest records others is damaged
+        (refused, exit 4, naming the manifest; --overwrite recomputes what is missing)."""
         loc = location(path)
         with loc.lock() as lease:
-            job = cls(loc, kind, identity, config, overwrite=overwrite, note=note)
+            job = cls(
+                loc, kind, identity, config, overwrite=overwrite, note=note, parts=parts, records=records
+            )
             job.lease = lease
             job._prepare()
             yield job
@@ -172,7 +188,7 @@ class JobDir:
         if manifest is None:
             self.state = JobState.RESUME
             return
-        problems = job_problems(self.loc, manifest)
+        problems = job_problems(self.loc, manifest) or self._unexpected(manifest)
         if not problems:
             self.state = JobState.DONE
             self.manifest = manifest
@@ -189,6 +205,18 @@ class JobDir:
                 P.discard_part(self.loc, int(m.group(1)))
         self.loc.remove(MANIFEST)
         self.state = JobState.RESUME
+
+    def _unexpected(self, manifest: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """(manifest, problem) where a verified manifest records other than what the command's
+        config makes (a manifest edited and resealed, or a job the config does not make)."""
+        out = []
+        listed = len(manifest.get("parts") or ())
+        if self.expected_parts is not None and listed != self.expected_parts:
+            out.append((MANIFEST, f"{listed:,} part files listed, the config makes {self.expected_parts:,}"))
+        for key, want in self.expected_records.items():
+            if manifest.get(key) != want:
+                out.append((MANIFEST, f"{key} {manifest.get(key)!r} recorded, the config gives {want!r}"))
+        return out
 
     def _refuse_foreign(self) -> None:
         """A directory without manifest or record must be empty (or hold only run files, which
@@ -373,6 +401,45 @@ class JobDir:
         write_json(self.loc, MANIFEST, manifest)
         self.manifest = manifest
         return manifest
+
+    def outcome(self) -> JobOutcome:
+        """The finished job as this session reports it (after :meth:`finish`, or for a job
+        found done): already complete (every part counts as reused), resumed (it went on from
+        parts or a state an earlier session left) or complete; the command reads its own
+        figures from the outcome's manifest."""
+        if self.manifest is None:
+            raise InternalError(f"{self.path}: the {self.noun} has no outcome before it is finished")
+        total = len(self.manifest["parts"])
+        if self.state is JobState.DONE:
+            status, reused = JobStatus.ALREADY_COMPLETE, total
+        else:
+            went_on = self.chunks_reused > 0 or self.took_up_state
+            status, reused = (JobStatus.RESUMED if went_on else JobStatus.COMPLETE), self.chunks_reused
+        return JobOutcome(
+            where=self.path, status=status, parts_total=total, parts_reused=reused, manifest=self.manifest
+        )
+
+    # ------------------------------------------------------------ saved state
+
+    def saved_state(self, name: str) -> dict[str, Any] | None:
+        """The sealed state ``name`` an earlier session of this unfinished job saved
+        (:meth:`save_state`; None: none, or a new job); one of another identity is refused
+        as damaged. A job that goes on from it ends resumed (:meth:`outcome`)."""
+        if self.state is not JobState.RESUME or not self.loc.is_file(name):
+            return None
+        state = read_manifest(self.loc, name)
+        if state.get("identity") != self.identity:
+            raise DamagedRunError(f"{self.loc.url(name)}: not this {self.noun}'s state (another identity)")
+        self.took_up_state = True
+        return state
+
+    def save_state(self, name: str, state: Mapping[str, Any]) -> None:
+        """Save ``state`` (with the job's identity) as the sealed file ``name``, written whole,
+        for a later session to go on from (:meth:`saved_state`)."""
+        body = {k: v for k, v in state.items() if k != SEAL}
+        body["identity"] = self.identity
+        self.check_lease()
+        write_json(self.loc, name, {**body, SEAL: seal_of(body)})
 
     def unfinish(self) -> None:
         """Make a finished job unfinished again (its manifest removed, its parts kept), before

@@ -3,7 +3,9 @@ its ``format``, schema version, what its messages call it, its part columns, and
 identifies a part (the part's *tag*, the ``boggle.config`` every part embeds: the data config
 of a run, the whole identity of a proof, a search or a design). The store knows every kind
 (:data:`KINDS`), so a reader checks any job's parts against its manifest without importing the
-command that wrote it. :class:`JobState` is where a job directory stands once held.
+command that wrote it. :class:`JobState` is where a job directory stands once held;
+:class:`JobOutcome` (its :class:`JobStatus`) is what a session made of it, the same for every
+command.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal
 
+from pipeline.store.location import PartRef
 from pipeline.store.schema import COLUMNS, FORMAT, SCHEMA_VERSION
 
 
@@ -23,6 +26,33 @@ class JobState(StrEnum):
     NEW = "new"  # nothing of this job there yet: its record was just written
     RESUME = "resume"  # an unfinished job of the same identity: verified parts are reused
     DONE = "done"  # a finished job whose every file verified: nothing to do
+
+
+class JobStatus(StrEnum):
+    """How a command's job ended, in every command's own words (its summary, ``--summary-json``)."""
+
+    COMPLETE = "complete"  # finished by this session, nothing of an earlier one reused
+    RESUMED = "resumed"  # finished by this session, going on from what an earlier one left
+    ALREADY_COMPLETE = "already complete"  # found finished and verified: nothing to do
+    SAMPLE = "sample"  # a proof of some of its classes: computed, never certified (no manifest)
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobOutcome:
+    """A finished job as the session that finished it, or found it finished, reports it
+    (:meth:`pipeline.store.JobDir.outcome`): the command reads its own figures from
+    :attr:`manifest`."""
+
+    where: PartRef
+    status: JobStatus
+    parts_total: int
+    parts_reused: int  # parts an earlier session committed (already complete: every one)
+    manifest: dict[str, Any] = field(repr=False)
+
+    @property
+    def parts_computed(self) -> int:
+        """Parts this session computed."""
+        return self.parts_total - self.parts_reused
 
 
 @dataclass(frozen=True, kw_only=True)

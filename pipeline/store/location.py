@@ -16,6 +16,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
@@ -36,6 +37,7 @@ __all__ = [
     "PartRef",
     "RemoteLocation",
     "check_url",
+    "file_blake2b",
     "is_url",
     "job_path",
     "location",
@@ -119,6 +121,21 @@ class Location:
     def ensure(self) -> None:
         """Check the location can hold a job directory (create the local folder)."""
 
+    def is_dir(self) -> bool:
+        """Whether the directory is there. An object store has no folders (one is there as soon
+        as an object under it is): what a reader misses there shows as its missing files."""
+        return True
+
+    def local_file(
+        self, name: str, size: int, blake2b: str, *, verify: bool = True
+    ) -> tuple[Path, str | None]:
+        """A file on this machine that holds ``name`` as a manifest recorded it (``size``
+        bytes, BLAKE2b ``blake2b``), for a reader to read, and what is wrong with it (None:
+        nothing): its size and, with ``verify``, its checksum against the record. A local
+        folder's file itself; in an object store a download kept for the process (what is
+        verified is exactly what is read)."""
+        raise NotImplementedError
+
     def ref(self, name: str = "") -> PartRef:
         """The directory (or the file ``name`` in it) as messages and readers name it."""
         raise NotImplementedError
@@ -190,6 +207,19 @@ class LocalLocation(Location):
 
     def url(self, name: str = "") -> str:
         return str(self.path / name) if name else str(self.path)
+
+    def is_dir(self) -> bool:
+        return self.path.is_dir()
+
+    def local_file(
+        self, name: str, size: int, blake2b: str, *, verify: bool = True
+    ) -> tuple[Path, str | None]:
+        got = self.size(name)
+        if got != size:
+            return self.path / name, _size_problem(got, size)
+        if verify and self.blake2b(name) != blake2b:
+            return self.path / name, CHECKSUM_DIFFERS
+        return self.path / name, None
 
     def ref(self, name: str = "") -> Path:
         return self.path / name if name else self.path
@@ -369,6 +399,29 @@ class RemoteLocation(Location):
         with self._io(f"cannot read {name}"):
             self.fs.get_file(self.key(name), str(dest))
 
+    def local_file(
+        self, name: str, size: int, blake2b: str, *, verify: bool = True
+    ) -> tuple[Path, str | None]:
+        """The download of ``name`` (once: a copy of the same checksum is reused), checked; a
+        fresh copy's checksum is compared even without ``verify`` (the copy is kept under the
+        checksum it must have), and a copy that differs is removed."""
+        key = hashlib.blake2b(self.url(name).encode(), digest_size=8).hexdigest()
+        path = _cache_dir() / f"{key}-{blake2b}-{name}"
+        fresh = not path.is_file()
+        if fresh:
+            from pipeline.io import atomic_path
+
+            with atomic_path(path) as tmp:
+                self.download(name, tmp)
+        problem = None
+        if path.stat().st_size != size:
+            problem = _size_problem(path.stat().st_size, size)
+        elif (verify or fresh) and file_blake2b(path) != blake2b:
+            problem = CHECKSUM_DIFFERS
+        if problem is not None:
+            path.unlink(missing_ok=True)
+        return path, problem
+
 
 def location(spec: str | os.PathLike[str] | Location, what: str = "--out") -> Location:
     """The location ``spec`` names: a plain path or ``file://`` URL is local, any other URL
@@ -389,6 +442,39 @@ def job_path(spec: str | os.PathLike[str] | Location, what: str = "--out") -> Pa
     """A job directory named by a path or URL, as it is shown and read: a local ``Path``, or
     the :class:`ObjectPath` of a folder in an object store (no trailing ``/``)."""
     return location(spec, what).ref()
+
+
+CHECKSUM_DIFFERS = "checksum differs from the one recorded (damaged or replaced)"
+
+
+def _size_problem(size: int, recorded: int) -> str:
+    return f"{size:,} bytes, {recorded:,} recorded (truncated or replaced)"
+
+
+def file_blake2b(path: Path | str) -> str:
+    """BLAKE2b (128-bit) of a file's bytes, hex; streamed, so memory stays flat."""
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+_CACHE: dict[str, Path] = {}
+_CACHE_LOCK = threading.Lock()  # parts are checked (and downloaded) on several threads
+
+
+def _cache_dir() -> Path:
+    """Where parts read from an object store are kept: a temporary folder (``$TMPDIR``)
+    removed when the process ends."""
+    with _CACHE_LOCK:
+        if "dir" not in _CACHE:
+            import atexit
+
+            folder = Path(tempfile.mkdtemp(prefix="boggle-parts-"))
+            atexit.register(shutil.rmtree, folder, True)
+            _CACHE["dir"] = folder
+        return _CACHE["dir"]
 
 
 def _folder_bytes(folder: Path) -> int:

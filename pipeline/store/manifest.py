@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,9 @@ from pipeline.store.schema import FORMAT, MANIFEST
 # ---------------------------------------------------------------- sealed manifests
 
 SEAL = "seal"  # the manifest's checksum of its own content (every other key)
+#: A reader's own check of one listed part that is present (its record, the job's part tag):
+#: what is wrong with it, None when nothing is (see :func:`finished_problems`).
+PartReader = Callable[[PartInfo, "str | None"], "str | None"]
 
 
 def seal_of(manifest: Mapping[str, Any]) -> str:
@@ -106,12 +109,18 @@ def side_file_problems(job_dir: Path | Location, manifest: Mapping[str, Any]) ->
 
 
 def finished_problems(
-    job_dir: Path | Location, manifest: Mapping[str, Any], tag: str | None, *, checksums: bool = True
+    job_dir: Path | Location,
+    manifest: Mapping[str, Any],
+    tag: str | None,
+    *,
+    checksums: bool = True,
+    read: PartReader | None = None,
 ) -> list[tuple[str, str]]:
     """(file, problem) for every part and side file of a finished job that is missing,
     damaged, foreign (``tag``: the config each part must embed; None skips that check), or
     present but not listed. ``checksums=False`` compares the parts' sizes only (nothing is
-    read but the listings and the side files)."""
+    read but the listings and the side files); ``read``: a reader's own check of each part
+    present instead (:func:`pipeline.store.open_run` checks the copy it then reads)."""
     from concurrent.futures import ThreadPoolExecutor
 
     loc = location(job_dir)
@@ -122,6 +131,8 @@ def finished_problems(
         info = listed[chunk]
         if chunk not in present:
             return "missing"
+        if read is not None:
+            return read(info, tag)
         if not checksums:
             size = loc.size(info.file)
             return None if size == info.bytes else f"{size:,} bytes, {info.bytes:,} recorded"
@@ -189,12 +200,17 @@ def count_problems(manifest: Mapping[str, Any], listed: Mapping[int, PartInfo]) 
 
 
 def job_problems(
-    job_dir: Path | Location, manifest: Mapping[str, Any], *, checksums: bool = True
+    job_dir: Path | Location,
+    manifest: Mapping[str, Any],
+    *,
+    checksums: bool = True,
+    read: PartReader | None = None,
 ) -> list[tuple[str, str]]:
     """The one verdict on a finished job (run, proof or search), used by every reader, re-run
     and status: (file, problem) for every part or side file that is missing, damaged, foreign
     (its embedded identity is not the manifest's) or unlisted, and every count that does not
-    add up. The manifest itself was checked (seal) by :func:`read_manifest`. Empty: intact."""
+    add up. The manifest itself was checked (seal) by :func:`read_manifest`. Empty: intact.
+    ``checksums`` and ``read``: as :func:`finished_problems`."""
     fmt, identity = manifest.get("format"), manifest.get("identity")
     if not isinstance(fmt, str) or not isinstance(identity, Mapping):
         return [(MANIFEST, "no format or identity recorded")]
@@ -203,7 +219,8 @@ def job_problems(
     except (KeyError, TypeError):
         return [(MANIFEST, "its identity is malformed")]
     listed = listed_parts(manifest, job_dir)
-    return finished_problems(job_dir, manifest, tag, checksums=checksums) + count_problems(manifest, listed)
+    parts = finished_problems(job_dir, manifest, tag, checksums=checksums, read=read)
+    return parts + count_problems(manifest, listed)
 
 
 def job_digest(manifest: Mapping[str, Any]) -> str:

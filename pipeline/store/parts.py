@@ -4,7 +4,6 @@ before a job reuses it. The sealed manifest and the verdict on a finished job ar
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.store.location import Location, PartRef, location
+from pipeline.store.location import Location, PartRef, file_blake2b, location
 from pipeline.store.schema import (
     COMPRESSION,
     META_CONFIG,
@@ -117,15 +116,6 @@ class PartInfo:
 
 
 # ---------------------------------------------------------------- part verification
-
-
-def file_blake2b(path: Path | str) -> str:
-    """BLAKE2b (128-bit) of a file's bytes, hex; streamed, so memory stays flat."""
-    h = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 def part_record_name(chunk: int) -> str:

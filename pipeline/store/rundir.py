@@ -4,7 +4,6 @@ manifest, parts and rejects)."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -13,18 +12,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.errors import BoggleError, DamagedRunError
-from pipeline.store.location import Location, RemoteLocation, location
+from pipeline.store.location import Location, location
 from pipeline.store.manifest import (
     check_digest,
-    count_problems,
     describe_problems,
     job_problems,
     listed_parts,
-    part_tag,
     read_manifest,
     side_file_problems,
 )
-from pipeline.store.parts import PartInfo, committed_chunks, file_blake2b, footer_problem, part_name
+from pipeline.store.parts import PartInfo, footer_problem
 from pipeline.store.schema import (
     FORMAT,
     JOB_SIDE_FILES,
@@ -104,27 +101,34 @@ def open_run(run_dir: Path | str, *, verify: bool = True, expect_digest: str | N
     >>> manifest, parts = open_run("runs/default")  # doctest: +SKIP
     """
     loc = location(run_dir, "run")
-    if isinstance(loc, RemoteLocation):
-        return _open_remote(loc, verify, expect_digest)
-    run_dir = Path(loc.url())
-    if not run_dir.is_dir():
-        raise BoggleError(f"run directory not found: {run_dir}")
-    manifest_path = run_dir / MANIFEST
-    if not manifest_path.is_file():
-        raise _not_finished(run_dir, (run_dir / RUN_RECORD).is_file())
+    where = loc.ref()
+    if not loc.is_dir():
+        raise BoggleError(f"run directory not found: {where}")
+    if not loc.is_file(MANIFEST):
+        raise _not_finished(where, loc.is_file(RUN_RECORD))
     manifest = read_manifest(loc)
     if manifest.get("format") != FORMAT:
-        raise BoggleError(f"{manifest_path}: not a boggle run manifest")
-    check_digest(manifest, expect_digest, run_dir)
-    listed = listed_parts(manifest, run_dir)
-    parts = [run_dir / info.file for _, info in sorted(listed.items())]
-    problems = job_problems(run_dir, manifest, checksums=verify)
+        raise BoggleError(f"{loc.ref(MANIFEST)}: not a boggle run manifest")
+    check_digest(manifest, expect_digest, where)
+    listed = listed_parts(manifest, where)
+    files: dict[int, Path] = {}
+
+    def read(info: PartInfo, tag: str | None) -> str | None:
+        """The part's local file (in an object store: its download), checked: it is what is read."""
+        assert info.blake2b is not None  # listed_parts refuses an entry without one
+        path, problem = loc.local_file(info.file, info.bytes, info.blake2b, verify=verify)
+        files[info.chunk] = path
+        if problem is None and verify:  # its footer: the run's identity and the rows recorded
+            problem = footer_problem(path, info, tag)
+        return problem
+
+    problems = job_problems(loc, manifest, read=read)
     if problems:
         raise DamagedRunError(
-            f"{run_dir}: damaged run, refused ({describe_problems(problems)}); re-run `boggle run` with "
+            f"{where}: damaged run, refused ({describe_problems(problems)}); re-run `boggle run` with "
             "--overwrite to recompute the damaged parts"
         )
-    return FinishedRun(manifest, parts)
+    return FinishedRun(manifest, [files[k] for k in sorted(listed)])
 
 
 def _not_finished(where: object, has_record: bool) -> BoggleError:
@@ -134,79 +138,6 @@ def _not_finished(where: object, has_record: bool) -> BoggleError:
         else "not a run directory (no _SUCCESS manifest)"
     )
     return BoggleError(f"{where}: {state}")
-
-
-def _open_remote(loc: RemoteLocation, verify: bool, expect_digest: str | None) -> FinishedRun:
-    if not loc.is_file(MANIFEST):
-        raise _not_finished(loc, loc.is_file(RUN_RECORD))
-    manifest = read_manifest(loc)
-    if manifest.get("format") != FORMAT:
-        raise BoggleError(f"{loc.url(MANIFEST)}: not a boggle run manifest")
-    check_digest(manifest, expect_digest, loc)
-    listed = listed_parts(manifest, loc)
-    present = committed_chunks(loc)
-    problems = [(info.file, "missing") for k, info in listed.items() if k not in present]
-    problems += [(part_name(k), "not part of the finished run") for k in sorted(set(present) - set(listed))]
-    parts: list[Path] = []
-    tag: str | None = None
-    try:
-        tag = part_tag(FORMAT, manifest["identity"]) if verify else None
-    except (KeyError, TypeError):
-        problems.append((MANIFEST, "its identity is missing or malformed"))
-    if not problems:
-        for _, info in sorted(listed.items()):
-            path, problem = _cached_part(loc, info, verify)
-            if problem is None and tag is not None:  # the checked copy: its footer's identity and rows
-                problem = footer_problem(path, info, tag)
-            if problem is not None:
-                problems.append((info.file, problem))
-            parts.append(path)
-        problems += side_file_problems(loc, manifest) + count_problems(manifest, listed)
-    if problems:
-        raise DamagedRunError(
-            f"{loc}: damaged run, refused ({describe_problems(problems)}); re-run `boggle run` with "
-            "--overwrite to recompute the damaged parts"
-        )
-    return FinishedRun(manifest, parts)
-
-
-_CACHE: dict[str, Path] = {}
-
-
-def _cache_dir() -> Path:
-    """Where parts read from an object store are kept: a temporary folder (``$TMPDIR``)
-    removed when the process ends."""
-    if "dir" not in _CACHE:
-        import atexit
-        import tempfile
-
-        folder = Path(tempfile.mkdtemp(prefix="boggle-parts-"))
-        atexit.register(shutil.rmtree, folder, True)
-        _CACHE["dir"] = folder
-    return _CACHE["dir"]
-
-
-def _cached_part(loc: RemoteLocation, info: PartInfo, verify: bool) -> tuple[Path, str | None]:
-    """A local copy of a listed part (downloaded unless a copy of the same checksum is there),
-    and what is wrong with it (None: it matches the manifest)."""
-    import hashlib
-
-    key = hashlib.blake2b(loc.url(info.file).encode(), digest_size=8).hexdigest()
-    path = _cache_dir() / f"{key}-{info.blake2b or info.bytes}-{info.file}"
-    fresh = not path.is_file()
-    if fresh:
-        from pipeline.io import atomic_path
-
-        with atomic_path(path) as tmp:
-            loc.download(info.file, tmp)
-    size = path.stat().st_size
-    if size != info.bytes:
-        path.unlink(missing_ok=True)
-        return path, f"{size:,} bytes, {info.bytes:,} recorded"
-    if (verify or fresh) and info.blake2b is not None and file_blake2b(path) != info.blake2b:
-        path.unlink(missing_ok=True)
-        return path, "checksum differs from the one recorded (damaged or replaced)"
-    return path, None
 
 
 def read_run_table(
