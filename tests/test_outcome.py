@@ -17,6 +17,7 @@ from pipeline.cli import app
 from pipeline.design import DesignConfig, design_dice
 from pipeline.errors import EXIT_OUTPUT_CONFLICT, DamagedRunError
 from pipeline.prove import ProveConfig, run_prove
+from pipeline.prove.status import proof_status
 from pipeline.runner import run_job
 from pipeline.store.manifest import seal_of
 from pipeline.store.parts import part_record_name
@@ -107,6 +108,13 @@ def test_a_finished_proof_listing_fewer_parts_is_refused_then_repaired(
     kept = sum(p["rows"] for p in manifest["parts"][:-1])
     drop_last_part(out, classes_total=kept)
     assert store.job_problems(out, store.read_manifest(out)) == []
+    # prove --status, which a re-run's decision must agree with, distrusts it too
+    status = proof_status(str(out))
+    assert status.finished and status.damaged == 2
+    assert status.distrusted == [
+        (store.MANIFEST, f"{n_parts - 1:,} part files listed, the config makes {n_parts:,}"),
+        (store.MANIFEST, f"classes_total {kept!r} recorded, the config gives {manifest['classes_total']!r}"),
+    ]
 
     refused = CliRunner().invoke(app, args)
     assert refused.exit_code == EXIT_OUTPUT_CONFLICT

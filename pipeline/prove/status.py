@@ -204,10 +204,7 @@ def _finished(status: ProofStatus, loc: Any, manifest: dict[str, Any], n_ids: in
 
     status.finished = True
     status.distrusted = store.job_problems(loc, manifest)
-    if manifest.get("classes_total") != n_ids:
-        status.distrusted.append(
-            (store.MANIFEST, f"records {manifest.get('classes_total')} classes, its recipe makes {n_ids:,}")
-        )
+    status.distrusted += store.manifest_mismatches(manifest, n_chunks, {"classes_total": n_ids})
     bad = {n for n, why in status.distrusted if PART_RE.match(n) and why != "not part of the finished job"}
     status.parts_verified = n_chunks - len(bad)
     status.damaged = len(status.distrusted)

@@ -70,19 +70,9 @@ def _narrow(flat, offsets, lo, hi, text, m0, m1):
 
 
 @njit(nogil=True, cache=True)
-def _solve_binary(
-    face_letters,
-    face_len,
-    nbr_list,
-    deg,
-    flat,
-    offsets,
-    word_points,
-    word_len,
-    max_len,
-    revisit,
-    collect,
-):
+def _solve_binary(boards, table, revisit, collect):
+    face_letters, face_len, nbr_list, deg = boards
+    flat, offsets, word_points, word_len, max_len = table
     n_boards, n, _ = face_letters.shape
     n_words = len(offsets) - 1
     outs = new_outputs(n_boards, n, n_words, collect, 0)

@@ -43,21 +43,9 @@ def _face_matches(letters, cell, f, flat, pos):
 
 
 @njit(nogil=True, cache=True)
-def _solve_dp(
-    face_letters,
-    face_len,
-    nbr_list,
-    deg,
-    flat,
-    offsets,
-    word_points,
-    word_len,
-    max_len,
-    revisit,
-    collect,
-    lcp,
-    share_prefixes,
-):
+def _solve_dp(boards, table, revisit, collect, lcp, share_prefixes):
+    face_letters, face_len, nbr_list, deg = boards
+    flat, offsets, word_points, word_len, max_len = table
     n_boards, n, _ = face_letters.shape
     n_words = len(offsets) - 1
     outs = new_outputs(n_boards, n, n_words, collect, 0)

@@ -127,9 +127,10 @@ def solve_table_batch(
 ) -> BatchResult:
     """The harness of the solvers over the sorted word table (:mod:`pipeline.solve.binary`,
     :mod:`pipeline.solve.dp`): boards of one shape in, the kernel's batch result out (rules
-    from ``lexicon.rules``). The kernel takes the face letters and lengths, the neighbour lists,
-    the table, the word points and lengths, the longest word, the revisit rule and ``collect``;
-    then the table's common-prefix lengths when ``lcp``, then ``extra``."""
+    from ``lexicon.rules``). The kernel takes the boards (face letters and lengths, neighbour
+    lists and degrees), the table (words, offsets, word points and lengths, the longest word),
+    the revisit rule and ``collect``; then the table's common-prefix lengths when ``lcp``, then
+    ``extra``."""
     if not boards:
         return empty_batch()
     rows, cols = boards[0].shape
@@ -137,15 +138,8 @@ def solve_table_batch(
     table = word_table(lexicon)
     geo = geometry(rows, cols)
     out = kernel(
-        letters,
-        lengths,
-        geo.nbr_list,
-        geo.deg,
-        table.flat,
-        table.offsets,
-        lexicon.word_points,
-        lexicon.trie.word_len,
-        table.max_len,
+        (letters, lengths, geo.nbr_list, geo.deg),
+        (table.flat, table.offsets, lexicon.word_points, lexicon.trie.word_len, table.max_len),
         lexicon.rules.revisit,
         collect,
         *((table.lcp,) if lcp else ()),

@@ -35,7 +35,7 @@ the schema (:func:`board_schema`, :func:`results_table`) and the part records; t
 the resume bookkeeping) is imported from its module (``pipeline.store.parts``, ``.rundir``, ...).
 """
 
-from pipeline.store.job import JobDir
+from pipeline.store.job import JobDir, manifest_mismatches
 from pipeline.store.kind import RUN, JobKind, JobOutcome, JobState, JobStatus, job_kind, part_tag
 from pipeline.store.location import Location, PartRef, is_url, job_path, location
 from pipeline.store.manifest import (
@@ -104,6 +104,7 @@ __all__ = [
     "job_problems",
     "length_bins",
     "location",
+    "manifest_mismatches",
     "open_run",
     "parquet_metadata",
     "part_name",

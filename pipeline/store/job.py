@@ -56,6 +56,23 @@ Note = Callable[[str], None]
 T = TypeVar("T")
 
 
+def manifest_mismatches(
+    manifest: Mapping[str, Any], parts: int | None, records: Mapping[str, Any]
+) -> list[tuple[str, str]]:
+    """(manifest, problem) where a verified manifest records other than what a command's config
+    makes: ``parts`` part files (None: not known) and the manifest keys of ``records`` with
+    their values (a manifest edited and resealed, or a job the config does not make). A re-run
+    refuses such a job (exit 4) and ``prove --status`` distrusts it."""
+    out = []
+    listed = len(manifest.get("parts") or ())
+    if parts is not None and listed != parts:
+        out.append((MANIFEST, f"{listed:,} part files listed, the config makes {parts:,}"))
+    for key, want in records.items():
+        if manifest.get(key) != want:
+            out.append((MANIFEST, f"{key} {manifest.get(key)!r} recorded, the config gives {want!r}"))
+    return out
+
+
 class JobDir:
     """A job directory held under its lock (make one with :meth:`open`).
 
@@ -188,7 +205,9 @@ class JobDir:
         if manifest is None:
             self.state = JobState.RESUME
             return
-        problems = job_problems(self.loc, manifest) or self._unexpected(manifest)
+        problems = job_problems(self.loc, manifest) or manifest_mismatches(
+            manifest, self.expected_parts, self.expected_records
+        )
         if not problems:
             self.state = JobState.DONE
             self.manifest = manifest
@@ -205,18 +224,6 @@ class JobDir:
                 P.discard_part(self.loc, int(m.group(1)))
         self.loc.remove(MANIFEST)
         self.state = JobState.RESUME
-
-    def _unexpected(self, manifest: Mapping[str, Any]) -> list[tuple[str, str]]:
-        """(manifest, problem) where a verified manifest records other than what the command's
-        config makes (a manifest edited and resealed, or a job the config does not make)."""
-        out = []
-        listed = len(manifest.get("parts") or ())
-        if self.expected_parts is not None and listed != self.expected_parts:
-            out.append((MANIFEST, f"{listed:,} part files listed, the config makes {self.expected_parts:,}"))
-        for key, want in self.expected_records.items():
-            if manifest.get(key) != want:
-                out.append((MANIFEST, f"{key} {manifest.get(key)!r} recorded, the config gives {want!r}"))
-        return out
 
     def _refuse_foreign(self) -> None:
         """A directory without manifest or record must be empty (or hold only run files, which
