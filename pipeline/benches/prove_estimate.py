@@ -20,46 +20,18 @@ from pathlib import Path
 from typing import Annotated
 
 import numpy as np
-import pyarrow.parquet as pq
 import typer
+
+from pipeline.prove.status import bootstrap_total as estimate
+from pipeline.prove.status import class_costs
 
 app = typer.Typer(add_completion=False)
 
 
 def class_seconds(out: Path) -> tuple[np.ndarray, int, int]:
-    """Each class's seconds from every certificate part in ``out``: (seconds, parts, parts
-    scaled). A part that records its worker's CPU (``boggle.cpu_s``) has its classes' wall
-    seconds scaled to it, so that they add up to the CPU measured; older parts keep their
-    wall seconds."""
-    from pipeline.prove.job import META_CPU
-
-    parts = sorted(out.glob("part-*.parquet"))
-    if not parts:
-        raise typer.BadParameter(f"{out}: no certificate parts")
-    chunks = []
-    scaled = 0
-    for p in parts:
-        table = pq.read_table(p, columns=["seconds"])
-        wall = table.column(0).to_numpy()
-        cpu = (table.schema.metadata or {}).get(META_CPU.encode())
-        if cpu is not None and wall.sum() > 0:
-            wall = wall * (float(cpu) / wall.sum())
-            scaled += 1
-        chunks.append(wall)
-    return np.concatenate(chunks), len(parts), scaled
-
-
-def estimate(seconds: np.ndarray, n_classes: int, seed: int = 0, rounds: int = 10_000) -> dict[str, float]:
-    """CPU-hours for ``n_classes`` classes from a sample's ``seconds``: the estimate and a 95%
-    bootstrap interval."""
-    rng = np.random.default_rng(seed)
-    means = rng.choice(seconds, (rounds, len(seconds)), replace=True).mean(axis=1)
-    to_h = n_classes / 3600
-    return {
-        "cpu_h": float(seconds.mean() * to_h),
-        "low_cpu_h": float(np.quantile(means, 0.025) * to_h),
-        "high_cpu_h": float(np.quantile(means, 0.975) * to_h),
-    }
+    """Each class's seconds (see :func:`class_costs`): (seconds, parts, parts scaled)."""
+    _, seconds, n_parts, scaled = class_costs(out)
+    return seconds, n_parts, scaled
 
 
 @app.command()

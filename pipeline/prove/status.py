@@ -18,6 +18,7 @@ classes cost alike) within each range.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -260,3 +261,44 @@ def _unfinished(status: ProofStatus, loc: Any, tag: str, chunks: list[Any], shap
     status.cpu_s, status.parts_cpu = sum(part_cpu.values()), len(part_cpu)
     status.wall_s, status.parts_wall = sessions_wall(part_wall), len(part_wall)
     status.left = estimate_left(part_cpu, part_rows, [len(x) for x in chunks], set(tables))
+
+
+def class_costs(out: Path) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Each class's id and seconds from every certificate part in ``out`` (a local folder):
+    (ids, seconds, parts, parts scaled). A part that records its worker's CPU
+    (``boggle.cpu_s``) has its classes' wall seconds scaled to it, so that they add up to the
+    CPU measured; older parts keep their wall seconds."""
+    import pyarrow.parquet as pq
+
+    from pipeline.prove.job import META_CPU
+
+    parts = sorted(out.glob("part-*.parquet"))
+    if not parts:
+        raise ConfigError(f"{out}: no certificate parts")
+    ids, chunks = [], []
+    scaled = 0
+    for p in parts:
+        table = pq.read_table(p, columns=["class_id", "seconds"])
+        wall = table.column("seconds").to_numpy()
+        cpu = (table.schema.metadata or {}).get(META_CPU.encode())
+        if cpu is not None and wall.sum() > 0:
+            wall = wall * (float(cpu) / wall.sum())
+            scaled += 1
+        ids.append(table.column("class_id").to_numpy())
+        chunks.append(wall)
+    return np.concatenate(ids), np.concatenate(chunks), len(parts), scaled
+
+
+def bootstrap_total(
+    seconds: np.ndarray, n_classes: int, seed: int = 0, rounds: int = 10_000
+) -> dict[str, float]:
+    """CPU-hours for ``n_classes`` classes from a sample's ``seconds``: the estimate and a 95%
+    bootstrap interval."""
+    rng = np.random.default_rng(seed)
+    means = rng.choice(seconds, (rounds, len(seconds)), replace=True).mean(axis=1)
+    to_h = n_classes / 3600
+    return {
+        "cpu_h": float(seconds.mean() * to_h),
+        "low_cpu_h": float(np.quantile(means, 0.025) * to_h),
+        "high_cpu_h": float(np.quantile(means, 0.975) * to_h),
+    }

@@ -1,0 +1,115 @@
+"""The stratified estimate of a proof's cost (pipeline.benches.prove_strata): the strata, the
+allocation, the estimator against a direct computation, its validation against simple random
+samples, and the pilot -> design -> proof -> estimate loop through the CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.benches import prove_strata as S
+from pipeline.cli import app
+from pipeline.prove.status import class_costs
+from pipeline.tanglet import tanglet_languages
+from tests.conftest import need_data, tiny_proof_args
+
+
+def test_strata_cut_the_predicted_total_into_equal_shares_cheapest_first() -> None:
+    predicted = np.array([1.0] * 90 + [10.0] * 9 + [90.0])  # total 270: three shares of 90
+    labels = S.cut_strata(predicted, 3)
+    assert labels[-1] == labels.max()  # the heaviest class is a stratum of its own
+    assert (labels == labels.max()).sum() == 1
+    totals = np.bincount(labels, weights=predicted)
+    assert totals.tolist() == [90.0, 90.0, 90.0]
+    # a stratum holds cheaper classes than the next one
+    for h in range(labels.max()):
+        assert predicted[labels == h].max() <= predicted[labels == h + 1].min()
+
+
+def test_allocation_spreads_the_sample_and_takes_small_strata_whole() -> None:
+    take = S.allocate(np.array([1000, 1000, 3, 1]), 40)
+    assert take.tolist() == [18, 18, 3, 1]  # the small strata whole, their rest to the others
+    assert take.sum() == 40
+    assert S.allocate(np.array([50, 50]), 2).tolist() == [2, 2]  # at least 2 where there are 2
+
+
+def test_stratified_total_is_the_direct_formula_and_exact_when_every_class_is_drawn() -> None:
+    rng = np.random.default_rng(3)
+    sizes = np.array([100, 10])
+    labels = np.array([0] * 5 + [1] * 4)
+    seconds = rng.exponential(1.0, 9)
+    est = S.stratified_total(sizes, labels, seconds)
+    y0, y1 = seconds[:5], seconds[5:]
+    total = 100 * y0.mean() + 10 * y1.mean()
+    var = 100**2 * (1 - 5 / 100) * y0.var(ddof=1) / 5 + 10**2 * (1 - 4 / 10) * y1.var(ddof=1) / 4
+    assert est.total_s == pytest.approx(total)
+    assert est.high_s - est.total_s == pytest.approx(1.96 * np.sqrt(var))
+    every = S.stratified_total(np.array([5, 4]), labels, seconds)
+    assert every.total_s == pytest.approx(seconds.sum()) and every.low_s == every.high_s
+    with pytest.raises(ValueError, match="stratum 1 has no drawn class"):
+        S.stratified_total(sizes, np.zeros(9, np.int64), seconds)
+
+
+def test_stratifying_on_a_cost_model_beats_a_simple_sample_on_heavy_tailed_costs() -> None:
+    # costs that depend on the features (as a class's cost depends on its buckets), heavy-tailed
+    rng = np.random.default_rng(5)
+    counts = rng.integers(0, 9, (6000, 2)).astype(np.float64)
+    x = np.column_stack([np.ones(6000), counts, counts**2, counts[:, :1] * counts[:, 1:]])
+    seconds = np.exp(0.6 * counts[:, 0] - 0.3 * counts[:, 1] + rng.normal(0, 0.7, 6000))
+    res = S.validate_costs(x, seconds, pilot=100, n=300, n_strata=10, rounds=60, seed=2)
+    strat, simple = res["stratified"], res["simple"]
+    assert res["truth_s"] == pytest.approx(seconds.sum())
+    assert strat["ratio_p95"] - strat["ratio_p05"] < 0.6 * (simple["ratio_p95"] - simple["ratio_p05"])
+    assert 0.95 < strat["ratio_median"] < 1.05
+    assert strat["coverage"] >= 0.8
+
+
+@pytest.mark.integration
+def test_pilot_design_proof_and_estimate_through_the_cli(tiny_dict: str, tmp_path: Path) -> None:
+    runner = CliRunner()
+    base = tiny_proof_args(tiny_dict, tmp_path / "unused")[:-1]  # without the output folder
+    base[base.index("2x2")] = "2x3"
+    pilot = tmp_path / "pilot"
+    done = runner.invoke(app, [*base, str(pilot), "--limit-classes", "8", "--sample-seed", "1", "-q"])
+    assert done.exit_code == 0, done.output
+
+    design = tmp_path / "design.json"
+    made = runner.invoke(S.app, ["design", str(pilot), "--out", str(design), "--n", "10", "--strata", "3"])
+    assert made.exit_code == 0, made.output
+    record = json.loads(design.read_text())
+    assert len(record["class_ids"]) == len(record["strata"]) >= 10
+    assert sum(record["strata_sizes"]) == record["classes_all"]
+    ids_file = design.with_suffix(".ids")
+    assert ids_file.read_text().split() == [str(i) for i in record["class_ids"]]
+
+    proof = tmp_path / "strata"
+    done = runner.invoke(app, [*base, str(proof), "--class-ids", f"@{ids_file}", "-q"])
+    assert done.exit_code == 0, done.output
+    shown = runner.invoke(S.app, ["estimate", str(proof), "--design", str(design)])
+    assert shown.exit_code == 0, shown.output
+
+    # the printed figure, recomputed here from the proof's own seconds and the design's strata
+    ids, seconds, _, _ = class_costs(proof)
+    stratum = dict(zip(record["class_ids"], record["strata"], strict=True))
+    total = sum(
+        size * seconds[[stratum[int(i)] == h for i in ids]].mean()
+        for h, size in enumerate(record["strata_sizes"])
+    )
+    m = re.search(r"estimate for all ([\d,]+) classes: ([\d,.]+) CPU-h", shown.output)
+    assert m is not None, shown.output
+    assert int(m.group(1).replace(",", "")) == record["classes_all"]
+    assert float(m.group(2).replace(",", "")) == pytest.approx(total / 3600, abs=0.051)
+
+
+def test_validate_on_the_greek_certificate() -> None:
+    need_data("el" in tanglet_languages(), "tanglet:el: tanglet-data not installed")
+    cert = Path(__file__).parent.parent / "certificates" / "3x4-tanglet-el"
+    shown = CliRunner().invoke(S.app, ["validate", str(cert), "--rounds", "3", "--n", "300"])
+    assert shown.exit_code == 0, shown.output
+    assert "27,135 classes, 8.20 CPU-h in all" in shown.output
+    assert re.search(r"stratified: estimate / truth \d\.\d{3}", shown.output)
