@@ -73,7 +73,7 @@ from pipeline.prove.tree_build import (
     radix_sort,
     tree_from_paths,
 )
-from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, eval_tree, tree_branch
+from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, OVERFLOW, eval_tree, pack_nodes, tree_branch
 
 __all__ = [
     "PROVERS",
@@ -156,6 +156,7 @@ class TreeBuilder:
         self._stamp_tag = 0
         self._paths = self._path_arrays(PATHS_KEPT)
         self._tree = self._tree_arrays(1 << 16)
+        self._node = np.empty((1 << 16, 4), np.int32)  # the tree's node records, then lifted nodes
         self.n_nodes = 0
         self.n_paths = 0  # the last class's paths, sorted once its tree is built
 
@@ -174,16 +175,16 @@ class TreeBuilder:
         """is_choice, label, points, first, nxt, val (see :mod:`pipeline.prove.tree_eval`)."""
         return (np.empty(cap, np.int8), np.empty(cap, np.int8), *(np.empty(cap, np.int32) for _ in range(4)))
 
-    def arena(self) -> tuple[np.ndarray, ...]:
-        """The tree's arrays at full length: the last tree built, then room for lifted nodes."""
-        return self._tree
+    def arena(self) -> tuple[np.ndarray]:
+        """The last tree built as node records (:func:`pipeline.prove.tree_eval.pack_nodes`),
+        then room for lifted nodes: a 1-tuple, :func:`tree_branch`'s first argument."""
+        return (self._node,)
 
     def grow_arena(self) -> None:
         """Double the room beyond the last tree built (the tree is kept)."""
-        grown = self._tree_arrays(2 * self._tree[0].shape[0])
-        for new, old in zip(grown, self._tree, strict=True):
-            new[: self.n_nodes] = old[: self.n_nodes]
-        self._tree = grown
+        grown = np.empty((2 * self._node.shape[0], 4), np.int32)
+        grown[: self.n_nodes] = self._node[: self.n_nodes]
+        self._node = grown
 
     def bounds(self, masks: np.ndarray, threshold: int, max_paths: int | None = None) -> tuple[int, int]:
         """(sum bound, tree bound) of the class; the tree is not built when the sum bound is
@@ -298,6 +299,10 @@ class TreeBuilder:
             self._tree = self._tree_arrays(2 * is_choice.shape[0])
         self.n_nodes = int(n)
         self.n_paths = int(n_paths)
+        if self._node.shape[0] < is_choice.shape[0]:  # as much room to lift in as the build had
+            self._node = np.empty((is_choice.shape[0], 4), np.int32)
+        if not pack_nodes(is_choice, label, points, first, nxt, val, n, self._node):
+            raise InternalError("tree bound: a node's points overflow its record")
         return int(total), int(val[0])
 
     def preordered(self) -> tuple[np.ndarray, ...]:
@@ -427,16 +432,11 @@ class TreeProver(ClassProver):
         )
         leaf_max = 1 if self.builder.n_nodes >= self.single_nodes else self.enumerate_max
         # pending CHOICE nodes: no more than the tree has (a lifted tree has no more than its parent)
-        n_entries = int(np.count_nonzero(self.builder.arena()[0][: self.builder.n_nodes])) + 1
+        n_entries = int(np.count_nonzero(self.builder.preordered()[0])) + 1
         while True:
-            is_choice, label, points, first, nxt, val = self.builder.arena()
+            (node,) = self.builder.arena()
             status, nodes, leaves = tree_branch(
-                is_choice,
-                label,
-                points,
-                first,
-                nxt,
-                val,
+                node,
                 self.builder.n_nodes,
                 self.rank,
                 np.array(cells, np.int64),
@@ -456,6 +456,8 @@ class TreeProver(ClassProver):
                 self.builder.grow_arena()
             elif status == FULL_ENTRIES:
                 n_entries *= 2
+            elif status == OVERFLOW:
+                raise InternalError("tree bound: a lifted node's points overflow its record")
             else:
                 raise InternalError(f"tree branch: unknown status {status}")
         out.nodes += int(nodes)
