@@ -277,13 +277,12 @@ def test_branching_grows_its_arrays_and_finds_the_same(tiny, monkeypatch: pytest
     b = cramped.builder
     grown: list[int] = []
     grow = b.grow_arena
-    b.grow_arena = lambda: (grown.append(b._node.shape[0]), grow())[1]  # type: ignore[method-assign]
+    b.grow_arena = lambda: (grown.append(b._tree.shape[0]), grow())[1]  # type: ignore[method-assign]
     grown_leaves = 0
     for d in class_digits(canonical_class_ids(3, 3, 2)[::8], 2, 9):
         masks = masks_of[d]
         cramped._leaves = np.empty((1, 10), np.int64)
         b._tree = b._tree_arrays(4)  # the build grows them to about the tree's size
-        b._node = np.empty((4, 4), np.int32)  # and the node records to as many
         want, got = roomy.prove(masks), cramped.prove(masks)
         assert _found(got) == _found(want) and got.nodes == want.nodes
         grown_leaves += cramped._leaves.shape[0] > 1
@@ -328,7 +327,7 @@ def test_the_tree_builder_grows_its_arrays(tiny, split: bool) -> None:
     b = cramped.builder
     b._paths, b._tree = b._path_arrays(2), b._tree_arrays(4)
     assert cramped.tree_bound(masks) == roomy.tree_bound(masks)
-    assert min(a.shape[0] for a in (*b._paths, *b._tree)) > 4
+    assert min(a.shape[0] for a in (*b._paths, b._tree)) > 4
     assert len(cramped.build(masks)[0][0]) == len(roomy.build(masks)[0][0]) > 4
 
 

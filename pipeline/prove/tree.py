@@ -63,8 +63,14 @@ from pipeline.lexicon import CompiledLexicon
 from pipeline.prove.bounds import ProveTrie
 from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, mask_faces
 from pipeline.prove.tree_build import (
+    FIRST,
     FULL_NODES,
     FULL_PATHS,
+    LETTER_BITS,
+    NEXT,
+    POINTS_OVERFLOW,
+    TAG,
+    VAL,
     collect_paths,
     derive_paths,
     field_bits,
@@ -73,7 +79,7 @@ from pipeline.prove.tree_build import (
     radix_sort,
     tree_from_paths,
 )
-from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, OVERFLOW, eval_tree, pack_nodes, tree_branch
+from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, OVERFLOW, eval_tree, tree_branch
 
 __all__ = [
     "PROVERS",
@@ -156,7 +162,6 @@ class TreeBuilder:
         self._stamp_tag = 0
         self._paths = self._path_arrays(PATHS_KEPT)
         self._tree = self._tree_arrays(1 << 16)
-        self._node = np.empty((1 << 16, 4), np.int32)  # the tree's node records, then lifted nodes
         self.n_nodes = 0
         self.n_paths = 0  # the last class's paths, sorted once its tree is built
 
@@ -171,20 +176,20 @@ class TreeBuilder:
         )
 
     @staticmethod
-    def _tree_arrays(cap: int) -> tuple[np.ndarray, ...]:
-        """is_choice, label, points, first, nxt, val (see :mod:`pipeline.prove.tree_eval`)."""
-        return (np.empty(cap, np.int8), np.empty(cap, np.int8), *(np.empty(cap, np.int32) for _ in range(4)))
+    def _tree_arrays(cap: int) -> np.ndarray:
+        """Node records (see :func:`pipeline.prove.tree_build.tree_from_paths`)."""
+        return np.empty((cap, 4), np.int32)
 
     def arena(self) -> tuple[np.ndarray]:
-        """The last tree built as node records (:func:`pipeline.prove.tree_eval.pack_nodes`),
-        then room for lifted nodes: a 1-tuple, :func:`tree_branch`'s first argument."""
-        return (self._node,)
+        """The node records at full length: the last tree built, then room for lifted nodes
+        (a 1-tuple: :func:`tree_branch`'s first argument)."""
+        return (self._tree,)
 
     def grow_arena(self) -> None:
         """Double the room beyond the last tree built (the tree is kept)."""
-        grown = np.empty((2 * self._node.shape[0], 4), np.int32)
-        grown[: self.n_nodes] = self._node[: self.n_nodes]
-        self._node = grown
+        grown = self._tree_arrays(2 * self._tree.shape[0])
+        grown[: self.n_nodes] = self._tree[: self.n_nodes]
+        self._tree = grown
 
     def bounds(self, masks: np.ndarray, threshold: int, max_paths: int | None = None) -> tuple[int, int]:
         """(sum bound, tree bound) of the class; the tree is not built when the sum bound is
@@ -270,11 +275,10 @@ class TreeBuilder:
 
     def _build(self, n_paths: int, total: int) -> tuple[int, int]:
         keys, tnodes = self._paths[0], self._paths[1]
-        if self._tree[0].shape[0] < NODES_PER_PATH * n_paths:
+        if self._tree.shape[0] < NODES_PER_PATH * n_paths:
             # sized from the path count, so the tree is rarely read twice for want of room
             self._tree = self._tree_arrays(int(NODES_PER_PATH * n_paths))
         while True:
-            is_choice, label, points, first, nxt, val = self._tree
             n, used = tree_from_paths(
                 keys,
                 tnodes,
@@ -286,28 +290,28 @@ class TreeBuilder:
                 self.node_pts,
                 self.stamp,
                 self._stamp_tag,
-                is_choice,
-                label,
-                points,
-                first,
-                nxt,
-                val,
+                self._tree,
             )
             self._stamp_tag += int(used) + 1
+            if n == POINTS_OVERFLOW:
+                raise InternalError("tree bound: a node's points overflow its record")
             if n != FULL_NODES:
                 break
-            self._tree = self._tree_arrays(2 * is_choice.shape[0])
+            self._tree = self._tree_arrays(2 * self._tree.shape[0])
         self.n_nodes = int(n)
         self.n_paths = int(n_paths)
-        if self._node.shape[0] < is_choice.shape[0]:  # as much room to lift in as the build had
-            self._node = np.empty((is_choice.shape[0], 4), np.int32)
-        if not pack_nodes(is_choice, label, points, first, nxt, val, n, self._node):
-            raise InternalError("tree bound: a node's points overflow its record")
-        return int(total), int(val[0])
+        return int(total), int(self._tree[0, VAL])
 
     def preordered(self) -> tuple[np.ndarray, ...]:
-        """The last tree built, in pre-order: (is_choice, label, points, first, nxt)."""
-        return tuple(a[: self.n_nodes] for a in self._tree[:5])
+        """The last tree built, in pre-order, as arrays: (is_choice, label, points, first, nxt)
+        (int8, int8 (the root's label -1), int32 x 3), as :func:`eval_tree` takes them."""
+        node = self._tree[: self.n_nodes]
+        tag = node[:, TAG]
+        choice = tag < 0
+        label = np.where(choice, -1 - tag, tag & 63).astype(np.int8)
+        label[:1] = -1
+        points = np.where(choice, 0, tag >> LETTER_BITS).astype(np.int32)
+        return choice.astype(np.int8), label, points, node[:, FIRST].copy(), node[:, NEXT].copy()
 
 
 # ---------------------------------------------------------------- prover
@@ -432,7 +436,7 @@ class TreeProver(ClassProver):
         )
         leaf_max = 1 if self.builder.n_nodes >= self.single_nodes else self.enumerate_max
         # pending CHOICE nodes: no more than the tree has (a lifted tree has no more than its parent)
-        n_entries = int(np.count_nonzero(self.builder.preordered()[0])) + 1
+        n_entries = int(np.count_nonzero(self.builder.arena()[0][: self.builder.n_nodes, TAG] < 0)) + 1
         while True:
             (node,) = self.builder.arena()
             status, nodes, leaves = tree_branch(

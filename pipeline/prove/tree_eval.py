@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from pipeline.prove.tree_build import FIRST, LETTER_BITS, MAX_POINTS, NEXT, TAG, VAL
+
 #: :func:`tree_branch`'s statuses when the tree's arrays have no room left for lifted nodes and
 #: when the pending CHOICE nodes overflow ``n_entries`` (the caller grows them and calls again).
 FULL_ARENA, FULL_ENTRIES = -3, -4
@@ -47,34 +49,6 @@ def eval_tree(is_choice, label, points, first, nxt, forced, val):
                 y = nxt[y]
             val[x] = v
     return val[0]
-
-
-#: The columns of a node record (:func:`pack_nodes`).
-FIRST, NEXT, VAL, TAG = 0, 1, 2, 3
-#: A SUM node's tag: its points shifted by this many bits over its letter.
-LETTER_BITS = 6
-#: The most points a SUM node's tag holds (a lifted node's are its merged nodes' summed).
-MAX_POINTS = (1 << (31 - LETTER_BITS)) - 1
-
-
-@njit(nogil=True, cache=True)
-def pack_nodes(is_choice, label, points, first, nxt, val, n, node):
-    """Copy the built tree (nodes ``[0, n)`` of :func:`pipeline.prove.tree_build.tree_from_paths`'s
-    arrays) into node records, ``node`` (int32 [cap, 4]): the first child, the next sibling,
-    the value, and a tag: ``-1 - cell`` for a CHOICE node, ``points << LETTER_BITS | letter``
-    for a SUM node. One record per node, so a step of the branching reads one cache line where
-    the six arrays cost six. Returns False when a node's points do not fit its tag."""
-    for x in range(n):
-        node[x, FIRST] = first[x]
-        node[x, NEXT] = nxt[x]
-        node[x, VAL] = val[x]
-        if is_choice[x]:
-            node[x, TAG] = -1 - np.int32(label[x])
-        else:
-            if points[x] > MAX_POINTS >> 1:
-                return False
-            node[x, TAG] = (np.int32(points[x]) << LETTER_BITS) | (np.int32(label[x]) & 63)
-    return True
 
 
 @njit(nogil=True, cache=True)
@@ -379,8 +353,9 @@ def tree_branch(
     leaves,
 ):
     """Branch and bound inside one class on its tree (node records ``[0, n_nodes)`` of
-    :func:`pack_nodes`, the room beyond them used for lifted nodes), forcing ``cells`` (the
-    class's cells with several letters, in split order) one by one. ``faces[l, :n_faces[l]]``
+    :func:`pipeline.prove.tree_build.tree_from_paths`, the room beyond them used for lifted
+    nodes), forcing ``cells`` (the class's cells with several letters, in split order) one by
+    one. ``faces[l, :n_faces[l]]``
     are the letters of ``cells[l]`` (increasing), ``left[l]`` the boards left once
     ``cells[:l]`` are forced, ``rank[cell]`` the cell's place in the split order.
 
