@@ -53,6 +53,7 @@ check it against.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import numpy as np
@@ -111,6 +112,28 @@ GROW = 8
 NODES_PER_PATH = 4
 
 
+#: Whether numpy may ask the kernel for transparent huge pages (``madvise``) for its big arrays.
+#: It does by default; where the kernel compacts memory to serve them (``defrag`` = madvise, as
+#: on the 2-core machine), that cost 2.5-3 s of system CPU on the heavy 3x4 corner classes
+#: 13846 + 16762 (3.1-3.5 s against 0.6 s without; user CPU the same), so a builder turns it
+#: off for its process (:func:`huge_pages`).
+HUGE_PAGES = False
+
+
+def huge_pages(enabled: bool) -> None:
+    """Let numpy ``madvise`` its big arrays for transparent huge pages, or not, for the whole
+    process (numpy's own switch, as ``NUMPY_MADVISE_HUGEPAGE``; nothing where numpy has none)."""
+    for name in ("numpy._core.multiarray", "numpy.core.multiarray"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        setter = getattr(module, "_set_madvise_hugepage", None)
+        if setter is not None:
+            setter(enabled)
+            return
+
+
 class PathBudgetExceeded(Exception):
     """A class has more paths than the builder may hold (see :data:`MAX_PATHS`)."""
 
@@ -147,6 +170,7 @@ class TreeBuilder:
     def __init__(
         self, geo: Geometry, rank: np.ndarray, order: np.ndarray, trie: ProveTrie, fields: int | None = None
     ):
+        huge_pages(HUGE_PAGES)
         n_faces = int(trie.children.shape[1])
         self.bits = field_bits(n_faces)
         self.fields = fields if fields is not None else 64 // self.bits
