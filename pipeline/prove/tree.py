@@ -44,16 +44,16 @@ rebuilding each sub-class's tree from its parent's sorted paths
 (:func:`pipeline.prove.tree_build.derive_paths`: no walk, no sort; words de-duplicated again,
 and the sum bound per sub-class); with lifting that measured 2-5x slower, so it is off.
 
-The tree lives in flat arrays (numba kernels, ``nogil``, cached): :mod:`pipeline.prove.tree_build`
-builds it in pre-order with first-child / next-sibling links, :mod:`pipeline.prove.tree_eval`
-lifts (new nodes after the tree, sharing its subtrees, freed level by level) and bounds it.
+The tree lives in one array of 16-byte node records (numba kernels, ``nogil``, cached):
+:mod:`pipeline.prove.tree_build` builds it in pre-order with first-child / next-sibling
+links, :mod:`pipeline.prove.tree_eval` lifts (new nodes after the tree, sharing its subtrees,
+freed level by level) and bounds it.
 :func:`pipeline.prove.tree_reference.tree_bound_reference` is the plain-Python twin the tests
 check it against.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import numpy as np
@@ -67,6 +67,7 @@ from pipeline.prove.tree_build import (
     FIRST,
     FULL_NODES,
     FULL_PATHS,
+    HUGE_PAGES,
     LETTER_BITS,
     NEXT,
     POINTS_OVERFLOW,
@@ -75,6 +76,7 @@ from pipeline.prove.tree_build import (
     collect_paths,
     derive_paths,
     field_bits,
+    huge_pages,
     max_cells,
     pack_trie,
     radix_sort,
@@ -110,28 +112,6 @@ GROW = 8
 #: Tree nodes the build's arrays get per path before the build, the rest room for lifting (13846:
 #: 10.7M nodes of 4.3M paths; at 3 its lifting grew the arrays, 200 MB more at the peak).
 NODES_PER_PATH = 4
-
-
-#: Whether numpy may ask the kernel for transparent huge pages (``madvise``) for its big arrays.
-#: It does by default; where the kernel compacts memory to serve them (``defrag`` = madvise, as
-#: on the 2-core machine), that cost 2.5-3 s of system CPU on the heavy 3x4 corner classes
-#: 13846 + 16762 (3.1-3.5 s against 0.6 s without; user CPU the same), so a builder turns it
-#: off for its process (:func:`huge_pages`).
-HUGE_PAGES = False
-
-
-def huge_pages(enabled: bool) -> None:
-    """Let numpy ``madvise`` its big arrays for transparent huge pages, or not, for the whole
-    process (numpy's own switch, as ``NUMPY_MADVISE_HUGEPAGE``; nothing where numpy has none)."""
-    for name in ("numpy._core.multiarray", "numpy.core.multiarray"):
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        setter = getattr(module, "_set_madvise_hugepage", None)
-        if setter is not None:
-            setter(enabled)
-            return
 
 
 class PathBudgetExceeded(Exception):

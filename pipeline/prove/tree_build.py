@@ -23,6 +23,8 @@ built in three passes rather than by inserting each word into a growing tree:
 
 from __future__ import annotations
 
+import importlib
+
 import llvmlite.ir as llir
 import numpy as np
 from numba import njit, types
@@ -44,6 +46,28 @@ FIRST, NEXT, VAL, TAG = 0, 1, 2, 3
 LETTER_BITS = 6
 #: The most points a SUM node's tag holds (a lifted node's are its merged nodes' summed).
 MAX_POINTS = (1 << (31 - LETTER_BITS)) - 1
+
+
+#: Whether numpy may ask the kernel for transparent huge pages (``madvise``) for its big arrays.
+#: It does by default; where the kernel compacts memory to serve them (``defrag`` = madvise, as
+#: on the 2-core machine), that cost 2.5-3 s of system CPU on the heavy 3x4 corner classes
+#: 13846 + 16762 (3.1-3.5 s against 0.6 s without; user CPU the same), so a builder turns it
+#: off for its process (:func:`huge_pages`, called by :class:`pipeline.prove.tree.TreeBuilder`).
+HUGE_PAGES = False
+
+
+def huge_pages(enabled: bool) -> None:
+    """Let numpy ``madvise`` its big arrays for transparent huge pages, or not, for the whole
+    process (numpy's own switch, as ``NUMPY_MADVISE_HUGEPAGE``; nothing where numpy has none)."""
+    for name in ("numpy._core.multiarray", "numpy.core.multiarray"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        setter = getattr(module, "_set_madvise_hugepage", None)
+        if setter is not None:
+            setter(enabled)
+            return
 
 
 @intrinsic

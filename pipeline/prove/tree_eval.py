@@ -1,15 +1,17 @@
 """Evaluating the orderly tree of a board class, lifting its cells, and branch and bound on it
 (numba kernels; see :mod:`pipeline.prove.tree`).
 
-The tree lives in flat arrays: ``is_choice`` (int8), ``label`` (int8: a CHOICE node's cell, a
-SUM node's letter), ``points``, ``first`` (first child, -1 for none), ``nxt`` (next sibling, -1
-for none) and ``val`` (the node's unforced value: a SUM node's points plus its children's
-values, a CHOICE node's best child). A SUM node's children are CHOICE nodes in reverse split
+The tree lives in node records (int32 [nodes, 4], see
+:func:`pipeline.prove.tree_build.tree_from_paths`): the first child (-1 for none), the next
+sibling (-1 for none), the value (a SUM node's points plus its children's values, a CHOICE
+node's best child) and a tag (``-1 - cell`` for a CHOICE node, ``points << LETTER_BITS |
+letter`` for a SUM node). A SUM node's children are CHOICE nodes in reverse split
 order of their cells (a path's key has a field per cell, the first cell in split order most
 significant, 0 when the path misses the cell, so paths that miss a cell sort before those that
-take it); a CHOICE node's are SUM nodes by increasing letter. The build
-(:func:`pipeline.prove.tree_build.tree_from_paths`) numbers nodes in pre-order; the arrays have
-room beyond the tree for the nodes that lifting makes, which share the tree's subtrees.
+take it); a CHOICE node's are SUM nodes by increasing letter. The build numbers nodes in
+pre-order; the records have room beyond the tree for the nodes that lifting makes, which share
+the tree's subtrees. :func:`eval_tree`, the reference the tests check the branching against,
+takes the tree as arrays (:meth:`pipeline.prove.tree.TreeBuilder.preordered`).
 """
 
 from __future__ import annotations
