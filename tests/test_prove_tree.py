@@ -277,7 +277,7 @@ def test_branching_grows_its_arrays_and_finds_the_same(tiny, monkeypatch: pytest
     b = cramped.builder
     grown: list[int] = []
     grow = b.grow_arena
-    b.grow_arena = lambda: (grown.append(b._tree[0].shape[0]), grow())[1]  # type: ignore[method-assign]
+    b.grow_arena = lambda: (grown.append(b._tree.shape[0]), grow())[1]  # type: ignore[method-assign]
     grown_leaves = 0
     for d in class_digits(canonical_class_ids(3, 3, 2)[::8], 2, 9):
         masks = masks_of[d]
@@ -327,7 +327,7 @@ def test_the_tree_builder_grows_its_arrays(tiny, split: bool) -> None:
     b = cramped.builder
     b._paths, b._tree = b._path_arrays(2), b._tree_arrays(4)
     assert cramped.tree_bound(masks) == roomy.tree_bound(masks)
-    assert min(a.shape[0] for a in (*b._paths, *b._tree)) > 4
+    assert min(a.shape[0] for a in (*b._paths, b._tree)) > 4
     assert len(cramped.build(masks)[0][0]) == len(roomy.build(masks)[0][0]) > 4
 
 

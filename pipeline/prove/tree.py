@@ -44,9 +44,10 @@ rebuilding each sub-class's tree from its parent's sorted paths
 (:func:`pipeline.prove.tree_build.derive_paths`: no walk, no sort; words de-duplicated again,
 and the sum bound per sub-class); with lifting that measured 2-5x slower, so it is off.
 
-The tree lives in flat arrays (numba kernels, ``nogil``, cached): :mod:`pipeline.prove.tree_build`
-builds it in pre-order with first-child / next-sibling links, :mod:`pipeline.prove.tree_eval`
-lifts (new nodes after the tree, sharing its subtrees, freed level by level) and bounds it.
+The tree lives in one array of 16-byte node records (numba kernels, ``nogil``, cached):
+:mod:`pipeline.prove.tree_build` builds it in pre-order with first-child / next-sibling
+links, :mod:`pipeline.prove.tree_eval` lifts (new nodes after the tree, sharing its subtrees,
+freed level by level) and bounds it.
 :func:`pipeline.prove.tree_reference.tree_bound_reference` is the plain-Python twin the tests
 check it against.
 """
@@ -63,17 +64,25 @@ from pipeline.lexicon import CompiledLexicon
 from pipeline.prove.bounds import ProveTrie
 from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, mask_faces
 from pipeline.prove.tree_build import (
+    FIRST,
     FULL_NODES,
     FULL_PATHS,
+    HUGE_PAGES,
+    LETTER_BITS,
+    NEXT,
+    POINTS_OVERFLOW,
+    TAG,
+    VAL,
     collect_paths,
     derive_paths,
     field_bits,
+    huge_pages,
     max_cells,
     pack_trie,
     radix_sort,
     tree_from_paths,
 )
-from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, eval_tree, tree_branch
+from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, OVERFLOW, eval_tree, tree_branch
 
 __all__ = [
     "PROVERS",
@@ -141,6 +150,7 @@ class TreeBuilder:
     def __init__(
         self, geo: Geometry, rank: np.ndarray, order: np.ndarray, trie: ProveTrie, fields: int | None = None
     ):
+        huge_pages(HUGE_PAGES)
         n_faces = int(trie.children.shape[1])
         self.bits = field_bits(n_faces)
         self.fields = fields if fields is not None else 64 // self.bits
@@ -170,19 +180,19 @@ class TreeBuilder:
         )
 
     @staticmethod
-    def _tree_arrays(cap: int) -> tuple[np.ndarray, ...]:
-        """is_choice, label, points, first, nxt, val (see :mod:`pipeline.prove.tree_eval`)."""
-        return (np.empty(cap, np.int8), np.empty(cap, np.int8), *(np.empty(cap, np.int32) for _ in range(4)))
+    def _tree_arrays(cap: int) -> np.ndarray:
+        """Node records (see :func:`pipeline.prove.tree_build.tree_from_paths`)."""
+        return np.empty((cap, 4), np.int32)
 
-    def arena(self) -> tuple[np.ndarray, ...]:
-        """The tree's arrays at full length: the last tree built, then room for lifted nodes."""
-        return self._tree
+    def arena(self) -> tuple[np.ndarray]:
+        """The node records at full length: the last tree built, then room for lifted nodes
+        (a 1-tuple: :func:`tree_branch`'s first argument)."""
+        return (self._tree,)
 
     def grow_arena(self) -> None:
         """Double the room beyond the last tree built (the tree is kept)."""
-        grown = self._tree_arrays(2 * self._tree[0].shape[0])
-        for new, old in zip(grown, self._tree, strict=True):
-            new[: self.n_nodes] = old[: self.n_nodes]
+        grown = self._tree_arrays(2 * self._tree.shape[0])
+        grown[: self.n_nodes] = self._tree[: self.n_nodes]
         self._tree = grown
 
     def bounds(self, masks: np.ndarray, threshold: int, max_paths: int | None = None) -> tuple[int, int]:
@@ -269,11 +279,10 @@ class TreeBuilder:
 
     def _build(self, n_paths: int, total: int) -> tuple[int, int]:
         keys, tnodes = self._paths[0], self._paths[1]
-        if self._tree[0].shape[0] < NODES_PER_PATH * n_paths:
+        if self._tree.shape[0] < NODES_PER_PATH * n_paths:
             # sized from the path count, so the tree is rarely read twice for want of room
             self._tree = self._tree_arrays(int(NODES_PER_PATH * n_paths))
         while True:
-            is_choice, label, points, first, nxt, val = self._tree
             n, used = tree_from_paths(
                 keys,
                 tnodes,
@@ -285,24 +294,28 @@ class TreeBuilder:
                 self.node_pts,
                 self.stamp,
                 self._stamp_tag,
-                is_choice,
-                label,
-                points,
-                first,
-                nxt,
-                val,
+                self._tree,
             )
             self._stamp_tag += int(used) + 1
+            if n == POINTS_OVERFLOW:
+                raise InternalError("tree bound: a node's points overflow its record")
             if n != FULL_NODES:
                 break
-            self._tree = self._tree_arrays(2 * is_choice.shape[0])
+            self._tree = self._tree_arrays(2 * self._tree.shape[0])
         self.n_nodes = int(n)
         self.n_paths = int(n_paths)
-        return int(total), int(val[0])
+        return int(total), int(self._tree[0, VAL])
 
     def preordered(self) -> tuple[np.ndarray, ...]:
-        """The last tree built, in pre-order: (is_choice, label, points, first, nxt)."""
-        return tuple(a[: self.n_nodes] for a in self._tree[:5])
+        """The last tree built, in pre-order, as arrays: (is_choice, label, points, first, nxt)
+        (int8, int8 (the root's label -1), int32 x 3), as :func:`eval_tree` takes them."""
+        node = self._tree[: self.n_nodes]
+        tag = node[:, TAG]
+        choice = tag < 0
+        label = np.where(choice, -1 - tag, tag & 63).astype(np.int8)
+        label[:1] = -1
+        points = np.where(choice, 0, tag >> LETTER_BITS).astype(np.int32)
+        return choice.astype(np.int8), label, points, node[:, FIRST].copy(), node[:, NEXT].copy()
 
 
 # ---------------------------------------------------------------- prover
@@ -427,16 +440,11 @@ class TreeProver(ClassProver):
         )
         leaf_max = 1 if self.builder.n_nodes >= self.single_nodes else self.enumerate_max
         # pending CHOICE nodes: no more than the tree has (a lifted tree has no more than its parent)
-        n_entries = int(np.count_nonzero(self.builder.arena()[0][: self.builder.n_nodes])) + 1
+        n_entries = int(np.count_nonzero(self.builder.arena()[0][: self.builder.n_nodes, TAG] < 0)) + 1
         while True:
-            is_choice, label, points, first, nxt, val = self.builder.arena()
+            (node,) = self.builder.arena()
             status, nodes, leaves = tree_branch(
-                is_choice,
-                label,
-                points,
-                first,
-                nxt,
-                val,
+                node,
                 self.builder.n_nodes,
                 self.rank,
                 np.array(cells, np.int64),
@@ -456,6 +464,8 @@ class TreeProver(ClassProver):
                 self.builder.grow_arena()
             elif status == FULL_ENTRIES:
                 n_entries *= 2
+            elif status == OVERFLOW:
+                raise InternalError("tree bound: a lifted node's points overflow its record")
             else:
                 raise InternalError(f"tree branch: unknown status {status}")
         out.nodes += int(nodes)

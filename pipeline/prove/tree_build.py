@@ -23,6 +23,8 @@ built in three passes rather than by inserting each word into a growing tree:
 
 from __future__ import annotations
 
+import importlib
+
 import llvmlite.ir as llir
 import numpy as np
 from numba import njit, types
@@ -33,6 +35,39 @@ from pipeline.solve.kernel import ctz, popcount
 LOW32 = np.uint64(0xFFFFFFFF)
 #: Statuses when the caller's path or node arrays are too small (it grows them and retries).
 FULL_PATHS, FULL_NODES = -1, -2
+#: :func:`tree_from_paths`'s status when a node's points do not fit its tag (:data:`MAX_POINTS`).
+POINTS_OVERFLOW = -3
+
+#: The columns of a node record (int32 [nodes, 4], see :func:`tree_from_paths`): the first
+#: child, the next sibling, the value, and a tag: ``-1 - cell`` for a CHOICE node,
+#: ``points << LETTER_BITS | letter`` for a SUM node.
+FIRST, NEXT, VAL, TAG = 0, 1, 2, 3
+#: A SUM node's tag: its points shifted by this many bits over its letter.
+LETTER_BITS = 6
+#: The most points a SUM node's tag holds (a lifted node's are its merged nodes' summed).
+MAX_POINTS = (1 << (31 - LETTER_BITS)) - 1
+
+
+#: Whether numpy may ask the kernel for transparent huge pages (``madvise``) for its big arrays.
+#: It does by default; where the kernel compacts memory to serve them (``defrag`` = madvise, as
+#: on the 2-core machine), that cost 2.5-3 s of system CPU on the heavy 3x4 corner classes
+#: 13846 + 16762 (3.1-3.5 s against 0.6 s without; user CPU the same), so a builder turns it
+#: off for its process (:func:`huge_pages`, called by :class:`pipeline.prove.tree.TreeBuilder`).
+HUGE_PAGES = False
+
+
+def huge_pages(enabled: bool) -> None:
+    """Let numpy ``madvise`` its big arrays for transparent huge pages, or not, for the whole
+    process (numpy's own switch, as ``NUMPY_MADVISE_HUGEPAGE``; nothing where numpy has none)."""
+    for name in ("numpy._core.multiarray", "numpy.core.multiarray"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        setter = getattr(module, "_set_madvise_hugepage", None)
+        if setter is not None:
+            setter(enabled)
+            return
 
 
 @intrinsic
@@ -220,25 +255,25 @@ def radix_sort(keys, vals, n, tmp_keys, tmp_vals, bits_low, bits_high):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _open(x, choice, lab, par, is_choice, label, points, parent, val):
-    is_choice[x] = choice
-    label[x] = lab
-    points[x] = 0
-    parent[x] = par
-    val[x] = 0
+def _open(x, choice, lab, par, node):
+    """Node x, a CHOICE node of cell ``lab`` or a SUM node of letter ``lab``, under ``par``
+    (its parent in FIRST until the links are made)."""
+    node[x, TAG] = -1 - lab if choice else lab & 63
+    node[x, FIRST] = par
+    node[x, VAL] = 0
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _close(x, parent, is_choice, val, end, n_nodes):
-    """Node x's subtree is complete: record its end and fold its value into its parent (a SUM
-    parent adds it, a CHOICE parent keeps the best)."""
-    end[x] = n_nodes
-    p = parent[x]
-    if is_choice[p]:
-        if val[x] > val[p]:
-            val[p] = val[x]
+def _close(x, node, n_nodes):
+    """Node x's subtree is complete: record its end (in NEXT until the links are made) and fold
+    its value into its parent (a SUM parent adds it, a CHOICE parent keeps the best)."""
+    node[x, NEXT] = n_nodes
+    p = node[x, FIRST]
+    if node[p, TAG] < 0:
+        if node[x, VAL] > node[p, VAL]:
+            node[p, VAL] = node[x, VAL]
     else:
-        val[p] += val[x]
+        node[p, VAL] += node[x, VAL]
 
 
 @njit(nogil=True, cache=True)
@@ -253,20 +288,17 @@ def tree_from_paths(
     node_pts,
     stamp,
     tag0,
-    is_choice,
-    label,
-    points,
-    first,
-    nxt,
-    val,
+    node,
 ):
-    """The orderly tree of the sorted paths, numbered in pre-order: ``is_choice`` (int8),
-    ``label`` (int8: a CHOICE node's cell, a SUM node's letter), ``points``, ``first`` (first
-    child, -1 for none), ``nxt`` (next sibling, -1 for none) and ``val`` (each node's unforced
-    value). ``stamp`` (int64 [words]) de-duplicates a word at a node with run tags from
-    ``tag0`` on. Returns (node count or ``FULL_NODES``, tags used).
+    """The orderly tree of the sorted paths, numbered in pre-order, one record per node in
+    ``node`` (int32 [cap, 4]; columns :data:`FIRST`, :data:`NEXT`, :data:`VAL`, :data:`TAG`):
+    the first child (-1 for none), the next sibling (-1 for none), the node's unforced value,
+    and its tag (a CHOICE node's cell, a SUM node's points and letter), so a step of the
+    branching reads one cache line per node. ``stamp`` (int64 [words]) de-duplicates a word
+    at a node with run tags from ``tag0`` on. Returns (node count, ``FULL_NODES`` or
+    ``POINTS_OVERFLOW``; tags used).
 
-    The pass writes each node's parent into ``first`` and one past its subtree into ``nxt``
+    The pass writes each node's parent into FIRST and one past its subtree into NEXT
     (cheap while paths stream in), then one backward pass turns them into the links: node x's
     first child is x + 1 when its subtree is longer than x, its next sibling is the end of its
     subtree when that is inside its parent's (parents precede children, so a parent's end is
@@ -276,14 +308,13 @@ def tree_from_paths(
     a key differs from the one before gives the first pair where the two paths part: the
     nodes of the earlier path below it are closed, the new path's are opened.
     """
-    parent, end = first, nxt  # until the last pass turns them into links
     n = order.shape[0]
     one = np.uint64(1)
     fmask = (one << np.uint64(bits)) - one
-    cap = is_choice.shape[0]
+    cap = node.shape[0]
     # the open nodes by tree depth: 0 the root, 2j + 1 the CHOICE of pair j, 2j + 2 its SUM
     stack = np.empty(2 * n + 1, np.int64)
-    _open(0, 0, -1, -1, is_choice, label, points, parent, val)
+    _open(0, 0, -1, -1, node)
     stack[0] = 0
     n_nodes = 1
     prev_hi = np.uint64(0)  # the empty path: no real path has key 0
@@ -310,22 +341,20 @@ def tree_from_paths(
             if (occ >> fpos) & 1 and (prev_occ >> fpos) & 1:
                 keep += 1  # the same cell with another letter: the CHOICE node is shared
             for depth in range(2 * prev_m, keep, -1):
-                _close(stack[depth], parent, is_choice, val, end, n_nodes)
+                _close(stack[depth], node, n_nodes)
             rem = np.uint64(occ & ((np.int64(2) << fpos) - 1))
             depth = keep + 1
             while rem != 0:
                 p = 63 - np.int64(clz(rem))
                 rem ^= one << np.uint64(p)
                 if depth % 2 == 1:
-                    _open(
-                        n_nodes, 1, order[n - 1 - p], stack[depth - 1], is_choice, label, points, parent, val
-                    )
+                    _open(n_nodes, 1, order[n - 1 - p], stack[depth - 1], node)
                     stack[depth] = n_nodes
                     n_nodes += 1
                     depth += 1
                 kw = hi if p >= fields else lo
                 letter = np.int64((kw >> np.uint64((p % fields) * bits)) & fmask) - 1
-                _open(n_nodes, 0, letter, stack[depth - 1], is_choice, label, points, parent, val)
+                _open(n_nodes, 0, letter, stack[depth - 1], node)
                 stack[depth] = n_nodes
                 n_nodes += 1
                 depth += 1
@@ -333,22 +362,24 @@ def tree_from_paths(
             prev_lo = lo
             prev_occ = occ
             prev_m = m
-        node = t & np.int64(0xFFFFFFFF)
-        w = np.int64(rec[2 * node + 1] >> np.uint64(32)) - 1
+        tn = t & np.int64(0xFFFFFFFF)
+        w = np.int64(rec[2 * tn + 1] >> np.uint64(32)) - 1
         if stamp[w] != run:
             stamp[w] = run
             x = stack[2 * m]
-            pts = node_pts[node]
-            points[x] += pts
-            val[x] += pts
+            pts = node_pts[tn]
+            if (node[x, TAG] >> LETTER_BITS) + pts > MAX_POINTS:
+                return POINTS_OVERFLOW, run - tag0
+            node[x, TAG] += pts << LETTER_BITS
+            node[x, VAL] += pts
     for depth in range(2 * prev_m, 0, -1):
-        _close(stack[depth], parent, is_choice, val, end, n_nodes)
-    end[0] = n_nodes
+        _close(stack[depth], node, n_nodes)
+    node[0, NEXT] = n_nodes
     for x in range(n_nodes - 1, -1, -1):
-        e = end[x]
-        sibling = e if x > 0 and e < end[parent[x]] else -1
-        parent[x] = x + 1 if e > x + 1 else -1
-        end[x] = sibling
+        e = node[x, NEXT]
+        sibling = e if x > 0 and e < node[node[x, FIRST], NEXT] else -1
+        node[x, FIRST] = x + 1 if e > x + 1 else -1
+        node[x, NEXT] = sibling
     return n_nodes, run - tag0 + 1
 
 

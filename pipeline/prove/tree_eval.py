@@ -1,15 +1,17 @@
 """Evaluating the orderly tree of a board class, lifting its cells, and branch and bound on it
 (numba kernels; see :mod:`pipeline.prove.tree`).
 
-The tree lives in flat arrays: ``is_choice`` (int8), ``label`` (int8: a CHOICE node's cell, a
-SUM node's letter), ``points``, ``first`` (first child, -1 for none), ``nxt`` (next sibling, -1
-for none) and ``val`` (the node's unforced value: a SUM node's points plus its children's
-values, a CHOICE node's best child). A SUM node's children are CHOICE nodes in reverse split
+The tree lives in node records (int32 [nodes, 4], see
+:func:`pipeline.prove.tree_build.tree_from_paths`): the first child (-1 for none), the next
+sibling (-1 for none), the value (a SUM node's points plus its children's values, a CHOICE
+node's best child) and a tag (``-1 - cell`` for a CHOICE node, ``points << LETTER_BITS |
+letter`` for a SUM node). A SUM node's children are CHOICE nodes in reverse split
 order of their cells (a path's key has a field per cell, the first cell in split order most
 significant, 0 when the path misses the cell, so paths that miss a cell sort before those that
-take it); a CHOICE node's are SUM nodes by increasing letter. The build
-(:func:`pipeline.prove.tree_build.tree_from_paths`) numbers nodes in pre-order; the arrays have
-room beyond the tree for the nodes that lifting makes, which share the tree's subtrees.
+take it); a CHOICE node's are SUM nodes by increasing letter. The build numbers nodes in
+pre-order; the records have room beyond the tree for the nodes that lifting makes, which share
+the tree's subtrees. :func:`eval_tree`, the reference the tests check the branching against,
+takes the tree as arrays (:meth:`pipeline.prove.tree.TreeBuilder.preordered`).
 """
 
 from __future__ import annotations
@@ -17,9 +19,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from pipeline.prove.tree_build import FIRST, LETTER_BITS, MAX_POINTS, NEXT, TAG, VAL
+
 #: :func:`tree_branch`'s statuses when the tree's arrays have no room left for lifted nodes and
 #: when the pending CHOICE nodes overflow ``n_entries`` (the caller grows them and calls again).
 FULL_ARENA, FULL_ENTRIES = -3, -4
+#: :func:`tree_branch`'s status when a lifted SUM node's points do not fit its tag
+#: (:data:`MAX_POINTS`).
+OVERFLOW = -5
 
 
 @njit(nogil=True, cache=True)
@@ -46,16 +53,8 @@ def eval_tree(is_choice, label, points, first, nxt, forced, val):
     return val[0]
 
 
-@njit(nogil=True, cache=True, inline="always")
-def _fold(z, child, is_choice, val, acc):
-    """``acc`` (node z's value so far) with the child's value folded in."""
-    if is_choice[z]:
-        return max(acc, np.int64(val[child]))
-    return acc + val[child]
-
-
 @njit(nogil=True, cache=True)
-def _lift(is_choice, label, points, first, nxt, val, top, root, cell, letter, rank, frames):
+def _lift(node, top, root, cell, letter, rank, frames):
     """The tree of the sub-class with ``cell`` forced to ``letter``, where ``cell`` is the first
     cell in split order that ``root``'s tree still offers (its CHOICE node, if any, is the
     root's last child X): the root without X merged with X's SUM child for the letter (none
@@ -63,150 +62,170 @@ def _lift(is_choice, label, points, first, nxt, val, top, root, cell, letter, ra
     their children; two CHOICE nodes of one cell merge their SUM children letter by letter; a
     child on one side only is shared, and a list's tail left on one side only is linked, not
     copied. Nodes are made from ``top`` on. Returns (new root, new top), the root itself when
-    it has no CHOICE node for the cell, or (-1, top) when the arrays are full.
+    it has no CHOICE node for the cell, (-1, top) when the arrays are full, or (-2, top) when
+    a merged node's points overflow its tag.
 
     Sound and tighter than forcing: a board of the sub-class takes the same letters in both
     merged trees, so its value in the merge is the sum of its values in the two; taking the
     best letter once for both (a max of sums) instead of in each (a sum of maxes) can only
     lower the bound. A word may count twice at a merged node (once per side): still sound."""
-    x = first[root]
-    while x >= 0 and nxt[x] >= 0:
-        x = nxt[x]
-    if x < 0 or label[x] != cell:
+    x = node[root, FIRST]
+    while x >= 0 and node[x, NEXT] >= 0:
+        x = node[x, NEXT]
+    if x < 0 or node[x, TAG] != -1 - cell:
         return root, top
-    s = first[x]
-    while s >= 0 and label[s] < letter:
-        s = nxt[s]
-    if s >= 0 and label[s] != letter:
+    s = node[x, FIRST]
+    while s >= 0 and (node[s, TAG] & 63) < letter:
+        s = node[s, NEXT]
+    if s >= 0 and (node[s, TAG] & 63) != letter:
         s = -1
-    cap = is_choice.shape[0]
+    cap = node.shape[0]
     fz, fa, fb, flast, facc = frames[0], frames[1], frames[2], frames[3], frames[4]
     if top >= cap:
         return -1, top
     z = top
     top += 1
-    is_choice[z] = 0
-    label[z] = label[root]
-    points[z] = points[root] + (points[s] if s >= 0 else 0)
-    first[z] = -1
-    nxt[z] = -1
+    tag = np.int64(node[root, TAG])
+    if s >= 0:
+        tag += (node[s, TAG] >> LETTER_BITS) << LETTER_BITS
+    if tag >> LETTER_BITS > MAX_POINTS:
+        return -2, top
+    node[z, TAG] = tag
+    node[z, FIRST] = -1
+    node[z, NEXT] = -1
     d = 0
     fz[0] = z
-    fa[0] = first[root]
-    fb[0] = first[s] if s >= 0 else -1
+    fa[0] = node[root, FIRST]
+    fb[0] = node[s, FIRST] if s >= 0 else -1
     flast[0] = -1
-    facc[0] = points[z]
+    facc[0] = tag >> LETTER_BITS
+    big = np.int64(1) << 62
     while d >= 0:
         z = fz[d]
         ia = fa[d]
         ib = fb[d]
         if d == 0 and ia == x:
             ia = fa[0] = -1  # the root's list without X (its last child)
+        z_choice = node[z, TAG] < 0
         if (ia < 0 or ib < 0) and not (d == 0 and ia >= 0):
             # one list left (or none): link its tail as it is (not the root's, which holds X)
             tail = ia if ia >= 0 else ib
             if tail >= 0:
                 if flast[d] >= 0:
-                    nxt[flast[d]] = tail
+                    node[flast[d], NEXT] = tail
                 else:
-                    first[z] = tail
+                    node[z, FIRST] = tail
                 acc = facc[d]
                 while tail >= 0:
-                    acc = _fold(z, tail, is_choice, val, acc)
-                    tail = nxt[tail]
+                    v = np.int64(node[tail, VAL])
+                    if z_choice:
+                        if v > acc:
+                            acc = v
+                    else:
+                        acc += v
+                    tail = node[tail, NEXT]
                 facc[d] = acc
-            val[z] = facc[d]
+            node[z, VAL] = facc[d]
             d -= 1
             if d >= 0:
                 p = fz[d]
                 if flast[d] >= 0:
-                    nxt[flast[d]] = z
+                    node[flast[d], NEXT] = z
                 else:
-                    first[p] = z
+                    node[p, FIRST] = z
                 flast[d] = z
-                facc[d] = _fold(p, z, is_choice, val, facc[d])
+                v = facc[d + 1]
+                if node[p, TAG] < 0:
+                    if v > facc[d]:
+                        facc[d] = v
+                else:
+                    facc[d] += v
             continue
-        big = np.int64(1) << 62
-        if is_choice[z]:
-            ka = np.int64(label[ia]) if ia >= 0 else big
-            kb = np.int64(label[ib]) if ib >= 0 else big
+        ta = np.int64(node[ia, TAG]) if ia >= 0 else np.int64(0)
+        tb = np.int64(node[ib, TAG]) if ib >= 0 else np.int64(0)
+        if z_choice:
+            ka = ta & 63 if ia >= 0 else big
+            kb = tb & 63 if ib >= 0 else big
         else:
-            ka = -rank[label[ia]] if ia >= 0 else big
-            kb = -rank[label[ib]] if ib >= 0 else big
+            ka = -rank[-1 - ta] if ia >= 0 else big
+            kb = -rank[-1 - tb] if ib >= 0 else big
         if ka != kb:
             # one side's child alone: a copy of its header (its subtree shared)
             if ka < kb:
                 src = ia
-                fa[d] = nxt[ia]
+                fa[d] = node[ia, NEXT]
             else:
                 src = ib
-                fb[d] = nxt[ib]
+                fb[d] = node[ib, NEXT]
             if top >= cap:
                 return -1, top
             y = top
             top += 1
-            is_choice[y] = is_choice[src]
-            label[y] = label[src]
-            points[y] = points[src]
-            first[y] = first[src]
-            nxt[y] = -1
-            val[y] = val[src]
+            node[y, FIRST] = node[src, FIRST]
+            node[y, NEXT] = -1
+            v = np.int64(node[src, VAL])
+            node[y, VAL] = v
+            node[y, TAG] = node[src, TAG]
             if flast[d] >= 0:
-                nxt[flast[d]] = y
+                node[flast[d], NEXT] = y
             else:
-                first[z] = y
+                node[z, FIRST] = y
             flast[d] = y
-            facc[d] = _fold(z, y, is_choice, val, facc[d])
+            if z_choice:
+                if v > facc[d]:
+                    facc[d] = v
+            else:
+                facc[d] += v
             continue
         # the same cell (or letter) on both sides: merge the two
-        fa[d] = nxt[ia]
-        fb[d] = nxt[ib]
+        fa[d] = node[ia, NEXT]
+        fb[d] = node[ib, NEXT]
         if top >= cap:
             return -1, top
         y = top
         top += 1
-        is_choice[y] = is_choice[ia]
-        label[y] = label[ia]
-        points[y] = points[ia] + points[ib]
-        first[y] = -1
-        nxt[y] = -1
+        if z_choice:
+            tag = ta + ((tb >> LETTER_BITS) << LETTER_BITS)  # a SUM node: the points added
+            if tag >> LETTER_BITS > MAX_POINTS:
+                return -2, top
+        else:
+            tag = ta
+        node[y, TAG] = tag
+        node[y, FIRST] = -1
+        node[y, NEXT] = -1
         d += 1
         fz[d] = y
-        fa[d] = first[ia]
-        fb[d] = first[ib]
+        fa[d] = node[ia, FIRST]
+        fb[d] = node[ib, FIRST]
         flast[d] = -1
-        facc[d] = 0 if is_choice[y] else points[y]
+        facc[d] = tag >> LETTER_BITS if tag >= 0 else 0
     return fz[0], top
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _push_children(x, label, first, nxt, val, e_node, e_next, head, cell_sum, n_e):
+def _push_children(x, node, e_node, e_next, head, cell_sum, n_e):
     """Push node x's CHOICE children on their cells' pending lists (entries from ``n_e`` on);
     returns (entries used, the children's values summed), or (-1, 0) when ``e_node`` is full."""
     added = np.int64(0)
-    y = first[x]
+    y = node[x, FIRST]
     while y >= 0:
         if n_e == e_node.shape[0]:
             return -1, np.int64(0)
-        c = label[y]
+        c = -1 - node[y, TAG]
+        v = node[y, VAL]
         e_node[n_e] = y
         e_next[n_e] = head[c]
         head[c] = n_e
-        cell_sum[c] += val[y]
-        added += val[y]
+        cell_sum[c] += v
+        added += v
         n_e += 1
-        y = nxt[y]
+        y = node[y, NEXT]
     return n_e, added
 
 
 @njit(nogil=True, cache=True)
 def _orderly(
-    is_choice,
-    label,
-    points,
-    first,
-    nxt,
-    val,
+    node,
     root,
     level0,
     cells,
@@ -240,22 +259,23 @@ def _orderly(
     idx, mark, base, pend_at = levels[0], levels[1], levels[2], levels[3]
     head[:] = -1
     cell_sum[:] = 0
-    n_e, _ = _push_children(root, label, first, nxt, val, e_node, e_next, head, cell_sum, 0)
+    n_e, _ = _push_children(root, node, e_node, e_next, head, cell_sum, 0)
     if n_e < 0:
         return -1, leaves
     nodes = 0
     lvl = level0
     idx[lvl] = 0
     mark[lvl] = n_e
-    base[lvl] = points[root]
-    pend_at[lvl] = val[root] - points[root]
+    base[lvl] = node[root, TAG] >> LETTER_BITS
+    pend_at[lvl] = node[root, VAL] - base[lvl]
     while lvl >= level0:
         c = cells[lvl]
         while n_e > mark[lvl]:
             n_e -= 1
-            cc = label[e_node[n_e]]
+            y = e_node[n_e]
+            cc = -1 - node[y, TAG]
             head[cc] = e_next[n_e]
-            cell_sum[cc] -= val[e_node[n_e]]
+            cell_sum[cc] -= node[y, VAL]
         if idx[lvl] == n_faces[lvl]:
             forced[c] = -1
             lvl -= 1
@@ -263,7 +283,7 @@ def _orderly(
         if idx[lvl] == 0:
             e = head[c]
             while e >= 0:
-                cursor[e] = first[e_node[e]]
+                cursor[e] = node[e_node[e], FIRST]
                 e = e_next[e]
         f = faces[lvl, idx[lvl]]
         idx[lvl] += 1
@@ -273,12 +293,16 @@ def _orderly(
         e = head[c]
         while e >= 0:
             s = cursor[e]
-            while s >= 0 and label[s] < f:
-                s = nxt[s]
+            t = 0
+            while s >= 0:
+                t = node[s, TAG]
+                if (t & 63) >= f:
+                    break
+                s = node[s, NEXT]
             cursor[e] = s
-            if s >= 0 and label[s] == f:
-                pts += points[s]
-                n_e, added = _push_children(s, label, first, nxt, val, e_node, e_next, head, cell_sum, n_e)
+            if s >= 0 and (t & 63) == f:
+                pts += t >> LETTER_BITS
+                n_e, added = _push_children(s, node, e_node, e_next, head, cell_sum, n_e)
                 if n_e < 0:
                     return -1, leaves
                 pend += added
@@ -316,12 +340,7 @@ def _leaf(table, count, forced, bound):
 
 @njit(nogil=True, cache=True)
 def tree_branch(
-    is_choice,
-    label,
-    points,
-    first,
-    nxt,
-    val,
+    node,
     n_nodes,
     rank,
     cells,
@@ -335,29 +354,30 @@ def tree_branch(
     n_entries,
     leaves,
 ):
-    """Branch and bound inside one class on its tree (nodes ``[0, n_nodes)``, the arrays'
-    room beyond them used for lifted nodes), forcing ``cells`` (the class's cells with several
-    letters, in split order) one by one. ``faces[l, :n_faces[l]]`` are the letters of
-    ``cells[l]`` (increasing), ``left[l]`` the boards left once ``cells[:l]`` are forced,
-    ``rank[cell]`` the cell's place in the split order.
+    """Branch and bound inside one class on its tree (node records ``[0, n_nodes)`` of
+    :func:`pipeline.prove.tree_build.tree_from_paths`, the room beyond them used for lifted
+    nodes), forcing ``cells`` (the class's cells with several letters, in split order) one by
+    one. ``faces[l, :n_faces[l]]``
+    are the letters of ``cells[l]`` (increasing), ``left[l]`` the boards left once
+    ``cells[:l]`` are forced, ``rank[cell]`` the cell's place in the split order.
 
     While a sub-class's bound is above ``lift_above`` and fewer than ``lift_levels`` cells are
-    forced, the next cell is lifted
-    (:func:`_lift`: one merged tree per letter, tighter); below it, the remaining cells are
-    forced on that tree (:func:`_orderly`). Returns (status, branch nodes, leaves): status 0, or
-    :data:`FULL_ARENA` or :data:`FULL_ENTRIES` when the tree's arrays or ``n_entries`` (pending
-    CHOICE nodes) are too small; leaves are the sub-classes of at most ``enumerate_max`` boards
-    whose bound reaches ``threshold``: the forced letter per cell (-1 = free), then the bound,
-    in ``leaves`` (int64 [cap, cells + 1]) or, when it filled up, a longer table that replaced
-    it as the branching went on."""
+    forced, the next cell is lifted (:func:`_lift`: one merged tree per letter, tighter);
+    below it, the remaining cells are forced on that tree (:func:`_orderly`). Returns (status,
+    branch nodes, leaves): status 0, :data:`FULL_ARENA` or :data:`FULL_ENTRIES` when the node
+    records or ``n_entries`` (pending CHOICE nodes) are too small, or :data:`OVERFLOW` when a
+    lifted node's points overflow its tag; leaves are the sub-classes of at most
+    ``enumerate_max`` boards whose bound reaches ``threshold``: the forced letter per cell
+    (-1 = free), then the bound, in ``leaves`` (int64 [cap, cells + 1]) or, when it filled
+    up, a longer table that replaced it as the branching went on."""
     n_cells = rank.shape[0]
     n_lv = cells.shape[0]
     forced = np.full(n_cells, -1, np.int64)
     count = np.zeros(1, np.int64)
-    if val[0] < threshold:
+    if node[0, VAL] < threshold:
         return 0, 0, leaves[:0]
     if left[0] <= enumerate_max:
-        leaves = _leaf(leaves, count, forced, val[0])
+        leaves = _leaf(leaves, count, forced, node[0, VAL])
         return 0, 1, leaves[:1]
     entries = np.empty((3, n_entries), np.int32)
     head = np.empty(n_cells, np.int64)
@@ -375,14 +395,9 @@ def tree_branch(
         r = lv_root[lvl]
         if entering:
             entering = False
-            if val[r] <= lift_above or lvl >= lift_levels:
+            if node[r, VAL] <= lift_above or lvl >= lift_levels:
                 got, leaves = _orderly(
-                    is_choice,
-                    label,
-                    points,
-                    first,
-                    nxt,
-                    val,
+                    node,
                     r,
                     lvl,
                     cells,
@@ -414,14 +429,14 @@ def tree_branch(
         f = faces[lvl, lv_idx[lvl]]
         lv_idx[lvl] += 1
         forced[cells[lvl]] = f
-        sub, top = _lift(is_choice, label, points, first, nxt, val, top, r, cells[lvl], f, rank, frames)
+        sub, top = _lift(node, top, r, cells[lvl], f, rank, frames)
         if sub < 0:
-            return FULL_ARENA, nodes, leaves[:0]
-        if val[sub] < threshold:
+            return FULL_ARENA if sub == -1 else OVERFLOW, nodes, leaves[:0]
+        if node[sub, VAL] < threshold:
             continue
         nodes += 1
         if left[lvl + 1] <= enumerate_max:
-            leaves = _leaf(leaves, count, forced, val[sub])
+            leaves = _leaf(leaves, count, forced, node[sub, VAL])
         else:
             lvl += 1
             lv_root[lvl] = sub
