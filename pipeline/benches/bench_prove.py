@@ -4,8 +4,9 @@ The C++ prover is danvk/hybrid-boggle's ``python -m boggle.break_all`` (its pybi
 built outside this repository into ``$ANCHOR_DIR``, see docs/development.md, default ``/tmp/anchor``).
 For each recipe (shape, threshold, bucket spec) the same canonical classes are drawn (all of
 them, a seeded random sample, or a fixed list: ``3x4-heavy``'s 27 heavy classes, see
-:data:`BOARD_CLASSES_3X4` and :data:`HEAVY_SAMPLE_3X4`), and each prover proves them in its own process, one core,
-alternating ours / theirs ``--pairs`` times so that other load on the machine hits both alike.
+:data:`BOARD_CLASSES_3X4` and :data:`HEAVY_SAMPLE_3X4`), and each prover proves them in its own
+process, one core, alternating ours / theirs ``--pairs`` times so that other load on the
+machine hits both alike.
 Each run is measured from the kernel's accounting of that child process: CPU seconds (user +
 system, ``os.wait4``) and peak RSS (``/usr/bin/time``, see :func:`_measure`); wall time is not
 used (the machine is shared).
