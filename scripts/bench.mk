@@ -18,7 +18,7 @@ bench-vs-cpp:  ## our kernel vs the C++ solver (ANCHOR_DIR, default /tmp/anchor)
 	$(PY) -m pipeline.benches.perf_vs_cpp --dictionary $(ENABLE2K)
 
 .PHONY: bench-prove
-bench-prove:  ## boggle prove vs the C++ prover (ANCHOR_DIR, default /tmp/anchor) on the same classes: CPU s, peak RSS, ratio
+bench-prove:  ## boggle prove vs the C++ prover (ANCHOR_DIR, default /tmp/anchor) on the same classes: CPU s, peak RSS, ratio; recipes 3x3-2 3x3-4 3x4-corner 3x4-4 3x4-heavy 4x4 (BENCH_PROVE_ARGS='--recipe 4x4 --quick')
 	$(PY) -m pipeline.benches.bench_prove --dictionary $(ENABLE2K) $(BENCH_PROVE_ARGS)
 
 .PHONY: bench-verify

@@ -3,8 +3,10 @@
 The C++ prover is danvk/hybrid-boggle's ``python -m boggle.break_all`` (its pybind11 module,
 built outside this repository into ``$ANCHOR_DIR``, see docs/development.md, default ``/tmp/anchor``).
 For each recipe (shape, threshold, bucket spec) the same canonical classes are drawn (all of
-them, or a seeded random sample), and each prover proves them in its own process, one core,
-alternating ours / theirs ``--pairs`` times so that other load on the machine hits both alike.
+them, a seeded random sample, or a fixed list: ``3x4-heavy``'s 27 heavy classes, see
+:data:`BOARD_CLASSES_3X4` and :data:`HEAVY_SAMPLE_3X4`), and each prover proves them in its own
+process, one core, alternating ours / theirs ``--pairs`` times so that other load on the
+machine hits both alike.
 Each run is measured from the kernel's accounting of that child process: CPU seconds (user +
 system, ``os.wait4``) and peak RSS (``/usr/bin/time``, see :func:`_measure`); wall time is not
 used (the machine is shared).
@@ -40,7 +42,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -48,6 +50,10 @@ from pipeline import settings
 from pipeline.prove.search import ENUMERATE_MAX
 from pipeline.prove.tree import LIFT_KEEP, LIFT_RATIO
 from pipeline.wordlists import plain_file
+
+if TYPE_CHECKING:
+    from pipeline.prove.classes import ClassSpace
+    from pipeline.trie_alphabet import Alphabet
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
@@ -61,16 +67,44 @@ class Recipe:
     shape: str
     threshold: int
     spec: str
-    sample: int  # classes drawn by default (0: every canonical class)
+    sample: int  # classes drawn by default (0: every canonical class, or every one of ``ids``)
     quick: int  # classes drawn with --quick
+    ids: tuple[int, ...] = ()  # a fixed list of canonical class ids (ours) instead of a sample
+    warm: int = 8  # classes of the unmeasured run that fills numba's cache (heavy ones: fewer)
 
 
-#: The issue's table rows. Quick sizes: about a minute of CPU for all four, both provers.
+#: The 7 canonical classes of the corner recipe on 3x4 that hold the 33 ENABLE2K boards >= 1500
+#: (the published list, hybrid-boggle's results/best-boards-3x4.enable2k.txt; 36 finds, as a
+#: class holds a symmetric board once per orientation; a board's class by :func:`board_classes`),
+#: cheapest first by our prover's CPU on 2026-12-04 (5-29 s each then, on the loaded machine).
+#: tests/test_bench_prove.py re-derives them: every board >= 1500 the certificate in
+#: certificates/3x4-enable2k found lies in one of them, in the class its row names, and, with the
+#: anchor built, the published 33 lie in exactly these 7.
+BOARD_CLASSES_3X4 = (15790, 12875, 29195, 16762, 13847, 38659, 102095)
+
+#: The 20 heaviest of the 300 classes the ``3x4-corner`` recipe draws (seed 21), heaviest
+#: last, none of which holds a board >= 1500: each of the 300 proved alone in one process by
+#: this prover (TreeProver with the defaults, then the boards found re-scored, as the bench's
+#: worker does) on 2026-12-04, its CPU seconds by ``time.process_time``, the 40 heaviest a
+#: second time, ranked by the smaller of the two (1.7-9.6 s each, the 21st 1.67 s; the machine
+#: was loaded, so the edge of the list is within noise). The certificate's recorded seconds
+#: are from older, slower versions of the prover (class 13343 took 219 s then, 1.2 s now) and
+#: rank them differently.
+HEAVY_SAMPLE_3X4 = (
+    17215, 16979, 7673, 22987, 9481, 29896, 21165, 52259, 13522, 14512,
+    40553, 8731, 29189, 22450, 29267, 4621, 34053, 63851, 69683, 32755,
+)  # fmt: skip
+
+#: The issue's table rows. Quick sizes: a smoke run of a few CPU minutes for all, both provers
+#: (a fixed list's quick run proves its first ``quick`` ids: for 3x4-heavy the two cheapest
+#: classes that hold boards, 5 finds).
 RECIPES: dict[str, Recipe] = {
     "3x3-2": Recipe("3x3", 500, TWO, 0, 4),
     "3x3-4": Recipe("3x3", 500, FOUR, 0, 300),
     "3x4-corner": Recipe("3x4", 1500, CORNER, 300, 3),
     "3x4-4": Recipe("3x4", 1500, FOUR, 300, 40),
+    "3x4-heavy": Recipe("3x4", 1500, CORNER, 0, 2, BOARD_CLASSES_3X4 + HEAVY_SAMPLE_3X4, warm=1),
+    "4x4": Recipe("4x4", 3625, CORNER, 30, 2, warm=1),
 }
 
 
@@ -140,20 +174,55 @@ def cpp_ids(digits: list[list[int]], radices: list[int]) -> list[int]:
     return out
 
 
-def _draw(recipe: Recipe, dictionary: str, n: int, seed: int) -> tuple[list[int], list[int]]:
-    """(our ids, the C++'s ids) of ``n`` canonical classes (all when n == 0), seeded."""
-    import numpy as np
-
-    from pipeline.lexicon import compile_for_boards
+def recipe_space(recipe: Recipe, dictionary: str) -> tuple[ClassSpace, Alphabet]:
+    """The class space of a recipe's spec on its shape, and the word list's alphabet (the
+    compact one, as the prover compiles it)."""
+    from pipeline.lexicon import lexicon_alphabet
     from pipeline.prove.classes import ClassSpace
-    from pipeline.rules import default_rules_for_shape, get_rules
 
     rows, cols = (int(x) for x in recipe.shape.split("x"))
-    lexicon = compile_for_boards(dictionary, get_rules(default_rules_for_shape(rows, cols)))
-    space = ClassSpace.from_spec(recipe.spec, lexicon.alphabet, rows, cols)
-    ids = space.canonical_ids()
-    if 0 < n < len(ids):
-        ids = np.sort(np.random.default_rng(seed).choice(ids, n, replace=False))
+    alphabet = lexicon_alphabet(dictionary)
+    return ClassSpace.from_spec(recipe.spec, alphabet, rows, cols), alphabet
+
+
+def board_classes(space: ClassSpace, alphabet: Alphabet, boards: list[str]) -> list[int]:
+    """The canonical class id holding each compact board (row-major, the space's shape): with
+    the ``3x4-heavy`` recipe's space, ``perslatesind`` (the best 3x4 board) and its half turn
+    ``dnisetalsrep`` both give 16762."""
+    import numpy as np
+
+    from pipeline.boards import parse_compact
+
+    out = []
+    for board in boards:
+        faces = alphabet.encode(parse_compact(board, (space.rows, space.cols)).faces)
+        digits = np.array(
+            [next(k for k, b in enumerate(space.cell_buckets[c]) if f in b) for c, f in enumerate(faces)]
+        )
+        # a symmetry maps each cell to one with the same buckets: an image's digits are a permutation
+        out.append(min(int(space.ids(digits[perm])) for perm in space.perms))
+    return out
+
+
+def _draw(recipe: Recipe, dictionary: str, n: int, seed: int) -> tuple[list[int], list[int]]:
+    """(our ids, the C++'s ids) of ``n`` canonical classes (all when n == 0), seeded; for a
+    recipe with fixed ``ids``, the first ``n`` of them (all when n == 0)."""
+    import numpy as np
+
+    space, _ = recipe_space(recipe, dictionary)
+    if recipe.ids:
+        ids = np.array(recipe.ids[:n] if n > 0 else recipe.ids, np.int64)
+        digits = space.digits(ids)
+        least = np.min([space.ids(digits[:, perm]) for perm in space.perms], axis=0)
+        if (ids >= space.n_classes).any() or (least != ids).any():
+            bad = next(int(i) for i, lo in zip(ids, least, strict=True) if i >= space.n_classes or lo != i)
+            raise ValueError(
+                f"class id {bad} is not a canonical class of the recipe's spec on {recipe.shape}"
+            )
+    else:
+        ids = space.canonical_ids()
+        if 0 < n < len(ids):
+            ids = np.sort(np.random.default_rng(seed).choice(ids, n, replace=False))
     return ids.tolist(), cpp_ids(space.digits(ids).tolist(), space.radices.tolist())
 
 
@@ -273,7 +342,10 @@ def main(
         list[str] | None, typer.Option(help=f"Recipes to run (default: all): {', '.join(RECIPES)}.")
     ] = None,
     classes: Annotated[
-        int | None, typer.Option(help="Classes drawn per recipe (0: all; default: the recipe's own).")
+        int | None,
+        typer.Option(
+            help="Classes drawn per recipe (0: all; default: the recipe's own; a fixed list: its first N)."
+        ),
     ] = None,
     quick: Annotated[bool, typer.Option(help="Small samples: a smoke run of a few CPU minutes.")] = False,
     pairs: Annotated[int, typer.Option(min=1, help="Alternating ours/C++ runs (medians reported).")] = 1,
@@ -327,7 +399,7 @@ def main(
             ours_runs, their_runs = [], []
             # numba compiles a kernel on its first call after a source change (then caches it):
             # one unmeasured run on the sample fills the cache, so no measured run pays for that
-            _ours(r, word_list, ours_ids[:8], enumerate_max, lift_ratio, lift_keep, tmp)
+            _ours(r, word_list, ours_ids[: r.warm], enumerate_max, lift_ratio, lift_keep, tmp)
             ours_start = _ours(r, word_list, trivial_ours, enumerate_max, lift_ratio, lift_keep, tmp)
             their_start = _theirs(r, word_list, trivial_theirs, anchor, tmp) if with_cpp else None
             for _ in range(pairs):
