@@ -41,6 +41,8 @@ from pipeline.prove.certificate import (
     best_of,
     certificate_totals,
     check_coverage,
+    columns_table,
+    int64_values,
     sessions_wall,
 )
 from pipeline.prove.config import ProveConfig, selected_classes
@@ -249,7 +251,7 @@ def run_prove(
 
         def reuse(c: int, _: int) -> str | None:
             table = job.read_part(c)
-            if not np.array_equal(table.column("class_id").to_numpy(), run.chunks[c]):
+            if not np.array_equal(int64_values(table.column("class_id")), run.chunks[c]):
                 return f"not the classes of chunk {c}"
             done[c] = table
             run.remember(c, table)
@@ -396,8 +398,7 @@ def _summary(
 
 
 def _write_boards(job: store.JobDir, boards: list[FoundBoard]) -> None:
-    table = pa.table(
-        {"board": [b.board for b in boards], "score": pa.array([b.score for b in boards], pa.int32())}
-    )
+    schema = pa.schema([("board", pa.string()), ("score", pa.int32())])
+    table = columns_table(schema, {"board": [b.board for b in boards], "score": [b.score for b in boards]})
     with job.side_file(BOARDS_FILE) as tmp:
         pq.write_table(table, tmp, compression="zstd")

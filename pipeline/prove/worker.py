@@ -16,8 +16,9 @@ from pipeline import store
 from pipeline.boards import Board, format_compact, geometry, parse_shape
 from pipeline.errors import ConfigError, InternalError
 from pipeline.lexicon import CompiledLexicon, compile_for_boards
+from pipeline.memory import return_freed_memory
 from pipeline.prove.bounds import ProveTrie, build_prove_trie
-from pipeline.prove.certificate import CERTIFICATE_SCHEMA
+from pipeline.prove.certificate import CERTIFICATE_SCHEMA, columns_table
 from pipeline.prove.classes import ClassSpace, default_spec
 from pipeline.prove.tree import PROVERS
 from pipeline.rules import Rules, default_rules_for_shape, get_rules
@@ -75,6 +76,7 @@ def load_problem(
     key = (dictionary, shape, rules_name, min_length, spec)
     if key in _PROBLEMS:
         return _PROBLEMS[key]
+    return_freed_memory()  # before the word list and the trie's temporaries
     rows, cols = parse_shape(shape)
     rules = get_rules(rules_name, min_length=min_length)
     if rules.revisit:
@@ -163,7 +165,7 @@ def prove_chunk(
         cols["found_boards"].append([_compact(problem, b) for b, _ in res.found])
         cols["found_scores"].append([s for _, s in res.found])
         cols["seconds"].append(time.perf_counter() - t0)
-    table = pa.table(cols, schema=CERTIFICATE_SCHEMA)
+    table = columns_table(CERTIFICATE_SCHEMA, cols)
     return table, time.thread_time() - cpu0
 
 
