@@ -42,6 +42,19 @@ class ProveTrie:
         return int(self.children.shape[0])
 
 
+@dataclass(frozen=True)
+class PackedTrie:
+    """The prover's trie as the tree bound reads it: the dense trie's nodes renumbered breadth
+    first as packed records (:func:`pipeline.prove.tree_build.pack_trie`; ``rec`` uint64
+    [2 * nodes], ``node_pts`` int32 [nodes]), about a tenth of the dense table, which a process
+    proving with the tree bound then need not keep."""
+
+    rec: np.ndarray
+    node_pts: np.ndarray
+    n_faces: int
+    n_words: int
+
+
 def build_prove_trie(lexicon: CompiledLexicon, max_cells: int) -> ProveTrie:
     """The dense trie of the lexicon's spellings of at most ``max_cells`` faces, read off the
     compiled lexicon's trie (which holds every spelling of every word): a node is kept when

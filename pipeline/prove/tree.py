@@ -60,7 +60,7 @@ import numpy as np
 from pipeline.boards import Geometry
 from pipeline.errors import InternalError
 from pipeline.lexicon import CompiledLexicon
-from pipeline.prove.bounds import ProveTrie
+from pipeline.prove.bounds import PackedTrie, ProveTrie
 from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, mask_faces
 from pipeline.prove.tree_build import (
     FULL_NODES,
@@ -81,6 +81,7 @@ __all__ = [
     "TreeProver",
     "eval_tree",
     "max_cells",
+    "packed_trie",
     "tree_branch",
 ]
 
@@ -129,6 +130,13 @@ SINGLE_NODES = 1 << 20
 #: same CPU on the heavy 3x4 corner classes 13846 and 16762 (ratio 1.006 in alternating runs).
 LIFT_KEEP = 0
 
+
+def packed_trie(trie: ProveTrie) -> PackedTrie:
+    """The dense trie as the tree bound reads it (see :class:`PackedTrie`)."""
+    rec, node_pts = pack_trie(trie.children, trie.node_word, trie.node_points)
+    return PackedTrie(rec, node_pts, int(trie.children.shape[1]), trie.n_words)
+
+
 # ---------------------------------------------------------------- builder
 
 
@@ -139,9 +147,15 @@ class TreeBuilder:
     spread over both words on small shapes."""
 
     def __init__(
-        self, geo: Geometry, rank: np.ndarray, order: np.ndarray, trie: ProveTrie, fields: int | None = None
+        self,
+        geo: Geometry,
+        rank: np.ndarray,
+        order: np.ndarray,
+        trie: ProveTrie | PackedTrie,
+        fields: int | None = None,
     ):
-        n_faces = int(trie.children.shape[1])
+        packed = trie if isinstance(trie, PackedTrie) else packed_trie(trie)
+        n_faces = packed.n_faces
         self.bits = field_bits(n_faces)
         self.fields = fields if fields is not None else 64 // self.bits
         if geo.n_cells > 2 * self.fields:
@@ -149,7 +163,7 @@ class TreeBuilder:
         low = min(geo.n_cells, self.fields)
         self.key_bits = (low * self.bits, (geo.n_cells - low) * self.bits)
         self.geo, self.rank, self.order = geo, rank, order
-        self.rec, self.node_pts = pack_trie(trie.children, trie.node_word, trie.node_points)
+        self.rec, self.node_pts = packed.rec, packed.node_pts  # shared, read only
         self.word_seen = np.zeros(max(trie.n_words, 1), np.int64)
         self.stamp = np.zeros(max(trie.n_words, 1), np.int64)
         self._tag = 0
@@ -316,7 +330,7 @@ class TreeProver(ClassProver):
         self,
         geo: Geometry,
         lexicon: CompiledLexicon,
-        trie: ProveTrie,
+        trie: ProveTrie | PackedTrie,
         threshold: int,
         enumerate_max: int = ENUMERATE_MAX,
         fields: int | None = None,
