@@ -115,3 +115,44 @@ def test_return_freed_memory_gives_freed_arrays_back() -> None:
 
     assert left("dynamic") > 30
     assert left("fixed") < 5
+
+
+def test_a_prover_that_releases_its_arrays_after_each_class_finds_the_same(tiny, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from pipeline.boards import geometry
+    from pipeline.prove import tree as tree_mod
+    from pipeline.prove.bounds import build_prove_trie
+    from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
+
+    rows, cols, threshold = 2, 3, 20
+    geo = geometry(rows, cols)
+    dense = build_prove_trie(tiny, rows * cols)
+    buckets = parse_buckets("ae rst", tiny.alphabet)
+    masks_of = bucket_masks(buckets)
+    classes = [masks_of[d] for d in class_digits(canonical_class_ids(rows, cols, 2), 2, rows * cols)]
+
+    def run(release_bytes: int) -> tuple[list[tuple[int, int, list[tuple[bytes, int]]]], int]:
+        monkeypatch.setattr(tree_mod, "RELEASE_BYTES", release_bytes)
+        # the packed trie, as a prove worker passes it, and the dense one give one prover
+        prover = tree_mod.TreeProver(geo, tiny, tree_mod.packed_trie(dense), threshold)
+        released = 0
+        results = []
+        for masks in classes:
+            before = prover.builder._paths[0]
+            out = prover.prove(masks)
+            released += prover.builder._paths[0] is not before
+            results.append((out.root_bound, out.nodes, sorted((b.tobytes(), s) for b, s in out.found)))
+        return results, released
+
+    kept, none = run(1 << 62)
+    released, every = run(0)
+    # every class that built a tree released (those below T by the sum bound build none)
+    assert none == 0 and 0 < every <= len(classes)
+    assert released == kept and any(found for _, _, found in kept)
+    assert (
+        kept
+        == run(1 << 62)[0]
+        == [
+            (o.root_bound, o.nodes, sorted((b.tobytes(), s) for b, s in o.found))
+            for o in (tree_mod.TreeProver(geo, tiny, dense, threshold).prove(m) for m in classes)
+        ]
+    )
