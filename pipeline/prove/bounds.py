@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from pipeline.lexicon import CompiledLexicon
+from pipeline.prove.tree_build import pack_trie
 from pipeline.solve.kernel import popcount
 
 
@@ -53,6 +54,12 @@ class PackedTrie:
     node_pts: np.ndarray
     n_faces: int
     n_words: int
+
+
+def packed_trie(trie: ProveTrie) -> PackedTrie:
+    """The dense trie as the tree bound reads it (see :class:`PackedTrie`)."""
+    rec, node_pts = pack_trie(trie.children, trie.node_word, trie.node_points)
+    return PackedTrie(rec, node_pts, int(trie.children.shape[1]), trie.n_words)
 
 
 def build_prove_trie(lexicon: CompiledLexicon, max_cells: int) -> ProveTrie:

@@ -60,7 +60,7 @@ import numpy as np
 from pipeline.boards import Geometry
 from pipeline.errors import InternalError
 from pipeline.lexicon import CompiledLexicon
-from pipeline.prove.bounds import PackedTrie, ProveTrie
+from pipeline.prove.bounds import PackedTrie, ProveTrie, packed_trie
 from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, mask_faces
 from pipeline.prove.tree_build import (
     FULL_NODES,
@@ -69,7 +69,6 @@ from pipeline.prove.tree_build import (
     derive_paths,
     field_bits,
     max_cells,
-    pack_trie,
     radix_sort,
     tree_from_paths,
 )
@@ -106,12 +105,10 @@ GROW = 8
 NODES_PER_PATH = 4
 
 
-#: After a class that may have touched more than this many bytes of its builder's arrays (by
-#: its paths: 48 bytes each, and room for 4 tree nodes of 18 bytes), they are allocated afresh
-#: at the same size (:meth:`TreeBuilder.release`): the pages go back to the system, so a
-#: process holds the classes in hand rather than each thread's biggest so far, and the next
-#: class maps in what it uses (no walk starts again for want of room). Light classes keep their
-#: pages: releasing after every class cost 16% more CPU on 3x4 (page faults).
+#: After a class that may have used more than this many bytes of its builder's arrays (48 a
+#: path, room for 4 tree nodes of 18), they are allocated afresh at the same size
+#: (:meth:`TreeBuilder.release`), so a process holds the classes in hand, not each thread's
+#: biggest so far. Releasing after every class cost 16% more CPU on 3x4 (page faults).
 RELEASE_BYTES = 16 << 20
 
 
@@ -138,12 +135,6 @@ SINGLE_NODES = 1 << 20
 #: that depth too, four cells before the last). 0 lifts down to the last cell: 4 measured the
 #: same CPU on the heavy 3x4 corner classes 13846 and 16762 (ratio 1.006 in alternating runs).
 LIFT_KEEP = 0
-
-
-def packed_trie(trie: ProveTrie) -> PackedTrie:
-    """The dense trie as the tree bound reads it (see :class:`PackedTrie`)."""
-    rec, node_pts = pack_trie(trie.children, trie.node_word, trie.node_points)
-    return PackedTrie(rec, node_pts, int(trie.children.shape[1]), trie.n_words)
 
 
 # ---------------------------------------------------------------- builder
