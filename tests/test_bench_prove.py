@@ -18,8 +18,8 @@ from pipeline.benches.bench_prove import (
     BOARD_CLASSES_3X4,
     HEAVY_SAMPLE_3X4,
     RECIPES,
-    _draw,
     board_classes,
+    draw_classes,
     recipe_space,
 )
 from tests.conftest import REPO
@@ -91,9 +91,9 @@ def test_heavy_recipe_draws_its_fixed_ids(enable2k_path: str) -> None:
     the C++'s id: cell 0 the least significant digit."""
     recipe = RECIPES["3x4-heavy"]
     assert len(recipe.ids) == 27 == len(set(recipe.ids))
-    ours, theirs = _draw(recipe, enable2k_path, 0, 21)
+    ours, theirs = draw_classes(recipe, enable2k_path, 0, 21)
     assert ours == list(recipe.ids)
-    assert _draw(recipe, enable2k_path, 2, 99)[0] == list(recipe.ids[:2])
+    assert draw_classes(recipe, enable2k_path, 2, 99)[0] == list(recipe.ids[:2])
     space, _ = recipe_space(recipe, enable2k_path)
     for our_id, their_id in zip(ours, theirs, strict=True):
         digits, rest = [], our_id
@@ -106,7 +106,7 @@ def test_heavy_recipe_draws_its_fixed_ids(enable2k_path: str) -> None:
 def test_heavy_sample_is_the_corner_recipes_sample(enable2k_path: str) -> None:
     """The 20 heavy classes of (b) are among the 300 the ``3x4-corner`` recipe draws (seed 21),
     disjoint from the board-holding 7 of (a)."""
-    sample, _ = _draw(RECIPES["3x4-corner"], enable2k_path, 300, 21)
+    sample, _ = draw_classes(RECIPES["3x4-corner"], enable2k_path, 300, 21)
     assert len(HEAVY_SAMPLE_3X4) == 20
     assert set(HEAVY_SAMPLE_3X4) <= set(sample)
     assert not set(HEAVY_SAMPLE_3X4) & set(BOARD_CLASSES_3X4)
@@ -121,9 +121,9 @@ def test_fixed_ids_must_be_canonical(enable2k_path: str) -> None:
     images = sorted({int(space.ids(digits[perm])) for perm in space.perms})
     assert images[0] == cid and len(images) > 1
     with pytest.raises(ValueError, match="not a canonical class"):
-        _draw(replace(recipe, ids=(images[-1],)), enable2k_path, 0, 21)
+        draw_classes(replace(recipe, ids=(images[-1],)), enable2k_path, 0, 21)
     with pytest.raises(ValueError, match="not a canonical class"):
-        _draw(replace(recipe, ids=(space.n_classes,)), enable2k_path, 0, 21)
+        draw_classes(replace(recipe, ids=(space.n_classes,)), enable2k_path, 0, 21)
 
 
 @pytest.mark.slow

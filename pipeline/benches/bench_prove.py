@@ -204,7 +204,7 @@ def board_classes(space: ClassSpace, alphabet: Alphabet, boards: list[str]) -> l
     return out
 
 
-def _draw(recipe: Recipe, dictionary: str, n: int, seed: int) -> tuple[list[int], list[int]]:
+def draw_classes(recipe: Recipe, dictionary: str, n: int, seed: int) -> tuple[list[int], list[int]]:
     """(our ids, the C++'s ids) of ``n`` canonical classes (all when n == 0), seeded; for a
     recipe with fixed ``ids``, the first ``n`` of them (all when n == 0)."""
     import numpy as np
@@ -392,7 +392,7 @@ def main(
     for name in names:
         r = RECIPES[name]
         n = classes if classes is not None else (r.quick if quick else r.sample)
-        ours_ids, their_ids = _draw(r, word_list, n, seed)
+        ours_ids, their_ids = draw_classes(r, word_list, n, seed)
         trivial_ours, trivial_theirs = [0], [0]  # every cell in bucket 0
         with tempfile.TemporaryDirectory() as tmp_name:
             tmp = Path(tmp_name)

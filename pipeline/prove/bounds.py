@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from pipeline.lexicon import CompiledLexicon
+from pipeline.prove.tree_build import pack_trie
 from pipeline.solve.kernel import popcount
 
 
@@ -40,6 +41,25 @@ class ProveTrie:
     @property
     def n_nodes(self) -> int:
         return int(self.children.shape[0])
+
+
+@dataclass(frozen=True)
+class PackedTrie:
+    """The prover's trie as the tree bound reads it: the dense trie's nodes renumbered breadth
+    first as packed records (:func:`pipeline.prove.tree_build.pack_trie`; ``rec`` uint64
+    [2 * nodes], ``node_pts`` int32 [nodes]), about a tenth of the dense table, which a process
+    proving with the tree bound then need not keep."""
+
+    rec: np.ndarray
+    node_pts: np.ndarray
+    n_faces: int
+    n_words: int
+
+
+def packed_trie(trie: ProveTrie) -> PackedTrie:
+    """The dense trie as the tree bound reads it (see :class:`PackedTrie`)."""
+    rec, node_pts = pack_trie(trie.children, trie.node_word, trie.node_points)
+    return PackedTrie(rec, node_pts, int(trie.children.shape[1]), trie.n_words)
 
 
 def build_prove_trie(lexicon: CompiledLexicon, max_cells: int) -> ProveTrie:

@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from pipeline.boards import canonical, format_compact
 from pipeline.errors import InternalError
@@ -45,6 +44,57 @@ CERTIFICATE_COLUMNS: dict[str, str] = {
     "found_scores": "list<int32>: their scores",
     "seconds": "float64: wall seconds spent on the class",
 }
+
+
+def columns_table(schema: pa.Schema, cols: dict[str, list[Any]]) -> pa.Table:
+    """A table of ``schema`` from Python lists, one per column (int, float and string columns,
+    null where None, and lists of them). Built from numpy buffers: ``pa.table`` and
+    ``pa.array`` import pandas on first use, about 36 MB in every prover process for nothing."""
+    return pa.Table.from_arrays([_column(cols[f.name], f.type) for f in schema], schema=schema)
+
+
+def int64_values(column: pa.ChunkedArray) -> np.ndarray:
+    """The values of an int64 column without nulls, read off its buffers (``to_numpy`` imports
+    pandas, see :func:`columns_table`)."""
+    if column.null_count:
+        raise InternalError("int64_values: a column with nulls")
+    chunks = [
+        np.frombuffer(a.buffers()[1], np.int64)[a.offset : a.offset + len(a)] for a in column.chunks if len(a)
+    ]
+    return np.concatenate(chunks) if chunks else np.empty(0, np.int64)
+
+
+def _validity(values: list[Any]) -> tuple[pa.Buffer | None, int]:
+    nulls = [v is None for v in values]
+    if not any(nulls):
+        return None, 0
+    return pa.py_buffer(np.packbits(~np.array(nulls), bitorder="little")), sum(nulls)
+
+
+def _column(values: list[Any], type_: pa.DataType) -> pa.Array:
+    n = len(values)
+    valid, null_count = _validity(values)
+    if pa.types.is_list(type_):
+        sizes = np.array([0 if v is None else len(v) for v in values], np.int64)
+        offsets = np.zeros(n + 1, np.int32)
+        np.cumsum(sizes, out=offsets[1:])
+        child = _column([x for v in values if v is not None for x in v], type_.value_type)
+        return pa.Array.from_buffers(
+            type_, n, [valid, pa.py_buffer(offsets)], null_count=null_count, children=[child]
+        )
+    if pa.types.is_string(type_):
+        raw = [b"" if v is None else v.encode("utf-8") for v in values]
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum([len(r) for r in raw], out=offsets[1:])
+        if offsets[-1] > np.iinfo(np.int32).max:
+            raise InternalError("a string column of more than 2 GB")
+        buffers = [valid, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(raw))]
+        return pa.Array.from_buffers(type_, n, buffers, null_count=null_count)
+    dtype = type_.to_pandas_dtype()  # numpy's dtype for a numeric type (pandas not imported)
+    data = np.array([0 if v is None else v for v in values], dtype=dtype)
+    return pa.Array.from_buffers(type_, n, [valid, pa.py_buffer(data)], null_count=null_count)
+
+
 # _boards.pq: every board >= threshold once, best first
 BOARDS_FILE_COLUMNS: dict[str, str] = {
     "board": "string: a board scoring >= threshold, compact, in canonical form under the shape's symmetries",
@@ -123,9 +173,7 @@ def best_of(tables: Any) -> tuple[int, str] | None:
 
 def check_coverage(tables: list[pa.Table], canonical_ids: np.ndarray) -> None:
     """The certificate rows name every canonical class exactly once (else a BoggleError)."""
-    got = (
-        np.concatenate([t.column("class_id").to_numpy() for t in tables]) if tables else np.empty(0, np.int64)
-    )
+    got = np.concatenate([int64_values(t.column("class_id")) for t in tables] or [np.empty(0, np.int64)])
     if len(got) != len(canonical_ids) or not np.array_equal(np.sort(got), canonical_ids):
         missing = np.setdiff1d(canonical_ids, got)
         raise InternalError(
@@ -142,7 +190,7 @@ def certificate_totals(tables: list[pa.Table], rows: int, cols: int) -> tuple[in
     scored = 0
     for t in tables:
         eliminated += sum(1 for s in t.column("status").to_pylist() if s == "eliminated")
-        scored += int(pc.sum(t.column("boards_scored")).as_py() or 0)
+        scored += int(int64_values(t.column("boards_scored")).sum())  # no pyarrow.compute: 9 MB
         for bs, ss in zip(
             t.column("found_boards").to_pylist(), t.column("found_scores").to_pylist(), strict=True
         ):

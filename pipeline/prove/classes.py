@@ -43,7 +43,8 @@ CORNER_FROM_CELLS = 12
 #: letter, see :func:`_is_vowel`); й, a consonant, is an и with a breve.
 VOWELS = set("aeiou") | set("аеиоуыэюя") | set("αεηιουω")
 NOT_VOWELS = {"й"}
-BLOCK = 1 << 20  # class ids examined per numpy block when listing canonical classes
+BLOCK = 1 << 16  # class ids examined per numpy block when listing canonical classes (its temporaries:
+# about 200 bytes an id, 13 MB; 1 << 20 peaked at +210 MB on 3x4 with 4 buckets, no faster)
 MAX_CLASSES = 1 << 40  # most classes a shape may have to be listed
 CELL_KINDS = ("corner", "edge", "inner")
 _LABEL = re.compile(r"([A-Za-z]+)\s*:(.*)", re.DOTALL)  # a section's label: letters, then a colon

@@ -18,7 +18,7 @@ import numpy as np
 from pipeline.boards import Geometry
 from pipeline.errors import InternalError
 from pipeline.lexicon import CompiledLexicon
-from pipeline.prove.bounds import ProveTrie, class_boards, class_bounds, class_sizes
+from pipeline.prove.bounds import PackedTrie, ProveTrie, class_boards, class_bounds, class_sizes
 from pipeline.solve import solve_arrays
 
 ENUMERATE_MAX = 16
@@ -64,10 +64,12 @@ class ClassProver:
         self,
         geo: Geometry,
         lexicon: CompiledLexicon,
-        trie: ProveTrie,
+        trie: ProveTrie | PackedTrie,
         threshold: int,
         enumerate_max: int = ENUMERATE_MAX,
     ):
+        """``trie``: the dense one (the sum and max bounds walk it); the tree bound's subclass
+        also takes it packed."""
         self.geo = geo
         self.lexicon = lexicon
         self.trie = trie
@@ -79,6 +81,8 @@ class ClassProver:
 
     def bound(self, masks: np.ndarray) -> int:
         t = self.trie
+        if not isinstance(t, ProveTrie):
+            raise InternalError("the sum and max bounds need the dense trie, not the packed one")
         s, m = class_bounds(
             masks,
             self.geo.nbr_list,

@@ -36,13 +36,9 @@ of pairs); the root bound is the smaller. A class of one board has no pairs: its
 its exact score. Neither the sum nor the max bound is an upper limit of the tree bound in
 general.
 
-Measured on ENABLE2K samples (``make bench-prove``, and one process timing each kernel):
-forcing alone leaves the bound loose on heavy classes (3x4 corner recipe: 614,468 branch nodes
-on three classes); lifting while the bound is above 1.7 x T cut that to 39,715 and the time 3x;
-1.4 and 2.0 were no faster. A class tree of more than :data:`REBUILD_NODES` nodes can instead be split by
-rebuilding each sub-class's tree from its parent's sorted paths
-(:func:`pipeline.prove.tree_build.derive_paths`: no walk, no sort; words de-duplicated again,
-and the sum bound per sub-class); with lifting that measured 2-5x slower, so it is off.
+Lifting above 1.7 x T, and rebuilding sub-class trees from sorted paths
+(:func:`pipeline.prove.tree_build.derive_paths`, kept but off: :data:`REBUILD_NODES`), are
+measured in docs/methods/prover.md.
 
 The tree lives in one array of 16-byte node records (numba kernels, ``nogil``, cached):
 :mod:`pipeline.prove.tree_build` builds it in pre-order with first-child / next-sibling
@@ -61,15 +57,12 @@ import numpy as np
 from pipeline.boards import Geometry
 from pipeline.errors import InternalError
 from pipeline.lexicon import CompiledLexicon
-from pipeline.prove.bounds import ProveTrie
+from pipeline.prove.bounds import PackedTrie, ProveTrie, packed_trie
 from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, mask_faces
 from pipeline.prove.tree_build import (
-    FIRST,
     FULL_NODES,
     FULL_PATHS,
     HUGE_PAGES,
-    LETTER_BITS,
-    NEXT,
     POINTS_OVERFLOW,
     TAG,
     VAL,
@@ -78,9 +71,9 @@ from pipeline.prove.tree_build import (
     field_bits,
     huge_pages,
     max_cells,
-    pack_trie,
     radix_sort,
     tree_from_paths,
+    unpack_records,
 )
 from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, OVERFLOW, eval_tree, tree_branch
 
@@ -90,6 +83,7 @@ __all__ = [
     "TreeProver",
     "eval_tree",
     "max_cells",
+    "packed_trie",
     "tree_branch",
 ]
 
@@ -112,6 +106,13 @@ GROW = 8
 #: Tree nodes the build's arrays get per path before the build, the rest room for lifting (13846:
 #: 10.7M nodes of 4.3M paths; at 3 its lifting grew the arrays, 200 MB more at the peak).
 NODES_PER_PATH = 4
+
+
+#: After a class that may have used more than this many bytes of its builder's arrays (48 a
+#: path, room for 4 tree nodes of 16), they are allocated afresh at the same size
+#: (:meth:`TreeBuilder.release`), so a process holds the classes in hand, not each thread's
+#: biggest so far. Releasing after every class cost 16% more CPU on 3x4 (page faults).
+RELEASE_BYTES = 16 << 20
 
 
 class PathBudgetExceeded(Exception):
@@ -138,6 +139,7 @@ SINGLE_NODES = 1 << 20
 #: same CPU on the heavy 3x4 corner classes 13846 and 16762 (ratio 1.006 in alternating runs).
 LIFT_KEEP = 0
 
+
 # ---------------------------------------------------------------- builder
 
 
@@ -148,10 +150,16 @@ class TreeBuilder:
     spread over both words on small shapes."""
 
     def __init__(
-        self, geo: Geometry, rank: np.ndarray, order: np.ndarray, trie: ProveTrie, fields: int | None = None
+        self,
+        geo: Geometry,
+        rank: np.ndarray,
+        order: np.ndarray,
+        trie: ProveTrie | PackedTrie,
+        fields: int | None = None,
     ):
         huge_pages(HUGE_PAGES)
-        n_faces = int(trie.children.shape[1])
+        packed = trie if isinstance(trie, PackedTrie) else packed_trie(trie)
+        n_faces = packed.n_faces
         self.bits = field_bits(n_faces)
         self.fields = fields if fields is not None else 64 // self.bits
         if geo.n_cells > 2 * self.fields:
@@ -159,7 +167,7 @@ class TreeBuilder:
         low = min(geo.n_cells, self.fields)
         self.key_bits = (low * self.bits, (geo.n_cells - low) * self.bits)
         self.geo, self.rank, self.order = geo, rank, order
-        self.rec, self.node_pts = pack_trie(trie.children, trie.node_word, trie.node_points)
+        self.rec, self.node_pts = packed.rec, packed.node_pts  # shared, read only
         self.word_seen = np.zeros(max(trie.n_words, 1), np.int64)
         self.stamp = np.zeros(max(trie.n_words, 1), np.int64)
         self._tag = 0
@@ -168,6 +176,7 @@ class TreeBuilder:
         self._tree = self._tree_arrays(1 << 16)
         self.n_nodes = 0
         self.n_paths = 0  # the last class's paths, sorted once its tree is built
+        self._touched = 0  # bytes of the arrays used since the last release, at least
 
     @staticmethod
     def _path_arrays(cap: int) -> tuple[np.ndarray, ...]:
@@ -194,6 +203,16 @@ class TreeBuilder:
         grown = self._tree_arrays(2 * self._tree.shape[0])
         grown[: self.n_nodes] = self._tree[: self.n_nodes]
         self._tree = grown
+        self._touched = max(self._touched, grown.nbytes // 2)
+
+    def release(self) -> None:
+        """Give back the arrays' pages if more than :data:`RELEASE_BYTES` may have been used
+        since the last release (the last tree is lost then)."""
+        if self._touched <= RELEASE_BYTES:
+            return
+        self._paths = self._path_arrays(self._paths[0].shape[0])
+        self._tree = self._tree_arrays(self._tree.shape[0])
+        self.n_nodes = self.n_paths = self._touched = 0
 
     def bounds(self, masks: np.ndarray, threshold: int, max_paths: int | None = None) -> tuple[int, int]:
         """(sum bound, tree bound) of the class; the tree is not built when the sum bound is
@@ -304,18 +323,12 @@ class TreeBuilder:
             self._tree = self._tree_arrays(2 * self._tree.shape[0])
         self.n_nodes = int(n)
         self.n_paths = int(n_paths)
+        self._touched = max(self._touched, int(n_paths) * (48 + 16 * NODES_PER_PATH))
         return int(total), int(self._tree[0, VAL])
 
     def preordered(self) -> tuple[np.ndarray, ...]:
-        """The last tree built, in pre-order, as arrays: (is_choice, label, points, first, nxt)
-        (int8, int8 (the root's label -1), int32 x 3), as :func:`eval_tree` takes them."""
-        node = self._tree[: self.n_nodes]
-        tag = node[:, TAG]
-        choice = tag < 0
-        label = np.where(choice, -1 - tag, tag & 63).astype(np.int8)
-        label[:1] = -1
-        points = np.where(choice, 0, tag >> LETTER_BITS).astype(np.int32)
-        return choice.astype(np.int8), label, points, node[:, FIRST].copy(), node[:, NEXT].copy()
+        """The last tree built, in pre-order, as :func:`eval_tree` takes it (:func:`unpack_records`)."""
+        return unpack_records(self._tree[: self.n_nodes])
 
 
 # ---------------------------------------------------------------- prover
@@ -329,7 +342,7 @@ class TreeProver(ClassProver):
         self,
         geo: Geometry,
         lexicon: CompiledLexicon,
-        trie: ProveTrie,
+        trie: ProveTrie | PackedTrie,
         threshold: int,
         enumerate_max: int = ENUMERATE_MAX,
         fields: int | None = None,
@@ -384,6 +397,7 @@ class TreeProver(ClassProver):
         masks = np.ascontiguousarray(masks, dtype=np.uint64)
         out = ClassOutcome(root_bound=0)
         out.root_bound = self._prove(masks, out)
+        self.builder.release()
         return out
 
     def _split(self, masks: np.ndarray, out: ClassOutcome) -> int:

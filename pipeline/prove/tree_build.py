@@ -465,3 +465,14 @@ def derive_paths(
             word_seen[w] = tag
             total += node_pts[node]
     return n_out, total
+
+
+def unpack_records(node: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Node records (a pre-order tree from :func:`tree_from_paths`) as separate arrays:
+    (is_choice, label, points, first, nxt), int8, int8 (the root's label -1), int32 x 3."""
+    tag = node[:, TAG]
+    choice = tag < 0
+    label = np.where(choice, -1 - tag, tag & 63).astype(np.int8)
+    label[:1] = -1
+    points = np.where(choice, 0, tag >> LETTER_BITS).astype(np.int32)
+    return choice.astype(np.int8), label, points, node[:, FIRST].copy(), node[:, NEXT].copy()
