@@ -363,10 +363,11 @@ def optimize(
                 err(line)
             raise
         from pipeline.boards import format_compact
+        from pipeline.store import JobStatus
 
         best = res.boards[0] if res.boards else None
         outcome.update(
-            status="complete",
+            status=JobStatus.COMPLETE,  # a search is never reused: each one is this session's
             boards=len(res.boards),
             best_score=best.score if best else None,
             best_board=format_compact(best.board) if best else None,
