@@ -31,7 +31,7 @@ from pipeline.boards import Board
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
 from pipeline.solve.kernel import grow, new_outputs
-from pipeline.solve.letters import solve_table_batch
+from pipeline.solve.letters import record_board, solve_table_batch
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -222,15 +222,7 @@ def _solve_dp(boards, table, revisit, collect, lcp, share_prefixes):
                     ids[n_ids] = i
                     n_ids += 1
             i += 1
-        n_dead = 0
-        for c in range(n):
-            if flen[c] > 0 and live[c] == 0:
-                n_dead += 1
-        score[b] = sc
-        found_count[b] = nw
-        longest[b] = lg
-        dead[b] = n_dead
-        out_offsets[b + 1] = n_ids
+        record_board((score, found_count, longest, dead, out_offsets), b, sc, nw, lg, n_ids, flen, live)
     return score, found_count, longest, dead, out_offsets, ids[:n_ids].copy()
 
 

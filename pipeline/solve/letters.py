@@ -108,6 +108,22 @@ def encode_face_letters(boards: Sequence[Board], lexicon: CompiledLexicon) -> tu
     return table[codes], table_len[codes]
 
 
+@njit(nogil=True, cache=True, inline="always")
+def record_board(outputs, b, sc, nw, lg, n_ids, flen, live):
+    """Board ``b``'s figures into the word-table kernels' outputs (score, words, longest,
+    dead cells, id offsets); a dead cell shows a face (``flen`` > 0) that no found word uses."""
+    score, found_count, longest, dead, out_offsets = outputs
+    n_dead = 0
+    for c in range(len(live)):  # the board's cells
+        if flen[c] > 0 and live[c] == 0:
+            n_dead += 1
+    score[b] = sc
+    found_count[b] = nw
+    longest[b] = lg
+    dead[b] = n_dead
+    out_offsets[b + 1] = n_ids
+
+
 def empty_batch() -> BatchResult:
     """The result of solving no boards."""
     none = np.zeros(0, np.int32)
