@@ -91,9 +91,27 @@ BOARD_CLASSES_3X4 = (15790, 12875, 29195, 16762, 13847, 38659, 102095)
 #: are from older, slower versions of the prover (class 13343 took 219 s then, 1.2 s now) and
 #: rank them differently.
 HEAVY_SAMPLE_3X4 = (
-    17215, 16979, 7673, 22987, 9481, 29896, 21165, 52259, 13522, 14512,
-    40553, 8731, 29189, 22450, 29267, 4621, 34053, 63851, 69683, 32755,
-)  # fmt: skip
+    17215,
+    16979,
+    7673,
+    22987,
+    9481,
+    29896,
+    21165,
+    52259,
+    13522,
+    14512,
+    40553,
+    8731,
+    29189,
+    22450,
+    29267,
+    4621,
+    34053,
+    63851,
+    69683,
+    32755,
+)
 
 #: The issue's table rows. Quick sizes: a smoke run of a few CPU minutes for all, both provers
 #: (a fixed list's quick run proves its first ``quick`` ids: for 3x4-heavy the two cheapest
