@@ -311,12 +311,15 @@ def test_lease_refuses_a_second_client_then_expires(bucket: str, tiny_dict: str)
     from pipeline.store.location import location
 
     loc: Any = location(f"s3://{bucket}/run")
-    first = Lease(loc, ttl_s=2.0, renew_s=0.4)
+    # a TTL long enough that a slow (shared, loaded) machine still renews well inside it
+    first = Lease(loc, ttl_s=6.0, renew_s=0.4)
     first.acquire()
-    time.sleep(1.0)  # renewed at least once
+    deadline = time.monotonic() + 30.0
+    while first.generation < 2 and time.monotonic() < deadline:  # renewed at least once
+        time.sleep(0.05)
     assert first.generation >= 2 and first.lost is None
     with pytest.raises(OutputConflictError) as exc:
-        Lease(loc, ttl_s=2.0, renew_s=0.4).acquire()
+        Lease(loc, ttl_s=6.0, renew_s=0.4).acquire()
     assert exc.value.exit_code == 4
     with pytest.raises(OutputConflictError):
         run_job(run_config(tiny_dict, f"s3://{bucket}/run"))
@@ -324,7 +327,7 @@ def test_lease_refuses_a_second_client_then_expires(bucket: str, tiny_dict: str)
     first._stop.set()
     assert first._thread is not None
     first._thread.join()
-    time.sleep(2.2)
+    time.sleep(max(0.0, first.expires_at - time.time()) + 0.2)  # its last generation expired
     second = Lease(loc, ttl_s=30.0, renew_s=10.0)
     second.acquire()
     assert second.generation == first.generation + 1
