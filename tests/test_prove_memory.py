@@ -117,7 +117,7 @@ def test_return_freed_memory_gives_freed_arrays_back() -> None:
     assert left("fixed") < 5
 
 
-def test_a_prover_that_releases_its_arrays_after_each_class_finds_the_same(tiny, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_prover_released_after_each_class_finds_the_same(tiny, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from pipeline.boards import geometry
     from pipeline.prove import tree as tree_mod
     from pipeline.prove.bounds import build_prove_trie
@@ -139,6 +139,9 @@ def test_a_prover_that_releases_its_arrays_after_each_class_finds_the_same(tiny,
         for masks in classes:
             before = prover.builder._paths[0]
             out = prover.prove(masks)
+            # a class keeps the arrays (the next class of its chunk reuses them)
+            assert prover.builder._paths[0] is before
+            prover.release()  # a chunk of one class
             released += prover.builder._paths[0] is not before
             results.append((out.root_bound, out.nodes, sorted((b.tobytes(), s) for b, s in out.found)))
         return results, released
@@ -156,3 +159,36 @@ def test_a_prover_that_releases_its_arrays_after_each_class_finds_the_same(tiny,
             for o in (tree_mod.TreeProver(geo, tiny, dense, threshold).prove(m) for m in classes)
         ]
     )
+
+
+def test_a_worker_gives_back_its_arrays_at_the_end_of_a_chunk_not_after_each_class(
+    tiny_dict: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline.prove import tree as tree_mod
+    from pipeline.prove import worker
+
+    monkeypatch.setattr(tree_mod, "RELEASE_BYTES", 0)
+    seen: list[tuple[int, int]] = []  # (classes proved by then, nodes of the last tree) at each release
+    proved = [0]
+    prove, release = tree_mod.TreeProver.prove, tree_mod.TreeProver.release
+
+    def counting_prove(self, masks):  # type: ignore[no-untyped-def]
+        proved[0] += 1
+        return prove(self, masks)
+
+    def watched_release(self) -> None:  # type: ignore[no-untyped-def]
+        seen.append((proved[0], self.builder.n_nodes))
+        release(self)
+
+    monkeypatch.setattr(tree_mod.TreeProver, "prove", counting_prove)
+    monkeypatch.setattr(tree_mod.TreeProver, "release", watched_release)
+    args = (tiny_dict, "2x3", "boggle", None, "ae rst")
+    problem = worker.load_problem(*args)
+    ids = problem.space.canonical_ids()
+    assert len(ids) > 2
+    table, _ = worker.prove_chunk(args, 20, 8, ids[:-1])
+    table2, _ = worker.prove_chunk(args, 20, 8, ids[-1:])
+    assert table.num_rows == len(ids) - 1 and table2.num_rows == 1
+    # one release per chunk, after all its classes, with the last tree still in hand
+    assert [n for n, _ in seen] == [len(ids) - 1, len(ids)] and seen[0][1] > 0
+    assert worker._prover(args, 20, 8, "tree").builder.n_nodes == 0  # given back

@@ -326,6 +326,7 @@ def _worker(
     import numpy as np
 
     from pipeline.boards import geometry
+    from pipeline.prove.config import CHUNK_SIZE
     from pipeline.prove.tree import TreeProver
     from pipeline.prove.worker import confirm_found, load_problem
     from pipeline.rules import default_rules_for_shape
@@ -344,11 +345,13 @@ def _worker(
         lift_keep=keep,
     )
     found = scored = 0
-    for d in problem.space.digits(ids):
+    for i, d in enumerate(problem.space.digits(ids)):
         res = prover.prove(problem.space.masks(d))
         confirm_found(problem, res.found)
         found += len(res.found)
         scored += res.boards_scored
+        if (i + 1) % CHUNK_SIZE == 0:  # as a job's worker does after each chunk
+            prover.release()
     cpu = time.process_time() - t0
     typer.echo(json.dumps({"classes": len(ids), "found": found, "scored": scored, "cpu_s": cpu}))
 

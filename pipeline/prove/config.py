@@ -23,6 +23,10 @@ MAX_CHOSEN = 10_000_000  # prove --class-ids
 MAX_CELLS = 64
 
 
+#: Classes per chunk (one part file, one worker task; a thread gives back its arrays after each).
+CHUNK_SIZE = 64
+
+
 @dataclass(frozen=True)
 class ProveConfig:
     """What to prove: every board of ``shape`` scoring >= ``threshold`` with ``dictionary``."""
@@ -34,7 +38,7 @@ class ProveConfig:
     rules: str | None = None
     min_length: int | None = None
     dice: str | None = None
-    chunk_size: int = 64
+    chunk_size: int = CHUNK_SIZE
     limit_classes: int | None = None  # prove only the first N chunks' worth (a sample); no _SUCCESS
     sample_seed: int | None = None  # with limit_classes: a random sample instead of the first N
     # only these canonical class ids of the recipe (re-checks, shards, benchmarks); no _SUCCESS

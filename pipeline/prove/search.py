@@ -104,6 +104,10 @@ class ClassProver:
             self._branch(masks, out)
         return out
 
+    def release(self) -> None:
+        """Give back memory held for the next class (the worker calls it after each chunk):
+        nothing here; see :meth:`pipeline.prove.tree.TreeProver.release`."""
+
     def _branch(self, masks: np.ndarray, out: ClassOutcome) -> None:
         out.nodes += 1
         sizes = [bin(int(m)).count("1") for m in masks]

@@ -166,22 +166,25 @@ def prove_chunk(
     digits = space.digits(ids)
     prover = _prover(args, threshold, enumerate_max, bound)
     cols: dict[str, list[Any]] = {name: [] for name in CERTIFICATE_SCHEMA.names}
-    for cid, d in zip(ids, digits, strict=True):
-        t0 = time.perf_counter()
-        res = prover.prove(space.masks(d))
-        confirm_found(problem, res.found)
-        cols["class_id"].append(int(cid))
-        cols["letters"].append([space.bucket_text(c, int(b)) for c, b in enumerate(d)])
-        cols["root_bound"].append(res.root_bound)
-        cols["status"].append(res.status)
-        cols["boards_scored"].append(res.boards_scored)
-        cols["nodes"].append(res.nodes)
-        scored = res.boards_scored > 0
-        cols["best_board"].append(_compact(problem, res.best_board) if scored else None)
-        cols["best_score"].append(res.best_score if scored else None)
-        cols["found_boards"].append([_compact(problem, b) for b, _ in res.found])
-        cols["found_scores"].append([s for _, s in res.found])
-        cols["seconds"].append(time.perf_counter() - t0)
+    try:
+        for cid, d in zip(ids, digits, strict=True):
+            t0 = time.perf_counter()
+            res = prover.prove(space.masks(d))
+            confirm_found(problem, res.found)
+            cols["class_id"].append(int(cid))
+            cols["letters"].append([space.bucket_text(c, int(b)) for c, b in enumerate(d)])
+            cols["root_bound"].append(res.root_bound)
+            cols["status"].append(res.status)
+            cols["boards_scored"].append(res.boards_scored)
+            cols["nodes"].append(res.nodes)
+            scored = res.boards_scored > 0
+            cols["best_board"].append(_compact(problem, res.best_board) if scored else None)
+            cols["best_score"].append(res.best_score if scored else None)
+            cols["found_boards"].append([_compact(problem, b) for b, _ in res.found])
+            cols["found_scores"].append([s for _, s in res.found])
+            cols["seconds"].append(time.perf_counter() - t0)
+    finally:
+        prover.release()  # the chunk's classes reused its arrays; an idle thread gives them back
     table = columns_table(CERTIFICATE_SCHEMA, cols)
     return table, time.thread_time() - cpu0
 
