@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import pipeline.prove.tree as tree_module
 from pipeline.boards import Board, canonical, format_compact, geometry
-from pipeline.prove.bounds import build_prove_trie, class_bounds
+from pipeline.prove.bounds import build_prove_trie, class_bounds, packed_trie
 from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
 from pipeline.prove.search import ClassProver
 from pipeline.prove.tree import PROVERS, TreeProver, eval_tree, tree_branch
@@ -404,3 +404,19 @@ def test_a_sub_class_tree_from_the_parent_paths_equals_a_rebuilt_one(
                 continue
             compared += _derived_equals_rebuilt(prover, masks)
     assert compared > 20
+
+
+def test_the_packed_trie_gives_each_word_its_points_by_id(enable_lexicon) -> None:
+    """The paths carry word ids, and the build reads a word's points by its id: every word the
+    trie ends has its own points there, and ids no node ends have none."""
+    trie = build_prove_trie(enable_lexicon, 12)
+    packed = packed_trie(trie)
+    ends = trie.node_word >= 0
+    assert packed.word_pts.shape == (trie.n_words,)
+    assert np.array_equal(packed.word_pts[trie.node_word[ends]], trie.node_points[ends])
+    assert np.array_equal(
+        packed.word_pts[trie.node_word[ends]], enable_lexicon.word_points[trie.node_word[ends]]
+    )
+    # "quiz" (4 letters, Qu one face) 1 point, "quizzes" (7 letters) 5 under the default scoring
+    by_word = {enable_lexicon.words[w]: int(packed.word_pts[w]) for w in trie.node_word[ends]}
+    assert by_word["quiz"] == 1 and by_word["quizzes"] == 5

@@ -54,12 +54,18 @@ class PackedTrie:
     node_pts: np.ndarray
     n_faces: int
     n_words: int
+    #: int32 [n_words]: a word's points by its id, which the paths carry (a random read of
+    #: the word's trie record per path cost the build more than the walk that found it)
+    word_pts: np.ndarray
 
 
 def packed_trie(trie: ProveTrie) -> PackedTrie:
     """The dense trie as the tree bound reads it (see :class:`PackedTrie`)."""
     rec, node_pts = pack_trie(trie.children, trie.node_word, trie.node_points)
-    return PackedTrie(rec, node_pts, int(trie.children.shape[1]), trie.n_words)
+    word_pts = np.zeros(max(trie.n_words, 1), np.int32)
+    ends = trie.node_word >= 0
+    word_pts[trie.node_word[ends]] = trie.node_points[ends]
+    return PackedTrie(rec, node_pts, int(trie.children.shape[1]), trie.n_words, word_pts)
 
 
 def build_prove_trie(lexicon: CompiledLexicon, max_cells: int) -> ProveTrie:

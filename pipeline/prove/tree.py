@@ -168,6 +168,7 @@ class TreeBuilder:
         self.key_bits = (low * self.bits, (geo.n_cells - low) * self.bits)
         self.geo, self.rank, self.order = geo, rank, order
         self.rec, self.node_pts = packed.rec, packed.node_pts  # shared, read only
+        self.word_pts = packed.word_pts
         self.word_seen = np.zeros(max(trie.n_words, 1), np.int64)
         self.stamp = np.zeros(max(trie.n_words, 1), np.int64)
         self._tag = 0
@@ -180,7 +181,7 @@ class TreeBuilder:
 
     @staticmethod
     def _path_arrays(cap: int) -> tuple[np.ndarray, ...]:
-        """keys, trie nodes, and the radix sort's spare pair."""
+        """keys, word ids (with the used fields), and the radix sort's spare pair."""
         return (
             np.empty((cap, 2), np.uint64),
             np.empty(cap, np.int64),
@@ -221,7 +222,7 @@ class TreeBuilder:
         geo = self.geo
         while True:
             self._tag += 1
-            keys, tnodes, tk, tv = self._paths
+            keys, wids, tk, tv = self._paths
             n_paths, total = collect_paths(
                 masks,
                 self.rank,
@@ -232,7 +233,7 @@ class TreeBuilder:
                 self.bits,
                 self.fields,
                 keys,
-                tnodes,
+                wids,
                 self.word_seen,
                 self._tag,
             )
@@ -249,7 +250,7 @@ class TreeBuilder:
         self.n_nodes = self.n_paths = 0
         if total < threshold:
             return int(total), int(total)
-        radix_sort(keys, tnodes, n_paths, tk, tv, *self.key_bits)
+        radix_sort(keys, wids, n_paths, tk, tv, *self.key_bits)
         return self._build(n_paths, total)
 
     def forced_bounds(
@@ -264,26 +265,25 @@ class TreeBuilder:
         before = self.order[: int(self.rank[cell])]
         if bin(int(masks[cell])).count("1") < 2 or any(bin(int(masks[c])).count("1") > 1 for c in before):
             raise ValueError(f"cell {cell} is not the class's first split cell with several letters")
-        keys, tnodes = parent
+        keys, wids = parent
         n = keys.shape[0]
         if self._paths[0].shape[0] < n:
             self._paths = self._path_arrays(n)
         p = self.geo.n_cells - 1 - int(self.rank[cell])
         self._tag += 1
-        out_keys, out_tnodes, _, _ = self._paths
+        out_keys, out_wids, _, _ = self._paths
         n_paths, total = derive_paths(
             keys,
-            tnodes,
+            wids,
             n,
             0 if p >= self.fields else 1,
             (p % self.fields) * self.bits,
             p,
             letter,
             self.bits,
-            self.rec,
-            self.node_pts,
+            self.word_pts,
             out_keys,
-            out_tnodes,
+            out_wids,
             self.word_seen,
             self._tag,
         )
@@ -293,24 +293,23 @@ class TreeBuilder:
         return self._build(n_paths, total)
 
     def sorted_paths(self) -> tuple[np.ndarray, np.ndarray]:
-        """Copies of the last class's sorted paths (keys, trie nodes), for :meth:`forced_bounds`."""
+        """Copies of the last class's sorted paths (keys, word ids), for :meth:`forced_bounds`."""
         return self._paths[0][: self.n_paths].copy(), self._paths[1][: self.n_paths].copy()
 
     def _build(self, n_paths: int, total: int) -> tuple[int, int]:
-        keys, tnodes = self._paths[0], self._paths[1]
+        keys, wids = self._paths[0], self._paths[1]
         if self._tree.shape[0] < NODES_PER_PATH * n_paths:
             # sized from the path count, so the tree is rarely read twice for want of room
             self._tree = self._tree_arrays(int(NODES_PER_PATH * n_paths))
         while True:
             n, used = tree_from_paths(
                 keys,
-                tnodes,
+                wids,
                 n_paths,
                 self.order,
                 self.bits,
                 self.fields,
-                self.rec,
-                self.node_pts,
+                self.word_pts,
                 self.stamp,
                 self._stamp_tag,
                 self._tree,

@@ -6,12 +6,14 @@ word's points), so a step of the walk touches one record. The tree is then
 built in three passes rather than by inserting each word into a growing tree:
 
 1. :func:`collect_paths` walks every path a board of the class can spell and records, for each
-   word found, its key and its trie node. The key has one field per cell in split-rank order,
+   word found, its key and its word id. The key has one field per cell in split-rank order,
    rank 0 most significant: the cell's letter + 1, or 0 when the path does not use the cell. It
    is two uint64 words (``fields`` fields a word, the low word holding the last ones), so a
-   class of up to ``2 * fields`` cells fits (24 cells for 26 faces: 4x4 but not 5x5). The trie
-   node's high 32 bits record which fields are used (bit p for field p, counted from the
-   least significant).
+   class of up to ``2 * fields`` cells fits (24 cells for 26 faces: 4x4 but not 5x5). The word
+   id's int64 has in its high 32 bits which fields are used (bit p for field p, counted from
+   the least significant). The id, not the trie node, so that reading the sorted paths
+   touches only word-indexed arrays (the points and the de-duplicating stamps): the trie
+   node's record, read at random, cost the tree's pass about a fifth of its time.
 2. :func:`radix_sort` sorts the keys. Paths that share their first j (cell, letter) pairs in
    split order share the key's leading fields, so they are contiguous, as in a sorted word list.
 3. :func:`tree_from_paths` reads the sorted paths once, like building a trie from sorted words,
@@ -128,9 +130,9 @@ def trie_child(rec, parent, low):
 
 
 @njit(nogil=True, cache=True)
-def collect_paths(masks, rank, nbr_list, deg, rec, node_pts, bits, fields, keys, tnodes, word_seen, tag):
-    """Every (key, trie node | used fields << 32) of a word some board of the class spells
-    along some path, into ``keys`` (uint64 [cap, 2]: high word, low word) and ``tnodes``;
+def collect_paths(masks, rank, nbr_list, deg, rec, node_pts, bits, fields, keys, wids, word_seen, tag):
+    """Every (key, word id | used fields << 32) of a word some board of the class spells
+    along some path, into ``keys`` (uint64 [cap, 2]: high word, low word) and ``wids``;
     returns (paths, sum bound: each spellable word once, via ``word_seen``). Paths is
     ``FULL_PATHS`` when the arrays are too small."""
     n = masks.shape[0]
@@ -196,7 +198,7 @@ def collect_paths(masks, rank, nbr_list, deg, rec, node_pts, bits, fields, keys,
                         return FULL_PATHS, total_sum
                     keys[n_paths, 0] = key[0]
                     keys[n_paths, 1] = key[1]
-                    tnodes[n_paths] = child | (occ << 32)
+                    wids[n_paths] = w | (occ << 32)
                     n_paths += 1
             c = st_cell[d]
             kid_mask = rec[2 * st_child[d]]
@@ -279,13 +281,12 @@ def _close(x, node, n_nodes):
 @njit(nogil=True, cache=True)
 def tree_from_paths(
     keys,
-    tnodes,
+    wids,
     n_paths,
     order,
     bits,
     fields,
-    rec,
-    node_pts,
+    word_pts,
     stamp,
     tag0,
     node,
@@ -294,8 +295,9 @@ def tree_from_paths(
     ``node`` (int32 [cap, 4]; columns :data:`FIRST`, :data:`NEXT`, :data:`VAL`, :data:`TAG`):
     the first child (-1 for none), the next sibling (-1 for none), the node's unforced value,
     and its tag (a CHOICE node's cell, a SUM node's points and letter), so a step of the
-    branching reads one cache line per node. ``stamp`` (int64 [words]) de-duplicates a word
-    at a node with run tags from ``tag0`` on. Returns (node count, ``FULL_NODES`` or
+    branching reads one cache line per node. ``word_pts`` (int32 [words]) are the words'
+    points; ``stamp`` (int64 [words]) de-duplicates a word at a node with run tags from
+    ``tag0`` on. Returns (node count, ``FULL_NODES`` or
     ``POINTS_OVERFLOW``; tags used).
 
     The pass writes each node's parent into FIRST and one past its subtree into NEXT
@@ -326,7 +328,7 @@ def tree_from_paths(
     for i in range(n_paths):
         hi = keys[i, 0]
         lo = keys[i, 1]
-        t = tnodes[i]
+        t = wids[i]
         if hi != prev_hi or lo != prev_lo:
             run += 1
             occ = t >> 32
@@ -362,12 +364,11 @@ def tree_from_paths(
             prev_lo = lo
             prev_occ = occ
             prev_m = m
-        tn = t & np.int64(0xFFFFFFFF)
-        w = np.int64(rec[2 * tn + 1] >> np.uint64(32)) - 1
+        w = t & np.int64(0xFFFFFFFF)
         if stamp[w] != run:
             stamp[w] = run
             x = stack[2 * m]
-            pts = node_pts[tn]
+            pts = word_pts[w]
             if (node[x, TAG] >> LETTER_BITS) + pts > MAX_POINTS:
                 return POINTS_OVERFLOW, run - tag0
             node[x, TAG] += pts << LETTER_BITS
@@ -405,17 +406,16 @@ def _first_field_at_least(keys, n, key_word, sh, fmask, value):
 @njit(nogil=True, cache=True)
 def derive_paths(
     keys,
-    tnodes,
+    wids,
     n_paths,
     key_word,
     shift,
     p,
     letter,
     bits,
-    rec,
-    node_pts,
+    word_pts,
     out_keys,
-    out_tnodes,
+    out_wids,
     word_seen,
     tag,
 ):
@@ -449,21 +449,20 @@ def derive_paths(
         if take_i:
             out_keys[n_out, 0] = keys[i, 0]
             out_keys[n_out, 1] = keys[i, 1]
-            t = tnodes[i]
+            t = wids[i]
             i += 1
         else:
             out_keys[n_out, 0] = keys[j, 0]
             out_keys[n_out, 1] = keys[j, 1]
             out_keys[n_out, key_word] &= clear_key
-            t = tnodes[j] & clear_occ
+            t = wids[j] & clear_occ
             j += 1
-        out_tnodes[n_out] = t
+        out_wids[n_out] = t
         n_out += 1
-        node = t & np.int64(0xFFFFFFFF)
-        w = np.int64(rec[2 * node + 1] >> np.uint64(32)) - 1
+        w = t & np.int64(0xFFFFFFFF)
         if word_seen[w] != tag:
             word_seen[w] = tag
-            total += node_pts[node]
+            total += word_pts[w]
     return n_out, total
 
 
