@@ -16,7 +16,7 @@ from pipeline.prove.bounds import build_prove_trie, class_bounds, packed_trie
 from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
 from pipeline.prove.search import ClassProver
 from pipeline.prove.tree import PROVERS, TreeProver, eval_tree, tree_branch
-from pipeline.prove.tree_build import max_cells
+from pipeline.prove.tree_build import max_cells, radix_sort
 from pipeline.prove.tree_reference import tree_bound_reference
 from pipeline.solve import solve_arrays
 
@@ -420,3 +420,30 @@ def test_the_packed_trie_gives_each_word_its_points_by_id(enable_lexicon) -> Non
     # "quiz" (4 letters, Qu one face) 1 point, "quizzes" (7 letters) 5 under the default scoring
     by_word = {enable_lexicon.words[w]: int(packed.word_pts[w]) for w in trie.node_word[ends]}
     assert by_word["quiz"] == 1 and by_word["quizzes"] == 5
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.data(),
+    bits=st.sampled_from([(60, 0), (20, 0), (60, 60), (60, 15), (0, 0)]),
+    n=st.integers(0, 300),
+)
+def test_the_radix_sort_orders_keys_stably_with_their_values(data, bits: tuple[int, int], n: int) -> None:
+    """The paths' sort (both key words, or the low one alone as on 3x4): the keys in order,
+    each value still with its key, equal keys in their first order (as a stable sort)."""
+    bits_low, bits_high = bits
+    draw = st.lists(st.integers(0, 7), min_size=n, max_size=n)  # few values: many equal keys
+
+    def word(n_bits: int) -> np.ndarray:  # keys below 2**n_bits, in every digit's range
+        raw = np.array(data.draw(draw), np.uint64) << np.uint64(max(n_bits - 3, 0))
+        raw |= np.arange(n, dtype=np.uint64) % np.uint64(3)
+        return raw & np.uint64((1 << n_bits) - 1)
+
+    low, high = word(bits_low), word(bits_high)
+    keys = np.stack([high, low], axis=1).astype(np.uint64)
+    vals = np.arange(n, dtype=np.int64) * 7
+    want = np.lexsort((low, high))  # stable: equal keys keep their order
+    k, v = keys.copy(), vals.copy()
+    radix_sort(k, v, n, np.empty_like(k), np.empty_like(v), bits_low, bits_high)
+    assert np.array_equal(k, keys[want])
+    assert np.array_equal(v, vals[want])
