@@ -55,7 +55,8 @@ class PackedTrie:
     n_faces: int
     n_words: int
     #: int32 [n_words]: a word's points by its id, which the paths carry (a random read of
-    #: the word's trie record per path cost the build more than the walk that found it)
+    #: the word's trie record per path cost the tree's pass from the sorted paths about a
+    #: fifth of its time)
     word_pts: np.ndarray
 
 
