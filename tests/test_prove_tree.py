@@ -408,7 +408,7 @@ def test_a_sub_class_tree_from_the_parent_paths_equals_a_rebuilt_one(
 
 def test_the_packed_trie_gives_each_word_its_points_by_id(enable_lexicon) -> None:
     """The paths carry word ids, and the build reads a word's points by its id: every word the
-    trie ends has its own points there, and ids no node ends have none."""
+    trie ends has its own points there, the lexicon's."""
     trie = build_prove_trie(enable_lexicon, 12)
     packed = packed_trie(trie)
     ends = trie.node_word >= 0

@@ -47,11 +47,10 @@ class ProveTrie:
 class PackedTrie:
     """The prover's trie as the tree bound reads it: the dense trie's nodes renumbered breadth
     first as packed records (:func:`pipeline.prove.tree_build.pack_trie`; ``rec`` uint64
-    [2 * nodes], ``node_pts`` int32 [nodes]), about a tenth of the dense table, which a process
-    proving with the tree bound then need not keep."""
+    [2 * nodes]), about a tenth of the dense table, which a process proving with the tree
+    bound then need not keep."""
 
     rec: np.ndarray
-    node_pts: np.ndarray
     n_faces: int
     n_words: int
     #: int32 [n_words]: a word's points by its id, which the paths carry (a random read of
@@ -62,11 +61,11 @@ class PackedTrie:
 
 def packed_trie(trie: ProveTrie) -> PackedTrie:
     """The dense trie as the tree bound reads it (see :class:`PackedTrie`)."""
-    rec, node_pts = pack_trie(trie.children, trie.node_word, trie.node_points)
+    rec = pack_trie(trie.children, trie.node_word)
     word_pts = np.zeros(max(trie.n_words, 1), np.int32)
     ends = trie.node_word >= 0
     word_pts[trie.node_word[ends]] = trie.node_points[ends]
-    return PackedTrie(rec, node_pts, int(trie.children.shape[1]), trie.n_words, word_pts)
+    return PackedTrie(rec, int(trie.children.shape[1]), trie.n_words, word_pts)
 
 
 def build_prove_trie(lexicon: CompiledLexicon, max_cells: int) -> ProveTrie:

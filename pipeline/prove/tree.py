@@ -167,8 +167,7 @@ class TreeBuilder:
         low = min(geo.n_cells, self.fields)
         self.key_bits = (low * self.bits, (geo.n_cells - low) * self.bits)
         self.geo, self.rank, self.order = geo, rank, order
-        self.rec, self.node_pts = packed.rec, packed.node_pts  # shared, read only
-        self.word_pts = packed.word_pts
+        self.rec, self.word_pts = packed.rec, packed.word_pts  # shared, read only
         self.word_seen = np.zeros(max(trie.n_words, 1), np.int64)
         self.stamp = np.zeros(max(trie.n_words, 1), np.int64)
         self._tag = 0
@@ -229,7 +228,7 @@ class TreeBuilder:
                 geo.nbr_list,
                 geo.deg,
                 self.rec,
-                self.node_pts,
+                self.word_pts,
                 self.bits,
                 self.fields,
                 keys,

@@ -1,8 +1,8 @@
 """Building the orderly tree of a board class (numba kernels; see :mod:`pipeline.prove.tree`).
 
 The prover's trie is packed as 16-byte records (``rec[2n]`` node n's child mask, ``rec[2n + 1]``
-its first child in the low 32 bits and its word id + 1 in the high 32 bits; ``points[n]`` the
-word's points), so a step of the walk touches one record. The tree is then
+its first child in the low 32 bits and its word id + 1 in the high 32 bits; a word's points
+are read by its id), so a step of the walk touches one record. The tree is then
 built in three passes rather than by inserting each word into a growing tree:
 
 1. :func:`collect_paths` walks every path a board of the class can spell and records, for each
@@ -94,16 +94,15 @@ def max_cells(n_faces: int) -> int:
 
 
 @njit(nogil=True, cache=True)
-def pack_trie(children, node_word, node_points):
+def pack_trie(children, node_word):
     """The prover's dense trie renumbered breadth first (a node's children consecutive) as
-    packed records: returns (rec uint64 [2 * nodes], points int32 [nodes]); see the module
-    doc. About a tenth of the dense table's memory, which keeps the build's walk in cache."""
+    packed records: returns rec (uint64 [2 * nodes]); see the module doc. About a tenth of the
+    dense table's memory, which keeps the build's walk in cache."""
     n_nodes, n_faces = children.shape
     queue = np.empty(n_nodes, np.int64)
     queue[0] = 0
     n_queued = 1
     rec = np.zeros(2 * n_nodes, np.uint64)
-    points = np.zeros(n_nodes, np.int32)
     for head in range(n_nodes):
         if head >= n_queued:
             break
@@ -118,8 +117,7 @@ def pack_trie(children, node_word, node_points):
                 n_queued += 1
         rec[2 * head] = mask
         rec[2 * head + 1] = np.uint64(first) | (np.uint64(node_word[node] + 1) << np.uint64(32))
-        points[head] = node_points[node]
-    return rec[: 2 * n_queued].copy(), points[:n_queued].copy()
+    return rec[: 2 * n_queued].copy()
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -130,7 +128,7 @@ def trie_child(rec, parent, low):
 
 
 @njit(nogil=True, cache=True)
-def collect_paths(masks, rank, nbr_list, deg, rec, node_pts, bits, fields, keys, wids, word_seen, tag):
+def collect_paths(masks, rank, nbr_list, deg, rec, word_pts, bits, fields, keys, wids, word_seen, tag):
     """Every (key, word id | used fields << 32) of a word some board of the class spells
     along some path, into ``keys`` (uint64 [cap, 2]: high word, low word) and ``wids``;
     returns (paths, sum bound: each spellable word once, via ``word_seen``). Paths is
@@ -193,7 +191,7 @@ def collect_paths(masks, rank, nbr_list, deg, rec, node_pts, bits, fields, keys,
                 if w >= 0:
                     if word_seen[w] != tag:
                         word_seen[w] = tag
-                        total_sum += node_pts[child]
+                        total_sum += word_pts[w]
                     if n_paths == cap:
                         return FULL_PATHS, total_sum
                     keys[n_paths, 0] = key[0]
