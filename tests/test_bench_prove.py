@@ -150,3 +150,49 @@ def test_heavy_recipe_quick_run_finds_the_certificates_boards(tmp_path: Path) ->
     want = {cid: len(boards) for cid, boards, _ in _certificate_rows()}
     assert row["recipe"] == "3x4-heavy" and row["classes"] == 2
     assert row["ours_found"] == sum(want[c] for c in BOARD_CLASSES_3X4[:2])
+
+
+def test_the_phase_bench_splits_a_rounds_cpu_and_puts_the_kernels_back() -> None:
+    # two 3x3 classes of the 2-bucket recipe, twice: the phases add up inside the round, the
+    # rounds prove the same (the same branch nodes and boards scored), and the tree module's
+    # kernels and the prover's methods are its own again afterwards
+    from pipeline.benches.bench_prove import phase_rounds
+    from pipeline.prove import tree
+
+    kernels = (tree.collect_paths, tree.radix_sort, tree.tree_from_paths, tree.tree_branch)
+    seen: list[tuple[int, int, float, dict[str, float]]] = []
+    rounds = phase_rounds("3x3-2", "enable2k", 2, 21, 2, lambda *row: seen.append(row))
+    assert (tree.collect_paths, tree.radix_sort, tree.tree_from_paths, tree.tree_branch) == kernels
+    ids, _ = draw_classes(RECIPES["3x3-2"], "enable2k", 2, 21)
+    assert [(r, cid) for r, cid, _, _ in seen] == [(0, ids[0]), (0, ids[1]), (1, ids[0]), (1, ids[1])]
+    assert len(rounds) == 2 and rounds[0]["nodes"] == rounds[1]["nodes"] > 0
+    assert rounds[0]["scored"] == rounds[1]["scored"] > 0
+    for got in rounds:
+        assert 0 < got["walk"] + got["sort"] + got["tree"] <= got["build"]
+        assert got["branch"] > 0
+        assert got["build"] + got["branch"] + got["score"] <= got["total"]
+    for _, _, seconds, phases in seen:
+        assert phases["build"] + phases["branch"] + phases["score"] <= seconds + 1e-9
+
+
+def test_the_phase_bench_prints_a_line_per_round_and_class() -> None:
+    got = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline.benches.bench_prove",
+            *("--recipe", "3x3-2", "--classes", "1", "--phases", "2", "--per-class"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert got.returncode == 0, got.stderr
+    lines = [line for line in got.stdout.splitlines() if line.strip()]
+    assert [line[:16] for line in lines] == [
+        "  round 1 class ",
+        "  round 2 class ",
+        "3x3-2 round 1, 1",
+        "3x3-2 round 2, 1",
+    ]
+    assert all("build" in line and "branch" in line and "score" in line for line in lines)
