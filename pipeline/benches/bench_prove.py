@@ -22,12 +22,6 @@ that numba's cache is filled. Both provers report the boards >= threshold they f
 that holds a board in several orientations reports each): the counts are printed side by side
 as a check that both did the same work.
 
-``--phases N`` runs no pairs: each recipe's classes are proved by ours in this process, N
-rounds over the same classes, and each round's CPU (``time.process_time``) is printed split into
-the prover's phases (:func:`phase_rounds`): building a class's tree (the path walk, the radix
-sort, the pass into the tree), branching (lifting and forcing) and exact scoring; the first
-round pays numba's start-up, the later ones are a worker's steady state.
-
 Class ids: ours is the bucket numbers as a mixed-radix number with cell 0 most significant
 (:mod:`pipeline.prove.classes`); the C++'s ``--board_ids`` read cell 0 as the least significant
 digit, its cell i at x = i // h, y = i % h of a board of width w = rows and height h = cols,
@@ -46,12 +40,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -318,100 +309,6 @@ def _theirs(recipe: Recipe, dictionary: str, ids: list[int], anchor: Path, tmp: 
     return total
 
 
-#: The phases, in the order printed; ``build`` holds ``walk``, ``sort`` and ``tree`` (and the
-#: build's own bookkeeping), ``branch`` the lifting and the forcing.
-PHASES = ("build", "walk", "sort", "tree", "branch", "score")
-
-
-@contextmanager
-def timed_phases(prover: Any, clock: dict[str, float]) -> Iterator[None]:
-    """Add each phase's CPU seconds to ``clock`` while the block runs: the tree module's kernels
-    and the prover's build and scoring calls are wrapped, and put back on exit."""
-    from pipeline.prove import tree
-
-    def wrap(fn: Callable[..., Any], phase: str) -> Callable[..., Any]:
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            t = time.process_time()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                clock[phase] += time.process_time() - t
-
-        return timed
-
-    kernels = {
-        "collect_paths": "walk",
-        "radix_sort": "sort",
-        "tree_from_paths": "tree",
-        "tree_branch": "branch",
-    }
-    saved = {name: getattr(tree, name) for name in kernels}
-    try:
-        for name, phase in kernels.items():
-            setattr(tree, name, wrap(saved[name], phase))
-        prover.builder.bounds = wrap(prover.builder.bounds, "build")
-        prover._enumerate_all = wrap(prover._enumerate_all, "score")
-        yield
-    finally:
-        for name, fn in saved.items():
-            setattr(tree, name, fn)
-        vars(prover.builder).pop("bounds", None)  # the classes' own methods again
-        vars(prover).pop("_enumerate_all", None)
-
-
-def phase_rounds(
-    recipe: str,
-    dictionary: str,
-    n: int,
-    seed: int,
-    rounds: int,
-    per_class: Callable[..., None] | None = None,
-    lift_ratio: float = LIFT_RATIO,
-    lift_keep: int = LIFT_KEEP,
-) -> list[dict[str, float]]:
-    """Each round's CPU seconds: ``total`` and per phase (:data:`PHASES`), with ``nodes`` (branch
-    nodes) and ``scored`` (boards scored exactly). ``per_class(round, class id, seconds, phases)``
-    is called after each class when given."""
-    import numpy as np
-
-    from pipeline.boards import geometry
-    from pipeline.prove.tree import TreeProver
-    from pipeline.prove.worker import load_problem
-    from pipeline.rules import default_rules_for_shape
-
-    spec = RECIPES[recipe]
-    rows, cols = (int(x) for x in spec.shape.split("x"))
-    ids, _ = draw_classes(spec, dictionary, n, seed)
-    problem = load_problem(dictionary, spec.shape, default_rules_for_shape(rows, cols), None, spec.spec)
-    prover = TreeProver(
-        geometry(rows, cols),
-        problem.lexicon,
-        problem.packed,
-        spec.threshold,
-        lift_ratio=lift_ratio,
-        lift_keep=lift_keep,
-    )
-    digits = problem.space.digits(np.array(ids, np.int64))
-    out = []
-    for r in range(rounds):
-        clock = dict.fromkeys(PHASES, 0.0)
-        nodes = scored = 0
-        t0 = time.process_time()
-        with timed_phases(prover, clock):
-            for cid, d in zip(ids, digits, strict=True):
-                before, t = dict(clock), time.process_time()
-                got = prover.prove(problem.space.masks(d))
-                nodes, scored = nodes + got.nodes, scored + got.boards_scored
-                if per_class is not None:
-                    per_class(r, cid, time.process_time() - t, {k: clock[k] - before[k] for k in PHASES})
-        out.append({"total": time.process_time() - t0, **clock, "nodes": nodes, "scored": scored})
-    return out
-
-
-def _phases_line(seconds: float, phases: dict[str, float]) -> str:
-    return f"{seconds:8.2f} s = " + ", ".join(f"{k} {phases[k]:.2f}" for k in PHASES)
-
-
 def _worker(
     dictionary: str,
     shape: str,
@@ -424,6 +321,8 @@ def _worker(
 ) -> None:
     """Prove the classes of ``ids_file`` as a job's worker does (the prover, then the solver's
     re-scoring of the boards found), with the knobs given; one JSON line."""
+    import time
+
     import numpy as np
 
     from pipeline.boards import geometry
@@ -485,15 +384,6 @@ def main(
         Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR or /tmp/anchor).")
     ] = None,
     ours_only: Annotated[bool, typer.Option(help="Run ours alone even when the anchor is built.")] = False,
-    phases: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            help="Instead of the pairs: prove each recipe's classes in this process this many rounds "
-            "and print the CPU of each phase of ours (build: walk, sort, tree; branch; score).",
-        ),
-    ] = 0,
-    per_class: Annotated[bool, typer.Option(help="With --phases: a line per class as well.")] = False,
     worker: Annotated[bool, typer.Option(hidden=True)] = False,
     shape: Annotated[str, typer.Option(hidden=True)] = "3x3",
     threshold: Annotated[int, typer.Option(hidden=True)] = 500,
@@ -505,13 +395,6 @@ def main(
         assert ids_file is not None
         _worker(word_list, shape, threshold, spec, ids_file, enumerate_max, lift_ratio, lift_keep)
         return
-    names = recipe or list(RECIPES)
-    unknown = [n for n in names if n not in RECIPES]
-    if unknown:
-        raise typer.BadParameter(f"unknown recipe {unknown[0]!r}; choose from {', '.join(RECIPES)}")
-    if phases:
-        _phases(names, word_list, classes, quick, seed, phases, per_class, lift_ratio, lift_keep)
-        return
     anchor = anchor_dir or settings.get().anchor_dir
     built = (anchor / "venv" / "bin" / "python").is_file() and any(
         (anchor / "hybrid-boggle").glob("cpp_boggle*.so")
@@ -522,6 +405,10 @@ def main(
     typer.echo(
         "runtime floor, peak RSS: " + ", ".join(f"{label} {mb:.0f} MB" for label, mb in runtime_floor())
     )
+    names = recipe or list(RECIPES)
+    unknown = [n for n in names if n not in RECIPES]
+    if unknown:
+        raise typer.BadParameter(f"unknown recipe {unknown[0]!r}; choose from {', '.join(RECIPES)}")
     rows_out = []
     for name in names:
         r = RECIPES[name]
@@ -580,36 +467,6 @@ def main(
         typer.echo(line)
         rows_out.append(row)
     typer.echo("JSON " + json.dumps(rows_out))
-
-
-def _phases(
-    names: list[str],
-    dictionary: str,
-    classes: int | None,
-    quick: bool,
-    seed: int,
-    rounds: int,
-    per_class: bool,
-    lift_ratio: float,
-    lift_keep: int,
-) -> None:
-    """``--phases``: each recipe's rounds, a line each (and a line per class with ``per_class``)."""
-
-    def each(r: int, cid: int, seconds: float, split: dict[str, float]) -> None:
-        typer.echo(f"  round {r + 1} class {cid:>9} {_phases_line(seconds, split)}")
-
-    for name in names:
-        spec = RECIPES[name]
-        n = classes if classes is not None else (spec.quick if quick else spec.sample)
-        got = phase_rounds(
-            name, dictionary, n, seed, rounds, each if per_class else None, lift_ratio, lift_keep
-        )
-        for r, split in enumerate(got):
-            typer.echo(
-                f"{name} round {r + 1}, {n or 'all'} classes, lift ratio {lift_ratio:g}: "
-                f"{_phases_line(split['total'], split)}; {int(split['nodes']):,} branch nodes, "
-                f"{int(split['scored']):,} boards scored"
-            )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,69 @@
+"""The prover's phase bench (``python -m pipeline.benches.prove_phases``): where a round's CPU
+goes, on the classes ``boggle prove`` would choose with the same options."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from pipeline.benches.prove_phases import phase_rounds
+from pipeline.prove import tree
+from pipeline.prove.config import ProveConfig
+from tests.conftest import REPO
+
+TWO = "aeiosuy bcdfghjklmnpqrtvwxz"
+
+
+def test_the_phase_bench_splits_a_rounds_cpu_and_puts_the_kernels_back() -> None:
+    # two 3x3 classes of the 2-bucket recipe (the sample bench-prove draws with seed 21: ids 56
+    # and 187), twice: the phases nest inside the round, the rounds prove the same (branch
+    # nodes, boards scored), and the tree module's kernels are its own again afterwards
+    kernels = (tree.collect_paths, tree.radix_sort, tree.tree_from_paths, tree.tree_branch)
+    seen: list[tuple[int, int, float, dict[str, float]]] = []
+    cfg = ProveConfig("enable2k", shape="3x3", threshold=500, classes=TWO, limit_classes=2, sample_seed=21)
+    rounds = phase_rounds(cfg, 2, lambda *row: seen.append(row))
+    assert (tree.collect_paths, tree.radix_sort, tree.tree_from_paths, tree.tree_branch) == kernels
+    assert [(r, cid) for r, cid, _, _ in seen] == [(0, 56), (0, 187), (1, 56), (1, 187)]
+    assert len(rounds) == 2 and rounds[0]["nodes"] == rounds[1]["nodes"] > 0
+    assert rounds[0]["scored"] == rounds[1]["scored"] > 0
+    for got in rounds:
+        assert got["classes"] == 2
+        assert 0 < got["walk"] + got["sort"] + got["tree"] <= got["build"]
+        assert got["branch"] > 0
+        assert got["build"] + got["branch"] + got["score"] <= got["total"]
+    for _, _, seconds, phases in seen:
+        assert phases["build"] + phases["branch"] + phases["score"] <= seconds + 1e-9
+
+
+def _bench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline.benches.prove_phases", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+
+
+def test_the_phase_bench_prints_a_line_per_class_and_round() -> None:
+    got = _bench("--shape", "3x3", "--threshold", "500", "--classes", TWO, "--class-ids", "56", "--per-class")
+    assert got.returncode == 0, got.stderr
+    lines = [line for line in got.stdout.splitlines() if line.strip()]
+    assert [line.split()[:4] for line in lines] == [
+        ["round", "1", "class", "56"],
+        ["round", "2", "class", "56"],
+        ["round", "1,", "1", "classes,"],
+        ["round", "2,", "1", "classes,"],
+    ]
+    assert all(f" {phase} " in line for line in lines for phase in ("build", "walk", "branch", "score"))
+
+
+def test_the_phase_bench_refuses_bad_class_ids_in_one_line() -> None:
+    got = _bench("--shape", "3x3", "--classes", TWO, "--class-ids", "56,x")
+    assert got.returncode == 2
+    assert got.stderr.splitlines() == ["prove_phases: --class-ids takes comma-separated integers, not '56,x'"]
+    got = _bench("--shape", "3x3", "--classes", TWO, "--class-ids", "99999")
+    assert got.returncode == 2
+    assert got.stderr.splitlines() == [
+        "prove_phases: prove: class id 99999 is not a canonical class of this recipe "
+        "(1 of the 1 given are not; it has 102, the largest id 511)"
+    ]
