@@ -1,7 +1,7 @@
 """Where the tree prover's CPU goes: ``python -m pipeline.benches.prove_phases``.
 
 Proves the classes ``boggle prove`` would choose with the same options (a shape, a threshold,
-a bucket spec, and ``--limit-classes``/``--sample-seed`` or ``--class-ids``; the same sample
+a bucket spec, and ``--limit-classes``/``--sample-seed`` or ``--class-ids``, parsed alike; the same sample
 as ``make bench-prove``'s recipes with their seed) in this process, round after round over the
 same classes, and prints each round's CPU time (``time.process_time``) split into the prover's
 phases: building a class's tree (the path walk, the radix sort, the pass from the sorted paths
@@ -28,7 +28,7 @@ from typing import Annotated, Any
 import typer
 
 from pipeline.errors import BoggleError
-from pipeline.prove.config import ProveConfig
+from pipeline.prove.config import ProveConfig, parse_class_ids
 from pipeline.prove.tree import LIFT_RATIO
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
@@ -135,32 +135,30 @@ def main(
     classes: Annotated[str | None, typer.Option(help="Bucket spec, as boggle prove --classes.")] = None,
     limit_classes: Annotated[int | None, typer.Option(help="Prove this many classes (a sample).")] = None,
     sample_seed: Annotated[int | None, typer.Option(help="With --limit-classes: a random sample.")] = None,
-    class_ids: Annotated[str | None, typer.Option(help="Canonical class ids, comma-separated.")] = None,
+    class_ids: Annotated[
+        str | None,
+        typer.Option(help="Canonical class ids (as boggle prove --class-ids: ID,ID,... or @FILE)."),
+    ] = None,
     rounds: Annotated[int, typer.Option(min=1, help="Rounds over the same classes.")] = 2,
     per_class: Annotated[bool, typer.Option(help="A line per class as well.")] = False,
     lift_ratio: Annotated[
         float, typer.Option(help="Lift while a sub-class's bound is above this times T.")
     ] = LIFT_RATIO,
 ) -> None:
-    try:
-        ids = tuple(int(x) for x in class_ids.split(",")) if class_ids else None
-    except ValueError:
-        typer.echo(f"prove_phases: --class-ids takes comma-separated integers, not {class_ids!r}", err=True)
-        raise typer.Exit(2) from None
-    cfg = ProveConfig(
-        dictionary,
-        shape=shape,
-        threshold=threshold,
-        classes=classes,
-        limit_classes=limit_classes,
-        sample_seed=sample_seed,
-        class_ids=ids,
-    )
 
     def each(r: int, cid: int, seconds: float, phases: dict[str, float]) -> None:
         typer.echo(f"  round {r + 1} class {cid:>9} {_phases_line(seconds, phases)}")
 
     try:
+        cfg = ProveConfig(
+            dictionary,
+            shape=shape,
+            threshold=threshold,
+            classes=classes,
+            limit_classes=limit_classes,
+            sample_seed=sample_seed,
+            class_ids=parse_class_ids(class_ids),
+        )
         got = phase_rounds(cfg, rounds, each if per_class else None, lift_ratio)
     except BoggleError as exc:
         typer.echo(f"prove_phases: {exc}", err=True)

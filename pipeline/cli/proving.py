@@ -101,6 +101,7 @@ def prove(
     from pipeline import render
     from pipeline.lexicon import default_dictionary
     from pipeline.prove import ProveConfig, run_prove
+    from pipeline.prove.config import parse_class_ids
 
     if status:
         from pipeline.prove.status import check_undamaged, proof_status
@@ -148,33 +149,3 @@ def prove(
         for line in render.prove_boards(res):
             say(line)
     say(render.prove_best(res))
-
-
-def parse_class_ids(text: str | None) -> tuple[int, ...] | None:
-    """``--class-ids``: ids separated by commas or whitespace, or ``@FILE`` holding them (one a
-    line; ``#`` comments); a bad id is one line naming it (exit 2)."""
-    from pipeline.errors import BoggleError
-
-    if text is None:
-        return None
-    source = "--class-ids"
-    if text.startswith("@"):
-        source = text[1:]
-        try:
-            with open(source, encoding="utf-8") as fh:
-                text = fh.read(64 << 20)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise BoggleError(
-                f"cannot read the class ids: {getattr(exc, 'strerror', None) or exc}", source=source
-            ) from None
-    ids = []
-    for n, line in enumerate(text.splitlines(), 1):
-        for token in line.split("#", 1)[0].replace(",", " ").split():
-            if not token.isdigit():
-                raise BoggleError(
-                    f"not a class id (a whole number >= 0): {token[:40]!r}", source=source, line=n
-                )
-            ids.append(int(token))
-    if not ids:
-        raise BoggleError("no class ids given", source=source)
-    return tuple(ids)

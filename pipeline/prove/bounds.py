@@ -37,6 +37,7 @@ class ProveTrie:
     node_points: np.ndarray  # int32 [n_nodes]
     kids: np.ndarray  # uint64 [n_nodes]: bit f set iff children[node, f] >= 0
     n_words: int
+    word_points: np.ndarray  # int32 [n_words]: the lexicon's points by word id (shared)
 
     @property
     def n_nodes(self) -> int:
@@ -62,9 +63,7 @@ class PackedTrie:
 def packed_trie(trie: ProveTrie) -> PackedTrie:
     """The dense trie as the tree bound reads it (see :class:`PackedTrie`)."""
     rec = pack_trie(trie.children, trie.node_word)
-    word_pts = np.zeros(max(trie.n_words, 1), np.int32)
-    ends = trie.node_word >= 0
-    word_pts[trie.node_word[ends]] = trie.node_points[ends]
+    word_pts = trie.word_points if trie.n_words else np.zeros(1, np.int32)
     return PackedTrie(rec, int(trie.children.shape[1]), trie.n_words, word_pts)
 
 
@@ -109,7 +108,7 @@ def build_prove_trie(lexicon: CompiledLexicon, max_cells: int) -> ProveTrie:
         rank += has
     words = word[kept].astype(np.int32)
     pts = np.where(words >= 0, lexicon.word_points[np.maximum(words, 0)], 0).astype(np.int32)
-    return ProveTrie(children, words, pts, kids, lexicon.n_words)
+    return ProveTrie(children, words, pts, kids, lexicon.n_words, lexicon.word_points)
 
 
 # ---------------------------------------------------------------- numba kernels

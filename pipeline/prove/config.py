@@ -12,7 +12,7 @@ import numpy as np
 
 from pipeline.boards import format_shape, parse_shape
 from pipeline.config import BACKENDS, MAX_CLASSES, MAX_PROVE_CHUNK, check_count, check_jobs
-from pipeline.errors import ConfigError
+from pipeline.errors import BoggleError, ConfigError
 from pipeline.prove.search import ENUMERATE_MAX
 from pipeline.prove.tree import PROVERS
 from pipeline.rules import default_rules_for_shape
@@ -129,3 +129,31 @@ def selected_classes(ids: np.ndarray, cfg: ProveConfig) -> np.ndarray:
         return ids[: cfg.limit_classes]
     rng = np.random.default_rng(cfg.sample_seed)
     return np.sort(rng.choice(ids, cfg.limit_classes, replace=False))
+
+
+def parse_class_ids(text: str | None) -> tuple[int, ...] | None:
+    """``--class-ids``: ids separated by commas or whitespace, or ``@FILE`` holding them (one a
+    line; ``#`` comments); a bad id is one line naming it (exit 2)."""
+    if text is None:
+        return None
+    source = "--class-ids"
+    if text.startswith("@"):
+        source = text[1:]
+        try:
+            with open(source, encoding="utf-8") as fh:
+                text = fh.read(64 << 20)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BoggleError(
+                f"cannot read the class ids: {getattr(exc, 'strerror', None) or exc}", source=source
+            ) from None
+    ids = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for token in line.split("#", 1)[0].replace(",", " ").split():
+            if not token.isdigit():
+                raise BoggleError(
+                    f"not a class id (a whole number >= 0): {token[:40]!r}", source=source, line=n
+                )
+            ids.append(int(token))
+    if not ids:
+        raise BoggleError("no class ids given", source=source)
+    return tuple(ids)
