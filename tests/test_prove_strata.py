@@ -113,3 +113,71 @@ def test_validate_on_the_greek_certificate() -> None:
     assert shown.exit_code == 0, shown.output
     assert "27,135 classes, 8.20 CPU-h in all" in shown.output
     assert re.search(r"stratified: estimate / truth \d\.\d{3}", shown.output)
+
+
+def test_the_ratio_of_two_provers_totals_and_its_intervals() -> None:
+    rng = np.random.default_rng(4)
+    ours = rng.exponential(1.0, 50)
+    est = S.paired_ratio(ours, 2 * ours, rng)
+    # every resample keeps each class's pair, so a constant ratio has no spread
+    assert est.total_s == pytest.approx(0.5) and est.low_s == pytest.approx(0.5) == est.high_s
+    theirs = rng.exponential(1.0, 50)
+    est = S.paired_ratio(ours, theirs, rng)
+    assert est.total_s == pytest.approx(ours.sum() / theirs.sum()) and est.low_s < est.total_s < est.high_s
+    # stratified: each prover's total is sum N_h x its stratum mean
+    labels = np.array([0] * 25 + [1] * 25)
+    got, a, b = S.stratified_ratio(np.array([100, 10]), labels, ours, theirs, rng)
+    assert a == pytest.approx(100 * ours[:25].mean() + 10 * ours[25:].mean())
+    assert b == pytest.approx(100 * theirs[:25].mean() + 10 * theirs[25:].mean())
+    assert got.total_s == pytest.approx(a / b) and got.low_s < got.total_s < got.high_s
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not Path("/usr/bin/time").is_file(), reason="/usr/bin/time measures the C++'s peak RSS")
+def test_the_cpp_costs_resume_and_compare_with_ours(tiny_dict: str, tmp_path: Path) -> None:
+    """``cpp`` against a stand-in for the C++ prover (a script that logs its arguments and
+    reports no boards): one line per class, the ids mapped to the C++'s, resumed where it stopped
+    (a line cut short is proved again); ``compare`` pairs the two on the classes both did."""
+    from pipeline.prove.anchor import cpp_ids
+    from pipeline.prove.worker import proof_problem
+
+    runner = CliRunner()
+    base = tiny_proof_args(tiny_dict, tmp_path / "unused")[:-1]
+    base[base.index("2x2")] = "2x3"
+    proof = tmp_path / "pilot"
+    done = runner.invoke(app, [*base, str(proof), "--limit-classes", "6", "--sample-seed", "1", "-q"])
+    assert done.exit_code == 0, done.output
+    anchor = tmp_path / "anchor"
+    (anchor / "venv" / "bin").mkdir(parents=True)
+    (anchor / "hybrid-boggle").mkdir()
+    (anchor / "hybrid-boggle" / "cpp_boggle.so").write_bytes(b"")
+    fake = anchor / "venv" / "bin" / "python"
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/calls.txt\necho "Found 0 breaking failure(s)"\n')
+    fake.chmod(0o755)
+    costs = tmp_path / "cpp.jsonl"
+    cmd = ["cpp", str(proof), "--out", str(costs), "--anchor-dir", str(anchor)]
+    first = runner.invoke(S.app, [*cmd, "--limit", "4"])
+    assert first.exit_code == 0, first.output
+    rows = [json.loads(ln) for ln in costs.read_text().splitlines()]
+    ids = class_costs(proof)[0].tolist()
+    assert [r["class_id"] for r in rows] == ids[:4]
+    space = proof_problem(proof)[0].space
+    assert [r["cpp_id"] for r in rows] == cpp_ids(
+        space.digits(np.array(ids[:4])).tolist(), space.radices.tolist()
+    )
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    assert len(calls) == 5 and calls[0].split()[calls[0].split().index("--board_ids") + 1] == "0"  # start-up
+    assert [c.split()[c.split().index("--board_ids") + 1] for c in calls[1:]] == [
+        str(r["cpp_id"]) for r in rows
+    ]
+    costs.write_text(costs.read_text() + '{"class_id": ' + str(ids[4]) + ', "cpu')  # a kill mid-line
+    again = runner.invoke(S.app, cmd)
+    assert again.exit_code == 0, again.output
+    assert f"{len(ids) - 4} of {len(ids)} classes to prove" in again.output
+    assert sorted(S.cpp_costs(costs)) == sorted(ids)
+    shown = runner.invoke(S.app, ["compare", str(proof), "--cpp", str(costs), "--no-net"])
+    assert shown.exit_code == 0, shown.output
+    assert (
+        f"{len(ids)} classes proved by both" in shown.output
+        and "ours / C++ (as a random sample): " in shown.output
+    )

@@ -8,8 +8,8 @@ them, a seeded random sample, or a fixed list: ``3x4-heavy``'s 27 heavy classes,
 process, one core, alternating ours / theirs ``--pairs`` times so that other load on the
 machine hits both alike.
 Each run is measured from the kernel's accounting of that child process: CPU seconds (user +
-system, ``os.wait4``) and peak RSS (``/usr/bin/time``, see :func:`_measure`); wall time is not
-used (the machine is shared).
+system, ``os.wait4``) and peak RSS (``/usr/bin/time``, see
+:func:`pipeline.prove.anchor.measure`); wall time is not used (the machine is shared).
 
 A run's CPU includes start-up (imports, the word list, for ours the cached numba kernels), so
 each prover also proves one trivial class (every cell in bucket 0) and the per-class figure is
@@ -22,11 +22,8 @@ that numba's cache is filled. Both provers report the boards >= threshold they f
 that holds a board in several orientations reports each): the counts are printed side by side
 as a check that both did the same work.
 
-Class ids: ours is the bucket numbers as a mixed-radix number with cell 0 most significant
-(:mod:`pipeline.prove.classes`); the C++'s ``--board_ids`` read cell 0 as the least significant
-digit, its cell i at x = i // h, y = i % h of a board of width w = rows and height h = cols,
-which is our row-major cell i on the transposed grid (a symmetry of the board graph), with the
-buckets of each cell in the spec's order in both. Without the anchor only ours runs.
+Class ids: ours and the C++'s are mapped by :func:`pipeline.prove.anchor.cpp_ids` (the module
+doc says how). Without the anchor only ours runs.
 
 Worker mode (``--worker``) proves the ids of a file in this process and prints one JSON line;
 the bench runs it as the child whose usage is measured.
@@ -35,9 +32,7 @@ the bench runs it as the child whose usage is measured.
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -47,6 +42,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pipeline import settings
+from pipeline.prove.anchor import Usage, anchor_built, cpp_ids, cpp_prove, measure
 from pipeline.prove.search import ENUMERATE_MAX
 from pipeline.prove.tree import LIFT_KEEP, LIFT_RATIO
 from pipeline.wordlists import plain_file
@@ -126,41 +122,7 @@ RECIPES: dict[str, Recipe] = {
 }
 
 
-@dataclass
-class Usage:
-    cpu_s: float
-    rss_mb: float
-    found: int
-    runs: int = 1  # processes measured (each paid the start-up)
-
-
 CPP_BATCH = 10_000  # class ids per C++ run
-
-
-def _measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[Usage, str]:
-    """Run ``cmd`` as a child: CPU time from ``os.wait4``, peak RSS from ``/usr/bin/time``.
-
-    A child's own ``ru_maxrss`` starts at this process's RSS when it is forked (Linux keeps the
-    largest RSS of the memory the process had before ``exec``), so a 30 MB prover started from
-    a 450 MB bench reports 450 MB. ``/usr/bin/time`` forks the prover from its own small
-    process and reports the prover's peak alone (``%M``)."""
-    with (
-        tempfile.TemporaryFile("w+") as out,
-        tempfile.TemporaryFile("w+") as err,
-        tempfile.NamedTemporaryFile("r") as peak,
-    ):
-        proc = subprocess.Popen(
-            ["/usr/bin/time", "-f", "%M", "-o", peak.name, *cmd], cwd=cwd, stdout=out, stderr=err, env=env
-        )
-        _, status, ru = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        text, errors = out.read(), err.read()
-        kilobytes = int(peak.read().split()[-1]) if proc.returncode == 0 else 0
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd[:4])} ... failed ({proc.returncode}): {errors.strip()[-800:]}")
-    return Usage(ru.ru_utime + ru.ru_stime, kilobytes / 1024, -1), text
 
 
 #: The runtime under our prover, step by step: each is a fresh interpreter, measured like a run.
@@ -176,20 +138,8 @@ def runtime_floor() -> list[tuple[str, float]]:
     """Peak RSS (MB) of a bare interpreter, then with numpy, numba, and numba's target set up by
     a first call: what every process of ours holds before its kernels and word list."""
     return [
-        (label, _measure([sys.executable, "-c", code], Path.cwd())[0].rss_mb) for label, code in FLOOR_STEPS
+        (label, measure([sys.executable, "-c", code], Path.cwd())[0].rss_mb) for label, code in FLOOR_STEPS
     ]
-
-
-def cpp_ids(digits: list[list[int]], radices: list[int]) -> list[int]:
-    """Our class digit tuples -> the C++'s board ids (cell 0 the least significant digit)."""
-    out = []
-    for d in digits:
-        idx, place = 0, 1
-        for v, k in zip(d, radices, strict=True):
-            idx += v * place
-            place *= k
-        out.append(idx)
-    return out
 
 
 def recipe_space(recipe: Recipe, dictionary: str) -> tuple[ClassSpace, Alphabet]:
@@ -271,7 +221,7 @@ def _ours(
         "--lift-keep",
         str(keep),
     ]
-    usage, text = _measure(cmd, Path.cwd())
+    usage, text = measure(cmd, Path.cwd())
     usage.found = int(json.loads(text.strip().splitlines()[-1])["found"])
     return usage
 
@@ -279,32 +229,14 @@ def _ours(
 def _theirs(recipe: Recipe, dictionary: str, ids: list[int], anchor: Path, tmp: Path) -> Usage:
     """The C++ prover on ``ids``, in batches of :data:`CPP_BATCH` (a command-line argument is
     at most 128 kB): CPU and boards found summed, peak RSS the largest, ``runs`` the batches."""
-    rows, cols = (int(x) for x in recipe.shape.split("x"))
     total = Usage(0.0, 0.0, 0, 0)
     for lo in range(0, len(ids), CPP_BATCH):
-        cmd = [
-            str(anchor / "venv" / "bin" / "python"),
-            "-m",
-            "boggle.break_all",
-            recipe.spec.replace("inner:", "center:"),
-            str(recipe.threshold),
-            "--size",
-            f"{rows}{cols}",
-            "--dictionary",
-            dictionary,
-            "--board_ids",
-            ",".join(map(str, ids[lo : lo + CPP_BATCH])),
-            "--output_base",
-            str(tmp / "cpp"),
-            "--omit_times",
-        ]
-        usage, text = _measure(cmd, anchor / "hybrid-boggle")
-        found = [ln for ln in text.splitlines() if ln.startswith("Found ") and "breaking failure" in ln]
-        if not found:
-            raise RuntimeError(f"no 'Found N breaking failure(s)' line from the C++ prover:\n{text[-800:]}")
+        usage = cpp_prove(
+            anchor, recipe.spec, recipe.threshold, recipe.shape, dictionary, ids[lo : lo + CPP_BATCH], tmp
+        )
         total.cpu_s += usage.cpu_s
         total.rss_mb = max(total.rss_mb, usage.rss_mb)
-        total.found += int(found[-1].split()[1])
+        total.found += usage.found
         total.runs += 1
     return total
 
@@ -396,9 +328,7 @@ def main(
         _worker(word_list, shape, threshold, spec, ids_file, enumerate_max, lift_ratio, lift_keep)
         return
     anchor = anchor_dir or settings.get().anchor_dir
-    built = (anchor / "venv" / "bin" / "python").is_file() and any(
-        (anchor / "hybrid-boggle").glob("cpp_boggle*.so")
-    )
+    built = anchor_built(anchor)
     with_cpp = built and not ours_only
     if not built and not ours_only:
         typer.echo(f"bench-prove: no C++ anchor built in {anchor} (see docs/development.md); ours alone")

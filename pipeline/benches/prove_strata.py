@@ -26,12 +26,22 @@ classes and reports how far the estimates land from the certificate's true total
 the interval covers it, next to simple random samples of the same size with the bootstrap
 interval of ``make estimate-4x4`` (:func:`pipeline.prove.status.bootstrap_total`).
 
+``cpp`` proves a proof's classes (or a design's) with the field's C++ prover, one process a
+class, appending each class's CPU to a JSON-lines file, so that it resumes where it stopped
+(:mod:`pipeline.prove.anchor`; a development tool, nothing needs it); ``compare`` sets ours
+beside it on the classes both have done: the ratio of the totals, a simple random sample's
+with a paired bootstrap interval, a design's stratified (each prover's total estimated over
+every class, the interval from resampling within the strata).
+
 Example::
 
     python -m pipeline.benches.prove_strata validate certificates/3x4-tanglet-el
     python -m pipeline.benches.prove_strata design runs/pilot-4x4 --n 1000 --out runs/strata-4x4.json
     boggle prove ... --class-ids @runs/strata-4x4.ids --out runs/strata-4x4
     python -m pipeline.benches.prove_strata estimate runs/strata-4x4 --design runs/strata-4x4.json
+    python -m pipeline.benches.prove_strata cpp runs/strata-4x4 --out runs/strata-4x4-cpp.jsonl
+    python -m pipeline.benches.prove_strata compare runs/strata-4x4 --cpp runs/strata-4x4-cpp.jsonl \
+        --design runs/strata-4x4.json
 """
 
 from __future__ import annotations
@@ -256,6 +266,147 @@ def estimate_cmd(
     typer.echo(
         f"estimate for all {record['classes_all']:,} classes: {est.total_s / 3600:,.1f} CPU-h "
         f"(95% interval {est.low_s / 3600:,.1f}-{est.high_s / 3600:,.1f})"
+    )
+
+
+def cpp_costs(path: Path) -> dict[int, dict[str, Any]]:
+    """The C++'s classes done so far in a ``cpp`` costs file, by our class id (a line cut short
+    by a kill is ignored: that class is proved again)."""
+    done: dict[int, dict[str, Any]] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            done[int(row["class_id"])] = row
+    return done
+
+
+@app.command("cpp")
+def cpp_cmd(
+    proof: Annotated[Path, typer.Argument(help="A proof's --out: its recipe, and its classes done.")],
+    out: Annotated[Path, typer.Option(help="The C++'s costs (JSON lines; appended, resumable).")],
+    design_file: Annotated[
+        Path | None, typer.Option("--design", help="Prove the design's classes, not the proof's done ones.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="At most this many classes this run.")] = None,
+    anchor_dir: Annotated[Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR).")] = None,
+) -> None:
+    """The field's C++ prover on the same classes, one process a class: a line per class with its
+    CPU seconds, the start-up's (a trivial class, measured once a run) and the boards it found."""
+    import tempfile
+
+    from pipeline import settings
+    from pipeline.prove.anchor import anchor_built, cpp_ids, cpp_prove
+    from pipeline.prove.worker import proof_problem
+    from pipeline.wordlists import plain_file
+
+    anchor = anchor_dir or settings.get().anchor_dir
+    if not anchor_built(anchor):
+        raise typer.BadParameter(f"no C++ anchor built in {anchor} (see docs/development.md)")
+    problem, config, identity = proof_problem(proof)
+    if design_file is not None:
+        ids = [int(i) for i in json.loads(design_file.read_text())["class_ids"]]
+    else:
+        ids = class_costs(proof)[0].tolist()
+    done = cpp_costs(out)
+    if out.is_file():  # a line cut short by a kill: dropped, so that the next one starts afresh
+        data = out.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with out.open("r+b") as fh:
+                fh.truncate(data.rfind(b"\n") + 1)
+    todo = [i for i in ids if i not in done][:limit]
+    space = problem.space
+    theirs = cpp_ids(space.digits(np.array([*todo, 0], np.int64)).tolist(), space.radices.tolist())
+    words = plain_file(config["dictionary"], Path(tempfile.gettempdir()) / "boggle-word-lists")
+    args = (identity["classes"], int(identity["threshold"]), config["shape"], words)
+    with tempfile.TemporaryDirectory() as tmp:
+        start = cpp_prove(anchor, *args, [theirs[-1]], Path(tmp))
+        typer.echo(f"C++ start-up {start.cpu_s:.2f} CPU s; {len(todo)} of {len(ids)} classes to prove")
+        with out.open("a", encoding="utf-8") as fh:
+            for cid, their in zip(todo, theirs, strict=False):
+                u = cpp_prove(anchor, *args, [their], Path(tmp))
+                row = {"class_id": cid, "cpp_id": their, "cpu_s": u.cpu_s, "startup_s": start.cpu_s}
+                row.update(found=u.found, rss_mb=u.rss_mb)
+                fh.write(json.dumps(row) + "\n")
+                fh.flush()
+                typer.echo(f"class {cid}: {u.cpu_s:.2f} CPU s, {u.found} found, {u.rss_mb:.0f} MB")
+
+
+def paired_ratio(
+    ours: np.ndarray, theirs: np.ndarray, rng: np.random.Generator, rounds: int = 10_000
+) -> Estimate:
+    """sum(ours) / sum(theirs) over paired classes, with a 95% bootstrap interval (the classes
+    resampled, each keeping its pair)."""
+    idx = rng.integers(0, len(ours), (rounds, len(ours)))
+    boot = ours[idx].sum(axis=1) / np.maximum(theirs[idx].sum(axis=1), 1e-12)
+    return Estimate(
+        float(ours.sum() / theirs.sum()), float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))
+    )
+
+
+def stratified_ratio(
+    sizes: np.ndarray, labels: np.ndarray, ours: np.ndarray, theirs: np.ndarray, rng: np.random.Generator
+) -> tuple[Estimate, float, float]:
+    """(ratio of the two provers' stratified totals with a 95% interval from resampling each
+    stratum's pairs, ours' total, theirs')."""
+    groups = [np.flatnonzero(labels == h) for h in range(len(sizes))]
+
+    def totals(pick: list[np.ndarray]) -> tuple[float, float]:
+        a = sum(float(n * ours[g].mean()) for n, g in zip(sizes, pick, strict=True) if len(g))
+        b = sum(float(n * theirs[g].mean()) for n, g in zip(sizes, pick, strict=True) if len(g))
+        return a, b
+
+    a, b = totals(groups)
+    boot = []
+    for _ in range(2000):
+        x, y = totals([rng.choice(g, len(g)) if len(g) else g for g in groups])
+        boot.append(x / max(y, 1e-12))
+    return Estimate(a / b, float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))), a, b
+
+
+@app.command("compare")
+def compare_cmd(
+    proof: Annotated[Path, typer.Argument(help="Our proof of the classes (its certificate's seconds).")],
+    cpp: Annotated[Path, typer.Option(help="The C++'s costs, from `cpp`.")],
+    design_file: Annotated[
+        Path | None,
+        typer.Option("--design", help="The design the classes were drawn by (else: a random sample)."),
+    ] = None,
+    net: Annotated[bool, typer.Option(help="Take the C++'s start-up off each class's CPU.")] = True,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+) -> None:
+    """Ours / C++ CPU on the classes both have proved."""
+    ids, seconds, _, _ = class_costs(proof)
+    done = cpp_costs(cpp)
+    mine = {int(i): float(s) for i, s in zip(ids, seconds, strict=True)}
+    both = [i for i in mine if i in done]
+    if not both:
+        raise typer.BadParameter(f"{proof} and {cpp} have no class in common")
+    ours = np.array([mine[i] for i in both])
+    theirs = np.array([done[i]["cpu_s"] - (done[i]["startup_s"] if net else 0.0) for i in both])
+    theirs = np.maximum(theirs, 0.0)
+    rng = np.random.default_rng(seed)
+    found = sum(int(done[i]["found"]) for i in both)
+    typer.echo(
+        f"{len(both):,} classes proved by both: ours {ours.sum():,.1f} CPU s, the C++ {theirs.sum():,.1f} "
+        f"({'less' if net else 'with'} its start-up); the C++ found {found} boards >= T in them"
+    )
+    if design_file is None:
+        est = paired_ratio(ours, theirs, rng)
+        typer.echo(
+            f"ours / C++ (as a random sample): {est.total_s:.3f} "
+            f"(95% interval {est.low_s:.3f}-{est.high_s:.3f})"
+        )
+        return
+    record = json.loads(design_file.read_text())
+    stratum = dict(zip(record["class_ids"], record["strata"], strict=True))
+    labels = np.array([stratum[i] for i in both])
+    est, a, b = stratified_ratio(np.array(record["strata_sizes"]), labels, ours, theirs, rng)
+    typer.echo(
+        f"over all {record['classes_all']:,} classes: ours {a / 3600:,.1f} CPU-h, the C++ {b / 3600:,.1f}; "
+        f"ours / C++ {est.total_s:.3f} (95% interval {est.low_s:.3f}-{est.high_s:.3f})"
     )
 
 

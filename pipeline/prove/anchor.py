@@ -1,0 +1,102 @@
+"""Running the field's C++ prover on our classes, for the benchmarks that set ours beside it.
+
+The C++ prover is danvk/hybrid-boggle's ``python -m boggle.break_all`` (its pybind11 module),
+built outside this repository by a development script into ``$ANCHOR_DIR`` (docs/development.md);
+nothing in the product needs it. Class ids: ours is the bucket numbers as a mixed-radix number
+with cell 0 most significant (:mod:`pipeline.prove.classes`); the C++'s ``--board_ids`` read
+cell 0 as the least significant digit (:func:`cpp_ids`), its cell i at x = i // h, y = i % h of
+a board of width w = rows and height h = cols, which is our row-major cell i on the transposed
+grid (a symmetry of the board graph), with the buckets of each cell in the spec's order in both.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Usage:
+    cpu_s: float
+    rss_mb: float
+    found: int
+    runs: int = 1  # processes measured (each paid the start-up)
+
+
+def measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[Usage, str]:
+    """Run ``cmd`` as a child: CPU time (user + system) from ``os.wait4``, peak RSS from
+    ``/usr/bin/time``; (usage, its stdout). A failed child raises RuntimeError.
+
+    A child's own ``ru_maxrss`` starts at this process's RSS when it is forked (Linux keeps the
+    largest RSS of the memory the process had before ``exec``), so a 30 MB prover started from
+    a 450 MB bench reports 450 MB. ``/usr/bin/time`` forks the prover from its own small
+    process and reports the prover's peak alone (``%M``)."""
+    with (
+        tempfile.TemporaryFile("w+") as out,
+        tempfile.TemporaryFile("w+") as err,
+        tempfile.NamedTemporaryFile("r") as peak,
+    ):
+        proc = subprocess.Popen(
+            ["/usr/bin/time", "-f", "%M", "-o", peak.name, *cmd], cwd=cwd, stdout=out, stderr=err, env=env
+        )
+        _, status, ru = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        text, errors = out.read(), err.read()
+        kilobytes = int(peak.read().split()[-1]) if proc.returncode == 0 else 0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:4])} ... failed ({proc.returncode}): {errors.strip()[-800:]}")
+    return Usage(ru.ru_utime + ru.ru_stime, kilobytes / 1024, -1), text
+
+
+def cpp_ids(digits: list[list[int]], radices: list[int]) -> list[int]:
+    """Our class digit tuples -> the C++'s board ids (cell 0 the least significant digit)."""
+    out = []
+    for d in digits:
+        idx, place = 0, 1
+        for v, k in zip(d, radices, strict=True):
+            idx += v * place
+            place *= k
+        out.append(idx)
+    return out
+
+
+def anchor_built(anchor: Path) -> bool:
+    """Whether ``anchor`` holds a built C++ prover (its venv and its compiled module)."""
+    python = anchor / "venv" / "bin" / "python"
+    return python.is_file() and any((anchor / "hybrid-boggle").glob("cpp_boggle*.so"))
+
+
+def cpp_prove(
+    anchor: Path, spec: str, threshold: int, shape: str, dictionary: str, board_ids: list[int], tmp: Path
+) -> Usage:
+    """One run of the C++ prover on ``board_ids`` (the C++'s ids, :func:`cpp_ids`) of the
+    recipe ``spec`` on ``shape`` at ``threshold``, ``dictionary`` a plain word-list file: its
+    usage, ``found`` the boards >= threshold it reported (its "Found N breaking failure(s)")."""
+    rows, cols = (int(x) for x in shape.split("x"))
+    cmd = [
+        str(anchor / "venv" / "bin" / "python"),
+        "-m",
+        "boggle.break_all",
+        spec.replace("inner:", "center:"),
+        str(threshold),
+        "--size",
+        f"{rows}{cols}",
+        "--dictionary",
+        dictionary,
+        "--board_ids",
+        ",".join(map(str, board_ids)),
+        "--output_base",
+        str(tmp / "cpp"),
+        "--omit_times",
+    ]
+    usage, text = measure(cmd, anchor / "hybrid-boggle")
+    found = [ln for ln in text.splitlines() if ln.startswith("Found ") and "breaking failure" in ln]
+    if not found:
+        raise RuntimeError(f"no 'Found N breaking failure(s)' line from the C++ prover:\n{text[-800:]}")
+    usage.found = int(found[-1].split()[1])
+    return usage
