@@ -14,7 +14,7 @@ import pipeline.prove.tree as tree_module
 from pipeline.boards import Board, canonical, format_compact, geometry
 from pipeline.prove.bounds import build_prove_trie, class_bounds, packed_trie
 from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
-from pipeline.prove.search import ClassProver
+from pipeline.prove.search import ClassProver, split_order
 from pipeline.prove.tree import PROVERS, TreeProver, eval_tree, tree_branch
 from pipeline.prove.tree_build import max_cells, radix_sort
 from pipeline.prove.tree_reference import tree_bound_reference
@@ -447,3 +447,25 @@ def test_the_radix_sort_orders_keys_stably_with_their_values(data, bits: tuple[i
     radix_sort(k, v, n, np.empty_like(k), np.empty_like(v), bits_low, bits_high)
     assert np.array_equal(k, keys[want])
     assert np.array_equal(v, vals[want])
+
+
+def test_a_class_is_split_by_degree_then_fewest_letters(tiny) -> None:
+    geo = geometry(3, 4)
+    # without a class: most neighbours first (2 inner cells, 6 edge cells, 4 corners), then
+    # nearer the centre first
+    plain = split_order(geo)
+    assert plain.tolist() == [5, 6, 1, 2, 9, 10, 4, 7, 0, 3, 8, 11]
+    masks = np.full(12, 0b111, np.uint64)  # 3 letters a cell
+    masks[[6, 9]] = 0b1  # one letter: first of its degree
+    masks[[1, 11]] = 0b11111  # five letters: last of its degree
+    got = split_order(geo, masks)
+    assert got.tolist() == [6, 5, 9, 2, 10, 4, 7, 1, 0, 3, 8, 11]
+    assert [int(geo.deg[c]) for c in got] == sorted((int(d) for d in geo.deg), reverse=True)
+    # the tree prover proves a class in its own order and bounds it as the reference does in that order
+    prover = TreeProver(geo, tiny, build_prove_trie(tiny, 12), threshold=1)
+    small = np.where(masks == 0b111, np.uint64(0b11), masks & np.uint64(0b11))
+    bound = prover.tree_bound(small)
+    assert prover.order.tolist() == split_order(geo, small).tolist() != plain.tolist()
+    neighbours = [geo.neighbours(c) for c in range(12)]
+    order = [int(c) for c in prover.order]
+    assert bound == tree_bound_reference([int(m) for m in small], neighbours, prover.trie, order)

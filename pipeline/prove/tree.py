@@ -58,7 +58,7 @@ from pipeline.boards import Geometry
 from pipeline.errors import InternalError
 from pipeline.lexicon import CompiledLexicon
 from pipeline.prove.bounds import PackedTrie, ProveTrie, packed_trie
-from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, mask_faces
+from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, mask_faces, split_order
 from pipeline.prove.tree_build import (
     FULL_NODES,
     FULL_PATHS,
@@ -77,15 +77,7 @@ from pipeline.prove.tree_build import (
 )
 from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, OVERFLOW, eval_tree, tree_branch
 
-__all__ = [
-    "PROVERS",
-    "TreeBuilder",
-    "TreeProver",
-    "eval_tree",
-    "max_cells",
-    "packed_trie",
-    "tree_branch",
-]
+__all__ = ["PROVERS", "TreeBuilder", "TreeProver", "eval_tree", "max_cells", "packed_trie", "tree_branch"]
 
 
 #: Trees bigger than this are split by rebuilding each sub-class's tree rather than by lifting
@@ -98,7 +90,6 @@ REBUILD_NODES = 1 << 62
 #: its path arrays past 2**27 and the OOM killer took the worker at 13 GB.
 MAX_PATHS = 1 << 25
 
-
 #: Paths a builder's arrays hold from the start.
 PATHS_KEPT = 1 << 15
 #: How much the path arrays grow when a walk fills them (the walk then starts again).
@@ -106,7 +97,6 @@ GROW = 8
 #: Tree nodes the build's arrays get per path before the build, the rest room for lifting (13846:
 #: 10.7M nodes of 4.3M paths; at 3 its lifting grew the arrays, 200 MB more at the peak).
 NODES_PER_PATH = 4
-
 
 #: After a chunk whose classes may have used more than this many bytes of the builder's arrays
 #: (48 a path, 16 a tree node), they are allocated afresh (:meth:`TreeProver.release`): an idle
@@ -371,14 +361,22 @@ class TreeProver(ClassProver):
         self.single_nodes = single_nodes
         self._leaves = np.empty((1024, geo.n_cells + 1), np.int64)  # tree_branch's leaves table
 
+    def use_order(self, masks: np.ndarray) -> None:
+        """Split the class ``masks`` in its own :func:`split_order` (keys, lifting, forcing)."""
+        order = split_order(self.geo, masks)
+        self.order = self.builder.order = order
+        self.rank[order] = np.arange(self.geo.n_cells)  # the builder's rank is this array
+
     def build(self, masks: np.ndarray) -> tuple[tuple[np.ndarray, ...], int]:
         """The class's tree in pre-order (see :func:`pipeline.prove.tree_build.tree_from_paths`)
         and its sum bound."""
+        self.use_order(masks)
         total, _ = self.builder.bounds(np.ascontiguousarray(masks, dtype=np.uint64), -(1 << 62))
         return self.builder.preordered(), total
 
     def root_bounds(self, masks: np.ndarray) -> tuple[int, int]:
         """(tree bound, sum bound) of the class."""
+        self.use_order(masks)
         total, root = self.builder.bounds(np.ascontiguousarray(masks, dtype=np.uint64), -(1 << 62))
         return root, total
 
@@ -393,6 +391,7 @@ class TreeProver(ClassProver):
 
     def prove(self, masks: np.ndarray) -> ClassOutcome:
         masks = np.ascontiguousarray(masks, dtype=np.uint64)
+        self.use_order(masks)
         out = ClassOutcome(root_bound=0)
         out.root_bound = self._prove(masks, out)
         return out
