@@ -1,12 +1,13 @@
 """Branch and bound over one board class.
 
 The class bound (:mod:`pipeline.prove.bounds`) is computed; below the threshold the class is
-eliminated. Otherwise the first cell in the split order (most neighbours first: centre, edges,
-corners; :func:`split_order`) that still has several faces is split into one sub-class per face and each is treated
-the same way. A sub-class of at most ``enumerate_max`` boards is not split further: its boards
-are scored exactly by the solver's kernel (:func:`pipeline.solve.solve_arrays`; the boards are
-listed by :func:`pipeline.prove.bounds.class_boards`, many sub-classes to a call), so every
-board reported is scored exactly and no board >= threshold is lost (the bounds are sound).
+eliminated. Otherwise the first cell in the split order (:func:`split_order`: most neighbours
+first, centre, edges, corners) that still has several faces is split into one sub-class per face
+and each is treated the same way. A sub-class of at most ``enumerate_max`` boards is not split
+further: its boards are scored exactly by the solver's kernel
+(:func:`pipeline.solve.solve_arrays`; the boards are listed by
+:func:`pipeline.prove.bounds.class_boards`, many sub-classes to a call), so every board reported
+is scored exactly and no board >= threshold is lost (the bounds are sound).
 """
 
 from __future__ import annotations
