@@ -11,6 +11,7 @@ the same as for the plain file.
 from __future__ import annotations
 
 import gzip
+import tempfile
 from importlib import resources
 from pathlib import Path
 
@@ -41,13 +42,16 @@ def embedded_bytes(name: str) -> bytes:
     return gzip.decompress(data)
 
 
-def plain_file(spec: str, folder: Path) -> str:
+def plain_file(spec: str, folder: Path | None = None) -> str:
     """A path to ``spec`` as a plain word-list file, for a tool that reads only files (the
     benchmarks hand it to the field's C++): an embedded list is written decompressed into
-    ``folder`` once (atomically); any other spec comes back as an absolute path."""
+    ``folder`` (default: ``boggle-word-lists`` in the temporary directory) once (atomically);
+    any other spec comes back as an absolute path."""
     if spec not in EMBEDDED:
         return str(Path(spec).resolve())
     data = embedded_bytes(spec)
+    if folder is None:
+        folder = Path(tempfile.gettempdir()) / "boggle-word-lists"
     path = folder / f"{spec}.txt"
     if not (path.is_file() and path.stat().st_size == len(data)):
         folder.mkdir(parents=True, exist_ok=True)

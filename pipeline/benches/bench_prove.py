@@ -322,7 +322,7 @@ def main(
     spec: Annotated[str, typer.Option(hidden=True)] = FOUR,
     ids_file: Annotated[Path | None, typer.Option(hidden=True)] = None,
 ) -> None:
-    word_list = plain_file(dictionary, Path(tempfile.gettempdir()) / "boggle-word-lists")
+    word_list = plain_file(dictionary)
     if worker:
         assert ids_file is not None
         _worker(word_list, shape, threshold, spec, ids_file, enumerate_max, lift_ratio, lift_keep)

@@ -75,7 +75,7 @@ def main(
     if not cpp_python.is_file() or not any(repo.glob("cpp_boggle*.so")):
         typer.echo(f"bench-vs-cpp skipped: no C++ anchor built in {anchor} (see docs/development.md)")
         raise typer.Exit(0)
-    word_list = plain_file(dictionary, Path(tempfile.gettempdir()) / "boggle-word-lists")
+    word_list = plain_file(dictionary)
     with tempfile.TemporaryDirectory() as tmp:
         board_file = boards or anchor / "boards44.txt"
         if not board_file.is_file():

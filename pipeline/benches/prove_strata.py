@@ -310,25 +310,35 @@ def cpp_cmd(
         ids = [int(i) for i in json.loads(design_file.read_text())["class_ids"]]
     else:
         ids = class_costs(proof)[0].tolist()
-    done = cpp_costs(out)
     if out.is_file():  # a line cut short by a kill: dropped, so that the next one starts afresh
         data = out.read_bytes()
-        if data and not data.endswith(b"\n"):
+        if not data.endswith(b"\n"):
             with out.open("r+b") as fh:
                 fh.truncate(data.rfind(b"\n") + 1)
+    done = cpp_costs(out)
     todo = [i for i in ids if i not in done][:limit]
     space = problem.space
-    theirs = cpp_ids(space.digits(np.array([*todo, 0], np.int64)).tolist(), space.radices.tolist())
-    words = plain_file(config["dictionary"], Path(tempfile.gettempdir()) / "boggle-word-lists")
-    args = (identity["classes"], int(identity["threshold"]), config["shape"], words)
+    theirs = cpp_ids(space.digits(np.array(todo, np.int64)).tolist(), space.radices.tolist())
+    args = (
+        identity["classes"],
+        int(identity["threshold"]),
+        config["shape"],
+        plain_file(config["dictionary"]),
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        start = cpp_prove(anchor, *args, [theirs[-1]], Path(tmp))
+        start = cpp_prove(anchor, *args, [0], Path(tmp))  # every cell in bucket 0: the start-up
         typer.echo(f"C++ start-up {start.cpu_s:.2f} CPU s; {len(todo)} of {len(ids)} classes to prove")
         with out.open("a", encoding="utf-8") as fh:
-            for cid, their in zip(todo, theirs, strict=False):
+            for cid, their in zip(todo, theirs, strict=True):
                 u = cpp_prove(anchor, *args, [their], Path(tmp))
-                row = {"class_id": cid, "cpp_id": their, "cpu_s": u.cpu_s, "startup_s": start.cpu_s}
-                row.update(found=u.found, rss_mb=u.rss_mb)
+                row = {
+                    "class_id": cid,
+                    "cpp_id": their,
+                    "cpu_s": u.cpu_s,
+                    "startup_s": start.cpu_s,
+                    "found": u.found,
+                    "rss_mb": u.rss_mb,
+                }
                 fh.write(json.dumps(row) + "\n")
                 fh.flush()
                 typer.echo(f"class {cid}: {u.cpu_s:.2f} CPU s, {u.found} found, {u.rss_mb:.0f} MB")
