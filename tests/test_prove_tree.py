@@ -123,6 +123,28 @@ def test_tree_bound_is_sound_and_matches_its_twin(
             for fs in itertools.product(*([f for f in range(64) if masks[c] >> f & 1] for c in cells))
         }
     )
+    # with a threshold, forcing prunes a letter on its bound before it pushes anything: the
+    # leaves left are exactly those whose bound reaches it (a forced bound never rises)
+    t = data.draw(st.integers(0, max(got[1 << 62].values()) + 1))
+    status, _, leaves = tree_branch(
+        *prover.builder.arena(),
+        prover.builder.n_nodes,
+        rank,
+        np.array(cells, np.int64),
+        faces,
+        np.array(sizes, np.int64),
+        left,
+        t,
+        int(left[j]),
+        1 << 62,
+        len(cells),
+        len(tree[0]),
+        np.empty((int(np.prod(sizes[:j])), n + 1), np.int64),
+    )
+    assert status == 0
+    assert {tuple(row[:n]): int(row[n]) for row in leaves.tolist()} == {
+        leaf: b for leaf, b in got[1 << 62].items() if b >= t
+    }
     scratch = np.empty(len(tree[0]), np.int64)
     for leaf, forced_bound in got[1 << 62].items():
         assert forced_bound == eval_tree(*tree, np.array(leaf, np.int64), scratch)
