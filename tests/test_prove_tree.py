@@ -95,8 +95,9 @@ def test_tree_bound_is_sound_and_matches_its_twin(
     j = data.draw(st.integers(0, len(cells)))
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)
-    got = {}
-    for lift_above in (1 << 62, 0):
+
+    def branch(threshold: int, lift_above: int) -> np.ndarray:
+        """The leaves of the branch and bound down to level j (its status asserted 0)."""
         status, _, leaves = tree_branch(
             *prover.builder.arena(),
             prover.builder.n_nodes,
@@ -105,7 +106,7 @@ def test_tree_bound_is_sound_and_matches_its_twin(
             faces,
             np.array(sizes, np.int64),
             left,
-            0,
+            threshold,
             int(left[j]),
             lift_above,
             len(cells),
@@ -113,6 +114,11 @@ def test_tree_bound_is_sound_and_matches_its_twin(
             np.empty((int(np.prod(sizes[:j])), n + 1), np.int64),
         )
         assert status == 0
+        return leaves
+
+    got = {}
+    for lift_above in (1 << 62, 0):
+        leaves = branch(0, lift_above)
         got[lift_above] = {tuple(row[:n]): int(row[n]) for row in leaves.tolist()}
         assert len(got[lift_above]) == len(leaves) == int(np.prod(sizes[:j]))
     assert (
@@ -126,22 +132,7 @@ def test_tree_bound_is_sound_and_matches_its_twin(
     # with a threshold, forcing prunes a letter on its bound before it pushes anything: the
     # leaves left are exactly those whose bound reaches it (a forced bound never rises)
     t = data.draw(st.integers(0, max(got[1 << 62].values()) + 1))
-    status, _, leaves = tree_branch(
-        *prover.builder.arena(),
-        prover.builder.n_nodes,
-        rank,
-        np.array(cells, np.int64),
-        faces,
-        np.array(sizes, np.int64),
-        left,
-        t,
-        int(left[j]),
-        1 << 62,
-        len(cells),
-        len(tree[0]),
-        np.empty((int(np.prod(sizes[:j])), n + 1), np.int64),
-    )
-    assert status == 0
+    leaves = branch(t, 1 << 62)
     assert {tuple(row[:n]): int(row[n]) for row in leaves.tolist()} == {
         leaf: b for leaf, b in got[1 << 62].items() if b >= t
     }
