@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
@@ -79,7 +80,7 @@ def test_pilot_design_proof_and_estimate_through_the_cli(tiny_dict: str, tmp_pat
     assert done.exit_code == 0, done.output
 
     design = tmp_path / "design.json"
-    made = runner.invoke(S.app, ["design", str(pilot), "--out", str(design), "--n", "10", "--strata", "3"])
+    made = runner.invoke(S.app, ["design", str(pilot), "--out", str(design), "--n", "16", "--strata", "3"])
     assert made.exit_code == 0, made.output
     record = json.loads(design.read_text())
     assert len(record["class_ids"]) == len(record["strata"]) >= 10
@@ -88,7 +89,7 @@ def test_pilot_design_proof_and_estimate_through_the_cli(tiny_dict: str, tmp_pat
     assert ids_file.read_text().split() == [str(i) for i in record["class_ids"]]
 
     proof = tmp_path / "strata"
-    done = runner.invoke(app, [*base, str(proof), "--class-ids", f"@{ids_file}", "-q"])
+    done = runner.invoke(app, [*base, str(proof), "--class-ids", f"@{ids_file}", "--chunk-size", "1", "-q"])
     assert done.exit_code == 0, done.output
     shown = runner.invoke(S.app, ["estimate", str(proof), "--design", str(design)])
     assert shown.exit_code == 0, shown.output
@@ -100,10 +101,43 @@ def test_pilot_design_proof_and_estimate_through_the_cli(tiny_dict: str, tmp_pat
         size * seconds[[stratum[int(i)] == h for i in ids]].mean()
         for h, size in enumerate(record["strata_sizes"])
     )
-    m = re.search(r"estimate for all ([\d,]+) classes: ([\d,.]+) CPU-h", shown.output)
+    m = re.search(r"estimate for all ([\d,]+) classes: [\d,.]+ CPU-h .*; ([\d.e+-]+) CPU s\)", shown.output)
     assert m is not None, shown.output
     assert int(m.group(1).replace(",", "")) == record["classes_all"]
-    assert float(m.group(2).replace(",", "")) == pytest.approx(total / 3600, abs=0.051)
+    assert float(m.group(2)) == pytest.approx(total, rel=1e-4)
+
+    # a proof under way: refused without --partial, and with it the same formula over the classes
+    # proved so far while each stratum has 2 of them, refused once one has fewer
+    def drop(part: Path) -> None:
+        (proof / json.loads(part.read_text())["file"]).unlink()
+        part.unlink()
+
+    def strata_left(without: Path | None = None) -> np.ndarray:
+        left = [int(i) for i in class_costs(proof)[0]]
+        if without is not None:
+            gone = pq.read_table(proof / json.loads(without.read_text())["file"]).column("class_id")
+            left = [i for i in left if i not in set(gone.to_pylist())]
+        return np.bincount([stratum[i] for i in left], minlength=len(record["strata_sizes"]))
+
+    need = np.minimum(2, record["strata_sizes"])  # 2 a stratum, or all of a smaller one
+    records = sorted((proof / "_parts").glob("_part-*.json"))
+    drop(next(r for r in records if (strata_left(r) >= need).all()))
+    ids, seconds, _, _ = class_costs(proof)
+    assert 0 < len(ids) < len(record["class_ids"])
+    shown = runner.invoke(S.app, ["estimate", str(proof), "--design", str(design)])
+    assert shown.exit_code != 0 and "not proved yet (--partial" in shown.output
+    shown = runner.invoke(S.app, ["estimate", str(proof), "--design", str(design), "--partial"])
+    assert shown.exit_code == 0, shown.output
+    assert f"from {len(ids)} of the design's {len(record['class_ids'])} classes" in shown.output
+    labels = np.array([stratum[int(i)] for i in ids])
+    total = sum(size * seconds[labels == h].mean() for h, size in enumerate(record["strata_sizes"]))
+    m = re.search(r"classes\): [\d,.]+ CPU-h .*; ([\d.e+-]+) CPU s\)", shown.output)
+    assert m is not None, shown.output
+    assert float(m.group(1)) == pytest.approx(total, rel=1e-4)
+    while (strata_left() >= need).all():
+        drop(sorted((proof / "_parts").glob("_part-*.json"))[0])
+    shown = runner.invoke(S.app, ["estimate", str(proof), "--design", str(design), "--partial"])
+    assert shown.exit_code != 0 and "fewer than 2 classes proved" in shown.output
 
 
 def test_validate_on_the_greek_certificate() -> None:
@@ -152,7 +186,10 @@ def test_the_cpp_costs_resume_and_compare_with_ours(tiny_dict: str, tmp_path: Pa
     (anchor / "hybrid-boggle").mkdir()
     (anchor / "hybrid-boggle" / "cpp_boggle.so").write_bytes(b"")
     fake = anchor / "venv" / "bin" / "python"
-    fake.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/calls.txt\necho "Found 0 breaking failure(s)"\n')
+    fake.write_text(  # some CPU, so that the C++'s figure is not 0
+        f'#!/bin/sh\necho "$@" >> {tmp_path}/calls.txt\ni=0; while [ $i -lt 20000 ]; do i=$((i+1)); done\n'
+        'echo "Found 0 breaking failure(s)"\n'
+    )
     fake.chmod(0o755)
     costs = tmp_path / "cpp.jsonl"
     cmd = ["cpp", str(proof), "--out", str(costs), "--anchor-dir", str(anchor)]
@@ -181,3 +218,23 @@ def test_the_cpp_costs_resume_and_compare_with_ours(tiny_dict: str, tmp_path: Pa
         f"{len(ids)} classes proved by both" in shown.output
         and "ours / C++ (as a random sample): " in shown.output
     )
+
+    # by strata: a stratum with no class proved by both is named and left out of both totals
+    design = tmp_path / "design.json"
+    labels = [h % 3 for h in range(len(ids))]
+    design.write_text(
+        json.dumps({"class_ids": ids, "strata": labels, "strata_sizes": [10, 20, 30], "classes_all": 60})
+    )
+    line = '{{"class_id": {}, "cpu_s": 1.0, "startup_s": 0.0, "found": 0}}\n'
+    costs.write_text("".join(line.format(i) for i, h in zip(ids, labels, strict=True) if h != 2))
+    shown = runner.invoke(S.app, ["compare", str(proof), "--cpp", str(costs), "--design", str(design)])
+    assert shown.exit_code == 0, shown.output
+    assert "over the 30 classes in the strata with pairs (1 of 3 strata have none)" in shown.output
+    costs.write_text("".join(line.format(i) for i in ids))
+    shown = runner.invoke(S.app, ["compare", str(proof), "--cpp", str(costs), "--design", str(design)])
+    assert "over all 60 classes: " in shown.output, shown.output
+    # the C++'s CPU adding up to nothing (its start-up taken off): refused, not a division by 0
+    costs.write_text(costs.read_text().replace('"startup_s": 0.0', '"startup_s": 1.0'))
+    shown = runner.invoke(S.app, ["compare", str(proof), "--cpp", str(costs), "--design", str(design)])
+    assert shown.exit_code == 2, shown.output
+    assert "add up to 0 CPU s: no ratio" in re.sub(r"[\s│]+", " ", shown.output)

@@ -253,19 +253,37 @@ def design_cmd(
 def estimate_cmd(
     proof: Annotated[Path, typer.Argument(help="The proof of the design's classes (--class-ids).")],
     design_file: Annotated[Path, typer.Option("--design", help="The design written by `design`.")],
+    partial: Annotated[
+        bool,
+        typer.Option(help="Estimate from the design's classes proved so far (at least 2 a stratum)."),
+    ] = False,
 ) -> None:
-    """The whole proof's CPU-hours from the stratified sample, with its 95% interval."""
+    """The whole proof's CPU-hours from the stratified sample, with its 95% interval.
+
+    With ``--partial``, from the classes proved so far: the prover takes the design's chunks in a
+    fixed shuffle (:func:`pipeline.prove.job.dispatch_order`), so those are a random part of
+    each stratum's draw, and the interval is wider for the classes still missing."""
     record = json.loads(design_file.read_text())
     ids, seconds, _, _ = class_costs(proof)
     stratum = dict(zip(record["class_ids"], record["strata"], strict=True))
-    missing = [i for i in record["class_ids"] if i not in set(ids.tolist())]
-    if missing:
-        raise typer.BadParameter(f"{proof}: {len(missing)} of the design's classes not proved yet")
+    done = set(ids.tolist())
+    missing = [i for i in record["class_ids"] if i not in done]
+    if missing and not partial:
+        raise typer.BadParameter(
+            f"{proof}: {len(missing)} of the design's classes not proved yet "
+            "(--partial estimates from the rest)"
+        )
     labels = np.array([stratum[int(i)] for i in ids])
-    est = stratified_total(np.array(record["strata_sizes"]), labels, seconds)
+    sizes = np.array(record["strata_sizes"])
+    short = [h for h in range(len(sizes)) if (labels == h).sum() < min(2, sizes[h])]
+    if short:
+        which = f"stratum {short[0]} has" if len(short) == 1 else f"strata {', '.join(map(str, short))} have"
+        raise typer.BadParameter(f"{proof}: {which} fewer than 2 classes proved; prove more first")
+    est = stratified_total(sizes, labels, seconds)
+    of = f" (from {len(ids):,} of the design's {len(record['class_ids']):,} classes)" if missing else ""
     typer.echo(
-        f"estimate for all {record['classes_all']:,} classes: {est.total_s / 3600:,.1f} CPU-h "
-        f"(95% interval {est.low_s / 3600:,.1f}-{est.high_s / 3600:,.1f})"
+        f"estimate for all {record['classes_all']:,} classes{of}: {est.total_s / 3600:,.1f} CPU-h "
+        f"(95% interval {est.low_s / 3600:,.1f}-{est.high_s / 3600:,.1f}; {est.total_s:.5g} CPU s)"
     )
 
 
@@ -397,6 +415,8 @@ def compare_cmd(
     ours = np.array([mine[i] for i in both])
     theirs = np.array([done[i]["cpu_s"] - (done[i]["startup_s"] if net else 0.0) for i in both])
     theirs = np.maximum(theirs, 0.0)
+    if theirs.sum() <= 0:
+        raise typer.BadParameter(f"{cpp}: the C++'s classes proved by both add up to 0 CPU s: no ratio")
     rng = np.random.default_rng(seed)
     found = sum(int(done[i]["found"]) for i in both)
     typer.echo(
@@ -413,9 +433,17 @@ def compare_cmd(
     record = json.loads(design_file.read_text())
     stratum = dict(zip(record["class_ids"], record["strata"], strict=True))
     labels = np.array([stratum[i] for i in both])
-    est, a, b = stratified_ratio(np.array(record["strata_sizes"]), labels, ours, theirs, rng)
+    sizes = np.array(record["strata_sizes"])
+    est, a, b = stratified_ratio(sizes, labels, ours, theirs, rng)
+    empty = np.flatnonzero(np.bincount(labels, minlength=len(sizes)) == 0)
+    over = f"all {record['classes_all']:,} classes"
+    if len(empty):  # a stratum with no pair is left out of both totals
+        kept = int(sizes.sum() - sizes[empty].sum())
+        over = (
+            f"the {kept:,} classes in the strata with pairs ({len(empty)} of {len(sizes)} strata have none)"
+        )
     typer.echo(
-        f"over all {record['classes_all']:,} classes: ours {a / 3600:,.1f} CPU-h, the C++ {b / 3600:,.1f}; "
+        f"over {over}: ours {a / 3600:,.1f} CPU-h, the C++ {b / 3600:,.1f}; "
         f"ours / C++ {est.total_s:.3f} (95% interval {est.low_s:.3f}-{est.high_s:.3f})"
     )
 
