@@ -81,6 +81,7 @@ def _lift(node, top, root, cell, letter, rank, frames):
         s = -1
     cap = node.shape[0]
     fz, fa, fb, flast, facc = frames[0], frames[1], frames[2], frames[3], frames[4]
+    fva, fvb = frames[5], frames[6]  # the values of the two nodes merged at each depth
     if top >= cap:
         return -1, top
     z = top
@@ -98,7 +99,13 @@ def _lift(node, top, root, cell, letter, rank, frames):
     fa[0] = node[root, FIRST]
     fb[0] = node[s, FIRST] if s >= 0 else -1
     flast[0] = -1
-    facc[0] = tag >> LETTER_BITS
+    fva[0] = np.int64(node[root, VAL]) - node[x, VAL]  # the root without X
+    fvb[0] = node[s, VAL] if s >= 0 else 0
+    # A merged SUM node's value starts as the two sides' values added (their points and every
+    # child's value): a child on one side only, copied or in a tail, changes nothing, and a
+    # merged pair changes it by its merged value less the pair's two values, so no tail is
+    # walked. A merged CHOICE node's is the best child, at most the larger side's value.
+    facc[0] = fva[0] + fvb[0]
     big = np.int64(1) << 62
     while d >= 0:
         z = fz[d]
@@ -115,16 +122,16 @@ def _lift(node, top, root, cell, letter, rank, frames):
                     node[flast[d], NEXT] = tail
                 else:
                     node[z, FIRST] = tail
-                acc = facc[d]
-                while tail >= 0:
-                    v = np.int64(node[tail, VAL])
-                    if z_choice:
+                if z_choice:
+                    # the tail's best, unless the best so far already reaches its side's value
+                    acc = facc[d]
+                    most = fva[d] if ia >= 0 else fvb[d]
+                    while tail >= 0 and acc < most:
+                        v = np.int64(node[tail, VAL])
                         if v > acc:
                             acc = v
-                    else:
-                        acc += v
-                    tail = node[tail, NEXT]
-                facc[d] = acc
+                        tail = node[tail, NEXT]
+                    facc[d] = acc
             node[z, VAL] = facc[d]
             d -= 1
             if d >= 0:
@@ -139,7 +146,7 @@ def _lift(node, top, root, cell, letter, rank, frames):
                     if v > facc[d]:
                         facc[d] = v
                 else:
-                    facc[d] += v
+                    facc[d] += v - fva[d + 1] - fvb[d + 1]
             continue
         ta = np.int64(node[ia, TAG]) if ia >= 0 else np.int64(0)
         tb = np.int64(node[ib, TAG]) if ib >= 0 else np.int64(0)
@@ -171,11 +178,8 @@ def _lift(node, top, root, cell, letter, rank, frames):
             else:
                 node[z, FIRST] = y
             flast[d] = y
-            if z_choice:
-                if v > facc[d]:
-                    facc[d] = v
-            else:
-                facc[d] += v
+            if z_choice and v > facc[d]:
+                facc[d] = v
             continue
         # the same cell (or letter) on both sides: merge the two
         fa[d] = node[ia, NEXT]
@@ -198,7 +202,9 @@ def _lift(node, top, root, cell, letter, rank, frames):
         fa[d] = node[ia, FIRST]
         fb[d] = node[ib, FIRST]
         flast[d] = -1
-        facc[d] = tag >> LETTER_BITS if tag >= 0 else 0
+        fva[d] = node[ia, VAL]
+        fvb[d] = node[ib, VAL]
+        facc[d] = fva[d] + fvb[d] if tag >= 0 else 0
     return fz[0], top
 
 
@@ -395,7 +401,7 @@ def tree_branch(
     head = np.empty(n_cells, np.int64)
     cell_sum = np.empty(n_cells, np.int64)
     levels = np.zeros((4, n_lv + 1), np.int64)
-    frames = np.empty((5, 2 * n_cells + 2), np.int64)
+    frames = np.empty((7, 2 * n_cells + 2), np.int64)
     lv_root = np.zeros(n_lv + 1, np.int64)
     lv_idx = np.zeros(n_lv + 1, np.int64)
     lv_top = np.zeros(n_lv + 1, np.int64)
