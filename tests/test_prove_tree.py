@@ -17,6 +17,7 @@ from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digi
 from pipeline.prove.search import ClassProver, split_order
 from pipeline.prove.tree import PROVERS, TreeProver, eval_tree, tree_branch
 from pipeline.prove.tree_build import max_cells, radix_sort
+from pipeline.prove.tree_eval import _lift
 from pipeline.prove.tree_reference import tree_bound_reference
 from pipeline.solve import solve_arrays
 
@@ -141,6 +142,101 @@ def test_tree_bound_is_sound_and_matches_its_twin(
         assert forced_bound == eval_tree(*tree, np.array(leaf, np.int64), scratch)
         inside = np.all((boards == np.array(leaf)) | (np.array(leaf) < 0), axis=1)
         assert forced_bound >= got[0][leaf] >= int(scores[inside].max())
+
+
+class _Records:
+    """A Python reading of the tree's node records (FIRST, NEXT, VAL, TAG) that recomputes
+    every value from the children, never trusting a stored one: the reference of lifting."""
+
+    def __init__(self, node: np.ndarray):
+        self.node = node
+
+    def kids(self, x: int) -> list[int]:
+        out, y = [], int(self.node[x, 0])
+        while y >= 0:
+            out.append(y)
+            y = int(self.node[y, 1])
+        return out
+
+    def is_choice(self, x: int) -> bool:
+        return int(self.node[x, 3]) < 0
+
+    def key(self, x: int) -> int:
+        tag = int(self.node[x, 3])
+        return -1 - tag if tag < 0 else tag & 63
+
+    def pts(self, x: int) -> int:
+        return 0 if self.is_choice(x) else int(self.node[x, 3]) >> 6
+
+    def value(self, x: int) -> int:
+        vals = [self.value(y) for y in self.kids(x)]
+        return max(vals, default=0) if self.is_choice(x) else self.pts(x) + sum(vals)
+
+    def merged(self, a: list[int], b: list[int], choice: bool) -> int:
+        """The value of merging two nodes' children lists (CHOICE children of two SUM nodes,
+        or SUM children of two CHOICE nodes of one cell)."""
+        ka, kb = {self.key(x): x for x in a}, {self.key(x): x for x in b}
+        vals = []
+        for k in ka.keys() | kb.keys():
+            if k in ka and k in kb:
+                x, y = ka[k], kb[k]
+                inner = self.merged(self.kids(x), self.kids(y), self.is_choice(x))
+                vals.append(inner + self.pts(x) + self.pts(y))
+            else:
+                vals.append(self.value(ka.get(k, kb.get(k, -1))))
+        return max(vals, default=0) if choice else sum(vals)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_lifted_tree_is_the_merge_and_every_value_in_it_holds(
+    tiny, draw_class, data: st.DataObject
+) -> None:
+    """Lifting the first split cell (and then the next, on the lifted tree) gives, for each
+    letter, the merge of the root without that cell's CHOICE node with the letter's SUM node:
+    its root's value is the reference merge's, and every node reachable from it holds the value
+    its children give (points plus their sum, or their best)."""
+    rows, cols, masks = draw_class(data)
+    n = rows * cols
+    geo = geometry(rows, cols)
+    prover = TreeProver(geo, tiny, build_prove_trie(tiny, n), threshold=1)
+    arr = np.array(masks, dtype=np.uint64)
+    prover.build(arr)
+    (node,) = prover.builder.arena()
+    order = [int(c) for c in prover.order]
+    rank = np.empty(n, np.int64)
+    rank[order] = np.arange(n)
+    cells = [c for c in order if masks[c].bit_count() > 1][:2]
+    frames = np.empty((7, 2 * n + 2), np.int64)
+    rec = _Records(node)
+    top = prover.builder.n_nodes
+    roots = [0]
+    for c in cells:
+        made = []
+        for r in roots:
+            kids = rec.kids(r)
+            x = kids[-1] if kids and rec.is_choice(kids[-1]) and rec.key(kids[-1]) == c else None
+            for f in (f for f in range(64) if masks[c] >> f & 1):
+                sub, top = _lift(node, top, r, c, f, rank, frames)
+                if sub == -1:
+                    return  # the arena's room ran out: nothing to check
+                assert sub >= 0
+                if x is None:
+                    assert sub == r  # no CHOICE node for the cell: the root itself
+                    continue
+                s = next((y for y in rec.kids(x) if rec.key(y) == f), None)
+                want = rec.merged(kids[:-1], rec.kids(s) if s is not None else [], choice=False)
+                want += rec.pts(r) + (rec.pts(s) if s is not None else 0)
+                assert int(node[sub, 2]) == want
+                seen, stack = set(), [sub]
+                while stack:
+                    y = stack.pop()
+                    if y not in seen:
+                        seen.add(y)
+                        assert int(node[y, 2]) == rec.value(y)
+                        stack.extend(rec.kids(y))
+                made.append(sub)
+        roots = made or roots
 
 
 def test_tree_bound_is_sound_and_tighter_on_the_class_of_the_optimum(enable_lexicon) -> None:

@@ -245,6 +245,7 @@ def _orderly(
     head,
     cell_sum,
     levels,
+    letter_sum,
     leaves,
     count,
 ):
@@ -256,12 +257,13 @@ def _orderly(
     cells, kept on one list per cell with the sum of their unforced values. The bound is
     ``base`` plus the pending sums, equal to the full evaluation of the tree with those cells
     forced (:func:`eval_tree`). Forcing the next cell to a letter visits only that cell's
-    pending CHOICE nodes (a cursor per node walks its letters once over all letters), twice:
-    first the letter's SUM children's values give the sub-class's bound (most letters fail
-    there, having pushed nothing: on the 4x4 class 1159739, 12.1M of 13.8M letters tried, whose
-    pushes were 488M entries before), then, for a letter that passes and is not a leaf, each
-    SUM child adds its points and pushes its own CHOICE children; the pushes are undone (a log)
-    before the next letter, so a step costs what it touches, not the tree.
+    pending CHOICE nodes: on entering a level, one walk over them adds up their SUM children's
+    values per letter (``letter_sum[level, letter]``), which gives every letter's bound at once
+    (most letters fail there, having pushed nothing: on the 4x4 class 1159739, 12.1M of 13.8M
+    letters tried, whose pushes were 488M entries before); for a letter that passes and is not
+    a leaf, each SUM child for it (a cursor per node walks its letters once over all letters)
+    adds its points and pushes its own CHOICE children; the pushes are undone (a log) before
+    the next letter, so a step costs what it touches, not the tree.
     Leaves go to ``leaves`` (:func:`_leaf`); returns (the sub-classes that passed, or -1 when
     ``entries`` is too small; the leaves table, perhaps a new one)."""
     e_node, e_next, cursor = entries[0], entries[1], entries[2]
@@ -289,32 +291,26 @@ def _orderly(
             forced[c] = -1
             lvl -= 1
             continue
+        tot = letter_sum[lvl]
         if idx[lvl] == 0:
+            # every letter's bound first, from its SUM nodes' values (the cell's pending list
+            # does not change while its letters are tried: the pushes are of later cells)
+            for k in range(n_faces[lvl]):
+                tot[faces[lvl, k]] = 0
             e = head[c]
             while e >= 0:
-                cursor[e] = node[e_node[e], FIRST]
+                s = node[e_node[e], FIRST]
+                cursor[e] = s
+                while s >= 0:
+                    tot[node[s, TAG] & 63] += node[s, VAL]
+                    s = node[s, NEXT]
                 e = e_next[e]
         f = faces[lvl, idx[lvl]]
         idx[lvl] += 1
         forced[c] = f
         pts = base[lvl]
         pend = pend_at[lvl] - cell_sum[c]
-        # the bound first, from the letter's SUM nodes' values (most letters fail: nothing is
-        # pushed for them), then their children pushed for a letter that passes
-        bound = pts + pend
-        e = head[c]
-        while e >= 0:
-            s = cursor[e]
-            t = 0
-            while s >= 0:
-                t = node[s, TAG]
-                if (t & 63) >= f:
-                    break
-                s = node[s, NEXT]
-            cursor[e] = s
-            if s >= 0 and (t & 63) == f:
-                bound += node[s, VAL]
-            e = e_next[e]
+        bound = pts + pend + tot[f]  # most letters fail here, having pushed nothing
         if bound < threshold:
             continue
         nodes += 1
@@ -324,6 +320,9 @@ def _orderly(
         e = head[c]
         while e >= 0:
             s = cursor[e]
+            while s >= 0 and (node[s, TAG] & 63) < f:
+                s = node[s, NEXT]
+            cursor[e] = s
             if s >= 0 and (node[s, TAG] & 63) == f:
                 pts += node[s, TAG] >> LETTER_BITS
                 n_e, added = _push_children(s, node, e_node, e_next, head, cell_sum, n_e)
@@ -401,6 +400,7 @@ def tree_branch(
     head = np.empty(n_cells, np.int64)
     cell_sum = np.empty(n_cells, np.int64)
     levels = np.zeros((4, n_lv + 1), np.int64)
+    letter_sum = np.zeros((n_lv + 1, 64), np.int64)
     frames = np.empty((7, 2 * n_cells + 2), np.int64)
     lv_root = np.zeros(n_lv + 1, np.int64)
     lv_idx = np.zeros(n_lv + 1, np.int64)
@@ -429,6 +429,7 @@ def tree_branch(
                     head,
                     cell_sum,
                     levels,
+                    letter_sum,
                     leaves,
                     count,
                 )
