@@ -17,7 +17,7 @@ from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digi
 from pipeline.prove.search import ClassProver, split_order
 from pipeline.prove.tree import PROVERS, TreeProver, eval_tree, tree_branch
 from pipeline.prove.tree_build import max_cells, radix_sort
-from pipeline.prove.tree_eval import _lift
+from pipeline.prove.tree_eval import lift_cell
 from pipeline.prove.tree_reference import tree_bound_reference
 from pipeline.solve import solve_arrays
 
@@ -217,7 +217,7 @@ def test_a_lifted_tree_is_the_merge_and_every_value_in_it_holds(
             kids = rec.kids(r)
             x = kids[-1] if kids and rec.is_choice(kids[-1]) and rec.key(kids[-1]) == c else None
             for f in (f for f in range(64) if masks[c] >> f & 1):
-                sub, top = _lift(node, top, r, c, f, rank, frames)
+                sub, top = lift_cell(node, top, r, c, f, rank, frames)
                 if sub == -1:
                     return  # the arena's room ran out: nothing to check
                 assert sub >= 0

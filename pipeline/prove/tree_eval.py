@@ -54,14 +54,16 @@ def eval_tree(is_choice, label, points, first, nxt, forced, val):
 
 
 @njit(nogil=True, cache=True)
-def _lift(node, top, root, cell, letter, rank, frames):
+def lift_cell(node, top, root, cell, letter, rank, frames):
     """The tree of the sub-class with ``cell`` forced to ``letter``, where ``cell`` is the first
     cell in split order that ``root``'s tree still offers (its CHOICE node, if any, is the
     root's last child X): the root without X merged with X's SUM child for the letter (none
     when the letter spells nothing there). Merging two SUM nodes adds their points and merges
     their children; two CHOICE nodes of one cell merge their SUM children letter by letter; a
     child on one side only is shared, and a list's tail left on one side only is linked, not
-    copied. Nodes are made from ``top`` on. Returns (new root, new top), the root itself when
+    copied. Nodes are made from ``top`` on; ``rank[cell]`` is the cell's place in the split
+    order and ``frames`` (int64 [7, 2 x cells + 2]) the caller's scratch. Returns (new root,
+    new top), the root itself when
     it has no CHOICE node for the cell, (-1, top) when the arrays are full, or (-2, top) when
     a merged node's points overflow its tag.
 
@@ -379,7 +381,7 @@ def tree_branch(
     ``cells[:l]`` are forced, ``rank[cell]`` the cell's place in the split order.
 
     While a sub-class's bound is above ``lift_above`` and fewer than ``lift_levels`` cells are
-    forced, the next cell is lifted (:func:`_lift`: one merged tree per letter, tighter);
+    forced, the next cell is lifted (:func:`lift_cell`: one merged tree per letter, tighter);
     below it, the remaining cells are forced on that tree (:func:`_orderly`). Returns (status,
     branch nodes, leaves): status 0, :data:`FULL_ARENA` or :data:`FULL_ENTRIES` when the node
     records or ``n_entries`` (pending CHOICE nodes) are too small, or :data:`OVERFLOW` when a
@@ -448,7 +450,7 @@ def tree_branch(
         f = faces[lvl, lv_idx[lvl]]
         lv_idx[lvl] += 1
         forced[cells[lvl]] = f
-        sub, top = _lift(node, top, r, cells[lvl], f, rank, frames)
+        sub, top = lift_cell(node, top, r, cells[lvl], f, rank, frames)
         if sub < 0:
             return FULL_ARENA if sub == -1 else OVERFLOW, nodes, leaves[:0]
         if node[sub, VAL] < threshold:
