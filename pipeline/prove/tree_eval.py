@@ -63,9 +63,8 @@ def lift_cell(node, top, root, cell, letter, rank, frames):
     child on one side only is shared, and a list's tail left on one side only is linked, not
     copied. Nodes are made from ``top`` on; ``rank[cell]`` is the cell's place in the split
     order and ``frames`` (int64 [7, 2 x cells + 2]) the caller's scratch. Returns (new root,
-    new top), the root itself when
-    it has no CHOICE node for the cell, (-1, top) when the arrays are full, or (-2, top) when
-    a merged node's points overflow its tag.
+    new top), the root itself when it has no CHOICE node for the cell, (-1, top) when the
+    arrays are full, or (-2, top) when a merged node's points overflow its tag.
 
     Sound and tighter than forcing: a board of the sub-class takes the same letters in both
     merged trees, so its value in the merge is the sum of its values in the two; taking the
