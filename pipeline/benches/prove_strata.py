@@ -301,6 +301,10 @@ def cpp_costs(path: Path) -> dict[int, dict[str, Any]]:
     return done
 
 
+#: The seed of the order in which ``cpp`` takes the classes it has not proved yet.
+CPP_ORDER_SEED = 37
+
+
 @app.command("cpp")
 def cpp_cmd(
     proof: Annotated[Path, typer.Argument(help="A proof's --out: its recipe, and its classes done.")],
@@ -334,7 +338,10 @@ def cpp_cmd(
             with out.open("r+b") as fh:
                 fh.truncate(data.rfind(b"\n") + 1)
     done = cpp_costs(out)
-    todo = [i for i in ids if i not in done][:limit]
+    todo = [i for i in ids if i not in done]
+    # in a fixed shuffle, not by id: a cost follows the id, so the classes both provers have
+    # proved so far are a random part of ours, not its cheapest ids
+    todo = [todo[k] for k in np.random.default_rng(CPP_ORDER_SEED).permutation(len(todo))][:limit]
     space = problem.space
     theirs = cpp_ids(space.digits(np.array(todo, np.int64)).tolist(), space.radices.tolist())
     args = (
