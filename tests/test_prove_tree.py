@@ -16,8 +16,8 @@ from pipeline.prove.bounds import build_prove_trie, class_bounds, packed_trie
 from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
 from pipeline.prove.search import ClassProver, split_order
 from pipeline.prove.tree import PROVERS, TreeProver, eval_tree, tree_branch
-from pipeline.prove.tree_build import max_cells, radix_sort
-from pipeline.prove.tree_eval import lift_cell
+from pipeline.prove.tree_build import FIRST, LETTER_BITS, NEXT, TAG, VAL, max_cells, radix_sort
+from pipeline.prove.tree_eval import lift_cell, lift_frames
 from pipeline.prove.tree_reference import tree_bound_reference
 from pipeline.solve import solve_arrays
 
@@ -152,21 +152,21 @@ class _Records:
         self.node = node
 
     def kids(self, x: int) -> list[int]:
-        out, y = [], int(self.node[x, 0])
+        out, y = [], int(self.node[x, FIRST])
         while y >= 0:
             out.append(y)
-            y = int(self.node[y, 1])
+            y = int(self.node[y, NEXT])
         return out
 
     def is_choice(self, x: int) -> bool:
-        return int(self.node[x, 3]) < 0
+        return int(self.node[x, TAG]) < 0
 
     def key(self, x: int) -> int:
-        tag = int(self.node[x, 3])
+        tag = int(self.node[x, TAG])
         return -1 - tag if tag < 0 else tag & 63
 
     def pts(self, x: int) -> int:
-        return 0 if self.is_choice(x) else int(self.node[x, 3]) >> 6
+        return 0 if self.is_choice(x) else int(self.node[x, TAG]) >> LETTER_BITS
 
     def value(self, x: int) -> int:
         vals = [self.value(y) for y in self.kids(x)]
@@ -207,7 +207,7 @@ def test_a_lifted_tree_is_the_merge_and_every_value_in_it_holds(
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)
     cells = [c for c in order if masks[c].bit_count() > 1][:2]
-    frames = np.empty((7, 2 * n + 2), np.int64)
+    frames = lift_frames(n)
     rec = _Records(node)
     top = prover.builder.n_nodes
     roots = [0]
@@ -227,13 +227,13 @@ def test_a_lifted_tree_is_the_merge_and_every_value_in_it_holds(
                 s = next((y for y in rec.kids(x) if rec.key(y) == f), None)
                 want = rec.merged(kids[:-1], rec.kids(s) if s is not None else [], choice=False)
                 want += rec.pts(r) + (rec.pts(s) if s is not None else 0)
-                assert int(node[sub, 2]) == want
+                assert int(node[sub, VAL]) == want
                 seen, stack = set(), [sub]
                 while stack:
                     y = stack.pop()
                     if y not in seen:
                         seen.add(y)
-                        assert int(node[y, 2]) == rec.value(y)
+                        assert int(node[y, VAL]) == rec.value(y)
                         stack.extend(rec.kids(y))
                 made.append(sub)
         roots = made or roots

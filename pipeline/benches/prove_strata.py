@@ -275,7 +275,7 @@ def estimate_cmd(
         )
     labels = np.array([stratum[int(i)] for i in ids])
     sizes = np.array(record["strata_sizes"])
-    short = [h for h in range(len(sizes)) if (labels == h).sum() < min(2, sizes[h])]
+    short = np.flatnonzero(np.bincount(labels, minlength=len(sizes)) < np.minimum(2, sizes)).tolist()
     if short:
         which = f"stratum {short[0]} has" if len(short) == 1 else f"strata {', '.join(map(str, short))} have"
         raise typer.BadParameter(f"{proof}: {which} fewer than 2 classes proved; prove more first")

@@ -54,6 +54,14 @@ def eval_tree(is_choice, label, points, first, nxt, forced, val):
 
 
 @njit(nogil=True, cache=True)
+def lift_frames(n_cells):
+    """The scratch :func:`lift_cell` needs for a board of ``n_cells`` cells: per depth of the
+    merge, the node made, the two lists' cursors, the last child linked, the value so far and
+    the two merged nodes' values."""
+    return np.empty((7, 2 * n_cells + 2), np.int64)
+
+
+@njit(nogil=True, cache=True)
 def lift_cell(node, top, root, cell, letter, rank, frames):
     """The tree of the sub-class with ``cell`` forced to ``letter``, where ``cell`` is the first
     cell in split order that ``root``'s tree still offers (its CHOICE node, if any, is the
@@ -62,7 +70,7 @@ def lift_cell(node, top, root, cell, letter, rank, frames):
     their children; two CHOICE nodes of one cell merge their SUM children letter by letter; a
     child on one side only is shared, and a list's tail left on one side only is linked, not
     copied. Nodes are made from ``top`` on; ``rank[cell]`` is the cell's place in the split
-    order and ``frames`` (int64 [7, 2 x cells + 2]) the caller's scratch. Returns (new root,
+    order and ``frames`` the caller's scratch (:func:`lift_frames`). Returns (new root,
     new top), the root itself when it has no CHOICE node for the cell, (-1, top) when the
     arrays are full, or (-2, top) when a merged node's points overflow its tag.
 
@@ -401,8 +409,8 @@ def tree_branch(
     head = np.empty(n_cells, np.int64)
     cell_sum = np.empty(n_cells, np.int64)
     levels = np.zeros((4, n_lv + 1), np.int64)
-    letter_sum = np.zeros((n_lv + 1, 64), np.int64)
-    frames = np.empty((7, 2 * n_cells + 2), np.int64)
+    letter_sum = np.zeros((n_lv + 1, 1 << LETTER_BITS), np.int64)
+    frames = lift_frames(n_cells)
     lv_root = np.zeros(n_lv + 1, np.int64)
     lv_idx = np.zeros(n_lv + 1, np.int64)
     lv_top = np.zeros(n_lv + 1, np.int64)
