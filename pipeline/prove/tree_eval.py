@@ -61,6 +61,18 @@ def lift_frames(n_cells):
     return np.empty((7, 2 * n_cells + 2), np.int64)
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _key(node, i, z_choice, rank):
+    """(tag, merge key) of list entry ``i`` under a CHOICE node (its letter) or a SUM node
+    (minus its cell's split rank, so the list's order is increasing); a huge key past the end."""
+    if i < 0:
+        return np.int64(0), np.int64(1) << 62
+    t = np.int64(node[i, TAG])
+    if z_choice:
+        return t, t & 63
+    return t, -rank[-1 - t]
+
+
 @njit(nogil=True, cache=True)
 def lift_cell(node, top, root, cell, letter, rank, frames):
     """The tree of the sub-class with ``cell`` forced to ``letter``, where ``cell`` is the first
@@ -89,8 +101,6 @@ def lift_cell(node, top, root, cell, letter, rank, frames):
     if s >= 0 and (node[s, TAG] & 63) != letter:
         s = -1
     cap = node.shape[0]
-    fz, fa, fb, flast, facc = frames[0], frames[1], frames[2], frames[3], frames[4]
-    fva, fvb = frames[5], frames[6]  # the values of the two nodes merged at each depth
     if top >= cap:
         return -1, top
     z = top
@@ -103,76 +113,79 @@ def lift_cell(node, top, root, cell, letter, rank, frames):
     node[z, TAG] = tag
     node[z, FIRST] = -1
     node[z, NEXT] = -1
+    # The node being made and its merge's state are locals; ``frames`` holds its ancestors'
+    # (per depth: the node, the two lists' cursors, the last child linked, the value so far,
+    # the two merged nodes' values).
+    fz, fa, fb, flast, facc = frames[0], frames[1], frames[2], frames[3], frames[4]
+    fva, fvb = frames[5], frames[6]
     d = 0
-    fz[0] = z
-    fa[0] = node[root, FIRST]
-    fb[0] = node[s, FIRST] if s >= 0 else -1
-    flast[0] = -1
-    fva[0] = np.int64(node[root, VAL]) - node[x, VAL]  # the root without X
-    fvb[0] = node[s, VAL] if s >= 0 else 0
+    z_choice = False
+    ia = node[root, FIRST]
+    ib = node[s, FIRST] if s >= 0 else -1
+    last = -1
+    va = np.int64(node[root, VAL]) - node[x, VAL]  # the root without X
+    vb = np.int64(node[s, VAL]) if s >= 0 else np.int64(0)
     # A merged SUM node's value starts as the two sides' values added (their points and every
     # child's value): a child on one side only, copied or in a tail, changes nothing, and a
     # merged pair changes it by its merged value less the pair's two values, so no tail is
     # walked. A merged CHOICE node's is the best child, at most the larger side's value.
-    facc[0] = fva[0] + fvb[0]
-    big = np.int64(1) << 62
-    while d >= 0:
-        z = fz[d]
-        ia = fa[d]
-        ib = fb[d]
-        if d == 0 and ia == x:
-            ia = fa[0] = -1  # the root's list without X (its last child)
-        z_choice = node[z, TAG] < 0
+    acc = va + vb
+    if ia == x:
+        ia = -1  # the root's list without X (its last child)
+    ta, ka = _key(node, ia, z_choice, rank)
+    tb, kb = _key(node, ib, z_choice, rank)
+    while True:
         if (ia < 0 or ib < 0) and not (d == 0 and ia >= 0):
             # one list left (or none): link its tail as it is (not the root's, which holds X)
             tail = ia if ia >= 0 else ib
             if tail >= 0:
-                if flast[d] >= 0:
-                    node[flast[d], NEXT] = tail
+                if last >= 0:
+                    node[last, NEXT] = tail
                 else:
                     node[z, FIRST] = tail
                 if z_choice:
                     # the tail's best, unless the best so far already reaches its side's value
-                    acc = facc[d]
-                    most = fva[d] if ia >= 0 else fvb[d]
+                    most = va if ia >= 0 else vb
                     while tail >= 0 and acc < most:
                         v = np.int64(node[tail, VAL])
                         if v > acc:
                             acc = v
                         tail = node[tail, NEXT]
-                    facc[d] = acc
-            node[z, VAL] = facc[d]
+            node[z, VAL] = acc
+            if d == 0:
+                return z, top
+            # back to the parent: link the node made, and add its value to the parent's
+            child, v, cva, cvb = z, acc, va, vb
             d -= 1
-            if d >= 0:
-                p = fz[d]
-                if flast[d] >= 0:
-                    node[flast[d], NEXT] = z
-                else:
-                    node[p, FIRST] = z
-                flast[d] = z
-                v = facc[d + 1]
-                if node[p, TAG] < 0:
-                    if v > facc[d]:
-                        facc[d] = v
-                else:
-                    facc[d] += v - fva[d + 1] - fvb[d + 1]
+            z, ia, ib, last, acc, va, vb = fz[d], fa[d], fb[d], flast[d], facc[d], fva[d], fvb[d]
+            if d == 0 and ia == x:
+                ia = -1  # the root's list without X (its last child)
+            z_choice = node[z, TAG] < 0
+            if last >= 0:
+                node[last, NEXT] = child
+            else:
+                node[z, FIRST] = child
+            last = child
+            if z_choice:
+                if v > acc:
+                    acc = v
+            else:
+                acc += v - cva - cvb
+            ta, ka = _key(node, ia, z_choice, rank)
+            tb, kb = _key(node, ib, z_choice, rank)
             continue
-        ta = np.int64(node[ia, TAG]) if ia >= 0 else np.int64(0)
-        tb = np.int64(node[ib, TAG]) if ib >= 0 else np.int64(0)
-        if z_choice:
-            ka = ta & 63 if ia >= 0 else big
-            kb = tb & 63 if ib >= 0 else big
-        else:
-            ka = -rank[-1 - ta] if ia >= 0 else big
-            kb = -rank[-1 - tb] if ib >= 0 else big
         if ka != kb:
             # one side's child alone: a copy of its header (its subtree shared)
             if ka < kb:
                 src = ia
-                fa[d] = node[ia, NEXT]
+                ia = node[ia, NEXT]
+                if d == 0 and ia == x:
+                    ia = -1  # the root's list without X (its last child)
+                ta, ka = _key(node, ia, z_choice, rank)
             else:
                 src = ib
-                fb[d] = node[ib, NEXT]
+                ib = node[ib, NEXT]
+                tb, kb = _key(node, ib, z_choice, rank)
             if top >= cap:
                 return -1, top
             y = top
@@ -182,17 +195,15 @@ def lift_cell(node, top, root, cell, letter, rank, frames):
             v = np.int64(node[src, VAL])
             node[y, VAL] = v
             node[y, TAG] = node[src, TAG]
-            if flast[d] >= 0:
-                node[flast[d], NEXT] = y
+            if last >= 0:
+                node[last, NEXT] = y
             else:
                 node[z, FIRST] = y
-            flast[d] = y
-            if z_choice and v > facc[d]:
-                facc[d] = v
+            last = y
+            if z_choice and v > acc:
+                acc = v
             continue
-        # the same cell (or letter) on both sides: merge the two
-        fa[d] = node[ia, NEXT]
-        fb[d] = node[ib, NEXT]
+        # the same cell (or letter) on both sides: merge the two, the node's state kept
         if top >= cap:
             return -1, top
         y = top
@@ -206,15 +217,26 @@ def lift_cell(node, top, root, cell, letter, rank, frames):
         node[y, TAG] = tag
         node[y, FIRST] = -1
         node[y, NEXT] = -1
+        fz[d], fa[d], fb[d], flast[d], facc[d], fva[d], fvb[d] = (
+            z,
+            node[ia, NEXT],
+            node[ib, NEXT],
+            last,
+            acc,
+            va,
+            vb,
+        )
         d += 1
-        fz[d] = y
-        fa[d] = node[ia, FIRST]
-        fb[d] = node[ib, FIRST]
-        flast[d] = -1
-        fva[d] = node[ia, VAL]
-        fvb[d] = node[ib, VAL]
-        facc[d] = fva[d] + fvb[d] if tag >= 0 else 0
-    return fz[0], top
+        z = y
+        z_choice = tag < 0
+        va = np.int64(node[ia, VAL])
+        vb = np.int64(node[ib, VAL])
+        ia = node[ia, FIRST]
+        ib = node[ib, FIRST]
+        last = -1
+        acc = va + vb if tag >= 0 else np.int64(0)
+        ta, ka = _key(node, ia, z_choice, rank)
+        tb, kb = _key(node, ib, z_choice, rank)
 
 
 @njit(nogil=True, cache=True, inline="always")
