@@ -56,8 +56,8 @@ def eval_tree(is_choice, label, points, first, nxt, forced, val):
 @njit(nogil=True, cache=True)
 def lift_frames(n_cells):
     """The scratch :func:`lift_cell` needs for a board of ``n_cells`` cells: per depth of the
-    merge, the node made, the two lists' cursors, the last child linked, the value so far and
-    the two merged nodes' values."""
+    merge, for each ancestor of the node being merged, the node made, the two lists' cursors,
+    the last child linked, the value so far and the two merged nodes' values."""
     return np.empty((7, 2 * n_cells + 2), np.int64)
 
 
@@ -113,9 +113,7 @@ def lift_cell(node, top, root, cell, letter, rank, frames):
     node[z, TAG] = tag
     node[z, FIRST] = -1
     node[z, NEXT] = -1
-    # The node being made and its merge's state are locals; ``frames`` holds its ancestors'
-    # (per depth: the node, the two lists' cursors, the last child linked, the value so far,
-    # the two merged nodes' values).
+    # the node being merged and its state are locals; ``frames`` holds its ancestors' (lift_frames)
     fz, fa, fb, flast, facc = frames[0], frames[1], frames[2], frames[3], frames[4]
     fva, fvb = frames[5], frames[6]
     d = 0
