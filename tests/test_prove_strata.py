@@ -239,3 +239,14 @@ def test_the_cpp_costs_resume_and_compare_with_ours(tiny_dict: str, tmp_path: Pa
     shown = runner.invoke(S.app, ["compare", str(proof), "--cpp", str(costs), "--design", str(design)])
     assert shown.exit_code == 2, shown.output
     assert "add up to 0 CPU s: no ratio" in re.sub(r"[\s│]+", " ", shown.output)
+
+    # two runs on disjoint shards share one costs file: every class once, none twice
+    shared = tmp_path / "shared.jsonl"
+    for k in ("1/2", "0/2"):
+        half = runner.invoke(S.app, [*cmd[:3], str(shared), *cmd[4:], "--shard", k])
+        assert half.exit_code == 0, half.output
+        got = [json.loads(ln)["class_id"] for ln in shared.read_text().splitlines()]
+        assert all(i % 2 == 1 for i in got[: sum(i % 2 for i in ids)]), got
+    assert sorted(got) == sorted(ids)
+    bad = runner.invoke(S.app, [*cmd, "--shard", "2/2"])
+    assert bad.exit_code == 2 and "expected K/N with 0 <= K < N" in re.sub(r"[\s│]+", " ", bad.output)

@@ -305,6 +305,16 @@ def cpp_costs(path: Path) -> dict[int, dict[str, Any]]:
 CPP_ORDER_SEED = 37
 
 
+def _shard(text: str | None) -> tuple[int, int]:
+    """``K/N`` as (K, N) with 0 <= K < N; no shard is (0, 1)."""
+    if text is None:
+        return 0, 1
+    k, sep, n = text.partition("/")
+    if not (sep and k.isdigit() and n.isdigit() and 0 <= int(k) < int(n)):
+        raise typer.BadParameter(f"--shard {text!r}: expected K/N with 0 <= K < N, e.g. 0/2")
+    return int(k), int(n)
+
+
 @app.command("cpp")
 def cpp_cmd(
     proof: Annotated[Path, typer.Argument(help="A proof's --out: its recipe, and its classes done.")],
@@ -314,9 +324,14 @@ def cpp_cmd(
     ] = None,
     limit: Annotated[int | None, typer.Option(help="At most this many classes this run.")] = None,
     anchor_dir: Annotated[Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR).")] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(help="K/N: only the classes whose id is K modulo N, so that N runs share one --out."),
+    ] = None,
 ) -> None:
     """The field's C++ prover on the same classes, one process a class: a line per class with its
-    CPU seconds, the start-up's (a trivial class, measured once a run) and the boards it found."""
+    CPU seconds, the start-up's (a trivial class, measured once a run) and the boards it found.
+    Runs on disjoint ``--shard``s may append to the same ``--out`` at once (a line is one write)."""
     import tempfile
 
     from pipeline import settings
@@ -327,6 +342,7 @@ def cpp_cmd(
     anchor = anchor_dir or settings.get().anchor_dir
     if not anchor_built(anchor):
         raise typer.BadParameter(f"no C++ anchor built in {anchor} (see docs/development.md)")
+    part, parts = _shard(shard)
     problem, config, identity = proof_problem(proof)
     if design_file is not None:
         ids = [int(i) for i in json.loads(design_file.read_text())["class_ids"]]
@@ -338,7 +354,7 @@ def cpp_cmd(
             with out.open("r+b") as fh:
                 fh.truncate(data.rfind(b"\n") + 1)
     done = cpp_costs(out)
-    todo = [i for i in ids if i not in done]
+    todo = [i for i in ids if i not in done and i % parts == part]
     # in a fixed shuffle, not by id: a cost follows the id, so the classes both provers have
     # proved so far are a random part of ours, not its cheapest ids
     todo = [todo[k] for k in np.random.default_rng(CPP_ORDER_SEED).permutation(len(todo))][:limit]
