@@ -250,3 +250,21 @@ def test_the_cpp_costs_resume_and_compare_with_ours(tiny_dict: str, tmp_path: Pa
     assert sorted(got) == sorted(ids)
     bad = runner.invoke(S.app, [*cmd, "--shard", "2/2"])
     assert bad.exit_code == 2 and "expected K/N with 0 <= K < N" in re.sub(r"[\s│]+", " ", bad.output)
+
+
+def test_a_costs_line_cut_short_is_dropped_and_shards_append_whole_lines(tmp_path: Path) -> None:
+    """``cpp``'s appends: a last line a kill cut short (another shard's) is dropped before the
+    next line, and runs writing the same file at once leave every line whole."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    costs = tmp_path / "cpp.jsonl"
+    costs.write_text('{"class_id": 1}\n{"class_id": 2, "cpu')
+    S._append_line(costs, '{"class_id": 3}')
+    assert costs.read_text() == '{"class_id": 1}\n{"class_id": 3}\n'
+    S._append_line(costs, None)  # whole already: left as it is
+    assert costs.read_text() == '{"class_id": 1}\n{"class_id": 3}\n'
+    lines = [json.dumps({"class_id": i, "pad": "x" * (i % 5000)}) for i in range(400)]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda ln: S._append_line(costs, ln), lines))
+    got = costs.read_text().splitlines()[2:]
+    assert sorted(got) == sorted(lines)

@@ -305,6 +305,24 @@ def cpp_costs(path: Path) -> dict[int, dict[str, Any]]:
 CPP_ORDER_SEED = 37
 
 
+def _append_line(path: Path, line: str | None) -> None:
+    """Append ``line`` to ``path`` under an exclusive lock (runs on other shards may write the
+    same file), first dropping a last line a kill cut short, so that it is proved again and the
+    next line starts afresh (``None``: only that)."""
+    import fcntl
+
+    with path.open("a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file is closed, or the process dies
+        size = fh.seek(0, 2)
+        if size:
+            fh.seek(size - 1)
+            if fh.read(1) != b"\n":
+                fh.seek(0)
+                fh.truncate(fh.read().rfind(b"\n") + 1)
+        if line is not None:
+            fh.write(line.encode("utf-8") + b"\n")  # "a" mode: at the end, whatever the position
+
+
 def _shard(text: str | None) -> tuple[int, int]:
     """``K/N`` as (K, N) with 0 <= K < N; no shard is (0, 1)."""
     if text is None:
@@ -348,11 +366,8 @@ def cpp_cmd(
         ids = [int(i) for i in json.loads(design_file.read_text())["class_ids"]]
     else:
         ids = class_costs(proof)[0].tolist()
-    if out.is_file():  # a line cut short by a kill: dropped, so that the next one starts afresh
-        data = out.read_bytes()
-        if not data.endswith(b"\n"):
-            with out.open("r+b") as fh:
-                fh.truncate(data.rfind(b"\n") + 1)
+    if out.is_file():
+        _append_line(out, None)
     done = cpp_costs(out)
     todo = [i for i in ids if i not in done and i % parts == part]
     # in a fixed shuffle, not by id: a cost follows the id, so the classes both provers have
@@ -369,20 +384,18 @@ def cpp_cmd(
     with tempfile.TemporaryDirectory() as tmp:
         start = cpp_prove(anchor, *args, [0], Path(tmp))  # every cell in bucket 0: the start-up
         typer.echo(f"C++ start-up {start.cpu_s:.2f} CPU s; {len(todo)} of {len(ids)} classes to prove")
-        with out.open("a", encoding="utf-8") as fh:
-            for cid, their in zip(todo, theirs, strict=True):
-                u = cpp_prove(anchor, *args, [their], Path(tmp))
-                row = {
-                    "class_id": cid,
-                    "cpp_id": their,
-                    "cpu_s": u.cpu_s,
-                    "startup_s": start.cpu_s,
-                    "found": u.found,
-                    "rss_mb": u.rss_mb,
-                }
-                fh.write(json.dumps(row) + "\n")
-                fh.flush()
-                typer.echo(f"class {cid}: {u.cpu_s:.2f} CPU s, {u.found} found, {u.rss_mb:.0f} MB")
+        for cid, their in zip(todo, theirs, strict=True):
+            u = cpp_prove(anchor, *args, [their], Path(tmp))
+            row = {
+                "class_id": cid,
+                "cpp_id": their,
+                "cpu_s": u.cpu_s,
+                "startup_s": start.cpu_s,
+                "found": u.found,
+                "rss_mb": u.rss_mb,
+            }
+            _append_line(out, json.dumps(row))
+            typer.echo(f"class {cid}: {u.cpu_s:.2f} CPU s, {u.found} found, {u.rss_mb:.0f} MB")
 
 
 def paired_ratio(
