@@ -349,7 +349,7 @@ def cpp_cmd(
 ) -> None:
     """The field's C++ prover on the same classes, one process a class: a line per class with its
     CPU seconds, the start-up's (a trivial class, measured once a run) and the boards it found.
-    Runs on disjoint ``--shard``s may append to the same ``--out`` at once (a line is one write)."""
+    Runs on disjoint ``--shard``s may append to the same ``--out`` at once (a line under a lock)."""
     import tempfile
 
     from pipeline import settings
