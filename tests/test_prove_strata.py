@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -199,6 +200,7 @@ def test_the_cpp_costs_resume_and_compare_with_ours(tiny_dict: str, tmp_path: Pa
     ids = class_costs(proof)[0].tolist()
     first = [ids[k] for k in np.random.default_rng(S.CPP_ORDER_SEED).permutation(len(ids))][:4]
     assert [r["class_id"] for r in rows] == first  # a fixed shuffle of ours, not the lowest ids
+    assert all(datetime.fromisoformat(r["at"]).tzinfo is not None for r in rows)  # when, in UTC
     space = proof_problem(proof)[0].space
     assert [r["cpp_id"] for r in rows] == cpp_ids(
         space.digits(np.array(first)).tolist(), space.radices.tolist()

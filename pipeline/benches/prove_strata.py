@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -393,6 +394,9 @@ def cpp_cmd(
                 "startup_s": start.cpu_s,
                 "found": u.found,
                 "rss_mb": u.rss_mb,
+                # when: a CPU-second is worth more on one day's machine than another's, so a
+                # pair is like for like only when both provers measured it in one session
+                "at": datetime.now(UTC).isoformat(timespec="seconds"),
             }
             _append_line(out, json.dumps(row))
             typer.echo(f"class {cid}: {u.cpu_s:.2f} CPU s, {u.found} found, {u.rss_mb:.0f} MB")
