@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -56,6 +55,7 @@ import numpy as np
 import typer
 
 from pipeline.prove.status import bootstrap_total, class_costs
+from pipeline.store.parts import now_iso
 
 app = typer.Typer(add_completion=False)
 
@@ -396,7 +396,7 @@ def cpp_cmd(
                 "rss_mb": u.rss_mb,
                 # when: a CPU-second is worth more on one day's machine than another's, so a
                 # pair is like for like only when both provers measured it in one session
-                "at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "at": now_iso(),
             }
             _append_line(out, json.dumps(row))
             typer.echo(f"class {cid}: {u.cpu_s:.2f} CPU s, {u.found} found, {u.rss_mb:.0f} MB")
