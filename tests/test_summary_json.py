@@ -119,7 +119,7 @@ def start_run(enable2k: str, out: Path, summary: Path) -> subprocess.Popen[str]:
         "run",
         SMOKE,
         "--count",
-        "200000",
+        "2000000",  # 1,000 chunks: a run long enough to stop on a fast machine
         "--chunk-size",
         "2000",
         "--n-jobs",
@@ -177,7 +177,7 @@ def test_signals_report_the_chunks_done(tmp_path: Path, enable2k_path: str) -> N
     data = json.loads(path.read_text())
     check_common(data)
     done = records(out)
-    assert data["status"] == "terminated" and data["chunks_total"] == data["chunks"] == 100
+    assert data["status"] == "terminated" and data["chunks_total"] == data["chunks"] == 1000
     # the main process records a part, then reports it: a signal in between counts one less
     assert done - 1 <= data["chunks_done"] <= done and data["chunks_done"] >= 2
     assert data["chunks_reused"] == 0
@@ -190,7 +190,7 @@ def test_signals_report_the_chunks_done(tmp_path: Path, enable2k_path: str) -> N
     again = json.loads(path.read_text())
     assert again["status"] == "interrupted" and again["run_id"] == manifest_free_id
     assert again["chunks_reused"] == done and again["chunks_done"] >= done + 1
-    assert again["chunks_total"] == 100 and utc(again["started_at"]) >= utc(data["finished_at"])
+    assert again["chunks_total"] == 1000 and utc(again["started_at"]) >= utc(data["finished_at"])
 
 
 @pytest.mark.integration
