@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from pipeline.benches import prove_strata as S
@@ -167,6 +169,43 @@ def test_the_ratio_of_two_provers_totals_and_its_intervals() -> None:
     assert got.total_s == pytest.approx(a / b) and got.low_s < got.total_s < got.high_s
 
 
+def _part(folder: Path, n: int, ids: list[int], seconds: list[float], **meta: str) -> None:
+    """A certificate part as ``class_costs`` reads it: class ids, seconds, metadata."""
+    folder.mkdir(exist_ok=True)
+    table = pa.table({"class_id": pa.array(ids, pa.int64()), "seconds": seconds})
+    pq.write_table(
+        table.replace_schema_metadata({f"boggle.{k}": v for k, v in meta.items()}),
+        folder / f"part-{n:05d}.parquet",
+    )
+
+
+def test_measurements_merge_later_folders_first_and_keep_a_session_window(tmp_path: Path) -> None:
+    """A class proved again (where the other prover ran) replaces its first measurement; a
+    session window keeps one machine's parts; a part's CPU scales its classes' wall seconds."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    _part(a, 0, [1, 2], [1.0, 1.0], session="2026-12-05T06:26:27.903250+00:00")
+    _part(a, 1, [3, 4], [1.0, 3.0], session="2026-12-05T12:48:27+00:00", cpu_s="8.0")  # 2 and 6 CPU s
+    _part(a, 2, [5], [7.0])  # an old part: no session recorded
+    _part(b, 0, [2], [4.0], session="2026-12-05T15:50:00+00:00")
+
+    def got(*args: object) -> dict[int, float]:
+        ids, seconds = S.measured(*args)  # type: ignore[arg-type]
+        return dict(zip(ids.tolist(), seconds.tolist(), strict=True))
+
+    assert got([a]) == {1: 1.0, 2: 1.0, 3: 2.0, 4: 6.0, 5: 7.0}
+    assert got([a, b]) == {1: 1.0, 2: 4.0, 3: 2.0, 4: 6.0, 5: 7.0}
+    assert got([b, a]) == {1: 1.0, 2: 1.0, 3: 2.0, 4: 6.0, 5: 7.0}  # the later folder wins
+    noon = S._instant("2026-12-05T12:40", "--since")
+    assert noon == datetime(2026, 12, 5, 12, 40, tzinfo=UTC)  # a time without a zone is UTC
+    assert got([a, b], noon) == {2: 4.0, 3: 2.0, 4: 6.0}  # the part without a session left out
+    assert got([a, b], None, noon) == {1: 1.0, 2: 1.0}
+    assert got([a, b], S._instant("2026-12-05T13:40:00+01:00", "--since")) == {2: 4.0, 3: 2.0, 4: 6.0}
+    with pytest.raises(typer.BadParameter, match="no part of a session in the window"):
+        S.measured([a], S._instant("2027-01-01", "--since"))
+    with pytest.raises(typer.BadParameter, match="expected an ISO date-time"):
+        S._instant("yesterday", "--before")
+
+
 @pytest.mark.integration
 @pytest.mark.skipif(not Path("/usr/bin/time").is_file(), reason="/usr/bin/time measures the C++'s peak RSS")
 def test_the_cpp_costs_resume_and_compare_with_ours(tiny_dict: str, tmp_path: Path) -> None:
@@ -236,6 +275,17 @@ def test_the_cpp_costs_resume_and_compare_with_ours(tiny_dict: str, tmp_path: Pa
     costs.write_text("".join(line.format(i) for i in ids))
     shown = runner.invoke(S.app, ["compare", str(proof), "--cpp", str(costs), "--design", str(design)])
     assert "over all 60 classes: " in shown.output, shown.output
+    # classes measured again (on the machine ours ran on) in a later file replace their first line
+    again_file = tmp_path / "cpp-again.jsonl"
+    again_file.write_text(
+        line.replace("1.0", "3.0").format(ids[0]) + line.replace("1.0", "3.0").format(ids[1])
+    )
+    both = ["compare", str(proof), "--cpp", str(costs), "--cpp", str(again_file), "--no-net"]
+    shown = runner.invoke(S.app, both)
+    assert shown.exit_code == 0, shown.output
+    assert f"the C++ {len(ids) + 4:,.1f} (with its start-up)" in shown.output
+    shown = runner.invoke(S.app, [*both[:2], str(proof), *both[2:]])  # the same folder twice: no change
+    assert f"{len(ids)} classes proved by both" in shown.output
     # the C++'s CPU adding up to nothing (its start-up taken off): refused, not a division by 0
     costs.write_text(costs.read_text().replace('"startup_s": 0.0', '"startup_s": 1.0'))
     shown = runner.invoke(S.app, ["compare", str(proof), "--cpp", str(costs), "--design", str(design)])

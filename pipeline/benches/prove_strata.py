@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -250,22 +251,66 @@ def design_cmd(
     typer.echo(f"{len(drawn):,} classes in {len(sizes)} strata (sizes {sizes.tolist()}) -> {out}")
 
 
+def _instant(text: str | None, flag: str) -> datetime | None:
+    """An ISO date-time option, in UTC when it names no zone."""
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise typer.BadParameter(
+            f"{flag} {text!r}: expected an ISO date-time, e.g. 2026-12-05T12:40"
+        ) from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def measured(
+    proofs: list[Path], since: datetime | None = None, before: datetime | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each class's id and CPU seconds over ``proofs`` (see :func:`class_costs` for the session
+    window), a later folder's measurement of a class replacing an earlier one's: a class proved
+    again where the other prover ran, so that a pair is measured on one machine."""
+    costs: dict[int, float] = {}
+    for proof in proofs:
+        ids, seconds, _, _ = class_costs(proof, since, before)
+        costs.update(zip(ids.tolist(), seconds.tolist(), strict=True))
+    if not costs:
+        names = ", ".join(map(str, proofs))
+        raise typer.BadParameter(f"{names}: no part of a session in the window --since / --before")
+    return np.array(list(costs), np.int64), np.array(list(costs.values()), np.float64)
+
+
+SINCE_HELP = "Only the parts of sessions started at or after this UTC date-time (one machine's)."
+BEFORE_HELP = "Only the parts of sessions started before this UTC date-time."
+
+
 @app.command("estimate")
 def estimate_cmd(
-    proof: Annotated[Path, typer.Argument(help="The proof of the design's classes (--class-ids).")],
+    proofs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="The proof of the design's classes (--class-ids); more folders: a later one's "
+            "measurement of a class replaces an earlier one's."
+        ),
+    ],
     design_file: Annotated[Path, typer.Option("--design", help="The design written by `design`.")],
     partial: Annotated[
         bool,
         typer.Option(help="Estimate from the design's classes proved so far (at least 2 a stratum)."),
     ] = False,
+    since: Annotated[str | None, typer.Option(help=SINCE_HELP)] = None,
+    before: Annotated[str | None, typer.Option(help=BEFORE_HELP)] = None,
 ) -> None:
     """The whole proof's CPU-hours from the stratified sample, with its 95% interval.
 
     With ``--partial``, from the classes proved so far: the prover takes the design's chunks in a
     fixed shuffle (:func:`pipeline.prove.job.dispatch_order`), so those are a random part of
-    each stratum's draw, and the interval is wider for the classes still missing."""
+    each stratum's draw, and the interval is wider for the classes still missing. The same holds
+    for the classes of a session window (``--since`` / ``--before``) when the sessions' share
+    of the classes did not depend on their cost."""
     record = json.loads(design_file.read_text())
-    ids, seconds, _, _ = class_costs(proof)
+    ids, seconds = measured(proofs, _instant(since, "--since"), _instant(before, "--before"))
+    proof = ", ".join(map(str, proofs))
     stratum = dict(zip(record["class_ids"], record["strata"], strict=True))
     done = set(ids.tolist())
     missing = [i for i in record["class_ids"] if i not in done]
@@ -436,8 +481,17 @@ def stratified_ratio(
 
 @app.command("compare")
 def compare_cmd(
-    proof: Annotated[Path, typer.Argument(help="Our proof of the classes (its certificate's seconds).")],
-    cpp: Annotated[Path, typer.Option(help="The C++'s costs, from `cpp`.")],
+    proofs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Our proof of the classes (its certificate's seconds); more folders: a later "
+            "one's measurement of a class replaces an earlier one's."
+        ),
+    ],
+    cpp: Annotated[
+        list[Path],
+        typer.Option(help="The C++'s costs, from `cpp` (again: a later file's line for a class replaces)."),
+    ],
     design_file: Annotated[
         Path | None,
         typer.Option("--design", help="The design the classes were drawn by (else: a random sample)."),
@@ -445,18 +499,26 @@ def compare_cmd(
     net: Annotated[bool, typer.Option(help="Take the C++'s start-up off each class's CPU.")] = True,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
 ) -> None:
-    """Ours / C++ CPU on the classes both have proved."""
-    ids, seconds, _, _ = class_costs(proof)
-    done = cpp_costs(cpp)
+    """Ours / C++ CPU on the classes both have proved.
+
+    A pair is like for like only when both provers measured it on one machine (a CPU-second is
+    worth more on one day's shared machine than another's): give the classes proved again where
+    the other prover ran as later folders / files, and they replace the first measurements."""
+    ids, seconds = measured(proofs)
+    done: dict[int, dict[str, Any]] = {}
+    for path in cpp:
+        done.update(cpp_costs(path))
     mine = {int(i): float(s) for i, s in zip(ids, seconds, strict=True)}
     both = [i for i in mine if i in done]
+    proof = ", ".join(map(str, proofs))
+    costs = ", ".join(map(str, cpp))
     if not both:
-        raise typer.BadParameter(f"{proof} and {cpp} have no class in common")
+        raise typer.BadParameter(f"{proof} and {costs} have no class in common")
     ours = np.array([mine[i] for i in both])
     theirs = np.array([done[i]["cpu_s"] - (done[i]["startup_s"] if net else 0.0) for i in both])
     theirs = np.maximum(theirs, 0.0)
     if theirs.sum() <= 0:
-        raise typer.BadParameter(f"{cpp}: the C++'s classes proved by both add up to 0 CPU s: no ratio")
+        raise typer.BadParameter(f"{costs}: the C++'s classes proved by both add up to 0 CPU s: no ratio")
     rng = np.random.default_rng(seed)
     found = sum(int(done[i]["found"]) for i in both)
     typer.echo(

@@ -18,6 +18,7 @@ classes cost alike) within each range.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -263,30 +264,47 @@ def _unfinished(status: ProofStatus, loc: Any, tag: str, chunks: list[Any], shap
     status.left = estimate_left(part_cpu, part_rows, [len(x) for x in chunks], set(tables))
 
 
-def class_costs(out: Path) -> tuple[np.ndarray, np.ndarray, int, int]:
+def class_costs(
+    out: Path, since: datetime | None = None, before: datetime | None = None
+) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Each class's id and seconds from every certificate part in ``out`` (a local folder):
     (ids, seconds, parts, parts scaled). A part that records its worker's CPU
     (``boggle.cpu_s``) has its classes' wall seconds scaled to it, so that they add up to the
-    CPU measured; older parts keep their wall seconds."""
+    CPU measured; older parts keep their wall seconds.
+
+    ``since`` / ``before`` (aware): only the parts of the sessions that started in that window
+    (``boggle.session``; a part without it is left out), e.g. those proved on one machine: a
+    CPU-second is worth more on one day's shared machine than on another's. A window that
+    holds no part gives empty arrays."""
     import pyarrow.parquet as pq
 
-    from pipeline.prove.job import META_CPU
+    from pipeline.prove.job import META_CPU, META_SESSION
 
     parts = sorted(out.glob("part-*.parquet"))
     if not parts:
         raise ConfigError(f"{out}: no certificate parts")
-    ids, chunks = [], []
-    scaled = 0
+    windowed = since is not None or before is not None
+    ids, chunks = [np.zeros(0, np.int64)], [np.zeros(0)]
+    scaled = kept = 0
     for p in parts:
+        meta = pq.read_schema(p).metadata or {}
+        if windowed:
+            session = meta.get(META_SESSION.encode())
+            if session is None:
+                continue
+            started = datetime.fromisoformat(session.decode())
+            if (since is not None and started < since) or (before is not None and started >= before):
+                continue
+        kept += 1
         table = pq.read_table(p, columns=["class_id", "seconds"])
         wall = table.column("seconds").to_numpy()
-        cpu = (table.schema.metadata or {}).get(META_CPU.encode())
+        cpu = meta.get(META_CPU.encode())
         if cpu is not None and wall.sum() > 0:
             wall = wall * (float(cpu) / wall.sum())
             scaled += 1
-        ids.append(table.column("class_id").to_numpy())
+        ids.append(table.column("class_id").to_numpy().astype(np.int64))
         chunks.append(wall)
-    return np.concatenate(ids), np.concatenate(chunks), len(parts), scaled
+    return np.concatenate(ids), np.concatenate(chunks), kept, scaled
 
 
 def bootstrap_total(
