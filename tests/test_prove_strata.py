@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 
 from pipeline.benches import prove_strata as S
 from pipeline.cli import app
+from pipeline.prove import strata as E
+from pipeline.prove.anchor import append_cost_line, cpp_costs
 from pipeline.prove.status import class_costs
 from pipeline.tanglet import tanglet_languages
 from tests.conftest import need_data, tiny_proof_args
@@ -25,7 +27,7 @@ from tests.conftest import need_data, tiny_proof_args
 
 def test_strata_cut_the_predicted_total_into_equal_shares_cheapest_first() -> None:
     predicted = np.array([1.0] * 90 + [10.0] * 9 + [90.0])  # total 270: three shares of 90
-    labels = S.cut_strata(predicted, 3)
+    labels = E.cut_strata(predicted, 3)
     assert labels[-1] == labels.max()  # the heaviest class is a stratum of its own
     assert (labels == labels.max()).sum() == 1
     totals = np.bincount(labels, weights=predicted)
@@ -36,10 +38,10 @@ def test_strata_cut_the_predicted_total_into_equal_shares_cheapest_first() -> No
 
 
 def test_allocation_spreads_the_sample_and_takes_small_strata_whole() -> None:
-    take = S.allocate(np.array([1000, 1000, 3, 1]), 40)
+    take = E.allocate(np.array([1000, 1000, 3, 1]), 40)
     assert take.tolist() == [18, 18, 3, 1]  # the small strata whole, their rest to the others
     assert take.sum() == 40
-    assert S.allocate(np.array([50, 50]), 2).tolist() == [2, 2]  # at least 2 where there are 2
+    assert E.allocate(np.array([50, 50]), 2).tolist() == [2, 2]  # at least 2 where there are 2
 
 
 def test_stratified_total_is_the_direct_formula_and_exact_when_every_class_is_drawn() -> None:
@@ -47,16 +49,16 @@ def test_stratified_total_is_the_direct_formula_and_exact_when_every_class_is_dr
     sizes = np.array([100, 10])
     labels = np.array([0] * 5 + [1] * 4)
     seconds = rng.exponential(1.0, 9)
-    est = S.stratified_total(sizes, labels, seconds)
+    est = E.stratified_total(sizes, labels, seconds)
     y0, y1 = seconds[:5], seconds[5:]
     total = 100 * y0.mean() + 10 * y1.mean()
     var = 100**2 * (1 - 5 / 100) * y0.var(ddof=1) / 5 + 10**2 * (1 - 4 / 10) * y1.var(ddof=1) / 4
     assert est.total_s == pytest.approx(total)
     assert est.high_s - est.total_s == pytest.approx(1.96 * np.sqrt(var))
-    every = S.stratified_total(np.array([5, 4]), labels, seconds)
+    every = E.stratified_total(np.array([5, 4]), labels, seconds)
     assert every.total_s == pytest.approx(seconds.sum()) and every.low_s == every.high_s
     with pytest.raises(ValueError, match="stratum 1 has no drawn class"):
-        S.stratified_total(sizes, np.zeros(9, np.int64), seconds)
+        E.stratified_total(sizes, np.zeros(9, np.int64), seconds)
 
 
 def test_stratifying_on_a_cost_model_beats_a_simple_sample_on_heavy_tailed_costs() -> None:
@@ -65,7 +67,7 @@ def test_stratifying_on_a_cost_model_beats_a_simple_sample_on_heavy_tailed_costs
     counts = rng.integers(0, 9, (6000, 2)).astype(np.float64)
     x = np.column_stack([np.ones(6000), counts, counts**2, counts[:, :1] * counts[:, 1:]])
     seconds = np.exp(0.6 * counts[:, 0] - 0.3 * counts[:, 1] + rng.normal(0, 0.7, 6000))
-    res = S.validate_costs(x, seconds, pilot=100, n=300, n_strata=10, rounds=60, seed=2)
+    res = E.validate_costs(x, seconds, pilot=100, n=300, n_strata=10, rounds=60, seed=2)
     strat, simple = res["stratified"], res["simple"]
     assert res["truth_s"] == pytest.approx(seconds.sum())
     assert strat["ratio_p95"] - strat["ratio_p05"] < 0.6 * (simple["ratio_p95"] - simple["ratio_p05"])
@@ -155,15 +157,15 @@ def test_validate_on_the_greek_certificate() -> None:
 def test_the_ratio_of_two_provers_totals_and_its_intervals() -> None:
     rng = np.random.default_rng(4)
     ours = rng.exponential(1.0, 50)
-    est = S.paired_ratio(ours, 2 * ours, rng)
+    est = E.paired_ratio(ours, 2 * ours, rng)
     # every resample keeps each class's pair, so a constant ratio has no spread
     assert est.total_s == pytest.approx(0.5) and est.low_s == pytest.approx(0.5) == est.high_s
     theirs = rng.exponential(1.0, 50)
-    est = S.paired_ratio(ours, theirs, rng)
+    est = E.paired_ratio(ours, theirs, rng)
     assert est.total_s == pytest.approx(ours.sum() / theirs.sum()) and est.low_s < est.total_s < est.high_s
     # stratified: each prover's total is sum N_h x its stratum mean
     labels = np.array([0] * 25 + [1] * 25)
-    got, a, b = S.stratified_ratio(np.array([100, 10]), labels, ours, theirs, rng)
+    got, a, b = E.stratified_ratio(np.array([100, 10]), labels, ours, theirs, rng)
     assert a == pytest.approx(100 * ours[:25].mean() + 10 * ours[25:].mean())
     assert b == pytest.approx(100 * theirs[:25].mean() + 10 * theirs[25:].mean())
     assert got.total_s == pytest.approx(a / b) and got.low_s < got.total_s < got.high_s
@@ -253,7 +255,7 @@ def test_the_cpp_costs_resume_and_compare_with_ours(tiny_dict: str, tmp_path: Pa
     again = runner.invoke(S.app, cmd)
     assert again.exit_code == 0, again.output
     assert f"{len(ids) - 4} of {len(ids)} classes to prove" in again.output
-    assert sorted(S.cpp_costs(costs)) == sorted(ids)
+    assert sorted(cpp_costs(costs)) == sorted(ids)
     shown = runner.invoke(S.app, ["compare", str(proof), "--cpp", str(costs), "--no-net"])
     assert shown.exit_code == 0, shown.output
     assert (
@@ -311,12 +313,12 @@ def test_a_costs_line_cut_short_is_dropped_and_shards_append_whole_lines(tmp_pat
 
     costs = tmp_path / "cpp.jsonl"
     costs.write_text('{"class_id": 1}\n{"class_id": 2, "cpu')
-    S._append_line(costs, '{"class_id": 3}')
+    append_cost_line(costs, '{"class_id": 3}')
     assert costs.read_text() == '{"class_id": 1}\n{"class_id": 3}\n'
-    S._append_line(costs, None)  # whole already: left as it is
+    append_cost_line(costs, None)  # whole already: left as it is
     assert costs.read_text() == '{"class_id": 1}\n{"class_id": 3}\n'
     lines = [json.dumps({"class_id": i, "pad": "x" * (i % 5000)}) for i in range(400)]
     with ThreadPoolExecutor(8) as pool:
-        list(pool.map(lambda ln: S._append_line(costs, ln), lines))
+        list(pool.map(lambda ln: append_cost_line(costs, ln), lines))
     got = costs.read_text().splitlines()[2:]
     assert sorted(got) == sorted(lines)

@@ -11,11 +11,13 @@ grid (a symmetry of the board graph), with the buckets of each cell in the spec'
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -24,6 +26,7 @@ class Usage:
     rss_mb: float
     found: int
     runs: int = 1  # processes measured (each paid the start-up)
+    kernels: str = ""  # ours: which compiled kernels ran (pipeline.jit's mode)
 
 
 def measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[Usage, str]:
@@ -100,3 +103,38 @@ def cpp_prove(
         raise RuntimeError(f"no 'Found N breaking failure(s)' line from the C++ prover:\n{text[-800:]}")
     usage.found = int(found[-1].split()[1])
     return usage
+
+
+# ---------------------------------------------------------------- the C++'s costs file
+
+
+def cpp_costs(path: Path) -> dict[int, dict[str, Any]]:
+    """The C++'s classes done so far in a ``cpp`` costs file, by our class id (a line cut short
+    by a kill is ignored: that class is proved again)."""
+    done: dict[int, dict[str, Any]] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            done[int(row["class_id"])] = row
+    return done
+
+
+def append_cost_line(path: Path, line: str | None) -> None:
+    """Append ``line`` to ``path`` under an exclusive lock (runs on other shards may write the
+    same file), first dropping a last line a kill cut short, so that it is proved again and the
+    next line starts afresh (``None``: only that)."""
+    import fcntl
+
+    with path.open("a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file is closed, or the process dies
+        size = fh.seek(0, 2)
+        if size:
+            fh.seek(size - 1)
+            if fh.read(1) != b"\n":
+                fh.seek(0)
+                fh.truncate(fh.read().rfind(b"\n") + 1)
+        if line is not None:
+            fh.write(line.encode("utf-8") + b"\n")  # "a" mode: at the end, whatever the position
