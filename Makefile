@@ -3,9 +3,9 @@ PYTHON ?= python3
 include scripts/common.mk
 CONFIG ?= configs/default.toml
 
-.PHONY: setup lexicon test test-integration test-slow test-all check format format-check lint typecheck docs clean analyze notebook
+.PHONY: setup lexicon aot test test-integration test-slow test-all check format format-check lint typecheck docs clean analyze notebook
 
-setup: $(VENV)/.installed lexicon  ## create .venv and install the package with its dev extras
+setup: $(VENV)/.installed lexicon aot  ## create .venv and install the package with its dev extras
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,9 @@ lexicon:  ## install Debian's tanglet-data (14 more languages) where apt and roo
 	else \
 	  echo "note: tanglet-data (tanglet:<lang> word lists) not installed: needs apt and root; the embedded enable2k is the default"; \
 	fi
+
+aot:  ## compile the prove command's kernels ahead of time (pipeline/_kernels_aot*.so, about a minute; needs a C compiler): about 110 MB less a process, see docs/performance.md; without it boggle uses numba's JIT
+	@$(PY) -m pipeline.aot --if-stale || echo "note: boggle prove keeps numba's JIT (more memory, the same results)"
 
 # the default suite runs on this many pytest-xdist processes (the integration and slow checks
 # stay serial: they time real processes and signals)

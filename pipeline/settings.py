@@ -62,6 +62,17 @@ def _number(least: float, most: float, *, whole: bool = False) -> Parser:
     return parse
 
 
+def _one_of(*choices: str) -> Parser:
+    """One of ``choices``."""
+
+    def parse(name: str, text: str) -> str:
+        if text not in choices:
+            raise ConfigError(f"{name}={quote(text, 40)}: expected one of {', '.join(choices)}")
+        return text
+
+    return parse
+
+
 def _count(*, most: int | None = None, suffixes: bool = False) -> Parser:
     """A positive whole number of at most 15 digits (no ``int()`` of a 5,000-digit string),
     with a K, M or G suffix (powers of 1,024) when ``suffixes``."""
@@ -212,6 +223,15 @@ class Settings:
         None,
         "width of a progress line written to a log (not a terminal)",
         shown="200",
+    )
+    kernels: str = _var(
+        "BOGGLE_KERNELS",
+        "jit",
+        "which compiled kernels a process runs: `jit` (numba's, compiled on first use) or `aot` "
+        "(those `make aot` built, where they match the sources, else `jit`); `boggle prove` "
+        "sets `aot` unless this is set "
+        "(see [Performance](../performance.md#memory-per-core-threads-or-processes))",
+        parse=_one_of("jit", "aot"),
     )
     numba_cache_dir: Path | None = _var(
         "NUMBA_CACHE_DIR",

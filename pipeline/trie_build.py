@@ -7,7 +7,8 @@ all a run's main process does, never imports numba.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from pipeline.jit import njit
 
 
 @njit(nogil=True, cache=True)

@@ -14,12 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pipeline import settings
+from pipeline import jit, settings
 
 if TYPE_CHECKING:
     from pipeline.config import RunConfig
 
 REPO = Path(__file__).resolve().parent.parent
+#: The tests' own process compiles its kernels with numba's JIT, whatever the environment says:
+#: they call kernels the ahead-of-time build does not export (pipeline.jit). ``boggle``
+#: subprocesses choose for themselves (job_environment), as a user's do.
+os.environ[jit.ENV] = "jit"
 #: The embedded ENABLE2K, by name (pipeline/data/enable2k.txt.gz): every machine has it.
 ENABLE2K = "enable2k"
 #: In CI a test that finds its data missing fails instead of skipping: a machine without it
@@ -194,8 +198,10 @@ def boggle_command(*args: str) -> list[str]:
 
 def job_environment() -> dict[str, str]:
     """The environment for a ``boggle`` subprocess, read when called: the session's isolated
-    cache (set by a fixture, after modules are imported) and this checkout on the path."""
-    return {**os.environ, "PYTHONPATH": str(REPO)}
+    cache (set by a fixture, after modules are imported) and this checkout on the path; the
+    kernels' mode left to the command (``boggle prove`` takes the ahead-of-time module where it
+    is built, see pipeline.jit)."""
+    return {**{k: v for k, v in os.environ.items() if k != jit.ENV}, "PYTHONPATH": str(REPO)}
 
 
 def group_processes(pgid: int) -> list[int]:

@@ -1,6 +1,6 @@
 """The package's shape: what the import contract in pyproject.toml cannot see.
 
-``make lint`` runs import-linter (layers, no cycles, numba only in pipeline.solve); it works on
+``make lint`` runs import-linter (layers, no cycles, numba only in pipeline.jit and pipeline.aot); it works on
 modules, so the rule on names lives here.
 """
 

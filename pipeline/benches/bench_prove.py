@@ -32,6 +32,7 @@ the bench runs it as the child whose usage is measured.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -221,8 +222,31 @@ def _ours(
         "--lift-keep",
         str(keep),
     ]
+    # the kernels `boggle prove` takes (built ahead of time where they are), unless the
+    # environment says which (pipeline.jit)
+    env = {"BOGGLE_KERNELS": "aot", **os.environ}  # child-env: the worker runs as `boggle prove` does
+    usage, text = measure(cmd, Path.cwd(), env)
+    record = json.loads(text.strip().splitlines()[-1])
+    usage.found, usage.kernels = int(record["found"]), record["kernels"]
+    return usage
+
+
+def _ours_threads(recipe: Recipe, dictionary: str, ids: list[int], n_jobs: int, tmp: Path) -> Usage:
+    """``boggle prove`` itself on ``ids``, its workers ``n_jobs`` threads of one process: the
+    whole command's CPU and peak RSS (for the RSS a core, against the C++'s a process)."""
+    import shutil
+
+    ids_file, out = tmp / "threads-ids.txt", tmp / "threads-out"
+    ids_file.write_text("\n".join(map(str, ids)) + "\n")
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [
+        *(sys.executable, "-m", "pipeline.cli", "prove", "-d", dictionary, "--shape", recipe.shape),
+        *("--threshold", str(recipe.threshold), "--classes", recipe.spec, "--class-ids", f"@{ids_file}"),
+        *("-j", str(n_jobs), "--backend", "threading", "-q", "-o", str(out)),
+    ]
     usage, text = measure(cmd, Path.cwd())
-    usage.found = int(json.loads(text.strip().splitlines()[-1])["found"])
+    best = next(ln for ln in text.splitlines() if ln.startswith("BEST "))
+    usage.found = int(best.split("(", 1)[1].split()[0])
     return usage
 
 
@@ -257,6 +281,7 @@ def _worker(
 
     import numpy as np
 
+    from pipeline import jit
     from pipeline.boards import geometry
     from pipeline.prove.config import CHUNK_SIZE
     from pipeline.prove.tree import TreeProver
@@ -285,7 +310,8 @@ def _worker(
         if (i + 1) % CHUNK_SIZE == 0:  # as a job's worker does after each chunk
             prover.release()
     cpu = time.process_time() - t0
-    typer.echo(json.dumps({"classes": len(ids), "found": found, "scored": scored, "cpu_s": cpu}))
+    record = {"classes": len(ids), "found": found, "scored": scored, "cpu_s": cpu, "kernels": jit.mode()}
+    typer.echo(json.dumps(record))
 
 
 @app.command()
@@ -316,6 +342,14 @@ def main(
         Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR or /tmp/anchor).")
     ] = None,
     ours_only: Annotated[bool, typer.Option(help="Run ours alone even when the anchor is built.")] = False,
+    threads: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Also run `boggle prove -j N --backend threading` on each sample: its peak RSS a "
+            "core beside the C++'s a process (0: not).",
+        ),
+    ] = 0,
     worker: Annotated[bool, typer.Option(hidden=True)] = False,
     shape: Annotated[str, typer.Option(hidden=True)] = "3x3",
     threshold: Annotated[int, typer.Option(hidden=True)] = 500,
@@ -353,21 +387,26 @@ def main(
             _ours(r, word_list, ours_ids[: r.warm], enumerate_max, lift_ratio, lift_keep, tmp)
             ours_start = _ours(r, word_list, trivial_ours, enumerate_max, lift_ratio, lift_keep, tmp)
             their_start = _theirs(r, word_list, trivial_theirs, anchor, tmp) if with_cpp else None
+            thread_runs = []
             for _ in range(pairs):
                 ours_runs.append(_ours(r, word_list, ours_ids, enumerate_max, lift_ratio, lift_keep, tmp))
+                if threads:
+                    thread_runs.append(_ours_threads(r, word_list, ours_ids, threads, tmp))
                 if with_cpp:
                     their_runs.append(_theirs(r, word_list, their_ids, anchor, tmp))
         k = len(ours_ids)
         ours_cpu = statistics.median(u.cpu_s for u in ours_runs)
         ours_net = max(ours_cpu - ours_start.cpu_s, 0.0)
         line = (
-            f"{name:11} {r.shape} T={r.threshold} {k:>6} classes  ours {ours_cpu:8.2f} CPU s "
+            f"{name:11} {r.shape} T={r.threshold} {k:>6} classes  "
+            f"ours ({ours_runs[0].kernels}) {ours_cpu:8.2f} CPU s "
             f"(start-up {ours_start.cpu_s:.2f} s, {ours_start.rss_mb:.0f} MB; "
             f"{1000 * ours_net / k:9.2f} ms a class) "
             f"{max(u.rss_mb for u in ours_runs):6.0f} MB, {ours_runs[0].found} boards >= T"
         )
         row = {
             "recipe": name,
+            "kernels": ours_runs[0].kernels,
             "classes": k,
             "ours_cpu_s": ours_cpu,
             "ours_net_ms": 1000 * ours_net / k,
@@ -394,6 +433,16 @@ def main(
                 cpp_startup_rss_mb=their_start.rss_mb,
                 cpp_found=their_runs[0].found,
             )
+        if thread_runs:
+            rss = max(u.rss_mb for u in thread_runs)
+            cpp_mb = f"{row['cpp_rss_mb']:.0f} MB" if "cpp_rss_mb" in row else "not run"
+            line += (
+                f"\n{'':11} boggle prove -j {threads} --backend threading: {rss:.0f} MB peak RSS, "
+                f"{rss / threads:.0f} MB a core (the C++: {cpp_mb} a process), "
+                f"{statistics.median(u.cpu_s for u in thread_runs):.2f} CPU s, "
+                f"{thread_runs[0].found} boards >= T"
+            )
+            row.update(threads=threads, threads_rss_mb=rss, threads_found=thread_runs[0].found)
         typer.echo(line)
         rows_out.append(row)
     typer.echo("JSON " + json.dumps(rows_out))

@@ -98,6 +98,11 @@ def prove(
 
     Example: boggle prove -d enable2k --shape 3x3 --threshold 500 -j 2 -o runs/p3
     """
+    from pipeline import jit
+
+    # before any kernel module is imported: the kernels compiled ahead of time where they are
+    # built (less memory a worker; the same results), else numba's JIT (pipeline.jit)
+    jit.prefer_ahead_of_time()
     from pipeline import render
     from pipeline.lexicon import default_dictionary
     from pipeline.prove import ProveConfig, run_prove

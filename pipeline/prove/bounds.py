@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from pipeline.jit import njit
 from pipeline.lexicon import CompiledLexicon
 from pipeline.prove.tree_build import pack_trie
 from pipeline.solve.kernel import popcount
@@ -212,7 +212,7 @@ def class_sizes(masks):
     sizes = np.ones(k, np.int64)
     for i in range(k):
         for c in range(n):
-            sizes[i] *= np.int64(popcount(masks[i, c]))  # type: ignore[call-arg]  # a numba intrinsic
+            sizes[i] *= np.int64(popcount(masks[i, c]))  # a numba intrinsic
     return sizes
 
 

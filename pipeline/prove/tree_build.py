@@ -27,11 +27,9 @@ from __future__ import annotations
 
 import importlib
 
-import llvmlite.ir as llir
 import numpy as np
-from numba import njit, types
-from numba.extending import intrinsic
 
+from pipeline.jit import intrinsic, njit, types
 from pipeline.solve.kernel import ctz, popcount
 
 LOW32 = np.uint64(0xFFFFFFFF)
@@ -78,6 +76,8 @@ def clz(typingctx, x):
     sig = types.uint64(types.uint64)
 
     def codegen(context, builder, signature, args):
+        import llvmlite.ir as llir  # here: the ahead-of-time mode never imports llvmlite
+
         return builder.ctlz(args[0], llir.Constant(llir.IntType(1), 0))
 
     return sig, codegen

@@ -17,8 +17,8 @@ takes the tree as arrays (:meth:`pipeline.prove.tree.TreeBuilder.preordered`).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from pipeline.jit import njit
 from pipeline.prove.tree_build import FIRST, LETTER_BITS, MAX_POINTS, NEXT, TAG, VAL
 
 #: :func:`tree_branch`'s statuses when the tree's arrays have no room left for lifted nodes and

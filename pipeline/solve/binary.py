@@ -19,10 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit, types
-from numba.typed import Dict
 
 from pipeline.boards import Board
+from pipeline.jit import Dict, njit, types
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
 from pipeline.solve.kernel import grow, new_outputs

@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
 
 from pipeline.boards import Board
+from pipeline.jit import njit
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
 from pipeline.solve.kernel import grow, new_outputs

@@ -12,8 +12,8 @@ keeps the code numba gives it alone (writing them as helpers of one shared walk 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from pipeline.jit import njit
 from pipeline.solve.kernel import (
     FACE_STRIDE,
     ONE,

@@ -22,10 +22,9 @@ index) to count each word once per board. The kernels trust their input: face co
 
 from __future__ import annotations
 
-import llvmlite.ir as llir
 import numpy as np
-from numba import njit, types
-from numba.extending import intrinsic
+
+from pipeline.jit import intrinsic, njit, types
 
 ONE = np.uint64(1)
 TWO = np.uint64(2)
@@ -48,6 +47,8 @@ def ctz(typingctx, x):  # type: ignore[no-untyped-def]
     sig = types.uint64(types.uint64)
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        import llvmlite.ir as llir  # here: the ahead-of-time mode never imports llvmlite
+
         return builder.cttz(args[0], llir.Constant(llir.IntType(1), 1))
 
     return sig, codegen

@@ -11,8 +11,8 @@ dice (with the faces they show).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from pipeline.jit import njit
 from pipeline.solve.score_kernel import cell_scores, score_one
 
 REROLL = 0

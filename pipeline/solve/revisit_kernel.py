@@ -7,8 +7,8 @@ output contract and node records as :mod:`pipeline.solve.kernel`, whose helpers 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from pipeline.jit import njit
 from pipeline.solve.kernel import (
     ONE,
     ZERO,

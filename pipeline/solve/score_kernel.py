@@ -19,8 +19,8 @@ The paths that avoid the cell are then walked once instead of once per face.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from pipeline.jit import njit
 from pipeline.solve.kernel import ALL, ONE, ZERO, ctz, popcount, prepare_masks
 
 

@@ -1,0 +1,171 @@
+"""The compiled kernels' decorators: numba's just-in-time compiler, or the same kernels compiled
+ahead of time into an extension module (``make aot``: :mod:`pipeline.aot`).
+
+A kernel module writes ``from pipeline.jit import njit`` where it would write ``from numba
+import njit``. Which compiler serves a process is decided once, when its first kernel module
+is imported:
+
+* ``jit`` (the default): :func:`njit` is numba's. numba's runtime and LLVM cost a process
+  about 110 MB before any data (docs/performance.md, "Memory per core").
+* ``aot``: asked for by ``BOGGLE_KERNELS=aot`` (``boggle prove`` asks, see
+  :func:`prefer_ahead_of_time`) and granted only when the built module matches the kernel
+  modules' sources byte for byte (:func:`fingerprint`). :func:`njit` then returns the built
+  module's function for each kernel the build exported, and numba is never imported. The
+  exported functions release the GIL like the ``nogil`` kernels do, so threads share one
+  process. A kernel the build did not export (only ever called by other kernels) cannot be
+  called from Python in this mode: it raises :class:`~pipeline.errors.InternalError`.
+
+The module must not import numba itself: that is the memory the ``aot`` mode saves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pipeline import settings
+from pipeline.errors import InternalError
+
+ENV = "BOGGLE_KERNELS"
+#: The built module (an extension module beside this file) and its record (exports, fingerprint).
+AOT_MODULE = "_kernels_aot"
+AOT_RECORD = Path(__file__).with_name("_kernels_aot.json")
+PACKAGE_ROOT = Path(__file__).parent
+
+_mode: str | None = None
+_why: str = ""
+_exports: dict[str, list[str]] = {}
+_built: Any = None
+
+
+def kernel_sources() -> list[Path]:
+    """Every module of the package that defines kernels (it imports this module's decorators)."""
+    found = []
+    for path in sorted(PACKAGE_ROOT.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "from pipeline.jit import" in text and path.name != "aot.py":
+            found.append(path)
+    return found
+
+
+def fingerprint(paths: list[Path]) -> dict[str, str]:
+    """Each kernel module's path (relative to the package) and the SHA-256 of its bytes."""
+    return {
+        str(p.relative_to(PACKAGE_ROOT)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(paths)
+    }
+
+
+def built_state() -> tuple[bool, str]:
+    """(whether the ahead-of-time module is built and matches the sources, why not)."""
+    if not AOT_RECORD.is_file():
+        return False, "not built (make aot)"
+    try:
+        record = json.loads(AOT_RECORD.read_text(encoding="utf-8"))
+        recorded = record["sources"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False, f"{AOT_RECORD.name} unreadable (make aot)"
+    if fingerprint(kernel_sources()) != recorded:
+        return False, "built from other kernel sources (make aot)"
+    if importlib.util.find_spec(f"pipeline.{AOT_MODULE}") is None:
+        return False, "its extension module is missing (make aot)"
+    return True, ""
+
+
+def prefer_ahead_of_time() -> None:
+    """Ask for the ``aot`` mode in this process and its child processes, unless the
+    environment already says which (``BOGGLE_KERNELS``): a command whose kernels the build
+    covers (``boggle prove``) calls this before importing any kernel module."""
+    settings.export(ENV, "aot", replace=False)
+
+
+def mode() -> str:
+    """``jit`` or ``aot``, decided at the first call in a process (see the module's docstring)."""
+    global _mode, _why, _exports, _built
+    if _mode is None:
+        if settings.get().kernels == "aot":
+            ok, _why = built_state()
+            if ok:
+                _exports = json.loads(AOT_RECORD.read_text(encoding="utf-8"))["exports"]
+                _built = importlib.import_module(f"pipeline.{AOT_MODULE}")
+        _mode = "aot" if _built is not None else "jit"
+    return _mode
+
+
+def why_not_ahead_of_time() -> str:
+    """Why a process that asked for ``aot`` runs ``jit`` ("" when it did not ask, or got it)."""
+    return _why
+
+
+class NotExported:
+    """A kernel the ahead-of-time build did not export: only callable from other kernels."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.py_func = func
+        self.key = f"{func.__module__}.{func.__qualname__}"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise InternalError(
+            f"{self.key} was not compiled ahead of time; re-run with {ENV}=jit, or add a run "
+            "that calls it to pipeline/aot.py and run make aot"
+        )
+
+
+def _exported(func: Callable[..., Any]) -> Callable[..., Any]:
+    key = f"{func.__module__}.{func.__qualname__}"
+    symbols = _exports.get(key)
+    if not symbols:
+        return NotExported(func)
+    variants = [getattr(_built, s) for s in symbols]
+    if len(variants) == 1:
+        return variants[0]
+
+    def call(*args: Any) -> Any:
+        for variant in variants:
+            try:
+                return variant(*args)
+            except TypeError:  # its argument types are another export's
+                continue
+        raise InternalError(f"{key}: no ahead-of-time signature takes these arguments; re-run with {ENV}=jit")
+
+    call.__name__ = func.__name__
+    return call
+
+
+def njit(*args: Any, **options: Any) -> Any:
+    """numba's ``njit`` (the ``jit`` mode), or the built module's export of the kernel."""
+    if mode() == "jit":
+        import numba
+
+        return numba.njit(*args, **options)
+    if args and callable(args[0]):
+        return _exported(args[0])
+    return _exported
+
+
+def intrinsic(func: Callable[..., Any]) -> Any:
+    """numba's ``intrinsic``; in the ``aot`` mode the function itself (only kernels use it)."""
+    if mode() == "jit":
+        from numba.extending import intrinsic as numba_intrinsic
+
+        return numba_intrinsic(func)
+    return func
+
+
+def __getattr__(name: str) -> Any:
+    """``types`` and ``Dict``, numba's, for the kernels that name them (placeholders in ``aot``)."""
+    if name not in ("types", "Dict"):
+        raise AttributeError(name)
+    if mode() == "aot":
+        return None
+    if name == "types":
+        from numba import types
+
+        return types
+    from numba.typed import Dict
+
+    return Dict

@@ -1,0 +1,179 @@
+"""The kernels compiled ahead of time (pipeline.aot, pipeline.jit): taken only while they match
+the sources, the same certificate as numba's JIT, numba never imported, the GIL released."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import jit
+from pipeline.errors import InternalError
+from tests.conftest import REPO, boggle_command, job_environment, need_data
+
+#: Runs ``boggle`` in this interpreter, then says which kernels it used and what it imported.
+REPORTING = """
+import runpy, sys
+sys.argv = ["boggle", *sys.argv[1:]]
+try:
+    runpy.run_module("pipeline.cli", run_name="__main__")
+finally:
+    from pipeline import jit
+    seen = {m: m in sys.modules for m in ("numba", "llvmlite")}
+    sys.stderr.write(f"KERNELS {jit.mode()} numba={seen['numba']} llvmlite={seen['llvmlite']}\\n")
+"""
+
+
+def need_built() -> None:
+    ok, why = jit.built_state()
+    need_data(ok, f"the ahead-of-time kernels: {why}")
+
+
+def test_the_fingerprint_follows_every_byte_of_the_kernel_modules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sources = jit.kernel_sources()
+    names = {str(p.relative_to(jit.PACKAGE_ROOT)) for p in sources}
+    assert {"prove/tree_build.py", "prove/tree_eval.py", "prove/bounds.py", "solve/drive.py"} <= names
+    assert "aot.py" not in names and "cli/proving.py" not in names  # only modules with kernels
+    assert jit.fingerprint(sources) == jit.fingerprint(list(reversed(sources)))  # stable
+    monkeypatch.setattr(jit, "PACKAGE_ROOT", tmp_path)
+    copy = tmp_path / "k.py"
+    copy.write_bytes(sources[0].read_bytes())
+    before = jit.fingerprint([copy])
+    copy.write_bytes(copy.read_bytes() + b"\n")
+    assert jit.fingerprint([copy]) != before
+
+
+def test_a_stale_or_missing_build_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    record = tmp_path / "_kernels_aot.json"
+    monkeypatch.setattr(jit, "AOT_RECORD", record)
+    assert jit.built_state() == (False, "not built (make aot)")
+    record.write_text("{not json")
+    assert jit.built_state() == (False, "_kernels_aot.json unreadable (make aot)")
+    current = jit.fingerprint(jit.kernel_sources())
+    stale = dict(current, **{"prove/tree_build.py": "0" * 64})
+    record.write_text(json.dumps({"exports": {}, "sources": stale}))
+    assert jit.built_state() == (False, "built from other kernel sources (make aot)")
+    record.write_text(json.dumps({"exports": {}, "sources": {**current, "gone.py": "0" * 64}}))
+    assert jit.built_state()[0] is False  # a kernel module removed since the build
+    record.write_text(json.dumps({"exports": {}, "sources": current}))
+    ok, why = jit.built_state()
+    assert ok == (jit.importlib.util.find_spec(f"pipeline.{jit.AOT_MODULE}") is not None)
+    assert why in ("", "its extension module is missing (make aot)")
+
+
+def test_a_kernel_not_exported_says_so() -> None:
+    def helper(x: int) -> int:
+        return x
+
+    stub = jit.NotExported(helper)
+    with pytest.raises(
+        InternalError, match=r"helper was not compiled ahead of time; re-run with BOGGLE_KERNELS=jit"
+    ):
+        stub(1)
+
+
+def prove(out: Path, kernels: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = job_environment()
+    if kernels != "default":
+        env[jit.ENV] = kernels
+    return subprocess.run(
+        [sys.executable, "-c", REPORTING, *boggle_command("prove")[3:], *extra, "-q", "-o", str(out)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def certificate(out: Path) -> list[dict[str, object]]:
+    rows = []
+    for part in sorted(out.glob("part-*.parquet")):
+        rows += pq.read_table(part).drop_columns(["seconds"]).to_pylist()
+    return sorted(rows, key=lambda r: int(r["class_id"]))  # type: ignore[call-overload]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    "args",
+    [
+        (
+            "--shape",
+            "3x3",
+            "--threshold",
+            "500",
+            "--classes",
+            "bdfgjqvwxz aeiou lnrsy chkmpt",
+            "--limit-classes",
+            "300",
+        ),
+        ("--shape", "3x3", "--threshold", "400", "--bound", "sumax", "--limit-classes", "60"),
+        ("--shape", "3x4", "--threshold", "1500", "--limit-classes", "12"),
+    ],
+    ids=["3x3-4", "3x3-sumax", "3x4-corner"],
+)
+def test_prove_takes_the_built_kernels_and_writes_the_jits_certificate(
+    args: tuple[str, ...], enable2k_path: str, tmp_path: Path
+) -> None:
+    """``boggle prove`` (no environment set) runs on the built module in threads, never imports
+    numba, and writes the certificate the JIT writes (every column but the seconds)."""
+    need_built()
+    common = ("-d", enable2k_path, *args, "--sample-seed", "3", "-j", "2", "--backend", "threading")
+    built = prove(tmp_path / "aot", "default", *common)
+    assert built.returncode == 0, built.stderr
+    assert "KERNELS aot numba=False llvmlite=False" in built.stderr
+    numba = prove(tmp_path / "jit", "jit", *common)
+    assert numba.returncode == 0, numba.stderr
+    assert "KERNELS jit numba=True" in numba.stderr
+    assert built.stdout == numba.stdout  # the BEST line
+    rows = certificate(tmp_path / "aot")
+    assert rows and rows == certificate(tmp_path / "jit")
+
+
+@pytest.mark.integration
+def test_a_stale_build_falls_back_to_the_jit(enable2k_path: str, tmp_path: Path) -> None:
+    """An edited kernel module: the built module no longer matches it and is not taken."""
+    need_built()
+    env = job_environment() | {jit.ENV: "aot"}
+    code = (
+        "from pipeline import jit; jit.fingerprint = lambda paths: {}; "
+        "import pipeline.prove.tree_eval; print(jit.mode(), jit.why_not_ahead_of_time())"
+    )
+    shown = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True)
+    assert shown.stdout.strip() == "jit built from other kernel sources (make aot)", shown.stderr
+
+
+@pytest.mark.integration
+def test_an_exported_kernel_lets_other_threads_run() -> None:
+    """The exports' wrappers release the GIL (pycc's own do not, numba issue #6382): a Python
+    thread counts while another thread is inside a long kernel call."""
+    need_built()
+    code = """
+import threading, time, numpy as np
+from pipeline import jit
+assert jit.mode() == "aot"
+from pipeline.prove.bounds import class_sizes
+masks = np.full((200_000, 16), 3, np.uint64)
+calls, stamps = [], []
+def work():
+    for _ in range(50):
+        t0 = time.perf_counter()
+        class_sizes(masks)
+        calls.append((t0, time.perf_counter()))
+t = threading.Thread(target=work)
+t.start()
+while t.is_alive():
+    stamps.append(time.perf_counter())
+stamps = np.array(stamps)
+print(sum(int(((stamps > a) & (stamps < b)).sum()) for a, b in calls))
+"""
+    env = job_environment() | {jit.ENV: "aot"}
+    shown = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    assert int(shown.stdout) > 1000, shown.stdout
