@@ -288,6 +288,13 @@ def test_the_cpp_costs_resume_and_compare_with_ours(tiny_dict: str, tmp_path: Pa
     assert f"the C++ {len(ids) + 4:,.1f} (with its start-up)" in shown.output
     shown = runner.invoke(S.app, [*both[:2], str(proof), *both[2:]])  # the same folder twice: no change
     assert f"{len(ids)} classes proved by both" in shown.output
+    # a session window on ours: the proof's one session is inside the first, outside the second
+    shown = runner.invoke(S.app, [*both, "--since", "2026-01-01"])
+    assert f"{len(ids)} classes proved by both" in shown.output, shown.output
+    shown = runner.invoke(S.app, [*both, "--before", "2026-01-01"])
+    assert shown.exit_code == 2 and "no part of a session in the window" in re.sub(
+        r"[\s│]+", " ", shown.output
+    )
     # the C++'s CPU adding up to nothing (its start-up taken off): refused, not a division by 0
     costs.write_text(costs.read_text().replace('"startup_s": 0.0', '"startup_s": 1.0'))
     shown = runner.invoke(S.app, ["compare", str(proof), "--cpp", str(costs), "--design", str(design)])

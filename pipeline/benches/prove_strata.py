@@ -312,13 +312,17 @@ def compare_cmd(
     ] = None,
     net: Annotated[bool, typer.Option(help="Take the C++'s start-up off each class's CPU.")] = True,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    since: Annotated[
+        str | None, typer.Option(help=SINCE_HELP + " Ours; the C++'s lines are taken as given.")
+    ] = None,
+    before: Annotated[str | None, typer.Option(help=BEFORE_HELP + " Ours.")] = None,
 ) -> None:
     """Ours / C++ CPU on the classes both have proved.
 
     A pair is like for like only when both provers measured it on one machine (a CPU-second is
     worth more on one day's shared machine than another's): give the classes proved again where
     the other prover ran as later folders / files, and they replace the first measurements."""
-    ids, seconds = measured(proofs)
+    ids, seconds = measured(proofs, _instant(since, "--since"), _instant(before, "--before"))
     done: dict[int, dict[str, Any]] = {}
     for path in cpp:
         done.update(cpp_costs(path))
