@@ -440,7 +440,7 @@ def main(
                 f"\n{'':11} boggle prove -j {threads} --backend threading: {rss:.0f} MB peak RSS, "
                 f"{rss / threads:.0f} MB a core (the C++: {cpp_mb} a process), "
                 f"{statistics.median(u.cpu_s for u in thread_runs):.2f} CPU s, "
-                f"{thread_runs[0].found} boards >= T"
+                f"{thread_runs[0].found} distinct boards >= T (above: finds over the classes)"
             )
             row.update(threads=threads, threads_rss_mb=rss, threads_found=thread_runs[0].found)
         typer.echo(line)
