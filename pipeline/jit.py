@@ -44,11 +44,12 @@ _built: Any = None
 
 
 def kernel_sources() -> list[Path]:
-    """Every module of the package that defines kernels (it imports this module's decorators)."""
+    """Every module of the package that defines kernels (it imports this module's decorators;
+    not this module or the build's, which compile nothing themselves)."""
     found = []
     for path in sorted(PACKAGE_ROOT.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
-        if "from pipeline.jit import" in text and path.name != "aot.py":
+        if "from pipeline.jit import" in text and path.name not in ("aot.py", "jit.py"):
             found.append(path)
     return found
 
@@ -90,8 +91,11 @@ def mode() -> str:
         if settings.get().kernels == "aot":
             ok, _why = built_state()
             if ok:
-                _exports = json.loads(AOT_RECORD.read_text(encoding="utf-8"))["exports"]
-                _built = importlib.import_module(f"pipeline.{AOT_MODULE}")
+                try:  # e.g. numpy upgraded since the build: the module may no longer load
+                    _built = importlib.import_module(f"pipeline.{AOT_MODULE}")
+                    _exports = json.loads(AOT_RECORD.read_text(encoding="utf-8"))["exports"]
+                except (ImportError, OSError, ValueError, KeyError) as exc:
+                    _built, _why = None, f"its extension module does not load ({exc}; make aot)"
         _mode = "aot" if _built is not None else "jit"
     return _mode
 
