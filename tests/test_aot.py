@@ -177,3 +177,20 @@ print(sum(int(((stamps > a) & (stamps < b)).sum()) for a, b in calls))
     shown = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
     assert int(shown.stdout) > 1000, shown.stdout
+
+
+def test_a_module_that_does_not_load_leaves_the_jit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Built for another numpy, say: the import fails, and the process runs the JIT, saying why."""
+    for name, value in (("_mode", None), ("_why", ""), ("_built", None), ("_exports", {})):
+        monkeypatch.setattr(jit, name, value)  # undone after the test: this process stays jit
+    monkeypatch.setattr(jit.settings, "get", lambda: type("S", (), {"kernels": "aot"})())
+    monkeypatch.setattr(jit, "built_state", lambda: (True, ""))
+
+    def broken(name: str) -> None:
+        raise ImportError("numpy.core.multiarray failed to import")
+
+    monkeypatch.setattr(jit.importlib, "import_module", broken)
+    assert jit.mode() == "jit"
+    assert jit.why_not_ahead_of_time() == (
+        "its extension module does not load (numpy.core.multiarray failed to import; make aot)"
+    )
