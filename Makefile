@@ -24,7 +24,7 @@ lexicon:  ## install Debian's tanglet-data (14 more languages) where apt and roo
 	  echo "note: tanglet-data (tanglet:<lang> word lists) not installed: needs apt and root; the embedded enable2k is the default"; \
 	fi
 
-aot:  ## compile the prove command's kernels ahead of time (pipeline/_kernels_aot*.so, about a minute; needs a C compiler): about 110 MB less a process, see docs/performance.md; without it boggle uses numba's JIT
+aot: $(VENV)/.installed  ## compile the prove command's kernels ahead of time (pipeline/_kernels_aot*.so, about a minute; needs a C compiler): about 110 MB less a process, see docs/performance.md; without it boggle uses numba's JIT
 	@$(PY) -m pipeline.aot --if-stale || echo "note: boggle prove keeps numba's JIT (more memory, the same results)"
 
 # the default suite runs on this many pytest-xdist processes (the integration and slow checks
