@@ -27,7 +27,9 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import typer
 
 from pipeline import jit, settings
 
@@ -148,23 +150,31 @@ def build(dictionary: str = "enable2k", cpu: str | None = None) -> dict[str, Any
     return record
 
 
-def main() -> None:
-    if "--if-stale" in sys.argv[1:] and jit.built_state()[0]:
-        sys.stderr.write(f"aot: pipeline/{jit.AOT_MODULE}*.so is up to date\n")
+def main(
+    if_stale: Annotated[
+        bool, typer.Option(help="Only when the sources changed since the last build.")
+    ] = False,
+    cpu: Annotated[
+        str | None, typer.Option(help="LLVM CPU name (default: x86-64-v2 on x86-64, else host).")
+    ] = None,
+) -> None:
+    """Compile the prove command's kernels ahead of time into pipeline/_kernels_aot*.so."""
+    if if_stale and jit.built_state()[0]:
+        typer.echo(f"aot: pipeline/{jit.AOT_MODULE}*.so is up to date", err=True)
         return
     settings.export(jit.ENV, "jit")
-    cpu = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--cpu=")), None)
     try:
         record = build(cpu=cpu)
     except Exception as exc:  # a build tool: one line, and the JIT stays in use
-        sys.stderr.write(f"aot: not built ({type(exc).__name__}: {exc}); boggle keeps numba's JIT\n")
-        raise SystemExit(1) from None
+        typer.echo(f"aot: not built ({type(exc).__name__}: {exc}); boggle keeps numba's JIT", err=True)
+        raise typer.Exit(1) from None
     n = sum(len(v) for v in record["exports"].values())
-    sys.stderr.write(
+    typer.echo(
         f"aot: {n} kernel entry points of {len(record['sources'])} modules compiled ahead of time "
-        f"for {record['cpu']} in {record['seconds']} s -> pipeline/{jit.AOT_MODULE}*.so\n"
+        f"for {record['cpu']} in {record['seconds']} s -> pipeline/{jit.AOT_MODULE}*.so",
+        err=True,
     )
 
 
 if __name__ == "__main__":
-    main()
+    typer.run(main)

@@ -191,8 +191,7 @@ def test_measurements_merge_later_folders_first_and_keep_a_session_window(tmp_pa
     _part(b, 0, [2], [4.0], session="2026-12-05T15:50:00+00:00")
 
     def got(*args: object) -> dict[int, float]:
-        ids, seconds = S.measured(*args)  # type: ignore[arg-type]
-        return dict(zip(ids.tolist(), seconds.tolist(), strict=True))
+        return S.measured(*args)  # type: ignore[arg-type]
 
     assert got([a]) == {1: 1.0, 2: 1.0, 3: 2.0, 4: 6.0, 5: 7.0}
     assert got([a, b]) == {1: 1.0, 2: 4.0, 3: 2.0, 4: 6.0, 5: 7.0}

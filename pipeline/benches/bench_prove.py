@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pipeline import settings
+from pipeline import jit, settings
 from pipeline.prove.anchor import Usage, anchor_built, cpp_ids, cpp_prove, measure
 from pipeline.prove.search import ENUMERATE_MAX
 from pipeline.prove.tree import LIFT_KEEP, LIFT_RATIO
@@ -224,7 +224,7 @@ def _ours(
     ]
     # the kernels `boggle prove` takes (built ahead of time where they are), unless the
     # environment says which (pipeline.jit)
-    env = {"BOGGLE_KERNELS": "aot", **os.environ}  # child-env: the worker runs as `boggle prove` does
+    env = {jit.ENV: "aot", **os.environ}  # child-env: the worker runs as `boggle prove` does
     usage, text = measure(cmd, Path.cwd(), env)
     record = json.loads(text.strip().splitlines()[-1])
     usage.found, usage.kernels = int(record["found"]), record["kernels"]
@@ -281,7 +281,6 @@ def _worker(
 
     import numpy as np
 
-    from pipeline import jit
     from pipeline.boards import geometry
     from pipeline.prove.config import CHUNK_SIZE
     from pipeline.prove.tree import TreeProver

@@ -144,10 +144,10 @@ def _instant(text: str | None, flag: str) -> datetime | None:
 
 def measured(
     proofs: list[Path], since: datetime | None = None, before: datetime | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each class's id and CPU seconds over ``proofs`` (see :func:`class_costs` for the session
-    window), a later folder's measurement of a class replacing an earlier one's: a class proved
-    again where the other prover ran, so that a pair is measured on one machine."""
+) -> dict[int, float]:
+    """Each class's CPU seconds by its id over ``proofs`` (see :func:`class_costs` for the
+    session window), a later folder's measurement of a class replacing an earlier one's: a class
+    proved again where the other prover ran, so that a pair is measured on one machine."""
     costs: dict[int, float] = {}
     for proof in proofs:
         ids, seconds, _, _ = class_costs(proof, since, before)
@@ -155,7 +155,7 @@ def measured(
     if not costs:
         names = ", ".join(map(str, proofs))
         raise typer.BadParameter(f"{names}: no part of a session in the window --since / --before")
-    return np.array(list(costs), np.int64), np.array(list(costs.values()), np.float64)
+    return costs
 
 
 SINCE_HELP = "Only the parts of sessions started at or after this UTC date-time (one machine's)."
@@ -187,7 +187,8 @@ def estimate_cmd(
     for the classes of a session window (``--since`` / ``--before``) when the sessions' share
     of the classes did not depend on their cost."""
     record = json.loads(design_file.read_text())
-    ids, seconds = measured(proofs, _instant(since, "--since"), _instant(before, "--before"))
+    costs = measured(proofs, _instant(since, "--since"), _instant(before, "--before"))
+    ids, seconds = np.array(list(costs), np.int64), np.array(list(costs.values()), np.float64)
     proof = ", ".join(map(str, proofs))
     stratum = dict(zip(record["class_ids"], record["strata"], strict=True))
     done = set(ids.tolist())
@@ -322,11 +323,10 @@ def compare_cmd(
     A pair is like for like only when both provers measured it on one machine (a CPU-second is
     worth more on one day's shared machine than another's): give the classes proved again where
     the other prover ran as later folders / files, and they replace the first measurements."""
-    ids, seconds = measured(proofs, _instant(since, "--since"), _instant(before, "--before"))
+    mine = measured(proofs, _instant(since, "--since"), _instant(before, "--before"))
     done: dict[int, dict[str, Any]] = {}
     for path in cpp:
         done.update(cpp_costs(path))
-    mine = {int(i): float(s) for i, s in zip(ids, seconds, strict=True)}
     both = [i for i in mine if i in done]
     proof = ", ".join(map(str, proofs))
     costs = ", ".join(map(str, cpp))

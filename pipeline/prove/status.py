@@ -287,9 +287,8 @@ def class_costs(
     ids, chunks = [np.zeros(0, np.int64)], [np.zeros(0)]
     scaled = kept = 0
     for p in parts:
-        meta = pq.read_schema(p).metadata or {}
         if windowed:
-            session = meta.get(META_SESSION.encode())
+            session = (pq.read_schema(p).metadata or {}).get(META_SESSION.encode())
             if session is None:
                 continue
             started = datetime.fromisoformat(session.decode())
@@ -298,7 +297,7 @@ def class_costs(
         kept += 1
         table = pq.read_table(p, columns=["class_id", "seconds"])
         wall = table.column("seconds").to_numpy()
-        cpu = meta.get(META_CPU.encode())
+        cpu = (table.schema.metadata or {}).get(META_CPU.encode())
         if cpu is not None and wall.sum() > 0:
             wall = wall * (float(cpu) / wall.sum())
             scaled += 1
