@@ -25,6 +25,7 @@ from pipeline.dice import (
     is_dice_file,
     load_dice_set,
     read_dice_file,
+    roll_dice_layout,
 )
 from pipeline.errors import BoggleError, ConfigError, InternalError
 from pipeline.tanglet import TANGLET_PREFIX
@@ -169,6 +170,22 @@ def generate_chunk(
     """The boards of one chunk: int8 [chunk.count, rows*cols] encoded for ``alphabet``."""
     rng = np.random.default_rng(chunk_seed(seed, chunk.chunk))
     return generate_boards(dice, alphabet, rng, chunk.count, rows, cols)
+
+
+def generate_chunk_layout(
+    dice: str | DiceSet, alphabet: Alphabet, seed: int, chunk: GenerateChunk, rows: int, cols: int
+) -> tuple[np.ndarray, tuple[DiceSet, np.ndarray, np.ndarray] | None]:
+    """:func:`generate_chunk`'s boards (the same draws), with the dice behind them: the set, the
+    die on each cell and the side each shows (None for the letter generators, which roll no
+    dice). What a worker records so the analysis need not re-roll the chunk."""
+    if isinstance(dice, str) and dice in GENERATORS:
+        return generate_chunk(dice, alphabet, seed, chunk, rows, cols), None
+    d = dice if isinstance(dice, DiceSet) else load_dice_set(dice, rows, cols)
+    if (d.rows, d.cols) != (rows, cols):
+        raise BoggleError(f"dice set {dice!r} is for {d.rows}x{d.cols} boards, not {rows}x{cols}")
+    rng = np.random.default_rng(chunk_seed(seed, chunk.chunk))
+    order, side = roll_dice_layout(d, rng, chunk.count)
+    return d.face_table(alphabet)[order, side], (d, order, side)
 
 
 def iter_generated(

@@ -36,3 +36,7 @@ bench-algorithms:  ## trie vs word-driven DP vs binary search: 4x4, 6x6, 100x100
 .PHONY: bench-pipeline
 bench-pipeline:  ## batch pipeline: 1M new-dice boards end to end vs the kernel (alternating rounds), 1 vs 2 processes, memory
 	$(PY) -m pipeline.benches.bench_pipeline --dictionary $(ENABLE2K) --count 1000000 --jobs 2 --no-words
+
+.PHONY: bench-analyze
+bench-analyze:  ## boggle analyze beside boggle run: 100k and 1M boards with word lists, 10M without; CPU, peak memory, ratios; then 20/60/200 small runs in one report
+	$(PY) -m pipeline.benches.bench_analyze --dictionary $(ENABLE2K)

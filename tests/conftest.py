@@ -526,3 +526,17 @@ def make_inputs(tmp_path: Path) -> list[Path]:
     b = tmp_path / "more.csv"
     b.write_text("board,n\nqqqqqqqqqqqqqqqq,1\n[th]aaaaaaaaaaaaaaa,2\n,3\n", encoding="utf-8")
     return [a, b]
+
+
+def gathered(runs: Any, spec: Any = None) -> Any:
+    """The analysis's statistics of finished runs (paths or RunInfos), gathered part by part as
+    ``boggle analyze`` does (:func:`pipeline.analyze.gather.gather`)."""
+    from pipeline.analyze import load_runs
+    from pipeline.analyze.gather import gather
+    from pipeline.analyze.runs import RunInfo
+    from pipeline.stats import StatsSpec
+
+    infos = [r for r in runs if isinstance(r, RunInfo)]
+    if len(infos) != len(runs):
+        infos = load_runs(list(runs))
+    return gather(infos, spec or StatsSpec())

@@ -21,13 +21,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from pipeline.analyze import analyze_runs, connect, default_out_dir, load_run, load_runs, stats
+from pipeline.analyze import analyze_runs, default_out_dir, load_run, load_runs, stats
 from pipeline.boards import Board, format_compact, parse_compact
 from pipeline.cli import app
 from pipeline.errors import BoggleError, DamagedRunError
+from pipeline.stats import StatsSpec
 from pipeline.store.parts import PartInfo, write_part
 from pipeline.store.schema import parquet_metadata
-from tests.conftest import ALPHA, BETA, make_rows, write_manifest, write_run
+from tests.conftest import ALPHA, BETA, gathered, make_rows, write_manifest, write_run
 
 
 def reseal(run_dir: Path, edit: Any) -> None:
@@ -63,8 +64,8 @@ def one(df: pd.DataFrame, **where: Any) -> dict[str, Any]:
 
 
 def test_summary_numbers_of_a_known_run(alpha: Path) -> None:
-    with connect([load_run(alpha)]) as con:
-        s = stats.summary(con)
+    g = gathered([alpha])
+    s = stats.summary(g)
     assert len(s) == 1  # one source: no "(all)" row
     r = one(s, run="alpha", source="new")
     assert r["boards"] == 5
@@ -91,36 +92,55 @@ def test_summary_numbers_of_a_known_run(alpha: Path) -> None:
 def test_summary_agrees_with_numpy(alpha: Path) -> None:
     """The SQL quantile and std conventions are numpy's default (linear, ddof=1)."""
     scores = np.array([1, 2, 3, 4, 10])
-    with connect([load_run(alpha)]) as con:
-        r = stats.summary(con).iloc[0]
+    g = gathered([alpha])
+    r = stats.summary(g).iloc[0]
     assert r["score_p10"] == pytest.approx(np.percentile(scores, 10))
     assert r["score_p90"] == pytest.approx(np.percentile(scores, 90))
     assert r["score_std"] == pytest.approx(np.std(scores, ddof=1))
 
 
-@pytest.mark.slow
 @settings(deadline=None, max_examples=40)
-@given(st.lists(st.integers(0, 3000), min_size=2, max_size=300), st.randoms(use_true_random=False))
-def test_summary_std_is_exact_whatever_the_row_order(scores: list[int], rnd: Any) -> None:
-    """The same rows in another order (as a run read from S3 instead of disk) give the same bits:
-    the sample std comes from exact integer sums, rounded once, not from a running update."""
-    import duckdb
+@given(
+    st.lists(st.integers(0, 3000), min_size=2, max_size=300),
+    st.integers(1, 7),
+    st.randoms(use_true_random=False),
+)
+def test_summary_std_is_exact_whatever_the_parts_and_their_order(
+    scores: list[int], parts: int, rnd: Any
+) -> None:
+    """The same boards split into other parts, merged in another order (a run read from S3
+    instead of disk, or resumed) give the same bits: the sample std comes from exact integer
+    sums, rounded once, not from a running update."""
+    import pyarrow as pa
 
-    def std(order: list[int]) -> float:
-        n = len(order)
-        df = pd.DataFrame(
-            {"run": "r", "source": "s", "score": order, "n_words": order, "dead_cells": 0, "max_word_len": 3}
-        )
-        with duckdb.connect() as con:
-            con.execute("SET threads = 4")
-            con.register("boards_df", pd.concat([df] * 40, ignore_index=True) if n < 50 else df)
-            con.execute("CREATE VIEW boards AS SELECT * FROM boards_df")
-            con.execute("CREATE TABLE run_order AS SELECT 'r' AS run, 0 AS idx")
-            return float(stats.summary(con).iloc[0]["score_std"])
+    from pipeline.stats import StatsSpec, merge, part_stats
 
-    reps = 40 if len(scores) < 50 else 1
-    x = scores * reps
-    n, s1, s2 = len(x), sum(x), sum(v * v for v in x)
+    def part(chunk: int, xs: list[int]) -> Any:
+        n = len(xs)
+        cols: dict[str, Any] = {
+            "board_id": np.arange(n, dtype=np.int64),
+            "board": ["abcd"] * n,
+            "rows": np.full(n, 2, np.int16),
+            "cols": np.full(n, 2, np.int16),
+            "source": ["s"] * n,
+            "score": np.array(xs, np.int32),
+            "n_words": np.array(xs, np.int32),
+            "longest_word": ["cat"] * n,
+            "max_word_len": np.full(n, 3, np.int16),
+            "dead_cells": np.zeros(n, np.int16),
+            "words_len_3": np.zeros(n, np.int32),
+            "points_len_3": np.zeros(n, np.int32),
+        }
+        return part_stats(pa.table(cols), tag="t", chunk=chunk, bins=["3"])
+
+    def std(xs: list[int]) -> float:
+        cut = sorted(rnd.sample(range(1, len(xs)), min(parts, len(xs)) - 1))
+        pieces = [xs[a:b] for a, b in zip([0, *cut], [*cut, len(xs)], strict=True)]
+        merged = [part(i, p) for i, p in enumerate(pieces)]
+        rnd.shuffle(merged)
+        return stats.Moments.of(*merge(merged, StatsSpec()).value_counts("score")).std
+
+    n, s1, s2 = len(scores), sum(scores), sum(v * v for v in scores)
     want = math.sqrt(float(n * s2 - s1 * s1) / float(n * (n - 1)))
     shuffled = list(scores)
     rnd.shuffle(shuffled)
@@ -136,10 +156,10 @@ def test_quantiles_from_counts_equal_numpy_percentile(sample: list[int], q: floa
 
 
 def test_by_length_longest_and_top_boards(alpha: Path) -> None:
-    with connect([load_run(alpha)]) as con:
-        bl = stats.by_length(con)
-        lw = stats.longest_words(con)
-        top = stats.top_boards(con, 2)
+    g = gathered([alpha])
+    bl = stats.by_length(g)
+    lw = stats.longest_words(g)
+    top = stats.top_boards(g, 2)
     assert list(bl["length"]) == ["3", "4", "5", "6", "7", "8", "9+"]
     r3, r4, r5 = (one(bl, length=k) for k in ("3", "4", "5"))
     assert (r3["words_total"], r3["points_total"]) == (13, 13)
@@ -161,23 +181,23 @@ def test_top_boards_break_ties_by_board_id(tmp_path: Path) -> None:
     boards[4]["words"] = ["acute"]  # also 2 points
     boards[6]["words"] = ["acute", "cat"]  # the best, 3 points
     run = write_run(tmp_path / "ties", [dict(b, board=b["board"] * 4) for b in boards], chunk_size=2)
-    with connect([load_run(run)]) as con:
-        top = stats.top_boards(con, 4)
+    g = gathered([run])
+    top = stats.top_boards(g, 4)
     assert list(top["board_id"]) == [6, 0, 1, 2]
     assert list(top["rank"]) == [1, 2, 3, 4]
 
 
 def test_frequent_words_share_of_boards(alpha: Path) -> None:
-    with connect([load_run(alpha)]) as con:
-        fw = stats.frequent_words(con, 3)
+    g = gathered([alpha])
+    fw = stats.frequent_words(g, 3)
     assert list(fw["word"]) == ["cat", "eat", "acute"]  # ties by word
     assert list(fw["boards"]) == [2, 2, 1]
     assert list(fw["share"]) == pytest.approx([0.4, 0.4, 0.2])
 
 
 def test_face_effects_exact(alpha: Path) -> None:
-    with connect([load_run(alpha)]) as con:
-        fe = stats.face_effects(con)
+    g = gathered([alpha])
+    fe = stats.face_effects(g)
     a = one(fe, face="a")  # on boards scoring 1, 3, 4; not on 2, 10
     assert a["boards_with"] == 3 and a["boards_without"] == 2
     assert a["mean_score_with"] == pytest.approx(8 / 3)
@@ -192,25 +212,27 @@ def test_face_effects_exact(alpha: Path) -> None:
     assert fe.iloc[0]["face"] == "th"  # the strongest positive effect first
 
 
-def test_face_parsing_in_sql_matches_the_compact_notation() -> None:
-    """Boards as the store writes them (format_compact) parse back to their faces in SQL."""
+def test_face_decoding_matches_the_compact_notation() -> None:
+    """Boards as the store writes them (format_compact) decode back to their faces, cell by
+    cell, from an Arrow column (the statistics' parser) as parse_compact reads them."""
+    import pyarrow as pa
+
+    from pipeline.stats import BLANK_FACE, decode_column
+
     rng = np.random.default_rng(5)
     faces = ["a", "b", "qu", "", "th", "q", "ż", "é", "·l", "in", "ss", "ĳ"]
     boards = [Board(3, 3, tuple(str(f) for f in rng.choice(faces, size=9))) for _ in range(300)]
     texts = [format_compact(b) for b in boards]
-    with connect([]) as con:
-        got = stats.board_faces(con, texts)
-    for board, text, parsed in zip(boards, texts, got, strict=True):
-        assert sorted(parsed) == sorted(set(board.faces) - {""}), text
-        assert parse_compact(text, (3, 3)) == board
+    for column in (pa.array(texts), pa.array([t for t in texts if t.isascii() and "[" not in t])):
+        names, codes = decode_column(column, 3, 3)
+        for text, row in zip(column.to_pylist(), codes, strict=True):
+            want = parse_compact(text, (3, 3)).faces
+            assert [names[c] for c in row] == [BLANK_FACE if f == "" else f for f in want], text
 
 
-def test_face_effects_match_parse_compact_on_mixed_boards(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Single-character boards (fast substring path) and bracketed ones (token path) together,
-    with characters the candidate sample misses, agree with a board-by-board reference."""
-    monkeypatch.setattr("pipeline.analyze.faces.FACE_SAMPLE", 1)
+def test_face_effects_match_parse_compact_on_mixed_boards(tmp_path: Path) -> None:
+    """Single-character boards (the byte-buffer path) and bracketed ones (the parser's path)
+    together, in parts of both kinds, agree with a board-by-board reference."""
     rng = np.random.default_rng(11)
     plain = ["a", "e", "s", "t", "qu", "", "ż", "é", "x"]
     multi = [*plain, "th", "in", "q", "·l"]
@@ -229,8 +251,8 @@ def test_face_effects_match_parse_compact_on_mixed_boards(
             }
         )
     run = write_run(tmp_path / "mix", boards, chunk_size=100)
-    with connect([load_run(run)]) as con:
-        fe = stats.face_effects(con)
+    g = gathered([run])
+    fe = stats.face_effects(g)
     rows = make_rows(boards)
     scores = np.array([r["score"] for r in rows], dtype=float)
     face_sets = [set(parse_compact(r["board"], (3, 3)).faces) - {""} for r in rows]
@@ -248,8 +270,7 @@ def test_face_effects_match_parse_compact_on_mixed_boards(
 
 
 def test_two_runs_compare_side_by_side(alpha: Path, beta: Path) -> None:
-    with connect(load_runs([alpha, beta])) as con:
-        t = stats.compute_tables(con, top=1, top_words=2)
+    t = stats.compute_tables(gathered([alpha, beta], StatsSpec(top=1)), top=1, top_words=2)
     s = t.summary
     assert list(zip(s["run"], s["source"], strict=True)) == [
         ("alpha", "new"),
@@ -296,8 +317,8 @@ def test_other_min_length_adds_length_columns(tmp_path: Path) -> None:
         ],
         min_length=2,
     )
-    with connect(load_runs([run])) as con:
-        bl = stats.by_length(con)
+    g = gathered([run])
+    bl = stats.by_length(g)
     assert list(bl["length"])[:2] == ["2", "3"]
     assert one(bl, length="2")["words_total"] == 1
 
@@ -404,8 +425,8 @@ def test_part_without_required_columns_is_refused(tmp_path: Path) -> None:
     pq.write_table(pq.read_table(part).drop_columns(["dead_cells"]), part)
     info = record_part(run, 0, 3).to_dict()  # a consistent run, only the column is missing
     reseal(run, lambda m: m["parts"].__setitem__(0, info))
-    with pytest.raises(BoggleError, match="dead_cells"), connect([load_run(run)]):
-        pass
+    with pytest.raises(BoggleError, match="dead_cells"):
+        gathered([run])
 
 
 def test_parts_that_disagree_with_the_manifest_are_refused(tmp_path: Path) -> None:
@@ -490,8 +511,7 @@ def test_real_boards_agree_with_a_plain_python_reference(enable_lexicon: Any, tm
         fields = {"identity": {"data": data}, "config": {}, "counts": {"boards": 300}, "parts": parts}
         write_manifest(run_dir, {**fields, "lexicon": enable_lexicon.provenance()})
         runs.append(run_dir)
-    with connect(load_runs(runs)) as con:
-        t = stats.compute_tables(con, top=5, top_words=10)
+    t = stats.compute_tables(gathered(runs), top=5, top_words=10)
     for run_dir in runs:
         df = pd.concat([pd.read_parquet(p) for p in sorted(run_dir.glob("part-*.parquet"))])
         name = run_dir.name

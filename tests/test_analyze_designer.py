@@ -14,9 +14,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.analyze import analyze_runs, cells, compare, connect, load_runs
+from pipeline.analyze import analyze_runs, cells, compare, load_runs
 from pipeline.analyze import paired as paired_runs
+from pipeline.analyze.gather import chunk_layout, dice_recipe
 from pipeline.cli import app
+from tests.conftest import gathered
 
 COUNT = 600
 
@@ -61,39 +63,53 @@ def test_runs_are_labelled_by_what_differs(three_runs: list[Path]) -> None:
     assert [r.label for r in own][:2] == ["the new dice", "the old dice"]
 
 
+def _parts(run_dir: Path) -> list[Any]:
+    import pyarrow.parquet as pq
+
+    return [pq.read_table(f) for f in sorted(Path(run_dir).glob("part-*.parquet"))]
+
+
 def test_dice_are_rebuilt_from_the_seed_exactly(three_runs: list[Path]) -> None:
     """The die on every cell, re-rolled through the generator's own draws, gives back every
-    stored board; so each board's faces are exactly its dice's faces."""
+    stored board; so each board's faces are exactly its dice's faces, and the per-die counts
+    the workers recorded are the re-rolled dice's."""
     from pipeline.dice import load_dice_set
+    from pipeline.stats import die_sums
 
-    for run in load_runs(three_runs[:2]):
-        with connect([run]) as con:
-            bf = cells.read_board_faces(con, run.label)
-        assert bf is not None
-        layout, why = cells.reconstruct_dice(run, bf)
-        assert layout is not None, why
-        dice = load_dice_set(layout.name)
-        assert layout.die.shape == (COUNT, 16)
-        assert (np.sort(layout.die, axis=1) == np.arange(16)).all()  # each die once per board
-        shown = [
-            [dice.dice[d][s] for d, s in zip(drow, srow, strict=True)]
-            for drow, srow in zip(layout.die, layout.side, strict=True)
-        ]
-        stored = [[bf.faces[c] for c in row] for row in bf.codes]
-        assert shown == stored
+    for run, g in zip(load_runs(three_runs[:2]), gathered(three_runs[:2]), strict=True):
+        recipe, name, why = dice_recipe(run)
+        assert recipe is not None, why
+        dice = load_dice_set(name)
+        n_total = s_total = 0
+        for chunk, table in enumerate(_parts(run.path)):
+            layout = chunk_layout(recipe, chunk, table)
+            assert layout is not None
+            assert (np.sort(layout.die, axis=1) == np.arange(16)).all()  # each die once per board
+            faces, codes = cells.decode_boards(table.column("board").to_pylist(), 4, 4)
+            shown = [
+                [dice.dice[d][s] or cells.BLANK_FACE for d, s in zip(drow, srow, strict=True)]
+                for drow, srow in zip(layout.die, layout.side, strict=True)
+            ]
+            assert shown == [[faces[c] for c in row] for row in codes]
+            n, s_ = die_sums(layout, table.column("score").to_numpy().astype(np.int64))
+            n_total, s_total = n_total + n, s_total + s_
+        assert g.stats.die is not None and g.parts_recorded == len(_parts(run.path))
+        assert (g.stats.die[0] == n_total).all() and (g.stats.die[1] == s_total).all()
 
 
 def test_reconstruction_refuses_a_run_it_cannot_reproduce(three_runs: list[Path]) -> None:
     run = load_runs(three_runs[:1])[0]
-    with connect([run]) as con:
-        bf = cells.read_board_faces(con, run.label)
-    assert bf is not None
+    table = _parts(run.path)[0]
     wrong_seed = dict(run.manifest, config={**run.config, "boards": {**run.config["boards"], "seed": 6}})
-    other = type(run)(run.label, run.path, wrong_seed, run.parts)
-    layout, why = cells.reconstruct_dice(other, bf)
-    assert layout is None and "does not give the stored boards" in why
+    recipe, _, why = dice_recipe(type(run)(run.label, run.path, wrong_seed, run.parts))
+    assert recipe is not None, why
+    assert chunk_layout(recipe, 0, table) is None  # another seed does not give the stored boards
+    right, _, _ = dice_recipe(run)
+    assert right is not None and chunk_layout(right, 0, table) is not None
+    assert chunk_layout(right, 1, table) is None  # nor does another chunk's stream
     ingest = dict(run.manifest, config={**run.config, "boards": {**run.config["boards"], "source": "ingest"}})
-    assert cells.reconstruct_dice(type(run)(run.label, run.path, ingest, run.parts), bf)[0] is None
+    recipe, _, why = dice_recipe(type(run)(run.label, run.path, ingest, run.parts))
+    assert recipe is None and why == "ingested boards have no dice"
 
 
 @pytest.mark.integration
@@ -165,10 +181,9 @@ def test_report_answers_the_designers_questions(three_runs: list[Path], tmp_path
 
 
 def test_word_changes_add_up_to_the_mean_difference(three_runs: list[Path]) -> None:
-    runs = load_runs([three_runs[0], three_runs[2]])
-    with connect(runs) as con:
-        words = paired_runs._word_changes(con, runs[0], runs[1], COUNT, 10**6)
-        pt = compare.paired(con, runs)
+    g = gathered([three_runs[0], three_runs[2]])
+    words = paired_runs._word_changes(g[0], g[1], COUNT, 10**6)
+    pt = compare.paired(g)
     assert words["points_per_board"].sum() == pytest.approx(pt.summary.iloc[0]["mean_diff"])
 
 
@@ -234,30 +249,29 @@ def test_pure_scaling_reads_as_scaling(three_runs: list[Path], doubled_run: Path
     runs = load_runs([three_runs[0], doubled_run])
     a, b = _scores(three_runs[0]), _scores(doubled_run)
     assert (b["score"].to_numpy() == 2 * a["score"].to_numpy()).all()
-    with connect(runs) as con:
-        pt = compare.paired(con, runs)
-        s = pt.summary.iloc[0]
-        assert s["scale_factor"] == pytest.approx(2.0) and s["scale_explains"] == 1.0
-        assert "A pure scaling: every board scores 100.0% higher (×2)" in s["verdict"]
-        # shares of boards higher / lower / the same, never a rounded 0% or 100%
-        zero = int((a["score"] == 0).sum())
-        assert s["share_same"] == pytest.approx(zero / COUNT)
-        from pipeline.analyze.inference import share_text
+    g = gathered(runs)
+    pt = compare.paired(g)
+    s = pt.summary.iloc[0]
+    assert s["scale_factor"] == pytest.approx(2.0) and s["scale_explains"] == 1.0
+    assert "A pure scaling: every board scores 100.0% higher (×2)" in s["verdict"]
+    # shares of boards higher / lower / the same, never a rounded 0% or 100%
+    zero = int((a["score"] == 0).sum())
+    assert s["share_same"] == pytest.approx(zero / COUNT)
+    from pipeline.analyze.inference import share_text
 
-        assert f"{share_text(1 - zero / COUNT)} of boards score higher, 0% lower" in s["verdict"]
-        # the mean comparison is the paired one: the per-board differences are the first run's scores
-        from pipeline.analyze.stats import summary
+    assert f"{share_text(1 - zero / COUNT)} of boards score higher, 0% lower" in s["verdict"]
+    # the mean comparison is the paired one: the per-board differences are the first run's scores
+    from pipeline.analyze.stats import summary
 
-        comp = compare.comparisons(summary(con), pt.moments)
-        score = comp[comp["metric"] == "mean score"].iloc[0]
-        d = a["score"].to_numpy(dtype=float)
-        half = 1.959963984540054 * d.std(ddof=1) / np.sqrt(len(d))
-        assert bool(score["paired"]) and score["diff"] == pytest.approx(d.mean())
-        assert score["diff_high"] - score["diff"] == pytest.approx(half)
-        words = comp[comp["metric"] == "mean word count"].iloc[0]
-        assert words["verdict"].endswith("mean word count the same as " + runs[0].label + " (same boards)")
-        means = {runs[0].label: float(a["score"].mean()), runs[1].label: float(b["score"].mean())}
-        eff = compare.paired_face_effects(con, runs[0].label, runs[1].label, *means.values())
+    comp = compare.comparisons(summary(g), pt.moments)
+    score = comp[comp["metric"] == "mean score"].iloc[0]
+    d = a["score"].to_numpy(dtype=float)
+    half = 1.959963984540054 * d.std(ddof=1) / np.sqrt(len(d))
+    assert bool(score["paired"]) and score["diff"] == pytest.approx(d.mean())
+    assert score["diff_high"] - score["diff"] == pytest.approx(half)
+    words = comp[comp["metric"] == "mean word count"].iloc[0]
+    assert words["verdict"].endswith("mean word count the same as " + runs[0].label + " (same boards)")
+    eff = pt.face_effects[runs[1].label]
     # doubled scores: the paired difference of a face's effect is its effect in the first run
     adj = eff[eff["kind"] == "adjusted"].set_index("face")
     bf_effects, _, _ = cells.adjusted_effects(*_codes(runs[0]), a["score"].to_numpy(dtype=float))
@@ -268,10 +282,9 @@ def test_pure_scaling_reads_as_scaling(three_runs: list[Path], doubled_run: Path
 
 
 def _codes(run: Any) -> tuple[np.ndarray, list[str]]:
-    with connect([run]) as con:
-        bf = cells.read_board_faces(con, run.label)
-    assert bf is not None
-    return bf.codes, bf.faces
+    boards = [b for t in _parts(run.path) for b in t.column("board").to_pylist()]
+    faces, codes = cells.decode_boards(boards, 4, 4)
+    return codes, faces
 
 
 @pytest.mark.integration

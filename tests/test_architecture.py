@@ -65,6 +65,8 @@ PUBLIC: dict[str, set[str]] = {
         *("REQUIRED_COLUMNS",),
         *("COLUMNS", "PartInfo", "board_schema", "columns_doc", "length_bins", "parquet_metadata"),
         *("part_name", "results_table", "run_id_of", "write_part"),
+        # each part's statistics file and the run's vocabulary they count words of
+        *("VOCABULARY", "stats_name"),
     },
     "pipeline.optimize": {
         *("BestBoard", "OptimizeConfig", "OptimizeProgress", "OptimizeResult", "ProgressCallback"),
@@ -75,6 +77,19 @@ PUBLIC: dict[str, set[str]] = {
         *("CERTIFICATE_COLUMNS", "FoundBoard", "ProveConfig", "ProveProgress", "ProveSummary", "run_prove"),
     },
     "pipeline.runner": {"Progress", "RunSummary", "execute", "run_from_file", "run_job"},
+    "pipeline.stats": {
+        # what a part's statistics hold, computing them, their bytes, and merging them
+        *("PartStats", "RunStats", "KeyCounts", "StatsSpec", "WordIds", "DiceLayout", "BadCounts"),
+        *("part_stats", "to_bytes", "from_bytes", "merge", "value_counts", "top_boards", "source_codes"),
+        *("bad_counts", "die_sums", "length_bins_of", "STATS_VERSION", "VALUE_COLUMNS", "DEFAULT_TOP"),
+        *("LEXICON_VOCAB", "LOCAL_VOCAB"),
+        # what the statistics count: faces cell by cell, positions, bad boards and their drivers
+        *("BadDefinition", "BLANK_FACE", "POSITIONS", "QU", "VOWELS", "RARE_LETTERS", "MAX_VOWELS"),
+        *("DEFAULT_BAD_WORDS", "DEAD_CELL", "WHERE", "decode_boards", "decode_column", "position_classes"),
+        *("rare_face", "vowel_face"),
+        # the loops of the analysis's second pass
+        *("gram", "meat", "face_cross"),
+    },
     "pipeline.cli": {"app", "main"},
 }
 SURFACES = list(PUBLIC)

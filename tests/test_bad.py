@@ -13,15 +13,16 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.analyze import analyze_runs, connect, load_runs
+from pipeline.analyze import analyze_runs, load_runs
 from pipeline.analyze.bad import BadDefinition, bad_tables, rare_face, vowel_face
-from pipeline.analyze.cells import cell_tables
+from pipeline.analyze.gather import chunk_layout, dice_recipe
 from pipeline.analyze.inference import risk_ratio
 from pipeline.analyze.select import PRESETS, band_shares
 from pipeline.boards import parse_compact
 from pipeline.cli import app
 from pipeline.errors import BoggleError
-from tests.conftest import run_config
+from pipeline.stats import DiceLayout, StatsSpec
+from tests.conftest import gathered, run_config
 
 Z = 1.959963984540054
 
@@ -50,11 +51,23 @@ def boards(dice_run: Path) -> pd.DataFrame:
 
 
 def tables_of(run: Path, definition: BadDefinition) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
-    runs = load_runs([run])
-    with connect(runs) as con:
-        cells = cell_tables(con, runs)
-        bt = bad_tables(con, runs, definition, cells.layouts)
-    return bt.share, bt.drivers, cells.layouts[runs[0].label]
+    """The bad-board tables (the workers counted the default definition; another one is
+    recounted from the parts) and the dice of every board, re-rolled from the seed."""
+    import pyarrow.parquet as pq
+
+    bt = bad_tables(gathered([run], StatsSpec(definition)), definition)
+    (info,) = load_runs([run])
+    recipe, _, why = dice_recipe(info)
+    assert recipe is not None, why
+    layouts = []
+    for chunk, path in enumerate(sorted(run.glob("part-*.parquet"))):
+        got = chunk_layout(recipe, chunk, pq.read_table(path))
+        assert got is not None
+        layouts.append(got)
+    layout = DiceLayout(
+        layouts[0].dice, np.concatenate([x.die for x in layouts]), np.concatenate([x.side for x in layouts])
+    )
+    return bt.share, bt.drivers, layout
 
 
 def expected(has: pd.Series, bad: pd.Series) -> dict[str, float]:
@@ -160,8 +173,7 @@ def test_risk_ratio_interval_covers_the_true_ratio() -> None:
 
 
 def test_band_shares_match_pandas(dice_run: Path, boards: pd.DataFrame) -> None:
-    with connect(load_runs([dice_run])) as con:
-        df = band_shares(con)
+    df = band_shares(gathered([dice_run]))
     assert df["band"].tolist() == list(PRESETS)
     for rec in df.to_dict("records"):
         b = PRESETS[rec["band"]]

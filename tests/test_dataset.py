@@ -111,7 +111,8 @@ def test_only_data_files_have_visible_names_and_no_lock_is_left(gen_run: Path, i
     for run in (gen_run, ingest_run):
         names = sorted(p.name for p in run.iterdir())
         parts = [p["file"] for p in manifest_of(run)["parts"]]
-        assert names == sorted([store.MANIFEST, store.REJECTS, RUN_RECORD, PARTS_DIR, *parts])
+        side = [store.MANIFEST, store.REJECTS, store.VOCABULARY, RUN_RECORD, PARTS_DIR]
+        assert names == sorted([*side, *parts])
         # every file below the run that is not a part is hidden by its own name (polars matches
         # hidden_file_prefix against file names, not folders)
         hidden = [p for p in run.rglob("*") if p.is_file() and p.name not in parts]

@@ -722,8 +722,9 @@ def test_version_and_short_help() -> None:
 
 
 def test_part_files_stay_readable_as_a_dataset(clean_run: Path) -> None:
-    # the _parts/ records never get in a Parquet reader's way
-    assert all(p.suffix == ".json" for p in (clean_run / PARTS_DIR).iterdir())
+    # the _parts/ records and statistics never get in a Parquet reader's way
+    assert all(p.name.endswith((".json", ".stats.npz")) for p in (clean_run / PARTS_DIR).iterdir())
+    assert all(p.name.startswith("_") for p in (clean_run / PARTS_DIR).iterdir())
     rows = sum(pq.read_metadata(p).num_rows for p in clean_run.glob("part-*.parquet"))
     assert rows == 2000
 

@@ -221,11 +221,12 @@ def _night_run(day: str | None, label: str, *, lexicon_hash: str = "aa" * 32, na
 def test_trend_table_against_numpy() -> None:
     """Five nights (one shifted up, one of another word list) and an undated run: the table's
     means, intervals, pooled limits and flags against a direct numpy computation."""
-    import duckdb
     import numpy as np
 
+    from pipeline.analyze.gather import Gathered
     from pipeline.analyze.provenance import describe, differing_labels
     from pipeline.analyze.trend import trend_table, verdict_lines
+    from pipeline.stats import RunStats, StatsSpec
 
     rng = np.random.default_rng(3)
     days = ["2026-12-03", "2026-12-01", "2026-12-02", "2026-12-04", "2026-12-05"]
@@ -238,11 +239,17 @@ def test_trend_table_against_numpy() -> None:
         score = rng.normal(100 + shift, 30, 200).round().astype(int)
         frames.append(pd.DataFrame({"run": r.label, "score": score, "n_words": score // 2}))
     boards = pd.concat(frames)
-    con = duckdb.connect()
-    con.register("boards", boards)
+
+    def night(r: Any) -> Gathered:
+        rs = RunStats(StatsSpec())
+        score = boards.loc[boards["run"] == r.label, "score"].to_numpy()
+        rs.values = {"score": {"s": np.bincount(score)}}
+        return Gathered(r, rs, None, "", "")
+
+    nights = [night(r) for r in runs]
     bad = boards.assign(b=boards["n_words"] < 50).groupby("run", sort=False)["b"].sum()
     share = pd.DataFrame({"run": bad.index, "bad": bad.to_numpy().astype(int)})
-    t = trend_table(con, runs, share).set_index("night")
+    t = trend_table(nights, share).set_index("night")
     assert t.index.tolist() == sorted(days)  # date order; the undated run is no night
     same = [d for d in sorted(days) if d != days[4]]
     assert t.loc[same, "same_design"].all() and not t.at[days[4], "same_design"]
@@ -270,7 +277,7 @@ def test_trend_table_against_numpy() -> None:
     assert any(x.startswith("2026-12-04 is outside the control limits") for x in lines)
     assert any(x.startswith("2026-12-05 was made with another design") for x in lines)
     # two dated runs of two designs are a comparison: no trend
-    assert trend_table(con, [runs[1], runs[4]], share).empty
+    assert trend_table([nights[1], nights[4]], share).empty
     # nights of one design are labelled by date, not by seed
     labels = differing_labels([describe(r.manifest) for r in runs[:4]])
     assert labels == days[:4]

@@ -41,7 +41,7 @@ from pipeline.analyze.bad import BadDefinition
 from pipeline.analyze.plots import Plot, make_plots
 from pipeline.analyze.report import write_report
 from pipeline.analyze.runs import MANIFEST, RunError, RunInfo, connect, load_run, load_runs, printable
-from pipeline.analyze.stats import ALL_SOURCES, Tables, compute_tables
+from pipeline.analyze.stats import Tables, compute_tables
 from pipeline.analyze.tables import compute_all
 from pipeline.errors import EXIT_INTERNAL, BoggleError
 from pipeline.io import atomic_open, atomic_path, package_versions, write_json_atomic
@@ -57,6 +57,7 @@ __all__ = [
     "compute_tables",
     "connect",
     "default_out_dir",
+    "gather_runs",
     "load_run",
     "load_runs",
     "parse_labels",
@@ -122,21 +123,6 @@ def _first_line(exc: BaseException) -> str:
     return printable(text.splitlines()[0]) if text else type(exc).__name__
 
 
-def check_counts(runs: Sequence[RunInfo], tables: Tables) -> None:
-    """Refuse a run whose parts hold another number of boards than its manifest records."""
-    summ = tables.summary[tables.summary["source"] != ALL_SOURCES]
-    for run in runs:
-        expected = run.counts.get("boards")
-        if expected is None:
-            continue
-        found = int(summ.loc[summ["run"] == run.label, "boards"].sum())
-        if found != int(expected):
-            raise RunError(
-                f"{run.path}: the part files hold {found:,} boards but {MANIFEST} records "
-                f"{int(expected):,}; the run was changed after it finished"
-            )
-
-
 def parse_labels(items: Sequence[str] | None) -> dict[str, str]:
     """``["runs/a=new dice", ...]`` (the CLI's ``--label RUN=TEXT``) as a mapping; a BoggleError
     (exit 2) for an item without ``=`` or with an empty side."""
@@ -153,6 +139,35 @@ def _manifest_digest(run: RunInfo) -> str:
     return hashlib.sha256((run.path / MANIFEST).read_bytes()).hexdigest()
 
 
+def gather_runs(
+    runs: Sequence[RunInfo],
+    *,
+    top: int = 20,
+    top_words: int = 50,
+    bad: BadDefinition | None = None,
+    n_jobs: int | None = None,
+    progress: ProgressFn | None = None,
+) -> Tables:
+    """Every table of an analysis of ``runs``: their statistics gathered part by part
+    (:mod:`pipeline.analyze.gather`), then the tables (:func:`compute_all`)."""
+    import pyarrow as pa
+
+    from pipeline.analyze.gather import check_runs, gather
+    from pipeline.stats import StatsSpec
+
+    spec = StatsSpec(bad or BadDefinition(), top)
+    try:
+        gathered = gather(runs, spec, n_jobs=n_jobs, progress=progress)
+        check_runs(gathered)
+        return compute_all(gathered, top=top, top_words=top_words, bad=bad, n_jobs=n_jobs)
+    except MemoryError:
+        raise ResourceError("the analysis ran out of memory; try fewer --threads") from None
+    except (OSError, pa.ArrowException) as exc:
+        # damaged part files surface here (I/O, decoding and conversion errors)
+        where = ", ".join(str(r.path) for r in runs)
+        raise RunError(f"reading {where} failed: {_first_line(exc)}") from None
+
+
 def analyze_runs(
     run_dirs: Sequence[str | os.PathLike[str]],
     out_dir: str | os.PathLike[str] | None = None,
@@ -160,7 +175,6 @@ def analyze_runs(
     top: int = 20,
     top_words: int = 50,
     threads: int | None = None,
-    memory_limit: str | None = None,
     progress: ProgressFn | None = None,
     labels: Mapping[str, str] | None = None,
     bad: BadDefinition | None = None,
@@ -169,8 +183,8 @@ def analyze_runs(
 
     Runs are labelled by what differs between them (dice, lexicon, rules...); ``labels`` maps
     a run (as given, or its directory name) to a label of one's own; ``bad`` defines a bad board
-    (default: fewer than 50 words). Raises :class:`RunError`
-    (exit code 2) for a missing or unfinished run.
+    (default: fewer than 50 words); ``threads``: parts read at once (default: every core).
+    Raises :class:`RunError` (exit code 2) for a missing or unfinished run.
     """
     from pipeline.config import MAX_TOP, check_count
 
@@ -179,24 +193,7 @@ def analyze_runs(
     note = progress or (lambda _msg: None)
     runs = load_runs(run_dirs, labels)
     out = Path(out_dir) if out_dir is not None else default_out_dir(runs)
-    note(f"aggregating {len(runs)} run(s) with DuckDB")
-    import duckdb
-
-    try:
-        with connect(runs, threads=threads, memory_limit=memory_limit) as con:
-            tables = compute_all(con, runs, top=top, top_words=top_words, bad=bad)
-    except duckdb.OutOfMemoryException as exc:
-        raise ResourceError(
-            f"DuckDB ran out of memory ({_first_line(exc)}); "
-            "try --memory-limit with free disk space for spilling, or fewer --threads"
-        ) from None
-    except (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException):
-        raise  # a bug in this module's SQL, not in the data
-    except duckdb.Error as exc:
-        # Damaged part files surface here (I/O, decoding and conversion errors).
-        where = ", ".join(str(r.path) for r in runs)
-        raise RunError(f"reading {where} failed: {_first_line(exc)}") from None
-    check_counts(runs, tables)
+    tables = gather_runs(runs, top=top, top_words=top_words, bad=bad, n_jobs=threads, progress=note)
     note("writing tables")
     table_files = {name: write_table(df, out / TABLE_DIR, name) for name, df in tables.items()}
     note("drawing plots")

@@ -1,9 +1,5 @@
 """Board-level models: face effects adjusted for the other faces, effects by cell position
-(corner, edge, inner) and, for dice runs, which die lies on each cell and what each die is worth.
-
-These need each board's faces cell by cell, so the ``board`` and ``score`` columns of each run
-come back to numpy (a few MB per 100,000 boards; never the word lists). Everything else of the
-analysis stays in DuckDB.
+(corner, edge, inner) and, for dice runs, what each die is worth.
 
 **Model.** ``score = sum over faces f of beta_f * count_f + error``, one coefficient per face
 (blank cells included as a face), fitted by least squares with HC1 robust intervals (see
@@ -13,118 +9,48 @@ the cell-weighted mean coefficient, i.e. the points a board gains when one of it
 ``f`` instead of an average face, the other cells unchanged. The position model fits one
 coefficient per (face, position class), compared within the class.
 
-**Dice.** The die on each cell is not stored (so the run schema needs no new column); it is
-reconstructed from the run's seed and chunk plan through the generator's own draws
-(:func:`pipeline.dice.roll_dice_layout`) and the faces the run recorded (a dice file's too, so
-the file is not needed), and the reconstruction is used only when it gives
-back every stored board exactly. A die's *value* is the mean adjusted effect of its faces
-(each face shows with probability 1/faces): the points a board gains, on average, from that die
-against an average cell. The lowest-valued dice are the ones to redesign.
+The fits come from the runs' merged ``X'X`` and ``X'y`` and the meat of the second pass
+(:mod:`pipeline.analyze.gather`): the same numbers as a fit over every board in memory, which
+:func:`adjusted_effects` and :func:`position_effects` still do for the boards a caller holds
+(``boggle what-if``, the tests).
+
+**Dice.** The die on each cell is not stored in the parts: the worker that rolled a chunk
+counted, per die and side, the boards showing it and their score (a part written before that
+gets its dice re-rolled from the seed, used only when they give back its boards exactly). A
+die's *value* is the mean adjusted effect of its faces (each face shows with probability
+1/faces): the points a board gains, on average, from that die against an average cell. The
+lowest-valued dice are the ones to redesign.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from pipeline.analyze.inference import Fit
-from pipeline.analyze.provenance import LETTER_GENERATORS
+from pipeline.stats import BLANK_FACE, POSITIONS, decode_boards, position_classes
 
 if TYPE_CHECKING:
-    import duckdb
+    from pipeline.analyze.gather import Gathered
+    from pipeline.analyze.models import Model
 
-    from pipeline.analyze.runs import RunInfo
-
-BLANK_FACE = "(blank)"
-POSITIONS = ("corner", "edge", "inner")
-
-
-@dataclass
-class BoardFaces:
-    """One run's boards as face codes: ``codes[b, cell]`` indexes ``faces``; blank is a face."""
-
-    run: str
-    source: np.ndarray
-    board_id: np.ndarray
-    boards: list[str]
-    score: np.ndarray
-    rows: int
-    cols: int
-    faces: list[str]
-    codes: np.ndarray
-
-
-def _char_face(ch: str) -> str:
-    if ch == ".":
-        return BLANK_FACE
-    return "qu" if ch in ("q", "Q") else ch.lower()
-
-
-def decode_boards(boards: Sequence[str], rows: int, cols: int) -> tuple[list[str], np.ndarray]:
-    """Face list and int16 codes [n, cells] of compact boards of one shape.
-
-    Plain ASCII boards (one character a cell, the dice sets' usual case) are decoded as one
-    byte buffer; boards with bracketed or non-ASCII faces go through ``parse_compact``.
-    """
-    cells = rows * cols
-    n = len(boards)
-    joined = "".join(boards)
-    data = joined.encode("utf-8", errors="replace")
-    if len(data) == n * cells and "[" not in joined:
-        arr = np.frombuffer(data, dtype=np.uint8).reshape(n, cells) if n else np.zeros((0, cells), np.uint8)
-        present = np.flatnonzero(np.bincount(arr.ravel(), minlength=256))
-        faces = sorted({_char_face(chr(b)) for b in present})
-        index = {f: i for i, f in enumerate(faces)}
-        lut = np.zeros(256, dtype=np.int16)
-        for b in present:
-            lut[b] = index[_char_face(chr(b))]
-        return faces, lut[arr]
-    from pipeline.boards import BLANK, parse_compact
-
-    parsed = [parse_compact(b, (rows, cols)).faces for b in boards]
-    faces = sorted({BLANK_FACE if f == BLANK else f for p in parsed for f in p})
-    index = {f: i for i, f in enumerate(faces)}
-    codes = np.array(
-        [[index[BLANK_FACE if f == BLANK else f] for f in p] for p in parsed], dtype=np.int16
-    ).reshape(n, cells)
-    return faces, codes
-
-
-def position_classes(rows: int, cols: int) -> np.ndarray:
-    """Per cell (row-major) 0 = corner, 1 = edge (border, not a corner), 2 = inner."""
-    r, c = np.divmod(np.arange(rows * cols), cols)
-    border_r = (r == 0) | (r == rows - 1)
-    border_c = (c == 0) | (c == cols - 1)
-    return np.where(border_r & border_c, 0, np.where(border_r | border_c, 1, 2)).astype(np.int8)
-
-
-def read_board_faces(con: duckdb.DuckDBPyConnection, run: str) -> BoardFaces | None:
-    """One run's boards (board_id order), or None when its boards have several shapes."""
-    shapes = con.execute("SELECT DISTINCT rows, cols FROM boards WHERE run = ?", [run]).fetchall()
-    if len(shapes) != 1:
-        return None
-    rows, cols = (int(x) for x in shapes[0])
-    got = con.execute(
-        "SELECT board_id, source, board, score FROM boards WHERE run = ? ORDER BY board_id", [run]
-    ).fetchnumpy()
-    boards = [str(b) for b in got["board"]]
-    faces, codes = decode_boards(boards, rows, cols)
-    return BoardFaces(
-        run,
-        np.asarray(got["source"], dtype=object),
-        np.asarray(got["board_id"], dtype=np.int64),
-        boards,
-        np.asarray(got["score"], dtype=np.float64),
-        rows,
-        cols,
-        faces,
-        codes,
-    )
+__all__ = [
+    "BLANK_FACE",
+    "POSITIONS",
+    "CellTables",
+    "adjusted_effects",
+    "cell_tables",
+    "count_design_matrix",
+    "decode_boards",
+    "fit_counts",
+    "position_classes",
+    "position_effects",
+    "r_squared",
+]
 
 
 def design(codes: np.ndarray, n_faces: int, classes: np.ndarray | None = None) -> np.ndarray:
@@ -248,63 +174,64 @@ def position_effects(
     return pd.DataFrame(out, columns=cols_out), fit, shares
 
 
-# ---------------------------------------------------------------- dice
+# ---------------------------------------------------------------- from merged statistics
 
 
-@dataclass
-class DiceLayout:
-    """Which die (``die[b, cell]``) and which of its faces (``side[b, cell]``) every board shows."""
-
-    name: str
-    dice: tuple[tuple[str, ...], ...]
-    die: np.ndarray
-    side: np.ndarray
+ADJUSTED_COLUMNS = ["face", "cell_share", "adj_effect", "adj_low", "adj_high"]
+POSITION_COLUMNS = ["face", "position", "cell_share", "adj_effect", "adj_low", "adj_high"]
 
 
-def reconstruct_dice(run: RunInfo, bf: BoardFaces) -> tuple[DiceLayout | None, str]:
-    """The die on every cell of a generated dice run, from its seed and chunk plan, or None
-    and the reason (ingested or letter-generated boards, another shape, or a mismatch)."""
-    from pipeline.boards import compact_strings
-    from pipeline.dice import dice_from_record, generator_alphabet, load_dice_set, roll_dice_layout
-    from pipeline.errors import BoggleError
-    from pipeline.generate import chunk_plan, chunk_seed
+def adjusted_table(model: Model, faces: Sequence[str], cells: int) -> tuple[pd.DataFrame, Fit, np.ndarray]:
+    """:func:`adjusted_effects` of a merged model: the table, the fit, each face's cell share."""
+    f = len(faces)
+    fit = model.fit()
+    share = model.cell_shares(cells)
+    rows = []
+    for i, (est, lo, hi) in enumerate(_centred(fit, share, range(f), f)):
+        if faces[i] != BLANK_FACE:
+            rows.append(
+                {"face": faces[i], "cell_share": share[i], "adj_effect": est, "adj_low": lo, "adj_high": hi}
+            )
+    return pd.DataFrame(rows, columns=ADJUSTED_COLUMNS), fit, share
 
-    got = run.config.get("boards")
-    boards_cfg: dict[str, Any] = got if isinstance(got, dict) else {}
-    if boards_cfg.get("source", "generate") != "generate":
-        return None, "ingested boards have no dice"
-    name = str(boards_cfg.get("dice") or "")
-    if not name or name in LETTER_GENERATORS:
-        return None, f"boards from the {name or 'unknown'} generator are not rolled with dice"
-    record = run.manifest.get("dice")
-    try:
-        # the faces the run recorded (a dice file's, which may be gone or edited since), else the
-        # built-in set of that name (runs made before the record existed)
-        dice = dice_from_record(record) if isinstance(record, dict) else load_dice_set(name, bf.rows, bf.cols)
-        if dice.file is not None:
-            name = f"{Path(dice.file).name} (sha256 {dice.sha256[:8]})"
-        alphabet = generator_alphabet(dice)
-        count, seed = int(boards_cfg["count"]), int(boards_cfg["seed"])
-        size = int(boards_cfg["chunk_size"])
-    except (BoggleError, KeyError, TypeError, ValueError) as exc:
-        return None, f"cannot re-roll the dice ({exc})"
-    if count != len(bf.boards) or not np.array_equal(bf.board_id, np.arange(count)):
-        return None, "the run's boards are not the generated sequence 0..count-1"
-    table = dice.face_table(alphabet)
-    dies, sides = [], []
-    for ch in chunk_plan(count, size):
-        order, side = roll_dice_layout(dice, np.random.default_rng(chunk_seed(seed, ch.chunk)), ch.count)
-        rolled = compact_strings(table[order, side], alphabet.faces).to_pylist()
-        if rolled != bf.boards[ch.start : ch.start + ch.count]:
-            return None, f"re-rolling chunk {ch.chunk} does not give the stored boards"
-        dies.append(order)
-        sides.append(side)
-    return DiceLayout(name, dice.dice, np.concatenate(dies), np.concatenate(sides)), ""
+
+def position_table(
+    model: Model, faces: Sequence[str], rows: int, cols: int
+) -> tuple[pd.DataFrame, Fit, np.ndarray]:
+    """:func:`position_effects` of a merged (face, class) model (3 classes wide)."""
+    f = len(faces)
+    present = sorted(set(position_classes(rows, cols).tolist()))
+    width = 3 * f
+    fit = model.fit()
+    totals = model.xtx.sum(axis=1).astype(np.float64)
+    shares = np.zeros(width)
+    out = []
+    for k in present:
+        cols_k = list(range(k * f, (k + 1) * f))
+        total_k = totals[cols_k].sum()
+        w = totals[cols_k] / total_k if total_k > 0 else totals[cols_k]
+        shares[cols_k] = w
+        for i, (est, lo, hi) in enumerate(_centred(fit, w, cols_k, width)):
+            if faces[i] != BLANK_FACE and totals[k * f + i] > 0:
+                out.append(
+                    {
+                        "face": faces[i],
+                        "position": POSITIONS[k],
+                        "cell_share": w[i],
+                        "adj_effect": est,
+                        "adj_low": lo,
+                        "adj_high": hi,
+                    }
+                )
+    return pd.DataFrame(out, columns=POSITION_COLUMNS), fit, shares
 
 
 def dice_tables(
-    bf: BoardFaces,
-    layout: DiceLayout,
+    faces: Sequence[str],
+    dice: Sequence[Sequence[str]],
+    die: np.ndarray,
+    boards: int,
+    shape: tuple[int, int],
     pos_fit: Fit,
     pos_shares: np.ndarray,
     adjusted: pd.DataFrame,
@@ -313,19 +240,13 @@ def dice_tables(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per die: value (mean adjusted effect of its faces, 95% CI), value by position class,
     swing (best minus worst face), ranked worst first; per die and face: mean score of the
-    boards where the die shows it (raw, from the reconstructed dice)."""
-    f = len(bf.faces)
-    index = {face: i for i, face in enumerate(bf.faces)}
-    classes = position_classes(bf.rows, bf.cols)
+    boards where the die shows it (``die``: [3, D, M] boards, score sum, bad per die and side)."""
+    f = len(faces)
+    index = {face: i for i, face in enumerate(faces)}
+    classes = position_classes(*shape)
     adj = dict(zip(adjusted["face"], adjusted["adj_effect"], strict=True))
-    n_sides = max(len(d) for d in layout.dice)
-    n = len(bf.score)
-    keys = (layout.die * n_sides + layout.side).ravel()
-    scores = np.repeat(bf.score, bf.codes.shape[1])
-    cnt = np.bincount(keys, minlength=len(layout.dice) * n_sides)
-    tot = np.bincount(keys, weights=scores, minlength=len(layout.dice) * n_sides)
     die_rows, face_rows = [], []
-    for d, sides in enumerate(layout.dice):
+    for d, sides in enumerate(dice):
         labels = [BLANK_FACE if s == "" else s for s in sides]
         w = np.zeros(f)
         for lab in labels:
@@ -349,14 +270,14 @@ def dice_tables(
         rec["swing"] = float(max(effects) - min(effects))
         die_rows.append(rec)
         for j, lab in enumerate(labels):
-            c = cnt[d * n_sides + j]
+            c = int(die[0, d, j])
             face_rows.append(
                 {
                     "die": d + 1,
                     "side": j + 1,
                     "face": lab,
-                    "share": c / n if n else np.nan,
-                    "mean_score": tot[d * n_sides + j] / c if c else np.nan,
+                    "share": c / boards if boards else np.nan,
+                    "mean_score": int(die[1, d, j]) / c if c else np.nan,
                     "adj_effect": adj.get(lab, np.nan),
                 }
             )
@@ -374,38 +295,44 @@ class CellTables:
     dice: pd.DataFrame
     dice_faces: pd.DataFrame
     notes: list[str]
-    layouts: dict[str, DiceLayout] = field(default_factory=dict)  # per run label, where rebuilt
 
 
-def cell_tables(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo]) -> CellTables:
+def _total_ss(g: Gathered) -> float:
+    v, c = g.stats.value_counts("score")
+    n = int(c.sum())
+    s = sum(int(x) * int(k) for x, k in zip(v.tolist(), c.tolist(), strict=True))
+    q = sum(int(x) * int(x) * int(k) for x, k in zip(v.tolist(), c.tolist(), strict=True))
+    return (q - s * s / n) if n else 0.0
+
+
+def cell_tables(gathered: Sequence[Gathered]) -> CellTables:
     """Adjusted face effects per run and source; position effects and dice per run."""
     adjusted, positions, dice, dice_faces, notes = [], [], [], [], []
-    layouts: dict[str, DiceLayout] = {}
-    for run in runs:
-        bf = read_board_faces(con, run.label)
-        if bf is None:
-            notes.append(f"{run.label}: boards of several shapes, no cell-level analysis")
+    for g in gathered:
+        label, m, rs = g.run.label, g.models, g.stats
+        if m is None or rs.shape is None:
+            notes.append(f"{label}: boards of several shapes, no cell-level analysis")
             continue
-        sources = list(dict.fromkeys(bf.source.tolist()))
+        sources = rs.sources()
         for source in sources:
-            mask = bf.source == source
-            df, pooled, pooled_shares = adjusted_effects(bf.codes[mask], bf.faces, bf.score[mask])
-            adjusted.append(df.assign(run=run.label, source=source))
-        pos, pos_fit, pos_shares = position_effects(bf.codes, bf.faces, bf.score, bf.rows, bf.cols)
-        positions.append(pos.assign(run=run.label))
-        layout, why = reconstruct_dice(run, bf)
-        if layout is None:
-            notes.append(f"{run.label}: no per-die analysis ({why})")
+            df, pooled, pooled_shares = adjusted_table(m.by_source[source], m.faces, m.cells)
+            adjusted.append(df.assign(run=label, source=source))
+        pos, pos_fit, pos_shares = position_table(m.position, m.faces, *rs.shape)
+        positions.append(pos.assign(run=label))
+        if rs.dice is None or rs.die is None:
+            notes.append(f"{label}: no per-die analysis ({g.dice_note or 'no dice recorded'})")
             continue
-        layouts[run.label] = layout
         adj_all = df
         if len(sources) > 1:
-            adj_all, pooled, pooled_shares = adjusted_effects(bf.codes, bf.faces, bf.score)
-        d_df, f_df = dice_tables(bf, layout, pos_fit, pos_shares, adj_all, pooled, pooled_shares)
+            adj_all, pooled, pooled_shares = adjusted_table(m.pooled, m.faces, m.cells)
+        d_df, f_df = dice_tables(
+            m.faces, rs.dice, rs.die, rs.boards, rs.shape, pos_fit, pos_shares, adj_all, pooled, pooled_shares
+        )
         # how much of the score the additive model behind the dice values explains
-        d_df["model_r2"] = r_squared(pooled, bf.codes, bf.score)
-        dice.append(d_df.assign(run=run.label, dice=layout.name))
-        dice_faces.append(f_df.assign(run=run.label, dice=layout.name))
+        total = _total_ss(g)
+        d_df["model_r2"] = 1.0 - m.pooled.rss / total if total > 0 else float("nan")
+        dice.append(d_df.assign(run=label, dice=g.dice_name))
+        dice_faces.append(f_df.assign(run=label, dice=g.dice_name))
 
     def cat(frames: list[pd.DataFrame], front: list[str]) -> pd.DataFrame:
         if not frames:
@@ -419,5 +346,4 @@ def cell_tables(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo]) -> Cell
         cat(dice, ["run", "dice", "rank", "die"]),
         cat(dice_faces, ["run", "dice", "die", "side"]),
         notes,
-        layouts,
     )

@@ -25,7 +25,6 @@ from pipeline.analyze.inference import (
 )
 from pipeline.analyze.paired import PairedMoments
 from pipeline.analyze.paired import paired as paired
-from pipeline.analyze.paired import paired_face_effects as paired_face_effects
 from pipeline.analyze.stats import ALL_SOURCES
 
 # (column, name in a sentence, kind): kind "mean" compares means (relative and absolute),
@@ -174,9 +173,9 @@ def face_comparisons(
     with its 95% interval and a verdict; also each effect as a share of its run's mean score
     (``means``: run -> mean score), so that scaling every score reads as scaling and not as a
     change of face value. Independent runs: the two standard errors, read back from each
-    effect's interval, add in quadrature. A run in ``paired_effects`` (run -> the frame of
-    :func:`paired_face_effects`) holds the first run's boards: its intervals are the paired
-    ones. Faces in the shared face order."""
+    effect's interval, add in quadrature. A run in ``paired_effects`` (run -> its paired face
+    effects, :attr:`pipeline.analyze.paired.PairedTables.face_effects`) holds the first run's
+    boards: its intervals are the paired ones. Faces in the shared face order."""
     if effects.empty:
         return pd.DataFrame(columns=FACE_COMPARISON_COLUMNS)
     means = means or {}

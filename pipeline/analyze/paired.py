@@ -1,10 +1,11 @@
 """Runs that hold the same boards, compared board by board.
 
-The runs share dice, shape, count, chunk size and seed (another lexicon or rules). Computed here:
-the distribution of the per-board score difference, the per-board moments of every metric (for
-the paired intervals of :mod:`pipeline.analyze.compare`), how much of the change a scaling of
-every score explains, the boards that change most, the words that account for the change, and
-the paired face effects.
+The runs share dice, shape, count, chunk size and seed (another lexicon or rules), so their
+parts hold the same boards chunk by chunk. They are compared part by part: chunk k of one run
+against chunk k of the other, never both runs in memory. Computed here: the distribution of the
+per-board score difference, the per-board moments of every metric (for the paired intervals of
+:mod:`pipeline.analyze.compare`), how much of the change a scaling of every score explains, the
+boards that change most, the words that account for the change, and the paired face effects.
 """
 
 from __future__ import annotations
@@ -17,27 +18,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from pipeline.analyze.cells import read_board_faces
+from pipeline import stats
+from pipeline.analyze.gather import PartJob, parallel, part_jobs, read_part
 from pipeline.analyze.inference import Z95, Interval, diff_of_means, mean_interval, share_text
-from pipeline.analyze.runs import query
+from pipeline.analyze.matched import PAIRED_EXPR, PairPlan, PairResult, PairTotals, pair_chunk
 from pipeline.analyze.stats import quantiles_from_counts
-from pipeline.analyze.words import word_counts
 
 if TYPE_CHECKING:
-    import duckdb
-
+    from pipeline.analyze.gather import Gathered
     from pipeline.analyze.runs import RunInfo
 
 
-# Each metric of compare.METRICS as a per-board SQL expression, for the paired comparisons.
-PAIRED_EXPR = {
-    "score": "score",
-    "words": "n_words",
-    "longest_len": "max_word_len",
-    "dead_cells": "dead_cells",
-    "share_lt10_words": "(n_words < 10)::DOUBLE",
-    "share_dead_ge1": "(dead_cells >= 1)::DOUBLE",
-}
+FACE_COLUMNS = ["face", "kind", "diff", "diff_low", "diff_high", "rel_diff", "rel_low", "rel_high"]
 
 
 @dataclass(frozen=True)
@@ -69,65 +61,6 @@ class PairedMoments:
         return Interval(r - 1, r - 1 - Z95 * se, r - 1 + Z95 * se)
 
 
-def paired_face_effects(
-    con: duckdb.DuckDBPyConnection, reference: str, run: str, mean_a: float, mean_b: float
-) -> pd.DataFrame:
-    """Face effects of ``run`` minus those of ``reference`` on the boards both hold, with the
-    paired intervals: the raw and adjusted effects of the per-board score difference
-    (``diff``), and of the difference of each board's score as a share of its run's mean
-    (``rel_diff``: zero for every face when one run's scores are the other's scaled). Empty
-    when the boards have several shapes."""
-    from pipeline.analyze.cells import BLANK_FACE, adjusted_effects
-
-    fa, fb = read_board_faces(con, reference), read_board_faces(con, run)
-    if fa is None or fb is None or not np.array_equal(fa.codes, fb.codes) or not mean_a or not mean_b:
-        return pd.DataFrame(
-            columns=["face", "kind", "diff", "diff_low", "diff_high", "rel_diff", "rel_low", "rel_high"]
-        )
-    d = fb.score - fa.score
-    r = fb.score / mean_b - fa.score / mean_a
-    adj_d = adjusted_effects(fa.codes, fa.faces, d)[0].set_index("face")
-    adj_r = adjusted_effects(fa.codes, fa.faces, r)[0].set_index("face")
-    rows = []
-    for i, face in enumerate(fa.faces):
-        if face == BLANK_FACE:
-            continue
-        rows.append(
-            {
-                "face": face,
-                "kind": "adjusted",
-                "diff": adj_d.at[face, "adj_effect"],
-                "diff_low": adj_d.at[face, "adj_low"],
-                "diff_high": adj_d.at[face, "adj_high"],
-                "rel_diff": adj_r.at[face, "adj_effect"],
-                "rel_low": adj_r.at[face, "adj_low"],
-                "rel_high": adj_r.at[face, "adj_high"],
-            }
-        )
-        shown = (fa.codes == i).any(axis=1)
-        if shown.all() or not shown.any():
-            continue
-        raw = []
-        for y in (d, r):
-            w, wo = y[shown], y[~shown]
-            sd_w = float(w.std(ddof=1)) if len(w) > 1 else math.nan
-            sd_wo = float(wo.std(ddof=1)) if len(wo) > 1 else math.nan
-            raw.append(diff_of_means(float(wo.mean()), sd_wo, len(wo), float(w.mean()), sd_w, len(w)))
-        rows.append(
-            {
-                "face": face,
-                "kind": "raw",
-                "diff": raw[0].estimate,
-                "diff_low": raw[0].low,
-                "diff_high": raw[0].high,
-                "rel_diff": raw[1].estimate,
-                "rel_low": raw[1].low,
-                "rel_high": raw[1].high,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
 @dataclass
 class PairedTables:
     summary: pd.DataFrame
@@ -137,6 +70,8 @@ class PairedTables:
     notes: list[str] = field(default_factory=list)
     # run -> metric (a METRICS column) -> its per-board moments against the first run
     moments: dict[str, dict[str, PairedMoments]] = field(default_factory=dict)
+    # run -> its paired face effects against the first run (FACE_COLUMNS)
+    face_effects: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
 PAIRED_SUMMARY_COLUMNS = [
@@ -162,51 +97,6 @@ PAIRED_SUMMARY_COLUMNS = [
 MOSTLY_SCALING = 0.9
 
 
-def paired_moments(
-    con: duckdb.DuckDBPyConnection, a: str, b: str
-) -> tuple[dict[str, PairedMoments], float, float]:
-    """The per-board moments of every METRICS column over the boards of runs ``a`` and ``b``
-    (joined on board id); also the score's scaling: the factor ``s`` that best gives run b's
-    score as ``s`` times run a's (least squares through zero) and the share of the squared
-    per-board change it accounts for (1.0: a pure scaling)."""
-    cols = ", ".join(f"{e} AS m_{k}" for k, e in PAIRED_EXPR.items())
-    stats = []
-    for k in PAIRED_EXPR:
-        x, y = f"x.m_{k}", f"y.m_{k}"
-        stats += [
-            f"avg({x})",
-            f"avg({y})",
-            f"var_samp({y} - {x})",
-            f"var_samp({x})",
-            f"var_samp({y})",
-            f"covar_samp({x}, {y})",
-        ]
-    stats += [
-        "sum(x.m_score * x.m_score)",
-        "sum(x.m_score * y.m_score)",
-        "sum(y.m_score * y.m_score)",
-        "sum((y.m_score - x.m_score) ^ 2)",
-        "count(*)",
-    ]
-    got = con.execute(
-        f"""SELECT {", ".join(stats)}
-            FROM (SELECT board_id, {cols} FROM boards WHERE run = ?) x
-            JOIN (SELECT board_id, {cols} FROM boards WHERE run = ?) y USING (board_id)""",
-        [a, b],
-    ).fetchone()
-    assert got is not None  # an aggregate always returns one row
-    vals = [math.nan if v is None else float(v) for v in got]
-    n = vals[-1]
-    out = {k: PairedMoments(n, *vals[6 * i : 6 * i + 6]) for i, k in enumerate(PAIRED_EXPR)}
-    saa, sab, sbb, sdd = vals[-5:-1]
-    factor = sab / saa if saa > 0 else math.nan
-    explains = math.nan
-    if saa > 0 and sdd > 0:
-        resid = max(sbb - sab * sab / saa, 0.0)
-        explains = 1.0 - resid / sdd if resid > 1e-12 * sbb else 1.0
-    return out, factor, explains
-
-
 def _scaling_text(factor: float, explains: float) -> str:
     if math.isnan(explains) or math.isnan(factor):
         return ""
@@ -222,18 +112,6 @@ def _scaling_text(factor: float, explains: float) -> str:
             f"{explains:.0%} of the board-by-board change"
         )
     return ""
-
-
-def same_boards(con: duckdb.DuckDBPyConnection, a: str, b: str) -> bool:
-    """Whether runs ``a`` and ``b`` hold the same boards under the same ids (one join)."""
-    got = con.execute(
-        """WITH x AS (SELECT board_id, board FROM boards WHERE run = ?),
-                y AS (SELECT board_id, board FROM boards WHERE run = ?)
-           SELECT (SELECT count(*) FROM x), (SELECT count(*) FROM y),
-                  (SELECT count(*) FROM x JOIN y USING (board_id) WHERE x.board = y.board)""",
-        [a, b],
-    ).fetchone()
-    return got is not None and got[0] == got[1] == got[2] and got[0] > 0
 
 
 def _rules_points(run: RunInfo) -> Any:
@@ -253,7 +131,52 @@ def _rules_points(run: RunInfo) -> Any:
         return None
 
 
-def paired(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], *, top: int = 10) -> PairedTables:
+def _plan(ref: Gathered, run: Gathered, top: int) -> PairPlan:
+    from pipeline.analyze.models import Model
+
+    mean_a = _mean(ref)
+    mean_b = _mean(run)
+    m = ref.models
+    shape = ref.stats.shape
+    if (
+        m is None
+        or run.models is None
+        or shape is None
+        or m.faces != run.models.faces
+        or not mean_a
+        or not mean_b
+    ):
+        return PairPlan(None, None, None, None, mean_a, mean_b, top)
+    xa, xb = m.pooled.xty.astype(np.float64), run.models.pooled.xty.astype(np.float64)
+    xtx = m.pooled.xtx
+    fit_d = Model(xtx, np.rint(xb - xa).astype(np.int64), m.pooled.n)
+    coef_r = fit_d.inv @ (xb / mean_b - xa / mean_a)
+    return PairPlan(tuple(m.faces), shape, fit_d.coef[None, :], coef_r[None, :], mean_a, mean_b, top)
+
+
+def _mean(g: Gathered) -> float:
+    v, c = g.stats.value_counts("score")
+    n = int(c.sum())
+    return sum(int(x) * int(k) for x, k in zip(v.tolist(), c.tolist(), strict=True)) / n if n else 0.0
+
+
+def _maybe_same(ref: Gathered, run: Gathered) -> bool:
+    """Whether two runs may hold the same boards: the same parts, row for row, and the same
+    boards in their first part (the paired pass checks every part)."""
+    from pipeline.store.manifest import listed_parts
+
+    pa_ = listed_parts(ref.run.manifest, str(ref.run.path))
+    pb_ = listed_parts(run.run.manifest, str(run.run.path))
+    if sorted(pa_) != sorted(pb_) or any(pa_[k].rows != pb_[k].rows for k in pa_) or not pa_:
+        return False
+    if len(ref.run.parts) != len(run.run.parts):
+        return False
+    a = read_part(str(ref.run.parts[0]), ["board_id", "board"])
+    b = read_part(str(run.run.parts[0]), ["board_id", "board"])
+    return a.column("board").equals(b.column("board")) and a.column("board_id").equals(b.column("board_id"))
+
+
+def paired(gathered: Sequence[Gathered], *, top: int = 10, n_jobs: int | None = None) -> PairedTables:
     """Board-by-board comparison of every later run that holds the first run's boards."""
     empty = PairedTables(
         pd.DataFrame(columns=PAIRED_SUMMARY_COLUMNS),
@@ -261,44 +184,53 @@ def paired(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], *, top: int 
         pd.DataFrame(),
         pd.DataFrame(),
     )
-    if len(runs) < 2:
+    if len(gathered) < 2:
         return empty
-    ref = runs[0]
+    ref = gathered[0]
+    pairs = [g for g in gathered[1:] if _maybe_same(ref, g)]
+    if not pairs:
+        return empty
+    ref_jobs = {j.chunk: j for j in part_jobs(0, ref.run, None)}
+    plans = {g.run.label: _plan(ref, g, top) for g in pairs}
+    tasks = []
+    for i, g in enumerate(pairs):
+        for j in part_jobs(i, g.run, None):
+            tasks.append((ref_jobs[j.chunk], j, plans[g.run.label]))
+    totals = [PairTotals() for _ in pairs]
+
+    def tagged(ref_job: PartJob, job: PartJob, plan: PairPlan) -> tuple[int, PairResult]:
+        return job.run, pair_chunk(ref_job, job, plan)
+
+    for i, res in parallel(tagged, tasks, n_jobs):
+        totals[i].add(res, top)
     summaries, hists, tops, words = [], [], [], []
-    all_moments: dict[str, dict[str, PairedMoments]] = {}
-    for run in runs[1:]:
-        if not same_boards(con, ref.label, run.label):
+    out = PairedTables(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
+    for g, t in zip(pairs, totals, strict=True):
+        if not t.same:
             continue
-        d = query(
-            con,
-            """SELECT b.score - a.score AS diff, count(*) AS boards
-               FROM (SELECT board_id, score FROM boards WHERE run = ?) a
-               JOIN (SELECT board_id, score FROM boards WHERE run = ?) b USING (board_id)
-               GROUP BY ALL ORDER BY diff""",
-            [ref.label, run.label],
-        )
-        v, c = d["diff"].to_numpy(dtype=np.float64), d["boards"].to_numpy(dtype=np.int64)
+        run = g.run
+        v = np.array(sorted(t.diff), dtype=np.float64)
+        c = np.array([t.diff[int(x)] for x in v], dtype=np.int64)
         n = int(c.sum())
         mean = float((v * c).sum() / n)
         sd = math.sqrt(float((c * (v - mean) ** 2).sum()) / (n - 1)) if n > 1 else math.nan
         iv = mean_interval(mean, sd, n)
         med, p10, p90 = quantiles_from_counts(v, c, [0.5, 0.1, 0.9])
-        got = con.execute("SELECT avg(score) FROM boards WHERE run = ?", [ref.label]).fetchone()
-        ref_mean = float(got[0]) if got and got[0] is not None else 0.0
+        ref_mean = _mean(ref)
         rel = f", {mean / ref_mean * 100:+.1f}% of its mean" if ref_mean else ""
         more = "more" if mean >= 0 else "fewer"
-        moments, factor, explains = paired_moments(con, ref.label, run.label)
+        moments, factor, explains = _moments(t.sums)
         higher, lower, same = (float(c[m].sum()) / n for m in (v > 0, v < 0, v == 0))
         verdict = (
-            f"{run.label}: on the same boards, {abs(mean):.1f} {more} points a board than {ref.label} "
+            f"{run.label}: on the same boards, {abs(mean):.1f} {more} points a board than {ref.run.label} "
             f"(95% CI {iv.low:+.1f} to {iv.high:+.1f}{rel}); {share_text(higher)} of boards score higher, "
             f"{share_text(lower)} lower, {share_text(same)} the same" + _scaling_text(factor, explains)
         )
-        all_moments[run.label] = moments
+        out.moments[run.label] = moments
         summaries.append(
             {
                 "run": run.label,
-                "reference": ref.label,
+                "reference": ref.run.label,
                 "boards": n,
                 "mean_diff": mean,
                 "diff_low": iv.low,
@@ -307,78 +239,203 @@ def paired(con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], *, top: int 
                 "median_diff": med,
                 "p10_diff": p10,
                 "p90_diff": p90,
-                "share_higher": float(c[v > 0].sum()) / n,
-                "share_lower": float(c[v < 0].sum()) / n,
+                "share_higher": higher,
+                "share_lower": lower,
                 "share_same": same,
                 "scale_factor": factor,
                 "scale_explains": explains,
                 "verdict": verdict,
             }
         )
-        hists.append(d.assign(run=run.label, reference=ref.label)[["run", "reference", "diff", "boards"]])
-        tops.append(_top_changes(con, ref, run, top))
-        if ref.has_words and run.has_words:
-            words.append(_word_changes(con, ref, run, n, top))
+        hists.append(
+            pd.DataFrame(
+                {"run": run.label, "reference": ref.run.label, "diff": v.astype(np.int64), "boards": c}
+            )
+        )
+        tops.append(_top_changes(ref, g, t.top))
+        if ref.run.has_words and run.has_words:
+            words.append(_word_changes(ref, g, n, top))
+        out.face_effects[run.label] = _face_effects(ref, g, t, plans[run.label])
     if not summaries:
         return empty
-    return PairedTables(
-        pd.DataFrame(summaries, columns=PAIRED_SUMMARY_COLUMNS),
-        pd.concat(hists, ignore_index=True),
-        pd.concat(tops, ignore_index=True),
-        pd.concat(words, ignore_index=True) if words else pd.DataFrame(),
-        moments=all_moments,
-    )
+    out.summary = pd.DataFrame(summaries, columns=PAIRED_SUMMARY_COLUMNS)
+    out.histogram = pd.concat(hists, ignore_index=True)
+    out.boards = pd.concat(tops, ignore_index=True)
+    out.words = pd.concat(words, ignore_index=True) if words else pd.DataFrame()
+    return out
 
 
-def _top_changes(con: duckdb.DuckDBPyConnection, ref: RunInfo, run: RunInfo, top: int) -> pd.DataFrame:
+def _var(n: int, total: int, squares: int) -> float:
+    """The sample variance (ddof=1) from exact integer sums, rounded once."""
+    return (n * squares - total * total) / (n * (n - 1))
+
+
+def _moments(sums: np.ndarray) -> tuple[dict[str, PairedMoments], float, float]:
+    """Every metric's per-board moments from its exact sums (n, Σx, Σy, Σx², Σy², Σxy), and the
+    score's scaling: the factor ``s`` that best gives run b's score as ``s`` times run a's (least
+    squares through zero) and the share of the squared per-board change it accounts for."""
+    out = {}
+    for i, key in enumerate(PAIRED_EXPR):
+        n, sx, sy, sxx, syy, sxy = (int(x) for x in sums[i])
+        if n < 2:
+            out[key] = PairedMoments(float(n), math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
+            continue
+        sd_, sdd = sy - sx, syy - 2 * sxy + sxx
+        cov = (n * sxy - sx * sy) / (n * (n - 1))
+        out[key] = PairedMoments(
+            float(n), sx / n, sy / n, _var(n, sd_, sdd), _var(n, sx, sxx), _var(n, sy, syy), cov
+        )
+    n, sx, sy, saa, sbb, sab = (int(x) for x in sums[0])
+    sdd = sbb - 2 * sab + saa
+    factor = sab / saa if saa > 0 else math.nan
+    explains = math.nan
+    if saa > 0 and sdd > 0:
+        resid = max(sbb - sab * sab / saa, 0.0)
+        explains = 1.0 - resid / sdd if resid > 1e-12 * sbb else 1.0
+    return out, factor, explains
+
+
+def _face_effects(ref: Gathered, run: Gathered, t: PairTotals, plan: PairPlan) -> pd.DataFrame:
+    """Face effects of ``run`` minus those of the reference on the boards both hold, with the
+    paired intervals: the raw and adjusted effects of the per-board score difference
+    (``diff``), and of the difference of each board's score as a share of its run's mean
+    (``rel_diff``: zero for every face when one run's scores are the other's scaled). Empty
+    when the boards have several shapes."""
+    from pipeline.analyze.cells import adjusted_table
+    from pipeline.analyze.models import Model
+
+    m = ref.models
+    if plan.faces is None or m is None or t.cross is None or t.meat_d is None or t.meat_r is None:
+        return pd.DataFrame(columns=FACE_COLUMNS)
+    faces = list(plan.faces)
+    ma, mb = plan.mean_a, plan.mean_b
+    xa = m.pooled.xty.astype(object)
+    assert run.models is not None
+    xb = run.models.pooled.xty.astype(object)
+    fit_d = Model(m.pooled.xtx, np.array([int(x) for x in (xb - xa)], np.int64), m.pooled.n)
+    fit_d.meat = t.meat_d[0]
+    fit_r = Model(m.pooled.xtx, np.zeros(len(faces), np.int64), m.pooled.n)
+    fit_r.coef = fit_r.inv @ (xb.astype(np.float64) / mb - xa.astype(np.float64) / ma)
+    fit_r.meat = t.meat_r[0]
+    adj_d = adjusted_table(fit_d, faces, m.cells)[0].set_index("face")
+    adj_r = adjusted_table(fit_r, faces, m.cells)[0].set_index("face")
+    n_all, sa_all, sb_all, saa_all, sbb_all, sab_all = (int(x) for x in ref_pair_totals(t))
+    rows = []
+    for i, face in enumerate(faces):
+        if face == stats.BLANK_FACE:
+            continue
+        rows.append(
+            {
+                "face": face,
+                "kind": "adjusted",
+                "diff": adj_d.at[face, "adj_effect"],
+                "diff_low": adj_d.at[face, "adj_low"],
+                "diff_high": adj_d.at[face, "adj_high"],
+                "rel_diff": adj_r.at[face, "adj_effect"],
+                "rel_low": adj_r.at[face, "adj_low"],
+                "rel_high": adj_r.at[face, "adj_high"],
+            }
+        )
+        nw, sa, sb, saa, sbb, sab = (int(x) for x in t.cross[:, i])
+        no = n_all - nw
+        if nw == 0 or no == 0:
+            continue
+        raw = []
+        for kind in ("d", "r"):
+            groups_ = []
+            for cnt, a1, b1, aa, bb, ab in (
+                (nw, sa, sb, saa, sbb, sab),
+                (no, sa_all - sa, sb_all - sb, saa_all - saa, sbb_all - sbb, sab_all - sab),
+            ):
+                if kind == "d":
+                    total = b1 - a1
+                    squares = bb - 2 * ab + aa
+                    mean = total / cnt
+                    var = (cnt * squares - total * total) / (cnt * (cnt - 1)) if cnt > 1 else math.nan
+                else:
+                    total_f = b1 / mb - a1 / ma
+                    squares_f = bb / mb**2 - 2 * ab / (ma * mb) + aa / ma**2
+                    mean = total_f / cnt
+                    var = max(0.0, (squares_f - total_f * total_f / cnt) / (cnt - 1)) if cnt > 1 else math.nan
+                groups_.append((mean, math.sqrt(var) if var == var else math.nan, cnt))
+            (mw, sw, cw), (mo, so, co) = groups_
+            raw.append(diff_of_means(mo, so, co, mw, sw, cw))
+        rows.append(
+            {
+                "face": face,
+                "kind": "raw",
+                "diff": raw[0].estimate,
+                "diff_low": raw[0].low,
+                "diff_high": raw[0].high,
+                "rel_diff": raw[1].estimate,
+                "rel_low": raw[1].low,
+                "rel_high": raw[1].high,
+            }
+        )
+    return pd.DataFrame(rows, columns=FACE_COLUMNS)
+
+
+def ref_pair_totals(t: PairTotals) -> list[int]:
+    """(n, Σa, Σb, Σa², Σb², Σab) of the score over every board of the pair."""
+    n, sx, sy, sxx, syy, sxy = (int(x) for x in t.sums[0])
+    return [n, sx, sy, sxx, syy, sxy]
+
+
+def _top_changes(ref: Gathered, run: Gathered, best: list[tuple[int, int, int]]) -> pd.DataFrame:
     """The boards whose score changes most (ties: lower board id), with the words only one run
-    finds on them."""
-    has_words = ref.has_words and run.has_words
-    words = ", a.words AS words_a, b.words AS words_b" if has_words else ""
-    df = query(
-        con,
-        f"""WITH d AS (
-                SELECT a.board_id, abs(b.score - a.score) AS change
-                FROM (SELECT board_id, score FROM boards WHERE run = $1) a
-                JOIN (SELECT board_id, score FROM boards WHERE run = $2) b USING (board_id)),
-            best AS (SELECT unnest(max_by(board_id, (change, -board_id), $3)) AS board_id FROM d)
-            SELECT a.board_id, a.board, a.score AS score_reference, b.score AS score_run,
-                   b.score - a.score AS diff{words}
-            FROM (SELECT * FROM boards WHERE run = $1) a
-            JOIN (SELECT * FROM boards WHERE run = $2) b USING (board_id)
-            JOIN best USING (board_id)""",
-        [ref.label, run.label, int(top)],
-    )
-    df = df.assign(_abs=df["diff"].abs()).sort_values(["_abs", "board_id"], ascending=[False, True])
-    df = df.drop(columns="_abs").reset_index(drop=True)
-    if has_words:
-        gained, lost = [], []
-        for a, b in zip(df.pop("words_a"), df.pop("words_b"), strict=True):
-            sa, sb = set(a), set(b)
-            gained.append(" ".join(sorted(sb - sa, key=lambda w: (-len(w), w))))
-            lost.append(" ".join(sorted(sa - sb, key=lambda w: (-len(w), w))))
-        df["words_gained"] = gained
-        df["words_lost"] = lost
-    df.insert(0, "reference", ref.label)
-    df.insert(0, "run", run.label)
+    finds on them (read from the few parts that hold them)."""
+    has_words = ref.run.has_words and run.run.has_words
+    cols = ["board_id", "board", "score", *(["words"] if has_words else [])]
+    by_chunk: dict[int, list[int]] = {}
+    for _, board_id, chunk in best:
+        by_chunk.setdefault(chunk, []).append(board_id)
+    paths_a = {j.chunk: j.path for j in part_jobs(0, ref.run, None)}
+    paths_b = {j.chunk: j.path for j in part_jobs(0, run.run, None)}
+    found: dict[int, dict[str, Any]] = {}
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for chunk, ids in by_chunk.items():
+        a = read_part(paths_a[chunk], cols)
+        b = read_part(paths_b[chunk], cols)
+        mask = pc.is_in(a.column("board_id"), value_set=pa.array(ids, pa.int64()))
+        ra, rb = a.filter(mask).to_pylist(), b.filter(mask).to_pylist()
+        for x, y in zip(ra, rb, strict=True):
+            rec: dict[str, Any] = {
+                "board_id": x["board_id"],
+                "board": x["board"],
+                "score_reference": x["score"],
+                "score_run": y["score"],
+                "diff": y["score"] - x["score"],
+            }
+            if has_words:
+                sa, sb = set(x["words"]), set(y["words"])
+                rec["words_gained"] = " ".join(sorted(sb - sa, key=lambda w: (-len(w), w)))
+                rec["words_lost"] = " ".join(sorted(sa - sb, key=lambda w: (-len(w), w)))
+            found[int(x["board_id"])] = rec
+    df = pd.DataFrame([found[b] for _, b, _ in best])
+    df.insert(0, "reference", ref.run.label)
+    df.insert(0, "run", run.run.label)
     return df
 
 
-def _word_changes(
-    con: duckdb.DuckDBPyConnection, ref: RunInfo, run: RunInfo, n: int, top: int
-) -> pd.DataFrame:
+def _word_changes(ref_g: Gathered, run_g: Gathered, n: int, top: int) -> pd.DataFrame:
     """The words that account for most of the change in mean score: for each word, boards
     finding it in ``run`` minus in ``ref`` times its points, per board. Summed over every
     word this is the mean per-board score difference exactly (words score independently)."""
-    word_counts(con)
-    df = query(
-        con,
-        """WITH a AS (SELECT word, sum(boards) AS n FROM word_counts WHERE run = ? GROUP BY word),
-                b AS (SELECT word, sum(boards) AS n FROM word_counts WHERE run = ? GROUP BY word)
-           SELECT word, coalesce(a.n, 0) AS boards_reference, coalesce(b.n, 0) AS boards_run
-           FROM a FULL OUTER JOIN b USING (word)
-           WHERE coalesce(a.n, 0) <> coalesce(b.n, 0)""",
-        [ref.label, run.label],
+    ref, run = ref_g.run, run_g.run
+    assert ref_g.stats.words is not None and run_g.stats.words is not None
+    wa, ca = ref_g.stats.words.items(None)
+    wb, cb = run_g.stats.words.items(None)
+    a = dict(zip(wa, ca.tolist(), strict=True))
+    b = dict(zip(wb, cb.tolist(), strict=True))
+    changed = sorted(w for w in set(a) | set(b) if a.get(w, 0) != b.get(w, 0))
+    df = pd.DataFrame(
+        {
+            "word": pd.Series(changed, dtype=object),
+            "boards_reference": np.array([a.get(w, 0) for w in changed], np.int64),
+            "boards_run": np.array([b.get(w, 0) for w in changed], np.int64),
+        }
     )
     pts_a, pts_b = _rules_points(ref), _rules_points(run)
     if pts_a is None or pts_b is None or df.empty:

@@ -36,9 +36,10 @@ from pipeline.analyze.runs import RunError, RunInfo, load_runs
 from pipeline.errors import BoggleError
 
 if TYPE_CHECKING:
-    import duckdb
     import pandas as pd
     import pyarrow as pa
+
+    from pipeline.analyze.gather import Gathered
 
 PER = 100_000  # "a run of PER boards yields about K"
 
@@ -388,31 +389,26 @@ BAND_COLUMNS = [
 
 
 def band_shares(
-    con: duckdb.DuckDBPyConnection, bands: Sequence[Band] = tuple(PRESETS.values())
+    gathered: Sequence[Gathered], bands: Sequence[Band] = tuple(PRESETS.values())
 ) -> pd.DataFrame:
-    """For the report: per run of the analysis's ``boards`` view, the boards in each word-count
-    band (Tanglet's by default), their share with its 95% Wilson interval, and the yield of a
-    run of 100,000 boards."""
+    """For the report: per run, the boards in each word-count band (Tanglet's by default),
+    their share with its 95% Wilson interval, and the yield of a run of 100,000 boards."""
     import pandas as pd
-
-    from pipeline.analyze.runs import query
 
     if not bands:
         return pd.DataFrame(columns=BAND_COLUMNS)
-    aggs = ", ".join(
-        f"count(*) FILTER (WHERE n_words BETWEEN {-(2**31) if b.lo is None else int(b.lo)} "
-        f"AND {2**31 if b.hi is None else int(b.hi)}) AS b{i}"
-        for i, b in enumerate(bands)
-    )
-    wide = query(con, f"SELECT run, count(*) AS boards, {aggs} FROM boards GROUP BY run")
     rows = []
-    for rec in wide.to_dict("records"):
-        for i, b in enumerate(bands):
-            k, n = int(rec[f"b{i}"]), int(rec["boards"])
+    for g in gathered:
+        v, c = g.stats.value_counts("n_words")
+        n = int(c.sum())
+        for b in bands:
+            lo = -(2**31) if b.lo is None else int(b.lo)
+            hi = 2**31 if b.hi is None else int(b.hi)
+            k = int(c[(v >= lo) & (v <= hi)].sum())
             iv = wilson(k, n)
             rows.append(
                 {
-                    "run": rec["run"],
+                    "run": g.run.label,
                     "band": b.name,
                     "words": b.text(),
                     "boards": n,

@@ -12,34 +12,31 @@ from pipeline.analyze.cells import cell_tables
 from pipeline.analyze.compare import comparisons, face_comparisons, run_rows
 from pipeline.analyze.faces import face_order
 from pipeline.analyze.headline import headline
-from pipeline.analyze.paired import paired, paired_face_effects
-from pipeline.analyze.runs import RunInfo
+from pipeline.analyze.paired import paired
 from pipeline.analyze.select import band_shares
 from pipeline.analyze.stats import Tables, compute_tables
 from pipeline.analyze.trend import trend_table
 from pipeline.analyze.words import run_languages
 
 if TYPE_CHECKING:
-    import duckdb
+    from pipeline.analyze.gather import Gathered
 
 
 def compute_all(
-    con: duckdb.DuckDBPyConnection,
-    runs: Sequence[RunInfo],
+    gathered: Sequence[Gathered],
     *,
     top: int = 20,
     top_words: int = 50,
     bins: int = 60,
     bad: BadDefinition | None = None,
+    n_jobs: int | None = None,
 ) -> Tables:
-    """:func:`~pipeline.analyze.stats.compute_tables` for ``runs`` (the runs of the ``boards``
-    view, in order), then the board-level tables, the bad boards (``bad``: their definition,
-    default fewer than 50 words) and the Tanglet word-count bands."""
-    langs = run_languages({r.label: r.lexicon.get("name") for r in runs})
-    tables = compute_tables(
-        con, top=top, top_words=top_words, bins=bins, words=any(r.has_words for r in runs), languages=langs
-    )
-    cells = cell_tables(con, runs)
+    """:func:`~pipeline.analyze.stats.compute_tables` for the gathered runs (in order), then
+    the board-level tables, the bad boards (``bad``: their definition, default fewer than 50
+    words; the statistics were gathered for it) and the Tanglet word-count bands."""
+    langs = run_languages({g.run.label: g.run.lexicon.get("name") for g in gathered})
+    tables = compute_tables(gathered, top=top, top_words=top_words, bins=bins, languages=langs)
+    cells = cell_tables(gathered)
     fe = tables.face_effects
     if not cells.adjusted.empty:
         adj = cells.adjusted[["run", "source", "face", "adj_effect", "adj_low", "adj_high"]]
@@ -50,21 +47,17 @@ def compute_all(
     tables.face_positions = cells.positions
     tables.dice = cells.dice
     tables.dice_faces = cells.dice_faces
-    pt = paired(con, runs, top=min(top, 10))
+    pt = paired(gathered, top=min(top, 10), n_jobs=n_jobs)
     tables.comparisons = comparisons(tables.summary, pt.moments)
     rows = run_rows(tables.summary)
     means = dict(zip(rows["run"], rows["score_mean"].astype(float), strict=True))
-    effects = {
-        run: paired_face_effects(con, runs[0].label, run, means[runs[0].label], means[run])
-        for run in pt.moments
-    }
-    tables.face_comparisons = face_comparisons(fe, means, effects)
+    tables.face_comparisons = face_comparisons(fe, means, pt.face_effects)
     tables.paired, tables.paired_histogram = pt.summary, pt.histogram
     tables.paired_boards, tables.paired_words = pt.boards, pt.words
-    bt = bad_tables(con, runs, bad, cells.layouts)
+    bt = bad_tables(gathered, bad)
     tables.bad_share, tables.bad_drivers = bt.share, bt.drivers
-    tables.trend = trend_table(con, runs, tables.bad_share)
-    tables.serve_bands = band_shares(con)
+    tables.trend = trend_table(gathered, tables.bad_share)
+    tables.serve_bands = band_shares(gathered)
     tables.headline = headline(tables)
     tables.notes = cells.notes + pt.notes + bt.notes
     return tables

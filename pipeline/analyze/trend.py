@@ -32,7 +32,7 @@ from pipeline.analyze.inference import mean_interval, wilson
 from pipeline.analyze.runs import RunInfo
 
 if TYPE_CHECKING:
-    import duckdb
+    from pipeline.analyze.gather import Gathered
 
 OTHER_DESIGN = "another design"
 SIGMAS = 3.0  # control limits: the pooled value ± 3 standard errors of a night
@@ -103,13 +103,14 @@ def what_differs(run: RunInfo, reference: RunInfo) -> str:
     return "; ".join(out) or "another run identity"
 
 
-def trend_table(
-    con: duckdb.DuckDBPyConnection, runs: Sequence[RunInfo], bad_share: pd.DataFrame
-) -> pd.DataFrame:
-    """The nights among ``runs`` (the runs of the ``boards`` view), one row each in date order,
+def trend_table(gathered: Sequence[Gathered], bad_share: pd.DataFrame) -> pd.DataFrame:
+    """The nights among the gathered runs, one row each in date order,
     with their control limits and flags (empty, without columns, unless two or more runs of one
     design carry a date); ``bad_share``: the report's bad-board shares
     (:func:`pipeline.analyze.bad.bad_tables`), so the trend uses the report's bad definition."""
+    from pipeline.analyze.stats import Moments
+
+    runs = [g.run for g in gathered]
     dated = [(d, r) for r in runs if (d := run_date(r)) is not None]
     if len(dated) < 2:
         return pd.DataFrame()
@@ -121,11 +122,10 @@ def trend_table(
         return pd.DataFrame()
     ref_key = next(keys[r.label] for _, r in dated if counts[keys[r.label]] == top)
     reference = next(r for _, r in dated if keys[r.label] == ref_key)
-    moments = con.execute(
-        "SELECT run, count(*) AS n, avg(score::DOUBLE) AS mean, coalesce(var_samp(score::DOUBLE), 0) AS var "
-        "FROM boards GROUP BY run"
-    ).df()
-    m = {rec["run"]: rec for rec in moments.to_dict("records")}
+    m = {}
+    for g in gathered:
+        mo = Moments.of(*g.stats.value_counts("score"))
+        m[g.run.label] = {"n": mo.n, "mean": mo.mean, "var": 0.0 if mo.n < 2 else mo.std**2}
     bad_of = dict(zip(bad_share["run"], bad_share["bad"], strict=True))
     rows = []
     for day, r in dated:

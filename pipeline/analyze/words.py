@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
-from pipeline.analyze.runs import query
-
 if TYPE_CHECKING:
-    import duckdb
+    from pipeline.analyze.gather import Gathered
 
 COMMON_ZIPF = 3.6
 DEFAULT_LANGUAGE = "en"
@@ -118,51 +117,45 @@ FREQUENT_WORDS_COLUMNS = [
 
 
 def frequent_words(
-    con: duckdb.DuckDBPyConnection, n: int = 50, languages: Mapping[str, str] | None = None
+    gathered: Sequence[Gathered], n: int = 50, languages: Mapping[str, str] | None = None
 ) -> pd.DataFrame:
     """The words found on most boards of each run and source (share of boards), ranked two
     ways: ``rank`` among all words, ``rank_common`` among common words (wordfreq Zipf ≥
     :data:`~pipeline.analyze.words.COMMON_ZIPF`). Holds the ``n`` best of each ranking
     (``common`` tells which rows are common words); runs without word lists have none.
 
-    Each board's word list holds distinct words, so counting rows after the unnest counts boards.
-    The counts of every word stay in the temporary table ``word_counts`` for later tables.
-    """
-    word_counts(con)
+    The counts are the runs' statistics: boards finding each word (a board's list holds
+    distinct words)."""
+    from pipeline.analyze.gather import groups
+
     pool = max(20 * int(n), 2000)
-    sql = """
-        WITH totals AS (SELECT run, source, count(*) AS n FROM boards GROUP BY ALL)
-        SELECT run, source,
-               row_number() OVER (PARTITION BY run, source ORDER BY boards DESC, word) AS rank,
-               word, length(word) AS letters, boards, boards / totals.n AS share
-        FROM word_counts JOIN totals USING (run, source)
-        QUALIFY rank <= ?
-        ORDER BY run, source, rank
-    """
-    df = query(con, sql, [pool])
     langs = dict(languages or {})
     frames = []
-    for run, g in df.groupby("run", sort=False):
+    for run, label, key, rs in groups(gathered):
+        if not rs.has_word_lists or rs.words is None:
+            continue
+        words, counts = rs.words.items(key)
+        total = int(rs.value_counts("score", key)[1].sum())
+        order = np.lexsort((np.array(words, dtype=object), -counts))[:pool].tolist() if words else []
+        g = pd.DataFrame(
+            {
+                "run": run,
+                "source": label,
+                "rank": np.arange(1, len(order) + 1, dtype=np.int64),
+                "word": [words[i] for i in order],
+                "letters": np.array([len(words[i]) for i in order], dtype=np.int64),
+                "boards": np.array([int(counts[i]) for i in order], dtype=np.int64),
+            }
+        )
+        g["share"] = g["boards"] / total
         freq = zipf(g["word"], langs.get(str(run), language_of(None)))
-        frames.append(g.assign(zipf=g["word"].map(freq)))
-    df = pd.concat(frames, ignore_index=True) if frames else df.assign(zipf=pd.Series(dtype=float))
+        frames.append(g.assign(zipf=g["word"].map(freq).astype(float)))
+    if not frames:
+        return pd.DataFrame(columns=FREQUENT_WORDS_COLUMNS)
+    df = pd.concat(frames, ignore_index=True)
     df["common"] = common_mask(df["zipf"].astype(float))
     df["rank_common"] = df.where(df["common"]).groupby(["run", "source"])["rank"].rank(method="first")
     keep = (df["rank"] <= n) | (df["rank_common"] <= n)
     df = df[keep].reset_index(drop=True)
     df["rank_common"] = df["rank_common"].astype("Int64")
     return df[FREQUENT_WORDS_COLUMNS]
-
-
-def word_counts(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the temporary table ``word_counts`` (run, source, word, boards) once."""
-    exists = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'word_counts' AND temporary"
-    ).fetchone()
-    if exists and exists[0]:
-        return
-    con.execute(
-        """CREATE TEMP TABLE word_counts AS
-           SELECT run, source, word, count(*) AS boards
-           FROM (SELECT run, source, unnest(words) AS word FROM boards) GROUP BY ALL"""
-    )

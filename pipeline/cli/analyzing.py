@@ -50,11 +50,16 @@ def analyze(
         ),
     ] = 50,
     threads: Annotated[
-        int | None, typer.Option("--threads", min=1, help="DuckDB threads (default: all cores).")
+        int | None,
+        typer.Option("--threads", min=1, help="Parts read at once, one a thread (default: all cores)."),
     ] = None,
     memory_limit: Annotated[
         str | None,
-        typer.Option("--memory-limit", help="DuckDB memory cap, e.g. 2GB (spills to disk beyond)."),
+        typer.Option(
+            "--memory-limit",
+            help="Ignored, kept for old scripts: the analysis merges each part's statistics and holds "
+            "one part a thread, so its memory does not grow with the run.",
+        ),
     ] = None,
     quiet: Annotated[bool, quiet_option("No progress messages.")] = False,
     progress_interval: ProgressIntervalOpt = 10.0,
@@ -118,6 +123,11 @@ def analyze(
         if expect_digest is not None:
             check_digests(run_dirs, expect_digest)
         threads = capped_threads(threads)
+        if memory_limit is not None:
+            note(
+                "--memory-limit is no longer needed and is ignored: analyze merges each part's "
+                "statistics and holds one part a thread, whatever the run's size"
+            )
         from pipeline import render
         from pipeline.analyze import BadDefinition, analyze_runs, parse_labels
 
@@ -128,7 +138,6 @@ def analyze(
                 top=top,
                 top_words=top_words,
                 threads=threads,
-                memory_limit=memory_limit,
                 progress=progress,
                 labels=parse_labels(label),
                 bad=BadDefinition.from_options(bad_words, bad_score),
@@ -249,8 +258,8 @@ def check_report_folder(run_dirs: list[str], out: Path | None) -> None:
 
 
 def capped_threads(threads: int | None) -> int | None:
-    """``--threads`` capped at the cores this process may use, with a note (DuckDB aborts the
-    process when it cannot start that many threads)."""
+    """``--threads`` capped at the cores this process may use, with a note (more threads than
+    cores only add memory: each holds a part)."""
     import os
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -218,8 +218,16 @@ def _commit_results(
     and ``report``; a write failure or a dead worker becomes a one-line error naming the run."""
     try:
         for res in results:
-            written = store.PartInfo(chunk=res.chunk, rows=res.rows, bytes=res.bytes, blake2b=res.blake2b)
-            job.commit(res.chunk, res.rows, res.table, written=None if res.table is not None else written)
+            written = store.PartInfo(
+                chunk=res.chunk, rows=res.rows, bytes=res.bytes, blake2b=res.blake2b, stats=res.stats_entry
+            )
+            job.commit(
+                res.chunk,
+                res.rows,
+                res.table,
+                written=None if res.table is not None else written,
+                stats=res.stats,
+            )
             counters.solved_boards += res.rows
             counters.solved_chunks += 1
             report()
@@ -324,7 +332,19 @@ def _write_manifest(job: store.JobDir, plan: RunPlan, counters: Counters) -> dic
     }
     if plan.dice is not None:  # the faces rolled, so analysis rebuilds each board's dice without the file
         fields["dice"] = plan.dice.record()
-    return job.finish(counters.chunks, fields, side_files=(store.REJECTS,))
+    write_vocabulary(job, plan.lexicon.words)
+    return job.finish(counters.chunks, fields, side_files=(store.REJECTS, store.VOCABULARY))
+
+
+def write_vocabulary(job: store.JobDir, words: list[str]) -> None:
+    """The run's vocabulary side file (:data:`pipeline.store.VOCABULARY`): the word list the
+    parts' statistics count words of by id, one word a line, gzip (no timestamp: the same
+    list gives the same bytes)."""
+    import gzip
+
+    text = "".join(w + "\n" for w in words).encode("utf-8")
+    with job.side_file(store.VOCABULARY) as tmp, open(tmp, "wb") as raw:
+        raw.write(gzip.compress(text, compresslevel=6, mtime=0))
 
 
 def _summary(outcome: store.JobOutcome, solved: int, elapsed: float) -> RunSummary:

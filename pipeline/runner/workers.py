@@ -3,6 +3,7 @@ backends (loky, threads, dask) the tasks run under."""
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -153,6 +154,8 @@ class ChunkResult:
     bytes: int
     table: Any = None  # a pyarrow.Table when the worker did not write the part itself
     blake2b: str | None = None  # of the part the worker committed: the main process records it
+    stats: builtins.bytes | None = None  # the part's statistics, when the worker did not write them
+    stats_entry: dict[str, Any] | None = None  # size and checksum of the statistics it wrote
 
 
 def watched_solve_chunk(
@@ -167,7 +170,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
     """Worker entry point: build the chunk's boards, solve them, write (or return) the part."""
     import pyarrow as pa
 
-    from pipeline.generate import GenerateChunk, generate_chunk
+    from pipeline.generate import GenerateChunk, generate_chunk_layout
     from pipeline.solve import solve_arrays
     from pipeline.solve.summary import summarise_result
 
@@ -180,9 +183,13 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
         return summarise_result(result, lex, *tally, sort=task.words)
 
     tables = []
+    found: list[tuple[Any, Any]] = []  # each table's (result, summary): the word ids for the statistics
+    layout = None
     if task.groups:
         for g in task.groups:
             result = solve_arrays(g.boards, g.rows, g.cols, lex, collect=task.words, bins=tally)
+            summary = summarise(result)
+            found.append((result, summary))
             # one dictionary (every input file) for all groups, so the chunk's tables concatenate
             names = pa.DictionaryArray.from_arrays(
                 pa.array(g.source, type=pa.int32()), pa.array(task.sources, type=pa.string())
@@ -198,15 +205,17 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
                     source=names,
                     chunk=task.chunk,
                     schema=schema,
-                    summary=summarise(result),
+                    summary=summary,
                     labels=task.labels,
                 )
             )
     elif task.count:
         ch = GenerateChunk(task.chunk, task.first_id, task.count)
         dice = task.dice if task.dice is not None else task.source
-        boards = generate_chunk(dice, lex.alphabet, task.seed, ch, task.rows, task.cols)
+        boards, layout = generate_chunk_layout(dice, lex.alphabet, task.seed, ch, task.rows, task.cols)
         result = solve_arrays(boards, task.rows, task.cols, lex, collect=task.words, bins=tally)
+        summary = summarise(result)
+        found.append((result, summary))
         ids = np.arange(task.first_id, task.first_id + task.count, dtype=np.int64)
         tables.append(
             store.results_table(
@@ -219,22 +228,70 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
                 source=task.source,
                 chunk=task.chunk,
                 schema=schema,
-                summary=summarise(result),
+                summary=summary,
                 labels=task.labels,
             )
         )
+    order = None
     if not tables:
         table = schema.empty_table()
     elif len(tables) == 1:
         table = tables[0]
     else:
-        table = pa.concat_tables(tables).sort_by("board_id")
+        table = pa.concat_tables(tables)
+        order = np.argsort(table.column("board_id").to_numpy(), kind="stable")
+        table = table.take(order)
+    stats = chunk_stats(task, table, found, order, layout, lex, bins)
     if out_dir is None:
         table = table.replace_schema_metadata({k.encode(): v.encode() for k, v in task.metadata.items()})
-        return ChunkResult(task.chunk, table.num_rows, 0, table)
+        return ChunkResult(task.chunk, table.num_rows, 0, table, stats=stats)
     lifeline.exit_if_orphaned()
-    info = write_part_info(out_dir, task.chunk, table, task.metadata)
-    return ChunkResult(task.chunk, table.num_rows, info.bytes, blake2b=info.blake2b)
+    info = write_part_info(out_dir, task.chunk, table, task.metadata, stats=stats)
+    return ChunkResult(task.chunk, table.num_rows, info.bytes, blake2b=info.blake2b, stats_entry=info.stats)
+
+
+def chunk_stats(
+    task: ChunkTask,
+    table: Any,
+    found: list[tuple[Any, Any]],
+    order: np.ndarray | None,
+    layout: Any,
+    lex: CompiledLexicon,
+    bins: list[str],
+) -> bytes:
+    """The chunk's statistics (:mod:`pipeline.stats`) as the bytes kept beside its part, from
+    the word ids the kernel found (``found``: each table's result and summary, in the order
+    the tables were concatenated; ``order``: the rows' permutation that sorted them)."""
+    from pipeline import stats
+
+    longest = np.concatenate([s.longest_id for _, s in found]) if found else np.zeros(0, np.int32)
+    offsets = ids = None
+    if task.words and found:
+        lengths = np.concatenate([np.diff(r.offsets) for r, _ in found]).astype(np.int64)
+        ids = np.concatenate([s.word_ids for _, s in found]).astype(np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        if order is not None:  # deal each board's ids out in the sorted rows' order
+            new_len = lengths[order]
+            starts = offsets[:-1][order]
+            shift = np.repeat(starts - np.concatenate([[0], np.cumsum(new_len)[:-1]]), new_len)
+            ids = ids[shift + np.arange(int(new_len.sum()))]
+            offsets = np.concatenate([[0], np.cumsum(new_len)]).astype(np.int64)
+    if order is not None:
+        longest = longest[order]
+    word_ids = stats.WordIds(offsets, ids, longest, len(lex.words))
+    dice_layout = None
+    if layout is not None:
+        dice_set, die, side = layout
+        dice_layout = stats.DiceLayout(tuple(tuple(d) for d in dice_set.dice), die, side)
+    ps = stats.part_stats(
+        table,
+        tag=task.metadata.get(store.META_CONFIG, ""),
+        chunk=task.chunk,
+        bins=bins,
+        ids=word_ids,
+        layout=dice_layout,
+    )
+    return stats.to_bytes(ps)
 
 
 # ---------------------------------------------------------------- parallel backends

@@ -45,7 +45,7 @@ from pipeline.store.manifest import (
     job_problems,
     read_manifest,
 )
-from pipeline.store.parts import PartInfo, part_name, write_part
+from pipeline.store.parts import PartInfo, part_name, stats_name, write_part
 from pipeline.store.rundir import FinishedRun, open_run, read_rejects, read_run_table
 from pipeline.store.schema import (
     COLUMNS,
@@ -57,6 +57,7 @@ from pipeline.store.schema import (
     REQUIRED_COLUMNS,
     RUN_RECORD,
     SCHEMA_VERSION,
+    VOCABULARY,
     board_schema,
     columns_doc,
     length_bins,
@@ -80,6 +81,7 @@ __all__ = [
     "RUN",
     "RUN_RECORD",
     "SCHEMA_VERSION",
+    "VOCABULARY",
     "FinishedRun",
     "JobDir",
     "JobKind",
@@ -114,5 +116,6 @@ __all__ = [
     "read_run_table",
     "results_table",
     "run_id_of",
+    "stats_name",
     "write_part",
 ]

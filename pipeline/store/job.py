@@ -347,14 +347,16 @@ class JobDir:
         table: pa.Table | None = None,
         metadata: Mapping[str, str] | None = None,
         written: P.PartInfo | None = None,
+        stats: bytes | None = None,
     ) -> P.PartInfo:
         """Record the part of ``chunk``: write ``table`` first (with ``metadata`` and the job's
-        tag) when the worker returned it instead of writing it; ``written`` is the record a
-        worker that wrote the part sent back (size and checksum of what it committed)."""
+        tag, and its statistics ``stats``) when the worker returned it instead of writing it;
+        ``written`` is the record a worker that wrote the part sent back (size and checksum of
+        what it committed, its statistics' too)."""
         self.check_lease()
         if table is not None:
             meta = {**(metadata or {}), P.META_CONFIG: self.tag}
-            written = P.write_part_info(self.loc, chunk, table, meta)
+            written = P.write_part_info(self.loc, chunk, table, meta, stats=stats)
         return P.record_part(self.loc, chunk, rows, written)
 
     # ------------------------------------------------------------ finishing

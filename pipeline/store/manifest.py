@@ -14,7 +14,15 @@ from typing import Any
 from pipeline.errors import DamagedRunError
 from pipeline.store.kind import PROOF, part_tag
 from pipeline.store.location import Location, location
-from pipeline.store.parts import PartInfo, committed_chunks, is_digest, part_name, part_problem
+from pipeline.store.parts import (
+    PartInfo,
+    committed_chunks,
+    is_digest,
+    part_name,
+    part_problem,
+    stats_entry,
+    stats_problem,
+)
 from pipeline.store.schema import FORMAT, MANIFEST
 
 # ---------------------------------------------------------------- sealed manifests
@@ -81,7 +89,13 @@ def listed_parts(manifest: Mapping[str, Any], where: Path | str | Location) -> d
                 )
             if chunk in out:
                 raise DamagedRunError(f"{where}: the manifest lists chunk {chunk} twice")
-            out[chunk] = PartInfo(chunk=chunk, rows=int(p["rows"]), bytes=int(p["bytes"]), blake2b=digest)
+            out[chunk] = PartInfo(
+                chunk=chunk,
+                rows=int(p["rows"]),
+                bytes=int(p["bytes"]),
+                blake2b=digest,
+                stats=stats_entry(p.get("stats")),
+            )
     except (KeyError, TypeError, ValueError):
         raise DamagedRunError(f"{where}: the manifest's parts list is malformed") from None
     return out
@@ -132,7 +146,7 @@ def finished_problems(
         if chunk not in present:
             return "missing"
         if read is not None:
-            return read(info, tag)
+            return read(info, tag) or stats_problem(loc, info)
         if not checksums:
             size = loc.size(info.file)
             return None if size == info.bytes else f"{size:,} bytes, {info.bytes:,} recorded"

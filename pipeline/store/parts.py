@@ -47,6 +47,18 @@ def committed_chunks(run_dir: Path | str | Location) -> dict[int, PartRef]:
     return out
 
 
+def stats_name(chunk: int) -> str:
+    """The statistics file of a part (:mod:`pipeline.stats`), beside its record in ``_parts/``."""
+    return f"{PARTS_DIR}/_{part_name(chunk).removesuffix('.parquet')}.stats.npz"
+
+
+def bytes_blake2b(data: bytes) -> str:
+    """The BLAKE2b-128 of ``data``, as the store records every file's."""
+    import hashlib
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
 def part_rows(path: Path | str) -> int:
     """Rows in a part file (from its footer; the data is not read)."""
     return int(pq.ParquetFile(path).metadata.num_rows)
@@ -67,11 +79,20 @@ def write_part_info(
     metadata: Mapping[str, str] | None = None,
     *,
     digest: bool = True,
+    stats: bytes | None = None,
 ) -> PartInfo:
     """:func:`write_part`, returning the part's record: its rows, size and (``digest``) the
     BLAKE2b of exactly the bytes committed, hashed from the temp file before it is renamed or
-    uploaded. A worker sends this back, so the main process never reads the part again."""
+    uploaded. A worker sends this back, so the main process never reads the part again.
+
+    ``stats``: the part's statistics (:func:`pipeline.stats.to_bytes`), written first (a part
+    is committed once its file exists, so its statistics are there by then); the record gives
+    their size and checksum too."""
     loc = location(run_dir)
+    stats_entry = None
+    if stats is not None:
+        loc.write_bytes(stats_name(chunk), stats)
+        stats_entry = {"bytes": len(stats), "blake2b": bytes_blake2b(stats)}
     if metadata:
         merged = dict(table.schema.metadata or {})
         merged.update({k.encode(): v.encode() for k, v in metadata.items()})
@@ -88,7 +109,7 @@ def write_part_info(
         )
         size = tmp.stat().st_size
         checksum = file_blake2b(tmp) if digest else None
-    return PartInfo(chunk=chunk, rows=table.num_rows, bytes=size, blake2b=checksum)
+    return PartInfo(chunk=chunk, rows=table.num_rows, bytes=size, blake2b=checksum, stats=stats_entry)
 
 
 def now_iso() -> str:
@@ -103,6 +124,9 @@ class PartInfo:
     rows: int
     bytes: int
     blake2b: str | None = None
+    # the part's statistics file (stats_name): {"bytes": size, "blake2b": checksum}; None for a
+    # part written before statistics were recorded, or by a job of another kind
+    stats: dict[str, Any] | None = None
 
     @property
     def file(self) -> str:
@@ -112,7 +136,37 @@ class PartInfo:
         out: dict[str, Any] = {"file": self.file, "chunk": self.chunk, "rows": self.rows, "bytes": self.bytes}
         if self.blake2b is not None:
             out["blake2b"] = self.blake2b
+        if self.stats is not None:
+            out["stats"] = dict(self.stats)
         return out
+
+
+def stats_entry(value: Any) -> dict[str, Any] | None:
+    """A record's or manifest's ``stats`` entry, checked (a ValueError when malformed)."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, dict)
+        or type(value.get("bytes")) is not int
+        or not _is_digest(value.get("blake2b"))
+    ):
+        raise ValueError("malformed statistics entry")
+    return {"bytes": value["bytes"], "blake2b": value["blake2b"]}
+
+
+def stats_problem(loc: Location, info: PartInfo) -> str | None:
+    """What is wrong with a part's statistics file against its record (None: nothing, or the
+    part has none recorded)."""
+    if info.stats is None:
+        return None
+    name = stats_name(info.chunk)
+    if not loc.is_file(name):
+        return "its statistics file is missing"
+    if loc.size(name) != info.stats["bytes"]:
+        return "its statistics file has another size than recorded"
+    if loc.blake2b(name) != info.stats["blake2b"]:
+        return "its statistics file differs from the one recorded (damaged or replaced)"
+    return None
 
 
 # ---------------------------------------------------------------- part verification
@@ -147,10 +201,11 @@ def record_part(
     loc = location(run_dir)
     name = part_name(chunk)
     size = loc.size(name)
+    stats = written.stats if written is not None else None
     if written is not None and written.blake2b is not None and written.bytes == size and written.rows == rows:
-        info = PartInfo(chunk=chunk, rows=rows, bytes=size, blake2b=written.blake2b)
+        info = PartInfo(chunk=chunk, rows=rows, bytes=size, blake2b=written.blake2b, stats=stats)
     else:
-        info = PartInfo(chunk=chunk, rows=rows, bytes=size, blake2b=loc.blake2b(name))
+        info = PartInfo(chunk=chunk, rows=rows, bytes=size, blake2b=loc.blake2b(name), stats=stats)
     write_json(loc, part_record_name(chunk), info.to_dict())
     return info
 
@@ -160,7 +215,11 @@ def read_part_record(run_dir: Path | str | Location, chunk: int) -> PartInfo | N
     try:
         d = json.loads(loc.read_bytes(part_record_name(chunk)).decode("utf-8"))
         info = PartInfo(
-            chunk=int(d["chunk"]), rows=int(d["rows"]), bytes=int(d["bytes"]), blake2b=d["blake2b"]
+            chunk=int(d["chunk"]),
+            rows=int(d["rows"]),
+            bytes=int(d["bytes"]),
+            blake2b=d["blake2b"],
+            stats=stats_entry(d.get("stats")),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -183,7 +242,7 @@ def part_problem(loc: Location, record: PartInfo | None, config: str | None) -> 
     if loc.blake2b(name) != record.blake2b:
         return "checksum differs from the one recorded (damaged or replaced)"
     with loc.open(name) as fh:
-        return footer_problem(fh, record, config)
+        return footer_problem(fh, record, config) or stats_problem(loc, record)
 
 
 def footer_problem(source: Any, record: PartInfo, config: str | None) -> str | None:
@@ -214,6 +273,7 @@ def discard_part(run_dir: Path | str | Location, chunk: int) -> None:
     loc = location(run_dir)
     loc.remove(part_name(chunk))
     loc.remove(part_record_name(chunk))
+    loc.remove(stats_name(chunk))
 
 
 def _is_digest(value: Any) -> bool:

@@ -31,6 +31,7 @@ from pipeline.store.schema import (
     PARTS_DIR,
     REJECTS,
     RUN_RECORD,
+    VOCABULARY,
     board_schema,
     conform_part,
 )
@@ -42,7 +43,7 @@ def is_job_file(p: Path) -> bool:
     name = p.name
     return (
         bool(PART_RE.match(name))
-        or name in (MANIFEST, RUN_RECORD, LOCK_FILE, REJECTS, *JOB_SIDE_FILES)
+        or name in (MANIFEST, RUN_RECORD, LOCK_FILE, REJECTS, VOCABULARY, *JOB_SIDE_FILES)
         or (name.startswith(".") and name.endswith(".tmp"))
     )
 

@@ -27,6 +27,9 @@ MANIFEST = "_SUCCESS"
 RUN_RECORD = "_run.json"
 LOCK_FILE = ".lock"
 REJECTS = "_rejects.csv"
+# The run's vocabulary: the compiled word list, one word a line (gzip), which the word ids of
+# the parts' statistics index; index len(words) is "" (a board without words)
+VOCABULARY = "_vocabulary.txt.gz"
 HASH_CHARS = 12  # hex digits of a SHA-256 kept in the provenance columns
 MAX_PART = 99_999  # part numbers are written with five digits
 PART_RE = re.compile(r"^part-(\d{5,})\.parquet$")

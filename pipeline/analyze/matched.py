@@ -1,0 +1,127 @@
+"""Matched chunks of two runs that hold the same boards: chunk k of one against chunk k of the
+other, read a few columns at a time (never the word lists), into exact paired sums that add up
+over the chunks (:class:`PairTotals`) for :mod:`pipeline.analyze.paired`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pipeline import stats
+from pipeline.analyze.gather import read_part
+
+if TYPE_CHECKING:
+    from pipeline.analyze.gather import PartJob
+
+# Each metric of compare.METRICS as a per-board column (and a threshold for the shares).
+PAIRED_EXPR: dict[str, tuple[str, int | None]] = {
+    "score": ("score", None),
+    "words": ("n_words", None),
+    "longest_len": ("max_word_len", None),
+    "dead_cells": ("dead_cells", None),
+    "share_lt10_words": ("n_words", -10),  # n_words < 10
+    "share_dead_ge1": ("dead_cells", 1),  # dead_cells >= 1
+}
+PAIR_COLUMNS = ["board_id", "board", "score", "n_words", "max_word_len", "dead_cells"]
+
+
+@dataclass(frozen=True)
+class PairPlan:
+    """What the paired pass computes for one pair of runs (picklable)."""
+
+    faces: tuple[str, ...] | None  # the reference's faces (None: no face effects)
+    shape: tuple[int, int] | None
+    coef_d: np.ndarray | None  # [1, K] the fit of the score difference
+    coef_r: np.ndarray | None  # [1, K] the fit of the relative difference
+    mean_a: float
+    mean_b: float
+    top: int
+
+
+@dataclass
+class PairResult:
+    """One chunk's paired statistics (every sum an exact integer but the meats)."""
+
+    same: bool
+    diff_values: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    diff_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    sums: np.ndarray = field(default_factory=lambda: np.zeros((len(PAIRED_EXPR), 6), np.int64))
+    cross: np.ndarray | None = None  # [6, K]
+    meat_d: np.ndarray | None = None
+    meat_r: np.ndarray | None = None
+    top: list[tuple[int, int, int]] = field(default_factory=list)  # (|diff|, board_id, chunk)
+
+
+def _metric(table: Any, column: str, threshold: int | None) -> np.ndarray:
+    v = table.column(column).to_numpy().astype(np.int64)
+    if threshold is None:
+        return v
+    return (v < -threshold).astype(np.int64) if threshold < 0 else (v >= threshold).astype(np.int64)
+
+
+def pair_chunk(ref: PartJob, run: PartJob, plan: PairPlan) -> PairResult:
+    """The paired statistics of one chunk of two runs (not the same boards: ``same`` False)."""
+    a_t = read_part(ref.path, PAIR_COLUMNS)
+    b_t = read_part(run.path, PAIR_COLUMNS)
+    if a_t.num_rows != b_t.num_rows or not (
+        a_t.column("board_id").equals(b_t.column("board_id"))
+        and a_t.column("board").equals(b_t.column("board"))
+    ):
+        return PairResult(False)
+    out = PairResult(True)
+    a = a_t.column("score").to_numpy().astype(np.int64)
+    b = b_t.column("score").to_numpy().astype(np.int64)
+    d = b - a
+    out.diff_values, out.diff_counts = np.unique(d, return_counts=True)
+    for i, (column, threshold) in enumerate(PAIRED_EXPR.values()):
+        x, y = _metric(a_t, column, threshold), _metric(b_t, column, threshold)
+        out.sums[i] = [len(x), x.sum(), y.sum(), (x * x).sum(), (y * y).sum(), (x * y).sum()]
+    ids = a_t.column("board_id").to_numpy()
+    order = np.lexsort((ids, -np.abs(d)))[: plan.top]
+    out.top = [(int(abs(d[i])), int(ids[i]), ref.chunk) for i in order.tolist()]
+    if plan.faces is not None and plan.shape is not None:
+        part_faces, local = stats.decode_column(a_t.column("board"), *plan.shape)
+        index = {f: i for i, f in enumerate(plan.faces)}
+        codes = (
+            np.array([index[f] for f in part_faces], np.int64)[local]
+            if len(local)
+            else local.astype(np.int64)
+        )
+        k = len(plan.faces)
+        blank = index.get(stats.BLANK_FACE, -1)
+        out.cross = stats.face_cross(codes, a, b, k, blank)
+        zeros = np.zeros(len(a), np.int64)
+        if plan.coef_d is not None and plan.coef_r is not None:
+            out.meat_d, _ = stats.meat(codes, d.astype(np.float64), zeros, plan.coef_d, k, 1)
+            r = b / plan.mean_b - a / plan.mean_a
+            out.meat_r, _ = stats.meat(codes, r, zeros, plan.coef_r, k, 1)
+    return out
+
+
+@dataclass
+class PairTotals:
+    """A pair's paired statistics, summed over its chunks."""
+
+    same: bool = True
+    diff: dict[int, int] = field(default_factory=dict)
+    sums: np.ndarray = field(default_factory=lambda: np.zeros((len(PAIRED_EXPR), 6), dtype=object))
+    cross: np.ndarray | None = None
+    meat_d: np.ndarray | None = None
+    meat_r: np.ndarray | None = None
+    top: list[tuple[int, int, int]] = field(default_factory=list)
+
+    def add(self, res: PairResult, k: int) -> None:
+        if not res.same:
+            self.same = False
+            return
+        for v, c in zip(res.diff_values.tolist(), res.diff_counts.tolist(), strict=True):
+            self.diff[v] = self.diff.get(v, 0) + c
+        self.sums += res.sums.astype(object)
+        for name in ("cross", "meat_d", "meat_r"):
+            got = getattr(res, name)
+            if got is not None:
+                acc = getattr(self, name)
+                setattr(self, name, got.copy() if acc is None else acc + got)
+        self.top = sorted(self.top + res.top, key=lambda t: (-t[0], t[1]))[:k]

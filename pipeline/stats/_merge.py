@@ -1,0 +1,285 @@
+"""Merging part statistics into a run's (:class:`RunStats`): every count and sum adds up
+exactly, whatever the order of the parts, so a run's statistics do not depend on how it was
+split, resumed or spread over workers.
+
+Memory stays flat in the number of parts: each part is added and dropped; what grows is only
+what the run has distinct (faces, score values, words of its vocabulary, the top boards kept).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pipeline.errors import DamagedRunError
+from pipeline.stats._part import LEXICON_VOCAB, VALUE_COLUMNS, BadCounts, PartStats, StatsSpec
+
+
+def _grow(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    if a.shape == shape:
+        return a
+    out = np.zeros(shape, a.dtype)
+    out[tuple(slice(0, s) for s in a.shape)] = a
+    return out
+
+
+class KeyCounts:
+    """Counts per source of keys that are words: ids of the run's vocabulary, or strings of a
+    part's own (mapped to the vocabulary, or to a list of their own when there is none)."""
+
+    def __init__(self, vocabulary: Sequence[str] | None):
+        self.names: list[str] = list(vocabulary) if vocabulary is not None else []
+        self.has_vocabulary = vocabulary is not None
+        self._index: dict[str, int] | None = None
+        self.counts: dict[str, np.ndarray] = {}
+
+    def _slot(self, source: str) -> np.ndarray:
+        a = self.counts.get(source)
+        if a is None or len(a) < len(self.names):
+            a = _grow(a if a is not None else np.zeros(0, np.int64), (len(self.names),))
+            self.counts[source] = a
+        return a
+
+    def add(self, triples: np.ndarray, sources: Sequence[str], part: PartStats) -> None:
+        """Add a part's (source, key, count) ``triples``."""
+        if not triples.shape[1]:
+            return
+        keys = triples[1]
+        if part.vocab == LEXICON_VOCAB:
+            if not self.has_vocabulary:
+                raise DamagedRunError(f"part {part.chunk}: word ids without the run's vocabulary")
+            if int(keys.max()) >= len(self.names):
+                raise DamagedRunError(f"part {part.chunk}: a word id outside the run's vocabulary")
+        else:
+            assert part.words is not None
+            if self._index is None:
+                self._index = {w: i for i, w in enumerate(self.names)}
+            index = self._index
+            local = np.empty(len(part.words), np.int64)
+            for i, w in enumerate(part.words):
+                j = index.get(w)
+                if j is None:
+                    j = index[w] = len(self.names)
+                    self.names.append(w)
+                local[i] = j
+            keys = local[keys]
+        for s in np.unique(triples[0]).tolist():
+            take = triples[0] == s
+            slot = self._slot(sources[s])
+            np.add.at(slot, keys[take], triples[2][take])
+
+    def items(self, source: str | None = None) -> tuple[list[str], np.ndarray]:
+        """(keys, counts) present for ``source`` (None: every source pooled)."""
+        if source is None:
+            total = np.zeros(len(self.names), np.int64)
+            for a in self.counts.values():
+                total[: len(a)] += a
+        else:
+            total = self.counts.get(source, np.zeros(0, np.int64))
+        nz = np.flatnonzero(total)
+        return [self.names[i] for i in nz.tolist()], total[nz]
+
+
+@dataclass
+class RunStats:
+    """A run's statistics: the sum of its parts' (see :class:`~pipeline.stats.PartStats` for
+    what each holds). Faces and sources are kept in the order first met; :meth:`faces_sorted`
+    and :meth:`sources` give them sorted."""
+
+    spec: StatsSpec
+    vocabulary: Sequence[str] | None = None
+    tag: str | None = None
+    boards: int = 0
+    parts: int = 0
+    bins: list[str] | None = None
+    face_list: list[str] = field(default_factory=list)
+    shapes: set[tuple[int, int] | None] = field(default_factory=set)
+    values: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # column -> source -> counts
+    length_words: dict[str, np.ndarray] = field(default_factory=dict)
+    length_points: dict[str, np.ndarray] = field(default_factory=dict)
+    presence: dict[str, np.ndarray] = field(default_factory=dict)  # source -> [3, K]
+    xtx: dict[str, np.ndarray] = field(default_factory=dict)  # source -> [K, K]
+    xty: dict[str, np.ndarray] = field(default_factory=dict)
+    pos_xtx: np.ndarray | None = None  # [3, K, 3, K]
+    pos_xty: np.ndarray | None = None  # [3, K]
+    bad: int = 0
+    factors: dict[str, list[int]] = field(default_factory=dict)
+    dice: tuple[tuple[str, ...], ...] | None = None
+    dice_mixed: bool = False
+    die: np.ndarray | None = None  # [3, D, M]: boards, score sum, bad
+    words: KeyCounts | None = None
+    longest: KeyCounts | None = None
+    has_word_lists: bool = True
+    top: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    bad_stale: bool = False
+    top_stale: bool = False
+
+    def __post_init__(self) -> None:
+        self.words = KeyCounts(self.vocabulary)
+        self.longest = KeyCounts(self.vocabulary)
+
+    # ---------------------------------------------------------------- adding
+
+    def _faces(self, faces: Sequence[str]) -> np.ndarray:
+        known = {f: i for i, f in enumerate(self.face_list)}
+        out = np.empty(len(faces), np.int64)
+        for i, f in enumerate(faces):
+            j = known.get(f)
+            if j is None:
+                j = known[f] = len(self.face_list)
+                self.face_list.append(f)
+            out[i] = j
+        return out
+
+    def add(self, part: PartStats) -> None:
+        """Add one part's statistics (a DamagedRunError if it belongs to another run)."""
+        if self.tag is None:
+            self.tag = part.tag
+        elif part.tag != self.tag:
+            raise DamagedRunError(f"part {part.chunk}: statistics of another run")
+        # statistics recorded for another bad-board definition, or with fewer top boards than
+        # wanted: the analysis recounts those (stale) from the parts in its second pass
+        self.bad_stale = self.bad_stale or part.spec.bad != self.spec.bad
+        self.top_stale = self.top_stale or part.spec.top < self.spec.top
+        if self.bins is None:
+            self.bins = list(part.bins)
+        elif part.bins != self.bins:
+            raise DamagedRunError(f"part {part.chunk}: other length columns than the run's")
+        self.boards += part.boards
+        self.parts += 1
+        self.shapes.add(part.shape)
+        src = part.sources
+        fmap = self._faces(part.faces)
+        k = len(self.face_list)
+        for c in VALUE_COLUMNS:
+            per = self.values.setdefault(c, {})
+            trip = part.values[c]
+            for s in np.unique(trip[0]).tolist():
+                take = trip[0] == s
+                vals, cnt = trip[1][take], trip[2][take]
+                if len(vals) and int(vals.min()) < 0:
+                    raise DamagedRunError(f"part {part.chunk}: a negative {c}")
+                acc = per.get(src[s], np.zeros(0, np.int64))
+                acc = _grow(acc, (max(len(acc), int(vals.max()) + 1 if len(vals) else 0),))
+                np.add.at(acc, vals, cnt)
+                per[src[s]] = acc
+        for s, name in enumerate(src):
+            self.length_words[name] = self.length_words.get(name, 0) + part.length_words[s]
+            self.length_points[name] = self.length_points.get(name, 0) + part.length_points[s]
+            pres = _grow(self.presence.get(name, np.zeros((3, 0), np.int64)), (3, k))
+            for j, arr in enumerate((part.face_n, part.face_s, part.face_q)):
+                np.add.at(pres[j], fmap, arr[s])
+            self.presence[name] = pres
+            if part.xtx is not None and part.xty is not None:
+                m = _grow(self.xtx.get(name, np.zeros((0, 0), np.int64)), (k, k))
+                m[np.ix_(fmap, fmap)] += part.xtx[s]
+                self.xtx[name] = m
+                v = _grow(self.xty.get(name, np.zeros(0, np.int64)), (k,))
+                v[fmap] += part.xty[s]
+                self.xty[name] = v
+        if part.pos_xtx is not None and part.pos_xty is not None:
+            kp = len(part.faces)
+            self.pos_xtx = _grow(
+                self.pos_xtx if self.pos_xtx is not None else np.zeros((3, 0, 3, 0), np.int64), (3, k, 3, k)
+            )
+            self.pos_xty = _grow(
+                self.pos_xty if self.pos_xty is not None else np.zeros((3, 0), np.int64), (3, k)
+            )
+            px = part.pos_xtx.reshape(3, kp, 3, kp)
+            for a in range(3):
+                self.pos_xty[a, fmap] += part.pos_xty[a * kp : (a + 1) * kp]
+                for b in range(3):
+                    block = self.pos_xtx[a, :, b, :]
+                    block[np.ix_(fmap, fmap)] += px[a, :, b, :]
+        self._add_dice(part)
+        self.add_bad(BadCounts(part.bad, part.factors, part.factor_has, part.factor_bad, part.die_bad))
+        assert self.words is not None and self.longest is not None
+        if part.word_counts is None:
+            self.has_word_lists = False
+        else:
+            self.words.add(part.word_counts, src, part)
+        self.longest.add(part.longest, src, part)
+        self.add_top(part.top, part.sources)
+
+    def add_bad(self, counts: BadCounts) -> None:
+        """Add a part's bad boards and drivers' counts."""
+        self.bad += counts.bad
+        for name, has, bad in zip(counts.factors, counts.has.tolist(), counts.bad_with.tolist(), strict=True):
+            acc = self.factors.setdefault(name, [0, 0])
+            acc[0] += has
+            acc[1] += bad
+        if self.die is not None and counts.die_bad is not None and counts.die_bad.shape == self.die[2].shape:
+            self.die[2] += counts.die_bad
+
+    def reset_bad(self) -> None:
+        """Forget the bad boards' counts (before a recount with the analysis's definition)."""
+        self.bad = 0
+        self.factors = {}
+        if self.die is not None:
+            self.die[2] = 0
+
+    def _add_dice(self, part: PartStats) -> None:
+        if part.dice is None or part.die_n is None or part.die_s is None:
+            self.dice_mixed = self.dice_mixed or self.dice is not None
+            self.dice = None
+            self.die = None
+            return
+        zero = np.zeros_like(part.die_n)
+        if self.parts == 1:
+            self.dice = part.dice
+            self.die = np.stack([part.die_n, part.die_s, zero])  # bad: added by add_bad
+        elif self.dice != part.dice or self.die is None:
+            self.dice_mixed = True
+            self.dice = None
+            self.die = None
+        else:
+            self.die += np.stack([part.die_n, part.die_s, zero])
+
+    def add_top(self, rows: Sequence[dict[str, Any]], sources: Sequence[str]) -> None:
+        """Add a part's best boards (each row's ``source``: an index into ``sources``)."""
+        k = self.spec.top
+        for rec in rows:
+            rec = dict(rec)
+            name = sources[int(rec.pop("source"))]
+            self.top.setdefault(name, []).append(rec)
+        for best in self.top.values():
+            best.sort(key=lambda r: (-int(r["score"]), int(r["board_id"])))
+            del best[k:]
+
+    # ---------------------------------------------------------------- reading
+
+    def sources(self) -> list[str]:
+        return sorted(self.values.get("score", {}))
+
+    def faces_sorted(self) -> tuple[list[str], np.ndarray]:
+        """The faces sorted and, for each, its index in the merged arrays."""
+        order = sorted(range(len(self.face_list)), key=lambda i: self.face_list[i])
+        return [self.face_list[i] for i in order], np.array(order, np.int64)
+
+    @property
+    def shape(self) -> tuple[int, int] | None:
+        """The boards' one shape, None when they have several (no cell-level statistics)."""
+        if len(self.shapes) != 1:
+            return None
+        return next(iter(self.shapes))
+
+    def value_counts(self, column: str, source: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(values, counts) of a column for one source (None: all sources)."""
+        per = self.values.get(column, {})
+        arrays = [per[source]] if source is not None else list(per.values())
+        total = np.zeros(max((len(a) for a in arrays), default=0), np.int64)
+        for a in arrays:
+            total[: len(a)] += a
+        nz = np.flatnonzero(total)
+        return nz.astype(np.int64), total[nz]
+
+
+def merge(parts: Iterable[PartStats], spec: StatsSpec, vocabulary: Sequence[str] | None = None) -> RunStats:
+    """The run's statistics from its parts' (each added, then dropped)."""
+    run = RunStats(spec, vocabulary)
+    for part in parts:
+        run.add(part)
+    return run
