@@ -279,6 +279,34 @@ def test_prove_to_s3(bucket: str, tiny_dict: str, tmp_path: Path) -> None:
 # ---------------------------------------------------------------- faults
 
 
+def test_analyze_s3_reads_statistics_not_whole_parts(
+    bucket: str, tiny_dict: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run in a bucket is analysed where it is: its parts' statistics files (checked against
+    the manifest) and the board and score columns of the second pass, never a download of a
+    whole part; the tables are the local run's."""
+    import pandas as pd
+
+    from pipeline.analyze import analyze_runs
+    from pipeline.store.location import RemoteLocation
+
+    local, url = tmp_path / "local", f"s3://{bucket}/run"
+    run_job(run_config(tiny_dict, str(local)))
+    run_job(run_config(tiny_dict, url))
+
+    def no_download(self: Any, name: str, *args: Any, **kw: Any) -> Any:
+        raise AssertionError(f"{name} was downloaded")
+
+    monkeypatch.setattr(RemoteLocation, "local_file", no_download)
+    remote = analyze_runs([url], tmp_path / "rep-s3", labels={url: "r"})
+    here = analyze_runs([str(local)], tmp_path / "rep-local", labels={str(local): "r"})
+    assert list(remote.tables.items()) and [n for n, _ in remote.tables.items()] == [
+        n for n, _ in here.tables.items()
+    ]
+    for name, frame in here.tables.items():
+        pd.testing.assert_frame_equal(frame, getattr(remote.tables, name), check_dtype=False, obj=name)
+
+
 def test_damaged_or_foreign_part(bucket: str, tiny_dict: str, tmp_path: Path) -> None:
     """Unfinished: a damaged part is named and recomputed. Finished: refused (exit 4)."""
     import pipeline

@@ -191,7 +191,9 @@ def analyze_runs(
     check_count("--top", top, 1, MAX_TOP, "analyze")
     check_count("--top-words", top_words, 1, MAX_TOP, "analyze")
     note = progress or (lambda _msg: None)
-    runs = load_runs(run_dirs, labels)
+    # a run in an object store is read where it is: its parts' statistics and the few columns
+    # the second pass needs, never whole parts
+    runs = load_runs(run_dirs, labels, fetch=False)
     out = Path(out_dir) if out_dir is not None else default_out_dir(runs)
     tables = gather_runs(runs, top=top, top_words=top_words, bad=bad, n_jobs=threads, progress=note)
     note("writing tables")

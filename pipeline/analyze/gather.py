@@ -56,17 +56,24 @@ class DiceRecipe:
 
 @dataclass(frozen=True)
 class PartJob:
-    """One part of one run, as a task (picklable) finds it."""
+    """One part of one run, as a task (picklable) finds it: the run directory (a folder or an
+    object store's URL, read through :func:`pipeline.store.location`) and names in it."""
 
     run: int
     chunk: int
-    path: str
-    stats_path: str | None
+    run_dir: str
+    name: str  # the part file
+    stats_name: str | None  # its statistics file, when recorded
     stats_digest: str | None
     tag: str
     bins: tuple[str, ...]
     dice: DiceRecipe | None
     required: tuple[str, ...] = ()  # the columns every part of the run must have
+
+    @property
+    def path(self) -> str:
+        """The part as messages name it."""
+        return f"{self.run_dir.rstrip('/')}/{self.name}"
 
 
 def _dice_set(recipe: DiceRecipe) -> Any:
@@ -133,14 +140,13 @@ def dice_recipe(run: RunInfo) -> tuple[DiceRecipe | None, str, str]:
 
 
 def _read_stats(job: PartJob) -> stats.PartStats | None:
-    if job.stats_path is None:
+    if job.stats_name is None:
         return None
     from pipeline.store import location
-
-    where = f"{job.path} (its statistics)"
-    data = location(str(Path(job.stats_path).parent)).read_bytes(Path(job.stats_path).name)
     from pipeline.store.parts import bytes_blake2b
 
+    where = f"{job.path} (its statistics)"
+    data = location(job.run_dir).read_bytes(job.stats_name)
     if bytes_blake2b(data) != job.stats_digest:
         raise DamagedRunError(f"{where}: differs from the checksum its manifest records")
     got = stats.from_bytes(data, where)
@@ -149,15 +155,18 @@ def _read_stats(job: PartJob) -> stats.PartStats | None:
     return got
 
 
-def read_part(path: str, columns: Sequence[str] | None = None, required: Sequence[str] = ()) -> Any:
-    """A part's table (``columns`` of it); a RunError naming the columns it lacks."""
+def read_part(job: PartJob, columns: Sequence[str] | None = None, required: Sequence[str] = ()) -> Any:
+    """A part's table (``columns`` of it; in an object store only their bytes are fetched); a
+    RunError naming the columns it lacks."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from pipeline.analyze.runs import printable
+    from pipeline.store import location
 
+    path = job.path
     try:
-        with pq.ParquetFile(path) as pf:
+        with location(job.run_dir).open(job.name) as fh, pq.ParquetFile(fh) as pf:
             names = set(pf.schema_arrow.names)
             missing = [c for c in dict.fromkeys([*(columns or ()), *required]) if c not in names]
             if missing:
@@ -174,7 +183,7 @@ def part_pass1(job: PartJob, spec: stats.StatsSpec) -> tuple[int, stats.PartStat
     recorded = _read_stats(job)
     if recorded is not None:
         return job.run, recorded, False
-    table = read_part(job.path, required=job.required)
+    table = read_part(job, required=job.required)
     bins = stats.length_bins_of(table.column_names)
     layout = None
     if job.dice is not None:
@@ -225,7 +234,7 @@ def part_pass2(job: PartJob, plan: Pass2Plan) -> Pass2Result:
     columns = ["board", "score", "source", "rows", "cols"]
     if plan.recount_bad is not None:
         columns += ["n_words", "dead_cells", "board_id"]
-    table = read_part(job.path) if plan.recount_top is not None else read_part(job.path, columns)
+    table = read_part(job) if plan.recount_top is not None else read_part(job, columns)
     names, group = stats.source_codes(table)
     remap = np.array([plan.sources.index(s) for s in names], np.int64)
     group = remap[group] if len(group) else group
@@ -307,7 +316,7 @@ def read_vocabulary(run: RunInfo) -> list[str] | None:
 
 
 def part_jobs(index: int, run: RunInfo, dice: DiceRecipe | None) -> list[PartJob]:
-    from pipeline.store import REQUIRED_COLUMNS, length_bins, part_tag, stats_name
+    from pipeline.store import REQUIRED_COLUMNS, length_bins, part_name, part_tag, stats_name
     from pipeline.store.manifest import listed_parts
 
     tag = part_tag(str(run.manifest.get("format")), run.manifest.get("identity") or {})
@@ -316,13 +325,13 @@ def part_jobs(index: int, run: RunInfo, dice: DiceRecipe | None) -> list[PartJob
     bins = tuple(length_bins(min_length))
     required = (*REQUIRED_COLUMNS, *(["words"] if run.has_words else []))
     jobs = []
-    for path in run.parts:
-        chunk = int(Path(path).name.removeprefix("part-").removesuffix(".parquet"))
-        info = listed.get(chunk)
-        entry = info.stats if info is not None else None
-        stats_path = str(Path(run.path) / stats_name(chunk)) if entry is not None else None
+    for chunk in sorted(listed):
+        entry = listed[chunk].stats
+        name = stats_name(chunk) if entry is not None else None
         digest = entry["blake2b"] if entry is not None else None
-        jobs.append(PartJob(index, chunk, str(path), stats_path, digest, tag, bins, dice, required))
+        jobs.append(
+            PartJob(index, chunk, str(run.path), part_name(chunk), name, digest, tag, bins, dice, required)
+        )
     return jobs
 
 

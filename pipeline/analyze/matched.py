@@ -63,8 +63,8 @@ def _metric(table: Any, column: str, threshold: int | None) -> np.ndarray:
 
 def pair_chunk(ref: PartJob, run: PartJob, plan: PairPlan) -> PairResult:
     """The paired statistics of one chunk of two runs (not the same boards: ``same`` False)."""
-    a_t = read_part(ref.path, PAIR_COLUMNS)
-    b_t = read_part(run.path, PAIR_COLUMNS)
+    a_t = read_part(ref, PAIR_COLUMNS)
+    b_t = read_part(run, PAIR_COLUMNS)
     if a_t.num_rows != b_t.num_rows or not (
         a_t.column("board_id").equals(b_t.column("board_id"))
         and a_t.column("board").equals(b_t.column("board"))

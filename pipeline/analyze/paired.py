@@ -169,10 +169,9 @@ def _maybe_same(ref: Gathered, run: Gathered) -> bool:
     pb_ = listed_parts(run.run.manifest, str(run.run.path))
     if sorted(pa_) != sorted(pb_) or any(pa_[k].rows != pb_[k].rows for k in pa_) or not pa_:
         return False
-    if len(ref.run.parts) != len(run.run.parts):
-        return False
-    a = read_part(str(ref.run.parts[0]), ["board_id", "board"])
-    b = read_part(str(run.run.parts[0]), ["board_id", "board"])
+    first_a, first_b = part_jobs(0, ref.run, None)[0], part_jobs(0, run.run, None)[0]
+    a = read_part(first_a, ["board_id", "board"])
+    b = read_part(first_b, ["board_id", "board"])
     return a.column("board").equals(b.column("board")) and a.column("board_id").equals(b.column("board_id"))
 
 
@@ -389,15 +388,15 @@ def _top_changes(ref: Gathered, run: Gathered, best: list[tuple[int, int, int]])
     by_chunk: dict[int, list[int]] = {}
     for _, board_id, chunk in best:
         by_chunk.setdefault(chunk, []).append(board_id)
-    paths_a = {j.chunk: j.path for j in part_jobs(0, ref.run, None)}
-    paths_b = {j.chunk: j.path for j in part_jobs(0, run.run, None)}
+    jobs_a = {j.chunk: j for j in part_jobs(0, ref.run, None)}
+    jobs_b = {j.chunk: j for j in part_jobs(0, run.run, None)}
     found: dict[int, dict[str, Any]] = {}
     import pyarrow as pa
     import pyarrow.compute as pc
 
     for chunk, ids in by_chunk.items():
-        a = read_part(paths_a[chunk], cols)
-        b = read_part(paths_b[chunk], cols)
+        a = read_part(jobs_a[chunk], cols)
+        b = read_part(jobs_b[chunk], cols)
         mask = pc.is_in(a.column("board_id"), value_set=pa.array(ids, pa.int64()))
         ra, rb = a.filter(mask).to_pylist(), b.filter(mask).to_pylist()
         for x, y in zip(ra, rb, strict=True):

@@ -68,21 +68,23 @@ def _as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def load_run(run_dir: str | os.PathLike[str], label: str | None = None) -> RunInfo:
-    """Open a finished run directory; raise a BoggleError (exit 2) unless ``_SUCCESS`` is there."""
+def load_run(run_dir: str | os.PathLike[str], label: str | None = None, *, fetch: bool = True) -> RunInfo:
+    """Open a finished run directory; raise a BoggleError (exit 2) unless ``_SUCCESS`` is there.
+    ``fetch=False``: a run in an object store is not downloaded (see
+    :func:`pipeline.store.open_run`); its ``parts`` are URLs."""
     from pipeline.store import job_path, open_run
 
     path: Any = job_path(run_dir, "run")
     if isinstance(path, Path) and path.is_file():  # e.g. a summary a glob such as nightly/* picked up
         raise RunError(f"{path}: not a run directory (a file); give run folders, such as nightly/date=*/")
-    manifest, parts = open_run(path)
+    manifest, parts = open_run(path, fetch=fetch)
     if not parts:
         raise RunError(f"{path}: the run has no part files (no boards to analyse)")
     return RunInfo(label or path.resolve().name, path, manifest, tuple(parts))
 
 
 def load_runs(
-    run_dirs: Sequence[str | os.PathLike[str]], labels: Mapping[str, str] | None = None
+    run_dirs: Sequence[str | os.PathLike[str]], labels: Mapping[str, str] | None = None, *, fetch: bool = True
 ) -> list[RunInfo]:
     """Open several runs, each labelled by what differs between them ("new dice · tanglet:en"),
     else by its directory name (made unique). ``labels`` maps a run (the directory as given,
@@ -92,7 +94,7 @@ def load_runs(
 
     if not run_dirs:
         raise RunError("no run directories given")
-    runs = [load_run(d) for d in run_dirs]
+    runs = [load_run(d, fetch=fetch) for d in run_dirs]
     given = dict(labels or {})
     unknown = [k for k in given if not any(k in _keys(d, r) for d, r in zip(run_dirs, runs, strict=True))]
     if unknown:

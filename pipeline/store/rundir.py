@@ -84,7 +84,9 @@ class FinishedRun(NamedTuple):
     parts: list[Path]
 
 
-def open_run(run_dir: Path | str, *, verify: bool = True, expect_digest: str | None = None) -> FinishedRun:
+def open_run(
+    run_dir: Path | str, *, verify: bool = True, expect_digest: str | None = None, fetch: bool = True
+) -> FinishedRun:
     """The manifest and part paths of a finished run, checked: a BoggleError if it is not
     finished, a DamagedRunError (exit 4) naming the file if the manifest's seal, a part or a
     side file differs from what was recorded, or a part is missing or not listed.
@@ -98,6 +100,11 @@ def open_run(run_dir: Path | str, *, verify: bool = True, expect_digest: str | N
 
     ``expect_digest``: the run's published digest (``boggle digest``); a run whose manifest
     gives another is refused (DamagedRunError), whatever its checksums say.
+
+    ``fetch=False`` (a run in an object store): the parts are not downloaded; their sizes are
+    checked against the manifest and ``parts`` are their URLs, for a reader that fetches only
+    the columns it needs (``boggle analyze``, which checks each part's statistics file
+    against its checksum as it reads it). A local run is verified as always.
 
     >>> manifest, parts = open_run("runs/default")  # doctest: +SKIP
     """
@@ -117,6 +124,10 @@ def open_run(run_dir: Path | str, *, verify: bool = True, expect_digest: str | N
     def read(info: PartInfo, tag: str | None) -> str | None:
         """The part's local file (in an object store: its download), checked: it is what is read."""
         assert info.blake2b is not None  # listed_parts refuses an entry without one
+        if not fetch and not isinstance(where, Path):
+            files[info.chunk] = loc.ref(info.file)  # type: ignore[assignment]
+            size = loc.size(info.file)
+            return None if size == info.bytes else f"{size:,} bytes, {info.bytes:,} recorded"
         path, problem = loc.local_file(info.file, info.bytes, info.blake2b, verify=verify)
         files[info.chunk] = path
         if problem is None and verify:  # its footer: the run's identity and the rows recorded
