@@ -128,14 +128,16 @@ def test_merged_fits_are_the_fits_over_every_board(dice_run: Path) -> None:
     for col in ("adj_effect", "adj_low", "adj_high"):
         np.testing.assert_allclose(got[col].to_numpy(), adj[col].to_numpy(), rtol=1e-9, atol=1e-9)
     pos, _, _ = cells.position_effects(codes, faces, score, 4, 4)
-    got_pos = t.face_positions.set_index(["face", "position"]).loc[list(zip(pos["face"], pos["position"]))]
+    got_pos = t.face_positions.set_index(["face", "position"]).loc[
+        list(zip(pos["face"], pos["position"], strict=True))
+    ]
     for col in ("cell_share", "adj_effect", "adj_low", "adj_high"):
         np.testing.assert_allclose(got_pos[col].to_numpy(), pos[col].to_numpy(), rtol=1e-9, atol=1e-9)
     assert t.dice["model_r2"].iloc[0] == pytest.approx(cells.r_squared(fit, codes, score), abs=1e-9)
 
 
 def _table(rng: np.random.Generator, n: int, first: int) -> pa.Table:
-    letters = np.array(list("aeistqxz.") + ["[th]"])
+    letters = np.array([*"aeistqxz.", "[th]"])
     faces = rng.integers(0, len(letters), size=(n, 4))
     boards = ["".join(letters[f] for f in row) for row in faces]
     score = rng.integers(0, 60, n)

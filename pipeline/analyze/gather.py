@@ -297,13 +297,17 @@ class Gathered:
     parts_computed: int = 0
 
 
-def read_vocabulary(run: RunInfo) -> list[str] | None:
-    """The run's vocabulary (its words, then ``""``), None for a run made before it was kept."""
+def read_vocabulary(run: RunInfo, cache: dict[str, list[str]] | None = None) -> list[str] | None:
+    """The run's vocabulary (its words, then ``""``), None for a run made before it was kept;
+    runs of one word list share one copy (``cache``, by the file's checksum)."""
     from pipeline.store import VOCABULARY, location
 
     files = run.manifest.get("files")
-    if not isinstance(files, dict) or VOCABULARY not in files:
+    if not isinstance(files, dict) or not isinstance(files.get(VOCABULARY), dict):
         return None
+    digest = str(files[VOCABULARY].get("blake2b"))
+    if cache is not None and digest in cache:
+        return cache[digest]
     loc = location(str(run.path))
     try:
         text = gzip.decompress(loc.read_bytes(VOCABULARY)).decode("utf-8")
@@ -312,6 +316,8 @@ def read_vocabulary(run: RunInfo) -> list[str] | None:
     words = text.split("\n")
     if words[-1] != "":
         raise DamagedRunError(f"{run.path}/{VOCABULARY}: unreadable (no final newline)")
+    if cache is not None:
+        cache[digest] = words
     return words  # the split leaves "" last: the vocabulary's index len(words)
 
 
@@ -356,9 +362,10 @@ def gather(
     note = progress or (lambda _msg: None)
     out: list[Gathered] = []
     jobs: list[PartJob] = []
+    vocabularies: dict[str, list[str]] = {}
     for i, run in enumerate(runs):
         recipe, name, why = dice_recipe(run)
-        rs = stats.RunStats(spec, read_vocabulary(run))
+        rs = stats.RunStats(spec, read_vocabulary(run, vocabularies))
         out.append(Gathered(run, rs, None, name, why))
         jobs += part_jobs(i, run, recipe)
     note(f"merging the statistics of {len(jobs):,} part(s)")

@@ -407,6 +407,31 @@ PLOTS: list[tuple[str, str, str, str | None, Callable[[Tables], Figure]]] = [
 ]
 
 
+# Plots with a series, panel or picture per run draw at most this many runs: past a dozen they
+# are unreadable, and each costs a fraction of a second to draw (a report of 200 nightly runs
+# would spend minutes on pictures no one can read). The tables and the trend hold every run.
+MAX_RUNS_DRAWN = 12
+
+
+def drawn_runs(tables: Tables) -> list[str]:
+    """The runs the per-run plots draw: the first :data:`MAX_RUNS_DRAWN`, in the given order."""
+    runs = list(dict.fromkeys(tables.summary["run"])) if len(tables.summary) else []
+    return runs[:MAX_RUNS_DRAWN]
+
+
+def _only(tables: Tables, runs: list[str]) -> Tables:
+    """``tables`` with every frame that has a ``run`` column cut to ``runs``."""
+    import dataclasses
+
+    keep = set(runs)
+    cut = {
+        name: df[df["run"].isin(keep)].reset_index(drop=True)
+        for name, df in tables.items()
+        if "run" in df.columns
+    }
+    return dataclasses.replace(tables, **cut)
+
+
 def make_plots(tables: Tables, out_dir: Path) -> list[Plot]:
     """Write every plot of an analysis into ``out_dir`` and describe them."""
     out_dir = Path(out_dir)
@@ -417,10 +442,19 @@ def make_plots(tables: Tables, out_dir: Path) -> list[Plot]:
         save_png(fig, out_dir / file)
         plots.append(Plot(name, file, title, caption))
 
+    runs = list(dict.fromkeys(tables.summary["run"])) if len(tables.summary) else []
+    drawn = drawn_runs(tables)
+    few = tables if len(drawn) == len(runs) else _only(tables, drawn)
+    more = (
+        ""
+        if few is tables
+        else f" Drawn: the first {len(drawn)} of the {len(runs)} runs (the tables hold all)."
+    )
     for name, title, caption, needs, draw in PLOTS:
-        if needs is None or len(getattr(tables, needs)):
-            emit(draw(tables), name, title, caption)
-    best = tables.top_boards[tables.top_boards["rank"] == 1].copy()
+        source = tables if name == "trend" else few
+        if needs is None or len(getattr(source, needs)):
+            emit(draw(source), name, title, caption + ("" if name == "trend" else more))
+    best = few.top_boards[few.top_boards["rank"] == 1].copy()
     best["series"] = series_labels(best)
     used: set[str] = set()
     for rec in best.to_dict("records"):

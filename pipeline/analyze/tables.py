@@ -13,6 +13,7 @@ from pipeline.analyze.compare import comparisons, face_comparisons, run_rows
 from pipeline.analyze.faces import face_order
 from pipeline.analyze.headline import headline
 from pipeline.analyze.paired import paired
+from pipeline.analyze.plots import MAX_RUNS_DRAWN
 from pipeline.analyze.select import band_shares
 from pipeline.analyze.stats import Tables, compute_tables
 from pipeline.analyze.trend import trend_table
@@ -60,4 +61,9 @@ def compute_all(
     tables.serve_bands = band_shares(gathered)
     tables.headline = headline(tables)
     tables.notes = cells.notes + pt.notes + bt.notes
+    if len(gathered) > MAX_RUNS_DRAWN:
+        tables.notes.append(
+            f"{len(gathered)} runs: the plots with a series or a board per run draw the first "
+            f"{MAX_RUNS_DRAWN}; the tables (and the trend) hold every run"
+        )
     return tables

@@ -27,60 +27,96 @@ def _grow(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 class KeyCounts:
-    """Counts per source of keys that are words: ids of the run's vocabulary, or strings of a
-    part's own (mapped to the vocabulary, or to a list of their own when there is none)."""
+    """Counts per source of keys that are words: ids of the run's vocabulary (shared, never
+    copied), or strings of a part's own (mapped to the vocabulary, or to names of their own
+    after it when it lacks them). Counts are kept sparse (sorted keys and their sums),
+    compacted as parts come, so a small run holds what it found, not a slot per word of
+    its list."""
 
     def __init__(self, vocabulary: Sequence[str] | None):
-        self.names: list[str] = list(vocabulary) if vocabulary is not None else []
+        self.base: Sequence[str] = vocabulary if vocabulary is not None else ()
         self.has_vocabulary = vocabulary is not None
+        self.extra: list[str] = []  # names beyond the vocabulary, from parts of their own
         self._index: dict[str, int] | None = None
-        self.counts: dict[str, np.ndarray] = {}
+        self._done: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # source -> compacted
+        self._pending: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._pending_n: dict[str, int] = {}
 
-    def _slot(self, source: str) -> np.ndarray:
-        a = self.counts.get(source)
-        if a is None or len(a) < len(self.names):
-            a = _grow(a if a is not None else np.zeros(0, np.int64), (len(self.names),))
-            self.counts[source] = a
-        return a
+    def name(self, key: int) -> str:
+        base = len(self.base)
+        return self.base[key] if key < base else self.extra[key - base]
+
+    def _keys_of(self, part: PartStats, keys: np.ndarray) -> np.ndarray:
+        if part.vocab == LEXICON_VOCAB:
+            if not self.has_vocabulary:
+                raise DamagedRunError(f"part {part.chunk}: word ids without the run's vocabulary")
+            if int(keys.max()) >= len(self.base):
+                raise DamagedRunError(f"part {part.chunk}: a word id outside the run's vocabulary")
+            return keys
+        assert part.words is not None
+        if self._index is None:
+            self._index = {w: i for i, w in enumerate(self.base)}
+        index = self._index
+        local = np.empty(len(part.words), np.int64)
+        for i, w in enumerate(part.words):
+            j = index.get(w)
+            if j is None:
+                j = index[w] = len(self.base) + len(self.extra)
+                self.extra.append(w)
+            local[i] = j
+        return local[keys]
 
     def add(self, triples: np.ndarray, sources: Sequence[str], part: PartStats) -> None:
         """Add a part's (source, key, count) ``triples``."""
         if not triples.shape[1]:
             return
-        keys = triples[1]
-        if part.vocab == LEXICON_VOCAB:
-            if not self.has_vocabulary:
-                raise DamagedRunError(f"part {part.chunk}: word ids without the run's vocabulary")
-            if int(keys.max()) >= len(self.names):
-                raise DamagedRunError(f"part {part.chunk}: a word id outside the run's vocabulary")
-        else:
-            assert part.words is not None
-            if self._index is None:
-                self._index = {w: i for i, w in enumerate(self.names)}
-            index = self._index
-            local = np.empty(len(part.words), np.int64)
-            for i, w in enumerate(part.words):
-                j = index.get(w)
-                if j is None:
-                    j = index[w] = len(self.names)
-                    self.names.append(w)
-                local[i] = j
-            keys = local[keys]
+        keys = self._keys_of(part, triples[1])
         for s in np.unique(triples[0]).tolist():
             take = triples[0] == s
-            slot = self._slot(sources[s])
-            np.add.at(slot, keys[take], triples[2][take])
+            name = sources[s]
+            self._pending.setdefault(name, []).append((keys[take], triples[2][take]))
+            self._pending_n[name] = self._pending_n.get(name, 0) + int(take.sum())
+            held = len(self._done.get(name, (np.zeros(0),))[0])
+            if self._pending_n[name] > max(1 << 16, held):
+                self._compact(name)
+
+    def _compact(self, source: str) -> tuple[np.ndarray, np.ndarray]:
+        pieces = self._pending.pop(source, [])
+        self._pending_n.pop(source, None)
+        done = self._done.get(source)
+        if done is not None:
+            pieces.insert(0, done)
+        if not pieces:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        keys = np.concatenate([k for k, _ in pieces])
+        counts = np.concatenate([c for _, c in pieces])
+        uniq, inv = np.unique(keys, return_inverse=True)
+        sums = np.zeros(len(uniq), np.int64)
+        np.add.at(sums, inv, counts)
+        self._done[source] = (uniq, sums)
+        return uniq, sums
+
+    def sources(self) -> list[str]:
+        return sorted(set(self._done) | set(self._pending))
 
     def items(self, source: str | None = None) -> tuple[list[str], np.ndarray]:
-        """(keys, counts) present for ``source`` (None: every source pooled)."""
+        """(keys, counts) present for ``source`` (None: every source pooled), keys ascending
+        (the vocabulary's order, then names of the parts' own)."""
         if source is None:
-            total = np.zeros(len(self.names), np.int64)
-            for a in self.counts.values():
-                total[: len(a)] += a
+            pieces = [self._compact(s) for s in self.sources()]
+            if not pieces:
+                return [], np.zeros(0, np.int64)
+            keys = np.concatenate([k for k, _ in pieces])
+            uniq, inv = np.unique(keys, return_inverse=True)
+            sums = np.zeros(len(uniq), np.int64)
+            np.add.at(sums, inv, np.concatenate([c for _, c in pieces]))
+        elif source in self._done or source in self._pending:
+            uniq, sums = self._compact(source)
         else:
-            total = self.counts.get(source, np.zeros(0, np.int64))
-        nz = np.flatnonzero(total)
-        return [self.names[i] for i in nz.tolist()], total[nz]
+            return [], np.zeros(0, np.int64)
+        keep = sums != 0
+        uniq, sums = uniq[keep], sums[keep]
+        return [self.name(int(k)) for k in uniq.tolist()], sums
 
 
 @dataclass
