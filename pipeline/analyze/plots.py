@@ -424,12 +424,11 @@ def _only(tables: Tables, runs: list[str]) -> Tables:
     import dataclasses
 
     keep = set(runs)
-    cut = {
-        name: df[df["run"].isin(keep)].reset_index(drop=True)
-        for name, df in tables.items()
-        if "run" in df.columns
-    }
-    return dataclasses.replace(tables, **cut)
+    out = dataclasses.replace(tables)
+    for name, df in tables.items():
+        if "run" in df.columns:
+            setattr(out, name, df[df["run"].isin(keep)].reset_index(drop=True))
+    return out
 
 
 def make_plots(tables: Tables, out_dir: Path) -> list[Plot]:
