@@ -38,11 +38,11 @@ MAX_CHUNK_SIZE = 1_000_000
 # Larger boards hold more bytes and find more words: a chunk is capped at the cells of
 # MAX_CHUNK_SIZE 4x4 boards (a 100x100 run takes chunks of at most 1,600 boards).
 MAX_CHUNK_CELLS = 16 * MAX_CHUNK_SIZE
-# Part numbers have five digits (pipeline.store.MAX_PART; pipeline.config checks they agree), so
-# a run has at most that many chunks: with the chunk size, this caps what a run may ask for,
-# refused in one line before anything is allocated or any directory made.
-MAX_CHUNKS = 99_999
-MAX_COUNT = MAX_CHUNKS * MAX_CHUNK_SIZE  # 99,999,000,000: far below int64 board ids
+# A run has at most pipeline.store.MAX_PART chunks (pipeline.config checks they agree): with
+# the chunk size, this caps what a run may ask for, refused in one line before anything is
+# allocated or any directory made.
+MAX_CHUNKS = 999_999
+MAX_COUNT = MAX_CHUNKS * MAX_CHUNK_SIZE  # 999,999,000,000: far below int64 board ids
 
 
 def generator_shape(dice: str, shape: str | None, where: str | None) -> tuple[int, int]:

@@ -388,8 +388,8 @@ def test_generate_beyond_the_caps_is_one_line() -> None:
 
 RUN_CAPS = [
     (["--chunk-size", "10000000"], f"--chunk-size: at most {MAX_CHUNK_SIZE:,}"),  # the option, not the file
-    # 99,999 parts of 10,000,000 boards: within the old caps, about 20 GB a worker
-    (["--count", "999990000000", "--chunk-size", "10000000"], f"count: at most {MAX_COUNT:,}"),
+    # 999,999 parts of 10,000,000 boards: within the old caps, about 20 GB a worker
+    (["--count", "9999990000000", "--chunk-size", "10000000"], f"count: at most {MAX_COUNT:,}"),
     (["--dice", "uniform", "--shape", "100000x100000"], "shape: 100000x100000 has 10,000,000,000 cells"),
     (["--dice", "uniform", "--shape", "100x100", "--chunk-size", "10000"], "chunk_size to at most 1,600"),
 ]

@@ -227,6 +227,7 @@ def _commit_results(
                 res.table,
                 written=None if res.table is not None else written,
                 stats=res.stats,
+                totals=res.totals,
             )
             counters.solved_boards += res.rows
             counters.solved_chunks += 1
@@ -303,6 +304,13 @@ def _write_manifest(job: store.JobDir, plan: RunPlan, counters: Counters) -> dic
     # 50 MB the main process does not otherwise need
     total = pc.ScalarAggregateOptions(min_count=0)
     for k in range(counters.chunks):
+        record = job.record(k)
+        if record is not None and record.totals is not None:  # what the worker counted
+            boards += record.rows
+            words += record.totals["words"]
+            score += record.totals["score"]
+            continue
+        # a part recorded by an older version: read its two columns
         with job.loc.open(store.part_name(k)) as fh, pq.ParquetFile(fh) as pf:
             t = pf.read(columns=["n_words", "score"])
         boards += t.num_rows

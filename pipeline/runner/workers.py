@@ -19,7 +19,7 @@ from pipeline.errors import (
 )
 from pipeline.lexicon import CompiledLexicon, compile_lexicon
 from pipeline.rules import Rules
-from pipeline.store.parts import write_part_info
+from pipeline.store.parts import write_part_info, write_stats
 from pipeline.trie import Alphabet
 
 
@@ -156,6 +156,7 @@ class ChunkResult:
     blake2b: str | None = None  # of the part the worker committed: the main process records it
     stats: builtins.bytes | None = None  # the part's statistics, when the worker did not write them
     stats_entry: dict[str, Any] | None = None  # size and checksum of the statistics it wrote
+    totals: dict[str, int] | None = None  # words found and points scored on the part's boards
 
 
 def watched_solve_chunk(
@@ -183,13 +184,13 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
         return summarise_result(result, lex, *tally, sort=task.words)
 
     tables = []
-    found: list[tuple[Any, Any]] = []  # each table's (result, summary): the word ids for the statistics
+    found: list[tuple[Any, Any, Any]] = []  # each table's (result, summary, sources): for the statistics
     layout = None
     if task.groups:
         for g in task.groups:
             result = solve_arrays(g.boards, g.rows, g.cols, lex, collect=task.words, bins=tally)
             summary = summarise(result)
-            found.append((result, summary))
+            found.append((result, summary, g.source))
             # one dictionary (every input file) for all groups, so the chunk's tables concatenate
             names = pa.DictionaryArray.from_arrays(
                 pa.array(g.source, type=pa.int32()), pa.array(task.sources, type=pa.string())
@@ -215,7 +216,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
         boards, layout = generate_chunk_layout(dice, lex.alphabet, task.seed, ch, task.rows, task.cols)
         result = solve_arrays(boards, task.rows, task.cols, lex, collect=task.words, bins=tally)
         summary = summarise(result)
-        found.append((result, summary))
+        found.append((result, summary, task.source))
         ids = np.arange(task.first_id, task.first_id + task.count, dtype=np.int64)
         tables.append(
             store.results_table(
@@ -241,44 +242,65 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
         table = pa.concat_tables(tables)
         order = np.argsort(table.column("board_id").to_numpy(), kind="stable")
         table = table.take(order)
-    stats = chunk_stats(task, table, found, order, layout, lex, bins)
     if out_dir is None:
+        stats = chunk_stats(task, table, found, order, layout, lex, bins)
         table = table.replace_schema_metadata({k.encode(): v.encode() for k, v in task.metadata.items()})
-        return ChunkResult(task.chunk, table.num_rows, 0, table, stats=stats)
+        return ChunkResult(task.chunk, table.num_rows, 0, table, stats=stats, totals=part_totals(table))
     lifeline.exit_if_orphaned()
-    info = write_part_info(out_dir, task.chunk, table, task.metadata, stats=stats)
-    return ChunkResult(task.chunk, table.num_rows, info.bytes, blake2b=info.blake2b, stats_entry=info.stats)
+    info = write_part_info(out_dir, task.chunk, table, task.metadata)
+    # after the part: the writer's buffers are freed by then (a lower peak at large chunks);
+    # the part counts as committed only once the main process records it with its statistics
+    entry = write_stats(out_dir, task.chunk, chunk_stats(task, table, found, order, layout, lex, bins))
+    return ChunkResult(
+        task.chunk,
+        table.num_rows,
+        info.bytes,
+        blake2b=info.blake2b,
+        stats_entry=entry,
+        totals=part_totals(table),
+    )
+
+
+def part_totals(table: Any) -> dict[str, int]:
+    """The words found and points scored on a part's boards: the run's manifest sums them
+    from the part records instead of reading every part again."""
+    import pyarrow.compute as pc
+
+    zero = pc.ScalarAggregateOptions(min_count=0)
+    return {
+        "words": int(pc.sum(table.column("n_words"), options=zero).as_py()),
+        "score": int(pc.sum(table.column("score"), options=zero).as_py()),
+    }
 
 
 def chunk_stats(
     task: ChunkTask,
     table: Any,
-    found: list[tuple[Any, Any]],
+    found: list[tuple[Any, Any, Any]],
     order: np.ndarray | None,
     layout: Any,
     lex: CompiledLexicon,
     bins: list[str],
 ) -> bytes:
     """The chunk's statistics (:mod:`pipeline.stats`) as the bytes kept beside its part, from
-    the word ids the kernel found (``found``: each table's result and summary, in the order
-    the tables were concatenated; ``order``: the rows' permutation that sorted them)."""
+    what the kernel found (``found``: each table's summary and its boards' sources, one name
+    or an array of indices into ``task.sources``, in the order the tables were concatenated;
+    ``order``: the rows' permutation that sorted them by board id)."""
     from pipeline import stats
 
-    longest = np.concatenate([s.longest_id for _, s in found]) if found else np.zeros(0, np.int32)
-    offsets = ids = None
-    if task.words and found:
-        lengths = np.concatenate([np.diff(r.offsets) for r, _ in found]).astype(np.int64)
-        ids = np.concatenate([s.word_ids for _, s in found]).astype(np.int64)
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        if order is not None:  # deal each board's ids out in the sorted rows' order
-            new_len = lengths[order]
-            starts = offsets[:-1][order]
-            shift = np.repeat(starts - np.concatenate([[0], np.cumsum(new_len)[:-1]]), new_len)
-            ids = ids[shift + np.arange(int(new_len.sum()))]
-            offsets = np.concatenate([[0], np.cumsum(new_len)]).astype(np.int64)
+    longest = np.concatenate([s.longest_id for _, s, _ in found]) if found else np.zeros(0, np.int32)
     if order is not None:
         longest = longest[order]
-    word_ids = stats.WordIds(offsets, ids, longest, len(lex.words))
+    words = None
+    if task.words:
+        words = []
+        for result, summary, source in found:
+            if isinstance(source, str):
+                words.append((source, summary.word_ids))
+                continue
+            per_word = np.repeat(source, np.diff(result.offsets))
+            for s in np.unique(source).tolist():
+                words.append((task.sources[s], summary.word_ids[per_word == s]))
     dice_layout = None
     if layout is not None:
         dice_set, die, side = layout
@@ -288,7 +310,7 @@ def chunk_stats(
         tag=task.metadata.get(store.META_CONFIG, ""),
         chunk=task.chunk,
         bins=bins,
-        ids=word_ids,
+        ids=stats.WordIds(longest, len(lex.words), tuple(words) if words is not None else None),
         layout=dice_layout,
     )
     return stats.to_bytes(ps)

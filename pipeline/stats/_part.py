@@ -71,14 +71,14 @@ class DiceLayout:
 
 @dataclass(frozen=True)
 class WordIds:
-    """The word ids the kernel found (``ids[offsets[b]:offsets[b+1]]`` for board b; None when
-    the words were not collected) and each board's longest word id (-1: none), indexing a
-    vocabulary of ``size`` words plus ``""`` at index ``size``."""
+    """What the kernel found, as ids of a vocabulary of ``size`` words plus ``""`` at index
+    ``size``: each board's longest word (-1: none; in the table's row order) and, when the
+    words were collected, the ids of every word found on each source's boards (any order:
+    only their counts are kept)."""
 
-    offsets: np.ndarray | None
-    ids: np.ndarray | None
     longest: np.ndarray
     size: int
+    found: tuple[tuple[str, np.ndarray], ...] | None = None
 
 
 @dataclass
@@ -189,18 +189,32 @@ def _keys_counts(group: np.ndarray, keys: np.ndarray, size: int) -> np.ndarray:
     return np.stack([uniq // size, uniq % size, cnt]).astype(np.int64)
 
 
-def _word_keys(table: Any, group: np.ndarray, ids: WordIds | None) -> tuple[Any, ...]:
+def _found_counts(found: Sequence[tuple[str, np.ndarray]], sources: Sequence[str], size: int) -> np.ndarray:
+    """[3, m] (source, word id, boards) from each source's word ids: one bincount a source, on
+    the ids as the kernel gave them (no copy of the chunk's words)."""
+    totals: dict[str, np.ndarray] = {}
+    for name, ids in found:
+        got = np.bincount(ids, minlength=size)
+        totals[name] = totals[name] + got if name in totals else got
+    pieces = []
+    for s, name in enumerate(sources):
+        if name in totals:
+            nz = np.flatnonzero(totals[name])
+            pieces.append(np.stack([np.full(len(nz), s, np.int64), nz, totals[name][nz]]))
+    return np.concatenate(pieces, axis=1).astype(np.int64) if pieces else np.zeros((3, 0), np.int64)
+
+
+def _word_keys(table: Any, group: np.ndarray, ids: WordIds | None, sources: Sequence[str]) -> tuple[Any, ...]:
     """(vocab, local words, word_counts, longest) of the part."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     has_words = "words" in table.column_names
-    if ids is not None and (ids.ids is not None or not has_words):
+    if ids is not None and (ids.found is not None or not has_words):
         longest = np.where(ids.longest >= 0, ids.longest, ids.size).astype(np.int64)
         counts = None
-        if has_words and ids.ids is not None and ids.offsets is not None:
-            per_word = np.repeat(group, np.diff(ids.offsets))
-            counts = _keys_counts(per_word, ids.ids.astype(np.int64), ids.size + 1)
+        if has_words and ids.found is not None:
+            counts = _found_counts(ids.found, sources, ids.size + 1)
         return LEXICON_VOCAB, None, counts, _keys_counts(group, longest, ids.size + 1)
     lw = table.column("longest_word").combine_chunks()
     pieces = [lw.cast(pa.string()) if pa.types.is_dictionary(lw.type) else lw]
@@ -320,7 +334,7 @@ def part_stats(
     else:
         faces, face_n, face_s, face_q = _mixed_presence(table, r, c, score, group, n_src)
     counted = bad_counts(bad, dead, faces, codes, shape, layout)
-    vocab, words, counts, longest = _word_keys(table, group, ids)
+    vocab, words, counts, longest = _word_keys(table, group, ids, sources)
     return PartStats(
         tag=tag,
         chunk=chunk,

@@ -27,6 +27,7 @@ last); the steps above are the same for both.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from contextlib import contextmanager
 from pathlib import Path
@@ -311,6 +312,10 @@ class JobDir:
         assert record is not None, "call only for a part pending() verified"
         return record.rows
 
+    def record(self, chunk: int) -> P.PartInfo | None:
+        """The record of the part of ``chunk`` (None: none readable)."""
+        return P.read_part_record(self.loc, chunk)
+
     def read_part(self, chunk: int) -> pa.Table:
         """The committed part of ``chunk`` (verify it with :meth:`reusable` first)."""
         return P.read_part(self.loc, chunk)
@@ -348,15 +353,19 @@ class JobDir:
         metadata: Mapping[str, str] | None = None,
         written: P.PartInfo | None = None,
         stats: bytes | None = None,
+        totals: dict[str, int] | None = None,
     ) -> P.PartInfo:
         """Record the part of ``chunk``: write ``table`` first (with ``metadata`` and the job's
         tag, and its statistics ``stats``) when the worker returned it instead of writing it;
         ``written`` is the record a worker that wrote the part sent back (size and checksum of
-        what it committed, its statistics' too)."""
+        what it committed, its statistics' too); ``totals``: what a run's part holds (words,
+        points), recorded with it."""
         self.check_lease()
         if table is not None:
             meta = {**(metadata or {}), P.META_CONFIG: self.tag}
             written = P.write_part_info(self.loc, chunk, table, meta, stats=stats)
+        if written is not None and totals is not None:
+            written = dataclasses.replace(written, totals=totals)
         return P.record_part(self.loc, chunk, rows, written)
 
     # ------------------------------------------------------------ finishing

@@ -22,6 +22,7 @@ from pipeline.store.parts import (
     part_problem,
     stats_entry,
     stats_problem,
+    totals_entry,
 )
 from pipeline.store.schema import FORMAT, MANIFEST
 
@@ -95,6 +96,7 @@ def listed_parts(manifest: Mapping[str, Any], where: Path | str | Location) -> d
                 bytes=int(p["bytes"]),
                 blake2b=digest,
                 stats=stats_entry(p.get("stats")),
+                totals=totals_entry(p.get("totals")),
             )
     except (KeyError, TypeError, ValueError):
         raise DamagedRunError(f"{where}: the manifest's parts list is malformed") from None

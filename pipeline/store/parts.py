@@ -85,14 +85,10 @@ def write_part_info(
     BLAKE2b of exactly the bytes committed, hashed from the temp file before it is renamed or
     uploaded. A worker sends this back, so the main process never reads the part again.
 
-    ``stats``: the part's statistics (:func:`pipeline.stats.to_bytes`), written first (a part
-    is committed once its file exists, so its statistics are there by then); the record gives
-    their size and checksum too."""
+    ``stats``: the part's statistics (:func:`pipeline.stats.to_bytes`), written after it
+    (:func:`write_stats`): a part is reused only once its record is written, which names
+    them."""
     loc = location(run_dir)
-    stats_entry = None
-    if stats is not None:
-        loc.write_bytes(stats_name(chunk), stats)
-        stats_entry = {"bytes": len(stats), "blake2b": bytes_blake2b(stats)}
     if metadata:
         merged = dict(table.schema.metadata or {})
         merged.update({k.encode(): v.encode() for k, v in metadata.items()})
@@ -109,7 +105,14 @@ def write_part_info(
         )
         size = tmp.stat().st_size
         checksum = file_blake2b(tmp) if digest else None
+    stats_entry = write_stats(loc, chunk, stats) if stats is not None else None
     return PartInfo(chunk=chunk, rows=table.num_rows, bytes=size, blake2b=checksum, stats=stats_entry)
+
+
+def write_stats(run_dir: Path | str | Location, chunk: int, data: bytes) -> dict[str, Any]:
+    """Write a part's statistics file (atomically); its entry for the part's record."""
+    location(run_dir).write_bytes(stats_name(chunk), data)
+    return {"bytes": len(data), "blake2b": bytes_blake2b(data)}
 
 
 def now_iso() -> str:
@@ -127,6 +130,9 @@ class PartInfo:
     # the part's statistics file (stats_name): {"bytes": size, "blake2b": checksum}; None for a
     # part written before statistics were recorded, or by a job of another kind
     stats: dict[str, Any] | None = None
+    # a run's part: {"words": found, "score": points} over its boards (the manifest's counts
+    # are their sums); None for a part recorded before they were
+    totals: dict[str, int] | None = None
 
     @property
     def file(self) -> str:
@@ -138,6 +144,8 @@ class PartInfo:
             out["blake2b"] = self.blake2b
         if self.stats is not None:
             out["stats"] = dict(self.stats)
+        if self.totals is not None:
+            out["totals"] = dict(self.totals)
         return out
 
 
@@ -152,6 +160,15 @@ def stats_entry(value: Any) -> dict[str, Any] | None:
     ):
         raise ValueError("malformed statistics entry")
     return {"bytes": value["bytes"], "blake2b": value["blake2b"]}
+
+
+def totals_entry(value: Any) -> dict[str, int] | None:
+    """A record's ``totals`` entry, checked (a ValueError when malformed)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or any(type(value.get(k)) is not int for k in ("words", "score")):
+        raise ValueError("malformed totals entry")
+    return {"words": value["words"], "score": value["score"]}
 
 
 def stats_problem(loc: Location, info: PartInfo) -> str | None:
@@ -202,10 +219,12 @@ def record_part(
     name = part_name(chunk)
     size = loc.size(name)
     stats = written.stats if written is not None else None
+    totals = written.totals if written is not None else None
     if written is not None and written.blake2b is not None and written.bytes == size and written.rows == rows:
-        info = PartInfo(chunk=chunk, rows=rows, bytes=size, blake2b=written.blake2b, stats=stats)
+        digest = written.blake2b
     else:
-        info = PartInfo(chunk=chunk, rows=rows, bytes=size, blake2b=loc.blake2b(name), stats=stats)
+        digest = loc.blake2b(name)
+    info = PartInfo(chunk=chunk, rows=rows, bytes=size, blake2b=digest, stats=stats, totals=totals)
     write_json(loc, part_record_name(chunk), info.to_dict())
     return info
 
@@ -220,6 +239,7 @@ def read_part_record(run_dir: Path | str | Location, chunk: int) -> PartInfo | N
             bytes=int(d["bytes"]),
             blake2b=d["blake2b"],
             stats=stats_entry(d.get("stats")),
+            totals=totals_entry(d.get("totals")),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

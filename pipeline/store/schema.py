@@ -31,7 +31,9 @@ REJECTS = "_rejects.csv"
 # the parts' statistics index; index len(words) is "" (a board without words)
 VOCABULARY = "_vocabulary.txt.gz"
 HASH_CHARS = 12  # hex digits of a SHA-256 kept in the provenance columns
-MAX_PART = 99_999  # part numbers are written with five digits
+# Part numbers are written with five digits or more (part-00000 .. part-999999): a billion
+# boards in chunks of 10,000 (the default config's) are 100,000 parts
+MAX_PART = 999_999
 PART_RE = re.compile(r"^part-(\d{5,})\.parquet$")
 META_CONFIG = "boggle.config"
 META_LEXICON = "boggle.lexicon"
