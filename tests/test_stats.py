@@ -282,3 +282,21 @@ def test_the_worker_records_what_the_part_holds(dice_run: Path) -> None:
         top = df.sort_values(["score", "board_id"], ascending=[False, True]).head(ps.spec.top)
         assert [r["board_id"] for r in ps.top] == top["board_id"].tolist()
         assert ps.word_counts is not None and int(ps.word_counts[2].sum()) == int(df["n_words"].sum())
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("backend", ["loky", "dask"])
+def test_the_parts_are_read_on_any_backend_with_the_same_tables(
+    dice_run: Path, tmp_path: Path, backend: str
+) -> None:
+    """Statistics computed and merged on loky processes or a dask cluster's workers (a local
+    one) give the tables threads give (runs made before statistics too: their parts' are
+    computed by the workers)."""
+    pytest.importorskip("distributed")
+    from pipeline.analyze import analyze_runs
+
+    old = without_statistics(dice_run, tmp_path / dice_run.name)
+    want = analyze_runs([dice_run, old], tmp_path / "threads", threads=2).tables
+    got = analyze_runs([dice_run, old], tmp_path / backend, threads=2, backend=backend).tables
+    for name, frame in want.items():
+        pd.testing.assert_frame_equal(frame, getattr(got, name), check_dtype=False, obj=name)

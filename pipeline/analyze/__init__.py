@@ -178,12 +178,16 @@ def analyze_runs(
     progress: ProgressFn | None = None,
     labels: Mapping[str, str] | None = None,
     bad: BadDefinition | None = None,
+    backend: str = "threading",
+    scheduler: str | None = None,
 ) -> AnalysisResult:
     """Analyse one or more finished runs into tables, plots and ``report.html``.
 
     Runs are labelled by what differs between them (dice, lexicon, rules...); ``labels`` maps
     a run (as given, or its directory name) to a label of one's own; ``bad`` defines a bad board
-    (default: fewer than 50 words); ``threads``: parts read at once (default: every core).
+    (default: fewer than 50 words); ``threads``: parts read at once (default: every core), as
+    threads of this process, or ``backend`` ``loky`` processes or ``dask`` workers (of the
+    cluster at ``scheduler``, else a local one), as ``boggle run`` runs its chunks.
     Raises :class:`RunError` (exit code 2) for a missing or unfinished run.
     """
     from pipeline.config import MAX_TOP, check_count
@@ -195,7 +199,10 @@ def analyze_runs(
     # the second pass needs, never whole parts
     runs = load_runs(run_dirs, labels, fetch=False)
     out = Path(out_dir) if out_dir is not None else default_out_dir(runs)
-    tables = gather_runs(runs, top=top, top_words=top_words, bad=bad, n_jobs=threads, progress=note)
+    from pipeline.backends import parallel_backend
+
+    with parallel_backend(backend, threads if threads is not None else -1, scheduler):
+        tables = gather_runs(runs, top=top, top_words=top_words, bad=bad, progress=note)
     note("writing tables")
     table_files = {name: write_table(df, out / TABLE_DIR, name) for name, df in tables.items()}
     note("drawing plots")

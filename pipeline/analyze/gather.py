@@ -344,9 +344,8 @@ def part_jobs(index: int, run: RunInfo, dice: DiceRecipe | None) -> list[PartJob
 def parallel(fn: Callable[..., Any], args: Iterable[tuple[Any, ...]], n_jobs: int | None) -> Iterable[Any]:
     from joblib import Parallel, delayed
 
-    # every core unless the caller (or joblib.parallel_config) says otherwise
-    jobs = n_jobs if n_jobs is not None else -1
-    return Parallel(n_jobs=jobs, return_as="generator_unordered", prefer="threads")(
+    # n_jobs None: joblib.parallel_config decides (boggle analyze sets the backend and workers)
+    return Parallel(n_jobs=n_jobs, return_as="generator_unordered", prefer="threads")(
         delayed(fn)(*a) for a in args
     )
 

@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 
 from pipeline.cli.options import (
+    SCHEDULER_HELP,
+    Backend,
     LogFormat,
     LogFormatOpt,
     ProgressIntervalOpt,
@@ -16,6 +18,7 @@ from pipeline.cli.options import (
     log_style,
     out_option,
     quiet_option,
+    scheduler_option,
     summary_json_option,
 )
 from pipeline.cli.outcome import (
@@ -51,8 +54,17 @@ def analyze(
     ] = 50,
     threads: Annotated[
         int | None,
-        typer.Option("--threads", min=1, help="Parts read at once, one a thread (default: all cores)."),
+        typer.Option("--threads", min=1, help="Parts read at once (default: all cores)."),
     ] = None,
+    backend: Annotated[
+        Backend,
+        typer.Option(
+            "--backend",
+            help="Who reads the parts: threads of this process (default), loky processes, or the "
+            "workers of a dask cluster (--scheduler; they must see the runs: a shared disk or a bucket).",
+        ),
+    ] = Backend.threading,
+    scheduler: Annotated[str | None, scheduler_option(SCHEDULER_HELP)] = None,
     memory_limit: Annotated[
         str | None,
         typer.Option(
@@ -122,7 +134,8 @@ def analyze(
         check_report_folder(run_dirs, out)  # before the analysis modules' seconds of imports
         if expect_digest is not None:
             check_digests(run_dirs, expect_digest)
-        threads = capped_threads(threads)
+        if backend != Backend.dask:  # a cluster's workers are not this machine's cores
+            threads = capped_threads(threads)
         if memory_limit is not None:
             note(
                 "--memory-limit is no longer needed and is ignored: analyze merges each part's "
@@ -139,6 +152,8 @@ def analyze(
                 top_words=top_words,
                 threads=threads,
                 progress=progress,
+                backend=backend.value,
+                scheduler=scheduler,
                 labels=parse_labels(label),
                 bad=BadDefinition.from_options(bad_words, bad_score),
             )
