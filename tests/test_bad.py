@@ -123,6 +123,31 @@ def test_shares_and_board_drivers_match_pandas(
         check(by.loc[f"a rare letter {where}"], expected(rare, bad))
         check(by.loc[f"Qu {where}"], expected(qu, bad))
 
+    # interactions, restated: two Qu faces, two rare letters, a Qu with no vowel around it
+    def vowel(f: str) -> bool:
+        return f != "qu" and any(ch in "aeiou" for ch in f)
+
+    def around(c: int) -> list[int]:
+        r, k = divmod(c, 4)
+        return [rr * 4 + kk for rr in range(r - 1, r + 2) for kk in range(k - 1, k + 2)
+                if (rr, kk) != (r, k) and 0 <= rr < 4 and 0 <= kk < 4]  # fmt: skip
+
+    faces = boards["faces"]
+    two_qu = pd.Series([sum(f == "qu" for f in fs) >= 2 for fs in faces])
+    two_rare = pd.Series([sum(rare_face(f) for f in fs) >= 2 for fs in faces])
+    lonely = pd.Series(
+        [
+            any(f == "qu" and not any(vowel(fs[n]) for n in around(c)) for c, f in enumerate(fs))
+            for fs in faces
+        ]
+    )
+    assert lonely.sum() > 0 and two_rare.sum() > 0
+    interactions = drivers[drivers["kind"] == "interaction"].set_index("factor")
+    assert list(interactions.index) == ["two Qu faces", "two rare letters", "a Qu with no vowel next to it"]
+    check(interactions.loc["two rare letters"], expected(two_rare, bad))
+    check(interactions.loc["a Qu with no vowel next to it"], expected(lonely, bad))
+    assert interactions.loc["two Qu faces", "boards_with"] == two_qu.sum()
+
 
 def test_die_face_drivers_agree_with_the_boards(dice_run: Path, boards: pd.DataFrame) -> None:
     _, drivers, layout = tables_of(dice_run, BadDefinition())

@@ -80,6 +80,14 @@ def bad_boards_section(share: pd.DataFrame, drivers: pd.DataFrame, strongest: in
     )
     board = drivers[drivers["kind"] == "board"]
     out += table(DRIVER_HEADER, _driver_rows(board), left=2, sortable=True, table_id="bad-drivers")
+    together = drivers[drivers["kind"] == "interaction"]
+    if len(together):
+        out += (
+            "<h4>Together</h4><p>Two Qu faces, two rare letters, and a Qu with no vowel on any cell "
+            "around it (a word can only go on from its u through a neighbour): what one face alone "
+            "does not show.</p>"
+            + table(DRIVER_HEADER, _driver_rows(together), left=2, sortable=True, table_id="bad-together")
+        )
     position = drivers[drivers["kind"] == "position"]
     if len(position):
         out += "<h4>By cell position</h4>" + table(

@@ -262,14 +262,27 @@ def top_boards(table: Any, group: np.ndarray, n_groups: int, k: int) -> list[dic
 def _factor_counts(
     faces: Sequence[str], codes: np.ndarray, rows: int, cols: int, bad: np.ndarray
 ) -> tuple[list[str], list[int], list[int]]:
-    """The face and position drivers (see :mod:`pipeline.analyze.bad`) of single-shape boards."""
+    """The face, interaction and position drivers (see :mod:`pipeline.analyze.bad`) of
+    single-shape boards."""
+    from pipeline.boards import geometry
+
     vowel = np.array([vowel_face(f) for f in faces])[codes]
     rare = np.array([rare_face(f) for f in faces])[codes]
     qu = np.array([f == QU for f in faces])[codes]
+    # a vowel on a neighbouring cell of each cell (the 8 around it): what a Qu needs
+    nbr = geometry(rows, cols).nbr_list
+    near_vowel = np.zeros_like(vowel)
+    for cell in range(rows * cols):
+        around = nbr[cell][nbr[cell] >= 0]
+        if len(around):
+            near_vowel[:, cell] = vowel[:, around].any(axis=1)
     flags = [
         (f"board\tat most {MAX_VOWELS} vowels", vowel.sum(axis=1) <= MAX_VOWELS),
         ("board\ta Qu face", qu.any(axis=1)),
         ("board\ta rare letter (j k q x z)", rare.any(axis=1)),
+        ("interaction\ttwo Qu faces", qu.sum(axis=1) >= 2),
+        ("interaction\ttwo rare letters", rare.sum(axis=1) >= 2),
+        ("interaction\ta Qu with no vowel next to it", (qu & ~near_vowel).any(axis=1)),
     ]
     classes = position_classes(rows, cols)
     for what, where in (("a rare letter", rare), ("Qu", qu)):
