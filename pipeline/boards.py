@@ -24,25 +24,13 @@ from typing import Any
 import numpy as np
 
 from pipeline.errors import BoardError, quote
+from pipeline.trie import BLANK, QU, is_face_char, normalise_text
 
-QU = "qu"
-BLANK = ""
 # The most cells a board of a batch run (generated or ingested) may have: 100x100, the largest
 # board the benches solve. A run allocates rows x cols bytes a board before solving any, so
 # without a cap a typo like 100000x100000 fails deep inside numpy instead of in one line.
 MAX_CELLS = 10_000
 BLANK_TOKEN = "."
-# Allowed inside a face besides letters and combining marks: the Catalan middle dot ("·l").
-_EXTRA_FACE_CHARS = frozenset("·")
-
-
-def normalise_text(text: str) -> str:
-    """Case-fold and NFC-normalise (the form every word and face is compared in)."""
-    return unicodedata.normalize("NFC", text.casefold())
-
-
-def is_face_char(ch: str) -> bool:
-    return unicodedata.category(ch)[0] in "LM" or ch in _EXTRA_FACE_CHARS
 
 
 def check_face(face: str, where: str) -> str:

@@ -50,7 +50,7 @@ from pipeline.wordlists import plain_file
 
 if TYPE_CHECKING:
     from pipeline.prove.classes import ClassSpace
-    from pipeline.trie_alphabet import Alphabet
+    from pipeline.trie import Alphabet
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.io import atomic_path
-from pipeline.trie_alphabet import MAX_FACES, Alphabet
+from pipeline.trie._alphabet import MAX_FACES, Alphabet, normalise_text
 
 
 def pack_nodes(mask: np.ndarray, first_child: np.ndarray, word_id: np.ndarray) -> np.ndarray:
@@ -114,8 +114,6 @@ class Trie:
 
         The word may end part-way through a multi-letter face: ``q`` is a prefix of ``quit``.
         """
-        from pipeline.boards import normalise_text
-
         word = normalise_text(word.strip())
         if not word:
             return "neither"

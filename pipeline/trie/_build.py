@@ -1,6 +1,6 @@
 """Building a trie from a sorted word list, streamed: words become flat face codes a chunk at a
 time, spellings with multi-letter faces are merged into sorted order, and numba loops
-(:mod:`pipeline.trie_build`, imported only here) turn the sorted rows into breadth-first nodes,
+(``_passes``, imported only here) turn the sorted rows into breadth-first nodes,
 refusing a trie over the node limit before its arrays exist.
 """
 
@@ -10,8 +10,8 @@ import numpy as np
 
 from pipeline.errors import LexiconError, quote
 from pipeline.settings import Settings
-from pipeline.trie_alphabet import Alphabet
-from pipeline.trie_nodes import Trie
+from pipeline.trie._alphabet import Alphabet
+from pipeline.trie._nodes import Trie
 
 # ---------------------------------------------------------------- building
 #
@@ -61,11 +61,12 @@ def _sorted_rows(
 
     The simple rows of a sorted word list are already in order (single-character faces sort
     like their characters), so usually only the few extra rows need placing."""
-    from pipeline import trie_build  # numba: only when a list is compiled, never on a cache load
+    # numba: only when a list is compiled, never on a cache load
+    from pipeline.trie._passes import count_nodes, merge_rows
 
     starts = np.zeros(len(lens) + 1, dtype=np.int64)
     np.cumsum(lens, out=starts[1:])
-    if trie_build.count_nodes(tokens, starts) < 0:  # not from a sorted word list: sort (slowly) here
+    if count_nodes(tokens, starts) < 0:  # not from a sorted word list: sort (slowly) here
         order = sorted(range(len(lens)), key=lambda r: tokens[starts[r] : starts[r + 1]].tobytes())
         extra = extra + [(int(row_word[r]), tuple(tokens[starts[r] : starts[r + 1]].tolist())) for r in order]
         tokens, starts, row_word = np.zeros(0, np.int8), np.zeros(1, np.int64), np.zeros(0, np.int64)
@@ -76,7 +77,7 @@ def _sorted_rows(
     extra_starts = np.zeros(len(extra) + 1, dtype=np.int64)
     np.cumsum([len(faces) for _, faces in extra], out=extra_starts[1:])
     extra_words = np.array([i for i, _ in extra], dtype=np.int64)
-    return trie_build.merge_rows(tokens, starts, row_word, extra_tokens, extra_starts, extra_words)
+    return merge_rows(tokens, starts, row_word, extra_tokens, extra_starts, extra_words)
 
 
 MAX_WORD_LETTERS = int(np.iinfo(np.int16).max)  # word_len and node_depth are int16
@@ -131,7 +132,8 @@ def build_trie(
     word_len = all_lens[kept] if unspellable else all_lens
     bad_words = [words[i] for i in unspellable]
 
-    from pipeline import trie_build  # numba: only when a list is compiled, never on a cache load
+    # numba: only when a list is compiled, never on a cache load
+    from pipeline.trie._passes import breadth_first, count_nodes, preorder_nodes
 
     tokens, starts, row_word = _sorted_rows(tokens, lens, row_word, extra)
     del lens, extra
@@ -149,7 +151,7 @@ def build_trie(
         )
         return trie, bad_words
     max_len = int(np.diff(starts).max())
-    n_nodes = trie_build.count_nodes(tokens, starts)
+    n_nodes = count_nodes(tokens, starts)
     if n_nodes > max_nodes:
         raise LexiconError(
             f"the word list makes a trie of {n_nodes:,} nodes, over the limit of {max_nodes:,} "
@@ -157,8 +159,8 @@ def build_trie(
         )
     row_word = new_id[row_word]
     del new_id
-    parent, face, depth, word = trie_build.preorder_nodes(tokens, starts, row_word, n_nodes, max_len)
+    parent, face, depth, word = preorder_nodes(tokens, starts, row_word, n_nodes, max_len)
     del tokens, starts, row_word
-    nodes, node_face, node_depth = trie_build.breadth_first(parent, face, depth, word, max_len)
+    nodes, node_face, node_depth = breadth_first(parent, face, depth, word, max_len)
     del parent, face, depth, word
     return Trie(alphabet, nodes, node_face, node_depth, kept_words, word_len), bad_words

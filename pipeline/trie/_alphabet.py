@@ -1,20 +1,37 @@
-"""The face alphabet a trie and a board share: faces in order (single letters, multi-letter faces
-such as ``qu``, at most 64), encoding a board's faces to codes, and the spellings of a word as
-face sequences.
+"""Faces and the face alphabet a trie and a board share: what a face is (letters, ``qu``, a
+blank) and its normal form, the faces in order (at most 64), encoding a board's faces to codes,
+and the spellings of a word as face sequences.
+
+A face is a non-empty string of letters (``a``, ``qu``, ``th``, ``·l``) or ``""`` for a blank
+(blocked) cell; faces and words are compared case-folded and NFC-normalised.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
-from pipeline.boards import BLANK, QU, is_face_char
 from pipeline.errors import BoardError, LexiconError
 
 MAX_FACES = 64
+QU = "qu"
+BLANK = ""
+
+# Allowed inside a face besides letters and combining marks: the Catalan middle dot ("·l").
+_EXTRA_FACE_CHARS = frozenset("·")
+
+
+def normalise_text(text: str) -> str:
+    """Case-fold and NFC-normalise (the form every word and face is compared in)."""
+    return unicodedata.normalize("NFC", text.casefold())
+
+
+def is_face_char(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "LM" or ch in _EXTRA_FACE_CHARS
 
 
 @dataclass(frozen=True)
