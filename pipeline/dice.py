@@ -42,7 +42,7 @@ from pipeline.dice_files import (
 )
 from pipeline.dice_set import DiceSet, dice_from_record
 from pipeline.errors import BoggleError
-from pipeline.tanglet import TANGLET_PREFIX, tanglet_pack
+from pipeline.lexicon import TANGLET_PREFIX, tanglet_pack
 from pipeline.trie import Alphabet
 
 __all__ = [

@@ -27,7 +27,7 @@ from pipeline.dice import (
     read_dice_file,
 )
 from pipeline.errors import BoggleError, ConfigError, InternalError
-from pipeline.tanglet import TANGLET_PREFIX
+from pipeline.lexicon import TANGLET_PREFIX
 from pipeline.trie import Alphabet
 
 DEFAULT_CHUNK_SIZE = 10_000

@@ -117,7 +117,7 @@ def test_run_generate_and_ingest_on_a_cluster_equal_loky(
     cluster: tuple[Path, Path], enable2k_path: str
 ) -> None:
     sched_file, client_dir = cluster
-    from pipeline.wordlists import embedded_bytes
+    from pipeline.lexicon import embedded_bytes
 
     (client_dir / "words.txt").write_bytes(embedded_bytes(enable2k_path))
     boards = client_dir / "boards.txt"

@@ -16,10 +16,9 @@ from pipeline.dice import (
     generator_alphabet,
     load_dice_set,
 )
-from pipeline.lexicon import CompiledLexicon, compile_lexicon
+from pipeline.lexicon import CompiledLexicon, compile_lexicon, tanglet_languages
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
-from pipeline.tanglet import tanglet_languages
 from tests.conftest import REPO, need_data
 
 PACKAGED = REPO / "pipeline" / "data" / "dice_sets.json"

@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import REPO
 
 FACADES = {
-    "pipeline.lexicon": ["pipeline.lexicon_limits", "pipeline.lexicon_read", "pipeline.lexicon_parse"],
+    "pipeline.lexicon": ["pipeline.lexicon._limits", "pipeline.lexicon._read", "pipeline.lexicon._parse"],
     "pipeline.ingest": ["pipeline.ingest_files", "pipeline.ingest_records"],
     "pipeline.render": [
         "pipeline.render_log",

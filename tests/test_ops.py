@@ -742,7 +742,7 @@ def test_choices_match_the_library_and_are_listed_in_help() -> None:
 
     assert list(cli.DICE_CHOICES) == [*dice_set_names(), *GENERATORS]
     assert cli.complete_dice("big") == ["big1979", "big2011"]
-    from pipeline.tanglet import tanglet_languages  # where TANGLET_DATA points, not a fixed path
+    from pipeline.lexicon import tanglet_languages  # where TANGLET_DATA points, not a fixed path
 
     assert cli.complete_dice("tanglet:") == [f"tanglet:{lang}" for lang in tanglet_languages()]
     out = CLI.invoke(app, ["run", "--help"], terminal_width=200).output

@@ -82,7 +82,7 @@ DICE_METAVAR = f"<{DICE_HELP}|FILE>"
 
 
 def complete_dice(incomplete: str) -> list[str]:
-    from pipeline.tanglet import TANGLET_PREFIX, tanglet_languages
+    from pipeline.lexicon import TANGLET_PREFIX, tanglet_languages
 
     langs = [f"{TANGLET_PREFIX}{x}" for x in tanglet_languages()]
     return [d for d in (*DICE_CHOICES, *langs) if d.startswith(incomplete)]

@@ -108,12 +108,14 @@ def words(
 
     Example: boggle words --dice new --max-length 4 --dictionary enable2k
     """
+    from pipeline.dice import load_dice_set
     from pipeline.lexicon import default_dictionary, playable_words
     from pipeline.rules import resolve_rules
 
     rule_set = resolve_rules(rules.value, min_length=min_length)
+    dice_set = load_dice_set(dice) if dice else None
     for word in playable_words(
-        dictionary or default_dictionary(), rule_set, max_length=max_length, dice=dice
+        dictionary or default_dictionary(), rule_set, max_length=max_length, dice=dice_set
     ):
         typer.echo(word)
 

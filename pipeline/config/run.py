@@ -156,8 +156,7 @@ class RunConfig:
         Raises ConfigError (or the dice/rules errors) for values that do not fit together.
         """
         from pipeline.boards import format_shape, parse_shape
-        from pipeline.lexicon import default_dictionary
-        from pipeline.wordlists import is_named
+        from pipeline.lexicon import default_dictionary, is_named
 
         b = self.boards
         where = self.origin

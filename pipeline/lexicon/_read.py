@@ -16,7 +16,7 @@ from typing import NoReturn, Protocol
 import numpy as np
 
 from pipeline.errors import LexiconError
-from pipeline.lexicon_limits import MAX_BYTES_ENV, MAX_LINE_BYTES, MAX_LINES_ENV, LexiconLimits, byte_size
+from pipeline.lexicon._limits import MAX_BYTES_ENV, MAX_LINE_BYTES, MAX_LINES_ENV, LexiconLimits, byte_size
 
 
 class RawList(Protocol):

@@ -1,11 +1,14 @@
 """Word lists known by name rather than by path: the embedded ENABLE2K and Debian's Tanglet
-language packs (``tanglet:<lang>``).
+language packs (``tanglet:<lang>``): where the packs are and what is installed.
 
 ENABLE2K (Enhanced North American Benchmark LEXicon, 2000 edition; 173,528 words) was placed
 in the public domain by its authors. It ships inside the package, gzip-compressed
 (``pipeline/data/enable2k.txt.gz``, 460 kB), byte for byte as it is published (CRLF lines), so
 its content hash, and with it every cache key, run identity and certificate made from it, is
 the same as for the plain file.
+
+A Tanglet pack is a folder holding ``words`` (a word list) and ``dice`` (dice sets); the
+lexicon reads the one, :mod:`pipeline.boards` the other.
 """
 
 from __future__ import annotations
@@ -15,8 +18,11 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from pipeline import settings
+from pipeline.errors import LexiconError
 from pipeline.io import atomic_open
-from pipeline.tanglet import TANGLET_PREFIX
+
+TANGLET_PREFIX = "tanglet:"
 
 #: The embedded word lists: name -> package data file (gzip).
 EMBEDDED = {"enable2k": "data/enable2k.txt.gz"}
@@ -58,3 +64,35 @@ def plain_file(spec: str, folder: Path | None = None) -> str:
         with atomic_open(path, "wb", encoding=None) as fh:
             fh.write(data)
     return str(path)
+
+
+# ---------------------------------------------------------------- Tanglet language packs
+
+
+def tanglet_dir() -> Path:
+    return settings.get().tanglet_data
+
+
+def tanglet_languages() -> list[str]:
+    root = tanglet_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "words").is_file())
+
+
+def no_lexicon_help() -> str:
+    return (
+        "install the Tanglet word lists with `sudo apt-get install tanglet-data` "
+        "(Debian/Ubuntu; or set TANGLET_DATA to a folder of language packs), "
+        "or use the embedded English list (--dictionary enable2k) or a word-list file (--dictionary PATH)"
+    )
+
+
+def tanglet_pack(lang: str) -> Path:
+    """The folder of a Tanglet language pack, or a LexiconError saying how to get one."""
+    path = tanglet_dir() / lang
+    if not (path / "words").is_file():
+        have = tanglet_languages()
+        hint = f"installed: {', '.join(have)}" if have else no_lexicon_help()
+        raise LexiconError(f"Tanglet language pack {lang!r} not found in {tanglet_dir()}; {hint}")
+    return path

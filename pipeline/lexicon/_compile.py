@@ -1,14 +1,6 @@
-"""Lexicons: load a word list (plain, gzip, or a Tanglet language pack), normalise it, report
-what was dropped, and compile it (with a disk cache) for a face alphabet and a rule set.
-
-Normalisation (docs/rules.md, "Lexicons"): trim, case-fold (Unicode-aware) and NFC-normalise each entry, then
-drop empty lines and duplicates; compiling drops words shorter than the minimum length (in
-letters) and words no sequence of the alphabet's faces can spell. Every drop is counted by
-reason in a :class:`DropReport`; nothing is dropped silently.
-
-This module compiles (the disk cache, the compact alphabet, the playable words); the records and
-limits live in :mod:`pipeline.lexicon_limits`, reading in :mod:`pipeline.lexicon_read` and parsing in
-:mod:`pipeline.lexicon_parse`, and their public names are importable from here too.
+"""Compiling a word list for a face alphabet and a rule set: the :class:`CompiledLexicon`, its
+disk cache (checked on load, never shared with other users), the compact alphabet of a list,
+and the playable words.
 """
 
 from __future__ import annotations
@@ -17,60 +9,30 @@ import contextlib
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from pipeline import settings
-from pipeline.boards import is_face_char, normalise_text
 from pipeline.errors import LexiconError
 from pipeline.io import write_text_atomic
-from pipeline.lexicon_limits import (
+from pipeline.lexicon._limits import (
     DEFAULT_MAX_WORD,
-    MAX_LINE_BYTES,
     DropReport,
     Lexicon,
     LexiconLimits,
-    limits_identity,
 )
-from pipeline.lexicon_parse import WordSource, drop_long, load_lexicon
+from pipeline.lexicon._named import DEFAULT_DICTIONARY
+from pipeline.lexicon._parse import WordSource, drop_long
 from pipeline.rules import Rules
-from pipeline.trie import Alphabet, Trie, build_trie
-from pipeline.wordlists import DEFAULT_DICTIONARY
+from pipeline.trie import Alphabet, Trie, build_trie, is_face_char, normalise_text
 
 # bump whenever the trie's saved layout or what an entry records changes: stale caches are never
 # loaded (3: an entry records its source's hash and the compiler that made it)
 CACHE_FORMAT = 3
-
-__all__ = [
-    "ANNOUNCE_BYTES",
-    "CACHE_FORMAT",
-    "DEFAULT_MAX_WORD",
-    "MAX_LINE_BYTES",
-    "CompiledLexicon",
-    "DropReport",
-    "Lexicon",
-    "LexiconLimits",
-    "WordSource",
-    "cache_dir",
-    "cache_identity",
-    "cache_key",
-    "compile_for_boards",
-    "compile_lexicon",
-    "compile_words",
-    "compiler_version",
-    "default_dictionary",
-    "lexicon_alphabet",
-    "limits_identity",
-    "load_lexicon",
-    "playable_words",
-    "points_for",
-    "set_compile_listener",
-    "usable_cache_dir",
-]
 
 
 def default_dictionary() -> str:
@@ -400,16 +362,23 @@ def _read_marker(marker: Path, header: str) -> Alphabet:
     return Alphabet(tuple(faces))
 
 
+class Dice(Protocol):
+    """What :func:`playable_words` asks of a dice set (:class:`pipeline.boards.DiceSet`)."""
+
+    @property
+    def faces(self) -> set[str]: ...
+
+    def can_show(self, faces: Sequence[str]) -> bool: ...
+
+
 def playable_words(
-    spec: str, rules: Rules, *, max_length: int | None = None, dice: str | None = None
+    spec: str, rules: Rules, *, max_length: int | None = None, dice: Dice | None = None
 ) -> Iterator[str]:
     """The words of ``spec`` a board can show, in trie order (alphabetical for single-letter
     faces), optionally pruned to ``max_length`` letters and to what a dice set can spell: its
     faces, each on as many cells as there are dice that carry it (``zuz`` needs two dice with a
     Z; the new dice have one)."""
-    from pipeline.dice import load_dice_set
-
-    dice_set = load_dice_set(dice) if dice else None
+    dice_set = dice
     faces = dice_set.faces if dice_set is not None else None
     trie = compile_for_boards(spec, rules, faces).trie
     if max_length is not None or faces is not None:

@@ -1,6 +1,6 @@
 """Parsing a word list: :class:`WordSource` resolves a dictionary spec (embedded name, Tanglet pack
 or file) to its bytes, and :func:`load_lexicon` normalises its lines (case-fold, NFC, trim) into a
-sorted :class:`~pipeline.lexicon_limits.Lexicon`, counting blank, duplicate and over-long entries.
+sorted :class:`~pipeline.lexicon.Lexicon`, counting blank, duplicate and over-long entries.
 """
 
 from __future__ import annotations
@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from pipeline.boards import normalise_text
 from pipeline.errors import LexiconError
-from pipeline.lexicon_limits import MAX_EXAMPLES, MAX_WORD_ENV, DropReport, Lexicon, LexiconLimits
-from pipeline.lexicon_read import check_all, read_capped, texts
-from pipeline.tanglet import TANGLET_PREFIX, tanglet_pack
-from pipeline.wordlists import EMBEDDED, embedded_bytes, embedded_path
+from pipeline.lexicon._limits import MAX_EXAMPLES, MAX_WORD_ENV, DropReport, Lexicon, LexiconLimits
+from pipeline.lexicon._named import EMBEDDED, TANGLET_PREFIX, embedded_bytes, embedded_path, tanglet_pack
+from pipeline.lexicon._read import check_all, read_capped, texts
+from pipeline.trie import normalise_text
 
 
 @dataclass
