@@ -20,7 +20,7 @@ number of dice and of faces per die never change.
 moves, drawn from a stream keyed by the seed, the step and the candidate number) are evaluated
 against it in batches of ``batch`` boards. Batch ``k`` of step ``s`` rolls its die permutation
 and face indices from a stream keyed by (seed, step, k) and both sets show those draws
-(:func:`pipeline.dice.roll_dice_layout`): a candidate board differs from the incumbent's only
+(:func:`pipeline.boards.roll_dice_layout`): a candidate board differs from the incumbent's only
 where a changed face shows, and only those boards are solved for the candidate; the
 incumbent's batches are solved once per step and shared by its candidates. After each batch,
 with ``d`` the per-board differences (candidate minus incumbent, signed so that positive is
@@ -57,7 +57,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline import backends
-from pipeline.boards import BLANK, parse_shape
+from pipeline.boards import (
+    BLANK,
+    GENERATORS,
+    DiceSet,
+    format_dice_text,
+    load_dice_set,
+    parse_shape,
+    roll_dice_layout,
+)
 from pipeline.design_config import DesignConfig, Move, Objective, parse_budget, parse_objective, propose
 from pipeline.design_eval import (
     MOVES_STREAM,
@@ -79,7 +87,6 @@ from pipeline.design_report import (
     moves_csv,
     validate,
 )
-from pipeline.dice import GENERATORS, DiceSet, format_dice_text, load_dice_set, roll_dice_layout
 from pipeline.errors import ConfigError, DamagedRunError
 from pipeline.lexicon import CompiledLexicon
 

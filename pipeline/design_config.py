@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.boards import BLANK, QU
-from pipeline.dice import DiceSet
+from pipeline.boards import BLANK, QU, DiceSet
 from pipeline.errors import ConfigError
 from pipeline.lexicon import CompiledLexicon
 

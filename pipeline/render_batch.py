@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # the results each display shows (imported by the commands th
     from pipeline.analyze import AnalysisResult
     from pipeline.analyze.inference import Interval
     from pipeline.analyze.select import SelectResult
-    from pipeline.dice import DiceSet
+    from pipeline.boards import DiceSet
     from pipeline.runner import Progress as RunProgress
     from pipeline.runner import RunSummary
     from pipeline.whatif import WhatIfResult
@@ -253,14 +253,14 @@ def run_rejected(summary: RunSummary) -> str:
 def dice_show(dice: DiceSet) -> list[str]:
     """``boggle dice show``: the set as a dice file (one die a line, numbered as the analysis
     numbers them in a comment), then how many faces show each face."""
-    from pipeline.dice import BLANK_TOKEN, format_dice_text
+    from pipeline.boards import DIE_BLANK_TOKEN, format_dice_text
 
     lines = format_dice_text(dice).splitlines()
     width = len(str(len(dice.dice)))
     out = [lines[0]] + [f"{line:<24} # die {d:>{width}}" for d, line in enumerate(lines[1:], 1)]
     counts = dice.face_counts()
     shown = "  ".join(
-        f"{f or BLANK_TOKEN} {n}" for f, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        f"{f or DIE_BLANK_TOKEN} {n}" for f, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     )
     total = sum(counts.values())
     return [*out, f"# faces ({total:,} in all, {len(counts)} different): {shown}"]

@@ -3,7 +3,7 @@
 The base set (a dice name or file) and a variant of it (``--swap`` edits, or another file of the
 same size) roll ``count`` boards each with the same seed and chunk size. A roll draws the dice
 permutation and then one face index per cell from the chunk's stream
-(:func:`pipeline.dice.roll_dice_layout`), and neither draw depends on the faces, only on the
+(:func:`pipeline.boards.roll_dice_layout`), and neither draw depends on the faces, only on the
 number of dice and of faces a die: so every variant board has the same die on every cell and the
 same face index of it as its base board (common random numbers), and differs only where a
 changed die lies. Both are written as normal runs (``OUT/base``, ``OUT/variant``, resumable,
@@ -34,8 +34,15 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.boards import BLANK, is_face_char, normalise_text
-from pipeline.dice import BLANK_TOKEN, DiceSet, format_dice_text, load_dice_set
+from pipeline.boards import (
+    BLANK,
+    DIE_BLANK_TOKEN,
+    DiceSet,
+    format_dice_text,
+    is_face_char,
+    load_dice_set,
+    normalise_text,
+)
 from pipeline.errors import ConfigError, InternalError
 from pipeline.extras import missing
 
@@ -67,10 +74,10 @@ def parse_swap(text: str) -> Swap:
     if m := _FACE.match(text):
         faces = []
         for raw in (m.group(2), m.group(3)):
-            face = BLANK if raw == BLANK_TOKEN else normalise_text(raw)
-            if raw != BLANK_TOKEN and not all(is_face_char(ch) for ch in face):
+            face = BLANK if raw == DIE_BLANK_TOKEN else normalise_text(raw)
+            if raw != DIE_BLANK_TOKEN and not all(is_face_char(ch) for ch in face):
                 raise ConfigError(
-                    f"--swap {text!r}: face {raw!r} is not letters (a blank face is {BLANK_TOKEN})"
+                    f"--swap {text!r}: face {raw!r} is not letters (a blank face is {DIE_BLANK_TOKEN})"
                 )
             faces.append(face)
         return Swap(text, int(m.group(1)), old=faces[0], new=faces[1])
@@ -95,9 +102,9 @@ def apply_swaps(dice: DiceSet, swaps: Sequence[Swap]) -> DiceSet:
             continue
         assert s.old is not None and s.new is not None
         if s.old not in out[i]:
-            shown = " ".join(f or BLANK_TOKEN for f in out[i])
+            shown = " ".join(f or DIE_BLANK_TOKEN for f in out[i])
             raise ConfigError(
-                f"--swap {s.text!r}: die {s.die} ({shown}) has no face {s.old or BLANK_TOKEN!r}"
+                f"--swap {s.text!r}: die {s.die} ({shown}) has no face {s.old or DIE_BLANK_TOKEN!r}"
             )
         out[i][out[i].index(s.old)] = s.new
     return replace(dice, name="variant", title="variant", dice=tuple(tuple(d) for d in out), file=None)
@@ -209,7 +216,7 @@ def predict_gain(
                 label = BLANK_FACE if f == BLANK else f
                 if label not in index:
                     return Prediction(
-                        why=f"face {f or BLANK_TOKEN!r} never shows on the base run's boards, "
+                        why=f"face {f or DIE_BLANK_TOKEN!r} never shows on the base run's boards, "
                         "so the model has no value for it"
                     )
                 w[index[label]] += sign / len(sides)
@@ -243,7 +250,7 @@ def run_what_if(
 
     >>> run_what_if("new", ["die 15 = die 5"], "runs/whatif", count=10_000, seed=1)  # doctest: +SKIP
     """
-    from pipeline.dice import GENERATORS
+    from pipeline.boards import GENERATORS
     from pipeline.urls import is_url
 
     if is_url(str(out)):

@@ -64,7 +64,7 @@ def test_runs_are_labelled_by_what_differs(three_runs: list[Path]) -> None:
 def test_dice_are_rebuilt_from_the_seed_exactly(three_runs: list[Path]) -> None:
     """The die on every cell, re-rolled through the generator's own draws, gives back every
     stored board; so each board's faces are exactly its dice's faces."""
-    from pipeline.dice import load_dice_set
+    from pipeline.boards import load_dice_set
 
     for run in load_runs(three_runs[:2]):
         with connect([run]) as con:

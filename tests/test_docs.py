@@ -205,7 +205,7 @@ def test_run_columns_are_on_the_formats_page() -> None:
 
 
 def test_every_rejects_column_is_described_and_on_the_page() -> None:
-    from pipeline.ingest import REJECT_FIELDS
+    from pipeline.boards.ingest import REJECT_FIELDS
     from pipeline.store import schema
 
     assert list(schema.REJECT_COLUMNS) == list(REJECT_FIELDS)

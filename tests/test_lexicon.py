@@ -239,7 +239,7 @@ def test_playable_words_use_each_die_once(tmp_path: Path) -> None:
     (one die with F) out, ``eye`` (several E dice) in."""
     import json
 
-    from pipeline.dice import load_dice_set
+    from pipeline.boards import load_dice_set
     from pipeline.lexicon import playable_words
 
     words = ["zzz", "zuz", "fez", "off", "eye", "quit", "quiz", "jazz", "fizz", "see", "bob", "abbe", "tot"]

@@ -738,7 +738,7 @@ def test_choices_match_the_library_and_are_listed_in_help() -> None:
     assert sorted(m.value for m in cli.Backend) == sorted(BACKENDS)
     assert sorted(m.value for m in cli.Strategy) == sorted(STRATEGIES)
     assert sorted(m.value for m in cli.Objective) == sorted(OBJECTIVES)
-    from pipeline.dice import GENERATORS, dice_set_names
+    from pipeline.boards import GENERATORS, dice_set_names
 
     assert list(cli.DICE_CHOICES) == [*dice_set_names(), *GENERATORS]
     assert cli.complete_dice("big") == ["big1979", "big2011"]

@@ -18,11 +18,10 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline import store
-from pipeline.boards import parse_compact
+from pipeline.boards import generate_compact, parse_compact
 from pipeline.cli import app
 from pipeline.config import load_config
 from pipeline.errors import LexiconError, OutputConflictError
-from pipeline.generate import generate_compact
 from pipeline.runner import Progress, execute, run_job
 from pipeline.solve.reference import ReferenceSolver
 from pipeline.store.parts import committed_chunks, part_path

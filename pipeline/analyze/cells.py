@@ -15,7 +15,7 @@ coefficient per (face, position class), compared within the class.
 
 **Dice.** The die on each cell is not stored (so the run schema needs no new column); it is
 reconstructed from the run's seed and chunk plan through the generator's own draws
-(:func:`pipeline.dice.roll_dice_layout`) and the faces the run recorded (a dice file's too, so
+(:func:`pipeline.boards.roll_dice_layout`) and the faces the run recorded (a dice file's too, so
 the file is not needed), and the reconstruction is used only when it gives
 back every stored board exactly. A die's *value* is the mean adjusted effect of its faces
 (each face shows with probability 1/faces): the points a board gains, on average, from that die
@@ -264,10 +264,16 @@ class DiceLayout:
 def reconstruct_dice(run: RunInfo, bf: BoardFaces) -> tuple[DiceLayout | None, str]:
     """The die on every cell of a generated dice run, from its seed and chunk plan, or None
     and the reason (ingested or letter-generated boards, another shape, or a mismatch)."""
-    from pipeline.boards import compact_strings
-    from pipeline.dice import dice_from_record, generator_alphabet, load_dice_set, roll_dice_layout
+    from pipeline.boards import (
+        chunk_plan,
+        chunk_seed,
+        compact_strings,
+        dice_from_record,
+        generator_alphabet,
+        load_dice_set,
+        roll_dice_layout,
+    )
     from pipeline.errors import BoggleError
-    from pipeline.generate import chunk_plan, chunk_seed
 
     got = run.config.get("boards")
     boards_cfg: dict[str, Any] = got if isinstance(got, dict) else {}

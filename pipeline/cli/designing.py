@@ -56,8 +56,7 @@ def show(
     Example: boggle dice show new
     """
     from pipeline import render
-    from pipeline.boards import parse_shape
-    from pipeline.dice import GENERATORS, load_dice_set
+    from pipeline.boards import GENERATORS, load_dice_set, parse_shape
     from pipeline.errors import ConfigError
 
     if dice in GENERATORS:

@@ -77,7 +77,7 @@ class ServePreset(StrEnum):
 # so it is a string with its choices in the help and in shell completion (a test keeps them in step)
 DICE_CHOICES = ("classic", "new", "big1979", "master", "superbig", "big2011", "uniform", "english")
 DICE_HELP = "|".join((*DICE_CHOICES, "tanglet:<lang>"))
-# --dice also takes a dice file (pipeline.dice.is_dice_file: a path with / or .txt/.json/.toml)
+# --dice also takes a dice file (pipeline.boards.is_dice_file: a path with / or .txt/.json/.toml)
 DICE_METAVAR = f"<{DICE_HELP}|FILE>"
 
 

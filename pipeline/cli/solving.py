@@ -108,7 +108,7 @@ def words(
 
     Example: boggle words --dice new --max-length 4 --dictionary enable2k
     """
-    from pipeline.dice import load_dice_set
+    from pipeline.boards import load_dice_set
     from pipeline.lexicon import default_dictionary, playable_words
     from pipeline.rules import resolve_rules
 
@@ -182,8 +182,7 @@ def generate(
 
     Example: boggle generate --dice new --count 1000 --seed 42 > boards.txt
     """
-    from pipeline.boards import parse_shape
-    from pipeline.generate import generate_compact
+    from pipeline.boards import generate_compact, parse_shape
 
     for block in generate_compact(dice, count, seed, parse_shape(shape) if shape else None, chunk_size):
         sys.stdout.write(block)

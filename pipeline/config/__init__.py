@@ -35,6 +35,7 @@ type would be as long as this checker, the domain checks (shapes, score tables, 
 
 from __future__ import annotations
 
+from pipeline.boards import DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE, MAX_COUNT
 from pipeline.config.checks import (
     MAX_CLASSES,
     MAX_CYCLE,
@@ -78,7 +79,6 @@ from pipeline.config.run import (
     RunSettings,
     Source,
 )
-from pipeline.generate import DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE, MAX_COUNT
 
 __all__ = [
     "BACKENDS",

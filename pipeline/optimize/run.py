@@ -32,7 +32,7 @@ from pipeline.store.parts import now_iso
 
 def prepare(cfg: OptimizeConfig) -> tuple[OptimizeConfig, CompiledLexicon, Objective, SearchSpace, Tables]:
     """Resolve the config and build the lexicon, objective, search space and kernel tables."""
-    from pipeline.dice import load_dice_set
+    from pipeline.boards import load_dice_set
     from pipeline.lexicon import compile_for_boards, load_lexicon
     from pipeline.rules import resolve_rules
 

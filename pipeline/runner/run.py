@@ -249,7 +249,7 @@ def _finish(plan: RunPlan, job: store.JobDir, counters: Counters, elapsed: float
     """Certify the run (no input changed while it was read, the parts hold every valid board)
     and write its manifest, ``_SUCCESS``, last."""
     if plan.ingest:  # an input replaced or rewritten while it was read is never certified
-        from pipeline.ingest import check_unchanged
+        from pipeline.boards.ingest import check_unchanged
 
         check_unchanged(plan.inputs, counters.digests)
     _write_manifest(job, plan, counters)

@@ -143,7 +143,7 @@ class ChunkTask:
     sources: list[str] = field(default_factory=list)  # input files the groups refer to
     words: bool = True  # False: no ``words`` column ([boards] words = false)
     labels: dict[str, str | None] = field(default_factory=dict)  # run_id, seed, dice, run_date columns
-    dice: Any = None  # a dice file's pipeline.dice.DiceSet (the worker never reads the file)
+    dice: Any = None  # a dice file's pipeline.boards.DiceSet (the worker never reads the file)
 
 
 @dataclass
@@ -167,7 +167,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
     """Worker entry point: build the chunk's boards, solve them, write (or return) the part."""
     import pyarrow as pa
 
-    from pipeline.generate import GenerateChunk, generate_chunk
+    from pipeline.boards import GenerateChunk, generate_chunk
     from pipeline.solve import solve_arrays
     from pipeline.solve.summary import summarise_result
 

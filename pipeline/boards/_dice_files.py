@@ -13,14 +13,15 @@ import stat
 import tomllib
 from typing import Any
 
-from pipeline.boards import BLANK, MAX_CELLS, format_shape, is_face_char, normalise_text
-from pipeline.dice_set import DiceSet
+from pipeline.boards._board import MAX_CELLS, format_shape
+from pipeline.boards._dice import DiceSet
 from pipeline.errors import ConfigError, quote
+from pipeline.trie import BLANK, is_face_char, normalise_text
 
 # ---------------------------------------------------------------- dice files
 
 DICE_FILE_SUFFIXES = (".txt", ".json", ".toml")
-BLANK_TOKEN = "_"  # a blank face in a dice file
+DIE_BLANK_TOKEN = "_"  # a blank face in a dice file
 # a dice file of 10,000 dice (100x100) of six faces is about 130 kB: anything near this is no dice
 # file (a word list, a binary), refused before it is read whole
 MAX_DICE_FILE_BYTES = 1 << 20
@@ -70,7 +71,7 @@ def format_dice_text(dice: DiceSet) -> str:
     shape = format_shape(dice.rows, dice.cols)
     title = " ".join((dice.title or dice.name).split())  # one comment line, whatever the file name holds
     head = f"# {title}: {len(dice.dice)} dice for {shape}, sha256 {dice.sha256}\n"
-    return head + "".join(" ".join(f or BLANK_TOKEN for f in die) + "\n" for die in dice.dice)
+    return head + "".join(" ".join(f or DIE_BLANK_TOKEN for f in die) + "\n" for die in dice.dice)
 
 
 def _read_text(path: str) -> str:
@@ -101,12 +102,12 @@ def _face(token: Any, die: int, path: str, line: int | None, *, empty_is_blank: 
     """One face of a file, normalised (``Qu`` -> ``qu``); ``_`` is a blank."""
     if not isinstance(token, str):
         raise ConfigError(f"die {die}: face {token!r} is not a string of letters", source=path, line=line)
-    if token == BLANK_TOKEN or (empty_is_blank and token == ""):
+    if token == DIE_BLANK_TOKEN or (empty_is_blank and token == ""):
         return BLANK
     norm = normalise_text(token.strip())
     if not norm or not all(is_face_char(ch) for ch in norm):
         raise ConfigError(
-            f"die {die}: face {quote(token)} is not letters (a blank face is written {BLANK_TOKEN})",
+            f"die {die}: face {quote(token)} is not letters (a blank face is written {DIE_BLANK_TOKEN})",
             source=path,
             line=line,
         )

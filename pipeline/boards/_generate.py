@@ -15,10 +15,10 @@ from typing import Any, overload
 
 import numpy as np
 
-from pipeline.boards import check_cells, compact_strings, format_shape, parse_shape
-from pipeline.dice import (
+from pipeline.boards._board import check_cells, compact_strings, format_shape, parse_shape
+from pipeline.boards._dice import DiceSet
+from pipeline.boards._roll import (
     GENERATORS,
-    DiceSet,
     dice_set_names,
     generate_boards,
     generator_alphabet,

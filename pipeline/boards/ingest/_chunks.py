@@ -1,24 +1,5 @@
-"""Ingest: stream boards from files, in chunks, with every bad row kept as a reject.
-
-Inputs, chosen by file name:
-
-* ``*.csv``: a header row and a column of compact boards (``[boards] column``, default
-  ``board``); the line is the line the record starts on.
-* ``*.parquet`` / ``*.pq``: a string column of compact boards; the "line" is the row number.
-* anything else is text (gzip is read transparently), its notation detected from the first
-  board line: ``ROWS COLS`` starts algs4 boards (several may follow each other), a line of
-  several faces starts grid boards (separated by blank lines), otherwise one compact board a
-  line. Blank lines and lines starting with ``#`` are not records.
-
-Each record becomes a board or a :class:`Reject` (source file, line, raw text, reason): a row
-that does not parse, has the wrong shape, or shows a face outside the run's alphabet. Valid and
-rejected records add up to the records read. Files are read line by line and handed on a chunk
-at a time, so memory does not grow with the input.
-
-This module groups records into chunks and parses them (:class:`BoardParser`); opening and
-hashing the input files lives in :mod:`pipeline.ingest_files` and reading their records in
-:mod:`pipeline.ingest_records`; their public names are importable from here.
-"""
+"""Records in chunks, parsed into boards (:class:`BoardParser`) or rejects (:class:`Reject`), and
+the rejects file's header."""
 
 from __future__ import annotations
 
@@ -39,35 +20,10 @@ from pipeline.boards import (
     parse_compact,
     parse_grid,
 )
+from pipeline.boards.ingest._files import InputDigest
+from pipeline.boards.ingest._records import Record, read_records
 from pipeline.errors import QUOTE_LIMIT, BoardError, BoggleError
-from pipeline.ingest_files import InputDigest, check_unchanged, file_kind, fingerprint, local_input
-from pipeline.ingest_records import MAX_GRID_LINES, Record, check_input, read_records
-from pipeline.io import MAX_LINE_BYTES
 from pipeline.trie import Alphabet
-
-__all__ = [
-    "MAX_CHUNK_TEXT",
-    "MAX_GRID_LINES",
-    "MAX_LINE_BYTES",
-    "REJECT_FIELDS",
-    "BoardGroup",
-    "BoardParser",
-    "IngestChunk",
-    "InputDigest",
-    "Record",
-    "Reject",
-    "check_input",
-    "check_unchanged",
-    "escape_controls",
-    "file_kind",
-    "fingerprint",
-    "iter_chunks",
-    "iter_ingest_chunks",
-    "iter_records",
-    "local_input",
-    "read_records",
-    "write_rejects_header",
-]
 
 # MAX_LINE_BYTES, MAX_INFLATE_RATIO and INFLATE_FLOOR (pipeline.io) bound every text input
 # A chunk's records are held together until parsed: chunk_size x MAX_LINE_BYTES could reach

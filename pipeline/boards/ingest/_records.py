@@ -16,8 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any
 
-from pipeline.errors import QUOTE_LIMIT, BoardError, BoggleError
-from pipeline.ingest_files import (
+from pipeline.boards.ingest._files import (
     InputDigest,
     binary_stream,
     bounded_lines,
@@ -29,6 +28,7 @@ from pipeline.ingest_files import (
     open_regular,
     read_source,
 )
+from pipeline.errors import QUOTE_LIMIT, BoardError, BoggleError
 from pipeline.io import MAX_LINE_BYTES
 
 MAX_GRID_LINES = 1024

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.boards import BLANK, Board, format_shape
+from pipeline.boards._board import Board, format_shape
 from pipeline.errors import BoggleError
-from pipeline.trie import Alphabet
+from pipeline.trie import BLANK, Alphabet
 
 
 @dataclass(frozen=True)

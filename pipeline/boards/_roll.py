@@ -1,5 +1,5 @@
-"""Dice sets and board generators: the named sets, rolling a set of dice onto boards, and
-letters drawn uniformly or with English frequencies.
+"""Rolling boards: the named dice sets and generators a ``--dice`` value names, rolling a set of
+dice onto boards, and letters drawn uniformly or with English frequencies.
 
 Named dice sets come from ``pipeline/data/dice_sets.json`` (pinned by a test to the project's
 cross-checked copy). Rolling a board: shuffle the dice over the cells, then pick a face of each
@@ -16,10 +16,6 @@ their SHA-256 (:meth:`DiceSet.record`), so its dice are rebuilt without the file
 
 Generators return encoded boards (int8 [n, cells], indices into an :class:`Alphabet`), so a
 million boards cost 16 MB and no Python objects.
-
-This module holds the named sets and the generators; :class:`DiceSet` lives in
-:mod:`pipeline.dice_set` and dice files in :mod:`pipeline.dice_files`, their public names
-importable from here.
 """
 
 from __future__ import annotations
@@ -32,38 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.boards import BLANK, QU, normalise_text
-from pipeline.dice_files import (
-    BLANK_TOKEN,
-    DICE_FILE_SUFFIXES,
-    MAX_DICE_FILE_BYTES,
-    format_dice_text,
-    read_dice_file,
-)
-from pipeline.dice_set import DiceSet, dice_from_record
+from pipeline.boards._dice import DiceSet
+from pipeline.boards._dice_files import DICE_FILE_SUFFIXES, read_dice_file
 from pipeline.errors import BoggleError
 from pipeline.lexicon import TANGLET_PREFIX, tanglet_pack
-from pipeline.trie import Alphabet
-
-__all__ = [
-    "BLANK_TOKEN",
-    "DICE_FILE_SUFFIXES",
-    "ENGLISH_FREQUENCIES",
-    "GENERATORS",
-    "MAX_DICE_FILE_BYTES",
-    "DiceSet",
-    "dice_from_record",
-    "dice_set_names",
-    "format_dice_text",
-    "generate_boards",
-    "generator_alphabet",
-    "is_dice_file",
-    "load_dice_set",
-    "read_dice_file",
-    "roll_dice",
-    "roll_dice_layout",
-    "roll_letters",
-]
+from pipeline.trie import BLANK, QU, Alphabet, normalise_text
 
 GENERATORS = ("uniform", "english")
 
