@@ -18,9 +18,9 @@ if TYPE_CHECKING:  # the results each display shows (imported by the commands th
     from pipeline.analyze.inference import Interval
     from pipeline.analyze.select import SelectResult
     from pipeline.boards import DiceSet
+    from pipeline.design import WhatIfResult
     from pipeline.runner import Progress as RunProgress
     from pipeline.runner import RunSummary
-    from pipeline.whatif import WhatIfResult
 
 
 # ------------------------------------------------------------------ analyze

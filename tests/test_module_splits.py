@@ -24,7 +24,13 @@ FACADES = {
         "pipeline.render_search",
         "pipeline.render_catalog",
     ],
-    "pipeline.design": ["pipeline.design_config", "pipeline.design_eval", "pipeline.design_report"],
+    "pipeline.design": [
+        "pipeline.design._config",
+        "pipeline.design._eval",
+        "pipeline.design._report",
+        "pipeline.design._search",
+        "pipeline.design._whatif",
+    ],
     "pipeline.trie": ["pipeline.trie._alphabet", "pipeline.trie._nodes", "pipeline.trie._build"],
     "pipeline.boards": ["pipeline.boards._dice", "pipeline.boards._dice_files"],
 }

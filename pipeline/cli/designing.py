@@ -150,7 +150,7 @@ def what_if(
     Example: boggle what-if new --swap 'die 15 = die 5' --count 20000 --seed 1 -d enable2k --out runs/whatif
     """
     from pipeline import render
-    from pipeline.whatif import run_what_if
+    from pipeline.design import run_what_if
 
     say = report_to(summary_json, typer.echo)
     with run_summary_json(summary_json, str(out), "what-if", WHATIF_SUMMARY_FIELDS) as outcome:

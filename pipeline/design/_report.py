@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 
 from pipeline.boards import DiceSet, roll_dice_layout
-from pipeline.design_config import DesignConfig, Objective
-from pipeline.design_eval import VALIDATE_STREAM, Paired, Solver, keyed_rng, paired_batch
+from pipeline.design._config import DesignConfig, Objective
+from pipeline.design._eval import VALIDATE_STREAM, Paired, Solver, keyed_rng, paired_batch
+from pipeline.design._whatif import Z95, paired_gain
 from pipeline.lexicon import CompiledLexicon
-from pipeline.whatif import Z95, paired_gain
 
 FORMAT = "boggle-design"
 STATE = "_design.json"

@@ -41,10 +41,6 @@ boards (fewer than 50 words, or the objective's N).
 ends with the same set as an uninterrupted one (everything random is keyed by the counters the
 state holds). It ends with ``dice.txt`` (the proposed set as a dice file), ``report.json`` and
 ``moves.csv`` (the accepted moves) and the sealed manifest.
-
-This module runs the search as a job; what it is asked (config, objective, moves) lives in
-:mod:`pipeline.design_config`, the paired comparison in :mod:`pipeline.design_eval` and the
-validation and report in :mod:`pipeline.design_report`; their public names are importable here.
 """
 
 from __future__ import annotations
@@ -66,18 +62,15 @@ from pipeline.boards import (
     parse_shape,
     roll_dice_layout,
 )
-from pipeline.design_config import DesignConfig, Move, Objective, parse_budget, parse_objective, propose
-from pipeline.design_eval import (
+from pipeline.design._config import DesignConfig, Objective, parse_objective, propose
+from pipeline.design._eval import (
     MOVES_STREAM,
     SEARCH_STREAM,
-    Decision,
-    Paired,
     Solver,
     evaluate_candidate,
     keyed_rng,
-    paired_batch,
 )
-from pipeline.design_report import (
+from pipeline.design._report import (
     DICE_OUT,
     FORMAT,
     MOVES,
@@ -92,25 +85,6 @@ from pipeline.lexicon import CompiledLexicon
 
 if TYPE_CHECKING:  # the store (and pyarrow) is imported when a search starts
     from pipeline.store import JobOutcome, JobStatus
-
-__all__ = [
-    "Decision",
-    "DesignConfig",
-    "DesignProgress",
-    "DesignResult",
-    "Move",
-    "Objective",
-    "Paired",
-    "Solver",
-    "design_dice",
-    "evaluate_candidate",
-    "paired_batch",
-    "parse_budget",
-    "parse_objective",
-    "prepare",
-    "propose",
-    "validate",
-]
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from pipeline import backends
-from pipeline.design_config import DesignConfig, Objective
+from pipeline.design._config import DesignConfig, Objective
 from pipeline.lexicon import CompiledLexicon
 
 # the streams of random draws: search boards, moves, validation boards (never shared)
