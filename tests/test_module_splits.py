@@ -18,11 +18,12 @@ from tests.conftest import REPO
 FACADES = {
     "pipeline.lexicon": ["pipeline.lexicon._limits", "pipeline.lexicon._read", "pipeline.lexicon._parse"],
     "pipeline.boards.ingest": ["pipeline.boards.ingest._files", "pipeline.boards.ingest._records"],
-    "pipeline.render": [
-        "pipeline.render_log",
-        "pipeline.render_batch",
-        "pipeline.render_search",
-        "pipeline.render_catalog",
+    "pipeline.cli.render": [
+        "pipeline.cli.render._log",
+        "pipeline.cli.render._solve",
+        "pipeline.cli.render._batch",
+        "pipeline.cli.render._search",
+        "pipeline.cli.render._catalog",
     ],
     "pipeline.design": [
         "pipeline.design._config",

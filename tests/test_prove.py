@@ -14,9 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from pipeline import render
 from pipeline.boards import Board, canonical, format_compact, geometry, parse_compact
-from pipeline.cli import app
+from pipeline.cli import app, render
 from pipeline.errors import BoggleError, ConfigError
 from pipeline.lexicon import compile_for_boards
 from pipeline.prove import ProveConfig, run_prove, search

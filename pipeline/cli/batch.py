@@ -153,7 +153,7 @@ def run(
     Logged (a plain line a minute; --log-format json for collectors):
     boggle run configs/large.toml --progress-interval 60 2> run.log
     """
-    from pipeline import render
+    from pipeline.cli import render
     from pipeline.errors import EXIT_REJECTED_ROWS
     from pipeline.runner import run_from_file
     from pipeline.schedule import DATE_SEED
@@ -341,7 +341,7 @@ def optimize(
 
     Example: boggle optimize configs/optimize-4x4.toml -d enable2k --restarts 4
     """
-    from pipeline import render
+    from pipeline.cli import render
     from pipeline.optimize import SECTION, OptimizeConfig, load_command_config, run_optimize
 
     options = options_for(ctx, OptimizeConfig, overwrite=overwrite or None)

@@ -45,8 +45,8 @@ def ls(
 
     Example: boggle runs ls runs --json
     """
-    from pipeline import render
     from pipeline.catalog import find_jobs
+    from pipeline.cli import render
 
     entries = find_jobs(root)
     if as_json:
@@ -65,8 +65,8 @@ def show(run: RunArg, as_json: JsonOpt = False) -> None:
 
     Example: boggle runs show runs/default
     """
-    from pipeline import render
     from pipeline.catalog import describe_job
+    from pipeline.cli import render
 
     detail = describe_job(run)
     if as_json:
@@ -87,8 +87,8 @@ def verify(run: RunArg, as_json: JsonOpt = False) -> None:
 
     Example: boggle runs verify s3://bucket/runs/nightly/2026-12-03
     """
-    from pipeline import render
     from pipeline.catalog import verify_job
+    from pipeline.cli import render
 
     found = verify_job(run)
     if as_json:
@@ -121,8 +121,8 @@ def query(
 
     Example: boggle runs query runs/new runs/classic "select dice, avg(score) from boards group by dice"
     """
-    from pipeline import render
     from pipeline.catalog import query_runs
+    from pipeline.cli import render
     from pipeline.errors import BoggleError
 
     if len(runs_and_sql) < 2:

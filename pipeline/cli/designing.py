@@ -55,8 +55,8 @@ def show(
 
     Example: boggle dice show new
     """
-    from pipeline import render
     from pipeline.boards import GENERATORS, load_dice_set, parse_shape
+    from pipeline.cli import render
     from pipeline.errors import ConfigError
 
     if dice in GENERATORS:
@@ -149,7 +149,7 @@ def what_if(
 
     Example: boggle what-if new --swap 'die 15 = die 5' --count 20000 --seed 1 -d enable2k --out runs/whatif
     """
-    from pipeline import render
+    from pipeline.cli import render
     from pipeline.design import run_what_if
 
     say = report_to(summary_json, typer.echo)
@@ -301,7 +301,7 @@ def design_dice(
 
     Example: boggle design-dice --objective band:200..250 --budget 2M -d enable2k --out runs/design
     """
-    from pipeline import render
+    from pipeline.cli import render
     from pipeline.design import DesignConfig, parse_budget
     from pipeline.design import design_dice as run_design
     from pipeline.lexicon import default_dictionary

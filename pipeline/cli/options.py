@@ -16,7 +16,7 @@ import typer
 from pipeline import settings
 
 if TYPE_CHECKING:
-    from pipeline.render import LogStyle
+    from pipeline.cli.render import LogStyle
 
 
 class Algorithm(StrEnum):
@@ -207,7 +207,7 @@ def command_group(help_text: str) -> typer.Typer:
 
 
 class LogFormat(StrEnum):
-    """pipeline.render.LOG_FORMATS."""
+    """pipeline.cli.render.LOG_FORMATS."""
 
     text = "text"
     json = "json"
@@ -235,7 +235,7 @@ LogFormatOpt = Annotated[
 
 
 def log_style(interval: float, log_format: LogFormat) -> LogStyle:
-    """The :class:`pipeline.render.LogStyle` of ``--progress-interval`` and ``--log-format``."""
-    from pipeline.render import LogStyle
+    """The :class:`pipeline.cli.render.LogStyle` of ``--progress-interval`` and ``--log-format``."""
+    from pipeline.cli.render import LogStyle
 
     return LogStyle(interval=interval, format=log_format.value)

@@ -103,7 +103,7 @@ def prove(
     # before any kernel module is imported: the kernels compiled ahead of time where they are
     # built (less memory a worker; the same results), else numba's JIT (pipeline.jit)
     jit.prefer_ahead_of_time()
-    from pipeline import render
+    from pipeline.cli import render
     from pipeline.lexicon import default_dictionary
     from pipeline.prove import ProveConfig, run_prove
     from pipeline.prove.config import parse_class_ids

@@ -52,7 +52,7 @@ def solve(
 
     Example: boggle solve perslatgsineters --dictionary enable2k
     """
-    from pipeline import render
+    from pipeline.cli import render
     from pipeline.solve.algorithms import prepare_solve
 
     job = prepare_solve(

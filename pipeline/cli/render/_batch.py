@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from pipeline.render_log import LogStyle, StageLog, log_progress, plural, stderr_bar, stopped_after
+from pipeline.cli.render._log import LogStyle, StageLog, log_progress, plural, stderr_bar, stopped_after
 
 if TYPE_CHECKING:  # the results each display shows (imported by the commands that make them)
     from pipeline.analyze import AnalysisResult

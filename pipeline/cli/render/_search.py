@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from pipeline.render_log import LogStyle, log_progress, plural, stderr_bar, stderr_console, stopped_after
+from pipeline.cli.render._log import LogStyle, log_progress, plural, stderr_bar, stderr_console, stopped_after
 
 if TYPE_CHECKING:  # the results each display shows (imported by the commands that make them)
     from pipeline.design import DesignProgress, DesignResult

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from pipeline.render_log import plural
+from pipeline.cli.render._log import plural
 
 if TYPE_CHECKING:  # the results each display shows (imported by the commands that make them)
     from pipeline.catalog import CatalogEntry, QueryResult, Verification
