@@ -182,7 +182,7 @@ def test_a_single_threaded_worker_does_the_work(tmp_path: Path) -> None:
     import joblib
     from dask.distributed import Client, LocalCluster
 
-    from pipeline.backends import dask_backend
+    from pipeline.parallel import dask_backend
 
     with (
         LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0") as c,

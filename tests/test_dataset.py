@@ -278,7 +278,7 @@ def test_import_pipeline_is_light_and_exports_lazily() -> None:
         "heavy = [m for m in ('numpy', 'pyarrow', 'pandas', 'duckdb', 'polars') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
         "from pipeline import read_run, read_run_pandas, run_relation\n"
-        "assert 'pyarrow' in sys.modules and read_run.__module__ == 'pipeline.dataset'\n"
+        "assert 'pyarrow' in sys.modules and read_run.__module__.startswith('pipeline.dataset.')\n"
         "try:\n    pipeline.nope\nexcept AttributeError:\n    pass\nelse:\n    raise SystemExit('no error')\n"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)

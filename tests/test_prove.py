@@ -539,7 +539,7 @@ def test_a_one_worker_proof_leaves_joblib_its_own_executor(tiny_dict: str) -> No
     the next joblib loop in the process took it and failed (no _temp_folder_manager)."""
     import joblib
 
-    from pipeline.backends import parallel_backend
+    from pipeline.parallel import parallel_backend
 
     one = run_prove(ProveConfig(tiny_dict, shape="2x2", threshold=4, classes="ae rst", n_jobs=1))
     with parallel_backend("loky", 2):

@@ -154,9 +154,9 @@ def run(
     boggle run configs/large.toml --progress-interval 60 2> run.log
     """
     from pipeline.cli import render
+    from pipeline.config import DATE_SEED
     from pipeline.errors import EXIT_REJECTED_ROWS
     from pipeline.runner import run_from_file
-    from pipeline.schedule import DATE_SEED
 
     when, out, summary_json, refused = fill_placeholders(
         config, out, summary_json, seed_from_date, day, seeded=seed is not None
@@ -226,8 +226,8 @@ def fill_placeholders(
     in, before anything else. A refusal is returned, not raised: the command raises it inside
     its summary's block, so it is written to ``--summary-json`` too when that name needs no
     expanding (else the name is dropped)."""
+    from pipeline.config import expand_pattern, has_placeholders, scheduled_day
     from pipeline.errors import BoggleError
-    from pipeline.schedule import expand_pattern, has_placeholders, scheduled_day
 
     try:
         when = scheduled_day(seed_from_date, day, seeded)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline import backends
+from pipeline import parallel
 from pipeline.design._config import DesignConfig, Objective
 from pipeline.lexicon import CompiledLexicon
 
@@ -46,7 +46,7 @@ class Solver:
         from pipeline.runner.workers import make_handle
 
         self.rows, self.cols, self.n_jobs = rows, cols, n_jobs
-        self.handle = make_handle(spec, lexicon, ship=n_jobs != 1 and backends.backend_is_dask())
+        self.handle = make_handle(spec, lexicon, ship=n_jobs != 1 and parallel.backend_is_dask())
         self.boards = 0
         self.worker_cpu = 0.0
 

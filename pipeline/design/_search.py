@@ -52,7 +52,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline import backends
+from pipeline import parallel
 from pipeline.boards import (
     BLANK,
     GENERATORS,
@@ -188,7 +188,7 @@ def design_dice(
             job.save_state(STATE, state)
         t0 = time.process_time()
         cpu_before = float(state["cpu_s"])
-        with backends.parallel_backend(cfg.backend, cfg.n_jobs):
+        with parallel.parallel_backend(cfg.backend, cfg.n_jobs):
             solver = Solver(lexicon, cfg.dictionary, start.rows, start.cols, cfg.n_jobs)
 
             def cpu() -> float:

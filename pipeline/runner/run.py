@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 from pipeline import store
-from pipeline.backends import backend_is_dask, prepare_worker_environment
 from pipeline.config import RunConfig, load_config
 from pipeline.errors import (
     InternalError,
     RunIOError,
     WorkerLostError,
 )
+from pipeline.parallel import backend_is_dask, prepare_worker_environment
 from pipeline.runner.plan import Counters, RunPlan, chunk_tasks, plan_run
 from pipeline.runner.workers import (
     JOBS_PER_CORE,

@@ -11,12 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from pipeline import backends, lifeline, store
+from pipeline import parallel, store
 from pipeline.config import RunSettings
 from pipeline.errors import (
     LexiconError,
 )
 from pipeline.lexicon import CompiledLexicon, compile_lexicon
+from pipeline.parallel import lifeline
 from pipeline.rules import Rules
 from pipeline.store.parts import write_part_info
 from pipeline.trie import Alphabet
@@ -242,8 +243,8 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
 
 @contextlib.contextmanager
 def run_backend(settings: RunSettings) -> Iterator[None]:
-    """:func:`pipeline.backends.parallel_backend` for the config's ``[run]`` section."""
-    with backends.parallel_backend(
+    """:func:`pipeline.parallel.parallel_backend` for the config's ``[run]`` section."""
+    with parallel.parallel_backend(
         settings.backend, settings.n_jobs, settings.scheduler, settings.scheduler_file
     ):
         yield

@@ -11,9 +11,10 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from pipeline import lifeline, settings
+from pipeline import settings
 from pipeline.errors import BoggleError, ConfigError
 from pipeline.extras import require
+from pipeline.parallel import lifeline
 
 # Arrow's default allocator (mimalloc) holds on to what a chunk's Parquet writer freed: about
 # 55 MB more per worker process than the C library's allocator, which costs 0-5% of the
@@ -29,7 +30,7 @@ LOKY_WORKER_REPLACED = "A worker stopped while some jobs were given to the execu
 def prepare_worker_environment() -> None:
     """Environment for the worker processes started from now on: Arrow allocates with the C
     library's allocator (unless the user chose a pool in ``ARROW_DEFAULT_MEMORY_POOL``), and
-    they know this process as the one to die with (:mod:`pipeline.lifeline`)."""
+    they know this process as the one to die with (:mod:`pipeline.parallel.lifeline`)."""
     settings.export(ARROW_POOL_ENV, "system", replace=False)
     lifeline.mark_main()
 

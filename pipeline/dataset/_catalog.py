@@ -338,7 +338,7 @@ def query_runs(
     require("analyze", "boggle runs query", ("duckdb",))
     import duckdb
 
-    from pipeline.dataset import run_relation
+    from pipeline.dataset._read import run_relation
 
     con = con if con is not None else duckdb.connect()
     run_relation([str(r) for r in runs], con).create_view(QUERY_VIEW)

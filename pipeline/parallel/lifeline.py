@@ -4,7 +4,7 @@ A ``kill -9`` (or the OOM killer) of ``boggle run``, ``prove`` or ``optimize`` r
 code, so the workers must notice on their own, and must never commit a part after it. The main
 process calls :func:`mark_main` before it starts workers (it records its pid in the environment
 they inherit); a loky worker calls :func:`arm` as it starts (the pool's initializer, set by
-:func:`pipeline.backends.parallel_backend`, which every command's workers run under: a worker
+:func:`pipeline.parallel.parallel_backend`, which every command's workers run under: a worker
 spawned just before the kill may never get a task), each worker entry point calls it again on
 its first task, and a worker calls :func:`exit_if_orphaned` right before it renames a part
 into place.
@@ -140,7 +140,7 @@ def exit_if_orphaned() -> None:
 
 
 def dask_setup(worker: Any) -> None:
-    """dask preload hook (``LocalCluster(preload=["pipeline.lifeline"])``): arm each local worker
+    """dask preload hook (``LocalCluster(preload=["pipeline.parallel.lifeline"])``): arm each local worker
     process as it starts, so an idle one dies with the client process too."""
     recorded = _from_env()
     if recorded is not None and recorded[0] != os.getpid():
