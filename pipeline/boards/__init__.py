@@ -51,7 +51,6 @@ from pipeline.boards._generate import (
     chunk_seeds,
     generate_chunk,
     generate_compact,
-    generator_shape,
     iter_generated,
 )
 from pipeline.boards._geometry import Geometry, canonical, geometry, symmetries, symmetry_maps
@@ -61,6 +60,7 @@ from pipeline.boards._roll import (
     dice_set_names,
     generate_boards,
     generator_alphabet,
+    generator_shape,
     is_dice_file,
     load_dice_set,
     roll_dice,

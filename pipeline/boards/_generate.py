@@ -15,19 +15,10 @@ from typing import Any, overload
 
 import numpy as np
 
-from pipeline.boards._board import check_cells, compact_strings, format_shape, parse_shape
+from pipeline.boards._board import compact_strings, format_shape
 from pipeline.boards._dice import DiceSet
-from pipeline.boards._roll import (
-    GENERATORS,
-    dice_set_names,
-    generate_boards,
-    generator_alphabet,
-    is_dice_file,
-    load_dice_set,
-    read_dice_file,
-)
-from pipeline.errors import BoggleError, ConfigError, InternalError
-from pipeline.lexicon import TANGLET_PREFIX
+from pipeline.boards._roll import generate_boards, generator_alphabet, generator_shape
+from pipeline.errors import ConfigError, InternalError
 from pipeline.trie import Alphabet
 
 DEFAULT_CHUNK_SIZE = 10_000
@@ -42,41 +33,6 @@ MAX_CHUNK_CELLS = 16 * MAX_CHUNK_SIZE
 # refused in one line before anything is allocated or any directory made.
 MAX_CHUNKS = 99_999
 MAX_COUNT = MAX_CHUNKS * MAX_CHUNK_SIZE  # 99,999,000,000: far below int64 board ids
-
-
-def generator_shape(dice: str, shape: str | None, where: str | None) -> tuple[int, int]:
-    """The board shape for a generator: the dice set's, or ``shape`` (default 4x4) for the
-    letter generators and Tanglet packs. ``where`` names the config file in errors; a shape of
-    more than MAX_CELLS cells is refused."""
-    wanted = parse_shape(shape) if shape else None
-    if wanted is not None:
-        try:
-            check_cells(*wanted)
-        except BoggleError as exc:
-            raise ConfigError(f"[boards] shape: {exc.message}", source=where) from None
-    if dice in GENERATORS:
-        return wanted or (4, 4)
-    if is_dice_file(dice):  # its own FILE:LINE errors; the shape: --shape, else the dice's square
-        d = read_dice_file(dice, *(wanted or (None, None)))
-        return d.rows, d.cols
-    if dice.startswith(TANGLET_PREFIX):
-        rows, cols = wanted or (4, 4)
-        d = load_dice_set(dice, rows, cols)
-        return d.rows, d.cols
-    if dice not in dice_set_names():
-        choices = ", ".join([*dice_set_names(), *GENERATORS, "tanglet:<lang>"])
-        raise ConfigError(
-            f"[boards] dice: unknown dice set {dice!r}; choose one of {choices}, or a dice file "
-            "(a path: it contains / or ends in .txt, .json or .toml)",
-            source=where,
-        )
-    d = load_dice_set(dice)
-    if wanted is not None and wanted != (d.rows, d.cols):
-        raise ConfigError(
-            f"[boards] shape: dice set {dice!r} rolls {d.rows}x{d.cols} boards, not {wanted[0]}x{wanted[1]}",
-            source=where,
-        )
-    return d.rows, d.cols
 
 
 @dataclass(frozen=True)

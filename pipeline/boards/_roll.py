@@ -1,5 +1,6 @@
-"""Rolling boards: the named dice sets and generators a ``--dice`` value names, rolling a set of
-dice onto boards, and letters drawn uniformly or with English frequencies.
+"""Rolling boards: the named dice sets and generators a ``--dice`` value names (and the board
+shape it implies), rolling a set of dice onto boards, and letters drawn uniformly or with English
+frequencies.
 
 Named dice sets come from ``pipeline/data/dice_sets.json`` (pinned by a test to the project's
 cross-checked copy). Rolling a board: shuffle the dice over the cells, then pick a face of each
@@ -28,9 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.boards._board import check_cells, parse_shape
 from pipeline.boards._dice import DiceSet
 from pipeline.boards._dice_files import DICE_FILE_SUFFIXES, read_dice_file
-from pipeline.errors import BoggleError
+from pipeline.errors import BoggleError, ConfigError
 from pipeline.lexicon import TANGLET_PREFIX, tanglet_pack
 from pipeline.trie import BLANK, QU, Alphabet, normalise_text
 
@@ -119,6 +121,41 @@ def _tanglet_dice(name: str, rows: int, cols: int) -> DiceSet:
             return DiceSet(name, rows, cols, tuple(g), 3 if rows * cols <= 16 else 4, name)
     sizes = ", ".join(str(len(g)) for g in groups)
     raise BoggleError(f"{name}: no set of {rows * cols} dice for {rows}x{cols} (the pack has {sizes})")
+
+
+def generator_shape(dice: str, shape: str | None, where: str | None) -> tuple[int, int]:
+    """The board shape for a generator: the dice set's, or ``shape`` (default 4x4) for the
+    letter generators and Tanglet packs. ``where`` names the config file in errors; a shape of
+    more than MAX_CELLS cells is refused."""
+    wanted = parse_shape(shape) if shape else None
+    if wanted is not None:
+        try:
+            check_cells(*wanted)
+        except BoggleError as exc:
+            raise ConfigError(f"[boards] shape: {exc.message}", source=where) from None
+    if dice in GENERATORS:
+        return wanted or (4, 4)
+    if is_dice_file(dice):  # its own FILE:LINE errors; the shape: --shape, else the dice's square
+        d = read_dice_file(dice, *(wanted or (None, None)))
+        return d.rows, d.cols
+    if dice.startswith(TANGLET_PREFIX):
+        rows, cols = wanted or (4, 4)
+        d = load_dice_set(dice, rows, cols)
+        return d.rows, d.cols
+    if dice not in dice_set_names():
+        choices = ", ".join([*dice_set_names(), *GENERATORS, "tanglet:<lang>"])
+        raise ConfigError(
+            f"[boards] dice: unknown dice set {dice!r}; choose one of {choices}, or a dice file "
+            "(a path: it contains / or ends in .txt, .json or .toml)",
+            source=where,
+        )
+    d = load_dice_set(dice)
+    if wanted is not None and wanted != (d.rows, d.cols):
+        raise ConfigError(
+            f"[boards] shape: dice set {dice!r} rolls {d.rows}x{d.cols} boards, not {wanted[0]}x{wanted[1]}",
+            source=where,
+        )
+    return d.rows, d.cols
 
 
 def generator_alphabet(source: str | DiceSet, rows: int | None = None, cols: int | None = None) -> Alphabet:
