@@ -9,8 +9,9 @@ extra or foreign part is a :class:`~pipeline.errors.DamagedRunError` naming it).
 skips the checksums (sizes and names are still checked) to save reading every part once: about
 0.3 s for a 1M-board run (221 MB) on 2 cores (``make bench-verify``), which matters when only a
 column or two is read. The lazy readers verify when they are created.
-Several runs are combined by column name: a column one run lacks (a schema-1 run has no
-``lexicon``; a ``min_length = 2`` run has ``words_len_2``) is null in the other's rows. Rows
+Several runs are combined by column name: a column one run lacks (a scores-only run has no
+``words``; a ``min_length = 2`` run has ``words_len_2``) is null in the other's rows. A run of
+another schema version than this release writes is refused in one line naming both. Rows
 keep the order of the runs given and board_id order within each; board_ids restart at 0 in
 every run, so tell runs apart by ``lexicon``, ``rules`` or ``source``.
 

@@ -58,7 +58,7 @@ def read_run(runs: RunPaths, columns: Sequence[str] | None = None, *, verify: bo
         names = has.get(d)
         cols = None if columns is None else [c for c in columns if names is None or c in names]
         tables.append(store.read_run_table(d, columns=cols, verify=verify))
-    # Runs may differ in their length columns or schema version: combine by name, nulls where
+    # Runs may differ in their length columns or words column: combine by name, nulls where
     # a run lacks a column. Each part carries its own dictionary for the provenance columns;
     # Arrow's group_by refuses differing ones, so give every chunk the same.
     table = tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="permissive")
@@ -98,9 +98,8 @@ def scan_run_polars(runs: RunPaths, *, verify: bool = True) -> Any:
     """A polars LazyFrame over the parts of one finished run or several (needs polars, the
     ``polars`` extra). ``polars.scan_parquet(RUN)`` on a run directory fails: polars reads every
     file below a directory, ``_SUCCESS`` included, unless given ``hidden_file_prefix``; this
-    scans exactly the parts the manifests list instead. ``words`` comes as ``List(String)``,
-    whichever schema version wrote each part (polars reads schema 3's dictionary-encoded items
-    as ``Categorical`` and refuses to scan parts of both kinds together).
+    scans exactly the parts the manifests list instead. ``words`` comes as ``List(String)``
+    (polars reads the dictionary-encoded items as ``Categorical``).
 
     >>> scan_run_polars("runs/default").group_by("lexicon").agg(pl.col("score").mean())  # doctest: +SKIP
     """
@@ -111,8 +110,8 @@ def scan_run_polars(runs: RunPaths, *, verify: bool = True) -> Any:
     parts = [str(p) for p in run_parts(runs, verify=verify)]
     if not parts:
         raise BoggleError(f"{', '.join(str(d) for d in run_dirs(runs))}: no part files (no boards)")
-    # one scan per kind of part (word items as strings, as a dictionary, no word lists; schema 4's
-    # provenance columns or not): a scan takes its columns from its first file
+    # one scan per kind of part (with or without word lists, its length columns): a scan takes
+    # its columns from its first file
     kinds: dict[str, list[str]] = {}
     for part in parts:
         kinds.setdefault(pq.read_schema(part).remove_metadata().to_string(), []).append(part)
