@@ -1,4 +1,5 @@
-"""Seeded, chunked board generation.
+"""Seeded, chunked board generation: the chunk plan, each chunk's seed and boards, and the
+boards printed in compact notation (``boggle generate``).
 
 Chunk ``k`` of a run rolls its boards with ``numpy.random.default_rng(children[k])`` where
 ``children = numpy.random.SeedSequence(seed).spawn(n_chunks)``, so the boards depend only on
