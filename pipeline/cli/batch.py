@@ -26,6 +26,7 @@ from pipeline.cli.options import (
     RulesOpt,
     Strategy,
     SummaryJsonOpt,
+    backend_option,
     dice_option,
     log_style,
     n_jobs_option,
@@ -74,7 +75,8 @@ def run(
     out: Annotated[str | None, out_option(RUN_OUT_HELP, metavar="DIR")] = None,
     n_jobs: Annotated[int | None, n_jobs_option("Worker processes; -1 = all cores ([run] n_jobs).")] = None,
     backend: Annotated[
-        Backend | None, typer.Option("--backend", help="Worker pool, default loky ([run] backend).")
+        Backend | None,
+        backend_option("Worker pool: loky (processes, the default), threading or dask ([run] backend)."),
     ] = None,
     scheduler: Annotated[str | None, scheduler_option(f"{SCHEDULER_HELP} ([run] scheduler).")] = None,
     scheduler_file: Annotated[

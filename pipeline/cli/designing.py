@@ -14,6 +14,7 @@ from pipeline.cli.options import (
     DictionaryOpt,
     OverwriteOpt,
     RulesOpt,
+    backend_option,
     command_group,
     complete_dice,
     n_jobs_option,
@@ -280,9 +281,7 @@ def design_dice(
         "runs/design"
     ),
     n_jobs: Annotated[int, n_jobs_option()] = 1,
-    backend: Annotated[
-        Backend, typer.Option("--backend", help="Worker pool (loky, threading, dask).")
-    ] = Backend.loky,
+    backend: Annotated[Backend, backend_option()] = Backend.loky,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, quiet_option("No progress bar.")] = False,
     summary_json: Annotated[

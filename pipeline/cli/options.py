@@ -173,6 +173,10 @@ def n_jobs_option(help_text: str = N_JOBS_HELP) -> Any:
     return typer.Option("--n-jobs", "-j", help=help_text)
 
 
+def backend_option(help_text: str = "Worker pool: loky (processes), threading or dask.") -> Any:
+    return typer.Option("--backend", help=help_text)
+
+
 def quiet_option(help_text: str) -> Any:
     return typer.Option("--quiet", "-q", help=help_text)
 

@@ -42,9 +42,7 @@ def prove(
         str | None, typer.Option("--dice", help="Not supported (refused): free letters only.")
     ] = None,
     n_jobs: Annotated[int, opt.n_jobs_option()] = -1,
-    backend: Annotated[
-        opt.Backend, typer.Option("--backend", help="loky (processes), threading or dask.")
-    ] = opt.Backend.loky,
+    backend: Annotated[opt.Backend, opt.backend_option()] = opt.Backend.loky,
     scheduler: Annotated[
         str | None, opt.scheduler_option(f"{opt.SCHEDULER_HELP} (default: a local cluster).")
     ] = None,
