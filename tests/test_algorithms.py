@@ -15,9 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from pipeline.boards import BLANK, Board, geometry, parse_compact
+from pipeline.boards import BLANK, Board, generate_boards, geometry, parse_compact
 from pipeline.cli import app
-from pipeline.dice import generate_boards
 from pipeline.errors import BoardError, ConfigError
 from pipeline.lexicon import DropReport, Lexicon, compile_lexicon, compile_words
 from pipeline.rules import Rules, get_rules
@@ -148,7 +147,7 @@ def test_enable2k_dice_boards_agree(enable2k_path: str) -> None:
     rng = np.random.default_rng(7)
     for dice, size, count in (("new", 4, 40), ("big1979", 5, 10), ("superbig", 6, 6)):
         rules = get_rules({4: "boggle", 5: "big", 6: "superbig"}[size])
-        from pipeline.dice import generator_alphabet
+        from pipeline.boards import generator_alphabet
 
         alphabet = Alphabet.english().union(generator_alphabet(dice, size, size).faces)
         lexicon = compile_lexicon(enable2k_path, alphabet, rules)

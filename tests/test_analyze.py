@@ -487,7 +487,7 @@ def test_cli_refuses_missing_directory(tmp_path: Path) -> None:
 def test_real_boards_agree_with_a_plain_python_reference(enable_lexicon: Any, tmp_path: Path) -> None:
     """Solve rolled boards, store them like the pipeline does, and recompute every statistic
     from the rows in plain Python/pandas."""
-    from pipeline.dice import generate_boards
+    from pipeline.boards import generate_boards
     from pipeline.solve import solve_arrays
     from pipeline.store import results_table
 

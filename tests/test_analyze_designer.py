@@ -73,7 +73,7 @@ def test_dice_are_rebuilt_from_the_seed_exactly(three_runs: list[Path]) -> None:
     """The die on every cell, re-rolled through the generator's own draws, gives back every
     stored board; so each board's faces are exactly its dice's faces, and the per-die counts
     the workers recorded are the re-rolled dice's."""
-    from pipeline.dice import load_dice_set
+    from pipeline.boards import load_dice_set
     from pipeline.stats import die_sums
 
     for run, g in zip(load_runs(three_runs[:2]), gathered(three_runs[:2]), strict=True):

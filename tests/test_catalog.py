@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline import read_run, store
-from pipeline.catalog import find_jobs
 from pipeline.cli import app
+from pipeline.dataset import find_jobs
 from pipeline.optimize import OptimizeConfig, run_optimize
 from pipeline.prove import run_prove
 from pipeline.runner import run_job

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.lexicon import tanglet_languages
 from pipeline.prove.status import proof_status
-from pipeline.tanglet import tanglet_languages
 from tests.conftest import need_data
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,35 +44,35 @@ def test_a_kept_proof_verifies(proof: Path) -> None:
         pytest.skip("; ".join(st.notes))
 
 
-def readme_certificate_rows() -> list[list[str]]:
-    """The cells of each row of the README's "Certified optima" table."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+def front_page_certificate_rows() -> list[list[str]]:
+    """The cells of each row of the "Certified optima" table on the docs' front page."""
+    text = (REPO / "docs" / "index.md").read_text(encoding="utf-8")
     section = text.split("## Certified optima", 1)[1].split("\n## ", 1)[0]
     lines = [ln for ln in section.splitlines() if ln.startswith("|")]
     assert lines[0].startswith("| shape") and lines[1].startswith("|---"), lines[:2]
     return [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines[2:]]
 
 
-def test_the_readme_table_of_certified_optima_agrees_with_certificates() -> None:
-    """A row that claims a certificate links a finished proof in certificates/ whose best board,
+def test_the_front_page_table_of_certified_optima_agrees_with_certificates() -> None:
+    """A row that claims a certificate names a finished proof in certificates/ whose best board,
     score, threshold and count of boards are the row's; every other row says plainly that no
     certificate is kept (and a proof it names as re-running there is indeed unfinished)."""
     import re
 
     import pandas as pd
 
-    rows = readme_certificate_rows()
+    rows = front_page_certificate_rows()
     assert len(rows) >= 4
     claimed = set()
     for cells in rows:
         board_cell, count_cell, cert_cell = cells[1], cells[2], cells[-1]
-        links = re.findall(r"\]\(certificates/([^)/]+)\)", cert_cell)
+        links = re.findall(r"`certificates/([^`/]+)`", cert_cell)
         if cert_cell.startswith("not kept"):
             for name in links:  # "re-running in certificates/X": there, and not finished
                 assert (CERTIFICATES / name / "_run.json").is_file(), name
                 assert not (CERTIFICATES / name / "_SUCCESS").exists(), f"{name} is finished: claim it"
             continue
-        assert len(links) == 1, f"a row must link its certificate or say 'not kept': {cells}"
+        assert len(links) == 1, f"a row must name its certificate or say 'not kept': {cells}"
         proof = CERTIFICATES / links[0]
         claimed.add(proof)
         assert (proof / "_SUCCESS").is_file(), f"{proof.name} is not a finished proof"
@@ -87,7 +87,7 @@ def test_the_readme_table_of_certified_optima_agrees_with_certificates() -> None
         shape = re.match(r"(\d+x\d+)", cells[0])
         assert shape and run["identity"]["shape"] == shape.group(1)
     finished = {p for p in PROOFS if (p / "_SUCCESS").is_file()}
-    assert finished <= claimed, f"finished certificates the README does not list: {finished - claimed}"
+    assert finished <= claimed, f"finished certificates the front page does not list: {finished - claimed}"
 
 
 def test_published_digests_match_the_certificates() -> None:

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import render
-from pipeline.cli import app
+from pipeline.cli import app, render
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = CliRunner()

@@ -117,7 +117,7 @@ def test_run_generate_and_ingest_on_a_cluster_equal_loky(
     cluster: tuple[Path, Path], enable2k_path: str
 ) -> None:
     sched_file, client_dir = cluster
-    from pipeline.wordlists import embedded_bytes
+    from pipeline.lexicon import embedded_bytes
 
     (client_dir / "words.txt").write_bytes(embedded_bytes(enable2k_path))
     boards = client_dir / "boards.txt"
@@ -182,7 +182,7 @@ def test_a_single_threaded_worker_does_the_work(tmp_path: Path) -> None:
     import joblib
     from dask.distributed import Client, LocalCluster
 
-    from pipeline.backends import dask_backend
+    from pipeline.parallel import dask_backend
 
     with (
         LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0") as c,

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from pipeline.boards import load_dice_set, roll_dice_layout
 from pipeline.design import (
     DesignConfig,
     Objective,
@@ -23,7 +24,6 @@ from pipeline.design import (
     prepare,
     propose,
 )
-from pipeline.dice import load_dice_set, roll_dice_layout
 from pipeline.solve import solve_arrays
 from tests.conftest import one_error_line, run_boggle
 
@@ -158,7 +158,7 @@ def test_planted_flaw_found_validated_deterministic(tmp_path: Path) -> None:
     assert v["difference"] > 0 and v["low"] > 0 and v["better"]
     # an independent check: fresh boards of each set, solved whole, unpaired
     _, _, lexicon, _ = prepare(config(tmp_path, start, "x", **kw))
-    from pipeline.dice import generate_boards
+    from pipeline.boards import generate_boards
 
     means = []
     for dice in (load_dice_set(start), proposed):

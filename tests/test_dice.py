@@ -8,18 +8,19 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from pipeline.boards import QU, Board, normalise_text
-from pipeline.dice import (
+from pipeline.boards import (
     ENGLISH_FREQUENCIES,
+    QU,
+    Board,
     dice_set_names,
     generate_boards,
     generator_alphabet,
     load_dice_set,
+    normalise_text,
 )
-from pipeline.lexicon import CompiledLexicon, compile_lexicon
+from pipeline.lexicon import CompiledLexicon, compile_lexicon, tanglet_languages
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
-from pipeline.tanglet import tanglet_languages
 from tests.conftest import REPO, need_data
 
 PACKAGED = REPO / "pipeline" / "data" / "dice_sets.json"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.dice import (
+from pipeline.boards import (
     dice_from_record,
     format_dice_text,
     is_dice_file,

@@ -205,7 +205,7 @@ def test_run_columns_are_on_the_formats_page() -> None:
 
 
 def test_every_rejects_column_is_described_and_on_the_page() -> None:
-    from pipeline.ingest import REJECT_FIELDS
+    from pipeline.boards.ingest import REJECT_FIELDS
     from pipeline.store import schema
 
     assert list(schema.REJECT_COLUMNS) == list(REJECT_FIELDS)
@@ -287,7 +287,7 @@ def test_the_design_page_keeps_the_generated_map_and_contracts_current() -> None
 def test_the_module_map_lists_every_module_with_its_layer_and_docstring() -> None:
     rows = _map_rows(hook.module_map())
     assert set(rows) == _modules_on_disk()
-    assert {"cli/", "analyze/faces.py", "render.py", "errors.py"} <= set(rows)
+    assert {"cli/", "analyze/faces.py", "settings.py", "errors.py"} <= set(rows)
     assert not [m for m, (_, summary) in rows.items() if not summary], "modules without a docstring"
     assert not [m for m, (layer, _) in rows.items() if layer == "-"], "modules in no layer"
     assert rows["cli/batch.py"][0] == "1" and rows["errors.py"][0] == str(len(hook.package_layers()))

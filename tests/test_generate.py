@@ -5,17 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.boards import parse_compact
-from pipeline.dice import generate_boards, generator_alphabet, load_dice_set
-from pipeline.errors import BoggleError
-from pipeline.generate import (
+from pipeline.boards import (
     chunk_plan,
     chunk_seed,
     chunk_seeds,
+    generate_boards,
     generate_chunk,
     generate_compact,
+    generator_alphabet,
     iter_generated,
+    load_dice_set,
+    parse_compact,
 )
+from pipeline.errors import BoggleError
 
 
 def test_chunk_plan_covers_every_board_once() -> None:

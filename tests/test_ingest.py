@@ -13,8 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.boards import Board, format_compact, parse_compact
-from pipeline.errors import BoardError, BoggleError
-from pipeline.ingest import (
+from pipeline.boards.ingest import (
     BoardParser,
     IngestChunk,
     Record,
@@ -24,6 +23,7 @@ from pipeline.ingest import (
     iter_ingest_chunks,
     read_records,
 )
+from pipeline.errors import BoardError, BoggleError
 from pipeline.trie import Alphabet
 
 ENGLISH = Alphabet.english()

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import lifeline
+from pipeline.parallel import lifeline
 from tests.conftest import REPO, boggle_command, group_processes, job_environment, wait_group_gone
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -278,7 +278,7 @@ def test_arm_for_a_main_process_already_gone_exits_before_the_next_line(tmp_path
     after = tmp_path / "after"
     code = (
         "import os, sys\n"
-        "from pipeline import lifeline\n"
+        "from pipeline.parallel import lifeline\n"
         "os.environ[lifeline.ENV] = sys.argv[1]\n"
         "lifeline.arm()\n"
         "open(sys.argv[2], 'w').write('ran on')\n"
@@ -291,7 +291,7 @@ def test_arm_for_a_main_process_already_gone_exits_before_the_next_line(tmp_path
 def test_arm_in_the_main_process_or_a_stranger_does_nothing() -> None:
     code = (
         "import os\n"
-        "from pipeline import lifeline\n"
+        "from pipeline.parallel import lifeline\n"
         "os.environ.pop(lifeline.ENV, None)\n"
         "lifeline.arm()\n"  # no main process recorded: not started by one
         "lifeline.mark_main()\n"
@@ -306,7 +306,7 @@ def test_arm_in_the_main_process_or_a_stranger_does_nothing() -> None:
 # for minutes (or sleeps, releasing it): only the kernel's signal can stop it while it holds it.
 PARENT = """
 import subprocess, sys, threading
-from pipeline import lifeline
+from pipeline.parallel import lifeline
 if sys.argv[1] == "main-thread":
     lifeline.mark_main()
 else:  # workers started for a thread that may end before them: the watchdog, not the kernel
@@ -317,7 +317,7 @@ child.wait()
 """
 CHILD = """
 import time
-from pipeline import lifeline
+from pipeline.parallel import lifeline
 lifeline.arm()
 print("armed", flush=True)
 if {hold_gil}:
@@ -362,7 +362,7 @@ def test_armed_worker_dies_with_its_main_process(mode: str, hold_gil: bool) -> N
 THREADS = """
 import json, os, threading, time
 import joblib
-from pipeline import lifeline
+from pipeline.parallel import lifeline
 
 def worker_pid(i):
     lifeline.arm()
@@ -425,7 +425,7 @@ CONTEXTS = {
         "parallel(OptimizeConfig(n_jobs=2))",
     ),
     # run's and prove's
-    "run-prove": ("from pipeline import backends", 'backends.parallel_backend("loky", 2)'),
+    "run-prove": ("from pipeline import parallel", 'parallel.parallel_backend("loky", 2)'),
 }
 
 
@@ -453,14 +453,14 @@ def test_loky_workers_die_with_the_main_process_before_their_first_task(command:
 PRCTL_GET = """
 import ctypes, json, os
 from joblib.parallel import get_active_backend
-from pipeline import backends
+from pipeline import parallel
 
 def death_signal():
     value = ctypes.c_int(0)
     ctypes.CDLL(None, use_errno=True).prctl(2, ctypes.byref(value), 0, 0, 0)  # PR_GET_PDEATHSIG
     return os.getppid(), value.value
 
-with backends.parallel_backend("dask", 2):
+with parallel.parallel_backend("dask", 2):
     client = get_active_backend()[0].client
     got = list(client.run(death_signal).values())  # on each worker's main thread, no task run
 print(json.dumps({"main": os.getpid(), "got": got}))

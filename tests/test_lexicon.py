@@ -11,9 +11,9 @@ from pipeline.lexicon import (
     compile_for_boards,
     compile_lexicon,
     load_lexicon,
+    tanglet_languages,
 )
 from pipeline.rules import get_rules
-from pipeline.tanglet import tanglet_languages
 from pipeline.trie import Alphabet
 from tests.conftest import IN_CI
 
@@ -164,7 +164,7 @@ def test_non_ascii_lexicon(tmp_path: Path) -> None:
 def test_a_cache_miss_is_announced_once_and_a_hit_is_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipeline import lexicon
+    import pipeline.lexicon._compile as compiling  # ANNOUNCE_BYTES, patched
     from pipeline.lexicon import set_compile_listener
 
     small = write(tmp_path, "small.txt", b"tea\neat\n")
@@ -176,7 +176,7 @@ def test_a_cache_miss_is_announced_once_and_a_hit_is_not(
         assert heard == []
     finally:
         set_compile_listener(None)
-    monkeypatch.setattr(lexicon, "ANNOUNCE_BYTES", 0)
+    monkeypatch.setattr(compiling, "ANNOUNCE_BYTES", 0)
     heard: list[str] = []
     set_compile_listener(heard.append)
     try:
@@ -239,12 +239,12 @@ def test_playable_words_use_each_die_once(tmp_path: Path) -> None:
     (one die with F) out, ``eye`` (several E dice) in."""
     import json
 
-    from pipeline.dice import load_dice_set
+    from pipeline.boards import load_dice_set
     from pipeline.lexicon import playable_words
 
     words = ["zzz", "zuz", "fez", "off", "eye", "quit", "quiz", "jazz", "fizz", "see", "bob", "abbe", "tot"]
     path = write(tmp_path, "w.txt", "\n".join(words).encode())
-    got = list(playable_words(path, get_rules("boggle"), max_length=4, dice="new"))
+    got = list(playable_words(path, get_rules("boggle"), max_length=4, dice=load_dice_set("new")))
     raw = json.loads((Path(__file__).parent.parent / "pipeline" / "data" / "dice_sets.json").read_text())
     dice = [[f.lower() for f in die] for die in raw["new"]["dice"]]
     assert set(got) == {w for w in words if _spell_with_dice(w, dice)}
@@ -258,7 +258,7 @@ def test_playable_words_use_each_die_once(tmp_path: Path) -> None:
 def test_plain_file_writes_the_embedded_list_for_a_tool_that_reads_only_files(tmp_path: Path) -> None:
     """The benchmarks hand the field's C++ a file: the embedded list comes out as the published
     bytes (173,528 CRLF lines), written once; a path comes back absolute and untouched."""
-    from pipeline.wordlists import plain_file
+    from pipeline.lexicon import plain_file
 
     out = Path(plain_file("enable2k", tmp_path / "lists"))
     data = out.read_bytes()

@@ -24,18 +24,17 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import ingest
-from pipeline.cli import app
-from pipeline.config import MAX_COUNT
-from pipeline.errors import BoggleError, InternalError
-from pipeline.generate import MAX_CHUNK_SIZE, chunk_plan
-from pipeline.ingest import (
-    MAX_LINE_BYTES,
+from pipeline.boards import MAX_CHUNK_SIZE, chunk_plan, ingest
+from pipeline.boards.ingest import (
     check_unchanged,
     fingerprint,
     iter_ingest_chunks,
     write_rejects_header,
 )
+from pipeline.cli import app
+from pipeline.config import MAX_COUNT
+from pipeline.errors import BoggleError, InternalError
+from pipeline.io import MAX_LINE_BYTES
 from pipeline.trie import Alphabet
 from tests.conftest import REPO, limit_memory, one_error_line
 
@@ -92,7 +91,7 @@ def ingest_in_subprocess(path: str) -> subprocess.CompletedProcess[str]:
     code = (
         "import sys\n"
         "from pipeline.errors import BoggleError\n"
-        "from pipeline.ingest import iter_ingest_chunks\n"
+        "from pipeline.boards.ingest import iter_ingest_chunks\n"
         "from pipeline.trie import Alphabet\n"
         "n = r = 0\n"
         "try:\n"
@@ -330,7 +329,7 @@ def test_run_whose_input_is_replaced_mid_run_is_not_certified(
 def test_chunk_plan_is_lazy() -> None:
     # 10^11 chunks: nothing is made until asked for (under the limit: a list would not fit)
     code = (
-        "from pipeline.generate import chunk_plan\n"
+        "from pipeline.boards import chunk_plan\n"
         f"plan = chunk_plan({MAX_COUNT}, 1)\n"
         "print(len(plan), plan[-1].start, plan[-1].count)\n"
     )
@@ -492,12 +491,12 @@ def test_analyze_threads_capped_at_the_cores(tmp_path: Path) -> None:
 
 
 def test_internal_error_exits_1_with_please_report(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pipeline.generate
+    import pipeline.boards
 
     def broken(*args: object, **kw: object) -> None:
         raise ValueError("a bug")
 
-    monkeypatch.setattr(pipeline.generate, "generate_compact", broken)
+    monkeypatch.setattr(pipeline.boards, "generate_compact", broken)
     result = CLI.invoke(app, ["generate", "--count", "3"])
     assert result.exit_code == 1
     assert result.output.strip() == (

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import pipeline.lexicon._compile as compiling  # its listener, patched
 from pipeline import io as pio
-from pipeline import lexicon
 from pipeline.errors import ConfigError, LexiconError
 from pipeline.lexicon import (
     DEFAULT_MAX_WORD,
@@ -187,7 +187,7 @@ def test_a_damaged_cache_is_discarded_with_a_note_and_rebuilt(
     )
     assert str(letters) in notes[0] and str(npz) in notes[1] and "BadZipFile" in notes[1]
     heard: list[str] = []
-    monkeypatch.setattr(lexicon, "_compile_listener", heard.append)
+    monkeypatch.setattr(compiling, "_compile_listener", heard.append)
     assert compile_for_boards(words, get_rules("boggle")).from_cache and heard == []  # rebuilt
 
 
@@ -398,7 +398,7 @@ def test_a_damaged_alphabet_marker_is_rebuilt(
     header = marker.read_bytes().split(b"\n")[0]  # what the marker is of, kept: its faces damaged
     marker.write_bytes(header + b"\n" + content)
     heard: list[str] = []
-    monkeypatch.setattr(lexicon, "_compile_listener", heard.append)
+    monkeypatch.setattr(compiling, "_compile_listener", heard.append)
     again = compile_for_boards(path, get_rules("boggle"))
     assert again.words == ["quiz", "zebra"] and "qu" in again.alphabet.faces
     assert len(heard) == 1 and str(marker) in heard[0] and "damaged" in heard[0]

@@ -195,7 +195,7 @@ def test_ingest_with_input_on_s3(bucket: str, tiny_dict: str, tmp_path: Path) ->
 def test_catalog_of_an_s3_prefix(bucket: str, tiny_dict: str, tmp_path: Path) -> None:
     """``boggle runs ls s3://bucket/prefix`` lists the runs there, with their sizes, and
     ``runs verify`` reads every part of one back (a truncated one is named, exit 4)."""
-    from pipeline.catalog import find_jobs
+    from pipeline.dataset import find_jobs
 
     for name in ("a", "b"):
         assert run_job(run_config(tiny_dict, f"s3://{bucket}/nightly/{name}")).status == "complete"

@@ -739,11 +739,11 @@ def test_choices_match_the_library_and_are_listed_in_help() -> None:
     assert sorted(m.value for m in cli.Backend) == sorted(BACKENDS)
     assert sorted(m.value for m in cli.Strategy) == sorted(STRATEGIES)
     assert sorted(m.value for m in cli.Objective) == sorted(OBJECTIVES)
-    from pipeline.dice import GENERATORS, dice_set_names
+    from pipeline.boards import GENERATORS, dice_set_names
 
     assert list(cli.DICE_CHOICES) == [*dice_set_names(), *GENERATORS]
     assert cli.complete_dice("big") == ["big1979", "big2011"]
-    from pipeline.tanglet import tanglet_languages  # where TANGLET_DATA points, not a fixed path
+    from pipeline.lexicon import tanglet_languages  # where TANGLET_DATA points, not a fixed path
 
     assert cli.complete_dice("tanglet:") == [f"tanglet:{lang}" for lang in tanglet_languages()]
     out = CLI.invoke(app, ["run", "--help"], terminal_width=200).output

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import render
+from pipeline.cli import render
 from pipeline.cli.options import LogFormatOpt, ProgressIntervalOpt
 from tests.conftest import REPO, boggle_command, job_environment, tiny_proof_args
 

@@ -14,9 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from pipeline import render
 from pipeline.boards import Board, canonical, format_compact, geometry, parse_compact
-from pipeline.cli import app
+from pipeline.cli import app, render
 from pipeline.errors import BoggleError, ConfigError
 from pipeline.lexicon import compile_for_boards
 from pipeline.prove import ProveConfig, run_prove, search
@@ -540,7 +539,7 @@ def test_a_one_worker_proof_leaves_joblib_its_own_executor(tiny_dict: str) -> No
     the next joblib loop in the process took it and failed (no _temp_folder_manager)."""
     import joblib
 
-    from pipeline.backends import parallel_backend
+    from pipeline.parallel import parallel_backend
 
     one = run_prove(ProveConfig(tiny_dict, shape="2x2", threshold=4, classes="ae rst", n_jobs=1))
     with parallel_backend("loky", 2):

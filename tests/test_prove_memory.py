@@ -92,7 +92,7 @@ def test_a_proof_imports_neither_pandas_nor_pyarrow_compute(tiny_dict: str, tmp_
 FREED = """
 import sys
 import numpy as np
-from pipeline.memory import return_freed_memory
+from pipeline.parallel import return_freed_memory
 if sys.argv[1] == "fixed":
     assert return_freed_memory() and return_freed_memory()
 def rss():

@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import render
+from pipeline.cli import render
 from pipeline.errors import EXIT_BAD_INPUT, EXIT_OUTPUT_CONFLICT
 from pipeline.prove import ProveSummary, run_prove
 from pipeline.prove.certificate import canonical_compact

@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 
 from pipeline.benches import prove_strata as S
 from pipeline.cli import app
+from pipeline.lexicon import tanglet_languages
 from pipeline.prove import strata as E
 from pipeline.prove.anchor import append_cost_line, cpp_costs
 from pipeline.prove.status import class_costs
-from pipeline.tanglet import tanglet_languages
 from tests.conftest import need_data, tiny_proof_args
 
 

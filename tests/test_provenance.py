@@ -1,5 +1,5 @@
-"""The provenance columns of schema 4 (run_id, seed, dice; source dictionary-encoded) and
-runs written before them, read alone and combined with new ones by every reader."""
+"""The provenance columns of schema 4 (run_id, seed, dice; source dictionary-encoded), and runs
+written before them refused by every reader in one line that says how to migrate them."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import pipeline
 from pipeline import store
 from pipeline.cli import app
 from pipeline.config import load_config
+from pipeline.errors import BoggleError
 from pipeline.runner import run_job
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,7 +45,8 @@ def two_seeds(tmp_path_factory: pytest.TempPathFactory, enable2k_path: str) -> t
 
 
 def as_schema_3(run: Path, dest: Path, reseal: Any) -> Path:
-    """A copy of ``run`` as a schema-3 writer left it: no run_id, seed, dice; source plain."""
+    """A copy of ``run`` as a schema-3 writer left it: no run_id, seed, dice; source plain; its
+    manifest says schema 3."""
     shutil.copytree(run, dest)
     for part in sorted(dest.glob("part-*.parquet")):
         table = pq.read_table(part)
@@ -55,6 +57,8 @@ def as_schema_3(run: Path, dest: Path, reseal: Any) -> Path:
             i, pa.field("source", pa.string(), nullable=False), table["source"].cast(pa.string())
         )
         pq.write_table(table.replace_schema_metadata(meta), part)
+    manifest = json.loads((dest / store.MANIFEST).read_text())
+    (dest / store.MANIFEST).write_text(json.dumps({**manifest, "schema_version": 3}))
     reseal(dest)
     return dest
 
@@ -109,23 +113,20 @@ def test_ingest_rows_have_null_seed_and_dice(tmp_path: Path, enable2k_path: str)
 
 
 @pytest.mark.integration
-def test_schema_3_runs_read_alone_and_with_new_ones(
+def test_schema_3_runs_are_refused_alone_and_with_new_ones(
     two_seeds: tuple[Path, Path], tmp_path: Path, reseal: Any
 ) -> None:
     new = two_seeds[0]
     old = as_schema_3(new, tmp_path / "old", reseal)
     assert "run_id" not in pq.read_schema(next(old.glob("part-*.parquet"))).names
-    alone = pipeline.read_run(old)
-    assert alone.num_rows == 30 and pa.types.is_dictionary(alone.schema.field("source").type)
-    mixed = pipeline.read_run([old, new], columns=None)
-    assert mixed.num_rows == 60
-    assert mixed["run_id"].null_count == 30 and mixed["seed"].to_pylist()[30:] == ["1"] * 30
-    assert mixed["source"].to_pylist() == ["new"] * 60
-    assert pipeline.read_run_pandas([old, new])["source"].tolist() == ["new"] * 60
-    rel = pipeline.run_relation([old, new]).aggregate("count(*), count(run_id), count(DISTINCT source)")
-    assert rel.fetchall() == [(60, 30, 1)]
-    lf = pipeline.scan_run_polars([old, new])
-    got = lf.select("source", "run_id").collect()
-    assert got.height == 60 and got["run_id"].null_count() == 30 and set(got["source"].to_list()) == {"new"}
-    res = CLI.invoke(app, ["analyze", str(old), str(new), "--out", str(tmp_path / "rep"), "-q"])
-    assert res.exit_code == 0, res.output
+    readers = (pipeline.read_run, pipeline.read_run_pandas, pipeline.run_relation, pipeline.scan_run_polars)
+    for read in readers:
+        for runs in (old, [new, old]):
+            with pytest.raises(BoggleError, match=f"{old}: a run of schema 3, which this release no longer"):
+                read(runs)  # type: ignore[operator]
+    res = CLI.invoke(app, ["analyze", str(new), str(old), "--out", str(tmp_path / "rep"), "-q"])
+    assert res.exit_code == 2, res.output
+    assert res.output.strip() == (
+        f"error: {old}: a run of schema 3, which this release no longer reads (it reads schema "
+        f"{store.SCHEMA_VERSION}): re-run its config with `boggle run --overwrite` to write it anew"
+    )

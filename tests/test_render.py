@@ -1,4 +1,4 @@
-"""The pieces the thin CLI calls: pipeline.render's lines, the one rules resolver, prepare_solve,
+"""The pieces the thin CLI calls: pipeline.cli.render's lines, the one rules resolver, prepare_solve,
 the one BrokenPipe handling and --summary-json's record."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import typer
 
-from pipeline import render
 from pipeline.boards import parse_compact
+from pipeline.cli import render
 from pipeline.cli.outcome import run_summary_json
 from pipeline.errors import BoardError, RulesError
 from pipeline.rules import resolve_rules

@@ -18,11 +18,10 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline import store
-from pipeline.boards import parse_compact
+from pipeline.boards import generate_compact, parse_compact
 from pipeline.cli import app
 from pipeline.config import load_config
 from pipeline.errors import LexiconError, OutputConflictError
-from pipeline.generate import generate_compact
 from pipeline.runner import Progress, execute, run_job
 from pipeline.solve.reference import ReferenceSolver
 from pipeline.store.parts import committed_chunks, part_path
@@ -375,7 +374,7 @@ WORKER_POOL_SCRIPT = """
 import os, sys, joblib
 os.environ.pop("ARROW_DEFAULT_MEMORY_POOL", None)
 os.environ.update(dict(a.split("=", 1) for a in sys.argv[1:]))
-from pipeline.backends import parallel_backend
+from pipeline.parallel import parallel_backend
 
 def pool():
     import pyarrow as pa
@@ -401,7 +400,7 @@ def test_worker_processes_allocate_arrow_memory_with_the_c_allocator(env: tuple[
 
 LEAKY_WORKERS_SCRIPT = """
 import os, sys, time, joblib
-from pipeline.backends import parallel_backend
+from pipeline.parallel import parallel_backend
 
 def leak(i):
     # loky measures a worker after its first task and replaces it once it has grown 300 MB

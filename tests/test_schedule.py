@@ -20,9 +20,15 @@ from typer.testing import CliRunner
 import pipeline
 from pipeline import store
 from pipeline.cli import app
-from pipeline.config import config_from_dict, load_config
+from pipeline.config import (
+    config_from_dict,
+    date_seed,
+    expand_pattern,
+    load_config,
+    parse_day,
+    placeholder_values,
+)
 from pipeline.errors import ConfigError
-from pipeline.schedule import date_seed, expand_pattern, parse_day, placeholder_values
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEDULE = REPO / "configs" / "schedule"

@@ -71,8 +71,7 @@ def test_every_field_has_its_variable_type_default_and_doc() -> None:
 
 
 def test_defaults_match_the_modules_that_use_them() -> None:
-    from pipeline import lexicon_limits as lexicon
-    from pipeline import trie
+    from pipeline import lexicon, trie
 
     env = Settings()
     assert env.lexicon_max_bytes == lexicon.DEFAULT_MAX_BYTES
@@ -169,8 +168,7 @@ def test_export_sets_the_variable_for_children_and_this_process(monkeypatch: pyt
 def test_call_sites_read_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from pipeline.analyze.display import compare_dirs_from_env
     from pipeline.dataset import resolve_run_dir
-    from pipeline.lexicon import LexiconLimits, cache_dir, default_dictionary
-    from pipeline.tanglet import tanglet_dir
+    from pipeline.lexicon import LexiconLimits, cache_dir, default_dictionary, tanglet_dir
 
     monkeypatch.setenv("BOGGLE_CACHE_DIR", str(tmp_path / "c"))
     monkeypatch.setenv("BOGGLE_DICTIONARY", "tanglet:fr")

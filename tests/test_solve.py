@@ -204,7 +204,7 @@ def test_kernel_equals_reference_on_boards_over_64_cells(board: Board, rule_key:
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["classic", "new", "big1979", "superbig"]))
 def test_kernel_equals_reference_on_dice_rolls(enable_words: list[str], seed: int, dice: str) -> None:
-    from pipeline.dice import generate_boards, generator_alphabet, load_dice_set
+    from pipeline.boards import generate_boards, generator_alphabet, load_dice_set
 
     ds = load_dice_set(dice)
     rules = get_rules({4: "boggle", 5: "big", 6: "superbig"}[ds.rows])

@@ -9,13 +9,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.boards import Board, parse_compact
+from pipeline.boards import (
+    Board,
+    chunk_plan,
+    chunk_seed,
+    load_dice_set,
+    parse_compact,
+    read_dice_file,
+    roll_dice_layout,
+)
 from pipeline.dataset import read_run
-from pipeline.dice import load_dice_set, read_dice_file, roll_dice_layout
+from pipeline.design import WhatIfResult, apply_swaps, paired_gain, parse_swap, run_what_if
 from pipeline.errors import ConfigError
-from pipeline.generate import chunk_plan, chunk_seed
 from pipeline.solve import solve_boards
-from pipeline.whatif import WhatIfResult, apply_swaps, paired_gain, parse_swap, run_what_if
 from tests.conftest import one_error_line, run_boggle
 
 COUNT, CHUNK, SEED = 600, 200, 4

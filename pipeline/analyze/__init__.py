@@ -199,7 +199,7 @@ def analyze_runs(
     # the second pass needs, never whole parts
     runs = load_runs(run_dirs, labels, fetch=False)
     out = Path(out_dir) if out_dir is not None else default_out_dir(runs)
-    from pipeline.backends import parallel_backend
+    from pipeline.parallel import parallel_backend
 
     with parallel_backend(backend, threads if threads is not None else -1, scheduler):
         tables = gather_runs(runs, top=top, top_words=top_words, bad=bad, progress=note)

@@ -77,7 +77,7 @@ class PartJob:
 
 
 def _dice_set(recipe: DiceRecipe) -> Any:
-    from pipeline.dice import dice_from_record, load_dice_set
+    from pipeline.boards import dice_from_record, load_dice_set
 
     if recipe.record is not None:
         return dice_from_record(recipe.record)
@@ -87,9 +87,7 @@ def _dice_set(recipe: DiceRecipe) -> Any:
 def chunk_layout(recipe: DiceRecipe, chunk: int, table: Any) -> stats.DiceLayout | None:
     """The dice of a chunk re-rolled from the run's seed, or None unless they give back the
     part's boards exactly (board ids included)."""
-    from pipeline.boards import compact_strings
-    from pipeline.dice import generator_alphabet, roll_dice_layout
-    from pipeline.generate import chunk_seed
+    from pipeline.boards import chunk_seed, compact_strings, generator_alphabet, roll_dice_layout
 
     dice = _dice_set(recipe)
     n = table.num_rows
@@ -108,7 +106,7 @@ def chunk_layout(recipe: DiceRecipe, chunk: int, table: Any) -> stats.DiceLayout
 def dice_recipe(run: RunInfo) -> tuple[DiceRecipe | None, str, str]:
     """(how to re-roll the run's dice, its display name, why not): None and the reason for
     ingested or letter-generated boards, or a config the dice cannot be re-rolled from."""
-    from pipeline.dice import dice_from_record, load_dice_set
+    from pipeline.boards import dice_from_record, load_dice_set
 
     got = run.config.get("boards")
     boards_cfg: dict[str, Any] = got if isinstance(got, dict) else {}

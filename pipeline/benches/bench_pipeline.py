@@ -143,9 +143,8 @@ def _kernel_rate(count: int, chunk_size: int, common: dict[str, Any]) -> tuple[f
     and the mean score (a check that the boards are the run's)."""
     import numpy as np
 
+    from pipeline.boards import generator_alphabet, iter_generated
     from pipeline.config import load_config
-    from pipeline.dice import generator_alphabet
-    from pipeline.generate import iter_generated
     from pipeline.lexicon import compile_lexicon
     from pipeline.solve import solve_arrays
 
@@ -215,9 +214,8 @@ def _stages(count: int, chunk_size: int, common: dict[str, Any], out: Path) -> d
     import numpy as np
 
     from pipeline import store
+    from pipeline.boards import chunk_plan, generate_chunk, generator_alphabet
     from pipeline.config import load_config
-    from pipeline.dice import generator_alphabet
-    from pipeline.generate import chunk_plan, generate_chunk
     from pipeline.lexicon import compile_lexicon
     from pipeline.solve import solve_arrays
     from pipeline.solve.summary import summarise_result

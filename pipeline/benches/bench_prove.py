@@ -43,14 +43,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pipeline import jit, settings
+from pipeline.lexicon import plain_file
 from pipeline.prove.anchor import Usage, anchor_built, cpp_ids, cpp_prove, measure
 from pipeline.prove.search import ENUMERATE_MAX
 from pipeline.prove.tree import LIFT_KEEP, LIFT_RATIO
-from pipeline.wordlists import plain_file
 
 if TYPE_CHECKING:
     from pipeline.prove.classes import ClassSpace
-    from pipeline.trie_alphabet import Alphabet
+    from pipeline.trie import Alphabet
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 

@@ -19,8 +19,7 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from pipeline.boards import parse_compact, parse_shape
-from pipeline.dice import roll_letters
+from pipeline.boards import parse_compact, parse_shape, roll_letters
 from pipeline.lexicon import compile_for_boards, compile_lexicon, default_dictionary
 from pipeline.rules import resolve_rules
 from pipeline.solve import encode_boards, solve_arrays

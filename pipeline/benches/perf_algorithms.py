@@ -30,8 +30,7 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from pipeline.boards import BLANK, Board
-from pipeline.dice import generate_boards, generator_alphabet
+from pipeline.boards import BLANK, Board, generate_boards, generator_alphabet
 from pipeline.lexicon import (
     CompiledLexicon,
     DropReport,

@@ -23,7 +23,7 @@ from typing import Annotated
 import typer
 
 from pipeline import settings
-from pipeline.wordlists import plain_file
+from pipeline.lexicon import plain_file
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 

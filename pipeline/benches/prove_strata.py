@@ -246,9 +246,9 @@ def cpp_cmd(
     import tempfile
 
     from pipeline import settings
+    from pipeline.lexicon import plain_file
     from pipeline.prove.anchor import anchor_built, cpp_ids, cpp_prove
     from pipeline.prove.worker import proof_problem
-    from pipeline.wordlists import plain_file
 
     anchor = anchor_dir or settings.get().anchor_dir
     if not anchor_built(anchor):

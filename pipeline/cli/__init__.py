@@ -14,7 +14,7 @@ numba, pyarrow) are imported inside the commands so ``boggle --help`` answers at
 * :mod:`~pipeline.cli.designing`: dice show, what-if, design-dice;
 * :mod:`~pipeline.cli.catalog`: runs ls, show, verify, query (the catalog of job directories).
 
-What a command shows (text, JSON lines, progress) is made by :mod:`pipeline.render`.
+What a command shows (text, JSON lines, progress) is made by :mod:`pipeline.cli.render`.
 
 Exported: :func:`main`, the ``boggle`` entry point, and ``app``, the Typer application (e.g.
 ``typer.testing.CliRunner().invoke(app, ["solve", ...])``).

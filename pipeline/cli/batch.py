@@ -26,6 +26,7 @@ from pipeline.cli.options import (
     RulesOpt,
     Strategy,
     SummaryJsonOpt,
+    backend_option,
     dice_option,
     log_style,
     n_jobs_option,
@@ -74,7 +75,8 @@ def run(
     out: Annotated[str | None, out_option(RUN_OUT_HELP, metavar="DIR")] = None,
     n_jobs: Annotated[int | None, n_jobs_option("Worker processes; -1 = all cores ([run] n_jobs).")] = None,
     backend: Annotated[
-        Backend | None, typer.Option("--backend", help="Worker pool, default loky ([run] backend).")
+        Backend | None,
+        backend_option("Worker pool: loky (processes, the default), threading or dask ([run] backend)."),
     ] = None,
     scheduler: Annotated[str | None, scheduler_option(f"{SCHEDULER_HELP} ([run] scheduler).")] = None,
     scheduler_file: Annotated[
@@ -153,10 +155,10 @@ def run(
     Logged (a plain line a minute; --log-format json for collectors):
     boggle run configs/large.toml --progress-interval 60 2> run.log
     """
-    from pipeline import render
+    from pipeline.cli import render
+    from pipeline.config import DATE_SEED
     from pipeline.errors import EXIT_REJECTED_ROWS
     from pipeline.runner import run_from_file
-    from pipeline.schedule import DATE_SEED
 
     when, out, summary_json, refused = fill_placeholders(
         config, out, summary_json, seed_from_date, day, seeded=seed is not None
@@ -226,8 +228,8 @@ def fill_placeholders(
     in, before anything else. A refusal is returned, not raised: the command raises it inside
     its summary's block, so it is written to ``--summary-json`` too when that name needs no
     expanding (else the name is dropped)."""
+    from pipeline.config import expand_pattern, has_placeholders, scheduled_day
     from pipeline.errors import BoggleError
-    from pipeline.schedule import expand_pattern, has_placeholders, scheduled_day
 
     try:
         when = scheduled_day(seed_from_date, day, seeded)
@@ -341,7 +343,7 @@ def optimize(
 
     Example: boggle optimize configs/optimize-4x4.toml -d enable2k --restarts 4
     """
-    from pipeline import render
+    from pipeline.cli import render
     from pipeline.optimize import SECTION, OptimizeConfig, load_command_config, run_optimize
 
     options = options_for(ctx, OptimizeConfig, overwrite=overwrite or None)

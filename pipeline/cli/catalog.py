@@ -1,4 +1,4 @@
-"""``boggle runs``: the catalog of job directories (see :mod:`pipeline.catalog`): ls, show,
+"""``boggle runs``: the catalog of job directories (see :mod:`pipeline.dataset`): ls, show,
 verify and query."""
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def ls(
 
     Example: boggle runs ls runs --json
     """
-    from pipeline import render
-    from pipeline.catalog import find_jobs
+    from pipeline.cli import render
+    from pipeline.dataset import find_jobs
 
     entries = find_jobs(root)
     if as_json:
@@ -65,8 +65,8 @@ def show(run: RunArg, as_json: JsonOpt = False) -> None:
 
     Example: boggle runs show runs/default
     """
-    from pipeline import render
-    from pipeline.catalog import describe_job
+    from pipeline.cli import render
+    from pipeline.dataset import describe_job
 
     detail = describe_job(run)
     if as_json:
@@ -87,8 +87,8 @@ def verify(run: RunArg, as_json: JsonOpt = False) -> None:
 
     Example: boggle runs verify s3://bucket/runs/nightly/2026-12-03
     """
-    from pipeline import render
-    from pipeline.catalog import verify_job
+    from pipeline.cli import render
+    from pipeline.dataset import verify_job
 
     found = verify_job(run)
     if as_json:
@@ -121,8 +121,8 @@ def query(
 
     Example: boggle runs query runs/new runs/classic "select dice, avg(score) from boards group by dice"
     """
-    from pipeline import render
-    from pipeline.catalog import query_runs
+    from pipeline.cli import render
+    from pipeline.dataset import query_runs
     from pipeline.errors import BoggleError
 
     if len(runs_and_sql) < 2:

@@ -14,6 +14,7 @@ from pipeline.cli.options import (
     DictionaryOpt,
     OverwriteOpt,
     RulesOpt,
+    backend_option,
     command_group,
     complete_dice,
     n_jobs_option,
@@ -55,9 +56,8 @@ def show(
 
     Example: boggle dice show new
     """
-    from pipeline import render
-    from pipeline.boards import parse_shape
-    from pipeline.dice import GENERATORS, load_dice_set
+    from pipeline.boards import GENERATORS, load_dice_set, parse_shape
+    from pipeline.cli import render
     from pipeline.errors import ConfigError
 
     if dice in GENERATORS:
@@ -150,8 +150,8 @@ def what_if(
 
     Example: boggle what-if new --swap 'die 15 = die 5' --count 20000 --seed 1 -d enable2k --out runs/whatif
     """
-    from pipeline import render
-    from pipeline.whatif import run_what_if
+    from pipeline.cli import render
+    from pipeline.design import run_what_if
 
     say = report_to(summary_json, typer.echo)
     with run_summary_json(summary_json, str(out), "what-if", WHATIF_SUMMARY_FIELDS) as outcome:
@@ -281,9 +281,7 @@ def design_dice(
         "runs/design"
     ),
     n_jobs: Annotated[int, n_jobs_option()] = 1,
-    backend: Annotated[
-        Backend, typer.Option("--backend", help="Worker pool (loky, threading, dask).")
-    ] = Backend.loky,
+    backend: Annotated[Backend, backend_option()] = Backend.loky,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, quiet_option("No progress bar.")] = False,
     summary_json: Annotated[
@@ -302,7 +300,7 @@ def design_dice(
 
     Example: boggle design-dice --objective band:200..250 --budget 2M -d enable2k --out runs/design
     """
-    from pipeline import render
+    from pipeline.cli import render
     from pipeline.design import DesignConfig, parse_budget
     from pipeline.design import design_dice as run_design
     from pipeline.lexicon import default_dictionary

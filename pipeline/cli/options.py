@@ -16,7 +16,7 @@ import typer
 from pipeline import settings
 
 if TYPE_CHECKING:
-    from pipeline.render import LogStyle
+    from pipeline.cli.render import LogStyle
 
 
 class Algorithm(StrEnum):
@@ -77,12 +77,12 @@ class ServePreset(StrEnum):
 # so it is a string with its choices in the help and in shell completion (a test keeps them in step)
 DICE_CHOICES = ("classic", "new", "big1979", "master", "superbig", "big2011", "uniform", "english")
 DICE_HELP = "|".join((*DICE_CHOICES, "tanglet:<lang>"))
-# --dice also takes a dice file (pipeline.dice.is_dice_file: a path with / or .txt/.json/.toml)
+# --dice also takes a dice file (pipeline.boards.is_dice_file: a path with / or .txt/.json/.toml)
 DICE_METAVAR = f"<{DICE_HELP}|FILE>"
 
 
 def complete_dice(incomplete: str) -> list[str]:
-    from pipeline.tanglet import TANGLET_PREFIX, tanglet_languages
+    from pipeline.lexicon import TANGLET_PREFIX, tanglet_languages
 
     langs = [f"{TANGLET_PREFIX}{x}" for x in tanglet_languages()]
     return [d for d in (*DICE_CHOICES, *langs) if d.startswith(incomplete)]
@@ -173,6 +173,10 @@ def n_jobs_option(help_text: str = N_JOBS_HELP) -> Any:
     return typer.Option("--n-jobs", "-j", help=help_text)
 
 
+def backend_option(help_text: str = "Worker pool: loky (processes), threading or dask.") -> Any:
+    return typer.Option("--backend", help=help_text)
+
+
 def quiet_option(help_text: str) -> Any:
     return typer.Option("--quiet", "-q", help=help_text)
 
@@ -207,7 +211,7 @@ def command_group(help_text: str) -> typer.Typer:
 
 
 class LogFormat(StrEnum):
-    """pipeline.render.LOG_FORMATS."""
+    """pipeline.cli.render.LOG_FORMATS."""
 
     text = "text"
     json = "json"
@@ -235,7 +239,7 @@ LogFormatOpt = Annotated[
 
 
 def log_style(interval: float, log_format: LogFormat) -> LogStyle:
-    """The :class:`pipeline.render.LogStyle` of ``--progress-interval`` and ``--log-format``."""
-    from pipeline.render import LogStyle
+    """The :class:`pipeline.cli.render.LogStyle` of ``--progress-interval`` and ``--log-format``."""
+    from pipeline.cli.render import LogStyle
 
     return LogStyle(interval=interval, format=log_format.value)

@@ -42,9 +42,7 @@ def prove(
         str | None, typer.Option("--dice", help="Not supported (refused): free letters only.")
     ] = None,
     n_jobs: Annotated[int, opt.n_jobs_option()] = -1,
-    backend: Annotated[
-        opt.Backend, typer.Option("--backend", help="loky (processes), threading or dask.")
-    ] = opt.Backend.loky,
+    backend: Annotated[opt.Backend, opt.backend_option()] = opt.Backend.loky,
     scheduler: Annotated[
         str | None, opt.scheduler_option(f"{opt.SCHEDULER_HELP} (default: a local cluster).")
     ] = None,
@@ -103,7 +101,7 @@ def prove(
     # before any kernel module is imported: the kernels compiled ahead of time where they are
     # built (less memory a worker; the same results), else numba's JIT (pipeline.jit)
     jit.prefer_ahead_of_time()
-    from pipeline import render
+    from pipeline.cli import render
     from pipeline.lexicon import default_dictionary
     from pipeline.prove import ProveConfig, run_prove
     from pipeline.prove.config import parse_class_ids

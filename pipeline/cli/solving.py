@@ -52,7 +52,7 @@ def solve(
 
     Example: boggle solve perslatgsineters --dictionary enable2k
     """
-    from pipeline import render
+    from pipeline.cli import render
     from pipeline.solve.algorithms import prepare_solve
 
     job = prepare_solve(
@@ -108,12 +108,14 @@ def words(
 
     Example: boggle words --dice new --max-length 4 --dictionary enable2k
     """
+    from pipeline.boards import load_dice_set
     from pipeline.lexicon import default_dictionary, playable_words
     from pipeline.rules import resolve_rules
 
     rule_set = resolve_rules(rules.value, min_length=min_length)
+    dice_set = load_dice_set(dice) if dice else None
     for word in playable_words(
-        dictionary or default_dictionary(), rule_set, max_length=max_length, dice=dice
+        dictionary or default_dictionary(), rule_set, max_length=max_length, dice=dice_set
     ):
         typer.echo(word)
 
@@ -180,8 +182,7 @@ def generate(
 
     Example: boggle generate --dice new --count 1000 --seed 42 > boards.txt
     """
-    from pipeline.boards import parse_shape
-    from pipeline.generate import generate_compact
+    from pipeline.boards import generate_compact, parse_shape
 
     for block in generate_compact(dice, count, seed, parse_shape(shape) if shape else None, chunk_size):
         sys.stdout.write(block)

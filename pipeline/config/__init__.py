@@ -16,7 +16,7 @@ resolved config that every output records. Relative paths are taken from the cur
 (``[run] out`` is recorded as an absolute path; input and lexicon paths as written).
 
 ``seed = "date"`` derives the seed from the schedule's date (``load_config(..., day=...)``,
-else today; :mod:`pipeline.schedule`), recorded as ``seed`` and ``seed_date``; ``[run] out``
+else today; :mod:`pipeline.config.schedule`), recorded as ``seed`` and ``seed_date``; ``[run] out``
 may hold placeholders (``runs/nightly/{date}``), filled in when the config is loaded.
 
 Other commands read their own section through the same machinery (:func:`load_section`):
@@ -35,6 +35,7 @@ type would be as long as this checker, the domain checks (shapes, score tables, 
 
 from __future__ import annotations
 
+from pipeline.boards import DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE, MAX_COUNT
 from pipeline.config.checks import (
     MAX_CLASSES,
     MAX_CYCLE,
@@ -78,10 +79,19 @@ from pipeline.config.run import (
     RunSettings,
     Source,
 )
-from pipeline.generate import DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE, MAX_COUNT
+from pipeline.config.schedule import (
+    DATE_SEED,
+    date_seed,
+    expand_pattern,
+    has_placeholders,
+    parse_day,
+    placeholder_values,
+    scheduled_day,
+)
 
 __all__ = [
     "BACKENDS",
+    "DATE_SEED",
     "DEFAULT_CHUNK_SIZE",
     "MAX_CHUNK_SIZE",
     "MAX_CLASSES",
@@ -115,12 +125,18 @@ __all__ = [
     "check_sections",
     "check_value",
     "config_from_dict",
+    "date_seed",
     "expand_inputs",
+    "expand_pattern",
+    "has_placeholders",
     "load_config",
     "load_section",
     "parse_assignment",
+    "parse_day",
+    "placeholder_values",
     "read_toml",
     "read_with_overrides",
+    "scheduled_day",
     "shown_path",
     "utf8_path",
 ]

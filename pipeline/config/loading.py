@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 
 from pipeline.config.checks import check_sections, check_value
 from pipeline.config.run import SECTIONS, RunConfig
+from pipeline.config.schedule import DATE_SEED, date_seed, expand_pattern, has_placeholders
 from pipeline.errors import BoggleError, ConfigError, quote
-from pipeline.schedule import DATE_SEED, date_seed, expand_pattern, has_placeholders
 
 T = TypeVar("T")
 

@@ -35,7 +35,7 @@ def expand_inputs(files: Sequence[str], where: str | None = None) -> list[str]:
     from pipeline.urls import check_url, is_url
 
     for f in files:
-        if is_url(f):  # read through fsspec (pipeline.ingest.local_input); no globbing
+        if is_url(f):  # read through fsspec (pipeline.boards.ingest.local_input); no globbing
             try:
                 out.append(check_url(f, "[boards] files"))
             except ConfigError as exc:

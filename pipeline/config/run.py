@@ -12,18 +12,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pipeline.boards import check_cells, format_shape, parse_shape
-from pipeline.config.checks import MAX_JOBS, Bounds, Convert, Invalid
-from pipeline.config.paths import expand_inputs, utf8_path
-from pipeline.errors import BoggleError, ConfigError
-from pipeline.generate import (
+from pipeline.boards import (
     DEFAULT_CHUNK_SIZE,
     MAX_CHUNK_SIZE,
     MAX_CHUNKS,
     MAX_COUNT,
+    check_cells,
     check_chunk_cells,
+    format_shape,
     generator_shape,
+    parse_shape,
 )
+from pipeline.config.checks import MAX_JOBS, Bounds, Convert, Invalid
+from pipeline.config.paths import expand_inputs, utf8_path
+from pipeline.errors import BoggleError, ConfigError
 from pipeline.rules import PRESETS
 from pipeline.store import MAX_PART
 
@@ -33,7 +35,7 @@ RuleName = Literal["boggle", "big", "superbig"]  # the keys of pipeline.rules.PR
 SOURCES: tuple[str, ...] = typing.get_args(Source)
 BACKENDS: tuple[str, ...] = typing.get_args(Backend)
 if MAX_CHUNKS != MAX_PART:  # generate cannot import the store (a lower layer), so check here
-    raise ImportError("pipeline.generate.MAX_CHUNKS must equal pipeline.store.MAX_PART")
+    raise ImportError("pipeline.boards.MAX_CHUNKS must equal pipeline.store.MAX_PART")
 if typing.get_args(RuleName) != tuple(PRESETS):
     raise ImportError("pipeline.config.RuleName must list pipeline.rules.PRESETS in order")
 MAX_SEED = 2**128 - 1  # numpy.random.SeedSequence entropy; larger seeds are just wider
@@ -156,8 +158,7 @@ class RunConfig:
         Raises ConfigError (or the dice/rules errors) for values that do not fit together.
         """
         from pipeline.boards import format_shape, parse_shape
-        from pipeline.lexicon import default_dictionary
-        from pipeline.wordlists import is_named
+        from pipeline.lexicon import default_dictionary, is_named
 
         b = self.boards
         where = self.origin

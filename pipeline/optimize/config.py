@@ -107,9 +107,8 @@ class OptimizeConfig:
 
     def resolve(self) -> OptimizeConfig:
         """Fill in the dictionary and rule preset defaults and make paths absolute."""
-        from pipeline.lexicon import default_dictionary
+        from pipeline.lexicon import default_dictionary, is_named
         from pipeline.rules import resolve_rules
-        from pipeline.wordlists import is_named
 
         rows, cols = self.rows_cols
         from pipeline.urls import resolve_out

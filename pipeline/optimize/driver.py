@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from pipeline import lifeline
 from pipeline.boards import canonical, format_compact
 from pipeline.optimize.anneal import simulated_annealing
 from pipeline.optimize.budget import Clock, RestartEvent, RestartResult
@@ -24,6 +23,7 @@ from pipeline.optimize.config import OptimizeConfig
 from pipeline.optimize.hill import hill_climb
 from pipeline.optimize.scorer import Scorer, Tables
 from pipeline.optimize.space import SearchSpace
+from pipeline.parallel import lifeline
 
 
 @dataclass(frozen=True)

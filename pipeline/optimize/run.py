@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from pipeline import backends, store
+from pipeline import store
 from pipeline.boards import format_compact
 from pipeline.io import package_versions
 from pipeline.lexicon import CompiledLexicon
@@ -27,12 +27,13 @@ from pipeline.optimize.output import (
 )
 from pipeline.optimize.scorer import Tables
 from pipeline.optimize.space import SearchSpace, dice_space, free_space
+from pipeline.parallel import parallel_backend
 from pipeline.store.parts import now_iso
 
 
 def prepare(cfg: OptimizeConfig) -> tuple[OptimizeConfig, CompiledLexicon, Objective, SearchSpace, Tables]:
     """Resolve the config and build the lexicon, objective, search space and kernel tables."""
-    from pipeline.dice import load_dice_set
+    from pipeline.boards import load_dice_set
     from pipeline.lexicon import compile_for_boards, load_lexicon
     from pipeline.rules import resolve_rules
 
@@ -125,8 +126,8 @@ def parallel(cfg: OptimizeConfig) -> AbstractContextManager[None]:
     """The joblib configuration the restarts run under: ``cfg.backend`` with ``cfg.n_jobs``
     workers (every core by default). Loky's workers arm their lifeline as they start, not at
     their first restart: a worker spawned just before a ``kill -9`` of this process may never
-    get one, and would otherwise wait on loky's queue for minutes (:mod:`pipeline.lifeline`)."""
-    return backends.parallel_backend(cfg.backend, cfg.n_jobs if cfg.n_jobs is not None else -1)
+    get one, and would otherwise wait on loky's queue for minutes (:mod:`pipeline.parallel.lifeline`)."""
+    return parallel_backend(cfg.backend, cfg.n_jobs if cfg.n_jobs is not None else -1)
 
 
 def run_optimize(

@@ -58,7 +58,7 @@ def free_space(rows: int, cols: int, n_faces: int) -> SearchSpace:
 
 
 def dice_space(rows: int, cols: int, dice: Any, alphabet: Any) -> SearchSpace:
-    """The search space of a :class:`pipeline.dice.DiceSet` (its dice must fill the board)."""
+    """The search space of a :class:`pipeline.boards.DiceSet` (its dice must fill the board)."""
     if len(dice.dice) != rows * cols:
         raise ConfigError(
             f"dice set {dice.name!r} has {len(dice.dice)} dice, a {rows}x{cols} board has {rows * cols} cells"

@@ -13,11 +13,11 @@ import numpy as np
 from pipeline.boards import format_shape, parse_shape
 from pipeline.config import BACKENDS, MAX_CLASSES, MAX_PROVE_CHUNK, check_count, check_jobs
 from pipeline.errors import BoggleError, ConfigError
+from pipeline.lexicon import is_named
 from pipeline.prove.search import ENUMERATE_MAX
 from pipeline.prove.tree import PROVERS
 from pipeline.rules import default_rules_for_shape
 from pipeline.urls import resolve_out
-from pipeline.wordlists import is_named
 
 MAX_CHOSEN = 10_000_000  # prove --class-ids
 MAX_CELLS = 64

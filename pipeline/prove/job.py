@@ -29,9 +29,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import store
-from pipeline.backends import in_one_worker, parallel_backend
 from pipeline.errors import ConfigError, WorkerLostError
 from pipeline.lexicon import limits_identity
+from pipeline.parallel import in_one_worker, parallel_backend
 from pipeline.prove.certificate import (
     CERTIFICATE_COLUMNS,
     FoundBoard,
@@ -345,7 +345,7 @@ def _indexed(
     ids: np.ndarray,
     bound: str,
 ) -> tuple[int, pa.Table, float]:
-    from pipeline import lifeline
+    from pipeline.parallel import lifeline
 
     lifeline.arm()  # a kill -9 of the main process leaves no worker proving on
     table, cpu = prove_chunk(args, threshold, enumerate_max, ids, bound)

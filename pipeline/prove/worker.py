@@ -16,7 +16,7 @@ from pipeline import store
 from pipeline.boards import Board, format_compact, geometry, parse_shape
 from pipeline.errors import ConfigError, InternalError
 from pipeline.lexicon import CompiledLexicon, compile_for_boards
-from pipeline.memory import return_freed_memory
+from pipeline.parallel import return_freed_memory
 from pipeline.prove.bounds import PackedTrie, ProveTrie, build_prove_trie, packed_trie
 from pipeline.prove.certificate import CERTIFICATE_SCHEMA, columns_table
 from pipeline.prove.classes import ClassSpace, default_spec

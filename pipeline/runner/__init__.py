@@ -7,7 +7,7 @@ default, threads, or a dask.distributed cluster) and calls ``execute``.
 How the work flows:
 
 * Generated boards: each task carries only (dice, seed, chunk); the worker rolls the chunk's
-  boards from ``SeedSequence(seed).spawn(n_chunks)[chunk]`` (see :mod:`pipeline.generate`).
+  boards from ``SeedSequence(seed).spawn(n_chunks)[chunk]`` (see :mod:`pipeline.boards`).
 * Ingested boards: the main process streams the inputs, parses a chunk at a time (rejects go
   straight to ``_rejects.csv``) and ships the encoded boards (16 bytes a 4x4 board).
 * Each worker solves its chunk with the numba kernel, builds the Arrow table and writes its own

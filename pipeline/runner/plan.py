@@ -110,7 +110,7 @@ def plan_run(config: RunConfig, *, workers_write: bool | None = None) -> RunPlan
 
 def _dice_set(cfg: RunConfig) -> Any:
     """The dice set a generated run rolls (None for the letter generators and ingest)."""
-    from pipeline.dice import GENERATORS, load_dice_set
+    from pipeline.boards import GENERATORS, load_dice_set
 
     b = cfg.boards
     if b.source != "generate" or b.dice in GENERATORS:
@@ -122,7 +122,7 @@ def _fingerprint_inputs(cfg: RunConfig) -> list[dict[str, Any]]:
     """Ingest: check that every input is readable with its board column, then fingerprint it."""
     if cfg.boards.source != "ingest":
         return []
-    from pipeline.ingest import check_input, fingerprint
+    from pipeline.boards.ingest import check_input, fingerprint
 
     for f in cfg.boards.files:
         check_input(f, cfg.boards.column)
@@ -130,8 +130,7 @@ def _fingerprint_inputs(cfg: RunConfig) -> list[dict[str, Any]]:
 
 
 def _compile(cfg: RunConfig, rules: Rules, dice: Any = None) -> CompiledLexicon:
-    from pipeline.boards import check_face
-    from pipeline.dice import generator_alphabet
+    from pipeline.boards import check_face, generator_alphabet
 
     b = cfg.boards
     spec = cfg.lexicon.path or default_dictionary()
@@ -187,7 +186,7 @@ def chunk_tasks(plan: RunPlan, counters: Counters, rejects_fh: Any, job: store.J
     as the input is read)."""
     if plan.ingest:
         return ingest_tasks(plan.cfg, plan.lexicon.alphabet, plan.metadata, counters, rejects_fh, job)
-    from pipeline.ingest import write_rejects_header
+    from pipeline.boards.ingest import write_rejects_header
 
     write_rejects_header(rejects_fh)
     dice_file = plan.dice if plan.dice is not None and plan.dice.file is not None else None
@@ -202,7 +201,7 @@ def generate_tasks(
     dice: Any = None,
 ) -> Iterator[ChunkTask]:
     """``dice``: the DiceSet of a dice file, handed to the workers with each task."""
-    from pipeline.generate import chunk_plan
+    from pipeline.boards import chunk_plan
 
     b = cfg.boards
     run_id = store.run_id_of(job.identity)
@@ -248,7 +247,7 @@ def ingest_tasks(
     job: store.JobDir,
 ) -> Iterator[ChunkTask]:
     """Stream, parse and hand out the ingest chunks (runs lazily, as joblib dispatches)."""
-    from pipeline.ingest import iter_ingest_chunks, write_rejects_header
+    from pipeline.boards.ingest import iter_ingest_chunks, write_rejects_header
 
     b = cfg.boards
     run_id = store.run_id_of(job.identity)

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 from pipeline import store
-from pipeline.backends import backend_is_dask, prepare_worker_environment
 from pipeline.config import RunConfig, load_config
 from pipeline.errors import (
     InternalError,
     RunIOError,
     WorkerLostError,
 )
+from pipeline.parallel import backend_is_dask, prepare_worker_environment
 from pipeline.runner.plan import Counters, RunPlan, chunk_tasks, plan_run
 from pipeline.runner.workers import (
     JOBS_PER_CORE,
@@ -258,7 +258,7 @@ def _finish(plan: RunPlan, job: store.JobDir, counters: Counters, elapsed: float
     """Certify the run (no input changed while it was read, the parts hold every valid board)
     and write its manifest, ``_SUCCESS``, last."""
     if plan.ingest:  # an input replaced or rewritten while it was read is never certified
-        from pipeline.ingest import check_unchanged
+        from pipeline.boards.ingest import check_unchanged
 
         check_unchanged(plan.inputs, counters.digests)
     _write_manifest(job, plan, counters)

@@ -12,12 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from pipeline import backends, lifeline, store
+from pipeline import parallel, store
 from pipeline.config import RunSettings
 from pipeline.errors import (
     LexiconError,
 )
 from pipeline.lexicon import CompiledLexicon, compile_lexicon
+from pipeline.parallel import lifeline
 from pipeline.rules import Rules
 from pipeline.store.parts import write_part_info, write_stats
 from pipeline.trie import Alphabet
@@ -144,7 +145,7 @@ class ChunkTask:
     sources: list[str] = field(default_factory=list)  # input files the groups refer to
     words: bool = True  # False: no ``words`` column ([boards] words = false)
     labels: dict[str, str | None] = field(default_factory=dict)  # run_id, seed, dice, run_date columns
-    dice: Any = None  # a dice file's pipeline.dice.DiceSet (the worker never reads the file)
+    dice: Any = None  # a dice file's pipeline.boards.DiceSet (the worker never reads the file)
 
 
 @dataclass
@@ -171,7 +172,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
     """Worker entry point: build the chunk's boards, solve them, write (or return) the part."""
     import pyarrow as pa
 
-    from pipeline.generate import GenerateChunk, generate_chunk_layout
+    from pipeline.boards import GenerateChunk, generate_chunk_layout
     from pipeline.solve import solve_arrays
     from pipeline.solve.summary import summarise_result
 
@@ -321,8 +322,8 @@ def chunk_stats(
 
 @contextlib.contextmanager
 def run_backend(settings: RunSettings) -> Iterator[None]:
-    """:func:`pipeline.backends.parallel_backend` for the config's ``[run]`` section."""
-    with backends.parallel_backend(
+    """:func:`pipeline.parallel.parallel_backend` for the config's ``[run]`` section."""
+    with parallel.parallel_backend(
         settings.backend, settings.n_jobs, settings.scheduler, settings.scheduler_file
     ):
         yield

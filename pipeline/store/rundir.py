@@ -31,9 +31,9 @@ from pipeline.store.schema import (
     PARTS_DIR,
     REJECTS,
     RUN_RECORD,
+    SCHEMA_VERSION,
     VOCABULARY,
     board_schema,
-    conform_part,
 )
 
 # ---------------------------------------------------------------- run state
@@ -88,8 +88,9 @@ def open_run(
     run_dir: Path | str, *, verify: bool = True, expect_digest: str | None = None, fetch: bool = True
 ) -> FinishedRun:
     """The manifest and part paths of a finished run, checked: a BoggleError if it is not
-    finished, a DamagedRunError (exit 4) naming the file if the manifest's seal, a part or a
-    side file differs from what was recorded, or a part is missing or not listed.
+    finished or of another schema version (:func:`check_schema`), a DamagedRunError (exit 4)
+    naming the file if the manifest's seal, a part or a side file differs from what was
+    recorded, or a part is missing or not listed.
 
     ``verify=False`` skips reading every part to compare its checksum (sizes, names and the
     manifest's seal are still checked): about 0.3 s saved on a 1M-board run (221 MB of parts,
@@ -117,6 +118,7 @@ def open_run(
     manifest = read_manifest(loc)
     if manifest.get("format") != FORMAT:
         raise BoggleError(f"{loc.ref(MANIFEST)}: not a boggle run manifest")
+    check_schema(manifest, where)
     check_digest(manifest, expect_digest, where)
     listed = listed_parts(manifest, where)
     files: dict[int, Path] = {}
@@ -143,6 +145,24 @@ def open_run(
     return FinishedRun(manifest, [files[k] for k in sorted(listed)])
 
 
+def check_schema(manifest: Mapping[str, Any], where: object) -> None:
+    """A BoggleError (exit 2) for a finished run of another schema version than this release
+    writes: one line naming both, and how to migrate it (a run older than version 2 records
+    none)."""
+    version = manifest.get("schema_version", 1)
+    if version == SCHEMA_VERSION:
+        return
+    if isinstance(version, int) and version < SCHEMA_VERSION:
+        raise BoggleError(
+            f"{where}: a run of schema {version}, which this release no longer reads (it reads "
+            f"schema {SCHEMA_VERSION}): re-run its config with `boggle run --overwrite` to write it anew"
+        )
+    raise BoggleError(
+        f"{where}: a run of schema {version!r}, newer than this release reads (schema "
+        f"{SCHEMA_VERSION}): read it with the release that wrote it"
+    )
+
+
 def _not_finished(where: object, has_record: bool) -> BoggleError:
     state = (
         "unfinished (no _SUCCESS; re-run `boggle run` to finish it)"
@@ -164,7 +184,7 @@ def read_run_table(
     ``expect_digest``: as :func:`open_run`."""
     manifest, parts = open_run(run_dir, verify=verify, expect_digest=expect_digest)
     cols = list(columns) if columns is not None else None
-    tables = [conform_part(pq.read_table(p, columns=cols)) for p in parts]
+    tables = [pq.read_table(p, columns=cols) for p in parts]
     if not tables:
         words = manifest.get("config", {}).get("boards", {}).get("words", True) is not False
         return board_schema(words=words).empty_table()

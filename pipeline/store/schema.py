@@ -18,10 +18,10 @@ FORMAT = "boggle-run"
 # 2: provenance columns lexicon, lexicon_hash, rules; rejects file renamed _rejects.csv
 # 3: ``words`` items are dictionary-encoded in Arrow (list<dictionary<int32, string>>); the
 #    Parquet column is the same list of strings as in 2
-# 4: provenance columns run_id, seed, dice; ``source`` dictionary-encoded like the others (parts
-#    of 3 read back with it conformed, see :func:`conform_part`)
-# 5: provenance column run_date (date32: the schedule's date of a run made for one, else null);
-#    parts of 4 and before lack it and are read back without it
+# 4: provenance columns run_id, seed, dice; ``source`` dictionary-encoded like the others
+# 5: provenance column run_date (date32: the schedule's date of a run made for one, else null)
+# A finished run of another version is refused in one line naming both (pipeline.store.open_run):
+# re-running its config writes it anew.
 SCHEMA_VERSION = 5
 MANIFEST = "_SUCCESS"
 RUN_RECORD = "_run.json"
@@ -171,38 +171,6 @@ def board_schema(min_length: int = 3, *, words: bool = True) -> pa.Schema:
     fields += [pa.field(f"words_len_{b}", pa.int32(), nullable=False) for b in bins]
     fields += [pa.field(f"points_len_{b}", pa.int32(), nullable=False) for b in bins]
     return pa.schema(fields)
-
-
-def conform_part(table: pa.Table) -> pa.Table:
-    """A part read back in this schema's Arrow types: ``words`` items and ``source``
-    dictionary-encoded (parts of schema 2 and 3 hold plain strings there), so parts of every
-    version concatenate. Columns a part lacks (``run_id``, ``seed``, ``dice`` before schema 4,
-    ``run_date`` before 5) stay absent."""
-    table = conform_words(table)
-    if "source" in table.column_names:
-        i = table.schema.get_field_index("source")
-        field = table.schema.field(i)
-        if not pa.types.is_dictionary(field.type):
-            table = table.set_column(
-                i,
-                pa.field("source", LABEL_TYPE, nullable=field.nullable),
-                table.column(i).dictionary_encode(),
-            )
-    return table
-
-
-def conform_words(table: pa.Table) -> pa.Table:
-    """A part read back, with ``words`` items dictionary-encoded as this schema writes them
-    (parts of schema 2 hold plain strings), so parts of both versions concatenate."""
-    if "words" not in table.column_names:
-        return table
-    i = table.schema.get_field_index("words")
-    field = table.schema.field(i)
-    item = field.type.value_field
-    if pa.types.is_dictionary(item.type):
-        return table
-    want = pa.list_(pa.field(item.name, WORD_TYPE, nullable=item.nullable))
-    return table.set_column(i, pa.field("words", want, nullable=field.nullable), table.column(i).cast(want))
 
 
 def dictionary_columns(schema: pa.Schema) -> list[str]:

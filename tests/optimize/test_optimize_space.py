@@ -51,7 +51,7 @@ def test_rectangles_use_the_four_shape_preserving_symmetries() -> None:
 @given(seed=st.integers(0, 2**32 - 1), picks=st.lists(st.integers(0, 10**6), min_size=1, max_size=25))
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_dice_moves_never_make_an_unrollable_board(small_dict: str, seed: int, picks: list[int]) -> None:
-    from pipeline.dice import load_dice_set
+    from pipeline.boards import load_dice_set
 
     _, lexicon, _, space, tables = prepare(OptimizeConfig(small_dict, dice="new"))
     dice = load_dice_set("new")
@@ -79,7 +79,7 @@ def test_dice_moves_never_make_an_unrollable_board(small_dict: str, seed: int, p
 
 
 def test_dice_search_reports_rollable_boards(small_dict: str) -> None:
-    from pipeline.dice import load_dice_set
+    from pipeline.boards import load_dice_set
 
     res = optimize(
         OptimizeConfig(small_dict, dice="new", strategy="hill", restarts=2, iterations=4, pool_size=8)
@@ -89,7 +89,7 @@ def test_dice_search_reports_rollable_boards(small_dict: str) -> None:
 
 
 def test_free_and_dice_spaces() -> None:
-    from pipeline.dice import load_dice_set
+    from pipeline.boards import load_dice_set
     from pipeline.trie import Alphabet
 
     space = free_space(2, 3, 26)
