@@ -23,7 +23,7 @@ from pipeline.dataset import find_jobs
 from pipeline.optimize import OptimizeConfig, run_optimize
 from pipeline.prove import run_prove
 from pipeline.runner import run_job
-from tests.conftest import REPO, run_boggle, run_config
+from tests.conftest import REPO, read_side_json, run_boggle, run_config
 from tests.test_lifecycle import _Stop, _stop_after, prove_config
 
 CLI = CliRunner()
@@ -90,11 +90,8 @@ def test_ls_lists_each_kind_with_its_state_and_counts(root: Path) -> None:
     for rel, entry in listed.items():
         files = [p for p in (root / rel).rglob("*") if p.is_file()]
         assert entry["bytes"] == sum(p.stat().st_size for p in files)
-        manifest = root / rel / ("_SUCCESS" if entry["state"] != "unfinished" else "_run.json")
-        stamp = (
-            json.loads(manifest.read_text()).get("finished_at")
-            or json.loads(manifest.read_text())["started_at"]
-        )
+        doc = read_side_json(root / rel, "_SUCCESS" if entry["state"] != "unfinished" else "_run.json")
+        stamp = doc.get("finished_at") or doc["started_at"]
         assert entry["date"] == stamp
     assert listed["runs/small"]["config"] == "new 4x4 tiny.txt boggle"
     assert listed["proofs/done"]["config"] == "tiny.txt 2x3 T=20"
@@ -108,7 +105,7 @@ def test_show_gives_provenance_config_and_parts(root: Path) -> None:
     res = boggle("runs", "show", str(root / "proofs" / "done"), "--json")
     assert res.exit_code == 0, res.output
     shown = json.loads(res.stdout)
-    manifest = json.loads((root / "proofs" / "done" / "_SUCCESS").read_text())
+    manifest = read_side_json(root / "proofs" / "done")
     assert (shown["kind"], shown["state"], shown["format"]) == ("proof", "finished", "boggle-prove")
     assert shown["config_full"] == manifest["config"] and shown["packages"] == manifest["packages"]
     assert shown["started_at"] == manifest["started_at"] and shown["finished_at"] == manifest["finished_at"]
@@ -227,8 +224,8 @@ def test_show_names_the_command_that_made_a_job(tmp_path: Path) -> None:
     res = run_boggle(*args)
     assert res.returncode == 0, res.stderr
     command = shlex.join(["boggle", *args])
-    assert json.loads((out / "_run.json").read_text())["command"] == command
-    assert json.loads((out / "_SUCCESS").read_text())["command"] == command
+    assert read_side_json(out, "_run.json")["command"] == command
+    assert read_side_json(out)["command"] == command
     shown = json.loads(boggle("runs", "show", str(out), "--json").stdout)
     assert shown["command"] == command
     assert f"command: {command}" in boggle("runs", "show", str(out)).stdout.splitlines()

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.errors import BoggleError
-from pipeline.store import MANIFEST, REQUIRED_COLUMNS
+from pipeline.store import MANIFEST, REQUIRED_COLUMNS, location
 
 if TYPE_CHECKING:
     import duckdb
@@ -61,7 +61,7 @@ class RunInfo:
             from datetime import datetime
 
             return datetime.fromisoformat(str(self.manifest.get("finished_at"))).timestamp()
-        return (self.path / MANIFEST).stat().st_mtime
+        return location(self.path).ref(MANIFEST).stat().st_mtime
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

@@ -391,11 +391,13 @@ def _refuse_other_variant(variant_dir: Path, sha256: str) -> None:
     import json
 
     from pipeline.errors import OutputConflictError
+    from pipeline.store import location
     from pipeline.store.schema import MANIFEST, RUN_RECORD
 
+    loc = location(variant_dir)
     for name in (MANIFEST, RUN_RECORD):
         try:
-            record = json.loads((variant_dir / name).read_text(encoding="utf-8"))
+            record = json.loads(loc.read_bytes(name).decode("utf-8"))
             held = record["identity"]["dice"]["sha256"]
         except (OSError, ValueError, KeyError, TypeError):
             continue

@@ -146,6 +146,8 @@ def _open_or_resume(
         overwrite=overwrite,
         note=note,
         parts=_generate_chunks(plan.cfg),
+        # the side files are packed with the parts' schema, so every engine reads the folder
+        side_schema=store.board_schema(plan.lexicon.rules.min_length, words=plan.cfg.boards.words),
     )
 
 

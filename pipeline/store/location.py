@@ -20,12 +20,16 @@ import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pipeline.errors import BoggleError, ConfigError, RunIOError
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+from pipeline.errors import BoggleError, ConfigError, InternalError, RunIOError
 from pipeline.store.flock import run_lock
-from pipeline.store.schema import LOCK_FILE, PARTS_DIR
+from pipeline.store.pack import SUFFIX, pack, packable, packed_schema, unpack
+from pipeline.store.schema import LOCK_FILE, MANIFEST, PARTS_DIR, RUN_RECORD
 from pipeline.urls import SCHEMES, check_url, filesystem, is_url
 from pipeline.urls import reason as _reason
 
@@ -71,22 +75,97 @@ PartRef = Path | ObjectPath  # a job directory or a file in it: a local path, or
 
 class Location:
     """A job directory: files named relative to it (``part-00000.parquet``,
-    ``_parts/_part-00000.json``)."""
+    ``_parts/_part-00000.json``).
+
+    In a *packed* folder (a run of schema 6 or later: :mod:`pipeline.store.pack`) every side
+    file is kept as its name plus ``.parquet``, an empty Parquet table of the run's schema
+    holding the file; the methods take the store's names as before and pack and unpack (sizes
+    and checksums are of the files as they are on disk). Whether a folder is packed is found
+    from it (its record or manifest) on first use, or set by the job that writes it
+    (:meth:`use_packing`)."""
 
     display: str = ""
+    packing: bool | None = None  # None: not known yet (found from the folder on first use)
+    side_schema: pa.Schema | None = None  # the schema side files are packed with
 
     def __str__(self) -> str:
         return self.display
 
-    def is_file(self, name: str) -> bool:
+    # ---------------------------------------------------------------- packed side files
+
+    def _exists(self, name: str) -> bool:
+        """Whether the file ``name`` (a name on disk, never mapped) is there."""
         raise NotImplementedError
+
+    def _get(self, name: str) -> bytes:
+        """The bytes of the file ``name`` as it is on disk."""
+        raise NotImplementedError
+
+    def _put(self, name: str, data: bytes) -> None:
+        """Write the file ``name`` whole, as it is on disk."""
+        raise NotImplementedError
+
+    def packed(self) -> bool:
+        """Whether this folder keeps its side files packed (found once: its record or
+        manifest is there packed)."""
+        if self.packing is None:
+            self.packing = any(self._exists(m + SUFFIX) for m in (RUN_RECORD, MANIFEST))
+        return self.packing
+
+    def use_packing(self, schema: pa.Schema | None) -> None:
+        """Keep this folder's side files packed with ``schema`` (None: the plain layout)."""
+        self.packing = schema is not None
+        self.side_schema = schema
+
+    def physical(self, name: str) -> str:
+        """The file the store's ``name`` is on disk (``_SUCCESS`` -> ``_SUCCESS.parquet`` in a
+        packed folder)."""
+        return name + SUFFIX if packable(name) and self.packed() else name
+
+    def logical(self, name: str) -> str:
+        """The store's name of the file ``name`` on disk (``physical`` undone)."""
+        base = name.rpartition("/")[2]
+        if base.startswith("_") and name.endswith(SUFFIX) and self.packed() and packable(name):
+            return name[: -len(SUFFIX)]
+        return name
+
+    def _pack(self, name: str, data: bytes) -> bytes:
+        if self.side_schema is None:  # a worker: the record, written first, carries the schema
+            record = RUN_RECORD + SUFFIX
+            if not self._exists(record):
+                raise InternalError(f"{self.url(name)}: a packed side file without the run's schema")
+            self.side_schema = packed_schema(self._get(record))
+        return pack(data, self.side_schema)
+
+    def _unpack(self, name: str, data: bytes) -> bytes:
+        try:
+            return unpack(data)
+        except ValueError as exc:
+            raise UnpackError(self.url(name), str(exc)) from None
+
+    def is_file(self, name: str) -> bool:
+        return self._exists(self.physical(name))
 
     def read_bytes(self, name: str) -> bytes:
-        raise NotImplementedError
+        """The file's bytes (a packed side file's: unpacked)."""
+        return self.payload(name, self.stored_bytes(name))
 
-    def write_bytes(self, name: str, data: bytes) -> None:
-        """Write a whole file so that a reader sees the old one or the new one, never a part."""
-        raise NotImplementedError
+    def stored_bytes(self, name: str) -> bytes:
+        """The file's bytes as they are on disk (a packed side file: packed), as its size and
+        checksum are recorded."""
+        return self._get(self.physical(name))
+
+    def payload(self, name: str, stored: bytes) -> bytes:
+        """What the file ``name`` holds, from its bytes on disk (:meth:`stored_bytes`)."""
+        return self._unpack(name, stored) if self.physical(name) != name else stored
+
+    def write_bytes(self, name: str, data: bytes) -> bytes:
+        """Write a whole file so that a reader sees the old one or the new one, never a part;
+        returns the bytes written (a packed side file's: packed)."""
+        physical = self.physical(name)
+        stored = self._pack(name, data) if physical != name else data
+        self._put(physical, stored)
+        return stored
 
     def size(self, name: str) -> int:
         raise NotImplementedError
@@ -173,40 +252,56 @@ class LocalLocation(Location):
         self.path = Path(path)
         self.display = str(path)
 
-    def is_file(self, name: str) -> bool:
+    def _exists(self, name: str) -> bool:
         return (self.path / name).is_file()
 
-    def read_bytes(self, name: str) -> bytes:
+    def _get(self, name: str) -> bytes:
         return (self.path / name).read_bytes()
 
-    def write_bytes(self, name: str, data: bytes) -> None:
+    def _put(self, name: str, data: bytes) -> None:
         from pipeline.io import atomic_path
 
         with atomic_path(self.path / name) as tmp:
             tmp.write_bytes(data)
 
     def size(self, name: str) -> int:
-        return (self.path / name).stat().st_size
+        return (self.path / self.physical(name)).stat().st_size
 
     def open(self, name: str) -> IO[bytes]:
-        return open(self.path / name, "rb")
+        return open(self.path / self.physical(name), "rb")
 
     def names(self, folder: str = "") -> list[str]:
         d = self.path / folder if folder else self.path
-        return [p.name for p in d.iterdir() if p.is_file()] if d.is_dir() else []
+        if not d.is_dir():
+            return []
+        prefix = f"{folder}/" if folder else ""
+        return [self.logical(prefix + p.name)[len(prefix) :] for p in d.iterdir() if p.is_file()]
 
     def remove(self, name: str) -> None:
-        (self.path / name).unlink(missing_ok=True)
+        (self.path / self.physical(name)).unlink(missing_ok=True)
 
     @contextmanager
     def writing(self, name: str) -> Iterator[Path]:
         from pipeline.io import atomic_path
 
-        with atomic_path(self.path / name) as tmp:
+        physical = self.physical(name)
+        if physical == name:
+            with atomic_path(self.path / name) as tmp:
+                yield tmp
+            return
+        # a packed side file: its bytes go to a temp file beside it (a killed writer's is
+        # removed by the next job, as every temp file), then into the packed file whole
+        folder, _, base = name.rpartition("/")
+        (self.path / folder).mkdir(parents=True, exist_ok=True)
+        tmp = self.path / folder / f".{base}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
             yield tmp
+            self.write_bytes(name, tmp.read_bytes())
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def url(self, name: str = "") -> str:
-        return str(self.path / name) if name else str(self.path)
+        return str(self.path / self.physical(name)) if name else str(self.path)
 
     def is_dir(self) -> bool:
         return self.path.is_dir()
@@ -214,15 +309,16 @@ class LocalLocation(Location):
     def local_file(
         self, name: str, size: int, blake2b: str, *, verify: bool = True
     ) -> tuple[Path, str | None]:
+        path = self.ref(name)
         got = self.size(name)
         if got != size:
-            return self.path / name, _size_problem(got, size)
+            return path, _size_problem(got, size)
         if verify and self.blake2b(name) != blake2b:
-            return self.path / name, CHECKSUM_DIFFERS
-        return self.path / name, None
+            return path, CHECKSUM_DIFFERS
+        return path, None
 
     def ref(self, name: str = "") -> Path:
-        return self.path / name if name else self.path
+        return self.path / self.physical(name) if name else self.path
 
     def lock(self) -> AbstractContextManager[Any]:
         @contextmanager
@@ -233,7 +329,9 @@ class LocalLocation(Location):
         return held()
 
     def entries(self) -> list[str]:
-        return sorted(p.name for p in self.path.iterdir() if p.name not in (LOCK_FILE, PARTS_DIR))
+        return sorted(
+            self.logical(p.name) for p in self.path.iterdir() if p.name not in (LOCK_FILE, PARTS_DIR)
+        )
 
     def remove_temp_files(self) -> None:
         for folder in (self.path, self.path / PARTS_DIR):
@@ -248,6 +346,7 @@ class LocalLocation(Location):
         if not self.path.is_dir():
             raise ConfigError(f"{self}: no such folder")
         out = []
+        markers = (*markers, *(m + SUFFIX for m in markers))  # a packed job's too
         for folder, dirs, files in os.walk(self.path):
             if any(m in files for m in markers):
                 dirs[:] = []  # nothing below a job directory is another job
@@ -305,7 +404,7 @@ class RemoteLocation(Location):
             except FileNotFoundError:  # a new folder, or no such bucket
                 self.fs.info(bucket)
 
-    def is_file(self, name: str) -> bool:
+    def _exists(self, name: str) -> bool:
         with self._io(f"cannot read {name}"):
             found = bool(self.fs.isfile(self.key(name)))
         if not found and not getattr(self, "_reached", False):
@@ -315,7 +414,7 @@ class RemoteLocation(Location):
             self._reached = True
         return found
 
-    def read_bytes(self, name: str) -> bytes:
+    def _get(self, name: str) -> bytes:
         try:
             return bytes(self.fs.cat_file(self.key(name)))
         except FileNotFoundError:
@@ -324,7 +423,7 @@ class RemoteLocation(Location):
             with self._io(f"cannot read {name}"):
                 raise
 
-    def write_bytes(self, name: str, data: bytes) -> None:
+    def _put(self, name: str, data: bytes) -> None:
         with self._io(f"cannot write {name}"):
             self.fs.pipe_file(self.key(name), data)
 
@@ -336,11 +435,11 @@ class RemoteLocation(Location):
 
     def size(self, name: str) -> int:
         with self._io(f"cannot read {name}"):
-            return int(self.fs.info(self.key(name))["size"])
+            return int(self.fs.info(self.key(self.physical(name)))["size"])
 
     def open(self, name: str) -> IO[bytes]:
         with self._io(f"cannot read {name}"):
-            return self.fs.open(self.key(name), "rb")  # type: ignore[no-any-return,unused-ignore]
+            return self.fs.open(self.key(self.physical(name)), "rb")  # type: ignore[no-any-return,unused-ignore]
 
     def names(self, folder: str = "") -> list[str]:
         with self._io("cannot list the job directory"):
@@ -348,11 +447,13 @@ class RemoteLocation(Location):
                 entries = self.fs.ls(self.key(folder), detail=True)
             except FileNotFoundError:
                 return []
-        return [e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e.get("type") == "file"]
+        found = [e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e.get("type") == "file"]
+        prefix = f"{folder}/" if folder else ""
+        return [self.logical(prefix + name)[len(prefix) :] for name in found]
 
     def remove(self, name: str) -> None:
         with self._io(f"cannot remove {name}"), suppress(FileNotFoundError):
-            self.fs.rm_file(self.key(name))
+            self.fs.rm_file(self.key(self.physical(name)))
 
     @contextmanager
     def writing(self, name: str) -> Iterator[Path]:
@@ -360,12 +461,19 @@ class RemoteLocation(Location):
         tmp = Path(folder) / name.rsplit("/", 1)[-1]
         try:
             yield tmp
+            physical = self.physical(name)
+            if physical != name:  # a packed side file: one PUT of the packed file
+                self.write_bytes(name, tmp.read_bytes())
+                return
             with self._io(f"cannot write {name}"):
                 # one PUT (a multipart upload for large files, which is as atomic: the object
                 # appears only when the upload completes)
                 self.fs.put_file(str(tmp), self.key(name))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+
+    def url(self, name: str = "") -> str:
+        return f"{self.display}/{self.physical(name)}" if name else self.display
 
     def ref(self, name: str = "") -> ObjectPath:
         return ObjectPath(self.url(name))
@@ -388,6 +496,7 @@ class RemoteLocation(Location):
             raise ConfigError(f"{self}: nothing there")
         # some stores (memory://) answer "/bucket/key" for "bucket/key"
         keys = {k.strip("/"): int(v.get("size") or 0) for k, v in listing.items()}
+        markers = (*markers, *(m + SUFFIX for m in markers))  # a packed job's too
         held = sorted({k.rsplit("/", 1)[0] for k in keys if k.rsplit("/", 1)[-1] in markers})
         # a job directory's folders hold no other job: keep the outermost
         outer = [j for j in held if not any(j.startswith(o + "/") for o in held if o != j)]
@@ -397,7 +506,7 @@ class RemoteLocation(Location):
 
     def download(self, name: str, dest: Path) -> None:
         with self._io(f"cannot read {name}"):
-            self.fs.get_file(self.key(name), str(dest))
+            self.fs.get_file(self.key(self.physical(name)), str(dest))
 
     def local_file(
         self, name: str, size: int, blake2b: str, *, verify: bool = True
@@ -445,6 +554,14 @@ def job_path(spec: str | os.PathLike[str] | Location, what: str = "--out") -> Pa
 
 
 CHECKSUM_DIFFERS = "checksum differs from the one recorded (damaged or replaced)"
+
+
+class UnpackError(ValueError):
+    """A packed side file that does not unpack (damaged, or not one): its path and why."""
+
+    def __init__(self, path: str, why: str):
+        super().__init__(f"{path}: {why}")
+        self.path, self.why = path, why
 
 
 def _size_problem(size: int, recorded: int) -> str:

@@ -20,9 +20,12 @@ FORMAT = "boggle-run"
 #    Parquet column is the same list of strings as in 2
 # 4: provenance columns run_id, seed, dice; ``source`` dictionary-encoded like the others
 # 5: provenance column run_date (date32: the schedule's date of a run made for one, else null)
-# A finished run of another version is refused in one line naming both (pipeline.store.open_run):
-# re-running its config writes it anew.
-SCHEMA_VERSION = 5
+# 6: side files packed (pipeline.store.pack: every engine reads the run folder as it is), and
+#    one board notation: every face of several letters in brackets, [qu] too (pipeline.boards)
+# A finished run of a version in READABLE_VERSIONS reads; another is refused in one line naming
+# both (pipeline.store.open_run): re-running its config writes it anew.
+SCHEMA_VERSION = 6
+READABLE_VERSIONS = (5, 6)
 MANIFEST = "_SUCCESS"
 RUN_RECORD = "_run.json"
 LOCK_FILE = ".lock"
