@@ -61,7 +61,7 @@ class RunInfo:
             from datetime import datetime
 
             return datetime.fromisoformat(str(self.manifest.get("finished_at"))).timestamp()
-        return location(self.path).ref(MANIFEST).stat().st_mtime
+        return Path(location(self.path).ref(MANIFEST)).stat().st_mtime
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

@@ -10,7 +10,12 @@ record written when the job started) is a job, its kind is the ``format`` either
 * :func:`describe_job` gathers what one holds: provenance, config, counts, parts, state;
 * :func:`verify_job` is the readers' full verification (every part's checksum) on demand;
 * :func:`query_runs` runs SQL (DuckDB) over the verified boards of finished runs (a view
-  named ``boards``).
+  named ``boards``), sandboxed: it reads the runs' parts and nothing else, writes nothing, and
+  stays under a memory limit.
+
+Where a command takes runs, each may be a run folder, a folder holding runs (every job below
+it: ``runs/nightly``) or a glob (``'runs/nightly/2026-12-*'``): :func:`expand` and
+:func:`runs_below`.
 
 >>> [(e.kind, e.state, e.count) for e in find_jobs("runs")]  # doctest: +SKIP
 [('run', 'finished', 100000), ('proof', 'unfinished', 9856)]
@@ -24,13 +29,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.errors import BoggleError, ConfigError, DamagedRunError
+from pipeline.errors import BoggleError, ConfigError, DamagedRunError, InternalError
 from pipeline.extras import require
 from pipeline.store import (
     MANIFEST,
     Location,
     check_parts,
     describe_problems,
+    is_url,
     job_problems,
     location,
     part_tag,
@@ -99,13 +105,85 @@ class Verification:
 # ---------------------------------------------------------------- finding job directories
 
 
-def find_jobs(root: str | os.PathLike[str]) -> list[CatalogEntry]:
-    """Every job directory at or below ``root`` (a folder or an object-store URL), sorted by
-    path; a job directory's own folders are not searched further. A ``root`` that does not
-    exist is a :class:`~pipeline.errors.ConfigError` (exit 2)."""
-    loc = location(root, "ROOT")
-    found = sorted(_jobs_below(loc))
-    return [_entry(location(path), size) for path, size in found]
+def find_jobs(root: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[CatalogEntry]:
+    """Every job directory at or below ``root`` (a folder or an object-store URL, a glob of
+    them, or several), sorted by path; a job directory's own folders are not searched further.
+    A ``root`` that does not exist is a :class:`~pipeline.errors.ConfigError` (exit 2)."""
+    roots = [root] if isinstance(root, str | os.PathLike) else list(root)
+    found: dict[str, int] = {}
+    for spec in expand(roots, "ROOT"):
+        found.update(_jobs_below(location(spec, "ROOT")))
+    return [_entry(location(path), size) for path, size in sorted(found.items())]
+
+
+GLOB_CHARS = "*?["
+
+
+def expand(specs: Sequence[str | os.PathLike[str]], what: str = "RUN") -> list[str]:
+    """Each of ``specs`` as it is, or the folders its glob matches (``runs/nightly/*``, sorted;
+    a local path or an object-store URL); a glob that matches nothing is a ConfigError (exit 2)."""
+    out: list[str] = []
+    for spec in specs:
+        text = str(spec)
+        if not any(c in text for c in GLOB_CHARS):
+            out.append(text)
+            continue
+        if is_url(text):
+            from pipeline.urls import filesystem
+
+            scheme = text.split("://", 1)[0].lower()
+            found = [f"{scheme}://{m.strip('/')}" for m in filesystem(scheme).glob(text.split("://", 1)[1])]
+        else:
+            import glob
+
+            found = [m for m in glob.glob(os.path.expanduser(text)) if os.path.isdir(m)]
+        if not found:
+            raise ConfigError(f"{what} {text!r}: the pattern matches no folder")
+        out.extend(sorted(found))
+    return list(dict.fromkeys(out))
+
+
+def jobs_of(specs: Sequence[str | os.PathLike[str]], what: str = "RUN") -> list[str]:
+    """The job directories ``specs`` name, in order: a job directory itself, or every job at or
+    below a folder (its run, proof and search folders); globs expanded (:func:`expand`). A
+    folder with no job at or below it is a ConfigError (exit 2)."""
+    out: list[str] = []
+    for spec in expand(specs, what):
+        loc = location(spec, what)
+        if _is_job(loc):
+            out.append(spec)
+            continue
+        found = [path for path, _ in sorted(_jobs_below(loc))]
+        if not found:
+            raise ConfigError(f"{spec}: no run, proof or search at or below it")
+        out.extend(found)
+    return list(dict.fromkeys(out))
+
+
+def runs_below(specs: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[str]]:
+    """The finished runs ``specs`` name (:func:`jobs_of`), and notes on what was left out: an
+    unfinished run, a proof or a search found below a folder (one named itself is an error:
+    a BoggleError, exit 2). A damaged run is kept, for its reader to refuse it (exit 4)."""
+    runs, notes = [], []
+    named = {str(s) for s in expand(specs)}
+    for path in jobs_of(specs):
+        entry = _entry(location(path), 0)
+        if entry.kind == "run" and entry.state != "unfinished":
+            runs.append(path)
+            continue
+        why = f"an unfinished {entry.kind}" if entry.state == "unfinished" else f"a {entry.kind}, not a run"
+        if path in named:
+            if entry.kind == "run":
+                raise BoggleError(f"{path}: unfinished (no _SUCCESS; re-run `boggle run` to finish it)")
+            raise BoggleError(f"{path}: {why}")
+        notes.append(f"{path}: {why}; left out")
+    if not runs:
+        raise BoggleError(f"no finished run in {', '.join(str(s) for s in specs)}")
+    return runs, notes
+
+
+def _is_job(loc: Location) -> bool:
+    return loc.is_dir() and any(loc.is_file(m) for m in (MANIFEST, RUN_RECORD))
 
 
 def _jobs_below(loc: Location) -> list[tuple[str, int]]:
@@ -312,6 +390,12 @@ def verify_job(path: str | os.PathLike[str]) -> Verification:
     return Verification(path=str(loc), kind=kind, state=state, parts=len(checks), problems=problems)
 
 
+def verify_jobs(specs: Sequence[str | os.PathLike[str]]) -> list[Verification]:
+    """:func:`verify_job` of every job ``specs`` name (job folders, folders of jobs, globs:
+    :func:`jobs_of`), in order."""
+    return [verify_job(path) for path in jobs_of(specs)]
+
+
 # ---------------------------------------------------------------- SQL over runs
 
 QUERY_VIEW = "boards"  # the name a query gives the runs' boards
@@ -319,33 +403,109 @@ QUERY_VIEW = "boards"  # the name a query gives the runs' boards
 
 @dataclass
 class QueryResult:
-    """A query's column names and rows."""
+    """A query's column names and rows, and notes on runs left out (unfinished, not runs)."""
 
     columns: list[str]
     rows: list[tuple[Any, ...]]
+    notes: list[str] = field(default_factory=list)
+
+
+def query_connection(
+    runs: Sequence[str | os.PathLike[str]], *, threads: int | None = None, memory_limit: str | None = None
+) -> tuple[duckdb.DuckDBPyConnection, list[str]]:
+    """A DuckDB connection with the view ``boards`` over the verified boards of the finished
+    runs ``runs`` name (run folders, folders of runs, globs: :func:`runs_below`), combined by
+    column name, with the column ``run`` (the run's folder, as found) added; and notes on what
+    was left out.
+
+    The connection is a sandbox for SQL from anyone: no file but the runs' own parts can be
+    read (DuckDB's external access is off, only the parts are allowed), nothing is written
+    (no ``COPY``, ``ATTACH``, ``EXPORT``, no extension installed or loaded, no spill to disk),
+    it stays under ``memory_limit`` (DuckDB's size, ``2GB``; default DuckDB's, 80% of the
+    memory) on ``threads`` threads (default: every core), and none of this can be changed from
+    SQL (the configuration is locked)."""
+    require("analyze", "boggle runs query", ("duckdb",))
+    import duckdb
+
+    from pipeline.store import open_run
+
+    found, notes = runs_below(runs)
+    parts = {run: [str(p) for p in open_run(run).parts] for run in found}
+    config: dict[str, Any] = {"temp_directory": "", "autoinstall_known_extensions": False}
+    config["autoload_known_extensions"] = False
+    if threads is not None:
+        config["threads"] = int(threads)
+    if memory_limit is not None:
+        config["memory_limit"] = memory_limit
+    try:
+        con = duckdb.connect(":memory:", config=config)
+    except duckdb.Error as exc:
+        if memory_limit is not None and "memory" in str(exc).lower():
+            expected = "expected a size such as 2GB or 512MB"
+            raise ConfigError(f"--memory-limit {memory_limit!r}: {expected}") from None
+        raise ConfigError(f"query: {str(exc).splitlines()[0]}") from None
+    try:
+        _sandbox(con, parts)
+    except BaseException:  # a signal too: DuckDB's threads must not outlive the process's end
+        con.close()
+        raise
+    return con, notes
+
+
+def _sandbox(con: duckdb.DuckDBPyConnection, parts: dict[str, list[str]]) -> None:
+    """The view ``boards`` over ``parts`` (by run), then the connection locked to them."""
+    quote = lambda text: "'" + text.replace("'", "''") + "'"  # noqa: E731
+    selects = []
+    for run, files in parts.items():
+        if files:
+            scan = f"read_parquet([{', '.join(map(quote, files))}], union_by_name = true)"
+            selects.append(f"SELECT {quote(run)} AS run, * FROM {scan}")
+    if not selects:
+        raise BoggleError(f"{', '.join(parts)}: no part files (no boards)")
+    con.execute(f"CREATE VIEW {QUERY_VIEW} AS " + " UNION ALL BY NAME ".join(selects))
+    allowed = [f for files in parts.values() for f in files]
+    con.execute(f"SET allowed_paths = [{', '.join(map(quote, allowed))}]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
 
 
 def query_runs(
-    runs: Sequence[str | os.PathLike[str]], sql: str, con: duckdb.DuckDBPyConnection | None = None
+    runs: Sequence[str | os.PathLike[str]],
+    sql: str,
+    con: duckdb.DuckDBPyConnection | None = None,
+    *,
+    threads: int | None = None,
+    memory_limit: str | None = None,
 ) -> QueryResult:
-    """``sql`` over the verified boards of finished runs (:func:`pipeline.dataset.run_relation`,
-    combined by column name), which it names ``boards``; SQL that DuckDB refuses is a
-    ConfigError (exit 2) with DuckDB's first line.
+    """``sql`` over the verified boards of finished runs (:func:`query_connection`: run folders,
+    folders of runs or globs; a sandbox), which it names ``boards``; SQL that DuckDB refuses
+    (a syntax error, a file other than the runs' parts, a write, the memory limit) is a
+    ConfigError (exit 2) with DuckDB's first line. ``con``: a connection of
+    :func:`query_connection` (to interrupt it from another thread), else one is made.
 
     >>> query_runs(["runs/default"], "select max(score) from boards").rows  # doctest: +SKIP
     [(412,)]
     """
-    require("analyze", "boggle runs query", ("duckdb",))
     import duckdb
 
-    from pipeline.dataset._read import run_relation
-
-    con = con if con is not None else duckdb.connect()
-    run_relation([str(r) for r in runs], con).create_view(QUERY_VIEW)
+    notes: list[str] = []
+    if con is None:
+        con, notes = query_connection(runs, threads=threads, memory_limit=memory_limit)
     try:
         result = con.sql(sql)
         if result is None:
             raise ConfigError("query: the SQL returns no rows (give a SELECT)")
-        return QueryResult(list(result.columns), result.fetchall())
+        return QueryResult(list(result.columns), result.fetchall(), notes)
+    except duckdb.PermissionException as exc:
+        raise ConfigError(
+            f"query: only the runs' boards can be read, and nothing written ({str(exc).splitlines()[0]})"
+        ) from None
+    except duckdb.OutOfMemoryException:
+        raise ConfigError(
+            f"query: needs more memory than its limit ({memory_limit or 'DuckDB default'}); "
+            "raise --memory-limit or aggregate more"
+        ) from None
+    except duckdb.InterruptException:
+        raise InternalError("query: interrupted") from None
     except duckdb.Error as exc:
         raise ConfigError(f"query: {str(exc).splitlines()[0]}") from None

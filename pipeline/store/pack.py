@@ -78,7 +78,7 @@ def unpack(data: bytes) -> bytes:
     if meta.num_rows != 0:
         raise ValueError(f"not a packed side file ({meta.num_rows} rows)")
     if TEXT_KEY in kv:
-        return kv[TEXT_KEY]  # type: ignore[no-any-return]
+        return kv[TEXT_KEY]
     if BASE64_KEY in kv:
         try:
             return base64.b64decode(kv[BASE64_KEY], validate=True)
