@@ -73,9 +73,9 @@ def test_compact_lines_mixed_good_and_bad(tmp_path: Path) -> None:
     assert [format_compact(b) for b in boards_of(chunks)] == [
         "perslatgsineters",
         "perslatgsineters",
-        "qqqqqqqqqqqqqqqq",
+        "[qu]" * 16,
         "abcd.fghijklmnop",
-        "abcdefghijklmnopqrstuvwxy",
+        "abcdefghijklmnop[qu]rstuvwxy",
     ]
     got = rejects_of(chunks)
     assert [(line, raw) for line, raw, _ in got] == [
@@ -121,9 +121,9 @@ def test_exact_counts(tmp_path: Path) -> None:
     chunks = ingest([f])
     assert [format_compact(b) for b in boards_of(chunks)] == [
         "perslatgsineters",
-        "qqqqqqqqqqqqqqqq",
+        "[qu]" * 16,
         "abcd.fghijklmnop",
-        "abcdefghijklmnopqrstuvwxy",
+        "abcdefghijklmnop[qu]rstuvwxy",
     ]
     assert [b.shape for b in boards_of(chunks)] == [(4, 4), (4, 4), (4, 4), (5, 5)]
     assert rejects_of(chunks)[0][:2] == (2, "abc") and len(rejects_of(chunks)) == 1
@@ -151,7 +151,7 @@ def test_algs4_boards_in_sequence(tmp_path: Path) -> None:
         "2 2\nA B C\n",  # line 15: too short at the end
     )
     chunks = ingest([f])
-    assert [format_compact(b) for b in boards_of(chunks)] == ["perslatgsineters", "abcdefghq"]
+    assert [format_compact(b) for b in boards_of(chunks)] == ["perslatgsineters", "abcdefgh[qu]"]
     got = rejects_of(chunks)
     assert [(line, reason) for line, _, reason in got] == [
         (6, "expected 16 faces after the header, found 2"),
@@ -215,7 +215,7 @@ def test_parquet_rows_and_nulls(tmp_path: Path) -> None:
     f = tmp_path / "b.parquet"
     pq.write_table(pa.table({"x": [1, 2, 3, 4], "board": ["perslatgsineters", None, "abc", "QIET"]}), f)
     chunks = ingest([f], chunk_size=2)
-    assert [format_compact(b) for b in boards_of(chunks)] == ["perslatgsineters", "qiet"]
+    assert [format_compact(b) for b in boards_of(chunks)] == ["perslatgsineters", "[qu]iet"]
     assert [(line, reason.split(":")[0]) for line, _, reason in rejects_of(chunks)] == [
         (2, "missing board (null)"),
         (3, "board 'abc' has 3 faces, not a square number; give the shape as RxC"),
@@ -226,7 +226,7 @@ def test_gzip_bom_and_bad_utf8(tmp_path: Path) -> None:
     f = tmp_path / "b.txt.gz"
     f.write_bytes(gzip.compress(b"\xef\xbb\xbfperslatgsineters\nab\xffdefghijklmnop\nqiet\n"))
     chunks = ingest([f])
-    assert [format_compact(b) for b in boards_of(chunks)] == ["perslatgsineters", "qiet"]
+    assert [format_compact(b) for b in boards_of(chunks)] == ["perslatgsineters", "[qu]iet"]
     ((line, raw, reason),) = rejects_of(chunks)
     assert (line, reason) == (2, "not UTF-8 text") and raw.startswith("ab") and "\ufffd" in raw
 

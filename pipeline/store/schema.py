@@ -53,8 +53,9 @@ TOP_LENGTH = 8  # lengths above this share the "9plus" column
 COLUMNS: dict[str, str] = {
     "board_id": "int64: the board's number, 0..N-1 in generation order (or input order of the "
     "valid rows for ingest); stable across re-runs, backends and worker counts",
-    "board": "string: the board in compact notation (pipeline.boards.format_compact; q = Qu, "
-    "'.' blank, [xy] multi-letter face); parse_compact(board, (rows, cols)) gives it back",
+    "board": "string: the board in compact notation, row-major (pipeline.boards.format_compact): a "
+    "face of one letter inline, a face of several in brackets ([qu], [in]), '.' a blank, [q] a plain "
+    "Q; runs of schema 5 wrote Qu as q. parse_compact(board, (rows, cols)) gives it back",
     "rows": "int16: board rows",
     "cols": "int16: board columns",
     "source": "dictionary<string>: the dice set or generator (generate) or the input file (ingest)",
