@@ -98,9 +98,7 @@ class JobDir:
         side_schema: pa.Schema | None = None,
     ):
         self.loc = location(path)
-        # a run's side files are packed with its board schema (pipeline.store.pack); None:
-        # the plain layout (proofs, searches, designs)
-        self.side_schema = side_schema
+        self.side_schema = side_schema  # a run's, packed with (pipeline.store.pack); else plain
         # a local Path, or the URL (for messages) of a folder in an object store
         self.path: PartRef = self.loc.ref()
         self.lease: Any = None
@@ -141,9 +139,8 @@ class JobDir:
         makes (None: not known before the input is read); ``records``: manifest keys and the
         values the config gives them. A finished job whose manifest records others is damaged
         (refused, exit 4, naming the manifest; --overwrite recomputes what is missing).
-        ``side_schema``: a run's board schema, which its side files are packed with
-        (:mod:`pipeline.store.pack`); a folder holding a job of the plain layout (a run of an
-        earlier release) is refused unless --overwrite, which writes it anew."""
+        ``side_schema``: a run's board schema, its side files are packed with (a run of the
+        plain layout there is refused unless --overwrite, which writes it anew)."""
         loc = location(path)
         with loc.lock() as lease:
             job = cls(
@@ -246,15 +243,12 @@ class JobDir:
     def _conflict(self, what: str, old: Mapping[str, Any]) -> str:
         """Why the folder's job cannot be taken up: another config, or (same config) a run of
         an earlier schema, whose layout this release reads but does not write."""
-        version = old.get("schema_version")
-        if {k: v for k, v in old.items() if k != "schema_version"} == {
-            k: v for k, v in self.identity.items() if k != "schema_version"
-        } and version != self.identity.get("schema_version"):
+        version, now = old.get("schema_version"), self.identity.get("schema_version")
+        if version != now and {**old, "schema_version": now} == self.identity:
             return (
                 f"output directory {self.path} holds {what} {self.noun} of schema {version} (an earlier "
                 f"release's layout: a finished one reads as it is, but is not resumed or extended); use "
-                f"--overwrite to write it anew in schema {self.identity.get('schema_version')}, or "
-                "choose another --out"
+                f"--overwrite to write it anew in schema {now}, or choose another --out"
             )
         return (
             f"output directory {self.path} holds {what} {self.noun} with a different config "

@@ -20,16 +20,13 @@ import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 from urllib.parse import urlsplit
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-from pipeline.errors import BoggleError, ConfigError, InternalError, RunIOError
+from pipeline.errors import BoggleError, ConfigError, RunIOError
 from pipeline.store.flock import run_lock
-from pipeline.store.pack import SUFFIX, pack, packable, packed_schema, unpack
-from pipeline.store.schema import LOCK_FILE, MANIFEST, PARTS_DIR, RUN_RECORD
+from pipeline.store.pack import SUFFIX, PackedFolder, UnpackError
+from pipeline.store.schema import LOCK_FILE, PARTS_DIR
 from pipeline.urls import SCHEMES, check_url, filesystem, is_url
 from pipeline.urls import reason as _reason
 
@@ -40,6 +37,7 @@ __all__ = [
     "ObjectPath",
     "PartRef",
     "RemoteLocation",
+    "UnpackError",
     "check_url",
     "file_blake2b",
     "is_url",
@@ -73,99 +71,15 @@ class ObjectPath(str):
 PartRef = Path | ObjectPath  # a job directory or a file in it: a local path, or an object's URL
 
 
-class Location:
+class Location(PackedFolder):
     """A job directory: files named relative to it (``part-00000.parquet``,
-    ``_parts/_part-00000.json``).
-
-    In a *packed* folder (a run of schema 6 or later: :mod:`pipeline.store.pack`) every side
-    file is kept as its name plus ``.parquet``, an empty Parquet table of the run's schema
-    holding the file; the methods take the store's names as before and pack and unpack (sizes
-    and checksums are of the files as they are on disk). Whether a folder is packed is found
-    from it (its record or manifest) on first use, or set by the job that writes it
-    (:meth:`use_packing`)."""
+    ``_parts/_part-00000.json``). A run's side files are packed (:class:`PackedFolder`): the
+    methods take the store's names and pack and unpack them."""
 
     display: str = ""
-    packing: bool | None = None  # None: not known yet (found from the folder on first use)
-    side_schema: pa.Schema | None = None  # the schema side files are packed with
 
     def __str__(self) -> str:
         return self.display
-
-    # ---------------------------------------------------------------- packed side files
-
-    def _exists(self, name: str) -> bool:
-        """Whether the file ``name`` (a name on disk, never mapped) is there."""
-        raise NotImplementedError
-
-    def _get(self, name: str) -> bytes:
-        """The bytes of the file ``name`` as it is on disk."""
-        raise NotImplementedError
-
-    def _put(self, name: str, data: bytes) -> None:
-        """Write the file ``name`` whole, as it is on disk."""
-        raise NotImplementedError
-
-    def packed(self) -> bool:
-        """Whether this folder keeps its side files packed (found once: its record or
-        manifest is there packed)."""
-        if self.packing is None:
-            self.packing = any(self._exists(m + SUFFIX) for m in (RUN_RECORD, MANIFEST))
-        return self.packing
-
-    def use_packing(self, schema: pa.Schema | None) -> None:
-        """Keep this folder's side files packed with ``schema`` (None: the plain layout)."""
-        self.packing = schema is not None
-        self.side_schema = schema
-
-    def physical(self, name: str) -> str:
-        """The file the store's ``name`` is on disk (``_SUCCESS`` -> ``_SUCCESS.parquet`` in a
-        packed folder)."""
-        return name + SUFFIX if packable(name) and self.packed() else name
-
-    def logical(self, name: str) -> str:
-        """The store's name of the file ``name`` on disk (``physical`` undone)."""
-        base = name.rpartition("/")[2]
-        if base.startswith("_") and name.endswith(SUFFIX) and self.packed() and packable(name):
-            return name[: -len(SUFFIX)]
-        return name
-
-    def _pack(self, name: str, data: bytes) -> bytes:
-        if self.side_schema is None:  # a worker: the record, written first, carries the schema
-            record = RUN_RECORD + SUFFIX
-            if not self._exists(record):
-                raise InternalError(f"{self.url(name)}: a packed side file without the run's schema")
-            self.side_schema = packed_schema(self._get(record))
-        return pack(data, self.side_schema)
-
-    def _unpack(self, name: str, data: bytes) -> bytes:
-        try:
-            return unpack(data)
-        except ValueError as exc:
-            raise UnpackError(self.url(name), str(exc)) from None
-
-    def is_file(self, name: str) -> bool:
-        return self._exists(self.physical(name))
-
-    def read_bytes(self, name: str) -> bytes:
-        """The file's bytes (a packed side file's: unpacked)."""
-        return self.payload(name, self.stored_bytes(name))
-
-    def stored_bytes(self, name: str) -> bytes:
-        """The file's bytes as they are on disk (a packed side file: packed), as its size and
-        checksum are recorded."""
-        return self._get(self.physical(name))
-
-    def payload(self, name: str, stored: bytes) -> bytes:
-        """What the file ``name`` holds, from its bytes on disk (:meth:`stored_bytes`)."""
-        return self._unpack(name, stored) if self.physical(name) != name else stored
-
-    def write_bytes(self, name: str, data: bytes) -> bytes:
-        """Write a whole file so that a reader sees the old one or the new one, never a part;
-        returns the bytes written (a packed side file's: packed)."""
-        physical = self.physical(name)
-        stored = self._pack(name, data) if physical != name else data
-        self._put(physical, stored)
-        return stored
 
     def size(self, name: str) -> int:
         raise NotImplementedError
@@ -284,21 +198,16 @@ class LocalLocation(Location):
     def writing(self, name: str) -> Iterator[Path]:
         from pipeline.io import atomic_path
 
-        physical = self.physical(name)
-        if physical == name:
+        if self.physical(name) == name:
             with atomic_path(self.path / name) as tmp:
                 yield tmp
             return
-        # a packed side file: its bytes go to a temp file beside it (a killed writer's is
-        # removed by the next job, as every temp file), then into the packed file whole
+        # packed, through a temp file beside it (a killed writer's is removed with the others)
         folder, _, base = name.rpartition("/")
         (self.path / folder).mkdir(parents=True, exist_ok=True)
-        tmp = self.path / folder / f".{base}.{os.getpid()}.{threading.get_ident()}.tmp"
-        try:
+        tmp_name = f".{base}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with self.packing_through(name, self.path / folder / tmp_name) as tmp:
             yield tmp
-            self.write_bytes(name, tmp.read_bytes())
-        finally:
-            tmp.unlink(missing_ok=True)
 
     def url(self, name: str = "") -> str:
         return str(self.path / self.physical(name)) if name else str(self.path)
@@ -320,18 +229,14 @@ class LocalLocation(Location):
     def ref(self, name: str = "") -> Path:
         return self.path / self.physical(name) if name else self.path
 
-    def lock(self) -> AbstractContextManager[Any]:
-        @contextmanager
-        def held() -> Iterator[None]:
-            with run_lock(self.path):
-                yield None
-
-        return held()
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        with run_lock(self.path):
+            yield None
 
     def entries(self) -> list[str]:
-        return sorted(
-            self.logical(p.name) for p in self.path.iterdir() if p.name not in (LOCK_FILE, PARTS_DIR)
-        )
+        skip = (LOCK_FILE, PARTS_DIR)
+        return sorted(self.logical(p.name) for p in self.path.iterdir() if p.name not in skip)
 
     def remove_temp_files(self) -> None:
         for folder in (self.path, self.path / PARTS_DIR):
@@ -461,8 +366,7 @@ class RemoteLocation(Location):
         tmp = Path(folder) / name.rsplit("/", 1)[-1]
         try:
             yield tmp
-            physical = self.physical(name)
-            if physical != name:  # a packed side file: one PUT of the packed file
+            if self.physical(name) != name:  # a packed side file: one PUT of the packed file
                 self.write_bytes(name, tmp.read_bytes())
                 return
             with self._io(f"cannot write {name}"):
@@ -554,14 +458,6 @@ def job_path(spec: str | os.PathLike[str] | Location, what: str = "--out") -> Pa
 
 
 CHECKSUM_DIFFERS = "checksum differs from the one recorded (damaged or replaced)"
-
-
-class UnpackError(ValueError):
-    """A packed side file that does not unpack (damaged, or not one): its path and why."""
-
-    def __init__(self, path: str, why: str):
-        super().__init__(f"{path}: {why}")
-        self.path, self.why = path, why
 
 
 def _size_problem(size: int, recorded: int) -> str:
