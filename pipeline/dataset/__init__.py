@@ -28,26 +28,25 @@ every run, so tell runs apart by ``lexicon``, ``rules`` or ``source``.
 * ``_catalog``: the catalog (:func:`find_jobs`, :func:`describe_job`, :func:`verify_job`,
   :func:`query_runs`), one reading for runs, proofs and searches, and what a list of runs
   given on the command line names (:func:`expand`, :func:`jobs_of`, :func:`runs_below`: run
-  folders, folders of runs, globs).
+  folders, folders of runs, globs);
+* ``_query``: SQL over runs in a sandbox (:func:`query_connection`, :func:`query_runs`).
 """
 
 from __future__ import annotations
 
 from pipeline.dataset._catalog import (
     CatalogEntry,
-    QueryResult,
     Verification,
     config_summary,
     describe_job,
     expand,
     find_jobs,
     jobs_of,
-    query_connection,
-    query_runs,
     runs_below,
     verify_job,
     verify_jobs,
 )
+from pipeline.dataset._query import QueryResult, query_connection, query_runs
 from pipeline.dataset._read import (
     DEFAULT_RUN,
     RunPaths,
