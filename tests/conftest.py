@@ -513,12 +513,14 @@ def write_toml(path: Path, sections: dict[str, dict[str, Any]]) -> Path:
 
 def ingest_config(tmp_path: Path, lexicon: str) -> Path:
     """A run config at ``tmp_path/ingest.toml`` that ingests :func:`make_inputs` (8 rows, 4 of
-    them rejected) in chunks of 3 into ``tmp_path/run`` on one worker."""
+    them rejected; boards of two shapes, kept by ``mixed_shapes``) in chunks of 3 into
+    ``tmp_path/run`` on one worker."""
     files = make_inputs(tmp_path)
+    boards = {"source": "ingest", "files": [str(f) for f in files], "chunk_size": 3, "mixed_shapes": True}
     return write_toml(
         tmp_path / "ingest.toml",
         {
-            "boards": {"source": "ingest", "files": [str(f) for f in files], "chunk_size": 3},
+            "boards": boards,
             "lexicon": {"path": lexicon},
             "run": {"out": str(tmp_path / "run"), "n_jobs": 1},
         },
@@ -551,7 +553,7 @@ def make_inputs(tmp_path: Path) -> list[Path]:
     a.write_text(
         "perslatgsineters\n"  # ok
         "perslatgsinete1s\n"  # bad face
-        "qiet\n"  # ok (2x2)
+        "qiet\n"  # ok (2x2; with mixed_shapes, else a reject)
         "abcde\n"  # not square
         "PERSLATGSINETERS\n",  # ok
         encoding="utf-8",

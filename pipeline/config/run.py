@@ -86,7 +86,9 @@ def _non_zero(value: int) -> int:
 @dataclass(frozen=True)
 class BoardsConfig:
     """Where boards come from. ``dice``/``count``/``seed`` are for generate; ``files``,
-    ``faces`` and ``column`` for ingest; ``shape`` and ``chunk_size`` for both."""
+    ``faces``, ``column`` and ``mixed_shapes`` for ingest; ``shape`` and ``chunk_size`` for
+    both. An ingest run keeps boards of one shape, ``shape`` or else the dice's (4x4 for the
+    default dice), and rejects the others; ``mixed_shapes = true`` keeps every shape."""
 
     source: Source = "generate"
     dice: str = "new"
@@ -97,6 +99,9 @@ class BoardsConfig:
     chunk_size: Annotated[int, Bounds(1, MAX_CHUNK_SIZE)] = DEFAULT_CHUNK_SIZE
     faces: tuple[str, ...] = ()
     column: str = "board"
+    # ingest: keep boards of every shape (each scored with the run's one rule set); false: only
+    # boards of the run's shape ([boards] shape, else the dice's), the others rejected
+    mixed_shapes: bool = False
     # False: the parts hold no ``words`` column (scores only); every other column is the same
     words: bool = True
     # the schedule's date the seed was derived from (``seed = "date"``), YYYY-MM-DD; None: not
@@ -177,8 +182,19 @@ class RunConfig:
             if not b.files:
                 raise ConfigError('[boards] files: source = "ingest" needs input files', source=where)
             files = tuple(utf8_path(f, "[boards] files", where) for f in expand_inputs(b.files, where))
-            boards = dataclasses.replace(b, files=files)
-            rows, cols = parse_shape(b.shape) if b.shape else (4, 4)
+            if b.mixed_shapes:
+                if b.shape:
+                    raise ConfigError(
+                        f"[boards] shape = {b.shape!r} and mixed_shapes = true: a run keeps boards of "
+                        "one shape, or of every shape; drop one",
+                        source=where,
+                    )
+                boards = dataclasses.replace(b, files=files)
+                rows, cols = 4, 4  # the rules' preset when none is named
+            else:
+                # the run's shape: [boards] shape, else the dice's (what the config rolls)
+                rows, cols = parse_shape(b.shape) if b.shape else generator_shape(b.dice, None, where)
+                boards = dataclasses.replace(b, files=files, shape=format_shape(rows, cols))
         rule_set = self.rule_set((rows, cols))
         rules = RulesConfig(
             name=typing.cast(RuleName, rule_set.name),
@@ -219,8 +235,10 @@ class RunConfig:
             d["boards"].pop("words")
         if self.boards.seed_date is None:
             d["boards"].pop("seed_date")
+        if not self.boards.mixed_shapes:
+            d["boards"].pop("mixed_shapes")
         if self.boards.source == "generate":
-            unused: tuple[str, ...] = ("files", "faces", "column")
+            unused: tuple[str, ...] = ("files", "faces", "column", "mixed_shapes")
         else:
             unused = ("dice", "count", "seed", "seed_date")
         for k in unused:
