@@ -29,6 +29,7 @@ from pipeline.config import (
     placeholder_values,
 )
 from pipeline.errors import ConfigError
+from tests.conftest import read_side_json
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEDULE = REPO / "configs" / "schedule"
@@ -123,7 +124,7 @@ def test_cli_seed_from_date_and_out_pattern(tmp_path: Path, enable2k_path: str) 
     )
     assert res.exit_code == 0, res.output
     run = tmp_path / "smoke-2026-12-01"
-    manifest = json.loads((run / store.MANIFEST).read_text())
+    manifest = read_side_json(run)
     assert manifest["config"]["boards"]["seed"] == date_seed(DEC1)
     assert manifest["identity"]["data"]["boards"]["seed_date"] == "2026-12-01"
     rows = pipeline.read_run(run, columns=["seed", "run_id"])
@@ -202,7 +203,7 @@ def test_the_nightly_script_makes_a_new_run_each_day(tmp_path: Path, enable2k_pa
     assert first["status"] == second["status"] == "complete" and first["run_id"] != second["run_id"]
     seeds, boards = [], []
     for day in ("2026-12-01", "2026-12-02"):
-        manifest = json.loads((runs / f"date={day}" / store.MANIFEST).read_text())
+        manifest = read_side_json(runs / f"date={day}")
         assert manifest["config"]["boards"]["seed_date"] == manifest["run_date"] == day
         seeds.append(manifest["config"]["boards"]["seed"])
         table = pipeline.read_run(runs / f"date={day}", columns=["board", "run_date"])
