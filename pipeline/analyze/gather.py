@@ -76,7 +76,7 @@ class PartJob:
         return f"{self.run_dir.rstrip('/')}/{self.name}"
 
 
-def _dice_set(recipe: DiceRecipe) -> Any:
+def dice_set_of(recipe: DiceRecipe) -> Any:
     from pipeline.boards import dice_from_record, load_dice_set
 
     if recipe.record is not None:
@@ -89,7 +89,7 @@ def chunk_layout(recipe: DiceRecipe, chunk: int, table: Any) -> stats.DiceLayout
     part's boards exactly (board ids included)."""
     from pipeline.boards import chunk_seed, compact_strings, generator_alphabet, roll_dice_layout
 
-    dice = _dice_set(recipe)
+    dice = dice_set_of(recipe)
     n = table.num_rows
     first = chunk * recipe.chunk_size
     ids = table.column("board_id").to_numpy()
