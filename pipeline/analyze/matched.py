@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pipeline import stats
-from pipeline.analyze.gather import read_part
+from pipeline.analyze.gather import part_jobs, read_part
+from pipeline.errors import BoggleError
 
 if TYPE_CHECKING:
-    from pipeline.analyze.gather import PartJob
+    from pipeline.analyze.gather import Gathered, PartJob
+    from pipeline.analyze.runs import RunInfo
 
 # Each metric of compare.METRICS as a per-board column (and a threshold for the shares).
 PAIRED_EXPR: dict[str, tuple[str, int | None]] = {
@@ -165,3 +167,48 @@ class PairTotals:
                 acc = getattr(self, name)
                 setattr(self, name, got.copy() if acc is None else acc + got)
         self.top = sorted(self.top + res.top, key=lambda t: (-t[0], t[1]))[:k]
+
+
+def _shares_draws(a: RunInfo, b: RunInfo) -> bool:
+    """Whether two generated dice runs roll the same draws: the same seed, chunk size, count,
+    shape and placement, and dice sets of as many dice of as many sides (the dice permutation
+    and the side of each die do not depend on the faces: :func:`pipeline.boards.roll_dice_layout`)."""
+    from pipeline.analyze.gather import dice_recipe, dice_set_of
+
+    ca, cb = a.config.get("boards"), b.config.get("boards")
+    if not isinstance(ca, dict) or not isinstance(cb, dict):
+        return False
+    if any(ca.get(k) != cb.get(k) for k in ("source", "seed", "chunk_size", "count", "placement")):
+        return False
+    ra, rb = dice_recipe(a)[0], dice_recipe(b)[0]
+    if ra is None or rb is None:
+        return False
+    try:
+        da, db = dice_set_of(ra), dice_set_of(rb)
+    except BoggleError:
+        return False
+    return (da.rows, da.cols, len(da.dice), max(map(len, da.dice))) == (
+        db.rows,
+        db.cols,
+        len(db.dice),
+        max(map(len, db.dice)),
+    )
+
+
+def pairing(ref: Gathered, run: Gathered) -> str | None:
+    """How two runs pair, if they do: the same boards (same parts, row for row, and the same
+    boards in the first part), or the same draws; the paired pass checks every part."""
+    from pipeline.store.manifest import listed_parts
+
+    pa_ = listed_parts(ref.run.manifest, str(ref.run.path))
+    pb_ = listed_parts(run.run.manifest, str(run.run.path))
+    if sorted(pa_) != sorted(pb_) or any(pa_[k].rows != pb_[k].rows for k in pa_) or not pa_:
+        return None
+    first_a, first_b = part_jobs(0, ref.run, None)[0], part_jobs(0, run.run, None)[0]
+    a = read_part(first_a, ["board_id", "board"])
+    b = read_part(first_b, ["board_id", "board"])
+    if not a.column("board_id").equals(b.column("board_id")):
+        return None
+    if a.column("board").equals(b.column("board")):
+        return SAME_BOARDS
+    return SAME_DRAWS if _shares_draws(ref.run, run.run) else None

@@ -21,9 +21,8 @@ import pandas as pd
 from pipeline import stats
 from pipeline.analyze.gather import PartJob, parallel, part_jobs, read_part
 from pipeline.analyze.inference import Z95, Interval, diff_of_means, mean_interval, share_text
-from pipeline.analyze.matched import SAME_BOARDS, SAME_DRAWS, PairPlan, PairResult, PairTotals, pair_chunk
+from pipeline.analyze.matched import SAME_BOARDS, PairPlan, PairResult, PairTotals, pair_chunk, pairing
 from pipeline.analyze.stats import quantiles_from_counts
-from pipeline.errors import BoggleError
 
 Bands = tuple[tuple[str, "int | None", "int | None"], ...]
 
@@ -171,51 +170,6 @@ def _mean(g: Gathered) -> float:
     return sum(int(x) * int(k) for x, k in zip(v.tolist(), c.tolist(), strict=True)) / n if n else 0.0
 
 
-def _shares_draws(a: RunInfo, b: RunInfo) -> bool:
-    """Whether two generated dice runs roll the same draws: the same seed, chunk size, count,
-    shape and placement, and dice sets of as many dice of as many sides (the dice permutation
-    and the side of each die do not depend on the faces: :func:`pipeline.boards.roll_dice_layout`)."""
-    from pipeline.analyze.gather import dice_recipe, dice_set_of
-
-    ca, cb = a.config.get("boards"), b.config.get("boards")
-    if not isinstance(ca, dict) or not isinstance(cb, dict):
-        return False
-    if any(ca.get(k) != cb.get(k) for k in ("source", "seed", "chunk_size", "count", "placement")):
-        return False
-    ra, rb = dice_recipe(a)[0], dice_recipe(b)[0]
-    if ra is None or rb is None:
-        return False
-    try:
-        da, db = dice_set_of(ra), dice_set_of(rb)
-    except BoggleError:
-        return False
-    return (da.rows, da.cols, len(da.dice), max(map(len, da.dice))) == (
-        db.rows,
-        db.cols,
-        len(db.dice),
-        max(map(len, db.dice)),
-    )
-
-
-def _pairing(ref: Gathered, run: Gathered) -> str | None:
-    """How two runs pair, if they do: the same boards (same parts, row for row, and the same
-    boards in the first part), or the same draws; the paired pass checks every part."""
-    from pipeline.store.manifest import listed_parts
-
-    pa_ = listed_parts(ref.run.manifest, str(ref.run.path))
-    pb_ = listed_parts(run.run.manifest, str(run.run.path))
-    if sorted(pa_) != sorted(pb_) or any(pa_[k].rows != pb_[k].rows for k in pa_) or not pa_:
-        return None
-    first_a, first_b = part_jobs(0, ref.run, None)[0], part_jobs(0, run.run, None)[0]
-    a = read_part(first_a, ["board_id", "board"])
-    b = read_part(first_b, ["board_id", "board"])
-    if not a.column("board_id").equals(b.column("board_id")):
-        return None
-    if a.column("board").equals(b.column("board")):
-        return SAME_BOARDS
-    return SAME_DRAWS if _shares_draws(ref.run, run.run) else None
-
-
 def paired(
     gathered: Sequence[Gathered],
     *,
@@ -236,7 +190,7 @@ def paired(
     if len(gathered) < 2:
         return empty
     ref = gathered[0]
-    kinds = {g.run.label: _pairing(ref, g) for g in gathered[1:]}
+    kinds = {g.run.label: pairing(ref, g) for g in gathered[1:]}
     pairs = [g for g in gathered[1:] if kinds[g.run.label] is not None]
     if not pairs:
         return empty
