@@ -72,6 +72,7 @@ WHATIF_SUMMARY_FIELDS = summary_fields(
     "variant",
     "swaps",
     "changed_dice",
+    "placement",
     "boards",
     "mean_base",
     "mean_variant",
@@ -129,6 +130,19 @@ def what_if(
         Path, out_option("Folder for the two runs (OUT/base, OUT/variant) and OUT/variant-dice.txt.")
     ] = Path("runs/whatif"),
     n_jobs: Annotated[int, n_jobs_option()] = -1,
+    placement: Annotated[
+        str | None,
+        typer.Option(
+            "--placement",
+            metavar="POLICY",
+            help="Place the variant's dice by this policy, e.g. 'qu: corner, edge' (Qu never on an inner "
+            "cell): without --swap, the what-if measures the placement alone.",
+        ),
+    ] = None,
+    base_placement: Annotated[
+        str | None,
+        typer.Option("--base-placement", metavar="POLICY", help="Place the base's dice by this policy."),
+    ] = None,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, quiet_option("No progress bars.")] = False,
     summary_json: Annotated[
@@ -140,7 +154,8 @@ def what_if(
         ),
     ] = None,
 ) -> None:
-    """Measure what a change of dice is worth: a paired experiment of the base and a variant.
+    """Measure what a change of dice, or of where they lie, is worth: a paired experiment of the
+    base and a variant.
 
     Both sets roll the same boards' draws (same seed: the same die on every cell, the same face
     index of it), so a variant board differs from its base board only where a changed die lies.
@@ -149,6 +164,8 @@ def what_if(
     runs: boggle analyze OUT/base OUT/variant compares them.
 
     Example: boggle what-if new --swap 'die 15 = die 5' --count 20000 --seed 1 -d enable2k --out runs/whatif
+
+    A placement: boggle what-if new --placement 'qu: corner, edge' --count 20000 --out runs/qu-border
     """
     from pipeline.cli import render
     from pipeline.design import run_what_if

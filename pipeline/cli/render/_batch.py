@@ -286,6 +286,13 @@ def whatif_lines(res: WhatIfResult) -> list[str]:
     lines = [
         f"what-if: {res.base.label} -> variant ({'; '.join(res.swaps) or 'no swaps'}); "
         f"dice changed: {changed}",
+    ]
+    if res.placement_base is not None or res.placement_variant is not None:
+        lines.append(
+            f"  placement: base {res.placement_base or 'none (as rolled)'}; "
+            f"variant {res.placement_variant or 'none (as rolled)'}"
+        )
+    lines += [
         f"  base    mean score {res.mean_base:.2f}  ({res.base_dir})",
         f"  variant mean score {res.mean_variant:.2f}  ({res.variant_dir}, dice {res.variant.file})",
     ]
