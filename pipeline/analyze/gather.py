@@ -53,6 +53,7 @@ class DiceRecipe:
     cols: int
     seed: int
     chunk_size: int
+    placement: str | None = None  # the run's [boards] placement: the layout is re-rolled as placed
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def dice_set_of(recipe: DiceRecipe) -> Any:
 def chunk_layout(recipe: DiceRecipe, chunk: int, table: Any) -> stats.DiceLayout | None:
     """The dice of a chunk re-rolled from the run's seed, or None unless they give back the
     part's boards exactly (board ids included)."""
-    from pipeline.boards import chunk_seed, compact_strings, generator_alphabet, roll_dice_layout
+    from pipeline.boards import chunk_dice_layout, compact_strings, generator_alphabet
 
     dice = dice_set_of(recipe)
     n = table.num_rows
@@ -97,7 +98,7 @@ def chunk_layout(recipe: DiceRecipe, chunk: int, table: Any) -> stats.DiceLayout
     if not np.array_equal(ids, np.arange(first, first + n)):
         return None
     alphabet = generator_alphabet(dice)
-    order, side = roll_dice_layout(dice, np.random.default_rng(chunk_seed(recipe.seed, chunk)), n)
+    order, side = chunk_dice_layout(dice, recipe.seed, chunk, n, recipe.placement)
     rolled = compact_strings(dice.face_table(alphabet)[order, side], alphabet.faces)
     if not rolled.equals(table.column("board").combine_chunks().cast(rolled.type)):
         return None
@@ -126,8 +127,15 @@ def dice_recipe(run: RunInfo) -> tuple[DiceRecipe | None, str, str]:
             record = None
             dice = load_dice_set(name)
         label = f"{Path(dice.file).name} (sha256 {dice.sha256[:8]})" if dice.file is not None else name
+        placement = boards_cfg.get("placement")
         recipe = DiceRecipe(
-            record, name, dice.rows, dice.cols, int(boards_cfg["seed"]), int(boards_cfg["chunk_size"])
+            record,
+            name,
+            dice.rows,
+            dice.cols,
+            int(boards_cfg["seed"]),
+            int(boards_cfg["chunk_size"]),
+            str(placement) if placement else None,
         )
         int(boards_cfg["count"])
     except (BoggleError, KeyError, TypeError, ValueError) as exc:
