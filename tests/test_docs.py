@@ -478,7 +478,7 @@ def test_every_exit_code_has_a_row() -> None:
 
 # a measured figure: a share or difference with decimals, a rate, a CPU cost, points a board
 _FIGURE = re.compile(
-    r"\d+\.\d+%|\d+\.\d+ (?:points|words)|\d[\d,]* boards/s|CPU-h|CPU s\b|CPU seconds|points a board"
+    r"\d+\.\d+%|\d+\.\d+ (?:points|words)|\d[\d,]* boards/s|CPU-h|CPU s\b|CPU seconds|\d points a board"
     r"|[+−-]\d+\.\d+\b"
 )
 _WORD_LIST = re.compile(r"ENABLE2K|enable2k|Tanglet English|tanglet:\w+", re.IGNORECASE)
