@@ -101,7 +101,9 @@ def solve_arrays(
     variant = drive.SMALL if rows * cols <= 64 else drive.LARGE
     if lexicon.rules.revisit:
         variant = drive.REVISIT
-    out = drive.solve_batch(variant, boards, geo.nbr_mask, geo.nbr_list, geo.deg, *common)
+    out = drive.solve_batch(
+        variant, boards, geo.nbr_mask, geo.nbr_list, geo.deg, *common, len(lexicon.alphabet), drive.HIT_ROOM
+    )
     score, n_words, longest, dead, offsets, ids, longest_id, counts, points = out
     if not bins:
         return BatchResult(score, n_words, longest, dead, offsets, ids)
