@@ -19,7 +19,6 @@ import numpy as np
 from pipeline.jit import njit
 from pipeline.solve.kernel import (
     LANES,
-    LOW32,
     ONE,
     ZERO,
     count_dead,
@@ -56,13 +55,15 @@ def solve_batch(
     collect,
     lo,
     n_bins,
-    n_faces,
+    records,
+    face_bits,
     hit_room,
 ):  # type: ignore[no-untyped-def]
     """Every board's words with the walk of ``variant``; the outputs of
     :func:`pipeline.solve.kernel.new_outputs` less the stamps, the ids cut to length.
-    ``n_faces`` is the alphabet's size (the small walk's lanes are 32 bits wide up to 32
-    faces, else 64) and ``hit_room`` the small walk's hit buffer (:data:`HIT_ROOM`)."""
+    The small walk reads ``records``, the trie's 8-byte records with child masks of
+    ``face_bits`` bits (:func:`pipeline.solve.small_records`; the other walks read ``nodes``),
+    and hands back found words ``hit_room`` at a time (:data:`HIT_ROOM`)."""
     n_boards, n = boards.shape
     outs = new_outputs(n_boards, n, len(word_points), collect, n_bins)
     score, board_words, longest, dead, offsets, ids, seen, longest_id, counts, points = outs
@@ -80,7 +81,7 @@ def solve_batch(
         np.empty(d_small, np.uint64),  # the cells still to try from it
     )
     # the small walk's lanes (see lane_layout): uint32 when every face bit fits
-    narrow = n_faces <= 32
+    narrow = face_bits <= 32
     chunks, lane_start, lane_slot, lane_cell = lane_layout(nbr_list, deg)
     per_cell = max(chunks, 1) * LANES
     n_lanes = n * per_cell if small else per_cell
@@ -95,7 +96,7 @@ def solve_batch(
     rows64 = lanes64[: (1 if narrow else rows) * LANES].reshape((-1, LANES))
     windows32 = lanes32[: (windows if narrow else 1) * per_window].reshape((-1, max(chunks, 1), LANES))
     windows64 = lanes64[: (1 if narrow else windows) * per_window].reshape((-1, max(chunks, 1), LANES))
-    hits = np.empty(max(hit_room, n * (n + 1) + 1) if small else 1, np.int32)
+    hits = np.empty(max(hit_room, n * (n + 1) + 1) if small else 1, np.uint32)
     nbr_faces = np.empty(n, np.uint64)  # the faces each cell's non-blank neighbours show (large)
     d_large = depth_cap if large else 1
     # the cell, its trie node, and the index in the cell's neighbour list to try next
@@ -135,7 +136,7 @@ def solve_batch(
                 fill_lanes(faces, lanes64, lane_slot, lane_cell)
             st_small[0][0] = ZERO
             st_small[1][0] = root_mask
-            st_small[2][0] = nodes[1] & LOW32
+            st_small[2][0] = (records[0] >> np.uint64(face_bits)) & ((ONE << np.uint64(63 - face_bits)) - ONE)
             st_small[3][0] = first_cells
             live_mask = ZERO
             depth = 0
@@ -144,24 +145,56 @@ def solve_batch(
             while depth >= 0:
                 if chunks == 0 and narrow:
                     n_hits, live_mask, depth = walk_small(
-                        faces, nodes, rows32, lane_start, hits, st_small, depth, live_mask
+                        faces,
+                        records,
+                        np.uint64(face_bits),
+                        rows32,
+                        lane_start,
+                        hits,
+                        st_small,
+                        depth,
+                        live_mask,
                     )
                 elif chunks == 0:
                     n_hits, live_mask, depth = walk_small(
-                        faces, nodes, rows64, lane_start, hits, st_small, depth, live_mask
+                        faces,
+                        records,
+                        np.uint64(face_bits),
+                        rows64,
+                        lane_start,
+                        hits,
+                        st_small,
+                        depth,
+                        live_mask,
                     )
                 elif narrow:
                     n_hits, live_mask, depth = walk_small(
-                        faces, nodes, windows32, lane_start, hits, st_small, depth, live_mask
+                        faces,
+                        records,
+                        np.uint64(face_bits),
+                        windows32,
+                        lane_start,
+                        hits,
+                        st_small,
+                        depth,
+                        live_mask,
                     )
                 else:
                     n_hits, live_mask, depth = walk_small(
-                        faces, nodes, windows64, lane_start, hits, st_small, depth, live_mask
+                        faces,
+                        records,
+                        np.uint64(face_bits),
+                        windows64,
+                        lane_start,
+                        hits,
+                        st_small,
+                        depth,
+                        live_mask,
                     )
                 if record and n_ids + n_hits > len(ids):
                     ids = grow(ids, n_ids + n_hits)
                 more_pts, more_found, more_longest, n_ids = count_hits(
-                    hits, n_hits, seen, stamp, word_points, word_len, record, ids, n_ids
+                    hits, n_hits, nodes, seen, stamp, word_points, word_len, record, ids, n_ids
                 )
                 pts += more_pts
                 n_found += more_found
