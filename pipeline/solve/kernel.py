@@ -237,7 +237,7 @@ def lane_layout(nbr_list, deg):  # type: ignore[no-untyped-def]
     return chunks, start, slot, cell
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def fill_lanes(faces, lanes, slot, cell):  # type: ignore[no-untyped-def]
     """One board's lanes (flat; see :func:`lane_layout`): the face bit of each neighbour, 0
     for a blank; a lane that is no cell's neighbour stays 0 from the allocation."""
@@ -246,7 +246,7 @@ def fill_lanes(faces, lanes, slot, cell):  # type: ignore[no-untyped-def]
         lanes[slot[e]] = ONE << np.uint64(f) if f >= 0 else ZERO
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def count_hits(hits, n_hits, nodes, seen, stamp, word_points, word_len, record, ids, n_ids):  # type: ignore[no-untyped-def]
     """Count the words ending at the nodes ``hits[:n_hits]`` (in the order found; their ids
     from the 16-byte records ``nodes``) not seen before on this board (``stamp``): returns
