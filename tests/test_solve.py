@@ -206,7 +206,7 @@ def test_kernel_equals_reference_on_boards_over_64_cells(board: Board, rule_key:
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
 )
 @given(
-    pool_boards(max_rows=8, max_cols=21).filter(lambda b: b.n_cells <= 64 and b.cols >= 7),
+    pool_boards(max_rows=8, max_cols=32).filter(lambda b: b.n_cells <= 64 and b.cols >= 7),
     st.sampled_from(["boggle", "big", "min1"]),
 )
 def test_kernel_equals_reference_on_wide_boards_up_to_64_cells(board: Board, rule_key: str) -> None:

@@ -96,7 +96,8 @@ def solve_batch(
     rows64 = lanes64[: (1 if narrow else rows) * LANES].reshape((-1, LANES))
     windows32 = lanes32[: (windows if narrow else 1) * per_window].reshape((-1, max(chunks, 1), LANES))
     windows64 = lanes64[: (1 if narrow else windows) * per_window].reshape((-1, max(chunks, 1), LANES))
-    hits = np.empty(max(hit_room, n * (n + 1) + 1) if small else 1, np.uint32)
+    # hit_room, plus what the walk can add between two of its checks (see walk_small)
+    hits = np.empty(max(hit_room, 1) + n * (n + 1) if small else 1, np.uint32)
     nbr_faces = np.empty(n, np.uint64)  # the faces each cell's non-blank neighbours show (large)
     d_large = depth_cap if large else 1
     # the cell, its trie node, and the index in the cell's neighbour list to try next
