@@ -127,14 +127,15 @@ def small_records(trie: Trie, face_bits: int) -> np.ndarray | None:
     (:func:`pipeline.solve.kernel.walk_small`): uint64 [n_nodes], the child mask in the low
     ``face_bits`` bits, the first child above them, bit 63 set when a word ends at the node
     (its id stays in the 16-byte record). None when they do not fit: ``face_bits`` plus the
-    bits of the node count over 63. Made once per trie (a few ms for ENABLE2K; 8 bytes a
-    node while the trie lives)."""
+    bits of the node count over 63 (or 2**32 nodes and more). Made once per trie (a few ms
+    for ENABLE2K; 8 bytes a node while the trie lives)."""
     key = id(trie)
     held = _RECORDS.get(key)
     if held is not None and held[0]() is trie:
         return held[1]
     records = None
-    if face_bits + max(trie.n_nodes, 1).bit_length() <= 63:
+    # the walk's hit buffer holds node numbers as uint32
+    if face_bits + max(trie.n_nodes, 1).bit_length() <= 63 and trie.n_nodes < 2**32:
         records = trie.mask | (trie.first_child.astype(np.uint64) << np.uint64(face_bits))
         records |= (trie.word_id >= 0).astype(np.uint64) << np.uint64(63)
     _RECORDS[key] = (weakref.ref(trie, lambda _: _RECORDS.pop(key, None)), records)

@@ -2,15 +2,13 @@
 board size (see :func:`pipeline.solve.solve_arrays` for the output contract).
 
 Per board it prepares what the walk needs, walks, tallies the board's words and writes its
-row. The small walk hands back the ids it found, once per path, in a buffer of ``hit_room``
-(resuming when the buffer fills), and this loop counts each word once; the other walks count
-as they go and walk a board once more with a new stamp and a bigger id buffer when theirs ran
-out. The walk is
-chosen per board by ``variant`` (:data:`SMALL`, :data:`LARGE`, :data:`REVISIT`), a branch that
-costs nothing next to a walk; the walks themselves stay separate compiled functions, so each
-keeps the code numba gives it alone (writing them as helpers of one shared walk measured about
-11% slower on the 4x4 kernel).
-"""
+row. The small walk hands back the words it found, once per path, in a buffer of about
+``hit_room`` (resuming when the buffer fills), and this loop counts each word once; the other
+walks count as they go and walk a board once more with a new stamp and a bigger id buffer when
+theirs ran out. The walk is chosen per board by ``variant`` (:data:`SMALL`, :data:`LARGE`,
+:data:`REVISIT`), a branch that costs nothing next to a walk; the walks themselves stay
+separate compiled functions, so each keeps the code numba gives it alone (writing them as
+helpers of one shared walk measured about 11% slower on the 4x4 kernel)."""
 
 from __future__ import annotations
 
