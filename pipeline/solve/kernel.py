@@ -242,8 +242,9 @@ def fill_lanes(faces, lanes, slot, cell):  # type: ignore[no-untyped-def]
     """One board's lanes (flat; see :func:`lane_layout`): the face bit of each neighbour, 0
     for a blank; a lane that is no cell's neighbour stays 0 from the allocation."""
     for e in range(len(slot)):
-        f = faces[cell[e]]
-        lanes[slot[e]] = ONE << np.uint64(f) if f >= 0 else ZERO
+        # unsigned indices: no negative-index wrap-around code
+        f = faces[np.uint64(cell[e])]
+        lanes[np.uint64(slot[e])] = ONE << np.uint64(f) if f >= 0 else ZERO
 
 
 @njit(nogil=True, cache=True, inline="always")
