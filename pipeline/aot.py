@@ -70,6 +70,23 @@ def exercise(dictionary: str) -> None:
                 n_jobs=1, backend="threading", **pick,
             )  # fmt: skip
             run_prove(cfg)
+        _exercise_deduping_force(dictionary)
+
+
+def _exercise_deduping_force(dictionary: str) -> None:
+    """The deduping force's kernels (:mod:`pipeline.prove.tree_dedup`), which only heavy classes
+    call (none of :data:`RUNS`): a few 3x3 classes proved with it on every split."""
+    import numpy as np
+
+    from pipeline.boards import geometry
+    from pipeline.prove.tree import TreeProver
+    from pipeline.prove.worker import load_problem
+
+    problem = load_problem(dictionary, "3x3", "boggle", None, FOUR)
+    prover = TreeProver(geometry(3, 3), problem.lexicon, problem.packed, 500, dedup_ratio=0, dedup_paths=0)
+    ids = problem.space.canonical_ids()
+    for d in problem.space.digits(ids[:: max(len(ids) // 8, 1)]):
+        prover.prove(np.ascontiguousarray(problem.space.masks(d), dtype=np.uint64))
 
 
 def called_kernels() -> list[tuple[str, Any, list[Any]]]:
