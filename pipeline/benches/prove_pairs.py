@@ -140,7 +140,7 @@ def run_cmd(
     seconds, each one's start-up (a trivial class, measured once a run), peak RSS and boards."""
     from pipeline import settings
     from pipeline.prove.anchor import anchor_built
-    from pipeline.wordlists import plain_file
+    from pipeline.lexicon import plain_file
 
     provers = [p for p in who.split(",") if p]
     if unknown := [p for p in provers if p not in PROVERS]:
