@@ -10,6 +10,11 @@ changed die lies. Both are written as normal runs (``OUT/base``, ``OUT/variant``
 ``boggle analyze``-able); the variant's dice are written as a dice file, ``OUT/variant-dice.txt``,
 so the variant run is also ``boggle run --dice OUT/variant-dice.txt`` with the same seed.
 
+A *placement* change is measured the same way: ``placement`` (the variant's policy, e.g. ``"qu:
+corner, edge"``) and ``base_placement`` are applied after the same draws
+(:func:`pipeline.boards.place_dice`), so a board differs from its base board only where the
+policy moved something.
+
 **Measured**: the mean of the per-board differences (variant minus base) with a 95% paired
 interval, mean +- 1.96 sd / sqrt(n), and the shares of boards that score higher, lower, the same.
 
@@ -150,6 +155,8 @@ class WhatIfResult:
     boards_differ: float  # share of boards whose faces differ at all
     prediction: Prediction
     runs: list[Any] = field(default_factory=list)  # the two runner.RunSummary
+    placement_base: str | None = None  # each run's placement policy (canonical text), None: none
+    placement_variant: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -162,6 +169,7 @@ class WhatIfResult:
             },
             "swaps": self.swaps,
             "changed_dice": self.changed,
+            "placement": {"base": self.placement_base, "variant": self.placement_variant},
             "boards": self.boards,
             "mean_base": self.mean_base,
             "mean_variant": self.mean_variant,
@@ -240,13 +248,18 @@ def run_what_if(
     chunk_size: int | None = None,
     rules: str | None = None,
     n_jobs: int = -1,
+    placement: str | None = None,
+    base_placement: str | None = None,
     overwrite: bool = False,
     stage: Callable[[str], None] | None = None,
     progress: Callable[[Any], None] | None = None,
     note: Callable[[str], None] | None = None,
 ) -> WhatIfResult:
     """Run the base and the variant (``OUT/base``, ``OUT/variant``) and compare them board by
-    board; every bad input is refused before anything is written.
+    board; every bad input is refused before anything is written. ``placement`` places the
+    variant's dice by that policy (:func:`pipeline.boards.parse_placement`), ``base_placement``
+    the base's: with the same dice, the experiment measures the placement change alone (both
+    runs roll the same draws, and the policy only moves what it names).
 
     >>> run_what_if("new", ["die 15 = die 5"], "runs/whatif", count=10_000, seed=1)  # doctest: +SKIP
     """
@@ -262,6 +275,7 @@ def run_what_if(
     from pipeline.runner import run_job
 
     base, variant = _base_and_variant(base_spec, swaps, dice_b, shape)
+    placements = _placements(base_placement, base, placement, variant)
     out = Path(out)
     base_dir, variant_dir, dice_file = out / "base", out / "variant", out / VARIANT_DICE
     boards_cfg: dict[str, Any] = {"source": "generate", "count": count, "seed": seed}
@@ -270,10 +284,11 @@ def run_what_if(
     if shape:
         boards_cfg["shape"] = shape
 
-    def config(dice: str, run_dir: Path) -> Any:
-        return _run_config(boards_cfg, dice, run_dir, n_jobs=n_jobs, dictionary=dictionary, rules=rules)
+    def config(dice: str, run_dir: Path, policy: str | None) -> Any:
+        cfg = {**boards_cfg, "placement": policy} if policy is not None else boards_cfg
+        return _run_config(cfg, dice, run_dir, n_jobs=n_jobs, dictionary=dictionary, rules=rules)
 
-    base_cfg = config(base_spec, base_dir)  # every config error before a file is written
+    base_cfg = config(base_spec, base_dir, placements[0])  # every config error before a file is written
     if not overwrite:
         _refuse_other_variant(variant_dir, variant.sha256)
     summaries = []
@@ -288,7 +303,12 @@ def run_what_if(
     if stage is not None:
         stage("variant")
     summaries.append(
-        run_job(config(str(dice_file), variant_dir), overwrite=overwrite, progress=progress, note=note)
+        run_job(
+            config(str(dice_file), variant_dir, placements[1]),
+            overwrite=overwrite,
+            progress=progress,
+            note=note,
+        )
     )
     variant = replace(variant, name=str(dice_file), title=VARIANT_DICE, file=str(dice_file))
 
@@ -297,7 +317,13 @@ def run_what_if(
     d = sb - sa
     differ = float(np.mean([x != y for x, y in zip(boards_a, boards_b, strict=True)])) if count else 0.0
     rows, cols_ = base_cfg.shape
-    prediction = predict_gain(boards_a, sa, rows, cols_, base, variant)
+    if placements[0] != placements[1]:
+        prediction = Prediction(
+            why="the runs place the dice by different policies, and the additive face model does not "
+            "see where a face lies"
+        )
+    else:
+        prediction = predict_gain(boards_a, sa, rows, cols_, base, variant)
     return WhatIfResult(
         base,
         variant,
@@ -318,7 +344,30 @@ def run_what_if(
         differ,
         prediction,
         summaries,
+        *placements,
     )
+
+
+def _placements(
+    base_text: str | None, base: DiceSet, variant_text: str | None, variant: DiceSet
+) -> tuple[str | None, str | None]:
+    """Each run's placement policy in its canonical spelling (None: none); a ConfigError
+    (exit 2) for one its dice cannot follow, before anything is written."""
+    from pipeline.boards import check_placement, parse_placement
+    from pipeline.errors import BoggleError
+
+    out: list[str | None] = []
+    for option, text, dice in (("--base-placement", base_text, base), ("--placement", variant_text, variant)):
+        if text is None:
+            out.append(None)
+            continue
+        try:
+            policy = parse_placement(text)
+            check_placement(policy, dice)
+        except BoggleError as exc:
+            raise ConfigError(f"{option}: {exc.message}") from None
+        out.append(policy.text)
+    return out[0], out[1]
 
 
 def _base_and_variant(

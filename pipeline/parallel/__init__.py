@@ -15,7 +15,6 @@ from pipeline.parallel import lifeline
 from pipeline.parallel._backends import (
     backend_is_dask,
     dask_backend,
-    in_one_worker,
     parallel_backend,
     prepare_worker_environment,
 )
@@ -24,7 +23,6 @@ from pipeline.parallel._memory import return_freed_memory
 __all__ = [
     "backend_is_dask",
     "dask_backend",
-    "in_one_worker",
     "lifeline",
     "parallel_backend",
     "prepare_worker_environment",
