@@ -91,9 +91,9 @@ def test_ingest_with_rejects_exits_3_and_keeps_the_good_rows(tmp_path: Path, ena
     assert table.column("board_id").to_pylist() == [0, 1, 2, 3]
     assert table.column("board").to_pylist() == [
         "perslatgsineters",
-        "qiet",
+        "[qu]iet",  # one notation: a face of several letters in brackets, Qu too (schema 6)
         "perslatgsineters",
-        "qqqqqqqqqqqqqqqq",
+        "[qu]" * 16,
     ]
     assert table.column("source").to_pylist() == [a, a, a, b]
     assert table.column("score").to_pylist()[0] == 3625
