@@ -11,6 +11,9 @@
 # Exit codes of `boggle run` (docs/reference/exit-codes.md) and what this script does with them:
 #   0            done (also "already complete": a retry of a finished night is a no-op)
 #   3            done, some input rows rejected: success, the alert says so (ingest only)
+#   6            done, but the data breaks an expectation ([expect] in the config, --expect):
+#                the night's data is kept; alerted at once, never retried (a re-run would
+#                measure the same boards), and the script exits 6
 #   5 130 143    I/O failure or a dead worker, Ctrl-C, SIGTERM: transient; retried here
 #                BOGGLE_RETRIES times, BOGGLE_RETRY_DELAY seconds apart (each retry resumes)
 #   1 2 4 other  a bug, bad input or config, a busy/foreign/damaged output directory: a person
@@ -125,6 +128,7 @@ while :; do
   case $rc in
     0) trend; exit 0 ;;
     3) alert 3 "$summary"; trend; exit 0 ;;
+    6) alert 6 "$summary"; trend; exit 6 ;;  # the data is written: the trend report shows the night
     5|130|143)
       # written so that a test that cannot be evaluated stops rather than retries
       if [ "$tries" -lt "$RETRIES" ]; then :; else alert "$rc" "$summary"; exit "$rc"; fi

@@ -1,4 +1,4 @@
-"""The run config's sections (``[boards]``, ``[lexicon]``, ``[rules]``, ``[run]``) and
+"""The run config's sections (``[boards]``, ``[lexicon]``, ``[rules]``, ``[run]``, ``[expect]``) and
 :class:`RunConfig`, which resolves the defaults that depend on other values and gives the
 recorded form of a run's config."""
 
@@ -8,7 +8,7 @@ import dataclasses
 import datetime
 import os
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -24,6 +24,7 @@ from pipeline.boards import (
     parse_shape,
 )
 from pipeline.config.checks import MAX_JOBS, Bounds, Convert, Invalid
+from pipeline.config.expect import ExpectConfig
 from pipeline.config.paths import expand_inputs, utf8_path
 from pipeline.errors import BoggleError, ConfigError
 from pipeline.rules import PRESETS
@@ -154,6 +155,7 @@ class RunConfig:
     lexicon: LexiconConfig = field(default_factory=LexiconConfig)
     rules: RulesConfig = field(default_factory=RulesConfig)
     run: RunSettings = field(default_factory=RunSettings)
+    expect: ExpectConfig = field(default_factory=ExpectConfig)
     origin: str | None = None  # the file it was loaded from (for messages), not recorded
 
     # ------------------------------------------------------------ derived values
@@ -231,12 +233,21 @@ class RunConfig:
 
         out = utf8_path(resolve_out(self.run.out, "[run] out", where), "[run] out", where)
         run = dataclasses.replace(self.run, out=out)
-        return RunConfig(boards, LexiconConfig(spec), rules, run, self.origin)
+        return RunConfig(boards, LexiconConfig(spec), rules, run, self.expect, self.origin)
+
+    def with_expectations(self, texts: Sequence[str], where: str = "--expect") -> RunConfig:
+        """This config with the expectations ``texts`` added to ``[expect] checks`` (one
+        that does not parse is a ConfigError naming ``where``)."""
+        from pipeline.config.expect import parse_expectation
+
+        added = [parse_expectation(t, where).text for t in texts]
+        checks = tuple(dict.fromkeys([*self.expect.checks, *added]))
+        return dataclasses.replace(self, expect=ExpectConfig(checks))
 
     def to_dict(self) -> dict[str, Any]:
         """The config as plain data (TOML-like nesting), as recorded in every output."""
         d: dict[str, Any] = {}
-        for section in ("boards", "lexicon", "rules", "run"):
+        for section in SECTIONS:
             values = dataclasses.asdict(getattr(self, section))
             for k, v in list(values.items()):
                 if isinstance(v, tuple):
@@ -247,12 +258,13 @@ class RunConfig:
         return d
 
     def data_dict(self) -> dict[str, Any]:
-        """The part of the resolved config that decides the data: [run] and the keys the
-        board source does not use are left out, so changing them never invalidates a run.
+        """The part of the resolved config that decides the data: [run], [expect] and the keys
+        the board source does not use are left out, so changing them never invalidates a run.
         ``[boards] words`` is recorded only when false, so a run with word lists has the same
         identity (and byte-identical parts) as one written before the setting existed."""
         d = self.to_dict()
         d.pop("run")
+        d.pop("expect")
         if self.boards.words:
             d["boards"].pop("words")
         if self.boards.seed_date is None:
@@ -290,4 +302,5 @@ SECTIONS: dict[str, type] = {
     "lexicon": LexiconConfig,
     "rules": RulesConfig,
     "run": RunSettings,
+    "expect": ExpectConfig,
 }

@@ -281,6 +281,28 @@ def _committed_count(kind: str, loc: Location) -> int | None:
     return rows
 
 
+def design_key(identity: Any) -> str:
+    """A run's design, from its identity (the manifest's ``identity``): the identity without
+    what changes from night to night (the seed, the schedule's date), the schema version and
+    the word list's path (its content hash names it), as canonical JSON. Nights of one
+    scheduled job share it (the report's trend, the expectations' control limits)."""
+    import json
+
+    ident = json.loads(json.dumps(identity or {}, default=str))
+    if not isinstance(ident, dict):
+        return json.dumps(ident, sort_keys=True)
+    ident.pop("schema_version", None)
+    data = ident.get("data")
+    boards = data.get("boards") if isinstance(data, dict) else None
+    lexicon = data.get("lexicon") if isinstance(data, dict) else None
+    for key in ("seed", "seed_date"):
+        if isinstance(boards, dict):
+            boards.pop(key, None)
+    if isinstance(lexicon, dict):
+        lexicon.pop("path", None)
+    return json.dumps(ident, sort_keys=True)
+
+
 def config_summary(kind: str, config: dict[str, Any]) -> str:
     """A job's config in a few words: ``new 4x4 enable2k boggle`` (a run), ``enable2k 3x4
     T=1300`` (a proof), ``enable2k 4x4 anneal points`` (a search)."""

@@ -59,6 +59,8 @@ class RunSummary:
     boards_solved: int  # by this invocation
     elapsed_s: float
     manifest: dict[str, Any] = field(repr=False, default_factory=dict)
+    # each expectation measured ([expect] checks: pipeline.runner.expect.check), in order
+    expectations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def rejects_file(self) -> Path | str:

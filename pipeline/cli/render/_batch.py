@@ -238,6 +238,7 @@ def run_outcome(summary: RunSummary) -> dict[str, Any]:
         "chunks_reused": summary.chunks_reused,
         "boards_solved": summary.boards_solved,
         "run_id": run_id_of(identity) if isinstance(identity, dict) else None,
+        "expectations": list(getattr(summary, "expectations", None) or []),
     }
 
 
