@@ -197,16 +197,16 @@ def test_the_nightly_script_makes_a_new_run_each_day(tmp_path: Path, enable2k_pa
     for day in ("2026-12-01", "2026-12-02"):
         res = nightly(tmp_path, enable2k_path, day)
         assert res.returncode == 0, res.stderr
-    assert sorted(p.name for p in runs.iterdir()) == [".summaries", "date=2026-12-01", "date=2026-12-02"]
+    assert sorted(p.name for p in runs.iterdir()) == [".summaries", "2026-12-01", "2026-12-02"]
     assert sorted(p.name for p in (runs / ".summaries").iterdir()) == ["2026-12-01.json", "2026-12-02.json"]
     first, second = (json.loads((runs / ".summaries" / f"2026-12-0{d}.json").read_text()) for d in (1, 2))
     assert first["status"] == second["status"] == "complete" and first["run_id"] != second["run_id"]
     seeds, boards = [], []
     for day in ("2026-12-01", "2026-12-02"):
-        manifest = read_side_json(runs / f"date={day}")
+        manifest = read_side_json(runs / day)
         assert manifest["config"]["boards"]["seed_date"] == manifest["run_date"] == day
         seeds.append(manifest["config"]["boards"]["seed"])
-        table = pipeline.read_run(runs / f"date={day}", columns=["board", "run_date"])
+        table = pipeline.read_run(runs / day, columns=["board", "run_date"])
         assert {d.isoformat() for d in table["run_date"].to_pylist()} == {day}
         boards.append(table["board"].to_pylist())
     assert seeds == [date_seed(DEC1), date_seed(DEC1 + datetime.timedelta(days=1))]

@@ -3,7 +3,7 @@ fix the failure (loaded by Airflow 3.3.2's DagBag in tests/test_schedule.py). Co
 DAG folder; set BOGGLE, BOGGLE_CONFIG and BOGGLE_RUNS below (or in the workers' environment).
 
 Each DAG run passes its logical date (``ds``) to ``boggle run --seed-from-date``: the seed and
-the run directory (``RUNS/date=<ds>``) both derive from it, so a retry or a backfill of a day rolls
+the run directory (``RUNS/<ds>``) both derive from it, so a retry or a backfill of a day rolls
 that day's boards again and resumes that day's run; a new day is a new run.
 
 Exit codes (docs/reference/exit-codes.md): 0 done; 3 done with rejected rows (success, logged); 5 (I/O
@@ -65,7 +65,7 @@ def boggle_nightly() -> None:
         os.makedirs(os.path.join(BOGGLE_RUNS, ".summaries"), exist_ok=True)
         summary = os.path.join(BOGGLE_RUNS, ".summaries", f"{day}.json")
         command = [
-            BOGGLE, "run", BOGGLE_CONFIG, "--seed-from-date", day, "--out", os.path.join(BOGGLE_RUNS, f"date={day}"),
+            BOGGLE, "run", BOGGLE_CONFIG, "--seed-from-date", day, "--out", os.path.join(BOGGLE_RUNS, day),
             "--quiet", "--summary-json", summary,
         ]  # fmt: skip
         code = subprocess.run(command, check=False).returncode

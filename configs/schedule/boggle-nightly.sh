@@ -26,8 +26,8 @@
 # Settings (environment):
 #   BOGGLE              the boggle command      (default /opt/boggle-pipeline/.venv/bin/boggle)
 #   BOGGLE_CONFIG       the run config          (default /opt/boggle-pipeline/configs/schedule/nightly.toml)
-#   BOGGLE_RUNS         folder of the nightly runs (default /data/runs/nightly): RUNS/date=<date>/
-#                       (Hive style: DuckDB and polars read a `date` column from the name) and
+#   BOGGLE_RUNS         folder of the nightly runs (default /data/runs/nightly): RUNS/<date>/
+#                       (the date is in the data too: the run_date column) and
 #                       RUNS/.summaries/<date>.json (hidden: no glob of runs, RUNS/* included,
 #                       picks the summaries up)
 #   BOGGLE_RETRIES      retries of a transient failure, 0 to 100 (default 2; 0 under systemd's Restart=)
@@ -106,13 +106,14 @@ alert() {  # alert EXIT_CODE SUMMARY
 [ "$DATE" = today ] && DATE=$(date +%F)
 mkdir -p "$RUNS/.summaries" || exit 5  # the summary is written only into a folder that exists
 summary="$RUNS/.summaries/$DATE.json"
-night="$RUNS/date=$DATE"
+night="$RUNS/$DATE"
 
 trend() {  # the trend report over every finished night, when BOGGLE_TREND_REPORT names a folder
   [ -n "${BOGGLE_TREND_REPORT:-}" ] || return 0
   set --  # the function's own arguments: the finished nights (an unfinished one would fail them all)
-  for d in "$RUNS"/date=*/; do
-    if [ -f "$d/_SUCCESS" ]; then
+  for d in "$RUNS"/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/; do
+    [ -d "$d" ] || continue  # no night yet: the pattern is left as it is
+    if [ -f "$d/_SUCCESS" ] || [ -f "$d/_SUCCESS.parquet" ]; then
       set -- "$@" "$d"
     else
       echo "boggle-nightly: trend report: $d is unfinished, left out" >&2

@@ -69,7 +69,7 @@ def load_run(run_dir: str | os.PathLike[str], label: str | None = None, *, fetch
 
     path: Any = job_path(run_dir, "run")
     if isinstance(path, Path) and path.is_file():  # e.g. a summary a glob such as nightly/* picked up
-        raise RunError(f"{path}: not a run directory (a file); give run folders, such as nightly/date=*/")
+        raise RunError(f"{path}: not a run directory (a file); give run folders, such as 'nightly/*/'")
     manifest, parts = open_run(path, fetch=fetch)
     if not parts:
         raise RunError(f"{path}: the run has no part files (no boards to analyse)")
