@@ -138,7 +138,7 @@ def execute(
             checked = _expectations(plan, job, files)
             return _summary(outcome, 0, time.perf_counter() - t_start, checked)
         counters = _dispatch(plan, job, n_jobs, progress, note)
-        return _finish(plan, job, counters, time.perf_counter() - t_start)
+        return _finish(plan, job, counters, t_start)
 
 
 def _open_or_resume(
@@ -186,6 +186,8 @@ def _dispatch(
     def report() -> None:
         if progress is not None:
             progress(counters.progress(plan))
+
+    counters.start_solving()
 
     with (
         job.side_file(store.REJECTS) as rejects_tmp,
@@ -242,6 +244,7 @@ def _commit_results(
             )
             counters.solved_boards += res.rows
             counters.solved_chunks += 1
+            counters.committed()
             report()
     except OSError as exc:
         if exc.filename is not None:
@@ -265,15 +268,19 @@ def _commit_results(
                 close()
 
 
-def _finish(plan: RunPlan, job: store.JobDir, counters: Counters, elapsed: float) -> RunSummary:
+def _finish(plan: RunPlan, job: store.JobDir, counters: Counters, t_start: float) -> RunSummary:
     """Certify the run (no input changed while it was read, the parts hold every valid board)
-    and write its manifest, ``_SUCCESS``, last."""
+    and write its manifest, ``_SUCCESS``, last; the summary's time runs from ``t_start`` (a
+    ``perf_counter``) to the manifest written."""
     if plan.ingest:  # an input replaced or rewritten while it was read is never certified
         from pipeline.boards.ingest import check_unchanged
 
         check_unchanged(plan.inputs, counters.digests)
     manifest = _write_manifest(job, plan, counters)
-    return _summary(job.outcome(), counters.solved_boards, elapsed, manifest.get("expectations") or [])
+    elapsed = time.perf_counter() - t_start
+    summary = _summary(job.outcome(), counters.solved_boards, elapsed, manifest.get("expectations") or [])
+    summary.solve_s = counters.solve_s
+    return summary
 
 
 def _workers_see(run_dir: Path, note: NoteCallback | None) -> bool:
