@@ -306,8 +306,8 @@ def test_the_parts_are_read_on_any_backend_with_the_same_tables(
 @given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(1, 6))
 def test_word_counts_are_the_same_dense_sparse_or_both(seed: int, n_sources: int, n_parts: int) -> None:
     """Word counts per source and pooled do not depend on which sources are counted densely
-    (by vocabulary slot) and which sparsely (the sources past the dense memory budget), with
-    names of the parts' own past the vocabulary too."""
+    (by vocabulary slot, from their first compaction on) and which sparsely (the sources past
+    the dense memory budget), with names of the parts' own past the vocabulary too."""
     from types import SimpleNamespace
 
     from pipeline.stats import _merge
@@ -332,8 +332,11 @@ def test_word_counts_are_the_same_dense_sparse_or_both(seed: int, n_sources: int
     def counted(dense_sources: int) -> dict[str | None, tuple[list[str], list[int]]]:
         kc = _merge.KeyCounts(vocab)
         kc._dense_max = dense_sources
+        kc.compact_at = 12  # compacted (and made dense, where the budget has room) as parts come
+        kc.dense_floor = 0
         for triples, sources, part in parts:
             kc.add(triples, sources, part)  # type: ignore[arg-type]
+        assert len(kc._dense) == min(dense_sources, n_sources) or n_parts < 2
         out: dict[str | None, tuple[list[str], list[int]]] = {}
         for src in [None, *kc.sources()]:
             keys, counts = kc.items(src)

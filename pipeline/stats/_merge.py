@@ -31,13 +31,29 @@ def _grow(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 DENSE_BYTES = 64 << 20
 
 
+def _add_into(dense: np.ndarray, keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``dense`` with ``counts`` added at ``keys`` (grown by half or more for keys past it)."""
+    if len(keys) == 0:
+        return dense
+    top = int(keys.max()) + 1
+    if top > len(dense):  # names of the parts' own, past the vocabulary
+        dense = _grow(dense, (max(top, len(dense) + len(dense) // 2),))
+    np.add.at(dense, keys, counts)
+    return dense
+
+
 class KeyCounts:
     """Counts per source of keys that are words: ids of the run's vocabulary (shared, never
     copied), or strings of a part's own (mapped to the vocabulary, or to names of their own
-    after it when it lacks them). A source's counts are a dense array indexed by key (a slot
-    per word of the vocabulary: each part adds its counts in place, no sorting), for as many
-    sources as :data:`DENSE_BYTES` holds; the sources past those (an ingest of many files)
-    are kept sparse (sorted keys and their sums), compacted as parts come."""
+    after it when it lacks them). A source's counts are kept sparse (sorted keys and their
+    sums), compacted as parts come; once a source has found more than an eighth of the
+    vocabulary they become a dense array indexed by key (each part adds its counts in place,
+    no sorting), for as many sources as :data:`DENSE_BYTES` holds."""
+
+    #: pending keys of a source that trigger its first compaction
+    compact_at = 1 << 18
+    #: the fewest keys a vocabulary is taken to have (a dense source has found an eighth)
+    dense_floor = 1024
 
     def __init__(self, vocabulary: Sequence[str] | None):
         self.base: Sequence[str] = vocabulary if vocabulary is not None else ()
@@ -82,7 +98,9 @@ class KeyCounts:
         for s in np.unique(triples[0]).tolist():
             take = triples[0] == s
             name = sources[s]
-            if self._add_dense(name, keys[take], triples[2][take]):
+            dense = self._dense.get(name)
+            if dense is not None:
+                self._dense[name] = _add_into(dense, keys[take], triples[2][take])
                 continue
             self._pending.setdefault(name, []).append((keys[take], triples[2][take]))
             self._pending_n[name] = self._pending_n.get(name, 0) + int(take.sum())
@@ -91,24 +109,22 @@ class KeyCounts:
             # keys every few parts (1M boards: 50 sorts, 1.1 s); 8x is a few sorts a run for
             # at most 8 x 16 bytes a key held
             held = len(self._done.get(name, (np.zeros(0),))[0])
-            if self._pending_n[name] > max(1 << 18, 8 * held):
+            if self._pending_n[name] > max(self.compact_at, 8 * held):
                 self._compact(name)
+                self._maybe_dense(name)
 
-    def _add_dense(self, source: str, keys: np.ndarray, counts: np.ndarray) -> bool:
-        """Add to ``source``'s dense counts, made for it if it is new and there is room; False
-        when ``source`` is kept sparse."""
-        dense = self._dense.get(source)
-        if dense is None:
-            if len(self._dense) >= self._dense_max or source in self._pending or source in self._done:
-                return False
-            dense = self._dense[source] = np.zeros(max(len(self.base), 1024), np.int64)
-        if len(keys) == 0:
-            return True
-        top = int(keys.max()) + 1
-        if top > len(dense):  # names of the parts' own, past the vocabulary
-            dense = self._dense[source] = _grow(dense, (max(top, len(dense) + len(dense) // 2),))
-        np.add.at(dense, keys, counts)
-        return True
+    def _maybe_dense(self, source: str) -> None:
+        """Count ``source`` in a slot per key from now on if it has found more than an eighth
+        of the vocabulary (a big run: sorting its keys again costs more than the slots) and
+        the budget has room; a small run stays sparse (200 runs of 200 boards: 5 MB each
+        otherwise)."""
+        uniq, sums = self._done[source]
+        if len(self._dense) >= self._dense_max or 8 * len(uniq) <= max(len(self.base), self.dense_floor):
+            return
+        dense = np.zeros(max(len(self.base), int(uniq[-1]) + 1), np.int64)
+        dense[uniq] = sums
+        self._dense[source] = dense
+        del self._done[source]
 
     def _compact(self, source: str) -> tuple[np.ndarray, np.ndarray]:
         dense = self._dense.get(source)
