@@ -352,3 +352,24 @@ def test_word_counts_are_the_same_dense_sparse_or_both(seed: int, n_sources: int
     for dense_sources in (0, 1, n_sources):
         got = counted(dense_sources)
         assert {src: dict(zip(*v, strict=True)) for src, v in got.items()} == want
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.lists(st.integers(0, 6), min_size=0, max_size=40), st.integers(1, 12))
+def test_the_most_counted_keys_are_the_top_and_its_ties(counts: list[int], most: int) -> None:
+    from types import SimpleNamespace
+
+    from pipeline.stats import _merge
+
+    vocab = [f"w{i:02d}" for i in range(len(counts))]
+    kc = _merge.KeyCounts(vocab)
+    rows = [(0, k, c) for k, c in enumerate(counts) if c]
+    if rows:
+        part = SimpleNamespace(vocab=_merge.LEXICON_VOCAB, words=None, chunk=0)
+        kc.add(np.array(rows, np.int64).T, ["s"], part)  # type: ignore[arg-type]
+    words, got = kc.items("s", most=most)
+    ranked = sorted((c for c in counts if c), reverse=True)
+    floor = ranked[most - 1] if len(ranked) > most else 1
+    assert dict(zip(words, got.tolist(), strict=True)) == {
+        w: c for w, c in zip(vocab, counts, strict=True) if c and c >= floor
+    }

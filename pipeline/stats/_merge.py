@@ -149,9 +149,10 @@ class KeyCounts:
     def sources(self) -> list[str]:
         return sorted(set(self._done) | set(self._pending) | set(self._dense))
 
-    def items(self, source: str | None = None) -> tuple[list[str], np.ndarray]:
+    def items(self, source: str | None = None, most: int | None = None) -> tuple[list[str], np.ndarray]:
         """(keys, counts) present for ``source`` (None: every source pooled), keys ascending
-        (the vocabulary's order, then names of the parts' own)."""
+        (the vocabulary's order, then names of the parts' own); with ``most``, only the keys
+        counted at least as often as the ``most``-th most counted (ties all kept)."""
         if source is None:
             sparse = [self._compact(s) for s in self.sources() if s not in self._dense]
             tops = [len(d) for d in self._dense.values()] + [int(k.max()) + 1 for k, _ in sparse if len(k)]
@@ -167,6 +168,8 @@ class KeyCounts:
         else:
             return [], np.zeros(0, np.int64)
         keep = sums != 0
+        if most is not None and int(keep.sum()) > most:
+            keep &= sums >= np.partition(sums[keep], -most)[-most]
         uniq, sums = uniq[keep], sums[keep]
         return [self.name(int(k)) for k in uniq.tolist()], sums
 
