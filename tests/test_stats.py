@@ -32,8 +32,8 @@ from tests.conftest import gathered, run_config
 @pytest.fixture(scope="module")
 def two_sources(tmp_path_factory: pytest.TempPathFactory, enable2k_path: str) -> Path:
     """An ingest of two files (two sources) of 4x4 boards, with word lists."""
-    from pipeline.config import config_from_dict
     from pipeline.boards import generate_boards, generator_alphabet
+    from pipeline.config import config_from_dict
     from pipeline.runner import execute
 
     base = tmp_path_factory.mktemp("two-sources")
