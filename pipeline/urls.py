@@ -155,6 +155,39 @@ def download(url: str, dest: Path) -> None:
         raise RunIOError(f"cannot read it: {reason(exc)}", source=url) from None
 
 
+def read_url_bytes(url: str, cap: int, what: str = "input") -> bytes:
+    """The bytes of the object ``url`` (a small input: a dice file), refused past ``cap`` bytes
+    before it is read: a missing object or one too large is a BoggleError (exit 2), any other
+    storage failure a RunIOError (exit 5), each one line."""
+    from pipeline.errors import BoggleError
+
+    parts = urlsplit(check_url(url, what))
+    scheme = parts.scheme.lower()
+    if scheme == "file":
+        from pipeline.io import read_regular_bytes
+
+        return read_regular_bytes(parts.path, cap, what)
+    key = f"{parts.netloc}{parts.path}"
+    fs = filesystem(scheme)
+    try:
+        size = int(fs.info(key).get("size") or 0)
+        if size > cap:
+            raise BoggleError(f"{what} is {size:,} bytes, larger than {cap:,}; refused", source=url)
+        data = bytes(fs.cat_file(key, start=0, end=cap + 1))
+    except FileNotFoundError:
+        _check_bucket(fs, parts.netloc, url)
+        raise BoggleError(f"{what} not found", source=url) from None
+    except BoggleError:
+        raise
+    except PermissionError:
+        raise RunIOError("permission denied", source=url) from None
+    except Exception as exc:
+        raise RunIOError(f"cannot read it: {reason(exc)}", source=url) from None
+    if len(data) > cap:
+        raise BoggleError(f"{what} is larger than {cap:,} bytes; refused", source=url)
+    return data
+
+
 def _check_bucket(fs: Any, bucket: str, url: str) -> None:
     """RunIOError (exit 5) when ``bucket`` is missing or cannot be reached: a missing object in
     a bucket that is there is the user's (exit 2), a missing bucket is the storage's."""

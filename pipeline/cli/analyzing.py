@@ -141,8 +141,8 @@ def analyze(
                 "--memory-limit is no longer needed and is ignored: analyze merges each part's "
                 "statistics and holds one part a thread, whatever the run's size"
             )
-        from pipeline.cli import render
         from pipeline.analyze import BadDefinition, analyze_runs, parse_labels
+        from pipeline.cli import render
 
         with render.analyze_progress(quiet, log_style(progress_interval, log_format)) as progress:
             result = analyze_runs(
@@ -230,8 +230,8 @@ def select(
     with run_summary_json(summary_json, None, "select", SELECT_SUMMARY_FIELDS) as outcome:
         outcome.update(runs=[{"run_dir": d} for d in run_dirs], out=str(out.absolute()))
         require("analyze", "boggle select")  # the analysis package: plots, word frequencies
-        from pipeline.cli import render
         from pipeline.analyze.select import Band, Filters, parse_range, preset, select_boards
+        from pipeline.cli import render
 
         bands = [preset(p.value) for p in presets or []]
         if words is not None:
@@ -294,5 +294,6 @@ def check_digests(run_dirs: list[str], digests: list[str]) -> None:
         raise BoggleError(
             f"--expect-digest: {len(digests)} digests for {len(run_dirs)} runs; one per run, in order"
         )
+    digests = [store.parse_digest(d, "--expect-digest") for d in digests]  # every typo first: exit 2
     for run_dir, digest in zip(run_dirs, digests, strict=True):
         store.open_run(run_dir, verify=False, expect_digest=digest)

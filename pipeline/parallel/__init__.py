@@ -14,6 +14,7 @@ from __future__ import annotations
 from pipeline.parallel import lifeline
 from pipeline.parallel._backends import (
     backend_is_dask,
+    check_scheduler_file,
     dask_backend,
     in_one_worker,
     parallel_backend,
@@ -23,6 +24,7 @@ from pipeline.parallel._memory import return_freed_memory
 
 __all__ = [
     "backend_is_dask",
+    "check_scheduler_file",
     "dask_backend",
     "in_one_worker",
     "lifeline",

@@ -43,6 +43,7 @@ from pipeline.store.manifest import (
     describe_problems,
     job_digest,
     job_problems,
+    parse_digest,
     read_manifest,
 )
 from pipeline.store.parts import PartInfo, part_name, stats_name, write_part
@@ -109,6 +110,7 @@ __all__ = [
     "manifest_mismatches",
     "open_run",
     "parquet_metadata",
+    "parse_digest",
     "part_name",
     "part_tag",
     "read_manifest",
