@@ -214,7 +214,7 @@ def entry_checksum(trie: Trie, report: dict[str, Any], identity: str) -> str:
     for name in ("nodes", "node_face", "node_depth", "word_len"):
         a = np.ascontiguousarray(getattr(trie, name))
         h.update(f"|{name}:{a.dtype.str}:{a.shape}|".encode())
-        h.update(memoryview(a).cast("B"))
+        h.update(a.data.cast("B"))
     step = 200_000  # encoded a slice at a time: one str of 3.2M words is much more memory
     h.update(f"|words:{len(trie.words)}|".encode())
     for i in range(0, len(trie.words), step):

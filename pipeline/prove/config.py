@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -170,7 +170,7 @@ def _read_class_ids_file(path: str, ids: list[int]) -> None:
                     f"{st.st_size:,} bytes, more than the {MAX_IDS_FILE_BYTES:,} a class-ids file may hold",
                     source=path,
                 )
-            fh = io.BufferedReader(raw, 1 << 20)  # type: ignore[arg-type]
+            fh = io.BufferedReader(cast("io.RawIOBase", raw), 1 << 20)
             n = 0
             while line := fh.readline(MAX_LINE_BYTES + 1):
                 n += 1
