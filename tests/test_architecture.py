@@ -60,6 +60,7 @@ PUBLIC: dict[str, set[str]] = {
         # reading finished jobs and checking them
         *("FinishedRun", "open_run", "read_rejects", "read_run_table", "read_manifest"),
         *("job_problems", "manifest_mismatches", "describe_problems", "job_digest", "check_digest"),
+        *("parse_digest",),
         # the run's files and schema
         *("FORMAT", "SCHEMA_VERSION", "MANIFEST", "RUN_RECORD", "REJECTS", "MAX_PART", "META_CONFIG"),
         *("REQUIRED_COLUMNS",),
