@@ -193,6 +193,10 @@ def handle_errors(fn: F) -> F:
         set_compile_listener(note)
         try:
             settings.get()  # a bad variable is refused (one line, exit 2) before any work starts
+            # every integer option within its cap, before the command allocates anything
+            from pipeline.cli.options import check_int_options
+
+            check_int_options(fn.__name__, kwargs)
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort, click.exceptions.ClickException):
             raise

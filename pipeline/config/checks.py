@@ -31,6 +31,7 @@ MAX_ITERATIONS = 1_000_000_000_000  # optimize: generations or moves per restart
 MAX_PROVE_CHUNK = 1_000_000  # prove: classes per task and part file
 MAX_CLASSES = 1_000_000_000  # prove --limit-classes
 MAX_TOP = 1_000_000  # analyze --top, --top-words
+MAX_OPTIMIZE_SEED = 2**63 - 1  # optimize: its results record the seed in an int64 column
 
 
 def check_count(name: str, value: int | None, least: int, most: int, what: str) -> None:

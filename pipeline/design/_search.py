@@ -62,7 +62,7 @@ from pipeline.boards import (
     parse_shape,
     roll_dice_layout,
 )
-from pipeline.design._config import DesignConfig, Objective, parse_objective, propose
+from pipeline.design._config import DesignConfig, Objective, check_draws, parse_objective, propose
 from pipeline.design._eval import (
     MOVES_STREAM,
     SEARCH_STREAM,
@@ -151,6 +151,7 @@ def prepare(cfg: DesignConfig) -> tuple[DiceSet, Objective, CompiledLexicon, lis
     objective = parse_objective(cfg.objective)
     wanted = parse_shape(cfg.shape) if cfg.shape else (None, None)
     start = load_dice_set(cfg.start, *wanted)
+    check_draws(cfg, start.rows * start.cols)
     rules = resolve_rules(cfg.rules, (start.rows, start.cols))
     letters = None
     faces = set(start.faces)

@@ -48,6 +48,9 @@ from pipeline.extras import missing
 
 VARIANT_DICE = "variant-dice.txt"
 Z95 = 1.96
+#: The most boards a what-if rolls a side: both runs' scores and boards are compared in memory
+#: (about 200 bytes a board and side), checked before anything is written.
+MAX_WHATIF_BOARDS = 10_000_000
 
 _COPY = re.compile(r"^\s*(?:die\s*)?(\d+)\s*=\s*(?:die\s*)?(\d+)\s*$", re.IGNORECASE)
 _FACE = re.compile(r"^\s*(?:die\s*)?(\d+)\s*:\s*(\S+)\s*->\s*(\S+)\s*$", re.IGNORECASE)
@@ -251,7 +254,10 @@ def run_what_if(
     >>> run_what_if("new", ["die 15 = die 5"], "runs/whatif", count=10_000, seed=1)  # doctest: +SKIP
     """
     from pipeline.boards import GENERATORS
+    from pipeline.config import check_count
     from pipeline.urls import is_url
+
+    check_count("--count", count, 1, MAX_WHATIF_BOARDS, "what-if")
 
     if is_url(str(out)):
         raise ConfigError(f"--out {out}: what-if writes its runs to a local folder")
