@@ -155,18 +155,24 @@ def download(url: str, dest: Path) -> None:
         raise RunIOError(f"cannot read it: {reason(exc)}", source=url) from None
 
 
+def local_path(url: str) -> str | None:
+    """The local path a ``file://`` URL names, or None for any other URL or a path."""
+    parts = urlsplit(url)
+    return parts.path if is_url(url) and parts.scheme.lower() == "file" else None
+
+
 def read_url_bytes(url: str, cap: int, what: str = "input") -> bytes:
     """The bytes of the object ``url`` (a small input: a dice file), refused past ``cap`` bytes
     before it is read: a missing object or one too large is a BoggleError (exit 2), any other
-    storage failure a RunIOError (exit 5), each one line."""
+    storage failure a RunIOError (exit 5), each one line. A ``file://`` URL is a local file: the
+    caller reads its path (:func:`local_path`) as it reads any local file (never a FIFO or a
+    device), so it is refused here."""
     from pipeline.errors import BoggleError
 
     parts = urlsplit(check_url(url, what))
     scheme = parts.scheme.lower()
     if scheme == "file":
-        from pipeline.io import read_regular_bytes
-
-        return read_regular_bytes(parts.path, cap, what)
+        raise BoggleError(f"{what}: a file:// URL is read as a local path", source=url)
     key = f"{parts.netloc}{parts.path}"
     fs = filesystem(scheme)
     try:

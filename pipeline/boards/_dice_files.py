@@ -80,10 +80,14 @@ def _read_text(path: str) -> str:
     would block, a device never end) or an object of a store (``s3://...``), under
     MAX_DICE_FILE_BYTES."""
     from pipeline.errors import BoggleError
-    from pipeline.urls import is_url, read_url_bytes
+    from pipeline.urls import is_url, local_path, read_url_bytes
 
     try:
-        data = read_url_bytes(path, MAX_DICE_FILE_BYTES, "dice file") if is_url(path) else _read_local(path)
+        local = local_path(path) if is_url(path) else path  # a file:// URL is a local file
+        if local is not None:
+            data = _read_local(local)
+        else:
+            data = read_url_bytes(path, MAX_DICE_FILE_BYTES, "dice file")
     except ConfigError:
         raise
     except BoggleError as exc:
