@@ -8,8 +8,9 @@ its metadata) or CSV.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import BoggleError
@@ -43,9 +44,9 @@ POOL_COLUMNS: dict[str, str] = {
 }
 
 
-def out_format(out: Path) -> str:
+def out_format(out: str | os.PathLike[str]) -> str:
     """``parquet`` or ``csv`` from the pool file's extension (a BoggleError for another)."""
-    fmt = FORMATS.get(out.suffix.lower())
+    fmt = FORMATS.get(PurePosixPath(os.fspath(out)).suffix.lower())
     if fmt is None:
         raise BoggleError(f"--out {out}: the pool file must end in .parquet, .pq or .csv")
     return fmt
@@ -119,19 +120,20 @@ def pool_rows(table: pa.Table, rows: np.ndarray, bands: Sequence[str] | None) ->
     return pa.table([cols[f.name] for f in schema], schema=schema)
 
 
-def write_pool(pool: pa.Table, out: Path, fmt: str, meta: dict[str, Any]) -> None:
+def write_pool(pool: pa.Table, out: str | os.PathLike[str], fmt: str, meta: dict[str, Any]) -> None:
     """The pool as Parquet (with the filters and runs in its metadata under
-    ``boggle.select``) or CSV (words separated by spaces), written atomically."""
+    ``boggle.select``) or CSV (words separated by spaces), written atomically: renamed into
+    place on disk, one PUT in an object store (:func:`pipeline.store.output_file`)."""
     import pyarrow.parquet as pq
 
-    from pipeline.io import atomic_open, atomic_path
+    from pipeline.store import output_file
 
     if fmt == "parquet":
         pool = pool.replace_schema_metadata({"boggle.select": json.dumps(meta, sort_keys=True)})
-        with atomic_path(out) as tmp:
+        with output_file(out) as tmp:
             pq.write_table(pool, tmp, compression="zstd")
         return
     df = pool.to_pandas()
     df["words"] = [None if w is None else " ".join(w) for w in df["words"]]
-    with atomic_open(out) as fh:
+    with output_file(out) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
         df.to_csv(fh, index=False, lineterminator="\n")

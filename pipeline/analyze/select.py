@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from pipeline.analyze.gather import Gathered
+    from pipeline.store import PartRef
 
 PER = 100_000  # "a run of PER boards yields about K"
 
@@ -183,9 +184,10 @@ class RunPool:
 
 @dataclass
 class SelectResult:
-    """What :func:`select_boards` wrote: the pool file, its rows, and each run's counts."""
+    """What :func:`select_boards` wrote: the pool file (a path, or an object's URL), its rows,
+    and each run's counts."""
 
-    out: Path
+    out: PartRef
     written: int
     runs: list[RunPool]
     filters: Filters
@@ -196,17 +198,23 @@ class SelectResult:
         return sum(r.selected for r in self.runs)
 
 
-def check_out(run_dirs: Sequence[str | os.PathLike[str]], out: Path) -> None:
-    """Refuse (exit 2) a pool file inside one of the runs: readers of the run would take it for
-    part of it."""
+def check_out(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str]) -> None:
+    """Refuse (exit 2) a pool file inside one of the runs, or inside any other job directory:
+    readers of the job would take it for part of it."""
+    from pipeline.store import refuse_inside_job
+    from pipeline.store.output import check_output_file, split_output
     from pipeline.urls import is_url
 
-    target = Path(out).resolve()
-    for run_dir in run_dirs:
-        if is_url(run_dir):
-            continue
-        if Path(run_dir).resolve() in target.parents:
-            raise BoggleError(f"--out {out} is inside the run directory {run_dir}: choose another --out")
+    if not is_url(out):
+        target = Path(out).resolve()
+        for run_dir in run_dirs:
+            if is_url(run_dir):
+                continue
+            if Path(run_dir).resolve() in target.parents:
+                raise BoggleError(f"--out {out} is inside the run directory {run_dir}: choose another --out")
+    check_output_file(out)
+    folder, _ = split_output(out)
+    refuse_inside_job(folder, file=os.fspath(out))
 
 
 def common_counts(words: pa.Array | pa.ChunkedArray, language: str, cache: dict[str, bool]) -> np.ndarray:
@@ -320,8 +328,9 @@ def select_boards(
     per: int = PER,
 ) -> SelectResult:
     """Write the boards of ``run_dirs`` that pass ``filters`` to ``out`` (``.parquet`` or
-    ``.csv``, atomically), in run order then ``board_id`` order, at most ``filters.limit`` of
-    them; count each run's qualifying boards (per band) with 95% Wilson intervals on the share.
+    ``.csv``, atomically; a path, or the URL of an object in a store), in run order then
+    ``board_id`` order, at most ``filters.limit`` of them; count each run's qualifying boards
+    (per band) with 95% Wilson intervals on the share.
 
     Raises a BoggleError (exit 2) for a bad file name or a run the filters cannot read, a
     DamagedRunError (exit 4) for a run whose parts differ from its manifest.
@@ -330,7 +339,6 @@ def select_boards(
 
     from pipeline.store import run_id_of
 
-    out = Path(out)
     fmt = out_format(out)
     check_out(run_dirs, out)
     runs = load_runs(run_dirs)
@@ -370,7 +378,14 @@ def select_boards(
     pool = pa.concat_tables(tables) if tables else pool_schema().empty_table()
     meta = {"filters": filters.describe(), "runs": [{"label": p.label, "run_id": p.run_id} for p in pools]}
     write_pool(pool, out, fmt, meta)
-    return SelectResult(out, pool.num_rows, pools, filters, per)
+    return SelectResult(_shown(out), pool.num_rows, pools, filters, per)
+
+
+def _shown(out: str | os.PathLike[str]) -> PartRef:
+    """The pool file as results name it: a local path, or the object's URL."""
+    from pipeline.store import job_path
+
+    return job_path(os.fspath(out))
 
 
 BAND_COLUMNS = [

@@ -46,6 +46,7 @@ from pipeline.store.manifest import (
     parse_digest,
     read_manifest,
 )
+from pipeline.store.output import output_file, output_folder, output_location, refuse_inside_job
 from pipeline.store.parts import PartInfo, part_name, stats_name, write_part
 from pipeline.store.rundir import FinishedRun, open_run, read_rejects, read_run_table
 from pipeline.store.schema import (
@@ -109,6 +110,9 @@ __all__ = [
     "location",
     "manifest_mismatches",
     "open_run",
+    "output_file",
+    "output_folder",
+    "output_location",
     "parquet_metadata",
     "parse_digest",
     "part_name",
@@ -116,6 +120,7 @@ __all__ = [
     "read_manifest",
     "read_rejects",
     "read_run_table",
+    "refuse_inside_job",
     "results_table",
     "run_id_of",
     "stats_name",
