@@ -70,6 +70,31 @@ def exercise(dictionary: str) -> None:
                 n_jobs=1, backend="threading", **pick,
             )  # fmt: skip
             run_prove(cfg)
+        exercise_deduping_force(dictionary)
+
+
+def exercise_deduping_force(dictionary: str) -> None:
+    """The deduping force's kernels (:mod:`pipeline.prove.tree_dedup`), which only heavy classes
+    call (none of :data:`RUNS`): a few 3x3 classes proved with it on every split, the classes'
+    values taken from their paths too (what a class of 2**23 paths or more does, so that
+    ``tree_value`` is called: the first build missed it, and every heavy 4x4 class failed)."""
+    import numpy as np
+
+    from pipeline.boards import geometry
+    from pipeline.prove import tree
+    from pipeline.prove.worker import load_problem
+
+    problem = load_problem(dictionary, "3x3", "boggle", None, FOUR)
+    prover = tree.TreeProver(geometry(3, 3), problem.lexicon, problem.packed, 500, dedup_ratio=0, dedup_paths=0)
+    ids = problem.space.canonical_ids()
+    saved = tree.VALUE_PATHS
+    try:
+        for value_paths in (saved, 0):
+            tree.VALUE_PATHS = value_paths
+            for d in problem.space.digits(ids[:: max(len(ids) // 8, 1)]):
+                prover.prove(np.ascontiguousarray(problem.space.masks(d), dtype=np.uint64))
+    finally:
+        tree.VALUE_PATHS = saved
 
 
 def called_kernels() -> list[tuple[str, Any, list[Any]]]:

@@ -50,11 +50,12 @@ _built: Any = None
 
 def kernel_sources() -> list[Path]:
     """Every module of the package that defines kernels (it imports this module's decorators;
-    not this module or the build's, which compile nothing themselves)."""
+    not this module, which compiles nothing), and the build's own (``aot.py``: its runs decide
+    which kernels are exported, so a new run makes the build stale)."""
     found = []
     for path in sorted(PACKAGE_ROOT.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
-        if "from pipeline.jit import" in text and path.name not in ("aot.py", "jit.py"):
+        if path == PACKAGE_ROOT / "aot.py" or ("from pipeline.jit import" in text and path.name != "jit.py"):
             found.append(path)
     return found
 

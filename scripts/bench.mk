@@ -14,8 +14,8 @@ bench-lexicon:  ## a 3.2M-word list (tanglet:pl): cold compile time and RSS, the
 	$(PY) -m pipeline.benches.bench_lexicon --dictionary tanglet:pl --count 10000
 
 .PHONY: bench-vs-cpp
-bench-vs-cpp:  ## our kernel vs the C++ solver (ANCHOR_DIR, default /tmp/anchor): same boards, alternating, medians
-	$(PY) -m pipeline.benches.perf_vs_cpp --dictionary $(ENABLE2K)
+bench-vs-cpp:  ## our kernel vs the C++ solver (ANCHOR_DIR, default /tmp/anchor): same boards, alternating, medians; BENCH_VS_CPP_ARGS='--pairs 5 --before DIR' also times another checkout in each round
+	$(PY) -m pipeline.benches.perf_vs_cpp --dictionary $(ENABLE2K) $(BENCH_VS_CPP_ARGS)
 
 .PHONY: bench-prove
 bench-prove:  ## boggle prove vs the C++ prover (ANCHOR_DIR, default /tmp/anchor) on the same classes: CPU s, peak RSS, ratio; recipes 3x3-2 3x3-4 3x4-corner 3x4-4 3x4-heavy 4x4 (BENCH_PROVE_ARGS='--recipe 4x4 --quick')

@@ -39,7 +39,8 @@ def test_the_fingerprint_follows_every_byte_of_the_kernel_modules(
     sources = jit.kernel_sources()
     names = {str(p.relative_to(jit.PACKAGE_ROOT)) for p in sources}
     assert {"prove/tree_build.py", "prove/tree_eval.py", "prove/bounds.py", "solve/drive.py"} <= names
-    assert not {"aot.py", "jit.py", "cli/proving.py"} & names  # only the modules with kernels
+    assert not {"jit.py", "cli/proving.py"} & names  # only the modules with kernels
+    assert "aot.py" in names  # and the build's runs, which decide what is exported
     assert jit.fingerprint(sources) == jit.fingerprint(list(reversed(sources)))  # stable
     monkeypatch.setattr(jit, "PACKAGE_ROOT", tmp_path)
     copy = tmp_path / "k.py"
@@ -143,6 +144,24 @@ def test_prove_takes_the_built_kernels_and_writes_the_jits_certificate(
     assert built.stdout == numba.stdout  # the BEST line
     rows = certificate(tmp_path / "aot")
     assert rows and rows == certificate(tmp_path / "jit")
+
+
+def test_the_deduping_force_runs_on_the_built_kernels(enable2k_path: str) -> None:
+    """Every kernel the deduping force calls from Python is exported: a split on every class,
+    values from paths too (heavy 4x4 classes take both), in the ``aot`` mode, numba never
+    imported (a kernel the build missed raises InternalError)."""
+    need_built()
+    code = (
+        "import sys; from pipeline import jit; jit.prefer_ahead_of_time()\n"
+        "from pipeline.aot import exercise_deduping_force\n"
+        f"exercise_deduping_force({enable2k_path!r})\n"
+        "print(jit.mode(), 'numba' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=job_environment(), capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["aot", "False"]
 
 
 @pytest.mark.integration

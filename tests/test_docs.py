@@ -474,3 +474,58 @@ def test_every_exit_code_has_a_row() -> None:
     page = (DOCS / "reference" / "exit-codes.md").read_text(encoding="utf-8")
     rows = {int(m) for m in re.findall(r"^\| (\d+) \|", page, flags=re.MULTILINE)}
     assert rows == codes, f"documented {sorted(rows)}, defined {sorted(codes)}"
+
+
+# a measured figure: a share or difference with decimals, a rate, a CPU cost, points a board
+_FIGURE = re.compile(
+    r"\d+\.\d+%|\d+\.\d+ (?:points|words)|\d[\d,]* boards/s|CPU-h|CPU s\b|CPU seconds|\d points a board"
+    r"|[+−-]\d+\.\d+\b"
+)
+_WORD_LIST = re.compile(r"ENABLE2K|enable2k|Tanglet English|tanglet:\w+", re.IGNORECASE)
+
+
+def _blocks(markdown: str) -> list[tuple[str, str]]:
+    """A page as (kind, text) blocks: ``head`` (a heading), ``code`` (a fenced block whole) and
+    ``text`` (a paragraph, a list or a table: lines up to a blank line)."""
+    out: list[tuple[str, str]] = []
+    cur: list[str] = []
+    fence = None
+    for line in markdown.splitlines():
+        m = re.match(r"^\s*(`{3,})", line)
+        if fence is not None:
+            cur.append(line)
+            if m and m.group(1) == fence:
+                out.append(("code", "\n".join(cur)))
+                cur, fence = [], None
+            continue
+        if m or not line.strip() or line.startswith("#"):
+            if cur:
+                out.append(("text", "\n".join(cur)))
+            cur = [line] if m else []
+            fence = m.group(1) if m else None
+            if line.startswith("#"):
+                out.append(("head", line))
+            continue
+        cur.append(line)
+    if cur:
+        out.append(("text" if fence is None else "code", "\n".join(cur)))
+    return out
+
+
+@pytest.mark.parametrize("page", sorted((DOCS / "guides").glob("*.md")), ids=lambda p: p.name)
+def test_the_guides_name_the_word_list_behind_every_figure(page: Path) -> None:
+    """A figure measured on boards depends on the word list that scored them: every paragraph
+    or table of a guide that quotes one (a share, a difference, a rate, a CPU cost) names the
+    word list, or the command or paragraph right before or after it does (within its section)."""
+    blocks = _blocks(page.read_text(encoding="utf-8"))
+    unnamed = []
+    for i, (kind, text) in enumerate(blocks):
+        if kind != "text" or not _FIGURE.search(re.sub(r"`[^`]*`", "", text)):
+            continue
+        near = [
+            text,
+            *(blocks[j][1] for j in (i - 1, i + 1) if 0 <= j < len(blocks) and blocks[j][0] != "head"),
+        ]
+        if not any(_WORD_LIST.search(t) for t in near):
+            unnamed.append(text.splitlines()[0][:100])
+    assert not unnamed, f"{page.name}: figures without their word list: {unnamed}"

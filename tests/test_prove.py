@@ -339,14 +339,14 @@ def test_chunks_are_proved_in_a_fixed_shuffle(tiny_dict: str, tmp_path: Path) ->
     assert sorted(dispatch_order([4, 9, 17])) == [4, 9, 17]
 
     seen: list[int] = []
-    real = prove_job._indexed
+    real = prove_job._indexed_here
 
-    def recording(c: int, *args):  # in this process: the threading backend with one job
+    def recording(c: int, *args):  # in this process: one job runs in a thread of it
         seen.append(c)
         return real(c, *args)
 
     common = dict(shape="2x3", threshold=20, classes="ae rst", chunk_size=2)
-    with patch.object(prove_job, "_indexed", recording):
+    with patch.object(prove_job, "_indexed_here", recording):
         run_prove(ProveConfig(tiny_dict, **common, n_jobs=1, backend="threading", out=str(tmp_path / "s")))
     n = len(seen)
     assert n > 3 and seen == dispatch_order(list(range(n))) and seen != sorted(seen)
@@ -535,8 +535,9 @@ def test_a_proof_checked_against_a_published_list(tiny_dict: str, tmp_path: Path
 
 
 def test_a_one_worker_proof_leaves_joblib_its_own_executor(tiny_dict: str) -> None:
-    """-j 1 proves in a worker process of its own executor: with loky's shared reusable one,
-    the next joblib loop in the process took it and failed (no _temp_folder_manager)."""
+    """-j 1 proves in a thread of this process, joblib left alone (it once proved in a worker
+    process of loky's shared reusable executor, and the next joblib loop in the process took
+    that executor and failed: no _temp_folder_manager)."""
     import joblib
 
     from pipeline.parallel import parallel_backend

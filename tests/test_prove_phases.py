@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from pipeline.benches.prove_phases import phase_rounds
-from pipeline.prove import tree
+from pipeline.prove import builder, tree
 from pipeline.prove.config import ProveConfig
 from tests.conftest import REPO
 
@@ -17,18 +17,30 @@ TWO = "aeiosuy bcdfghjklmnpqrtvwxz"
 def test_the_phase_bench_splits_a_rounds_cpu_and_puts_the_kernels_back() -> None:
     # two 3x3 classes of the 2-bucket recipe (the sample bench-prove draws with seed 21: ids 56
     # and 187), twice: the phases nest inside the round, the rounds prove the same (branch
-    # nodes, boards scored), and the tree module's kernels are its own again afterwards
-    kernels = (tree.collect_paths, tree.radix_sort, tree.tree_from_paths, tree.tree_branch)
+    # nodes, boards scored), and the kernels are their modules' own again afterwards
+    def kernels() -> tuple[object, ...]:
+        names = (
+            "collect_paths",
+            "radix_sort",
+            "derive_paths",
+            "drop_redundant",
+            "tree_value",
+            "tree_from_paths",
+        )
+        return (*(getattr(builder, n) for n in names), tree.tree_branch)
+
+    before = kernels()
     seen: list[tuple[int, int, float, dict[str, float]]] = []
     cfg = ProveConfig("enable2k", shape="3x3", threshold=500, classes=TWO, limit_classes=2, sample_seed=21)
     rounds = phase_rounds(cfg, 2, lambda *row: seen.append(row))
-    assert (tree.collect_paths, tree.radix_sort, tree.tree_from_paths, tree.tree_branch) == kernels
+    assert kernels() == before
     assert [(r, cid) for r, cid, _, _ in seen] == [(0, 56), (0, 187), (1, 56), (1, 187)]
     assert len(rounds) == 2 and rounds[0]["nodes"] == rounds[1]["nodes"] > 0
     assert rounds[0]["scored"] == rounds[1]["scored"] > 0
     for got in rounds:
         assert got["classes"] == 2
-        assert 0 < got["walk"] + got["sort"] + got["tree"] <= got["build"]
+        parts = ("walk", "sort", "derive", "dedup", "value", "tree")
+        assert 0 < sum(got[k] for k in parts) <= got["build"]
         assert got["branch"] > 0
         assert got["build"] + got["branch"] + got["score"] <= got["total"]
     for _, _, seconds, phases in seen:

@@ -10,13 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import pipeline.prove.tree as tree_module
+import pipeline.prove.builder as builder_module
 from pipeline.boards import Board, canonical, format_compact, geometry
 from pipeline.prove.bounds import build_prove_trie, class_bounds, packed_trie
 from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
 from pipeline.prove.search import ClassProver, split_order
 from pipeline.prove.tree import PROVERS, TreeProver, eval_tree, tree_branch
 from pipeline.prove.tree_build import FIRST, LETTER_BITS, NEXT, TAG, VAL, max_cells, radix_sort
+from pipeline.prove.tree_dedup import FORCED_FLAG, derive_paths
 from pipeline.prove.tree_eval import lift_cell, lift_frames
 from pipeline.prove.tree_reference import tree_bound_reference
 from pipeline.solve import solve_arrays
@@ -297,19 +298,22 @@ def _found(outcome) -> dict[bytes, int]:
     return {bytes(b.astype(np.int8)): s for b, s in outcome.found}
 
 
-# how the prover splits: forcing cells on one tree; rebuilding every sub-class's tree; lifting
-# every cell; lifting every cell but the last two, then forcing; lifting while the bound is
-# above 1.2 x T, then forcing; the default down to single boards before scoring, as every class
-# or as a heavy class (its tree over the size that bounds down to single boards)
+# how the prover splits: forcing cells on one tree; the deduping force on every sub-class (its
+# paths derived, the redundant ones dropped, its tree rebuilt) down to one cell left, or above
+# 1.5 x T and lifting below; lifting every cell; lifting every cell but the last two, then
+# forcing; lifting while the bound is above 1.2 x T, then forcing; the default down to single
+# boards before scoring, as every class or as a heavy class (its tree over the size that bounds
+# down to single boards)
 MODES = {
-    "force": {"rebuild_nodes": 10**9, "lift_ratio": 0},
-    "rebuild": {"rebuild_nodes": 0},
-    "lift": {"rebuild_nodes": 10**9, "lift_ratio": 1e-9},
-    "keep": {"rebuild_nodes": 10**9, "lift_ratio": 1e-9, "lift_keep": 2},
-    "heavy": {"rebuild_nodes": 10**9, "single_nodes": 0},
-    "ratio": {"rebuild_nodes": 10**9, "lift_ratio": 1.2},
-    "single": {"rebuild_nodes": 10**9, "enumerate_max": 1},
-    "budget": {"rebuild_nodes": 10**9, "max_paths": 4},
+    "force": {"lift_ratio": 0},
+    "dedup": {"dedup_ratio": 0, "dedup_paths": 0},
+    "dedup-lift": {"dedup_ratio": 1.5, "dedup_paths": 0, "lift_ratio": 1e-9},
+    "lift": {"lift_ratio": 1e-9},
+    "keep": {"lift_ratio": 1e-9, "lift_keep": 2},
+    "heavy": {"single_nodes": 0},
+    "ratio": {"lift_ratio": 1.2},
+    "single": {"enumerate_max": 1},
+    "budget": {"max_paths": 4},
 }
 
 
@@ -377,7 +381,7 @@ def test_tree_prover_eliminates_a_class_below_the_threshold(tiny) -> None:
 def test_branching_grows_its_arrays_and_finds_the_same(tiny, monkeypatch: pytest.MonkeyPatch) -> None:
     # lifting every cell into arrays with no room beyond the tree, and a one-row leaves table:
     # the prover grows them (the arena: calls again), and finds what a roomy one finds
-    monkeypatch.setattr(tree_module, "NODES_PER_PATH", 0)  # the build's arrays not sized ahead
+    monkeypatch.setattr(builder_module, "NODES_PER_PATH", 0)  # the build's arrays not sized ahead
     geo = geometry(3, 3)
     trie = build_prove_trie(tiny, 9)
     masks_of = bucket_masks(parse_buckets("ae rst", tiny.alphabet))
@@ -407,15 +411,15 @@ def test_a_class_over_the_path_budget_is_split_and_finds_the_same(tiny) -> None:
     roomy = TreeProver(geo, tiny, trie, 30)
     tight = TreeProver(geo, tiny, trie, 30, max_paths=64)
     largest: list[int] = []
-    bounds = tight.builder.bounds
+    collect = tight.builder.collect
 
-    def watched(masks: np.ndarray, threshold: int, max_paths: int | None = None) -> tuple[int, int]:
-        got = bounds(masks, threshold, max_paths)
+    def watched(masks: np.ndarray, max_paths: int | None = None) -> tuple[int, int]:
+        got = collect(masks, max_paths)
         if max_paths is not None:  # None: a single board, whose paths are never split
             largest.append(tight.builder.n_paths)
         return got
 
-    tight.builder.bounds = watched  # type: ignore[method-assign]
+    tight.builder.collect = watched  # type: ignore[method-assign]
     splits = 0
     for d in class_digits(canonical_class_ids(3, 3, 2)[::4], 2, 9):
         masks = masks_of[d]
@@ -513,6 +517,92 @@ def test_a_sub_class_tree_from_the_parent_paths_equals_a_rebuilt_one(
                 continue
             compared += _derived_equals_rebuilt(prover, masks)
     assert compared > 20
+
+
+def _pairs(key: np.ndarray, occ: int, fields: int, bits: int) -> frozenset[tuple[int, int]]:
+    """A path's (field, value) pairs from its key and used-fields mask."""
+    out = []
+    for p in range(64):
+        if occ >> p & 1:
+            word = int(key[0]) if p >= fields else int(key[1])
+            out.append((p, (word >> ((p % fields) * bits)) & ((1 << bits) - 1)))
+    return frozenset(out)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_deduping_force_drops_only_paths_another_path_covers(
+    tiny, draw_class, class_boards, data: st.DataObject
+) -> None:
+    """Force the split cells one after another, each sub-class's paths read off the last one's
+    with the redundant ones dropped (:meth:`TreeBuilder.derive`): what is dropped is what the
+    plain-Python rule drops (a path missing the forced cell whose pairs but one, that one of
+    the forced letter, are a path of the same word that used the forced cell), each dropped
+    path has a kept one of its word over a strict subset of its pairs, the tree is no looser
+    than without the drops and still bounds every board of the sub-class."""
+    rows, cols, masks = draw_class(data)
+    n = rows * cols
+    geo = geometry(rows, cols)
+    trie = build_prove_trie(tiny, n)
+    prover = TreeProver(geo, tiny, trie, threshold=1, fields=_fields(n, data.draw(st.sampled_from(SPLITS))))
+    arr = np.array(masks, dtype=np.uint64)
+    prover.use_order(arr)
+    b = prover.builder
+    n_paths, _ = b.collect(arr)
+    keys, wids = (a[:n_paths].copy() for a in b.paths())
+    boards = class_boards(masks)
+    scores = _scores(tiny, rows, cols, boards)
+    keep = np.ones(len(boards), dtype=bool)
+    cells = [int(c) for c in prover.order if masks[c].bit_count() > 1]
+    for cell in cells[: data.draw(st.integers(1, max(len(cells) - 1, 1)))]:
+        letter = data.draw(st.sampled_from([f for f in range(5) if masks[cell] >> f & 1]))
+        keep &= boards[:, cell] == letter
+        plain = (np.empty((len(wids), 2), np.uint64), np.empty(len(wids), np.int64))
+        m, total = b.derive((keys, wids), len(wids), cell, letter, plain, False)
+        deduped = (np.empty((len(wids), 2), np.uint64), np.empty(len(wids), np.int64))
+        k, total_d = b.derive((keys, wids), len(wids), cell, letter, deduped, True)
+        assert total_d == total  # no word loses its last path
+        # the plain-Python rule, on the paths derived with the forced run's flag
+        flagged = (np.empty((len(wids), 2), np.uint64), np.empty(len(wids), np.int64))
+        p = n - 1 - int(prover.rank[cell])
+        f_n, _ = derive_paths(
+            keys, wids, len(wids), 0 if p >= b.fields else 1, (p % b.fields) * b.bits, p, letter,
+            b.bits, b.word_pts, *flagged, np.zeros(tiny.n_words, np.int64), 1, FORCED_FLAG,
+        )  # fmt: skip
+        assert f_n == m
+        tagged = [
+            (
+                int(t) & 0xFFFFFFFF,
+                _pairs(key, (int(t) >> 32) & 0xFFFFFF, b.fields, b.bits),
+                bool(int(t) >> 62),
+            )
+            for key, t in zip(flagged[0][:m], flagged[1][:m], strict=True)
+        ]
+        forced_run = {(w, pairs) for w, pairs, from_run in tagged if from_run}
+        expected = [
+            (w, pairs)
+            for w, pairs, from_run in tagged
+            if from_run or not any((w, pairs - {pv}) in forced_run for pv in pairs if pv[1] == letter + 1)
+        ]
+        paths = [(w, pairs) for w, pairs, _ in tagged]
+        got = [
+            (
+                int(deduped[1][i]) & 0xFFFFFFFF,
+                _pairs(deduped[0][i], int(deduped[1][i]) >> 32, b.fields, b.bits),
+            )
+            for i in range(k)
+        ]
+        assert sorted(got, key=repr) == sorted(expected, key=repr)
+        assert all(int(t) >> 61 == 0 for t in deduped[1][:k])  # flags cleared
+        kept = set(got)
+        for w, pairs in set(paths) - kept:
+            assert any(kw == w and kp < pairs for kw, kp in kept)
+        # the trees: no looser than without the drops, and sound
+        plain_value = b.build(plain[0], plain[1], m)
+        value = b.build(deduped[0], deduped[1], k)
+        assert int(scores[keep].max()) <= value <= plain_value
+        assert b.value(deduped[0], deduped[1], k) == value  # the tree's value without the tree
+        keys, wids = deduped[0][:k].copy(), deduped[1][:k].copy()
 
 
 def test_the_packed_trie_gives_each_word_its_points_by_id(enable_lexicon) -> None:

@@ -265,7 +265,7 @@ def test_cli_prints_shares_per_run_and_band(solved_run: Path, truth: pd.DataFram
             "--words",
             "40..80",
             "--score",
-            "..200",
+            "..90",
             "--out",
             str(out),
             "--summary-json",
@@ -273,18 +273,93 @@ def test_cli_prints_shares_per_run_and_band(solved_run: Path, truth: pd.DataFram
         ],
     )
     assert res.exit_code == 0, res.output
-    k = int(passes(truth, words=(40, 80), score=(0, 200)).sum())
+    k = int(passes(truth, words=(40, 80), score=(0, 90)).sum())
+    in_band = int(passes(truth, words=(40, 80)).sum())
     n = len(truth)
+    assert k < in_band  # the score filter costs boards, so the two counts must not be confused
     iv = wilson(k, n)
-    assert f"new: {k:,} of {n:,} boards ({k / n:.2%}, 95% CI {iv.low:.2%}-{iv.high:.2%})" in res.output
-    assert f"a run of 100,000 boards yields about {k / n * 100_000:,.0f}" in res.output
-    assert "  words 40..80: " in res.output
+    lines = res.output.splitlines()
+    # the count after each filter, in the order applied, then every filter on the last line
+    assert lines[:4] == [
+        f"new: {n:,} boards",
+        f"  words 40..80: {in_band:,} ({in_band / n:.2%})",
+        f"  score ..90: {k:,} ({k / n:.2%})",
+        f"  all filters: {k:,} of {n:,} boards ({k / n:.2%}, 95% CI {iv.low:.2%}-{iv.high:.2%}); "
+        f"a run of 100,000 boards yields about {k / n * 100_000:,.0f} "
+        f"({iv.low * 100_000:,.0f}-{iv.high * 100_000:,.0f})",
+    ]
     assert f"pool: {k:,} boards written to {out}" in res.output
     rec = json.loads(summary.read_text())
     assert rec["status"] == "complete" and rec["exit_code"] == 0 and rec["boards"] == k
     assert rec["runs"][0]["selected"] == k and rec["runs"][0]["share_low"] == pytest.approx(iv.low)
     assert rec["runs"][0]["bands"][0]["band"] == "words 40..80"
-    assert rec["filters"]["score"] == "..200"
+    steps = rec["runs"][0]["steps"]
+    assert [(s["filter"], s["label"], s["selected"]) for s in steps] == [
+        ("words", "words 40..80", in_band),
+        ("score", "score ..90", k),
+    ]
+    assert steps[0]["share"] == pytest.approx(in_band / n)
+    assert rec["filters"]["score"] == "..90"
+
+
+def test_each_filter_counts_what_is_left_after_it_in_the_order_applied(
+    solved_run: Path, truth: pd.DataFrame, tmp_path: Path
+) -> None:
+    """The attrition: every filter given, the count after each against the truth, cumulative."""
+    f = Filters(
+        bands=(Band("mid", 40, 140),),
+        score=(30, 220),
+        no_dead_cells=True,
+        min_common_words=20,
+        max_obscure=0.68,
+    )
+    res = select_boards([solved_run], tmp_path / "p.parquet", f)
+    (run,) = res.runs
+    order = ["words", "score", "no_dead", "min_common", "max_obscure"]
+    want = [int(passes(truth, **{k: FILTERS[k] for k in order[: i + 1]}).sum()) for i in range(len(order))]  # type: ignore[arg-type]
+    assert [s.kept for s in run.steps] == want
+    assert len(set(want)) == len(want)  # each step removes boards: a wrong order would show
+    assert [s.key for s in run.steps] == ["words", "score", "dead_cells", "common_words", "obscure_share"]
+    assert [s.label for s in run.steps] == [
+        "mid (40..140 words)",
+        "score 30..220",
+        "no dead cells",
+        "at least 20 common words",
+        "at most 68% obscure words",
+    ]
+    assert run.steps[-1].kept == run.selected
+    assert all(s.share.estimate == pytest.approx(s.kept / len(truth)) for s in run.steps)
+
+
+def test_several_bands_are_one_step_and_each_band_is_counted_after_every_filter(
+    solved_run: Path, truth: pd.DataFrame, tmp_path: Path
+) -> None:
+    out = tmp_path / "pool.parquet"
+    args = ["--preset", "tanglet-easy", "--words", "60..90", "--no-dead-cells", "--out", str(out)]
+    res = CliRunner().invoke(app, ["select", str(solved_run), *args])
+    assert res.exit_code == 0, res.output
+    easy, mid = truth["n_words"].between(32, 42), truth["n_words"].between(60, 90)
+    alive = truth["dead"] == 0
+    n = len(truth)
+    lines = res.output.splitlines()
+    banded, kept = int((easy | mid).sum()), int(((easy | mid) & alive).sum())
+    assert banded > kept > 0
+    assert lines[1] == f"  words in a band (tanglet-easy 32..42, words 60..90): {banded:,} ({banded / n:.2%})"
+    assert lines[2] == f"  no dead cells: {kept:,} ({kept / n:.2%})"
+    assert lines[3].startswith(f"  all filters: {kept:,} of {n:,} boards")
+    assert lines[4].startswith(f"    tanglet-easy (32..42 words): {(easy & alive).sum():,} of {n:,} boards")
+    assert lines[5].startswith(f"    words 60..90: {(mid & ~easy & alive).sum():,} of {n:,} boards")
+
+
+def test_no_filter_is_labelled_as_such(solved_run: Path, truth: pd.DataFrame, tmp_path: Path) -> None:
+    res = CliRunner().invoke(app, ["select", str(solved_run), "--out", str(tmp_path / "all.csv")])
+    assert res.exit_code == 0, res.output
+    n = len(truth)
+    assert res.output.splitlines()[:2] == [
+        f"new: {n:,} boards",
+        f"  no filters: {n:,} of {n:,} boards (100.00%, 95% CI {wilson(n, n).low:.2%}-100.00%); "
+        f"a run of 100,000 boards yields about 100,000 ({wilson(n, n).low * 100_000:,.0f}-100,000)",
+    ]
 
 
 @pytest.mark.parametrize(

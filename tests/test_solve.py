@@ -200,6 +200,104 @@ def test_kernel_equals_reference_on_boards_over_64_cells(board: Board, rule_key:
     check_against_reference(board, rule_key)
 
 
+# the small walk's other layouts: rows of more than one test of lanes (boards of 17-64 cells
+# 7+ columns wide), and 64-bit lanes (alphabets of more than 32 faces)
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+)
+@given(
+    pool_boards(max_rows=8, max_cols=32).filter(lambda b: b.n_cells <= 64 and b.cols >= 7),
+    st.sampled_from(["boggle", "big", "min1"]),
+)
+def test_kernel_equals_reference_on_wide_boards_up_to_64_cells(board: Board, rule_key: str) -> None:
+    check_against_reference(board, rule_key)
+
+
+#: faces no pool word uses, so that the alphabet has more than 32
+PADDING = [f"x{i}" for i in range(24)]
+
+
+@cache
+def wide_setup(rule_key: str) -> tuple[CompiledLexicon, ReferenceSolver]:
+    rules = RULE_CHOICES[rule_key]
+    words = list(pool_words())
+    lex = lexicon_of(words, rules, [f for f in POOL if f] + PADDING)
+    assert len(lex.alphabet) > 32
+    return lex, ReferenceSolver(words, rules)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pool_boards(max_rows=8, max_cols=8), st.sampled_from(["boggle", "min1", "revisit"]))
+def test_kernel_equals_reference_with_more_than_32_faces(board: Board, rule_key: str) -> None:
+    lex, ref_solver = wide_setup(rule_key)
+    res = solve_one(board, lex)
+    ref = ref_solver.solve(board)
+    assert set(res.words) == ref.words and res.score == ref.score
+    assert res.dead_cells == ref.dead_cells and res.longest == ref.longest
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**32 - 1), st.sampled_from([(4, 4), (3, 3), (5, 5), (4, 9)]))
+def test_the_small_walk_resumes_when_its_hit_buffer_fills(seed: int, shape: tuple[int, int]) -> None:
+    # with the least room the walk hands its hits back at nearly every pop and resumes: every
+    # output (the ids in the order found included) must be those of the roomy default
+    from pipeline.boards import geometry
+    from pipeline.solve import drive, small_records
+
+    lex, _ = pool_setup("boggle")
+    rows, cols = shape
+    boards = (
+        np.random.default_rng(seed).integers(0, len(lex.alphabet), size=(30, rows * cols)).astype(np.int8)
+    )
+    geo = geometry(rows, cols)
+    records = small_records(lex.trie, len(lex.alphabet))
+    args = (lex.trie.nodes.reshape(-1), lex.word_points, lex.trie.word_len, lex.trie.max_depth, True, 3, 4)
+    args += (records, len(lex.alphabet))
+    roomy = drive.solve_batch(drive.SMALL, boards, geo.nbr_mask, geo.nbr_list, geo.deg, *args, drive.HIT_ROOM)
+    tight = drive.solve_batch(drive.SMALL, boards, geo.nbr_mask, geo.nbr_list, geo.deg, *args, 1)
+    for a, b in zip(roomy, tight, strict=True):
+        assert np.array_equal(a, b)
+
+
+#: with these many more faces the trie's 8-byte records do not fit: boards of <= 64 cells
+#: take the walk of any size
+HUGE_PADDING = [f"x{i}" for i in range(51)]
+
+
+@cache
+def huge_setup() -> tuple[CompiledLexicon, ReferenceSolver]:
+    from pipeline.solve import small_records
+
+    rules = RULE_CHOICES["boggle"]
+    words = list(pool_words())
+    lex = lexicon_of(words, rules, [f for f in POOL if f] + HUGE_PADDING)
+    assert small_records(lex.trie, len(lex.alphabet)) is None
+    return lex, ReferenceSolver(words, rules)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pool_boards(max_rows=6, max_cols=6))
+def test_kernel_equals_reference_when_the_small_records_do_not_fit(board: Board) -> None:
+    lex, ref_solver = huge_setup()
+    res = solve_one(board, lex)
+    ref = ref_solver.solve(board)
+    assert set(res.words) == ref.words and res.score == ref.score
+    assert res.dead_cells == ref.dead_cells and res.longest == ref.longest
+
+
+def test_small_records_hold_the_trie() -> None:
+    from pipeline.solve import small_records
+
+    lex, _ = pool_setup("boggle")
+    k = len(lex.alphabet)
+    records = small_records(lex.trie, k)
+    assert records is not None and records is small_records(lex.trie, k)  # made once
+    assert np.array_equal(records & np.uint64((1 << k) - 1), lex.trie.mask)
+    first = (records >> np.uint64(k)) & np.uint64((1 << (63 - k)) - 1)
+    assert np.array_equal(first, lex.trie.first_child.astype(np.uint64))
+    assert np.array_equal(records >> np.uint64(63) == 1, lex.trie.word_id >= 0)
+
+
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["classic", "new", "big1979", "superbig"]))

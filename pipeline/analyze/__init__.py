@@ -7,20 +7,24 @@
     reports/dice/tables/NAME.parquet and NAME.csv
     reports/dice/plots/NAME.png
 
-Aggregation runs in DuckDB over the Parquet parts (see :mod:`pipeline.analyze.stats`, the faces
-and their raw effects in :mod:`pipeline.analyze.faces`); the board-level models (adjusted face
-effects, cell positions, dice rebuilt from the seed) read only the board and score columns
-(:mod:`pipeline.analyze.cells`); comparisons with 95% intervals are in
-:mod:`pipeline.analyze.compare`, runs that share their boards compared board by board in
-:mod:`pipeline.analyze.paired`, the intervals in :mod:`pipeline.analyze.inference`, run labels in
-:mod:`pipeline.analyze.provenance`, word frequencies in :mod:`pipeline.analyze.words`, bad boards
-and their drivers in :mod:`pipeline.analyze.bad`, the boards to serve (``boggle select``) in
+Every number comes from the runs' statistics (:mod:`pipeline.stats`: what each worker recorded
+beside its part), gathered and merged part by part, with a second pass over the parts' board
+and score columns for the regressions' intervals (:mod:`pipeline.analyze.gather`, the fits in
+:mod:`pipeline.analyze.models`); the summary tables are :mod:`pipeline.analyze.stats`', the
+faces and their raw effects :mod:`pipeline.analyze.faces`', the board-level models (adjusted
+face effects, cell positions, dice) :mod:`pipeline.analyze.cells`'; comparisons with 95%
+intervals are in :mod:`pipeline.analyze.compare`, runs that share their boards or their draws
+compared board by board in :mod:`pipeline.analyze.paired` (chunk by chunk:
+:mod:`pipeline.analyze.matched`), the die diagnosis in :mod:`pipeline.analyze.diagnosis`, the
+intervals in :mod:`pipeline.analyze.inference`, run labels in :mod:`pipeline.analyze.provenance`,
+word frequencies in :mod:`pipeline.analyze.words`, bad boards and their drivers in
+:mod:`pipeline.analyze.bad`, the boards to serve (``boggle select``) in
 :mod:`pipeline.analyze.select` and its pool file in :mod:`pipeline.analyze.pool`. Plotting
 (:mod:`pipeline.analyze.plots` on the canvas of :mod:`pipeline.analyze.figures`) and the page
-(:mod:`pipeline.analyze.report`, its sections in :mod:`pipeline.analyze.sections`,
-:mod:`pipeline.analyze.sections_compare` and :mod:`pipeline.analyze.sections_quality`,
-interactive tables and plot in :mod:`pipeline.analyze.interactive`) only see the small result
-tables.
+(:mod:`pipeline.analyze.report`, its first screen in :mod:`pipeline.analyze.first_screen`, its
+sections in :mod:`pipeline.analyze.sections`, :mod:`pipeline.analyze.sections_compare` and
+:mod:`pipeline.analyze.sections_quality`, interactive tables and plot in
+:mod:`pipeline.analyze.interactive`) only see the small result tables.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ import pyarrow.parquet as pq
 from pipeline.analyze.bad import BadDefinition
 from pipeline.analyze.plots import Plot, make_plots
 from pipeline.analyze.report import write_report
-from pipeline.analyze.runs import MANIFEST, RunError, RunInfo, connect, load_run, load_runs, printable
+from pipeline.analyze.runs import MANIFEST, RunError, RunInfo, load_run, load_runs, printable
 from pipeline.analyze.stats import Tables, compute_tables
 from pipeline.analyze.tables import compute_all
 from pipeline.errors import EXIT_INTERNAL, BoggleError
@@ -56,7 +60,6 @@ __all__ = [
     "analyze_runs",
     "compute_all",
     "compute_tables",
-    "connect",
     "default_out_dir",
     "gather_runs",
     "load_run",

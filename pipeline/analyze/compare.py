@@ -41,6 +41,7 @@ METRICS: list[tuple[str, str, str]] = [
 COMPARISON_COLUMNS = [
     "run",
     "reference",
+    "key",
     "metric",
     "kind",
     "reference_value",
@@ -53,6 +54,7 @@ COMPARISON_COLUMNS = [
     "rel_high",
     "verdict",
     "paired",
+    "pairing",
 ]
 
 
@@ -64,22 +66,39 @@ def run_rows(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def comparisons(
-    summary: pd.DataFrame, paired_moments: Mapping[str, Mapping[str, PairedMoments]] | None = None
+    summary: pd.DataFrame,
+    paired_moments: Mapping[str, Mapping[str, PairedMoments]] | None = None,
+    shares: Mapping[str, Mapping[str, float]] | None = None,
+    share_names: Mapping[str, str] | None = None,
+    pairing: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Every run against the first: differences of means and shares with 95% intervals,
     relative differences of means, and a verdict sentence for each. A run in
-    ``paired_moments`` (run -> metric -> moments) holds the first run's boards: its intervals
-    are the paired ones (column ``paired``)."""
+    ``paired_moments`` (run -> metric -> moments) pairs with the first run (``pairing``: run ->
+    "boards" for the same boards, "draws" for the same draws): its intervals are the paired
+    ones (column ``paired``). ``shares`` (run -> metric -> share) adds the shares the summary
+    lacks (the bad boards, each band's), named in sentences by ``share_names``."""
     rows_df = run_rows(summary)
     if len(rows_df) < 2:
         return pd.DataFrame(columns=COMPARISON_COLUMNS)
     ref = rows_df.iloc[0]
+    extra = [(col, what, "share") for col, what in (share_names or {}).items()]
     out = []
     for _, cur in rows_df.iloc[1:].iterrows():
         n_a, n_b = float(ref["boards"]), float(cur["boards"])
         moments = (paired_moments or {}).get(str(cur["run"]), {})
-        for col, what, kind in METRICS:
-            rec: dict[str, Any] = {"run": cur["run"], "reference": ref["run"], "metric": what, "kind": kind}
+        both = {**dict(ref), **(shares or {}).get(str(ref["run"]), {})}
+        this = {**dict(cur), **(shares or {}).get(str(cur["run"]), {})}
+        for col, what, kind in [*METRICS, *extra]:
+            if kind == "share" and (col not in both or col not in this):
+                continue
+            rec: dict[str, Any] = {
+                "run": cur["run"],
+                "reference": ref["run"],
+                "key": col,
+                "metric": what,
+                "kind": kind,
+            }
             pm_ = moments.get(col)
             if kind == "mean":
                 a, b = float(ref[f"{col}_mean"]), float(cur[f"{col}_mean"])
@@ -93,12 +112,13 @@ def comparisons(
                 )
                 rec.update(rel=rel.estimate, rel_low=rel.low, rel_high=rel.high)
             else:
-                a, b = float(ref[col]), float(cur[col])
+                a, b = float(both[col]), float(this[col])
                 diff = pm_.diff() if pm_ else diff_of_shares(a, n_a, b, n_b)
                 verdict = difference_verdict(str(cur["run"]), what, str(ref["run"]), diff, unit="points")
                 rec.update(rel=math.nan, rel_low=math.nan, rel_high=math.nan)
+            kind_of = (pairing or {}).get(str(cur["run"]), "boards") if pm_ else ""
             if pm_:
-                verdict += " (same boards)"
+                verdict += " (same boards)" if kind_of == "boards" else " (same draws)"
             rec.update(
                 reference_value=a,
                 value=b,
@@ -107,6 +127,7 @@ def comparisons(
                 diff_high=diff.high,
                 verdict=verdict,
                 paired=bool(pm_),
+                pairing=kind_of,
             )
             out.append(rec)
     return pd.DataFrame(out, columns=COMPARISON_COLUMNS)

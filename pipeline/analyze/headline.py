@@ -35,6 +35,15 @@ HEADLINE_COLUMNS = [
     "pool_easy",
     "pool_medium",
     "pool_hard",
+    *(f"{p}_{x}" for p in ("pool_easy", "pool_medium", "pool_hard") for x in ("share", "low", "high")),
+    # against the first run: the score in points a board, the shares in points (percentage
+    # points); paired where the runs hold the same boards or share their draws
+    "pairing",
+    *(
+        f"{c}_change{x}"
+        for c in ("score", "bad", "pool_easy", "pool_medium", "pool_hard")
+        for x in ("", "_low", "_high")
+    ),
     "worst_die",
     "worst_die_faces",
     "worst_die_value",
@@ -70,6 +79,9 @@ def headline(tables: Tables) -> pd.DataFrame:
         for col, band in POOLS.items():
             got = bands[(bands["run"] == run) & (bands["band"] == band)] if len(bands) else bands
             row[col] = int(got["in_band"].iloc[0]) if len(got) else math.nan
+            for x, src in (("share", "share"), ("low", "share_low"), ("high", "share_high")):
+                row[f"{col}_{x}"] = float(got[src].iloc[0]) if len(got) else math.nan
+        row.update(_changes(tables.comparisons, run))
         dice = tables.dice[tables.dice["run"] == run] if len(tables.dice) else tables.dice
         if len(dice):
             row.update(_fields(dice.sort_values(["value", "die"], kind="stable").iloc[0], WORST_DIE_FIELDS))
@@ -94,6 +106,24 @@ WORST_DIE_FIELDS: dict[str, tuple[str, type]] = {
     "worst_die_high": ("value_high", float),
     "model_r2": ("model_r2", float),
 }
+
+
+# The headline's changes, by the comparison keys they are read from.
+CHANGES = {"score": "score", "bad": "bad_share", **{p: f"band:{b}" for p, b in POOLS.items()}}
+
+
+def _changes(comparisons: pd.DataFrame, run: str) -> dict[str, Any]:
+    """A later run's changes against the first (the first run's: NaN), and how it pairs."""
+    out: dict[str, Any] = {"pairing": ""}
+    mine = comparisons[comparisons["run"] == run] if len(comparisons) else comparisons
+    for name, key in CHANGES.items():
+        got = mine[mine["key"] == key] if len(mine) else mine
+        rec = got.iloc[0] if len(got) else None
+        for x, src in (("", "diff"), ("_low", "diff_low"), ("_high", "diff_high")):
+            out[f"{name}_change{x}"] = float(rec[src]) if rec is not None else math.nan
+        if rec is not None and rec["pairing"]:
+            out["pairing"] = str(rec["pairing"])
+    return out
 
 
 def _fields(rec: pd.Series, spec: dict[str, tuple[str, type]]) -> dict[str, Any]:

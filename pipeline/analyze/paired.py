@@ -21,8 +21,10 @@ import pandas as pd
 from pipeline import stats
 from pipeline.analyze.gather import PartJob, parallel, part_jobs, read_part
 from pipeline.analyze.inference import Z95, Interval, diff_of_means, mean_interval, share_text
-from pipeline.analyze.matched import PAIRED_EXPR, PairPlan, PairResult, PairTotals, pair_chunk
+from pipeline.analyze.matched import SAME_BOARDS, PairPlan, PairResult, PairTotals, pair_chunk, pairing
 from pipeline.analyze.stats import quantiles_from_counts
+
+Bands = tuple[tuple[str, "int | None", "int | None"], ...]
 
 if TYPE_CHECKING:
     from pipeline.analyze.gather import Gathered
@@ -72,6 +74,8 @@ class PairedTables:
     moments: dict[str, dict[str, PairedMoments]] = field(default_factory=dict)
     # run -> its paired face effects against the first run (FACE_COLUMNS)
     face_effects: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # run -> how it pairs with the first run: "boards" (the same boards) or "draws"
+    kinds: dict[str, str] = field(default_factory=dict)
 
 
 PAIRED_SUMMARY_COLUMNS = [
@@ -90,6 +94,7 @@ PAIRED_SUMMARY_COLUMNS = [
     "share_same",
     "scale_factor",
     "scale_explains",
+    "pairing",
     "verdict",
 ]
 
@@ -131,7 +136,9 @@ def _rules_points(run: RunInfo) -> Any:
         return None
 
 
-def _plan(ref: Gathered, run: Gathered, top: int) -> PairPlan:
+def _plan(
+    ref: Gathered, run: Gathered, top: int, kind: str, bad: stats.BadDefinition, bands: Bands
+) -> PairPlan:
     from pipeline.analyze.models import Model
 
     mean_a = _mean(ref)
@@ -139,19 +146,22 @@ def _plan(ref: Gathered, run: Gathered, top: int) -> PairPlan:
     m = ref.models
     shape = ref.stats.shape
     if (
-        m is None
+        kind != SAME_BOARDS
+        or m is None
         or run.models is None
         or shape is None
         or m.faces != run.models.faces
         or not mean_a
         or not mean_b
     ):
-        return PairPlan(None, None, None, None, mean_a, mean_b, top)
+        return PairPlan(None, None, None, None, mean_a, mean_b, top, kind, bad, bands)
     xa, xb = m.pooled.xty.astype(np.float64), run.models.pooled.xty.astype(np.float64)
     xtx = m.pooled.xtx
     fit_d = Model(xtx, np.rint(xb - xa).astype(np.int64), m.pooled.n)
     coef_r = fit_d.inv @ (xb / mean_b - xa / mean_a)
-    return PairPlan(tuple(m.faces), shape, fit_d.coef[None, :], coef_r[None, :], mean_a, mean_b, top)
+    return PairPlan(
+        tuple(m.faces), shape, fit_d.coef[None, :], coef_r[None, :], mean_a, mean_b, top, kind, bad, bands
+    )
 
 
 def _mean(g: Gathered) -> float:
@@ -160,23 +170,17 @@ def _mean(g: Gathered) -> float:
     return sum(int(x) * int(k) for x, k in zip(v.tolist(), c.tolist(), strict=True)) / n if n else 0.0
 
 
-def _maybe_same(ref: Gathered, run: Gathered) -> bool:
-    """Whether two runs may hold the same boards: the same parts, row for row, and the same
-    boards in their first part (the paired pass checks every part)."""
-    from pipeline.store.manifest import listed_parts
-
-    pa_ = listed_parts(ref.run.manifest, str(ref.run.path))
-    pb_ = listed_parts(run.run.manifest, str(run.run.path))
-    if sorted(pa_) != sorted(pb_) or any(pa_[k].rows != pb_[k].rows for k in pa_) or not pa_:
-        return False
-    first_a, first_b = part_jobs(0, ref.run, None)[0], part_jobs(0, run.run, None)[0]
-    a = read_part(first_a, ["board_id", "board"])
-    b = read_part(first_b, ["board_id", "board"])
-    return a.column("board").equals(b.column("board")) and a.column("board_id").equals(b.column("board_id"))
-
-
-def paired(gathered: Sequence[Gathered], *, top: int = 10, n_jobs: int | None = None) -> PairedTables:
-    """Board-by-board comparison of every later run that holds the first run's boards."""
+def paired(
+    gathered: Sequence[Gathered],
+    *,
+    top: int = 10,
+    n_jobs: int | None = None,
+    bad: stats.BadDefinition | None = None,
+    bands: Bands = (),
+) -> PairedTables:
+    """Board-by-board comparison of every later run that holds the first run's boards or
+    shares its draws; ``bad`` and ``bands`` (name, lowest, highest word count): the bad boards
+    and the bands whose shares are compared board by board too."""
     empty = PairedTables(
         pd.DataFrame(columns=PAIRED_SUMMARY_COLUMNS),
         pd.DataFrame(columns=["run", "reference", "diff", "boards"]),
@@ -186,11 +190,13 @@ def paired(gathered: Sequence[Gathered], *, top: int = 10, n_jobs: int | None = 
     if len(gathered) < 2:
         return empty
     ref = gathered[0]
-    pairs = [g for g in gathered[1:] if _maybe_same(ref, g)]
+    kinds = {g.run.label: pairing(ref, g) for g in gathered[1:]}
+    pairs = [g for g in gathered[1:] if kinds[g.run.label] is not None]
     if not pairs:
         return empty
     ref_jobs = {j.chunk: j for j in part_jobs(0, ref.run, None)}
-    plans = {g.run.label: _plan(ref, g, top) for g in pairs}
+    definition = bad or stats.BadDefinition()
+    plans = {g.run.label: _plan(ref, g, top, str(kinds[g.run.label]), definition, bands) for g in pairs}
     tasks = []
     for i, g in enumerate(pairs):
         for j in part_jobs(i, g.run, None):
@@ -218,14 +224,18 @@ def paired(gathered: Sequence[Gathered], *, top: int = 10, n_jobs: int | None = 
         ref_mean = _mean(ref)
         rel = f", {mean / ref_mean * 100:+.1f}% of its mean" if ref_mean else ""
         more = "more" if mean >= 0 else "fewer"
-        moments, factor, explains = _moments(t.sums)
+        plan = plans[run.label]
+        assert t.sums is not None
+        moments, factor, explains = _moments(t.sums, plan.metrics())
         higher, lower, same = (float(c[m].sum()) / n for m in (v > 0, v < 0, v == 0))
+        on = "on the same boards" if plan.kind == SAME_BOARDS else "on the same draws"
         verdict = (
-            f"{run.label}: on the same boards, {abs(mean):.1f} {more} points a board than {ref.run.label} "
+            f"{run.label}: {on}, {abs(mean):.1f} {more} points a board than {ref.run.label} "
             f"(95% CI {iv.low:+.1f} to {iv.high:+.1f}{rel}); {share_text(higher)} of boards score higher, "
             f"{share_text(lower)} lower, {share_text(same)} the same" + _scaling_text(factor, explains)
         )
         out.moments[run.label] = moments
+        out.kinds[run.label] = plan.kind
         summaries.append(
             {
                 "run": run.label,
@@ -243,6 +253,7 @@ def paired(gathered: Sequence[Gathered], *, top: int = 10, n_jobs: int | None = 
                 "share_same": same,
                 "scale_factor": factor,
                 "scale_explains": explains,
+                "pairing": plan.kind,
                 "verdict": verdict,
             }
         )
@@ -254,7 +265,8 @@ def paired(gathered: Sequence[Gathered], *, top: int = 10, n_jobs: int | None = 
         tops.append(_top_changes(ref, g, t.top))
         if ref.run.has_words and run.has_words:
             words.append(_word_changes(ref, g, n, top))
-        out.face_effects[run.label] = _face_effects(ref, g, t, plans[run.label])
+        if plan.kind == SAME_BOARDS:
+            out.face_effects[run.label] = _face_effects(ref, g, t, plan)
     if not summaries:
         return empty
     out.summary = pd.DataFrame(summaries, columns=PAIRED_SUMMARY_COLUMNS)
@@ -269,12 +281,12 @@ def _var(n: int, total: int, squares: int) -> float:
     return (n * squares - total * total) / (n * (n - 1))
 
 
-def _moments(sums: np.ndarray) -> tuple[dict[str, PairedMoments], float, float]:
+def _moments(sums: np.ndarray, names: Sequence[str]) -> tuple[dict[str, PairedMoments], float, float]:
     """Every metric's per-board moments from its exact sums (n, Σx, Σy, Σx², Σy², Σxy), and the
     score's scaling: the factor ``s`` that best gives run b's score as ``s`` times run a's (least
     squares through zero) and the share of the squared per-board change it accounts for."""
     out = {}
-    for i, key in enumerate(PAIRED_EXPR):
+    for i, key in enumerate(names):
         n, sx, sy, sxx, syy, sxy = (int(x) for x in sums[i])
         if n < 2:
             out[key] = PairedMoments(float(n), math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
@@ -376,6 +388,7 @@ def _face_effects(ref: Gathered, run: Gathered, t: PairTotals, plan: PairPlan) -
 
 def ref_pair_totals(t: PairTotals) -> list[int]:
     """(n, Σa, Σb, Σa², Σb², Σab) of the score over every board of the pair."""
+    assert t.sums is not None
     n, sx, sy, sxx, syy, sxy = (int(x) for x in t.sums[0])
     return [n, sx, sy, sxx, syy, sxy]
 
@@ -403,6 +416,7 @@ def _top_changes(ref: Gathered, run: Gathered, best: list[tuple[int, int, int]])
             rec: dict[str, Any] = {
                 "board_id": x["board_id"],
                 "board": x["board"],
+                "board_run": y["board"],
                 "score_reference": x["score"],
                 "score_run": y["score"],
                 "diff": y["score"] - x["score"],

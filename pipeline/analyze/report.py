@@ -42,6 +42,7 @@ section#headline { background: #fff; border: 1px solid #d6d6d6; border-left: 4px
 section#headline table { font-size: 0.95em; margin: 8px 0 4px; }
 section#headline b.big { font-size: 1.2em; }
 p.small { font-size: 0.85em; color: #444; margin: 4px 0 8px; }
+p.warn { border-left: 4px solid #c0392b; padding: 4px 8px; background: #fdf2f0; }
 th { background: #eef1f5; }
 td.l, th.l { text-align: left; }
 td.mono, span.mono { font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
@@ -277,8 +278,9 @@ def render_report(
 ) -> str:
     """The report page as a string (plots read from ``plot_dir`` and embedded)."""
     from pipeline.analyze import interactive
+    from pipeline.analyze.first_screen import headline_section
     from pipeline.analyze.provenance import run_title
-    from pipeline.analyze.sections import headline_section, runs_header, verdicts
+    from pipeline.analyze.sections import runs_header, verdicts
 
     by_name = {p.name: p for p in plots}
 
@@ -307,7 +309,7 @@ def render_report(
     nav = "".join(f'<a href="#{sid}">{_esc(t)}</a>' for sid, t, _ in sections)
     body = "".join(f'<section id="{sid}"><h2>{_esc(t)}</h2>{c}</section>' for sid, t, c in sections)
     findings = verdicts(tables.comparisons, tables.paired)
-    head = headline_section(tables.headline)
+    head = headline_section(tables.headline, tables.suspects, tables.model_check)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>Board quality: {title}</title><style>{CSS}</style>{interactive.head()}"
@@ -354,7 +356,7 @@ FACES_INTRO = (
 def _board_sections(tables: Tables, fig: FigureFn, zoomable: str) -> list[Section]:
     """The sections on the boards themselves: summary, distributions, lengths, longest words,
     face effects, and dice and cell positions (when rebuilt)."""
-    from pipeline.analyze.sections import dice_section, face_effects_section
+    from pipeline.analyze.sections import dice_changes_section, dice_section, face_effects_section
     from pipeline.analyze.sections_compare import face_comparisons_section
 
     out: list[Section] = [
@@ -388,6 +390,7 @@ def _board_sections(tables: Tables, fig: FigureFn, zoomable: str) -> list[Sectio
         dice = dice_section(
             tables.dice, tables.face_positions, fig("dice_values"), tables.notes, tables.dice_faces
         )
+        dice += dice_changes_section(tables.dice_changes, tables.model_check)
         out.append(("dice", "Dice and cell positions", dice))
     return out
 

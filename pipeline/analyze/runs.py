@@ -1,25 +1,18 @@
-"""Finished runs for analysis: reading their manifests, checking their columns, and one DuckDB
-connection that reads every run's Parquet parts as a ``boards`` view."""
+"""Finished runs for analysis: reading their manifests and labelling them by what differs."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-
 from pipeline.errors import BoggleError
-from pipeline.store import MANIFEST, REQUIRED_COLUMNS
+from pipeline.store import MANIFEST
 
 if TYPE_CHECKING:
-    import duckdb
+    pass
 
 
 class RunError(BoggleError):
@@ -121,83 +114,6 @@ def _keys(arg: str | os.PathLike[str], run: RunInfo) -> set[str]:
     return {str(arg), str(Path(arg)), str(run.path.resolve()), run.path.resolve().name}
 
 
-# ---------------------------------------------------------------- DuckDB
-
-
-def sql_str(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def printable(text: str) -> str:
     """``text`` on one line with control characters (from damaged files) replaced by '?'."""
     return "".join(ch if ch.isprintable() else "?" for ch in " ".join(text.split()))
-
-
-def check_columns(run: RunInfo) -> None:
-    """Refuse a run any of whose parts lacks a column the analysis reads (footers only)."""
-    import pyarrow.parquet as pq
-
-    for part in run.parts:
-        try:
-            names = set(pq.read_schema(part).names)
-        except (OSError, ValueError) as exc:
-            raise RunError(f"{part}: not a readable Parquet file ({printable(str(exc))})") from None
-        missing = [c for c in (*REQUIRED_COLUMNS, *(["words"] if run.has_words else [])) if c not in names]
-        if missing:
-            raise RunError(
-                f"{part}: lacks column(s) {', '.join(missing)} (not a board run of this pipeline?)"
-            )
-
-
-@contextmanager
-def connect(
-    runs: Sequence[RunInfo], *, threads: int | None = None, memory_limit: str | None = None
-) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A DuckDB connection with a ``boards`` view over every run's parts (column ``run`` added;
-    ``words`` is NULL in the rows of a run without word lists).
-
-    Spills go to a private temporary directory that is removed afterwards.
-    """
-    import duckdb
-
-    spill = tempfile.mkdtemp(prefix="boggle-duckdb-")
-    con = duckdb.connect()
-    try:
-        con.execute(f"SET temp_directory = {sql_str(spill)}")
-        # Row order never matters to an aggregate; dropping it lets DuckDB stream with less memory.
-        con.execute("SET preserve_insertion_order = false")
-        if threads:
-            con.execute(f"SET threads = {int(threads)}")
-        if memory_limit:
-            try:
-                con.execute(f"SET memory_limit = {sql_str(memory_limit)}")
-            except duckdb.Error:
-                raise BoggleError(
-                    f"memory limit {memory_limit!r}: expected a size such as 2GB or 512MB"
-                ) from None
-        selects = []
-        for run in runs:
-            files = ", ".join(sql_str(str(p)) for p in run.parts)
-            scan = f"read_parquet([{files}], union_by_name = true)"
-            check_columns(run)
-            no_words = "" if run.has_words else ", CAST(NULL AS VARCHAR[]) AS words"
-            selects.append(f"SELECT {sql_str(run.label)} AS run, *{no_words} FROM {scan}")
-        con.execute("CREATE TABLE run_order (run VARCHAR, idx INTEGER)")
-        if runs:
-            con.executemany("INSERT INTO run_order VALUES (?, ?)", [(r.label, i) for i, r in enumerate(runs)])
-        if selects:
-            con.execute("CREATE VIEW boards AS " + " UNION ALL BY NAME ".join(selects))
-        yield con
-    finally:
-        con.close()
-        shutil.rmtree(spill, ignore_errors=True)
-
-
-def query(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
-    """Run SQL and return a pandas frame (only for small result tables), runs in given order."""
-    df = con.execute(sql, params or []).df()
-    if "run" in df.columns and len(df):
-        order = dict(con.execute("SELECT run, idx FROM run_order").fetchall())
-        keys = df["run"].map(order).to_numpy()
-        df = df.iloc[np.argsort(keys, kind="stable")].reset_index(drop=True)
-    return df

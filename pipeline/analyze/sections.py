@@ -5,7 +5,7 @@ those on bad boards, serving and nights in :mod:`pipeline.analyze.sections_quali
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -38,70 +38,6 @@ def model_fit_text(fits: Iterable[tuple[Any, float]]) -> str:
     run, R²), said when the runs differ."""
     each = "; ".join(f"{esc(run)}: {v:.0%} (R² {v:.2f})" for run, v in fits)
     return f" The model explains {each} of the variation of the score."
-
-
-def headline_section(head: pd.DataFrame) -> str:
-    """The first screen: per run the mean score (points per board, 95% interval), mean words,
-    the bad-board share, the Tanglet pools and the worst die (a model estimate)."""
-    if head.empty:
-        return ""
-    has_pool = head[["pool_easy", "pool_medium", "pool_hard"]].notna().any().any()
-    has_die = head["worst_die"].notna().any()
-    columns: list[tuple[str, Callable[[Record], str]]] = [
-        ("run", lambda r: esc(r["run"])),
-        ("mean score (points per board)", _headline_mean),
-        ("words per board", lambda r: num(r["words_mean"], 1)),
-    ]
-    if head["bad_share"].notna().any():
-        columns.append((f"bad boards ({head['bad_definition'].dropna().iloc[0]})", _headline_bad))
-    if has_pool:
-        columns.append(("boards to serve (Tanglet easy · medium · hard)", _headline_pools))
-    if has_die:
-        columns.append(("worst die (model estimate, points)", _headline_die))
-    rows = [[cell(r) for _, cell in columns] for r in head.to_dict("records")]
-    notes = "Mean score with its 95% interval (±). "
-    if has_pool:
-        notes += "Boards to serve: how many boards of each run fall in each Tanglet band. "
-    if has_die:
-        r2 = head["model_r2"].dropna()
-        notes += what_if_note(float(r2.iloc[0]) if len(r2) == 1 or r2.nunique() == 1 else float("nan"))
-        if len(r2) > 1 and r2.nunique() > 1:
-            notes += model_fit_text(
-                (run, v) for run, v in zip(head["run"], head["model_r2"], strict=True) if v == v
-            )
-    header = [h for h, _ in columns]
-    return table(header, rows, left=1, table_id="headline-table") + f'<p class="small">{notes}</p>'
-
-
-def _headline_mean(r: Record) -> str:
-    return f'<b class="big">{num(r["score_mean"], 1)}</b> ' + pm_only(r["score_low"], r["score_high"])
-
-
-def _headline_bad(r: Record) -> str:
-    if pd.isna(r["bad_share"]):
-        return ""
-    return (
-        f'<b>{pct(r["bad_share"])}</b> <span class="ci">({num(r["bad"], 0)} of {num(r["boards"], 0)})</span>'
-    )
-
-
-def _headline_pools(r: Record) -> str:
-    pools = [num(r[c], 0) for c in ("pool_easy", "pool_medium", "pool_hard")]
-    return f'<span class="ci">{" · ".join(pools)}</span> of {num(r["boards"], 0)}'
-
-
-def _headline_die(r: Record) -> str:
-    if pd.isna(r["worst_die"]):
-        return ""
-    value = f'<span class="ci">{r["worst_die_value"]:+.1f}</span>'
-    return f"die {num(r['worst_die'], 0)} {mono(r['worst_die_faces'])}: {value}"
-
-
-def pm_only(low: Any, high: Any) -> str:
-    """``± half`` of a symmetric interval, on one line."""
-    if pd.isna(low) or pd.isna(high):
-        return ""
-    return f'<span class="ci">± {(float(high) - float(low)) / 2:.1f}</span>'
 
 
 def runs_header(runs: Sequence[RunInfo]) -> str:
@@ -160,6 +96,40 @@ def face_effects_section(effects: pd.DataFrame) -> str:
     return table(header, rows, left=1, sortable=True, table_id="face-effects", all_rows=True)
 
 
+def dice_changes_section(changes: pd.DataFrame, check: pd.DataFrame) -> str:
+    """The dice a later run changed against the first run: both faces, both values, what the
+    first run's model predicts the change is worth; then the model against the measurement."""
+    if changes.empty:
+        return ""
+    rows = [
+        [
+            esc(r["run"]),
+            num(r["die"], 0),
+            mono(r["faces_reference"]) + " → " + mono(r["faces_run"]),
+            num(r["value_reference"]),
+            num(r["value_run"]),
+            num(r["predicted"]),
+            ci(r["predicted_low"], r["predicted_high"]),
+        ]
+        for r in changes.to_dict("records")
+    ]
+    header = ["run", "die", "faces (first run → this run)", "value, first run", "value, this run"]
+    out = (
+        "<h3>Changed dice</h3><p>What the first run's additive model predicts each change is worth, "
+        "in points a board (its fitted face values, the new die's faces against the old's).</p>"
+        + table([*header, "predicted change", "95% CI"], rows, left=1, text_cols=[2])
+    )
+    for r in check.to_dict("records") if len(check) else []:
+        verdict = "agree" if r["agree"] else "<b>disagree</b>"
+        out += (
+            f"<p>{esc(r['run'])}: the model predicts {num(r['predicted'])} "
+            f"({ci(r['predicted_low'], r['predicted_high'])}) for all its changed dice; measured on the "
+            f"same draws {num(r['measured'])} ({ci(r['measured_low'], r['measured_high'])}): "
+            f"they {verdict}.</p>"
+        )
+    return out
+
+
 def dice_section(
     dice: pd.DataFrame,
     positions: pd.DataFrame,
@@ -171,11 +141,12 @@ def dice_section(
     if len(dice):
         rows = []
         for r in dice.to_dict("records"):
+            changed = ' <b title="its faces differ from the first run\'s die of this number">changed</b>'
             rows.append(
                 [
                     esc(r["run"]),
                     num(r["rank"], 0),
-                    num(r["die"], 0),
+                    num(r["die"], 0) + (changed if r.get("changed") else ""),
                     mono(r["faces"]),
                     num(r["value"]),
                     (ci(r["value_low"], r["value_high"])),
@@ -203,11 +174,14 @@ def dice_section(
         ]
         r2 = dice["model_r2"].dropna() if "model_r2" in dice else pd.Series(dtype=float)
         out += (
-            "<p>The die on each cell is reconstructed from the run's seed and chunk plan with the "
-            "generator's own draws, and used only when that gives back every stored board exactly. "
+            "<p>The worker that rolled each chunk counted which die showed which face on every "
+            "board (a run made before that has its dice re-rolled from its seed, used only when "
+            "that gives back every stored board exactly). "
             "A die's <b>value</b> is the mean adjusted effect of its faces: the points a board gains "
             "from that die against an average cell. The lowest-valued dice are the first to "
-            "redesign.</p>"
+            "redesign. A die marked <b>changed</b> differs from the first run's die of that "
+            "number: its value is against its own run's average die, so set it beside the change "
+            "table below, which gives what the first run's model predicts the change is worth.</p>"
             + f"<p>{what_if_note(float(r2.iloc[0]) if r2.nunique() == 1 else float('nan'))}"
             + (
                 model_fit_text(dice.drop_duplicates("run").set_index("run")["model_r2"].items())

@@ -11,17 +11,23 @@ so a run of millions of boards never sits in memory; only the selected rows are 
 holds the runs in the order given and each run's boards in ``board_id`` order, so the same
 runs and filters give a byte-identical file.
 
+The filters apply in a fixed order (:meth:`Filters.steps`: the word-count bands, the score, dead
+cells, common words, the obscure share), and each run counts the boards left after each one
+(:attr:`RunPool.steps`), so a designer sees which filter costs the pool its boards: the last
+step is every filter.
+
 "Common" and "obscure" words are the report's own definition
 (:func:`pipeline.analyze.words.common_mask`: wordfreq Zipf frequency >= 3.6 in the run's
-language, :data:`~pipeline.analyze.words.COMMON_ZIPF`); dead cells are the run's
-``dead_cells`` column (non-blank cells no found word uses, counted by the solver).
+language, :data:`~pipeline.analyze.words.COMMON_ZIPF`). A *dead cell* is a non-blank cell on no
+path of any word found on the board (no spelling of a found word uses it; a blank cell is never
+dead): the run's ``dead_cells`` column, counted by the solver.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -133,6 +139,32 @@ class Filters:
             if v is not None
         ]
 
+    def steps(self) -> list[tuple[str, str]]:
+        """The filters given, in the order they are applied, as (key, label): the key names the
+        filter in ``--summary-json``, the label is what ``boggle select`` prints.
+
+        >>> Filters(bands=(Band("words 100..160", 100, 160),), no_dead_cells=True).steps()
+        [('words', 'words 100..160'), ('dead_cells', 'no dead cells')]
+        """
+        out = []
+        if self.bands:
+            if len(self.bands) == 1:
+                out.append(("words", _band_label(self.bands[0])))
+            else:
+                short = [
+                    b.name if b.name == f"words {b.text()}" else f"{b.name} {b.text()}" for b in self.bands
+                ]
+                out.append(("words", f"words in a band ({', '.join(short)})"))
+        if self.score is not None:
+            out.append(("score", f"score {Band('score', *self.score).text()}"))
+        if self.no_dead_cells:
+            out.append(("dead_cells", "no dead cells"))
+        if self.min_common_words is not None:
+            out.append(("common_words", f"at least {self.min_common_words:,} common words"))
+        if self.max_obscure is not None:
+            out.append(("obscure_share", f"at most {self.max_obscure:.0%} obscure words"))
+        return out
+
     def describe(self) -> dict[str, Any]:
         return {
             "bands": [{"name": b.name, "words": b.text()} for b in self.bands],
@@ -142,6 +174,12 @@ class Filters:
             "max_obscure": self.max_obscure,
             "limit": self.limit,
         }
+
+
+def _band_label(b: Band) -> str:
+    """``words 100..160`` for ``--words``, ``tanglet-medium (200..250 words)`` for a preset."""
+    text = b.text()
+    return b.name if b.name == f"words {text}" else f"{b.name} ({text} words)"
 
 
 # The pool file's columns (documented in docs/reference/formats.md from here)
@@ -170,8 +208,21 @@ class BandCount:
 
 
 @dataclass
+class StepCount:
+    """The boards of one run left after a filter and every filter before it (in
+    :meth:`Filters.steps` order), out of the run's boards."""
+
+    key: str
+    label: str
+    kept: int
+    share: Interval
+
+
+@dataclass
 class RunPool:
-    """One run's part of the pool (before ``limit``)."""
+    """One run's part of the pool (before ``limit``). ``steps``: the boards left after each
+    filter in the order applied (the last one: every filter, ``selected``); ``bands``: the
+    boards that pass every filter, per band."""
 
     label: str
     path: Path
@@ -180,6 +231,7 @@ class RunPool:
     selected: int
     share: Interval
     bands: list[BandCount] = field(default_factory=list)
+    steps: list[StepCount] = field(default_factory=list)
 
 
 @dataclass
@@ -248,6 +300,7 @@ class _Tally:
     boards: int = 0
     selected: int = 0
     bands: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    steps: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # left after each step
 
 
 def _select_part(
@@ -264,12 +317,14 @@ def _select_part(
     table = pq.read_table(part, columns=wanted)
     table = table.take(pa.array(np.argsort(table.column("board_id").to_numpy(), kind="stable")))
     n_words = table.column("n_words").to_numpy().astype(np.int64)
-    keep = _passes(table, n_words, filters, language, cache)
     band = np.full(table.num_rows, -1, dtype=np.int64)
     for k, b in enumerate(filters.bands):
         band[(band < 0) & b.contains(n_words)] = k
+    keep = np.ones(table.num_rows, dtype=bool)
+    for i, mask in enumerate(_step_masks(table, n_words, band, filters, language, cache)):
+        keep &= mask
+        tally.steps[i] += int(keep.sum())
     if filters.bands:
-        keep &= band >= 0
         tally.bands += np.bincount(band[keep], minlength=len(filters.bands))
     tally.boards += table.num_rows
     tally.selected += int(keep.sum())
@@ -280,23 +335,29 @@ def _select_part(
     return pool_rows(table, rows, labels)
 
 
-def _passes(
-    table: pa.Table, n_words: np.ndarray, filters: Filters, language: str, cache: dict[str, bool]
-) -> np.ndarray:
-    """Which boards of a part pass every filter but the word-count bands."""
-    keep = np.ones(table.num_rows, dtype=bool)
+def _step_masks(
+    table: pa.Table,
+    n_words: np.ndarray,
+    band: np.ndarray,
+    filters: Filters,
+    language: str,
+    cache: dict[str, bool],
+) -> Iterator[np.ndarray]:
+    """Which boards of a part pass each filter on its own, in :meth:`Filters.steps` order
+    (``band``: the first band holding each board, -1 for none)."""
+    if filters.bands:
+        yield band >= 0
     if filters.score is not None:
-        keep &= Band("score", *filters.score).contains(table.column("score").to_numpy())
+        yield Band("score", *filters.score).contains(table.column("score").to_numpy())
     if filters.no_dead_cells:
-        keep &= table.column("dead_cells").to_numpy() == 0
+        yield table.column("dead_cells").to_numpy() == 0
     if filters.needs_words:
         common = common_counts(table.column("words"), language, cache)
         if filters.min_common_words is not None:
-            keep &= common >= filters.min_common_words
+            yield common >= filters.min_common_words
         if filters.max_obscure is not None:
             # a board without words has no share of obscure words: nothing to serve
-            keep &= (n_words > 0) & ((n_words - common) <= filters.max_obscure * n_words)
-    return keep
+            yield (n_words > 0) & ((n_words - common) <= filters.max_obscure * n_words)
 
 
 def check_runs(runs: Sequence[RunInfo], filters: Filters) -> dict[str, str]:
@@ -350,7 +411,8 @@ def select_boards(
     caches: dict[str, dict[str, bool]] = {}  # per language: word -> common
     for run in runs:
         cache = caches.setdefault(languages[run.label], {})
-        tally = _Tally(bands=np.zeros(len(filters.bands), np.int64))
+        steps = filters.steps()
+        tally = _Tally(bands=np.zeros(len(filters.bands), np.int64), steps=np.zeros(len(steps), np.int64))
         for part in run.parts:
             table = _select_part(
                 part, filters, languages[run.label], cache, tally, keep_rows=limit is None or kept < limit
@@ -372,6 +434,10 @@ def select_boards(
                 [
                     BandCount(b.name, int(k), wilson(int(k), tally.boards))
                     for b, k in zip(filters.bands, tally.bands, strict=True)
+                ],
+                [
+                    StepCount(key, label, int(k), wilson(int(k), tally.boards))
+                    for (key, label), k in zip(steps, tally.steps, strict=True)
                 ],
             )
         )

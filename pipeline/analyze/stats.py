@@ -342,6 +342,9 @@ class Tables:
     bad_drivers: pd.DataFrame = field(default_factory=_empty)
     serve_bands: pd.DataFrame = field(default_factory=_empty)
     headline: pd.DataFrame = field(default_factory=_empty)
+    dice_changes: pd.DataFrame = field(default_factory=_empty)
+    model_check: pd.DataFrame = field(default_factory=_empty)
+    suspects: pd.DataFrame = field(default_factory=_empty)
     trend: pd.DataFrame = field(default_factory=_empty)
     notes: list[str] = field(default_factory=list)
 

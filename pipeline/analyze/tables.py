@@ -7,20 +7,40 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
 from pipeline.analyze.bad import BadDefinition, bad_tables
 from pipeline.analyze.cells import cell_tables
 from pipeline.analyze.compare import comparisons, face_comparisons, run_rows
+from pipeline.analyze.diagnosis import dice_changes, mark_changed, model_check, suspects
 from pipeline.analyze.faces import face_order
 from pipeline.analyze.headline import headline
 from pipeline.analyze.paired import paired
 from pipeline.analyze.plots import MAX_RUNS_DRAWN
-from pipeline.analyze.select import band_shares
+from pipeline.analyze.select import PRESETS, band_shares
 from pipeline.analyze.stats import Tables, compute_tables
 from pipeline.analyze.trend import trend_table
 from pipeline.analyze.words import run_languages
 
 if TYPE_CHECKING:
     from pipeline.analyze.gather import Gathered
+
+
+def decision_shares(
+    bad_share: pd.DataFrame, bands: pd.DataFrame
+) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    """The shares a designer decides on, per run (the bad boards, each Tanglet band), keyed as
+    the paired metrics are (``bad_share``, ``band:NAME``), and their names in sentences."""
+    shares: dict[str, dict[str, float]] = {}
+    names: dict[str, str] = {}
+    for rec in bad_share.to_dict("records"):
+        shares.setdefault(str(rec["run"]), {})["bad_share"] = float(rec["share"])
+        names["bad_share"] = f"share of bad boards ({rec['definition']})"
+    for rec in bands.to_dict("records"):
+        key = f"band:{rec['band']}"
+        shares.setdefault(str(rec["run"]), {})[key] = float(rec["share"])
+        names[key] = f"share of boards in the {rec['band']} band ({rec['words']} words)"
+    return shares, names
 
 
 def compute_all(
@@ -48,17 +68,23 @@ def compute_all(
     tables.face_positions = cells.positions
     tables.dice = cells.dice
     tables.dice_faces = cells.dice_faces
-    pt = paired(gathered, top=min(top, 10), n_jobs=n_jobs)
-    tables.comparisons = comparisons(tables.summary, pt.moments)
+    bt = bad_tables(gathered, bad)
+    tables.bad_share, tables.bad_drivers = bt.share, bt.drivers
+    tables.serve_bands = band_shares(gathered)
+    bands = tuple((b.name, b.lo, b.hi) for b in PRESETS.values())
+    pt = paired(gathered, top=min(top, 10), n_jobs=n_jobs, bad=bad, bands=bands)
+    shares, names = decision_shares(tables.bad_share, tables.serve_bands)
+    tables.comparisons = comparisons(tables.summary, pt.moments, shares, names, pt.kinds)
     rows = run_rows(tables.summary)
     means = dict(zip(rows["run"], rows["score_mean"].astype(float), strict=True))
     tables.face_comparisons = face_comparisons(fe, means, pt.face_effects)
     tables.paired, tables.paired_histogram = pt.summary, pt.histogram
     tables.paired_boards, tables.paired_words = pt.boards, pt.words
-    bt = bad_tables(gathered, bad)
-    tables.bad_share, tables.bad_drivers = bt.share, bt.drivers
     tables.trend = trend_table(gathered, tables.bad_share)
-    tables.serve_bands = band_shares(gathered)
+    tables.dice = mark_changed(tables.dice, gathered)
+    tables.dice_changes = dice_changes(gathered, tables.dice)
+    tables.model_check = model_check(gathered, tables.dice_changes, tables.paired)
+    tables.suspects = suspects(gathered, tables.dice, tables.bad_drivers, cells.adjusted)
     tables.headline = headline(tables)
     tables.notes = cells.notes + pt.notes + bt.notes
     if len(gathered) > MAX_RUNS_DRAWN:

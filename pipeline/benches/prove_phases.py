@@ -29,20 +29,23 @@ import typer
 
 from pipeline.errors import BoggleError
 from pipeline.prove.config import ProveConfig, parse_class_ids
-from pipeline.prove.tree import LIFT_RATIO
+from pipeline.prove.tree import DEDUP_RATIO, LIFT_RATIO
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
-#: The phases, in the order printed; ``build`` holds ``walk``, ``sort`` and ``tree`` (and the
-#: build's own bookkeeping), ``branch`` the lifting and the forcing.
-PHASES = ("build", "walk", "sort", "tree", "branch", "score")
+#: The phases, in the order printed; ``build`` holds ``walk``, ``sort``, ``derive``, ``dedup``,
+#: ``value`` and ``tree`` (and the build's own bookkeeping): a class's paths walked and sorted, a
+#: sub-class's read off its parent's (the deduping force: derived, the redundant ones dropped),
+#: a tree's value without the tree, the tree; ``branch`` the lifting and the forcing.
+PHASES = ("build", "walk", "sort", "derive", "dedup", "value", "tree", "branch", "score")
 
 
 @contextmanager
 def timed_phases(prover: Any, clock: dict[str, float]) -> Iterator[None]:
-    """Add each phase's CPU seconds to ``clock`` while the block runs: the tree module's kernels
-    and the prover's build and scoring calls are wrapped, and put back on exit."""
-    from pipeline.prove import tree
+    """Add each phase's CPU seconds to ``clock`` while the block runs: the builder's and the
+    tree module's kernels and the prover's build and scoring calls are wrapped, and put back on
+    exit."""
+    from pipeline.prove import builder, tree
 
     def wrap(fn: Callable[..., Any], phase: str) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -55,22 +58,28 @@ def timed_phases(prover: Any, clock: dict[str, float]) -> Iterator[None]:
         return timed
 
     kernels = {
-        "collect_paths": "walk",
-        "radix_sort": "sort",
-        "tree_from_paths": "tree",
-        "tree_branch": "branch",
+        (builder, "collect_paths"): "walk",
+        (builder, "radix_sort"): "sort",
+        (builder, "derive_paths"): "derive",
+        (builder, "drop_redundant"): "dedup",
+        (builder, "tree_value"): "value",
+        (builder, "tree_from_paths"): "tree",
+        (tree, "tree_branch"): "branch",
     }
-    saved = {name: getattr(tree, name) for name in kernels}
+    saved = {key: getattr(*key) for key in kernels}
+    methods = ("collect", "derive", "value", "build")
     try:
-        for name, phase in kernels.items():
-            setattr(tree, name, wrap(saved[name], phase))
-        prover.builder.bounds = wrap(prover.builder.bounds, "build")
+        for (module, name), phase in kernels.items():
+            setattr(module, name, wrap(saved[module, name], phase))
+        for name in methods:
+            setattr(prover.builder, name, wrap(getattr(prover.builder, name), "build"))
         prover._enumerate_all = wrap(prover._enumerate_all, "score")
         yield
     finally:
-        for name, fn in saved.items():
-            setattr(tree, name, fn)
-        vars(prover.builder).pop("bounds", None)  # the classes' own methods again
+        for (module, name), fn in saved.items():
+            setattr(module, name, fn)
+        for name in methods:
+            vars(prover.builder).pop(name, None)  # the classes' own methods again
         vars(prover).pop("_enumerate_all", None)
 
 
@@ -79,6 +88,7 @@ def phase_rounds(
     rounds: int,
     per_class: Callable[..., None] | None = None,
     lift_ratio: float = LIFT_RATIO,
+    dedup_ratio: float = DEDUP_RATIO,
 ) -> list[dict[str, float]]:
     """Each round's CPU seconds over the classes ``cfg`` chooses: ``total`` and per phase
     (:data:`PHASES`), with ``classes``, ``nodes`` (branch nodes) and ``scored`` (boards scored
@@ -97,6 +107,7 @@ def phase_rounds(
         cfg.threshold,
         cfg.enumerate_max,
         lift_ratio=lift_ratio,
+        dedup_ratio=dedup_ratio,
     )
     digits = problem.space.digits(run.ids)
     out = []
@@ -144,6 +155,12 @@ def main(
     lift_ratio: Annotated[
         float, typer.Option(help="Lift while a sub-class's bound is above this times T.")
     ] = LIFT_RATIO,
+    dedup_ratio: Annotated[
+        float,
+        typer.Option(
+            help="The deduping force while a heavy sub-class's bound is above this times T (-1: never)."
+        ),
+    ] = DEDUP_RATIO,
 ) -> None:
 
     def each(r: int, cid: int, seconds: float, phases: dict[str, float]) -> None:
@@ -159,13 +176,14 @@ def main(
             sample_seed=sample_seed,
             class_ids=parse_class_ids(class_ids),
         )
-        got = phase_rounds(cfg, rounds, each if per_class else None, lift_ratio)
+        got = phase_rounds(cfg, rounds, each if per_class else None, lift_ratio, dedup_ratio)
     except BoggleError as exc:
         typer.echo(f"prove_phases: {exc}", err=True)
         raise typer.Exit(2) from None
     for r, split in enumerate(got):
         typer.echo(
-            f"round {r + 1}, {int(split['classes']):,} classes, lift ratio {lift_ratio:g}: "
+            f"round {r + 1}, {int(split['classes']):,} classes, lift ratio {lift_ratio:g}, "
+            f"dedup ratio {dedup_ratio:g}: "
             f"{_phases_line(split['total'], split)}; {int(split['nodes']):,} branch nodes, "
             f"{int(split['scored']):,} boards scored"
         )

@@ -7,6 +7,8 @@ boards read from files.
 * ``_geometry``: the neighbour tables of a shape and the 8 symmetries of its rectangle;
 * ``_dice``: a :class:`DiceSet` and the record a run keeps of it;
 * ``_dice_files``: a designer's own dice from a file (text, JSON or TOML), and back;
+* ``_place``: a placement policy (which faces or dice may lie on which cell positions) and
+  applying it to rolled dice;
 * ``_roll``: the named sets and generators a ``--dice`` value names, and rolling boards;
 * ``_generate``: seeded, chunked generation: the chunk plan, the seeds, compact output.
 """
@@ -45,7 +47,9 @@ from pipeline.boards._generate import (
     MAX_COUNT,
     ChunkPlan,
     GenerateChunk,
+    as_placement,
     check_chunk_cells,
+    chunk_dice_layout,
     chunk_plan,
     chunk_seed,
     chunk_seeds,
@@ -55,6 +59,14 @@ from pipeline.boards._generate import (
     iter_generated,
 )
 from pipeline.boards._geometry import Geometry, canonical, geometry, symmetries, symmetry_maps
+from pipeline.boards._place import (
+    POSITIONS,
+    Placement,
+    check_placement,
+    parse_placement,
+    place_dice,
+    position_codes,
+)
 from pipeline.boards._roll import (
     ENGLISH_FREQUENCIES,
     GENERATORS,
@@ -82,16 +94,21 @@ __all__ = [
     "MAX_CHUNK_SIZE",
     "MAX_COUNT",
     "MAX_DICE_FILE_BYTES",
+    "POSITIONS",
     "QU",
     "Board",
     "ChunkPlan",
     "DiceSet",
     "GenerateChunk",
     "Geometry",
+    "Placement",
+    "as_placement",
     "canonical",
     "check_cells",
     "check_chunk_cells",
     "check_face",
+    "check_placement",
+    "chunk_dice_layout",
     "chunk_plan",
     "chunk_seed",
     "chunk_seeds",
@@ -120,7 +137,10 @@ __all__ = [
     "parse_board_text",
     "parse_compact",
     "parse_grid",
+    "parse_placement",
     "parse_shape",
+    "place_dice",
+    "position_codes",
     "read_dice_file",
     "roll_dice",
     "roll_dice_layout",

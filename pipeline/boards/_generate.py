@@ -3,9 +3,11 @@ boards printed in compact notation (``boggle generate``).
 
 Chunk ``k`` of a run rolls its boards with ``numpy.random.default_rng(children[k])`` where
 ``children = numpy.random.SeedSequence(seed).spawn(n_chunks)``, so the boards depend only on
-(dice, shape, count, chunk_size, seed): never on the number of workers, the backend, the order
-chunks finish in, or whether a run was resumed. A child's stream depends only on (seed, k), so a
-larger ``count`` with the same seed and chunk size starts with the same boards.
+(dice, shape, count, chunk_size, seed, placement policy): never on the number of workers, the
+backend, the order chunks finish in, or whether a run was resumed. A child's stream depends
+only on (seed, k), so a larger ``count`` with the same seed and chunk size starts with the same
+boards. Without a placement policy nothing is drawn beyond the dice's permutation and faces
+(:func:`pipeline.boards.roll_dice_layout`), so those runs roll what they always rolled.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import numpy as np
 
 from pipeline.boards._board import compact_strings, format_shape
 from pipeline.boards._dice import DiceSet
+from pipeline.boards._place import Placement, check_placement, parse_placement
 from pipeline.boards._roll import (
     GENERATORS,
     generate_boards,
@@ -127,27 +130,53 @@ def chunk_seed(seed: int, chunk: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed, spawn_key=(chunk,))
 
 
+def as_placement(placement: str | Placement | None) -> Placement | None:
+    """A placement policy as given (its text, as a config records it, or parsed)."""
+    return parse_placement(placement) if isinstance(placement, str) else placement
+
+
 def generate_chunk(
-    dice: str | DiceSet, alphabet: Alphabet, seed: int, chunk: GenerateChunk, rows: int, cols: int
+    dice: str | DiceSet,
+    alphabet: Alphabet,
+    seed: int,
+    chunk: GenerateChunk,
+    rows: int,
+    cols: int,
+    placement: str | Placement | None = None,
 ) -> np.ndarray:
     """The boards of one chunk: int8 [chunk.count, rows*cols] encoded for ``alphabet``."""
     rng = np.random.default_rng(chunk_seed(seed, chunk.chunk))
-    return generate_boards(dice, alphabet, rng, chunk.count, rows, cols)
+    return generate_boards(dice, alphabet, rng, chunk.count, rows, cols, as_placement(placement))
+
+
+def chunk_dice_layout(
+    dice: DiceSet, seed: int, chunk: int, count: int, placement: str | Placement | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The die on each cell and the side it shows, ``(order, side)``, of the ``count`` boards of
+    chunk ``chunk``: the draws of its stream, with the placement policy applied. The worker
+    rolls its chunk with it, and the analysis re-rolls a chunk with it."""
+    rng = np.random.default_rng(chunk_seed(seed, chunk))
+    return roll_dice_layout(dice, rng, count, as_placement(placement))
 
 
 def generate_chunk_layout(
-    dice: str | DiceSet, alphabet: Alphabet, seed: int, chunk: GenerateChunk, rows: int, cols: int
+    dice: str | DiceSet,
+    alphabet: Alphabet,
+    seed: int,
+    chunk: GenerateChunk,
+    rows: int,
+    cols: int,
+    placement: str | Placement | None = None,
 ) -> tuple[np.ndarray, tuple[DiceSet, np.ndarray, np.ndarray] | None]:
     """:func:`generate_chunk`'s boards (the same draws), with the dice behind them: the set, the
-    die on each cell and the side each shows (None for the letter generators, which roll no
-    dice). What a worker records so the analysis need not re-roll the chunk."""
+    die on each cell and the side each shows, as placed (None for the letter generators, which
+    roll no dice). What a worker records so the analysis need not re-roll the chunk."""
     if isinstance(dice, str) and dice in GENERATORS:
-        return generate_chunk(dice, alphabet, seed, chunk, rows, cols), None
+        return generate_chunk(dice, alphabet, seed, chunk, rows, cols, placement), None
     d = dice if isinstance(dice, DiceSet) else load_dice_set(dice, rows, cols)
     if (d.rows, d.cols) != (rows, cols):
         raise BoggleError(f"dice set {dice!r} is for {d.rows}x{d.cols} boards, not {rows}x{cols}")
-    rng = np.random.default_rng(chunk_seed(seed, chunk.chunk))
-    order, side = roll_dice_layout(d, rng, chunk.count)
+    order, side = chunk_dice_layout(d, seed, chunk.chunk, chunk.count, placement)
     return d.face_table(alphabet)[order, side], (d, order, side)
 
 
@@ -159,11 +188,13 @@ def iter_generated(
     cols: int,
     chunk_size: int,
     alphabet: Alphabet | None = None,
+    placement: str | Placement | None = None,
 ) -> Iterator[tuple[GenerateChunk, np.ndarray]]:
     """Every chunk of a generated run in order, with its encoded boards."""
     alphabet = alphabet or generator_alphabet(dice, rows, cols)
+    policy = as_placement(placement)
     for ch in chunk_plan(count, chunk_size):
-        yield ch, generate_chunk(dice, alphabet, seed, ch, rows, cols)
+        yield ch, generate_chunk(dice, alphabet, seed, ch, rows, cols, policy)
 
 
 def generate_compact(
@@ -172,9 +203,11 @@ def generate_compact(
     seed: int,
     shape: tuple[int, int] | None = None,
     chunk_size: int | None = None,
+    placement: str | None = None,
 ) -> Iterator[str]:
-    """The boards a ``boggle run`` with the same dice, count, seed, shape and chunk size
-    generates, in compact notation, as blocks of newline-terminated lines (one block a chunk).
+    """The boards a ``boggle run`` with the same dice, count, seed, shape, chunk size and
+    placement policy generates, in compact notation, as blocks of newline-terminated lines
+    (one block a chunk).
 
     >>> "".join(generate_compact("new", 2, seed=1))  # doctest: +SKIP
     'ncuoerizeriutdaj\\n...'
@@ -189,6 +222,12 @@ def generate_compact(
     rows, cols = generator_shape(dice, f"{shape[0]}x{shape[1]}" if shape else None, None)
     check_chunk_cells(size, rows, cols)
     alphabet = generator_alphabet(dice, rows, cols)
-    for _, boards in iter_generated(dice, count, seed, rows, cols, size, alphabet):
+    policy = None
+    if placement is not None:
+        policy = parse_placement(placement)
+        if dice in GENERATORS:
+            raise BoggleError(f"placement {policy.text!r}: the {dice} generator rolls no dice to place")
+        check_placement(policy, load_dice_set(dice, rows, cols))
+    for _, boards in iter_generated(dice, count, seed, rows, cols, size, alphabet, policy):
         lines = compact_strings(boards, alphabet.faces).to_pylist()
         yield "".join(f"{line}\n" for line in lines)

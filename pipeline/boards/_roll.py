@@ -32,6 +32,7 @@ import numpy as np
 from pipeline.boards._board import check_cells, parse_shape
 from pipeline.boards._dice import DiceSet
 from pipeline.boards._dice_files import DICE_FILE_SUFFIXES, read_dice_file
+from pipeline.boards._place import Placement, place_dice
 from pipeline.errors import BoggleError, ConfigError
 from pipeline.lexicon import TANGLET_PREFIX, tanglet_pack
 from pipeline.trie import BLANK, QU, Alphabet, normalise_text
@@ -167,19 +168,32 @@ def generator_alphabet(source: str | DiceSet, rows: int | None = None, cols: int
     return Alphabet.from_faces(load_dice_set(source, rows, cols).faces)
 
 
-def roll_dice_layout(dice: DiceSet, rng: np.random.Generator, count: int) -> tuple[np.ndarray, np.ndarray]:
+def roll_dice_layout(
+    dice: DiceSet, rng: np.random.Generator, count: int, placement: Placement | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The draws behind :func:`roll_dice`: ``order[b, cell]`` is the die on that cell and
-    ``face[b, cell]`` which of its faces shows (analysis reconstructs both from the seed)."""
+    ``face[b, cell]`` which of its faces shows (analysis reconstructs both from the seed).
+    With a ``placement`` policy, the layout after it (:func:`pipeline.boards.place_dice`: the
+    same draws first, then one more per cell; without one nothing more is drawn)."""
     n = len(dice.dice)
     order = np.argsort(rng.random((count, n)), axis=1)
     face = rng.integers(0, max(len(d) for d in dice.dice), size=(count, n))
+    if placement is not None:
+        return place_dice(placement, dice, order, face, rng)
     return order, face
 
 
-def roll_dice(dice: DiceSet, alphabet: Alphabet, rng: np.random.Generator, count: int) -> np.ndarray:
-    """Roll ``count`` boards: shuffle the dice over the cells, then one face of each uniformly."""
+def roll_dice(
+    dice: DiceSet,
+    alphabet: Alphabet,
+    rng: np.random.Generator,
+    count: int,
+    placement: Placement | None = None,
+) -> np.ndarray:
+    """Roll ``count`` boards: shuffle the dice over the cells, then one face of each uniformly
+    (then, with a ``placement`` policy, move what it says)."""
     table = dice.face_table(alphabet)
-    order, face = roll_dice_layout(dice, rng, count)
+    order, face = roll_dice_layout(dice, rng, count, placement)
     return table[order, face]
 
 
@@ -208,9 +222,13 @@ def generate_boards(
     count: int,
     rows: int = 4,
     cols: int = 4,
+    placement: Placement | None = None,
 ) -> np.ndarray:
     """``count`` boards from a dice set (a name, a file, or the set itself), ``uniform`` or
-    ``english``: int8 [count, rows*cols]."""
+    ``english``: int8 [count, rows*cols]. ``placement``: a policy for the dice (a letter
+    generator, which rolls none, refuses one)."""
+    if placement is not None and isinstance(source, str) and source in GENERATORS:
+        raise BoggleError(f"placement {placement.text!r}: the {source} generator rolls no dice to place")
     if source == "uniform":
         return roll_letters(alphabet, rng, count, rows * cols)
     if source == "english":
@@ -218,7 +236,7 @@ def generate_boards(
     dice = source if isinstance(source, DiceSet) else load_dice_set(source, rows, cols)
     if (dice.rows, dice.cols) != (rows, cols):
         raise BoggleError(f"dice set {source!r} is for {dice.rows}x{dice.cols} boards, not {rows}x{cols}")
-    return roll_dice(dice, alphabet, rng, count)
+    return roll_dice(dice, alphabet, rng, count, placement)
 
 
 def is_dice_file(spec: str) -> bool:

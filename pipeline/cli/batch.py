@@ -106,6 +106,15 @@ def run(
     chunk_size: Annotated[
         int | None, typer.Option("--chunk-size", help="Boards per chunk / part file ([boards] chunk_size).")
     ] = None,
+    placement: Annotated[
+        str | None,
+        typer.Option(
+            "--placement",
+            metavar="POLICY",
+            help="Where the dice may lie, e.g. 'qu: corner, edge' (Qu never on an inner cell) or "
+            "'qu: not inner' ([boards] placement; docs/guides/dice.md).",
+        ),
+    ] = None,
     words: Annotated[
         bool | None,
         typer.Option(
@@ -176,6 +185,7 @@ def run(
         "boards.dice": dice,
         "boards.shape": shape,
         "boards.chunk_size": chunk_size,
+        "boards.placement": placement,
         "boards.words": words,
         "lexicon.path": dictionary,
         "rules.name": value(rules),
@@ -255,6 +265,7 @@ RUN_OPTION_NAMES = {
     "boards.dice": "--dice",
     "boards.shape": "--shape",
     "boards.chunk_size": "--chunk-size",
+    "boards.placement": "--placement",
     "boards.words": "--words",
     "lexicon.path": "--dictionary",
     "rules.name": "--rules",

@@ -72,6 +72,7 @@ WHATIF_SUMMARY_FIELDS = summary_fields(
     "variant",
     "swaps",
     "changed_dice",
+    "placement",
     "boards",
     "mean_base",
     "mean_variant",
@@ -134,6 +135,19 @@ def what_if(
         ),
     ] = "runs/whatif",
     n_jobs: Annotated[int, n_jobs_option()] = -1,
+    placement: Annotated[
+        str | None,
+        typer.Option(
+            "--placement",
+            metavar="POLICY",
+            help="Place the variant's dice by this policy, e.g. 'qu: corner, edge' (Qu never on an inner "
+            "cell): without --swap, the what-if measures the placement alone.",
+        ),
+    ] = None,
+    base_placement: Annotated[
+        str | None,
+        typer.Option("--base-placement", metavar="POLICY", help="Place the base's dice by this policy."),
+    ] = None,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, quiet_option("No progress bars.")] = False,
     summary_json: Annotated[
@@ -145,7 +159,8 @@ def what_if(
         ),
     ] = None,
 ) -> None:
-    """Measure what a change of dice is worth: a paired experiment of the base and a variant.
+    """Measure what a change of dice, or of where they lie, is worth: a paired experiment of the
+    base and a variant.
 
     Both sets roll the same boards' draws (same seed: the same die on every cell, the same face
     index of it), so a variant board differs from its base board only where a changed die lies.
@@ -154,6 +169,8 @@ def what_if(
     runs: boggle analyze OUT/base OUT/variant compares them.
 
     Example: boggle what-if new --swap 'die 15 = die 5' --count 20000 --seed 1 -d enable2k --out runs/whatif
+
+    A placement: boggle what-if new --placement 'qu: corner, edge' --count 20000 --out runs/qu-border
     """
     from pipeline.cli import render
     from pipeline.design import run_what_if
@@ -195,6 +212,10 @@ DESIGN_SUMMARY_FIELDS = summary_fields(
     "boards_solved",
     "cpu_s",
     "validation",
+    "constraints",
+    "repair",
+    "dice_changes",
+    "warnings",
 )
 
 
@@ -243,9 +264,36 @@ def design_dice(
         typer.Option(
             "--max-same",
             metavar="N",
-            help="No move makes a die show one letter more than N times (default: no limit).",
+            help="No die shows one letter more than N times (a start over it is first brought within; "
+            "default: no limit).",
         ),
     ] = None,
+    min_vowels: Annotated[
+        int | None,
+        typer.Option(
+            "--min-vowels",
+            metavar="N",
+            help="Every die has at least N vowel faces (a e i o u; Qu is no vowel). A start with "
+            "fewer is first brought within by swaps (and replacements with --faces free).",
+        ),
+    ] = None,
+    max_rare: Annotated[
+        int | None,
+        typer.Option(
+            "--max-rare",
+            metavar="N",
+            help="No die has more than N rare faces (j k q x z; Qu is one): --max-rare 1 keeps j and "
+            "x apart.",
+        ),
+    ] = None,
+    keep_qu_die: Annotated[
+        bool,
+        typer.Option(
+            "--keep-qu-die",
+            help="Every Qu face stays on its die: no move swaps or replaces it (the Qu die stays the "
+            "Qu die).",
+        ),
+    ] = False,
     max_sd: Annotated[
         float | None,
         typer.Option(
@@ -295,20 +343,27 @@ def design_dice(
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, quiet_option("No progress bar.")] = False,
     summary_json: Annotated[
-        Path | None, summary_json_option("moves, cost, the validation", after="; on failure too.")
+        Path | None,
+        summary_json_option(
+            "moves, cost, the validation, the constraints, the changed dice, the warnings",
+            after="; on failure too.",
+        ),
     ] = None,
 ) -> None:
     """Search for better dice: a local search of face swaps (and, with --faces free, replacements),
-    each tested against the current set by a paired experiment on common random numbers.
+    each tested against the current set by a paired experiment on common random numbers, and
+    never leaving the per-die constraints (--min-vowels, --max-rare, --max-same, --keep-qu-die).
 
     Every candidate rolls the same draws as the current set (the same die on each cell, the same
     face index), so only boards showing a changed face are solved again; it is tested in batches
     and accepted when its interval lies above 0, rejected when below, else decided by its
     estimate after --max-batches. The proposed set is then checked against the start on fresh
-    boards, paired, with 95% intervals. Killed, it resumes from the last decided move when
-    re-run with the same arguments (docs/guides/dice.md, "Designing dice").
+    boards, paired, with 95% intervals; each changed die and each printability warning (a die
+    without a vowel, rare letters together, a letter piled up) is listed. Killed, it resumes
+    from the last decided move when re-run with the same arguments (docs/guides/dice.md,
+    "Designing dice").
 
-    Example: boggle design-dice --objective band:200..250 --budget 2M -d enable2k --out runs/design
+    Example: boggle design-dice --objective band:200..250 --budget 2M --min-vowels 1 --out runs/design
     """
     from pipeline.cli import render
     from pipeline.design import DesignConfig, parse_budget

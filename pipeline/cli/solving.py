@@ -177,6 +177,14 @@ def generate(
         int | None,
         typer.Option("--chunk-size", min=1, help="Chunk size of the run to match (default as boggle run)."),
     ] = None,
+    placement: Annotated[
+        str | None,
+        typer.Option(
+            "--placement",
+            metavar="POLICY",
+            help="Where the dice may lie, as boggle run --placement (e.g. 'qu: corner, edge').",
+        ),
+    ] = None,
 ) -> None:
     """Print random boards in compact notation, one a line (the boards `boggle run` would roll).
 
@@ -184,6 +192,7 @@ def generate(
     """
     from pipeline.boards import generate_compact, parse_shape
 
-    for block in generate_compact(dice, count, seed, parse_shape(shape) if shape else None, chunk_size):
+    blocks = generate_compact(dice, count, seed, parse_shape(shape) if shape else None, chunk_size, placement)
+    for block in blocks:
         sys.stdout.write(block)
     sys.stdout.flush()

@@ -3,7 +3,7 @@
 A config has four sections, nested exactly like ``configs/default.toml``::
 
     [boards]   source ("generate" | "ingest"), dice, count, seed, seed_date, files, shape,
-               chunk_size, faces, column, words
+               chunk_size, faces, column, words, placement
     [lexicon]  path (a word-list file or tanglet:<lang>)
     [rules]    name (boggle | big | superbig), min_length, scores, revisit
     [run]      out, n_jobs, backend (loky | threading | dask), scheduler, scheduler_file

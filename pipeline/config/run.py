@@ -53,6 +53,17 @@ def _shape_text(value: str) -> str:
     return format_shape(*shape)
 
 
+def _placement_text(value: str) -> str:
+    """A placement policy in its canonical spelling (``"qu: not inner"`` is ``"qu: corner,
+    edge"``), so two spellings of one policy are one run."""
+    from pipeline.boards import parse_placement
+
+    try:
+        return parse_placement(value).text
+    except BoggleError as exc:
+        raise Invalid(problem=exc.message) from None
+
+
 def _score_table(value: Any) -> dict[int, int]:
     if not isinstance(value, Mapping) or not value:
         raise Invalid("a table of length = points, e.g. {3 = 1, 4 = 1, 5 = 2}")
@@ -102,6 +113,10 @@ class BoardsConfig:
     # the schedule's date the seed was derived from (``seed = "date"``), YYYY-MM-DD; None: not
     # derived (then left out of the identity, so runs keep the identity they had before)
     seed_date: Annotated[str | None, Convert(_iso_date)] = None
+    # where the dice may lie (pipeline.boards.parse_placement, e.g. "qu: corner, edge"), kept in
+    # its canonical spelling; None: wherever they are rolled (left out of the identity, so runs
+    # without a policy keep the identity, and the boards, they had before)
+    placement: Annotated[str | None, Convert(_placement_text)] = None
 
 
 @dataclass(frozen=True)
@@ -172,10 +187,17 @@ class RunConfig:
                 )
             rows, cols = generator_shape(b.dice, b.shape, where)
             check_chunk_cells(b.chunk_size, rows, cols, where)
+            if b.placement is not None:
+                _check_placement(b.placement, b.dice, rows, cols, where)
             boards = dataclasses.replace(b, shape=format_shape(rows, cols), files=(), faces=())
         else:
             if not b.files:
                 raise ConfigError('[boards] files: source = "ingest" needs input files', source=where)
+            if b.placement is not None:
+                raise ConfigError(
+                    "[boards] placement: places rolled dice; ingested boards are read as they are",
+                    source=where,
+                )
             files = tuple(utf8_path(f, "[boards] files", where) for f in expand_inputs(b.files, where))
             boards = dataclasses.replace(b, files=files)
             rows, cols = parse_shape(b.shape) if b.shape else (4, 4)
@@ -219,13 +241,30 @@ class RunConfig:
             d["boards"].pop("words")
         if self.boards.seed_date is None:
             d["boards"].pop("seed_date")
+        if self.boards.placement is None:
+            d["boards"].pop("placement")
         if self.boards.source == "generate":
             unused: tuple[str, ...] = ("files", "faces", "column")
         else:
-            unused = ("dice", "count", "seed", "seed_date")
+            unused = ("dice", "count", "seed", "seed_date", "placement")
         for k in unused:
             d["boards"].pop(k, None)
         return d
+
+
+def _check_placement(text: str, dice: str, rows: int, cols: int, where: str | None) -> None:
+    """ConfigError unless the dice ``dice`` rolls can follow the placement policy ``text``."""
+    from pipeline.boards import GENERATORS, check_placement, load_dice_set, parse_placement
+
+    if dice in GENERATORS:
+        raise ConfigError(
+            f"[boards] placement: the {dice} generator rolls no dice to place (placement is for dice)",
+            source=where,
+        )
+    try:
+        check_placement(parse_placement(text), load_dice_set(dice, rows, cols))
+    except BoggleError as exc:
+        raise ConfigError(f"[boards] {exc.message}", source=where) from None
 
 
 SECTIONS: dict[str, type] = {

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.boards import BLANK, QU, DiceSet
+from pipeline.design._constraints import DieConstraints
 from pipeline.errors import ConfigError, quote
 from pipeline.lexicon import CompiledLexicon
 
@@ -141,7 +142,10 @@ class DesignConfig:
     budget: int = 1_000_000
     faces: str = "fixed"  # "fixed": swaps only; "free": swaps and replacements
     keep_qu: bool = True
-    max_same: int | None = None  # no move makes a die show one face more often than this
+    max_same: int | None = None  # no die shows one face more often than this
+    min_vowels: int | None = None  # every die has at least this many vowel faces
+    max_rare: int | None = None  # no die has more than this many rare faces (j k q x z, Qu)
+    keep_qu_die: bool = False  # every Qu face stays on its die
     max_sd: float | None = None
     batch: int = 2_000
     max_batches: int = 5
@@ -167,6 +171,8 @@ class DesignConfig:
                 f"--undecided {self.undecided!r}: expected estimate or reject",
             ),
             (self.max_same is None or self.max_same >= 1, "--max-same must be at least 1"),
+            (self.min_vowels is None or self.min_vowels >= 1, "--min-vowels must be at least 1"),
+            (self.max_rare is None or self.max_rare >= 0, "--max-rare must be 0 or more"),
             (self.z > 0 and math.isfinite(self.z), "--z must be a positive number"),
             (self.seed >= 0, "--seed must be 0 or more"),
             (self.validate >= 2, "--validate must be at least 2 boards"),
@@ -199,6 +205,11 @@ class DesignConfig:
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
+    @property
+    def constraints(self) -> DieConstraints:
+        """What every die of a proposed set meets."""
+        return DieConstraints(self.min_vowels, self.max_rare, self.max_same, self.keep_qu_die)
+
     def identity(self, start: DiceSet, lexicon: CompiledLexicon) -> dict[str, Any]:
         """What the result depends on (not ``n_jobs``, the backend, ``out``, ``overwrite``)."""
         keep = (
@@ -215,12 +226,17 @@ class DesignConfig:
             "seed",
             "validate",
         )
-        return {
+        out = {
             **{k: getattr(self, k) for k in keep},
             "start": {"dice": start.label, "sha256": start.sha256},
             "lexicon": {"content_hash": lexicon.content_hash, "alphabet": list(lexicon.alphabet.faces)},
             "rules": lexicon.rules.to_dict(),
         }
+        # the per-die constraints, when any is set (a search with none keeps the identity it had
+        # before they existed); with them the start is first brought within them (repair)
+        if self.constraints.any:
+            out["constraints"] = self.constraints.to_dict()
+        return out
 
 
 @dataclass(frozen=True)
@@ -258,28 +274,38 @@ def propose(
     letters: list[str] | None,
     keep_qu: bool,
     max_same: int | None = None,
+    constraints: DieConstraints | None = None,
 ) -> Move | None:
     """A random move that changes the set (None when there is none): a swap of two different
     faces of two dice, or (``letters``: the faces a replacement may bring) with probability 1/2
     a replacement. With ``keep_qu`` no replacement takes or brings a Qu face; with ``max_same``
-    no move brings a face to a die that then shows it more than ``max_same`` times."""
-    n, width = len(dice), len(dice[0])
+    no move brings a face to a die that then shows it more than ``max_same`` times.
 
-    def crowded(die: int, face: str) -> bool:  # the die already shows ``face`` max_same times
-        return max_same is not None and face != BLANK and dice[die].count(face) >= max_same
+    ``constraints`` (which hold ``max_same`` when given): every die a move changes meets them
+    after it, so from a set within them (:func:`~pipeline.design._constraints.repair`) no move
+    leaves them; with ``keep_qu_die`` no move swaps or replaces a Qu face."""
+    n, width = len(dice), len(dice[0])
+    c = constraints if constraints is not None else DieConstraints(max_same=max_same)
+    pinned = QU if c.keep_qu_die else None  # a face no move touches
+
+    def fits(die: int, old: int, face: str) -> bool:  # die ``die`` with face ``old`` replaced by ``face``
+        after = list(dice[die])
+        after[old] = face
+        return c.fits(after)
 
     for _ in range(1000):
         if letters is not None and rng.random() < 0.5:
             a, i = int(rng.integers(n)), int(rng.integers(width))
             old = dice[a][i]
-            choices = [f for f in letters if f != old and not (keep_qu and f == QU) and not crowded(a, f)]
-            if old == BLANK or (keep_qu and old == QU) or not choices:
+            choices = [f for f in letters if f != old and not (keep_qu and f == QU) and fits(a, i, f)]
+            if old in (BLANK, pinned) or (keep_qu and old == QU) or not choices:
                 continue
             return Move(a, i, new=choices[int(rng.integers(len(choices)))])
         if n < 2:
             continue
         a, b = (int(x) for x in rng.choice(n, size=2, replace=False))
         i, j = int(rng.integers(width)), int(rng.integers(width))
-        if dice[a][i] != dice[b][j] and not crowded(a, dice[b][j]) and not crowded(b, dice[a][i]):
+        fa, fb = dice[a][i], dice[b][j]
+        if fa != fb and pinned not in (fa, fb) and fits(a, i, fb) and fits(b, j, fa):
             return Move(a, i, b, j)
     return None

@@ -18,8 +18,9 @@ from pipeline import parallel
 from pipeline.design._config import DesignConfig, Objective
 from pipeline.lexicon import CompiledLexicon
 
-# the streams of random draws: search boards, moves, validation boards (never shared)
-SEARCH_STREAM, MOVES_STREAM, VALIDATE_STREAM = 0, 1, 2
+# the streams of random draws: search boards, moves, validation boards, the repair of a start
+# set outside the per-die constraints (never shared)
+SEARCH_STREAM, MOVES_STREAM, VALIDATE_STREAM, REPAIR_STREAM = 0, 1, 2, 3
 
 
 def keyed_rng(seed: int, *key: int) -> np.random.Generator:

@@ -12,6 +12,7 @@ import numpy as np
 
 from pipeline.boards import DiceSet, roll_dice_layout
 from pipeline.design._config import MAX_BATCH_CELLS, DesignConfig, Objective
+from pipeline.design._constraints import dice_changes, printability_warnings
 from pipeline.design._eval import VALIDATE_STREAM, Paired, Solver, keyed_rng, paired_batch
 from pipeline.design._whatif import Z95, paired_gain
 from pipeline.lexicon import CompiledLexicon
@@ -92,6 +93,13 @@ def build_report(
         "start": {"dice": start.label, "sha256": start.sha256},
         "proposed": {"file": DICE_OUT, "sha256": proposed.sha256, "faces": [list(d) for d in proposed.dice]},
         "face_count_changes": {f: n for f, n in changes.items() if n},
+        # per die: which faces changed, the start's die against the proposed one
+        "dice_changes": dice_changes(start.dice, proposed.dice),
+        # what a publisher would question about the proposed dice (and whether the start had it)
+        "warnings": printability_warnings(start.dice, proposed.dice, cfg.max_same),
+        "constraints": cfg.constraints.to_dict(),
+        # the moves that brought the start within the constraints before the search (untested)
+        "repair": list(state.get("repair", [])),
         "moves_accepted": len(state["moves"]),
         "candidates": state["candidates"],
         "boards_solved": state["boards_solved"],
@@ -104,7 +112,20 @@ def build_report(
     }
 
 
-SETTINGS = ("faces", "keep_qu", "max_same", "max_sd", "batch", "max_batches", "undecided", "z", "seed")
+SETTINGS = (
+    "faces",
+    "keep_qu",
+    "keep_qu_die",
+    "max_same",
+    "min_vowels",
+    "max_rare",
+    "max_sd",
+    "batch",
+    "max_batches",
+    "undecided",
+    "z",
+    "seed",
+)
 
 
 def moves_csv(moves: list[dict[str, Any]]) -> str:

@@ -12,9 +12,15 @@ by a paired experiment with common random numbers.
 **Moves**: swap a face of one die with a face of another (the multiset of faces is kept); with
 ``faces="free"`` also replace one face by another letter of the lexicon's alphabet (blank faces
 are never replaced). ``keep_qu`` (default) keeps the number of Qu faces as the start has it:
-a replacement neither removes nor adds one. ``max_same``: no move brings a face to a die that
-would then show it more than ``max_same`` times (a die already over it is left as it is). The
-number of dice and of faces per die never change.
+a replacement neither removes nor adds one. The number of dice and of faces per die never
+change.
+
+**Per-die constraints** (:class:`~pipeline.design._constraints.DieConstraints`: ``min_vowels``,
+``max_rare``, ``max_same``, ``keep_qu_die``): a move is drawn again until every die it changes
+meets them, so from a set within them no candidate leaves them. A start outside them is first
+brought within by the same moves, kept when they lower the dice's total excess (the *repair*,
+from a stream of its own, untested on boards: :func:`constrained_start`); the search starts
+from there. The constraints, when any is set, are part of the design's identity.
 
 **Search**: first-improvement hill climbing. Step ``s`` holds an incumbent; candidates (random
 moves, drawn from a stream keyed by the seed, the step and the candidate number) are evaluated
@@ -62,8 +68,10 @@ from pipeline.boards import (
     roll_dice_layout,
 )
 from pipeline.design._config import DesignConfig, Objective, check_draws, parse_objective, propose
+from pipeline.design._constraints import DieConstraints, check_reachable, repair
 from pipeline.design._eval import (
     MOVES_STREAM,
+    REPAIR_STREAM,
     SEARCH_STREAM,
     Solver,
     evaluate_candidate,
@@ -118,10 +126,13 @@ class DesignResult:
 # ---------------------------------------------------------------- the job
 
 
-def _initial_state(start: DiceSet, identity: dict[str, Any]) -> dict[str, Any]:
+def _initial_state(
+    start: DiceSet, identity: dict[str, Any], dice: tuple[tuple[str, ...], ...], repaired: list[str]
+) -> dict[str, Any]:
     return {
         "identity": identity,
-        "dice": [list(d) for d in start.dice],
+        "dice": [list(d) for d in dice],
+        "repair": repaired,
         "step": 0,
         "candidate": 0,
         "candidates": 0,
@@ -161,6 +172,26 @@ def prepare(cfg: DesignConfig) -> tuple[DiceSet, Objective, CompiledLexicon, lis
     return start, objective, lexicon, letters
 
 
+def constrained_start(
+    cfg: DesignConfig, start: DiceSet, letters: list[str] | None
+) -> tuple[tuple[tuple[str, ...], ...], list[str]]:
+    """The set the search starts from: ``start`` brought within the per-die constraints by
+    the search's own moves (none when it is within them already), and those moves' texts; a
+    ConfigError (exit 2) when the constraints cannot be met. Keyed by the seed alone, so a
+    resumed search starts where the first one did."""
+    c = cfg.constraints
+    if not c.any:
+        return start.dice, []
+    check_reachable(start.dice, c, letters, cfg.keep_qu)
+    free = DieConstraints(keep_qu_die=c.keep_qu_die)  # the moves' own rules, the constraints aside
+    return repair(
+        start.dice,
+        c,
+        lambda dice, rng: propose(dice, rng, letters, cfg.keep_qu, constraints=free),
+        keyed_rng(cfg.seed, REPAIR_STREAM),
+    )
+
+
 def design_dice(
     cfg: DesignConfig, progress: ProgressCallback | None = None, note: Callable[[str], None] | None = None
 ) -> DesignResult:
@@ -175,6 +206,7 @@ def design_dice(
     from pipeline.store.manifest import file_entry
 
     start, objective, lexicon, letters = prepare(cfg)
+    first, repaired = constrained_start(cfg, start, letters)  # refused here, before anything is written
     identity = cfg.identity(start, lexicon)
     out = store.output_location(cfg.out)  # a local folder, or one of an object store
     with store.JobDir.open(
@@ -184,7 +216,7 @@ def design_dice(
             return _finished(job.outcome(), start, objective, out)
         state = job.saved_state(STATE)  # an unfinished search goes on from there
         if state is None:
-            state = _initial_state(start, identity)
+            state = _initial_state(start, identity, first, repaired)
             job.save_state(STATE, state)
         t0 = time.process_time()
         cpu_before = float(state["cpu_s"])
@@ -302,7 +334,7 @@ def _search(
             keyed_rng(cfg.seed, MOVES_STREAM, step, state["candidate"]),
             letters,
             cfg.keep_qu,
-            cfg.max_same,
+            constraints=cfg.constraints,
         )
         if move is None:
             state.update(done=True, stop="no move changes the set")

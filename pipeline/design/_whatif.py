@@ -10,6 +10,11 @@ changed die lies. Both are written as normal runs (``OUT/base``, ``OUT/variant``
 ``boggle analyze``-able); the variant's dice are written as a dice file, ``OUT/variant-dice.txt``,
 so the variant run is also ``boggle run --dice OUT/variant-dice.txt`` with the same seed.
 
+A *placement* change is measured the same way: ``placement`` (the variant's policy, e.g. ``"qu:
+corner, edge"``) and ``base_placement`` are applied after the same draws
+(:func:`pipeline.boards.place_dice`), so a board differs from its base board only where the
+policy moved something.
+
 **Measured**: the mean of the per-board differences (variant minus base) with a 95% paired
 interval, mean +- 1.96 sd / sqrt(n), and the shares of boards that score higher, lower, the same.
 
@@ -156,6 +161,8 @@ class WhatIfResult:
     boards_differ: float  # share of boards whose faces differ at all
     prediction: Prediction
     runs: list[Any] = field(default_factory=list)  # the two runner.RunSummary
+    placement_base: str | None = None  # each run's placement policy (canonical text), None: none
+    placement_variant: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -168,6 +175,7 @@ class WhatIfResult:
             },
             "swaps": self.swaps,
             "changed_dice": self.changed,
+            "placement": {"base": self.placement_base, "variant": self.placement_variant},
             "boards": self.boards,
             "mean_base": self.mean_base,
             "mean_variant": self.mean_variant,
@@ -246,6 +254,8 @@ def run_what_if(
     chunk_size: int | None = None,
     rules: str | None = None,
     n_jobs: int = -1,
+    placement: str | None = None,
+    base_placement: str | None = None,
     overwrite: bool = False,
     stage: Callable[[str], None] | None = None,
     progress: Callable[[Any], None] | None = None,
@@ -253,7 +263,10 @@ def run_what_if(
 ) -> WhatIfResult:
     """Run the base and the variant (``OUT/base``, ``OUT/variant``; ``out`` a local folder or
     the URL of one in an object store) and compare them board by board; every bad input is
-    refused before anything is written, an ``out`` in a job directory too.
+    refused before anything is written, an ``out`` in a job directory too. ``placement`` places
+    the variant's dice by that policy (:func:`pipeline.boards.parse_placement`),
+    ``base_placement`` the base's: with the same dice, the experiment measures the placement
+    change alone (both runs roll the same draws, and the policy only moves what it names).
 
     >>> run_what_if("new", ["die 15 = die 5"], "runs/whatif", count=10_000, seed=1)  # doctest: +SKIP
     """
@@ -268,6 +281,7 @@ def run_what_if(
     from pipeline.runner import run_job
 
     base, variant = _base_and_variant(base_spec, swaps, dice_b, shape)
+    placements = _placements(base_placement, base, placement, variant)
     loc = output_location(out)  # a local folder, or one of an object store
     base_dir, variant_dir, dice_file = loc.url("base"), loc.url("variant"), loc.url(VARIANT_DICE)
     boards_cfg: dict[str, Any] = {"source": "generate", "count": count, "seed": seed}
@@ -276,10 +290,11 @@ def run_what_if(
     if shape:
         boards_cfg["shape"] = shape
 
-    def config(dice: str, run_dir: str) -> Any:
-        return _run_config(boards_cfg, dice, run_dir, n_jobs=n_jobs, dictionary=dictionary, rules=rules)
+    def config(dice: str, run_dir: str, policy: str | None) -> Any:
+        cfg = {**boards_cfg, "placement": policy} if policy is not None else boards_cfg
+        return _run_config(cfg, dice, run_dir, n_jobs=n_jobs, dictionary=dictionary, rules=rules)
 
-    base_cfg = config(base_spec, base_dir)  # every config error before a file is written
+    base_cfg = config(base_spec, base_dir, placements[0])  # every config error before a file is written
     from pipeline.store import refuse_inside_job
 
     # OUT/base and OUT/variant inside a finished run would become part of it
@@ -298,7 +313,12 @@ def run_what_if(
     if stage is not None:
         stage("variant")
     summaries.append(
-        run_job(config(str(dice_file), variant_dir), overwrite=overwrite, progress=progress, note=note)
+        run_job(
+            config(str(dice_file), variant_dir, placements[1]),
+            overwrite=overwrite,
+            progress=progress,
+            note=note,
+        )
     )
     variant = replace(variant, name=dice_file, title=VARIANT_DICE, file=dice_file)
 
@@ -307,7 +327,13 @@ def run_what_if(
     d = sb - sa
     differ = float(np.mean([x != y for x, y in zip(boards_a, boards_b, strict=True)])) if count else 0.0
     rows, cols_ = base_cfg.shape
-    prediction = predict_gain(boards_a, sa, rows, cols_, base, variant)
+    if placements[0] != placements[1]:
+        prediction = Prediction(
+            why="the runs place the dice by different policies, and the additive face model does not "
+            "see where a face lies"
+        )
+    else:
+        prediction = predict_gain(boards_a, sa, rows, cols_, base, variant)
     return WhatIfResult(
         base,
         variant,
@@ -328,7 +354,30 @@ def run_what_if(
         differ,
         prediction,
         summaries,
+        *placements,
     )
+
+
+def _placements(
+    base_text: str | None, base: DiceSet, variant_text: str | None, variant: DiceSet
+) -> tuple[str | None, str | None]:
+    """Each run's placement policy in its canonical spelling (None: none); a ConfigError
+    (exit 2) for one its dice cannot follow, before anything is written."""
+    from pipeline.boards import check_placement, parse_placement
+    from pipeline.errors import BoggleError
+
+    out: list[str | None] = []
+    for option, text, dice in (("--base-placement", base_text, base), ("--placement", variant_text, variant)):
+        if text is None:
+            out.append(None)
+            continue
+        try:
+            policy = parse_placement(text)
+            check_placement(policy, dice)
+        except BoggleError as exc:
+            raise ConfigError(f"{option}: {exc.message}") from None
+        out.append(policy.text)
+    return out[0], out[1]
 
 
 def _base_and_variant(

@@ -16,7 +16,6 @@ from pipeline.parallel._backends import (
     backend_is_dask,
     check_scheduler_file,
     dask_backend,
-    in_one_worker,
     parallel_backend,
     prepare_worker_environment,
 )
@@ -26,7 +25,6 @@ __all__ = [
     "backend_is_dask",
     "check_scheduler_file",
     "dask_backend",
-    "in_one_worker",
     "lifeline",
     "parallel_backend",
     "prepare_worker_environment",

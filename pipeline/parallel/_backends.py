@@ -6,10 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
-from collections import deque
-from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import Future
-from typing import Any
+from collections.abc import Iterator
 
 from pipeline import settings
 from pipeline.errors import BoggleError, ConfigError
@@ -112,34 +109,6 @@ def parallel_backend(
             client = stack.enter_context(Client(cluster, set_as_default=False))
         with joblib.parallel_config(backend=dask_backend(client)):
             yield
-
-
-def in_one_worker(calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]) -> Generator[Any, None, None]:
-    """The results of ``calls`` (function, arguments), in order, computed in one loky worker
-    process: what joblib's loky backend does with ``n_jobs=1``, except that joblib then runs
-    the calls in this process, where a signal waits until the compiled (numba) code in hand
-    returns (minutes for a big proof class). Here this process only waits, so Ctrl-C and
-    SIGTERM act at once, and the worker is killed with whatever ends the loop.
-
-    The executor is this call's own: loky's reusable one is shared with joblib, which then
-    takes it for one of its own and fails. Two calls are in flight at a time (one running, one
-    queued), as joblib's dispatch does: loky's shutdown races its own queue feeder when
-    thousands wait."""
-    from joblib.externals.loky.process_executor import ProcessPoolExecutor
-
-    executor = ProcessPoolExecutor(max_workers=1, initializer=lifeline.arm)
-    pending: deque[Future[Any]] = deque()
-    try:
-        for fn, args in calls:
-            pending.append(executor.submit(fn, *args))
-            if len(pending) == 2:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
-    except BaseException:
-        executor.shutdown(wait=True, kill_workers=True)
-        raise
-    executor.shutdown(wait=True)
 
 
 def dask_backend(client: object) -> object:

@@ -29,6 +29,7 @@ import numpy as np
 
 from pipeline.boards import QU, symmetry_maps
 from pipeline.errors import ConfigError
+from pipeline.jit import njit
 from pipeline.trie import Alphabet
 
 #: The field's 4-bucket split of English letters (vowels, frequent, middling and rare consonants).
@@ -43,8 +44,6 @@ CORNER_FROM_CELLS = 12
 #: letter, see :func:`_is_vowel`); й, a consonant, is an и with a breve.
 VOWELS = set("aeiou") | set("аеиоуыэюя") | set("αεηιουω")
 NOT_VOWELS = {"й"}
-BLOCK = 1 << 16  # class ids examined per numpy block when listing canonical classes (its temporaries:
-# about 200 bytes an id, 13 MB; 1 << 20 peaked at +210 MB on 3x4 with 4 buckets, no faster)
 MAX_CLASSES = 1 << 40  # most classes a shape may have to be listed
 CELL_KINDS = ("corner", "edge", "inner")
 _LABEL = re.compile(r"([A-Za-z]+)\s*:(.*)", re.DOTALL)  # a section's label: letters, then a colon
@@ -161,17 +160,72 @@ def _digits(ids: np.ndarray, radices: np.ndarray, places: np.ndarray) -> np.ndar
 
 
 def _canonical(perms: list[np.ndarray], radices: np.ndarray, places: np.ndarray, total: int) -> np.ndarray:
-    """Sorted ids (of ``total``) that are <= the id of each image under ``perms``; numpy blocks."""
-    out = []
+    """Sorted ids (of ``total``) that are <= the id of each image under ``perms``: counted by
+    Burnside's lemma (:func:`canonical_count`), then listed by :func:`list_canonical`."""
+    del places  # the kernel steps the digits like an odometer
     others = [p for p in perms if not np.array_equal(p, np.arange(len(p)))]
-    for lo in range(0, total, BLOCK):
-        ids = np.arange(lo, min(total, lo + BLOCK), dtype=np.int64)
-        d = _digits(ids, radices, places)
-        keep = np.ones(len(ids), dtype=bool)
-        for perm in others:
-            keep &= ids <= d[:, perm].astype(np.int64) @ places
-        out.append(ids[keep])
-    return np.concatenate(out) if out else np.empty(0, np.int64)
+    table = np.array(others, np.int64).reshape(len(others), len(radices))
+    out = np.empty(canonical_count(perms, radices), np.int64)
+    got = list_canonical(np.ascontiguousarray(radices, np.int64), table, np.int64(total), out)
+    if got != len(out):
+        raise AssertionError(f"{got} canonical classes listed, Burnside's lemma counts {len(out)}")
+    return out
+
+
+def canonical_count(perms: list[np.ndarray], radices: np.ndarray) -> int:
+    """How many classes are canonical: the orbits of the symmetry group ``perms`` (identity
+    included) on the classes, by Burnside's lemma (a symmetry fixes the classes that are
+    constant on each of its cycles, and a cycle's cells share their buckets)."""
+    fixed = 0
+    for perm in perms:
+        seen = np.zeros(len(perm), bool)
+        n = 1
+        for c in range(len(perm)):
+            if not seen[c]:
+                n *= int(radices[c])
+                while not seen[c]:
+                    seen[c] = True
+                    c = int(perm[c])
+        fixed += n
+    return fixed // len(perms)
+
+
+@njit(nogil=True, cache=True)
+def list_canonical(radices, perms, total, out):
+    """Write the canonical ids of ``total`` classes (digits ``radices``, cell 0 most
+    significant) into ``out`` in increasing order; returns how many. A class is canonical
+    when, for each symmetry ``perms[s]`` (the identity left out), its digit tuple is at most
+    the image's (digit c of the image is ``d[perms[s, c]]``); the radices being the same at a
+    cell and its image, that is the ids' order. Most classes differ from an image at the first
+    cells, so a class costs a few comparisons: 8.5M 4x4 classes in about 0.1 s where numpy,
+    every image's id computed, took 6 s."""
+    n = radices.shape[0]
+    d = np.zeros(n, np.int64)
+    k = 0
+    for i in range(total):
+        keep = True
+        for s in range(perms.shape[0]):
+            for c in range(n):
+                a = d[perms[s, c]]
+                b = d[c]
+                if a != b:
+                    keep = a > b
+                    break
+            if not keep:
+                break
+        if keep:
+            if k == out.shape[0]:
+                return -1
+            out[k] = i
+            k += 1
+        c = n - 1
+        while c >= 0:
+            d[c] += 1
+            if d[c] < radices[c]:
+                break
+            d[c] = 0
+            c -= 1
+    return k
 
 
 def class_digits(ids: np.ndarray, k: int, n_cells: int) -> np.ndarray:

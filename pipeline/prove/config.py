@@ -115,7 +115,8 @@ def selected_classes(ids: np.ndarray, cfg: ProveConfig) -> np.ndarray:
     the chosen ones (--class-ids; each must be one of ``ids``)."""
     if cfg.class_ids is not None:
         chosen = np.array(cfg.class_ids, dtype=ids.dtype)
-        unknown = chosen[~np.isin(chosen, ids)]
+        at = np.minimum(np.searchsorted(ids, chosen), max(len(ids) - 1, 0))  # ids are sorted
+        unknown = chosen[ids[at] != chosen] if len(ids) else chosen
         if len(unknown):
             raise ConfigError(
                 f"prove: class id {int(unknown[0])} is not a canonical class of this recipe "

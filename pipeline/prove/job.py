@@ -19,6 +19,8 @@ import contextlib
 import dataclasses
 import datetime
 import os
+import queue
+import threading
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -31,7 +33,7 @@ import pyarrow.parquet as pq
 from pipeline import store
 from pipeline.errors import ConfigError, WorkerLostError
 from pipeline.lexicon import limits_identity
-from pipeline.parallel import in_one_worker, parallel_backend
+from pipeline.parallel import parallel_backend
 from pipeline.prove.certificate import (
     CERTIFICATE_COLUMNS,
     FoundBoard,
@@ -106,14 +108,20 @@ class ProofRun:
         cpu = 0.0
         cfg = self.cfg
         knobs = (cfg.threshold, cfg.enumerate_max)
+        one = _one_worker(cfg)
+        # a worker process arms its lifeline; this process's own thread has none to arm
+        fn = _indexed_here if one else _indexed
         calls = [
-            (_indexed, (c, self.task_args, *knobs, self.chunks[c], cfg.bound))
-            for c in dispatch_order(pending)
+            (fn, (c, self.task_args, *knobs, self.chunks[c], cfg.bound)) for c in dispatch_order(pending)
         ]
         # workers return their tables and this process writes the parts, so dask workers need
         # no shared disk (they read the word list from its path or compile tanglet:LANG)
-        with parallel_backend(cfg.backend, cfg.n_jobs, cfg.scheduler, cfg.scheduler_file):
-            results = _results(cfg, calls)
+        with (
+            contextlib.nullcontext()
+            if one
+            else parallel_backend(cfg.backend, cfg.n_jobs, cfg.scheduler, cfg.scheduler_file)
+        ):
+            results = in_a_thread(calls) if one else _results(cfg, calls)
             # closed on the way out (a failed commit, a signal): its workers stop with it
             with contextlib.closing(results), _worker_lost(cfg.out):
                 for c, table, chunk_cpu in results:
@@ -168,14 +176,60 @@ class _Tracker:
         )
 
 
+def _one_worker(cfg: ProveConfig) -> bool:
+    """Whether the proof has one worker on this machine (loky or threads): it then runs in a
+    thread of this process (:func:`in_a_thread`), joblib not even imported."""
+    if cfg.backend == "dask":
+        return False
+    if cfg.n_jobs == 1:
+        return True
+    import joblib
+
+    return bool(joblib.effective_n_jobs(cfg.n_jobs) == 1)
+
+
 def _results(cfg: ProveConfig, calls: list[tuple[Any, tuple[Any, ...]]]) -> Generator[Any, None, None]:
     import joblib
 
-    if cfg.backend == "loky" and joblib.effective_n_jobs(cfg.n_jobs) == 1:
-        # a class can keep the prover in compiled code for minutes: not in this process,
-        # which must stay free to take a signal
-        return in_one_worker(calls)
     return joblib.Parallel(return_as="generator_unordered")(joblib.delayed(fn)(*a) for fn, a in calls)
+
+
+def in_a_thread(calls: list[tuple[Any, tuple[Any, ...]]]) -> Generator[Any, None, None]:
+    """The results of ``calls`` (function, arguments), in order, computed one after another by a
+    daemon thread of this process, while this thread only waits for them. A class can keep the
+    prover in compiled code for minutes, and a thread in compiled code takes no signal; the
+    kernels release the GIL, so the main thread stays free: Ctrl-C and SIGTERM act at once
+    (the generator is closed, the thread stops before its next call, and a process that exits
+    does not wait for a daemon thread). One process where a worker process for ``-j 1`` made
+    four (loky's worker and two resource trackers): one interpreter, one word list and one
+    prover trie, and no start-up paid twice."""
+    done: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def work() -> None:
+        try:
+            for fn, args in calls:
+                if stop.is_set():
+                    return
+                done.put((True, fn(*args)))
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            done.put((False, exc))
+
+    thread = threading.Thread(target=work, name="boggle-prove", daemon=True)
+    thread.start()
+    try:
+        for _ in calls:
+            while True:
+                try:
+                    ok, value = done.get(timeout=0.5)  # a signal's handler runs between waits
+                    break
+                except queue.Empty:
+                    continue
+            if not ok:
+                raise value
+            yield value
+    finally:
+        stop.set()
 
 
 def plan_proof(cfg: ProveConfig, progress: ProgressCallback | None = None) -> ProofRun:
@@ -352,6 +406,18 @@ def _indexed(
     from pipeline.parallel import lifeline
 
     lifeline.arm()  # a kill -9 of the main process leaves no worker proving on
+    table, cpu = prove_chunk(args, threshold, enumerate_max, ids, bound)
+    return c, table, cpu
+
+
+def _indexed_here(
+    c: int,
+    args: ProblemArgs,
+    threshold: int,
+    enumerate_max: int,
+    ids: np.ndarray,
+    bound: str,
+) -> tuple[int, pa.Table, float]:
     table, cpu = prove_chunk(args, threshold, enumerate_max, ids, bound)
     return c, table, cpu
 

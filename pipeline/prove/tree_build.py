@@ -127,12 +127,22 @@ def trie_child(rec, parent, low):
     return first + np.int64(popcount(rec[2 * parent] & (low - np.uint64(1))))
 
 
+def walk_state(n_cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The state :func:`collect_paths` keeps when its arrays fill, to go on from there: its
+    stack (int64 [4, cells] and uint64 [cells]) and the rest (int64 [9]; [0] is 1 while a walk
+    is to be resumed)."""
+    return np.zeros((4, n_cells), np.int64), np.zeros(n_cells, np.uint64), np.zeros(9, np.int64)
+
+
 @njit(nogil=True, cache=True)
-def collect_paths(masks, rank, nbr_list, deg, rec, word_pts, bits, fields, keys, wids, word_seen, tag):
+def collect_paths(masks, rank, nbr_list, deg, rec, word_pts, bits, fields, keys, wids, word_seen, tag, state):
     """Every (key, word id | used fields << 32) of a word some board of the class spells
     along some path, into ``keys`` (uint64 [cap, 2]: high word, low word) and ``wids``;
     returns (paths, sum bound: each spellable word once, via ``word_seen``). Paths is
-    ``FULL_PATHS`` when the arrays are too small."""
+    ``FULL_PATHS`` when the arrays are full: the walk's ``state`` (:func:`walk_state`) then
+    holds where it stopped, and a call with the same arguments but longer arrays, the paths
+    so far copied into them, goes on from there (the heavy 4x4 class 156513 has 20.6M paths:
+    walking again from the start each time the arrays grew cost most of a walk)."""
     n = masks.shape[0]
     one = np.uint64(1)
     zero = np.uint64(0)
@@ -149,26 +159,36 @@ def collect_paths(masks, rank, nbr_list, deg, rec, word_pts, bits, fields, keys,
         fbit[c] = np.int64(1) << p if popcount(masks[c]) > 1 else 0
         word[c] = 0 if p >= fields else 1
         shift[c] = np.uint64((p % fields) * bits)
-    n_paths = 0
-    total_sum = np.int64(0)
-    st_cell = np.empty(n, np.int64)
-    st_node = np.empty(n, np.int64)
-    st_child = np.empty(n, np.int64)
-    st_k = np.empty(n, np.int64)
-    st_rem = np.empty(n, np.uint64)
+    stack, st_rem, reg = state
+    st_cell, st_node, st_child, st_k = stack[0], stack[1], stack[2], stack[3]
     key = np.zeros(2, np.uint64)
-    occ = np.int64(0)
-    for start in range(n):
-        if masks[start] & rec[0] == zero:
-            continue
-        d = 0
-        st_cell[0] = start
-        st_node[0] = 0
-        st_rem[0] = masks[start] & rec[0]
-        st_child[0] = -1
-        used = one << np.uint64(start)
+    resume = reg[0] == 1
+    if resume:  # where the last call stopped: at a path it had no room for
+        d, used = reg[1], np.uint64(reg[2])
+        key[0], key[1], occ = np.uint64(reg[3]), np.uint64(reg[4]), reg[5]
+        start0, n_paths, total_sum = reg[6], reg[7], reg[8]
+    else:
+        d, used, occ, start0, n_paths, total_sum = 0, zero, np.int64(0), 0, 0, np.int64(0)
+    reg[0] = 0
+    for start in range(start0, n):
+        if not resume:
+            if masks[start] & rec[0] == zero:
+                continue
+            d = 0
+            st_cell[0] = start
+            st_node[0] = 0
+            st_rem[0] = masks[start] & rec[0]
+            st_child[0] = -1
+            used = one << np.uint64(start)
         while True:
-            if st_child[d] < 0:
+            if resume:  # the path it stopped at: its word is counted, the path not yet kept
+                resume = False
+                w = np.int64(rec[2 * st_child[d] + 1] >> np.uint64(32)) - 1
+                keys[n_paths, 0] = key[0]
+                keys[n_paths, 1] = key[1]
+                wids[n_paths] = w | (occ << 32)
+                n_paths += 1
+            elif st_child[d] < 0:
                 rem = st_rem[d]
                 c = st_cell[d]
                 if rem == zero:
@@ -193,6 +213,9 @@ def collect_paths(masks, rank, nbr_list, deg, rec, word_pts, bits, fields, keys,
                         word_seen[w] = tag
                         total_sum += word_pts[w]
                     if n_paths == cap:
+                        reg[0], reg[1], reg[2] = 1, d, np.int64(used)
+                        reg[3], reg[4], reg[5] = np.int64(key[0]), np.int64(key[1]), occ
+                        reg[6], reg[7], reg[8] = start, n_paths, total_sum
                         return FULL_PATHS, total_sum
                     keys[n_paths, 0] = key[0]
                     keys[n_paths, 1] = key[1]
@@ -393,88 +416,6 @@ def tree_from_paths(
         node[x, FIRST] = x + 1 if e > x + 1 else -1
         node[x, NEXT] = sibling
     return n_nodes, run - tag0 + 1
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _key_less(a_hi, a_lo, b_hi, b_lo):
-    return a_hi < b_hi or (a_hi == b_hi and a_lo <= b_lo)
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _first_field_at_least(keys, n, key_word, sh, fmask, value):
-    """The first path whose field (in ``key_word`` at ``sh``) is >= ``value``: binary search,
-    the field being the most significant one in use, so non-decreasing along sorted keys."""
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if (keys[mid, key_word] >> sh) & fmask < value:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(nogil=True, cache=True)
-def derive_paths(
-    keys,
-    wids,
-    n_paths,
-    key_word,
-    shift,
-    p,
-    letter,
-    bits,
-    word_pts,
-    out_keys,
-    out_wids,
-    word_seen,
-    tag,
-):
-    """The sorted paths of a sub-class, read off its parent's sorted paths instead of walked
-    again: the cell of field ``p`` (in key word ``key_word`` at ``shift``) is forced to
-    ``letter``; its field must be the most significant one any path uses (every cell before
-    it in split order has one letter). A path of the sub-class is a parent's path that does
-    not use the cell (field 0: the first run of the sorted paths) or uses it with that letter
-    (a later run); the cell then has one letter, so it loses its field and its bit in the
-    used-fields mask, as :func:`collect_paths` would give it. Clearing a field all paths of a
-    run share keeps the run sorted, so one merge of the two runs sorts the sub-class's paths.
-    Returns (paths, sum bound: each word once, via ``word_seen`` and ``tag``)."""
-    one = np.uint64(1)
-    fmask = (one << np.uint64(bits)) - one
-    sh = np.uint64(shift)
-    want = np.uint64(letter + 1)
-    clear_key = ~(fmask << sh)
-    clear_occ = ~(np.int64(1) << (p + 32))
-    total = np.int64(0)
-    a_end = _first_field_at_least(keys, n_paths, key_word, sh, fmask, one)
-    j = _first_field_at_least(keys, n_paths, key_word, sh, fmask, want)
-    b_end = _first_field_at_least(keys, n_paths, key_word, sh, fmask, want + one)
-    i = 0
-    n_out = 0
-    while i < a_end or j < b_end:
-        take_i = j >= b_end
-        if not take_i and i < a_end:
-            b_hi = keys[j, 0] & clear_key if key_word == 0 else keys[j, 0]
-            b_lo = keys[j, 1] & clear_key if key_word == 1 else keys[j, 1]
-            take_i = _key_less(keys[i, 0], keys[i, 1], b_hi, b_lo)
-        if take_i:
-            out_keys[n_out, 0] = keys[i, 0]
-            out_keys[n_out, 1] = keys[i, 1]
-            t = wids[i]
-            i += 1
-        else:
-            out_keys[n_out, 0] = keys[j, 0]
-            out_keys[n_out, 1] = keys[j, 1]
-            out_keys[n_out, key_word] &= clear_key
-            t = wids[j] & clear_occ
-            j += 1
-        out_wids[n_out] = t
-        n_out += 1
-        w = t & np.int64(0xFFFFFFFF)
-        if word_seen[w] != tag:
-            word_seen[w] = tag
-            total += word_pts[w]
-    return n_out, total
 
 
 def unpack_records(node: np.ndarray) -> tuple[np.ndarray, ...]:

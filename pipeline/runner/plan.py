@@ -233,6 +233,7 @@ def generate_tasks(
             words=b.words,
             labels={"run_id": run_id, "seed": str(b.seed), "dice": b.dice, "run_date": b.seed_date},
             dice=dice,
+            placement=b.placement,
         )
         for ch in todo
     )

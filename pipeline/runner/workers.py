@@ -146,6 +146,7 @@ class ChunkTask:
     words: bool = True  # False: no ``words`` column ([boards] words = false)
     labels: dict[str, str | None] = field(default_factory=dict)  # run_id, seed, dice, run_date columns
     dice: Any = None  # a dice file's pipeline.boards.DiceSet (the worker never reads the file)
+    placement: str | None = None  # the dice's placement policy ([boards] placement), None: none
 
 
 @dataclass
@@ -214,7 +215,10 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
     elif task.count:
         ch = GenerateChunk(task.chunk, task.first_id, task.count)
         dice = task.dice if task.dice is not None else task.source
-        boards, layout = generate_chunk_layout(dice, lex.alphabet, task.seed, ch, task.rows, task.cols)
+        # the layout as placed: what the boards show, and what the statistics record per die
+        boards, layout = generate_chunk_layout(
+            dice, lex.alphabet, task.seed, ch, task.rows, task.cols, task.placement
+        )
         result = solve_arrays(boards, task.rows, task.cols, lex, collect=task.words, bins=tally)
         summary = summarise(result)
         found.append((result, summary, task.source))

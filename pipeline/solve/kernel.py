@@ -7,17 +7,20 @@ The trie walks of one board and their helpers, for the batch driver
 ``nodes[2n + 1]`` its first child (low 32 bits) and word id (high 32 bits, all ones for none)):
 
 * ``walk_small``: standard rule on boards of at most 64 cells. Cell sets are uint64 bit
-  masks. Per board, each cell gets a table "neighbours showing face f"; a step then takes only
-  the neighbours whose face the trie node has a child for (the OR of a few table entries),
-  so the DFS never tries a neighbour that leads nowhere. Depth 0 of the explicit stack is the
-  trie's root with every usable cell to try.
+  masks. Per board, each cell gets a row of "lanes", one per board cell near it, holding the
+  face bit of that cell when it is a non-blank neighbour (else 0): a step then finds the
+  neighbours whose face the trie node has a child for with one vector test of the node's
+  child mask against the row (:func:`lane_test`; the bits of the result are the cells), so the
+  DFS never tries a neighbour that leads nowhere and never loops over neighbours or faces.
+  Found words are only appended to a buffer during the walk (no branch, no look-up); the
+  caller counts each once afterwards.
 * ``walk_large``: standard rule on any board (neighbour lists, a byte array of used cells).
 * ``walk_revisit`` (:mod:`pipeline.solve.revisit_kernel`): cells may be revisited (each step
   still moves); it shares this module's helpers.
 
-All three use an explicit stack (no recursion) and a per-word "last seen" stamp (the board's
-index) to count each word once per board. The kernels trust their input: face codes must be
--1 (blank) or below the trie's alphabet size (< 64), which the wrapper checks.
+All three use an explicit stack (no recursion) and a per-word "last seen" stamp to count each
+word once per board. The kernels trust their input: face codes must be -1 (blank) or below the
+trie's alphabet size (<= 64), which the wrapper checks.
 """
 
 from __future__ import annotations
@@ -54,9 +57,64 @@ def ctz(typingctx, x):  # type: ignore[no-untyped-def]
     return sig, codegen
 
 
+@intrinsic
+def lane_test(typingctx, lanes, start, mask):  # type: ignore[no-untyped-def]
+    """Bit j set when ``lanes.flat[start + j] & mask`` is not 0, for the :data:`LANES` lanes
+    from ``start``: one vector AND, compare and mask move where the CPU has them (LLVM lowers
+    it for the machine: on x86-64 with AVX-512 and uint32 lanes, ``vptestmd`` + ``kmovw``).
+    The caller keeps the lanes read inside ``lanes``."""
+    width = lanes.dtype.bitwidth
+    sig = types.uint64(lanes, types.uint64, types.uint64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        import llvmlite.ir as llir  # here: the ahead-of-time mode never imports llvmlite
+
+        lane_t = llir.IntType(width)
+        vec_t = llir.VectorType(lane_t, LANES)
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        row = builder.load(
+            builder.bitcast(builder.gep(data, [args[1]]), vec_t.as_pointer()), align=width // 8
+        )
+        undef = llir.Constant(vec_t, llir.Undefined)
+        one = builder.insert_element(
+            undef, builder.trunc(args[2], lane_t), llir.Constant(llir.IntType(32), 0)
+        )
+        spread = builder.shuffle_vector(
+            one, undef, llir.Constant(llir.VectorType(llir.IntType(32), LANES), [0] * LANES)
+        )
+        hit = builder.icmp_unsigned("!=", builder.and_(row, spread), llir.Constant(vec_t, 0))
+        return builder.zext(builder.bitcast(hit, llir.IntType(LANES)), llir.IntType(64))
+
+    return sig, codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, index):  # type: ignore[no-untyped-def]
+    """Ask the CPU to bring ``arr[index]``'s cache line in (LLVM's ``llvm.prefetch``: a hint,
+    never a fault, whatever the index)."""
+    sig = types.void(arr, types.uint64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        import llvmlite.ir as llir  # here: the ahead-of-time mode never imports llvmlite
+
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        byte_ptr = llir.IntType(8).as_pointer()
+        i32 = llir.IntType(32)
+        fn = builder.module.declare_intrinsic(
+            "llvm.prefetch", fnty=llir.FunctionType(llir.VoidType(), [byte_ptr, i32, i32, i32])
+        )
+        # read, keep in every cache level, data
+        where = builder.bitcast(builder.gep(data, [args[1]]), byte_ptr)
+        builder.call(fn, [where, llir.Constant(i32, 0), llir.Constant(i32, 3), llir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+#: lanes one :func:`lane_test` reads (cells of a board's row of lanes, see :func:`lane_layout`)
+LANES = 16
 NO_WORD = np.uint64(0xFFFFFFFF)  # the high half of a node record when no word ends there
 LOW32 = np.uint64(0xFFFFFFFF)
-FACE_STRIDE = 64  # faces per cell in the "neighbours showing face f" table (MAX_FACES)
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -140,50 +198,82 @@ def count_dead(faces, live):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def index_neighbours(faces, nbr_mask, nbr_faces, near):  # type: ignore[no-untyped-def]
-    """Per cell c of a board of <= 64 cells: ``nbr_faces[c]``, the faces its non-blank
-    neighbours show, and ``near[c * FACE_STRIDE + f]``, the mask of those neighbours showing
-    face f (the caller clears it with :func:`clear_neighbours`). Returns the non-blank cells."""
-    n = len(faces)
-    nonblank = ZERO
+def lane_layout(nbr_list, deg):  # type: ignore[no-untyped-def]
+    """Where each cell's lanes are, for the small walk. A board of at most :data:`LANES`
+    cells gives each cell one test's worth of lanes, lane j showing cell j (``chunks`` 0). A
+    bigger one gives each cell ``chunks`` tests' worth covering the cells from ``start[c]`` on,
+    which hold all its neighbours (on a grid, from one row above it to one row below: one test
+    for boards up to 6 columns wide). Returns (chunks, start, slot, cell): for each (cell,
+    neighbour) pair, the lane ``slot`` (an index into the flat lanes) that shows ``cell``."""
+    n = len(deg)
+    span = 1
     for c in range(n):
-        if faces[c] >= 0:
-            nonblank |= ONE << np.uint64(c)
+        lo, hi = c, c
+        for k in range(deg[c]):
+            lo = min(lo, nbr_list[c, k])
+            hi = max(hi, nbr_list[c, k])
+        span = max(span, hi - lo + 1)
+    chunks = 0 if n <= LANES else (span + LANES - 1) // LANES
+    width = max(chunks, 1) * LANES
+    start = np.zeros(n, np.int64)
+    n_pairs = 0
     for c in range(n):
-        todo = nbr_mask[c] & nonblank
-        seen_faces = ZERO
-        while todo != ZERO:
-            k = np.int64(ctz(todo))
-            todo &= todo - ONE
-            f = np.int64(faces[k])
-            seen_faces |= ONE << np.uint64(f)
-            near[c * FACE_STRIDE + f] |= ONE << np.uint64(k)
-        nbr_faces[c] = seen_faces
-    return nonblank
-
-
-@njit(nogil=True, cache=True)
-def clear_neighbours(faces, nbr_mask, near):  # type: ignore[no-untyped-def]
-    # only the entries index_neighbours set: clearing the whole table costs more per board
-    for c in range(len(faces)):
-        todo = nbr_mask[c]
-        while todo != ZERO:
-            k = np.int64(ctz(todo))
-            todo &= todo - ONE
-            if faces[k] >= 0:
-                near[c * FACE_STRIDE + np.int64(faces[k])] = ZERO
+        if chunks > 0:
+            lo = c
+            for k in range(deg[c]):
+                lo = min(lo, nbr_list[c, k])
+            # a window that would end past the last cell starts lower: every lane read is a
+            # cell below 64, so the shifts in walk_small stay below 64
+            start[c] = min(lo, max(n - width, 0))
+        n_pairs += deg[c]
+    slot = np.empty(n_pairs, np.int64)
+    cell = np.empty(n_pairs, np.int64)
+    e = 0
+    for c in range(n):
+        for k in range(deg[c]):
+            slot[e] = c * width + nbr_list[c, k] - start[c]
+            cell[e] = nbr_list[c, k]
+            e += 1
+    return chunks, start, slot, cell
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _next_cells(near, nbr_faces, cell, child_mask, used):  # type: ignore[no-untyped-def]
-    """The unused neighbours of ``cell`` showing a face in ``child_mask``."""
-    wanted = child_mask & nbr_faces[cell]
-    cells = ZERO
-    base = cell * np.uint64(FACE_STRIDE)
-    while wanted != ZERO:
-        cells |= near[base + ctz(wanted)]
-        wanted &= wanted - ONE
-    return cells & ~used
+def fill_lanes(faces, lanes, slot, cell):  # type: ignore[no-untyped-def]
+    """One board's lanes (flat; see :func:`lane_layout`): the face bit of each neighbour, 0
+    for a blank; a lane that is no cell's neighbour stays 0 from the allocation."""
+    for e in range(len(slot)):
+        # unsigned indices: no negative-index wrap-around code
+        f = faces[np.uint64(cell[e])]
+        lanes[np.uint64(slot[e])] = ONE << np.uint64(f) if f >= 0 else ZERO
+
+
+@njit(nogil=True, cache=True, inline="always")
+def count_hits(hits, n_hits, nodes, seen, stamp, word_points, word_len, record, ids, n_ids):  # type: ignore[no-untyped-def]
+    """Count the words ending at the nodes ``hits[:n_hits]`` (in the order found; their ids
+    from the 16-byte records ``nodes``) not seen before on this board (``stamp``): returns
+    (points, words, longest, n_ids), their ids appended to ``ids`` from ``n_ids`` on when
+    ``record`` (the caller makes room first). ``hits`` is left holding the word ids."""
+    pts = 0
+    n_found = 0
+    longest_len = 0
+    # random look-ups in big tables: all of them under way before the first use
+    for k in range(n_hits):
+        w = nodes[TWO * np.uint64(hits[k]) + ONE] >> np.uint64(32)
+        hits[k] = w
+        prefetch(seen, w)
+        prefetch(word_points, w)
+    for k in range(n_hits):
+        w = hits[k]
+        if seen[w] != stamp:
+            seen[w] = stamp
+            pts += word_points[w]
+            n_found += 1
+            if word_len[w] > longest_len:
+                longest_len = word_len[w]
+            if record:
+                ids[n_ids] = w
+                n_ids += 1
+    return pts, n_found, longest_len, n_ids
 
 
 @njit(nogil=True, cache=True)
@@ -220,69 +310,80 @@ def grow(ids, needed):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def walk_small(
-    faces, nodes, first_cells, nbr_faces, near, word_points, word_len, collect, seen, stamp, ids, n_ids, st
-):  # type: ignore[no-untyped-def]
-    """Every word of one board of <= 64 cells: (points, words, longest, live cells, n_ids), the
-    found ids appended to ``ids`` from ``n_ids`` on; n_ids is -1 when ``ids`` ran out of room
-    (the walk still finishes, so the caller knows how much room the board needs, grows ``ids``
-    and walks the board once more with a new stamp). ``ids`` is never reassigned here: a
-    growable buffer in this loop made numba count references on every step (about 25% of the
-    time)."""
-    st_cell, st_mask, st_first, st_todo = st
-    live = ZERO  # cells some found word uses
-    pts = 0
-    n_found = 0
-    longest_len = 0
+def walk_small(faces, records, face_bits, lanes, start, hits, st, depth, live):  # type: ignore[no-untyped-def]
+    """Walk one board of <= 64 cells on from stack level ``depth`` (the caller puts the root
+    with every usable first cell at level 0): appends the node of every word found, once per
+    path, to ``hits`` and returns (hits, live, depth): ``live`` gains the cells of found words,
+    and ``depth`` is -1 when the walk is done, else the level to resume from (``hits`` was
+    nearly full: the caller counts them, see :func:`count_hits`, and calls again).
+
+    It reads the trie as 8-byte records (:func:`pipeline.solve.small_records`, ``face_bits`` the width of
+    their child mask): half the bytes of the 16-byte ones, so more of the trie stays in the
+    CPU's caches.
+
+    ``lanes`` (see :func:`lane_layout`) is (cells, :data:`LANES`) for a board of at most
+    :data:`LANES` cells, else (cells, chunks, :data:`LANES`): numba compiles this walk once
+    for each, and the test on ``lanes.ndim`` below is a constant in each, so the small
+    boards' walk has no shift and no loop in its step. Its lanes are uint32 when every face
+    bit fits, else uint64."""
+    st_used, st_mask, st_first, st_todo = st
+    row_len = np.uint64(lanes.size // max(lanes.shape[0], 1))
+    chunks = np.int64(row_len) // LANES
+    n = np.uint64(len(faces))
+    # a check at every pop suffices: between two pops, at most n + 1 levels of at most n steps
+    limit = np.uint64(len(hits)) - min(np.uint64(len(hits)), n * (n + ONE))
+    n_hits = ZERO
+    kid_bits = np.uint64(63) - face_bits
+    mask_of = (ONE << face_bits) - ONE
+    first_of = (ONE << kid_bits) - ONE
     # unsigned indices: numba adds no negative-index wrap-around (measured ~5% faster)
-    depth = ZERO
-    st_mask[0] = nodes[0]
-    st_first[0] = np.int64(nodes[1] & LOW32)
-    st_todo[0] = first_cells
-    used = ZERO  # the cells of the current path
+    d = np.uint64(depth)
     while True:
-        todo = st_todo[depth]
+        todo = st_todo[d]
         if todo == ZERO:
-            if depth == ZERO:
+            if d == ZERO or n_hits > limit:
                 break
-            used ^= ONE << np.uint64(st_cell[depth])
-            depth -= ONE
+            d -= ONE
             continue
         bit = todo & (~todo + ONE)
-        st_todo[depth] = todo ^ bit
+        st_todo[d] = todo ^ bit
         cell = ctz(bit)
-        parent_mask = st_mask[depth]
         fb = np.uint64(faces[cell])
         # every cell in st_todo shows a face the node has a child for: no test needed
-        child = np.uint64(st_first[depth]) + popcount(parent_mask & ((ONE << fb) - ONE))
-        info = nodes[TWO * child + ONE]
-        path = used | bit
-        w_hi = info >> np.uint64(32)
-        if w_hi != NO_WORD:
-            # Word recording stays inline (here and in the other kernels): as a helper
-            # function it measured about 10% slower.
-            w = np.int64(w_hi)
-            live |= path
-            if seen[w] != stamp:
-                seen[w] = stamp
-                pts += word_points[w]
-                n_found += 1
-                if word_len[w] > longest_len:
-                    longest_len = word_len[w]
-                if collect:
-                    if n_ids < len(ids):
-                        ids[n_ids] = w
-                    n_ids += 1
-        child_mask = nodes[TWO * child]
-        next_cells = _next_cells(near, nbr_faces, cell, child_mask, path)
-        if next_cells != ZERO:
-            depth += ONE
-            used = path
-            st_cell[depth] = cell
-            st_mask[depth] = child_mask
-            st_first[depth] = np.int64(info & LOW32)
-            st_todo[depth] = next_cells
-    return pts, n_found, longest_len, live, n_ids if n_ids <= len(ids) else -1
+        child = st_first[d] + popcount(st_mask[d] & ((ONE << fb) - ONE))
+        record = records[child]
+        # the node's children: the next step reads one of them if the lane test below finds
+        # a cell to go on to, ~15 cycles from now; start fetching their first 16 now (about
+        # 15% faster on random 4x4 boards)
+        kids = (record >> face_bits) & first_of
+        prefetch(records, kids)
+        prefetch(records, kids + np.uint64(8))
+        path = st_used[d] | bit
+        # no branch on "is a word" (a coin toss for the predictor): the node is always
+        # written, and kept by counting it
+        is_word = record >> np.uint64(63)
+        hits[n_hits] = child
+        n_hits += is_word
+        live |= path & (ZERO - is_word)
+        child_mask = record & mask_of
+        if lanes.ndim == 2:
+            cells = lane_test(lanes, cell * np.uint64(LANES), child_mask)
+        else:
+            row = cell * row_len
+            first = np.uint64(start[cell])
+            cells = lane_test(lanes, row, child_mask) << first
+            for k in range(1, chunks):
+                at = np.uint64(k * LANES)
+                cells |= lane_test(lanes, row + at, child_mask) << (first + at)
+        cells &= ~path
+        if cells != ZERO:
+            d += ONE
+            st_used[d] = path
+            st_mask[d] = child_mask
+            st_first[d] = kids
+            st_todo[d] = cells
+    done = d == ZERO and st_todo[d] == ZERO
+    return np.int64(n_hits), live, -1 if done else np.int64(d)
 
 
 @njit(nogil=True, cache=True)

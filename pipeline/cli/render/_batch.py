@@ -98,16 +98,24 @@ def _share_and_yield(k: int, n: int, iv: Interval, per: int) -> str:
 
 
 def select_lines(res: SelectResult) -> list[str]:
-    """What ``boggle select`` prints: each run's pool size, per band, with the 95% interval on
-    the share and the yield of a run of ``res.per`` boards; then the file written."""
+    """What ``boggle select`` prints: per run, the boards left after each filter in the order
+    applied, then the last line, all filters, with the 95% interval on the share and the yield
+    of a run of ``res.per`` boards (and, for several bands, how many of them each band holds);
+    then the file written."""
     lines = []
     bands = {b.name: b for b in res.filters.bands}
     for run in res.runs:
-        lines.append(f"{run.label}: {_share_and_yield(run.selected, run.boards, run.share, res.per)}")
-        for bc in run.bands:
-            text = bands[bc.band].text()
-            band = bc.band if bc.band == f"words {text}" else f"{bc.band} ({text} words)"
-            lines.append(f"  {band}: {_share_and_yield(bc.selected, run.boards, bc.share, res.per)}")
+        lines.append(f"{run.label}: {plural(run.boards, 'board')}")
+        for step in run.steps:
+            share = f" ({_share(step.share.estimate)})" if run.boards else ""
+            lines.append(f"  {step.label}: {step.kept:,}{share}")
+        last = "all filters" if run.steps else "no filters"
+        lines.append(f"  {last}: {_share_and_yield(run.selected, run.boards, run.share, res.per)}")
+        if len(run.bands) > 1:
+            for bc in run.bands:
+                text = bands[bc.band].text()
+                band = bc.band if bc.band == f"words {text}" else f"{bc.band} ({text} words)"
+                lines.append(f"    {band}: {_share_and_yield(bc.selected, run.boards, bc.share, res.per)}")
     cut = f" (the first {res.written:,} of {res.selected:,}: --limit)" if res.written < res.selected else ""
     lines.append(f"pool: {plural(res.written, 'board')}{cut} written to {res.out}")
     return lines
@@ -136,6 +144,8 @@ def select_outcome(res: SelectResult, run_dirs: list[str]) -> dict[str, Any]:
                 "boards": run.boards,
                 **share(run.selected, run.share),
                 "bands": [{"band": b.band, **share(b.selected, b.share)} for b in run.bands],
+                # the boards left after each filter, in the order applied (the last: every filter)
+                "steps": [{"filter": s.key, "label": s.label, **share(s.kept, s.share)} for s in run.steps],
             }
         )
     return {
@@ -276,6 +286,13 @@ def whatif_lines(res: WhatIfResult) -> list[str]:
     lines = [
         f"what-if: {res.base.label} -> variant ({'; '.join(res.swaps) or 'no swaps'}); "
         f"dice changed: {changed}",
+    ]
+    if res.placement_base is not None or res.placement_variant is not None:
+        lines.append(
+            f"  placement: base {res.placement_base or 'none (as rolled)'}; "
+            f"variant {res.placement_variant or 'none (as rolled)'}"
+        )
+    lines += [
         f"  base    mean score {res.mean_base:.2f}  ({res.base_dir})",
         f"  variant mean score {res.mean_variant:.2f}  ({res.variant_dir}, dice {res.variant.file})",
     ]

@@ -85,10 +85,43 @@ def design_lines(res: DesignResult) -> list[str]:
             f"difference {_difference(m['difference'], share)} (95% CI {_difference(m['low'], share)} to "
             f"{_difference(m['high'], share)}){'  better' if m['better'] else ''}"
         )
+    lines += _dice_lines(r)
     lines.append(
         f"proposed dice: {res.out / 'dice.txt'} (sha256 {r['proposed']['sha256'][:8]}); "
         f"report: {res.out / 'report.json'}"
     )
+    return lines
+
+
+def _dice_lines(r: dict[str, Any]) -> list[str]:
+    """The proposed set die by die: the moves that brought the start within the per-die
+    constraints, each changed die against the start's, and the printability warnings."""
+    lines = []
+    repair = r.get("repair") or []
+    if repair:
+        lines.append(
+            f"start brought within the per-die constraints by {plural(len(repair), 'move')} (untested):"
+        )
+        lines += [f"  {m}" for m in repair[:10]]
+        if len(repair) > 10:
+            lines.append(f"  ... {len(repair) - 10:,} more in report.json")
+    changes = r.get("dice_changes")
+    if changes is not None:
+        lines.append(f"dice changed, start -> proposed: {len(changes)} of {len(r['proposed']['faces'])}")
+        width = max((len(" ".join(c["start"])) for c in changes), default=0)
+        for c in changes:
+            diff = " ".join([*(f"-{f}" for f in c["removed"]), *(f"+{f}" for f in c["added"])])
+            before, after = " ".join(c["start"]), " ".join(c["proposed"])
+            lines.append(f"  die {c['die']:>2}: {before:<{width}}  ->  {after}  ({diff})")
+    warnings = r.get("warnings")
+    if warnings is not None:
+        if not warnings:
+            lines.append("printability: no warning")
+        else:
+            lines.append(f"printability warnings ({len(warnings)}):")
+            for w in warnings:
+                since = "as in the start" if w["in_start"] else "new"
+                lines.append(f"  die {w['die']:>2} ({w['faces']}): {w['warning']} ({since})")
     return lines
 
 
@@ -106,6 +139,10 @@ def design_outcome(res: DesignResult) -> dict[str, Any]:
         "boards_solved": r["boards_solved"],
         "cpu_s": r["cpu_s"],
         "validation": r["validation"],
+        "constraints": r.get("constraints"),
+        "repair": r.get("repair"),
+        "dice_changes": r.get("dice_changes"),
+        "warnings": r.get("warnings"),
     }
 
 
