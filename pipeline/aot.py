@@ -85,7 +85,9 @@ def exercise_deduping_force(dictionary: str) -> None:
     from pipeline.prove.worker import load_problem
 
     problem = load_problem(dictionary, "3x3", "boggle", None, FOUR)
-    prover = tree.TreeProver(geometry(3, 3), problem.lexicon, problem.packed, 500, dedup_ratio=0, dedup_paths=0)
+    prover = tree.TreeProver(
+        geometry(3, 3), problem.lexicon, problem.packed, 500, dedup_ratio=0, dedup_paths=0
+    )
     ids = problem.space.canonical_ids()
     saved = tree.VALUE_PATHS
     try:

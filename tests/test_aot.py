@@ -158,7 +158,12 @@ def test_the_deduping_force_runs_on_the_built_kernels(enable2k_path: str) -> Non
         "print(jit.mode(), 'numba' in sys.modules)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=job_environment(), capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=job_environment(),
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["aot", "False"]
