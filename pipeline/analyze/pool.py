@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
+    from pipeline.store import PartRef
+
 # The pool file's formats by file extension
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
 
@@ -42,6 +44,35 @@ POOL_COLUMNS: dict[str, str] = {
     "the order of the valid rows of the input)",
     "lexicon_hash": "string: first 12 hex digits of the word list's SHA-256",
 }
+
+
+def check_out(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str]) -> None:
+    """Refuse (exit 2) a pool file inside one of the runs, or inside any other job directory
+    (readers of the job would take it for part of it), or one that is there and is no regular
+    file (a FIFO, a device, a directory), before any run is read."""
+    from pathlib import Path
+
+    from pipeline.store import refuse_inside_job
+    from pipeline.store.output import check_output_file, split_output
+    from pipeline.urls import is_url
+
+    if not is_url(out):
+        target = Path(out).resolve()
+        for run_dir in run_dirs:
+            if is_url(run_dir):
+                continue
+            if Path(run_dir).resolve() in target.parents:
+                raise BoggleError(f"--out {out} is inside the run directory {run_dir}: choose another --out")
+    check_output_file(out)
+    folder, _ = split_output(out)
+    refuse_inside_job(folder, file=os.fspath(out))
+
+
+def pool_ref(out: str | os.PathLike[str]) -> PartRef:
+    """The pool file as results name it: a local path, or the object's URL."""
+    from pipeline.store import job_path
+
+    return job_path(os.fspath(out))
 
 
 def out_format(out: str | os.PathLike[str]) -> str:

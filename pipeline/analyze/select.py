@@ -36,8 +36,8 @@ import numpy as np
 
 from pipeline.analyze.inference import Interval, wilson
 from pipeline.analyze.pool import POOL_COLUMNS as POOL_COLUMNS
+from pipeline.analyze.pool import check_out, out_format, pool_ref, pool_rows, pool_schema, write_pool
 from pipeline.analyze.pool import grid_strings as grid_strings
-from pipeline.analyze.pool import out_format, pool_rows, pool_schema, write_pool
 from pipeline.analyze.runs import RunError, RunInfo, load_runs
 from pipeline.errors import BoggleError
 
@@ -250,25 +250,6 @@ class SelectResult:
         return sum(r.selected for r in self.runs)
 
 
-def check_out(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str]) -> None:
-    """Refuse (exit 2) a pool file inside one of the runs, or inside any other job directory:
-    readers of the job would take it for part of it."""
-    from pipeline.store import refuse_inside_job
-    from pipeline.store.output import check_output_file, split_output
-    from pipeline.urls import is_url
-
-    if not is_url(out):
-        target = Path(out).resolve()
-        for run_dir in run_dirs:
-            if is_url(run_dir):
-                continue
-            if Path(run_dir).resolve() in target.parents:
-                raise BoggleError(f"--out {out} is inside the run directory {run_dir}: choose another --out")
-    check_output_file(out)
-    folder, _ = split_output(out)
-    refuse_inside_job(folder, file=os.fspath(out))
-
-
 def common_counts(words: pa.Array | pa.ChunkedArray, language: str, cache: dict[str, bool]) -> np.ndarray:
     """Per board (a list of words each): how many of its words are common
     (:func:`~pipeline.analyze.words.common_mask`). Each distinct word is looked up once
@@ -444,14 +425,7 @@ def select_boards(
     pool = pa.concat_tables(tables) if tables else pool_schema().empty_table()
     meta = {"filters": filters.describe(), "runs": [{"label": p.label, "run_id": p.run_id} for p in pools]}
     write_pool(pool, out, fmt, meta)
-    return SelectResult(_shown(out), pool.num_rows, pools, filters, per)
-
-
-def _shown(out: str | os.PathLike[str]) -> PartRef:
-    """The pool file as results name it: a local path, or the object's URL."""
-    from pipeline.store import job_path
-
-    return job_path(os.fspath(out))
+    return SelectResult(pool_ref(out), pool.num_rows, pools, filters, per)
 
 
 BAND_COLUMNS = [

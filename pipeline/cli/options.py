@@ -122,7 +122,7 @@ def int_caps() -> dict[str, int]:
         MAX_SEED,
         MAX_TOP,
     )
-    from pipeline.design import MAX_BATCH, MAX_BATCHES, MAX_SAME, MAX_VALIDATE, MAX_WHATIF_BOARDS
+    from pipeline.config.checks import MAX_BATCH, MAX_BATCHES, MAX_SAME, MAX_VALIDATE, MAX_WHATIF_BOARDS
     from pipeline.puzzles.queens import MAX_QUEENS
 
     return {
@@ -155,6 +155,8 @@ def int_caps() -> dict[str, int]:
         "prove.sample_seed": MAX_SEED,
         "what_if.count": MAX_WHATIF_BOARDS,
         "design_dice.max_same": MAX_SAME,
+        "design_dice.min_vowels": MAX_SAME,
+        "design_dice.max_rare": MAX_SAME,
         "design_dice.batch": MAX_BATCH,
         "design_dice.max_batches": MAX_BATCHES,
         "design_dice.validate": MAX_VALIDATE,

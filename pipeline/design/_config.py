@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.boards import BLANK, QU, DiceSet
+from pipeline.config.checks import MAX_BATCH, MAX_BATCHES, MAX_BUDGET, MAX_SAME, MAX_VALIDATE
 from pipeline.design._constraints import DieConstraints
 from pipeline.errors import ConfigError, quote
 from pipeline.lexicon import CompiledLexicon
@@ -20,13 +21,10 @@ from pipeline.lexicon import CompiledLexicon
 _BUDGET = re.compile(r"^\s*(\d{1,30}(?:\.\d{1,30})?(?:[eE]\d{1,2})?)\s*([kKmMgG]?)\s*$")
 _SUFFIX = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 
-# The caps of the counts a design takes, checked before anything is allocated or solved
-# (docs/guides/dice.md): each far beyond any use, far below what would exhaust memory or time.
-MAX_BUDGET = 10_000_000_000  # boards the search may solve (--budget)
-MAX_BATCH = 1_000_000  # boards a batch (--batch; its draws are also capped in cells: MAX_BATCH_CELLS)
-MAX_BATCHES = 1_000  # batches a candidate is tested on (--max-batches)
-MAX_VALIDATE = 10_000_000  # boards of the final validation (--validate: four numbers a board kept)
-MAX_SAME = 1_000  # --max-same: more than any die has faces
+# The caps of the counts a design takes (MAX_BUDGET, MAX_BATCH, MAX_BATCHES, MAX_VALIDATE,
+# MAX_SAME: pipeline.config, where the command line reads them), checked before anything is
+# allocated or solved (docs/guides/dice.md): each far beyond any use, far below what would
+# exhaust memory or time.
 #: The cells of one batch's draws (a die and a face index per cell, 16 bytes), and of all the
 #: batches a candidate may be tested on, which the incumbent keeps for its candidates.
 MAX_BATCH_CELLS = 16_000_000
@@ -194,6 +192,8 @@ class DesignConfig:
             ("max_same", MAX_SAME),
         ):
             check_count(f"--{name.replace('_', '-')}", getattr(self, name), 1, most, "design-dice")
+        check_count("--min-vowels", self.min_vowels, 1, MAX_SAME, "design-dice")
+        check_count("--max-rare", self.max_rare, 0, MAX_SAME, "design-dice")
         if not -MAX_JOBS <= self.n_jobs <= MAX_JOBS or self.n_jobs == 0:
             raise ConfigError(f"design-dice: --n-jobs: expected -1 (all cores) or 1 to {MAX_JOBS:,}")
         obj = parse_objective(self.objective)

@@ -48,6 +48,7 @@ from pipeline.boards import (
     load_dice_set,
     normalise_text,
 )
+from pipeline.config.checks import MAX_WHATIF_BOARDS  # both runs compared in memory: ~200 B a board
 from pipeline.errors import ConfigError, InternalError
 from pipeline.extras import missing
 
@@ -56,9 +57,6 @@ if TYPE_CHECKING:
 
 VARIANT_DICE = "variant-dice.txt"
 Z95 = 1.96
-#: The most boards a what-if rolls a side: both runs' scores and boards are compared in memory
-#: (about 200 bytes a board and side), checked before anything is written.
-MAX_WHATIF_BOARDS = 10_000_000
 
 _COPY = re.compile(r"^\s*(?:die\s*)?(\d+)\s*=\s*(?:die\s*)?(\d+)\s*$", re.IGNORECASE)
 _FACE = re.compile(r"^\s*(?:die\s*)?(\d+)\s*:\s*(\S+)\s*->\s*(\S+)\s*$", re.IGNORECASE)
