@@ -33,6 +33,7 @@ REQUIRED: dict[str, list[str]] = {
     "dice show": ["new"],
     "runs show": ["nowhere"],
     "runs verify": ["nowhere"],
+    "runs query": ["nowhere", "select 1"],
 }
 HUGE = 10**50  # past every cap and int64 (select --limit 10**23 overflowed into exit 1), 2**128 too
 

@@ -138,6 +138,7 @@ def int_caps() -> dict[str, int]:
         "analyze.top": MAX_TOP,
         "analyze.top_words": MAX_TOP,
         "analyze.threads": MAX_THREADS,
+        "query.threads": MAX_THREADS,
         "analyze.bad_words": MAX_SCORE,
         "analyze.bad_score": MAX_SCORE,
         "select.min_common_words": MAX_SCORE,
