@@ -139,8 +139,8 @@ def run_cmd(
     """Prove the design's classes with each prover in turn, a line per class with their CPU
     seconds, each one's start-up (a trivial class, measured once a run), peak RSS and boards."""
     from pipeline import settings
-    from pipeline.prove.anchor import anchor_built
     from pipeline.lexicon import plain_file
+    from pipeline.prove.anchor import anchor_built
 
     provers = [p for p in who.split(",") if p]
     if unknown := [p for p in provers if p not in PROVERS]:

@@ -112,12 +112,30 @@ def query(
     fmt: Annotated[
         QueryFormat, typer.Option("--format", help="table (aligned), csv or json (one object a line).")
     ] = QueryFormat.table,
+    memory_limit: Annotated[
+        str,
+        typer.Option(
+            "--memory-limit",
+            metavar="SIZE",
+            help="DuckDB's memory cap, e.g. 2GB or 512MiB (beyond it the query spills to a private "
+            "temporary folder, removed afterwards).",
+        ),
+    ] = "2GB",
+    threads: Annotated[
+        int | None,
+        typer.Option("--threads", min=1, help="DuckDB's threads (default: all cores)."),
+    ] = None,
 ) -> None:
     """Run SQL (DuckDB) over the boards of finished runs, verified as every reader does; the
     runs are combined by column name into a view named boards (see docs/reference/formats.md
     for its columns). Needs the [analyze] extra.
 
-    Exit codes: 0 ok, 2 bad SQL or a run not finished, 4 a run is damaged.
+    The query is sandboxed: one SELECT; it reads the runs' own parts and no other file, URL,
+    database or extension, and writes nothing; its memory and threads are capped, and Ctrl-C or
+    SIGTERM stops it at once.
+
+    Exit codes: 0 ok, 2 bad SQL, a statement that is not a SELECT, or a run not finished, 4 a
+    run is damaged.
 
     Example: boggle runs query runs/new runs/classic "select dice, avg(score) from boards group by dice"
     """
@@ -128,5 +146,8 @@ def query(
     if len(runs_and_sql) < 2:
         raise BoggleError("give at least one RUN, then the SQL")
     *runs, sql = runs_and_sql
-    for line in render.query_output(query_runs(runs, sql), fmt.value):
+    from pipeline.cli.analyzing import capped_threads
+
+    result = query_runs(runs, sql, memory_limit=memory_limit, threads=capped_threads(threads))
+    for line in render.query_output(result, fmt.value):
         typer.echo(line)
