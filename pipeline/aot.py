@@ -12,9 +12,9 @@ default recipes from 3x3 to 4x4, ENABLE2K), and every kernel they called from Py
 exported with the argument types it was called with, by numba's ``pycc`` (pending deprecation
 in numba; the JIT stays the fallback), into ``pipeline/_kernels_aot*.so``, its exported
 functions' wrappers built to release the GIL. The record ``pipeline/_kernels_aot.json`` goes
-last (exports and the SHA-256 of every kernel module): a process takes the module only while
-the sources still match it. Needs a C compiler; without one the build fails and ``boggle``
-keeps the JIT.
+last (exports, the SHA-256 of every kernel module and the module's own size and SHA-256): a
+process takes the module only while the sources still match it and the module is the one built.
+Needs a C compiler; without one the build fails and ``boggle`` keeps the JIT.
 """
 
 from __future__ import annotations
@@ -160,12 +160,14 @@ def build(dictionary: str = "enable2k", cpu: str | None = None) -> dict[str, Any
                     exports.setdefault(key, []).append(symbol)
             cc.compile()
             (built,) = Path(tmp).glob(f"{jit.AOT_MODULE}*.so")
+            module = jit.module_fingerprint(built)  # checked before every load (jit.built_state)
             os.replace(built, jit.PACKAGE_ROOT / built.name)
     import numba
 
     record = {
         "exports": exports,
         "sources": jit.fingerprint(sources),
+        "module": module,
         "numba": numba.__version__,
         "cpu": cpu or default_cpu(),
         "python": sys.version.split()[0],

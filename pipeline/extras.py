@@ -14,7 +14,7 @@ from pipeline.errors import BoggleError
 
 #: extra -> the modules it provides that the code imports
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "analyze": ("duckdb", "matplotlib", "plotly", "itables", "wordfreq"),
+    "analyze": ("duckdb", "matplotlib", "plotly", "itables", "wordfreq", "threadpoolctl"),
     "dask": ("dask", "distributed"),
     "polars": ("polars",),
 }

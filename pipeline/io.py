@@ -38,38 +38,76 @@ MAX_TEXT_INPUT = 64 << 20
 READ_BLOCK = 1 << 20
 
 
+class OutputError(OSError):
+    """Writing an output failed for a reason outside the data (a folder that takes no files, a
+    full disk, no permission): an I/O failure (exit 5) naming the output the user gave, never
+    the temporary file it was being written to. Whatever its errno: a file system that refuses
+    new files (``/proc``) answers "no such file", which is not a missing input."""
+
+
+def check_output_target(path: str | os.PathLike[str], what: str = "output") -> None:
+    """A BoggleError (exit 2) when ``path`` exists and is not a regular file: an output is
+    written beside it and renamed over it, which would replace a device (``/dev/null``), a
+    FIFO or a socket with a plain file, and cannot replace a directory."""
+    from pipeline.errors import BoggleError
+
+    try:
+        st = os.stat(path)
+    except OSError:  # absent (the usual case) or unreadable: the write itself will say
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise BoggleError(
+            f"{what} is {describe_mode(st.st_mode)}, not a regular file; refused (give a file name)",
+            source=str(path),
+        )
+
+
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it into place if the block succeeds.
 
     The file is fsynced before the rename and the directory after it, so after a crash or a
     power cut the name holds either the old file or the whole new one, never an empty one.
-    An OSError raised here names the path it was about.
+    ``path`` must be absent or a regular file (:func:`check_output_target`). A failure to
+    create, write, sync or rename the file is an :class:`OutputError` naming ``path``.
     """
     path = Path(path)
-    with _naming(path.parent):
+    check_output_target(path)
+    with _output_errors(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         # an unpredictable name, created exclusively (O_EXCL): nobody who can write the folder
         # can have put a link or a file of theirs there first; the mode a plain open would give
         fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp = Path(name)
     try:
-        try:
-            if hasattr(os, "fchmod"):
-                os.fchmod(fd, 0o666 & ~_umask())
-        finally:
-            os.close(fd)
-        with _naming(path):  # a write that fails (disk full) raises an OSError with no name
+        with _output_errors(path):
+            try:
+                if hasattr(os, "fchmod"):
+                    os.fchmod(fd, 0o666 & ~_umask())
+            finally:
+                os.close(fd)
+        with _naming(path, tmp):  # a write that fails (disk full) raises an OSError with no name
             yield tmp
-        with _naming(tmp), open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        with _naming(path):
+        with _output_errors(path):
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
             os.replace(tmp, path)
-        fsync_dir(path.parent)
+            fsync_dir(path.parent)
     finally:
         # best effort: a failed clean-up must not hide the error that brought us here
         with suppress(OSError):
             tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def _output_errors(path: Path) -> Iterator[None]:
+    """Any OSError of the block as an :class:`OutputError` naming ``path``."""
+    try:
+        yield
+    except OutputError:
+        raise
+    except OSError as exc:
+        raise OutputError(exc.errno, exc.strerror or str(exc), str(path)) from None
 
 
 @functools.cache
@@ -99,14 +137,17 @@ def fsync_dir(directory: Path) -> None:
 
 
 @contextmanager
-def _naming(path: Path) -> Iterator[None]:
-    """Re-raise an OSError that carries no file name (``os.fsync``) with ``path`` as its name,
-    so the one-line error says which file failed."""
+def _naming(path: Path, tmp: Path | None = None) -> Iterator[None]:
+    """Re-raise an OSError that carries no file name (``os.fsync``), or names the temporary
+    file ``tmp`` being written, as an error naming ``path``, so the one-line error says which
+    file failed (the user's, not a temporary name)."""
     try:
         yield
     except OSError as exc:
         if exc.filename is None:
             raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        if tmp is not None and str(exc.filename) == str(tmp):
+            raise OutputError(exc.errno, exc.strerror or str(exc), str(path)) from None
         raise
 
 

@@ -16,6 +16,10 @@ is imported:
   called from Python in this mode: it raises :class:`~pipeline.errors.InternalError`.
 
 The module must not import numba itself: that is the memory the ``aot`` mode saves.
+
+The built module itself is fingerprinted too: the record holds its size and SHA-256, checked
+before it is loaded (:func:`module_state`), so a truncated or replaced module falls back to the
+JIT, saying why, instead of crashing the process as it is mapped (SIGBUS).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -73,8 +78,45 @@ def built_state() -> tuple[bool, str]:
         return False, f"{AOT_RECORD.name} unreadable (make aot)"
     if fingerprint(kernel_sources()) != recorded:
         return False, "built from other kernel sources (make aot)"
-    if importlib.util.find_spec(f"pipeline.{AOT_MODULE}") is None:
+    built = module_file()
+    if built is None:
         return False, "its extension module is missing (make aot)"
+    return module_state(built, record.get("module"))
+
+
+def module_file() -> Path | None:
+    """The built extension module beside this file (None: none)."""
+    import importlib.machinery
+
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = PACKAGE_ROOT / f"{AOT_MODULE}{suffix}"
+        if path.is_file():
+            return path
+    return None
+
+
+def module_fingerprint(path: Path) -> dict[str, Any]:
+    """What the build records of the module it wrote: its name, size and SHA-256."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return {"file": path.name, "bytes": path.stat().st_size, "sha256": h.hexdigest()}
+
+
+def module_state(path: Path, recorded: Any) -> tuple[bool, str]:
+    """(whether ``path`` is the module the build recorded, why not), read before it is loaded."""
+    if not isinstance(recorded, dict):
+        return False, "its record has no fingerprint of the module (an older build; make aot)"
+    try:
+        got = module_fingerprint(path)
+    except OSError as exc:
+        return False, f"{path.name} unreadable ({exc.strerror or exc}; make aot)"
+    if got != recorded:
+        return False, (
+            f"{path.name} is not the module the build recorded ({got['bytes']:,} bytes, "
+            f"{recorded.get('bytes')} recorded: truncated or replaced; make aot)"
+        )
     return True, ""
 
 
@@ -93,12 +135,24 @@ def mode() -> str:
             ok, _why = built_state()
             if ok:
                 try:  # e.g. numpy upgraded since the build: the module may no longer load
-                    _built = importlib.import_module(f"pipeline.{AOT_MODULE}")
+                    _built = _load(module_file())
                     _exports = json.loads(AOT_RECORD.read_text(encoding="utf-8"))["exports"]
-                except (ImportError, OSError, ValueError, KeyError) as exc:
+                except (ImportError, OSError, ValueError, KeyError, TypeError) as exc:
                     _built, _why = None, f"its extension module does not load ({exc}; make aot)"
         _mode = "aot" if _built is not None else "jit"
     return _mode
+
+
+def _load(path: Path | None) -> Any:
+    """The extension module at ``path``, the very file :func:`built_state` checked."""
+    name = f"pipeline.{AOT_MODULE}"
+    spec = importlib.util.spec_from_file_location(name, path) if path is not None else None
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no extension module at {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module  # as an import would leave it
+    return module
 
 
 def why_not_ahead_of_time() -> str:

@@ -155,6 +155,45 @@ def download(url: str, dest: Path) -> None:
         raise RunIOError(f"cannot read it: {reason(exc)}", source=url) from None
 
 
+def local_path(url: str) -> str | None:
+    """The local path a ``file://`` URL names, or None for any other URL or a path."""
+    parts = urlsplit(url)
+    return parts.path if is_url(url) and parts.scheme.lower() == "file" else None
+
+
+def read_url_bytes(url: str, cap: int, what: str = "input") -> bytes:
+    """The bytes of the object ``url`` (a small input: a dice file), refused past ``cap`` bytes
+    before it is read: a missing object or one too large is a BoggleError (exit 2), any other
+    storage failure a RunIOError (exit 5), each one line. A ``file://`` URL is a local file: the
+    caller reads its path (:func:`local_path`) as it reads any local file (never a FIFO or a
+    device), so it is refused here."""
+    from pipeline.errors import BoggleError
+
+    parts = urlsplit(check_url(url, what))
+    scheme = parts.scheme.lower()
+    if scheme == "file":
+        raise BoggleError(f"{what}: a file:// URL is read as a local path", source=url)
+    key = f"{parts.netloc}{parts.path}"
+    fs = filesystem(scheme)
+    try:
+        size = int(fs.info(key).get("size") or 0)
+        if size > cap:
+            raise BoggleError(f"{what} is {size:,} bytes, larger than {cap:,}; refused", source=url)
+        data = bytes(fs.cat_file(key, start=0, end=cap + 1))
+    except FileNotFoundError:
+        _check_bucket(fs, parts.netloc, url)
+        raise BoggleError(f"{what} not found", source=url) from None
+    except BoggleError:
+        raise
+    except PermissionError:
+        raise RunIOError("permission denied", source=url) from None
+    except Exception as exc:
+        raise RunIOError(f"cannot read it: {reason(exc)}", source=url) from None
+    if len(data) > cap:
+        raise BoggleError(f"{what} is larger than {cap:,} bytes; refused", source=url)
+    return data
+
+
 def _check_bucket(fs: Any, bucket: str, url: str) -> None:
     """RunIOError (exit 5) when ``bucket`` is missing or cannot be reached: a missing object in
     a bucket that is there is the user's (exit 2), a missing bucket is the storage's."""

@@ -4,10 +4,13 @@ hand-made runs (written with the store's own writers) and the smoke run."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import subprocess
 import sys
 import time
+import types
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -280,6 +283,30 @@ def run_boggle(
         cwd=cwd,
         timeout=timeout,
     )
+
+
+# ---------------------------------------------------------------- the command line's own listing
+
+
+def cli_commands() -> Iterator[tuple[str, str, Any]]:
+    """(the command as typed, its function's name, the function) of every command of
+    ``boggle``: what the tests that list options from the command line itself walk."""
+    from pipeline.cli import app
+
+    for info in app.registered_commands:
+        fn = inspect.unwrap(info.callback)
+        yield info.name or fn.__name__, fn.__name__, fn
+    for group in app.registered_groups:
+        for info in group.typer_instance.registered_commands:
+            fn = inspect.unwrap(info.callback)
+            yield f"{group.name} {info.name or fn.__name__}", fn.__name__, fn
+
+
+def base_type(hint: Any) -> Any:
+    """``int`` for ``int`` and ``int | None``."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        (hint,) = [a for a in typing.get_args(hint) if a is not type(None)]
+    return hint
 
 
 def one_error_line(res: subprocess.CompletedProcess[str], *needles: str) -> str:

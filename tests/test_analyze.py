@@ -397,6 +397,34 @@ def test_analyze_writes_tables_plots_and_a_self_contained_report(
         assert text in page, text
 
 
+def test_the_interactive_tables_are_embedded_without_importing_itables(
+    alpha: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report embeds itables' DataTables bundle read from the installed package's folder,
+    the package never imported (it imports polars: 0.5 CPU-s of every analysis); without
+    the package the tables are static, and the report says so."""
+    import subprocess
+    import sys
+
+    from pipeline.analyze import interactive
+
+    code = (
+        "import sys; from pipeline.analyze import interactive as i\n"
+        "print(i.available(), 'itables' in sys.modules, 'polars' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["True", "False", "False"], done.stderr[-1000:]
+    page = analyze_runs([alpha], tmp_path / "with").report.read_text(encoding="utf-8")
+    assert "DataTables from itables" in page
+    interactive._bundle.cache_clear()
+    monkeypatch.setattr(interactive, "_package_folder", lambda name: None)
+    try:
+        page = analyze_runs([alpha], tmp_path / "without").report.read_text(encoding="utf-8")
+    finally:
+        interactive._bundle.cache_clear()
+    assert "static (itables is not installed)" in page and "DataTables from itables" not in page
+
+
 @pytest.mark.integration
 def test_rerun_replaces_stale_outputs(alpha: Path, beta: Path, tmp_path: Path) -> None:
     out = tmp_path / "r"

@@ -63,9 +63,18 @@ def test_a_stale_or_missing_build_is_refused(tmp_path: Path, monkeypatch: pytest
     record.write_text(json.dumps({"exports": {}, "sources": {**current, "gone.py": "0" * 64}}))
     assert jit.built_state()[0] is False  # a kernel module removed since the build
     record.write_text(json.dumps({"exports": {}, "sources": current}))
+    built = jit.module_file()
     ok, why = jit.built_state()
-    assert ok == (jit.importlib.util.find_spec(f"pipeline.{jit.AOT_MODULE}") is not None)
-    assert why in ("", "its extension module is missing (make aot)")
+    assert not ok  # no fingerprint of the module: an older build, taken by no process
+    assert why == (
+        "its extension module is missing (make aot)"
+        if built is None
+        else "its record has no fingerprint of the module (an older build; make aot)"
+    )
+    if built is not None:
+        module = jit.module_fingerprint(built)
+        record.write_text(json.dumps({"exports": {}, "sources": current, "module": module}))
+        assert jit.built_state() == (True, "")
 
 
 def test_a_kernel_not_exported_says_so() -> None:
@@ -210,10 +219,10 @@ def test_a_module_that_does_not_load_leaves_the_jit(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(jit.settings, "get", lambda: type("S", (), {"kernels": "aot"})())
     monkeypatch.setattr(jit, "built_state", lambda: (True, ""))
 
-    def broken(name: str) -> None:
+    def broken(path: Path | None) -> None:
         raise ImportError("numpy.core.multiarray failed to import")
 
-    monkeypatch.setattr(jit.importlib, "import_module", broken)
+    monkeypatch.setattr(jit, "_load", broken)
     assert jit.mode() == "jit"
     assert jit.why_not_ahead_of_time() == (
         "its extension module does not load (numpy.core.multiarray failed to import; make aot)"

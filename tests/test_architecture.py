@@ -57,9 +57,12 @@ PUBLIC: dict[str, set[str]] = {
         *("check_parts", "inspect", "job_kind", "part_tag"),
         # where a job lives (local folder or object store, one interface)
         *("Location", "PartRef", "is_url", "job_path", "location"),
+        # where a command writes what is not a job of its own (a pool, a report, a what-if's runs)
+        *("output_file", "output_folder", "output_location", "refuse_inside_job"),
         # reading finished jobs and checking them
         *("FinishedRun", "open_run", "read_rejects", "read_run_table", "read_manifest"),
         *("job_problems", "manifest_mismatches", "describe_problems", "job_digest", "check_digest"),
+        *("parse_digest",),
         # the run's files and schema
         *("FORMAT", "SCHEMA_VERSION", "MANIFEST", "RUN_RECORD", "REJECTS", "MAX_PART", "META_CONFIG"),
         *("REQUIRED_COLUMNS",),

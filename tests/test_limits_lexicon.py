@@ -341,8 +341,16 @@ def _damage_truncated(p: Path) -> None:
 
 
 def _damage_flipped(p: Path) -> None:
+    import struct
+    import zipfile
+
     data = bytearray(p.read_bytes())
-    data[len(data) // 3] ^= 0xFF  # inside an array: the zip member's CRC no longer matches
+    with zipfile.ZipFile(p) as z:
+        info = z.getinfo("nodes.npy")
+    # the member's data starts after its local header (30 bytes, then its name and extra field)
+    name_len, extra_len = struct.unpack("<HH", data[info.header_offset + 26 : info.header_offset + 30])
+    start = info.header_offset + 30 + name_len + extra_len
+    data[start + info.compress_size // 2] ^= 0xFF  # inside an array: the member's CRC no longer matches
     p.write_bytes(bytes(data))
 
 

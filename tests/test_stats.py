@@ -299,3 +299,76 @@ def test_the_parts_are_read_on_any_backend_with_the_same_tables(
     got = analyze_runs([dice_run, old], tmp_path / backend, threads=2, backend=backend).tables
     for name, frame in want.items():
         pd.testing.assert_frame_equal(frame, getattr(got, name), check_dtype=False, obj=name)
+
+
+@settings(deadline=None, max_examples=30)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(1, 6))
+def test_word_counts_are_the_same_dense_sparse_or_both(seed: int, n_sources: int, n_parts: int) -> None:
+    """Word counts per source and pooled do not depend on which sources are counted densely
+    (by vocabulary slot, from their first compaction on) and which sparsely (the sources past
+    the dense memory budget), with names of the parts' own past the vocabulary too."""
+    from types import SimpleNamespace
+
+    from pipeline.stats import _merge
+
+    rng = np.random.default_rng(seed)
+    vocab = [f"w{i}" for i in range(50)]
+    parts = []
+    for chunk in range(n_parts):
+        own = [f"x{i}" for i in rng.choice(8, 3, replace=False)]
+        sources = [f"s{i}" for i in range(n_sources)]
+        rows = [
+            (s, k, int(rng.integers(1, 9)))
+            for s in range(n_sources)
+            for k in rng.choice(50, 10, replace=False)
+        ]
+        lexicon = SimpleNamespace(vocab=_merge.LEXICON_VOCAB, words=None, chunk=chunk)
+        parts.append((np.array(rows, np.int64).T, sources, lexicon))
+        rows = [(s, k, int(rng.integers(1, 9))) for s in range(n_sources) for k in range(3)]
+        strings = SimpleNamespace(vocab="part", words=own, chunk=chunk)
+        parts.append((np.array(rows, np.int64).T, sources, strings))
+
+    def counted(dense_sources: int) -> dict[str | None, tuple[list[str], list[int]]]:
+        kc = _merge.KeyCounts(vocab)
+        kc._dense_max = dense_sources
+        kc.compact_at = 12  # compacted (and made dense, where the budget has room) as parts come
+        kc.dense_floor = 0
+        for triples, sources, part in parts:
+            kc.add(triples, sources, part)  # type: ignore[arg-type]
+        assert len(kc._dense) == min(dense_sources, n_sources) or n_parts < 2
+        out: dict[str | None, tuple[list[str], list[int]]] = {}
+        for src in [None, *kc.sources()]:
+            keys, counts = kc.items(src)
+            out[src] = (keys, counts.tolist())
+        return out
+
+    want: dict[str | None, dict[str, int]] = {}
+    for triples, sources, part in parts:
+        for s, k, c in triples.T.tolist():
+            word = vocab[k] if part.words is None else part.words[k]
+            for src in (None, sources[s]):
+                want.setdefault(src, {})[word] = want.setdefault(src, {}).get(word, 0) + c
+    for dense_sources in (0, 1, n_sources):
+        got = counted(dense_sources)
+        assert {src: dict(zip(*v, strict=True)) for src, v in got.items()} == want
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.lists(st.integers(0, 6), min_size=0, max_size=40), st.integers(1, 12))
+def test_the_most_counted_keys_are_the_top_and_its_ties(counts: list[int], most: int) -> None:
+    from types import SimpleNamespace
+
+    from pipeline.stats import _merge
+
+    vocab = [f"w{i:02d}" for i in range(len(counts))]
+    kc = _merge.KeyCounts(vocab)
+    rows = [(0, k, c) for k, c in enumerate(counts) if c]
+    if rows:
+        part = SimpleNamespace(vocab=_merge.LEXICON_VOCAB, words=None, chunk=0)
+        kc.add(np.array(rows, np.int64).T, ["s"], part)  # type: ignore[arg-type]
+    words, got = kc.items("s", most=most)
+    ranked = sorted((c for c in counts if c), reverse=True)
+    floor = ranked[most - 1] if len(ranked) > most else 1
+    assert dict(zip(words, got.tolist(), strict=True)) == {
+        w: c for w, c in zip(vocab, counts, strict=True) if c and c >= floor
+    }

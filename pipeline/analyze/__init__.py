@@ -49,6 +49,7 @@ from pipeline.analyze.stats import Tables, compute_tables
 from pipeline.analyze.tables import compute_all
 from pipeline.errors import EXIT_INTERNAL, BoggleError
 from pipeline.io import atomic_open, atomic_path, package_versions, write_json_atomic
+from pipeline.store import Location, PartRef
 
 __all__ = [
     "AnalysisResult",
@@ -68,18 +69,20 @@ __all__ = [
 
 TABLE_DIR = "tables"
 PLOT_DIR = "plots"
+ANALYSIS_RECORD = "analysis.json"
 ProgressFn = Callable[[str], None]
 
 
 @dataclass
 class AnalysisResult:
-    """What :func:`analyze_runs` wrote."""
+    """What :func:`analyze_runs` wrote: the report folder and its files, as local paths or the
+    URLs of objects in a store."""
 
-    out_dir: Path
-    report: Path
+    out_dir: PartRef
+    report: PartRef
     runs: list[RunInfo]
     tables: Tables
-    table_files: dict[str, list[Path]] = field(default_factory=dict)
+    table_files: dict[str, list[PartRef]] = field(default_factory=dict)
     plots: list[Plot] = field(default_factory=list)
 
 
@@ -103,16 +106,23 @@ def write_table(df: pd.DataFrame, out_dir: Path, name: str) -> list[Path]:
     return [pq_path, csv_path]
 
 
-def _remove_stale(out_dir: Path, keep: set[Path]) -> None:
-    """Delete files an earlier analysis in ``out_dir`` wrote that this one did not."""
+def _previous_files(target: Location) -> list[str]:
+    """The files an earlier analysis in ``target`` wrote (its ``analysis.json``), or none."""
     try:
-        previous = json.loads((out_dir / "analysis.json").read_text(encoding="utf-8"))
-        files = [out_dir / f for f in previous.get("files", [])]
-    except (OSError, ValueError, AttributeError):
-        return
-    for f in files:
-        if f not in keep and f.is_file() and f.parent in (out_dir / TABLE_DIR, out_dir / PLOT_DIR):
-            f.unlink()
+        if not target.is_file(ANALYSIS_RECORD):
+            return []
+        files = json.loads(target.read_bytes(ANALYSIS_RECORD).decode("utf-8")).get("files", [])
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return []
+    return [f for f in files if isinstance(f, str)]
+
+
+def _remove_stale(target: Location, previous: list[str], keep: set[str]) -> None:
+    """Delete the tables and plots an earlier analysis in ``target`` wrote that this one did not."""
+    for name in previous:
+        folder, _, file = name.rpartition("/")
+        if name not in keep and folder in (TABLE_DIR, PLOT_DIR) and file and file not in ("..", "."):
+            target.remove(name)
 
 
 class ResourceError(BoggleError):
@@ -156,6 +166,7 @@ def gather_runs(
     """Every table of an analysis of ``runs``: their statistics gathered part by part
     (:mod:`pipeline.analyze.gather`), then the tables (:func:`compute_all`)."""
     import pyarrow as pa
+    from threadpoolctl import threadpool_limits
 
     from pipeline.analyze.gather import check_runs, gather
     from pipeline.stats import StatsSpec
@@ -164,7 +175,10 @@ def gather_runs(
     try:
         gathered = gather(runs, spec, n_jobs=n_jobs, progress=progress)
         check_runs(gathered)
-        return compute_all(gathered, top=top, top_words=top_words, bad=bad, n_jobs=n_jobs)
+        # the models' matrices are small (a row a face): BLAS threads only contend for the
+        # cores (200 small runs: 18.8 s of SVDs on a busy 2-core machine, 0.6 s on one thread)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return compute_all(gathered, top=top, top_words=top_words, bad=bad, n_jobs=n_jobs)
     except MemoryError:
         raise ResourceError("the analysis ran out of memory; try fewer --threads") from None
     except (OSError, pa.ArrowException) as exc:
@@ -203,21 +217,48 @@ def analyze_runs(
     # a run in an object store is read where it is: its parts' statistics and the few columns
     # the second pass needs, never whole parts
     runs = load_runs(run_dirs, labels, fetch=False)
-    out = Path(out_dir) if out_dir is not None else default_out_dir(runs)
+    from pipeline.store import output_folder, output_location, refuse_inside_job
+
+    spec = out_dir if out_dir is not None else default_out_dir(runs)
+    target = output_location(spec)
+    refuse_inside_job(target, writes=" (the report folder)")
+    previous = _previous_files(target)
     from pipeline.parallel import parallel_backend
 
     with parallel_backend(backend, threads if threads is not None else -1, scheduler):
         tables = gather_runs(runs, top=top, top_words=top_words, bad=bad, progress=note)
-    note("writing tables")
-    table_files = {name: write_table(df, out / TABLE_DIR, name) for name, df in tables.items()}
-    note("drawing plots")
-    plots = make_plots(tables, out / PLOT_DIR)
-    written = {p for files in table_files.values() for p in files}
-    written |= {out / PLOT_DIR / p.file for p in plots}
-    _remove_stale(out, written)
-    note("writing report.html")
-    bad = bad or BadDefinition()
-    report = write_report(runs, tables, plots, out, PLOT_DIR, top_words=top_words)
+    # written to the folder, or to a local stage uploaded to the store once complete
+    # (analysis.json last: it lists the others)
+    with output_folder(spec, last=(ANALYSIS_RECORD,)) as out:
+        note("writing tables")
+        table_files = {name: write_table(df, out / TABLE_DIR, name) for name, df in tables.items()}
+        note("drawing plots")
+        plots = make_plots(tables, out / PLOT_DIR)
+        written = {p for files in table_files.values() for p in files}
+        written |= {out / PLOT_DIR / p.file for p in plots}
+        note("writing report.html")
+        bad = bad or BadDefinition()
+        report = write_report(runs, tables, plots, out, PLOT_DIR, top_words=top_words)
+        names = sorted(p.relative_to(out).as_posix() for p in written)
+        _write_record(out, runs, report, table_files, plots, names, top, top_words, bad)
+    _remove_stale(target, previous, set(names))
+    ref = target.ref()
+    table_refs = {k: [ref / p.relative_to(out).as_posix() for p in v] for k, v in table_files.items()}
+    return AnalysisResult(ref, ref / report.name, runs, tables, table_refs, plots)
+
+
+def _write_record(
+    out: Path,
+    runs: Sequence[RunInfo],
+    report: Path,
+    table_files: Mapping[str, list[Path]],
+    plots: Sequence[Plot],
+    names: list[str],
+    top: int,
+    top_words: int,
+    bad: BadDefinition,
+) -> None:
+    """``analysis.json``: what the analysis read (each run's manifest digest) and wrote."""
     versions = package_versions()
     for extra in ("duckdb", "matplotlib", "wordfreq", "itables"):
         try:
@@ -227,7 +268,7 @@ def analyze_runs(
         except Exception:  # a missing distribution only blanks the provenance entry
             versions[extra] = "not installed"
     write_json_atomic(
-        out / "analysis.json",
+        out / ANALYSIS_RECORD,
         {
             "runs": [
                 {
@@ -241,9 +282,8 @@ def analyze_runs(
             "report": report.name,
             "tables": sorted(table_files),
             "plots": [p.file for p in plots],
-            "files": sorted(str(p.relative_to(out)) for p in written),
+            "files": names,
             "options": {"top": top, "top_words": top_words, "bad_words": bad.words, "bad_score": bad.score},
             "versions": versions,
         },
     )
-    return AnalysisResult(out, report, runs, tables, table_files, plots)

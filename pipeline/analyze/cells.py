@@ -151,7 +151,17 @@ def position_effects(
     present = sorted(set(classes.tolist()))
     width = f * (max(present) + 1)
     fit, totals = fit_counts(design(codes, f, classes), width, score)
-    shares = np.zeros_like(totals)
+    table, shares = _position_rows(fit, totals, faces, present)
+    return table, fit, shares
+
+
+def _position_rows(
+    fit: Fit, totals: np.ndarray, faces: Sequence[str], present: Sequence[int]
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """The (face, position class) table of a fit 3 classes wide, each class's effects centred
+    on its cells' faces (weighted by ``totals``, the columns' cell counts), and the weights."""
+    f, width = len(faces), len(totals)
+    shares = np.zeros(width)
     out = []
     for k in present:
         cols_k = list(range(k * f, (k + 1) * f))
@@ -160,18 +170,8 @@ def position_effects(
         shares[cols_k] = w
         for i, (est, lo, hi) in enumerate(_centred(fit, w, cols_k, width)):
             if faces[i] != BLANK_FACE and totals[k * f + i] > 0:
-                out.append(
-                    {
-                        "face": faces[i],
-                        "position": POSITIONS[k],
-                        "cell_share": w[i],
-                        "adj_effect": est,
-                        "adj_low": lo,
-                        "adj_high": hi,
-                    }
-                )
-    cols_out = ["face", "position", "cell_share", "adj_effect", "adj_low", "adj_high"]
-    return pd.DataFrame(out, columns=cols_out), fit, shares
+                out.append([faces[i], POSITIONS[k], w[i], est, lo, hi])
+    return pd.DataFrame(out, columns=POSITION_COLUMNS), shares
 
 
 # ---------------------------------------------------------------- from merged statistics
@@ -199,31 +199,10 @@ def position_table(
     model: Model, faces: Sequence[str], rows: int, cols: int
 ) -> tuple[pd.DataFrame, Fit, np.ndarray]:
     """:func:`position_effects` of a merged (face, class) model (3 classes wide)."""
-    f = len(faces)
     present = sorted(set(position_classes(rows, cols).tolist()))
-    width = 3 * f
     fit = model.fit()
-    totals = model.xtx.sum(axis=1).astype(np.float64)
-    shares = np.zeros(width)
-    out = []
-    for k in present:
-        cols_k = list(range(k * f, (k + 1) * f))
-        total_k = totals[cols_k].sum()
-        w = totals[cols_k] / total_k if total_k > 0 else totals[cols_k]
-        shares[cols_k] = w
-        for i, (est, lo, hi) in enumerate(_centred(fit, w, cols_k, width)):
-            if faces[i] != BLANK_FACE and totals[k * f + i] > 0:
-                out.append(
-                    {
-                        "face": faces[i],
-                        "position": POSITIONS[k],
-                        "cell_share": w[i],
-                        "adj_effect": est,
-                        "adj_low": lo,
-                        "adj_high": hi,
-                    }
-                )
-    return pd.DataFrame(out, columns=POSITION_COLUMNS), fit, shares
+    table, shares = _position_rows(fit, model.xtx.sum(axis=1).astype(np.float64), faces, present)
+    return table, fit, shares
 
 
 def dice_tables(

@@ -15,8 +15,9 @@ page keeps the static PNG only.
 from __future__ import annotations
 
 import base64
+import importlib.util
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -62,14 +63,27 @@ _LOADER = """
 """
 
 
+def _package_folder(name: str) -> Path | None:
+    """An installed package's folder, the package not imported (None: not installed)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
 @lru_cache(maxsize=1)
 def _bundle() -> tuple[str, str, str] | None:
     """(css, base64 of the JS module, itables version), or None without itables."""
+    # the package's folder found without importing it: importing itables imports its sample
+    # data frames, and with them polars (0.5 CPU-s of every analysis)
+    folder = _package_folder("itables")
+    if folder is None:
+        return None
     try:
-        html = resources.files("itables").joinpath("html")
-        js = html.joinpath("dt_bundle.js").read_bytes()
-        css = html.joinpath("dt_bundle.css").read_text(encoding="utf-8")
-    except (ModuleNotFoundError, FileNotFoundError, OSError):
+        html = folder / "html"
+        js = (html / "dt_bundle.js").read_bytes()
+        css = (html / "dt_bundle.css").read_text(encoding="utf-8")
+    except OSError:
         return None
     from importlib import metadata
 

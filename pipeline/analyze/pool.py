@@ -8,8 +8,9 @@ its metadata) or CSV.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import BoggleError
@@ -17,6 +18,8 @@ from pipeline.errors import BoggleError
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
+
+    from pipeline.store import PartRef
 
 # The pool file's formats by file extension
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
@@ -43,9 +46,38 @@ POOL_COLUMNS: dict[str, str] = {
 }
 
 
-def out_format(out: Path) -> str:
+def check_out(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str]) -> None:
+    """Refuse (exit 2) a pool file inside one of the runs, or inside any other job directory
+    (readers of the job would take it for part of it), or one that is there and is no regular
+    file (a FIFO, a device, a directory), before any run is read."""
+    from pathlib import Path
+
+    from pipeline.store import refuse_inside_job
+    from pipeline.store.output import check_output_file, split_output
+    from pipeline.urls import is_url
+
+    if not is_url(out):
+        target = Path(out).resolve()
+        for run_dir in run_dirs:
+            if is_url(run_dir):
+                continue
+            if Path(run_dir).resolve() in target.parents:
+                raise BoggleError(f"--out {out} is inside the run directory {run_dir}: choose another --out")
+    check_output_file(out)
+    folder, _ = split_output(out)
+    refuse_inside_job(folder, file=os.fspath(out))
+
+
+def pool_ref(out: str | os.PathLike[str]) -> PartRef:
+    """The pool file as results name it: a local path, or the object's URL."""
+    from pipeline.store import job_path
+
+    return job_path(os.fspath(out))
+
+
+def out_format(out: str | os.PathLike[str]) -> str:
     """``parquet`` or ``csv`` from the pool file's extension (a BoggleError for another)."""
-    fmt = FORMATS.get(out.suffix.lower())
+    fmt = FORMATS.get(PurePosixPath(os.fspath(out)).suffix.lower())
     if fmt is None:
         raise BoggleError(f"--out {out}: the pool file must end in .parquet, .pq or .csv")
     return fmt
@@ -136,19 +168,20 @@ def pool_rows(table: pa.Table, rows: np.ndarray, bands: Sequence[str] | None) ->
     return pa.table([cols[f.name] for f in schema], schema=schema)
 
 
-def write_pool(pool: pa.Table, out: Path, fmt: str, meta: dict[str, Any]) -> None:
+def write_pool(pool: pa.Table, out: str | os.PathLike[str], fmt: str, meta: dict[str, Any]) -> None:
     """The pool as Parquet (with the filters and runs in its metadata under
-    ``boggle.select``) or CSV (words separated by spaces), written atomically."""
+    ``boggle.select``) or CSV (words separated by spaces), written atomically: renamed into
+    place on disk, one PUT in an object store (:func:`pipeline.store.output_file`)."""
     import pyarrow.parquet as pq
 
-    from pipeline.io import atomic_open, atomic_path
+    from pipeline.store import output_file
 
     if fmt == "parquet":
         pool = pool.replace_schema_metadata({"boggle.select": json.dumps(meta, sort_keys=True)})
-        with atomic_path(out) as tmp:
+        with output_file(out) as tmp:
             pq.write_table(pool, tmp, compression="zstd")
         return
     df = pool.to_pandas()
     df["words"] = [None if w is None else " ".join(w) for w in df["words"]]
-    with atomic_open(out) as fh:
+    with output_file(out) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
         df.to_csv(fh, index=False, lineterminator="\n")

@@ -36,8 +36,8 @@ import numpy as np
 
 from pipeline.analyze.inference import Interval, wilson
 from pipeline.analyze.pool import POOL_COLUMNS as POOL_COLUMNS
+from pipeline.analyze.pool import check_out, out_format, pool_ref, pool_rows, pool_schema, write_pool
 from pipeline.analyze.pool import grid_strings as grid_strings
-from pipeline.analyze.pool import out_format, pool_rows, pool_schema, write_pool
 from pipeline.analyze.runs import RunError, RunInfo, load_runs
 from pipeline.config.expect import WORD_BANDS
 from pipeline.errors import BoggleError
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from pipeline.analyze.gather import Gathered
+    from pipeline.store import PartRef
 
 PER = 100_000  # "a run of PER boards yields about K"
 
@@ -233,9 +234,10 @@ class RunPool:
 
 @dataclass
 class SelectResult:
-    """What :func:`select_boards` wrote: the pool file, its rows, and each run's counts."""
+    """What :func:`select_boards` wrote: the pool file (a path, or an object's URL), its rows,
+    and each run's counts."""
 
-    out: Path
+    out: PartRef
     written: int
     runs: list[RunPool]
     filters: Filters
@@ -244,19 +246,6 @@ class SelectResult:
     @property
     def selected(self) -> int:
         return sum(r.selected for r in self.runs)
-
-
-def check_out(run_dirs: Sequence[str | os.PathLike[str]], out: Path) -> None:
-    """Refuse (exit 2) a pool file inside one of the runs: readers of the run would take it for
-    part of it."""
-    from pipeline.urls import is_url
-
-    target = Path(out).resolve()
-    for run_dir in run_dirs:
-        if is_url(run_dir):
-            continue
-        if Path(run_dir).resolve() in target.parents:
-            raise BoggleError(f"--out {out} is inside the run directory {run_dir}: choose another --out")
 
 
 def common_counts(words: pa.Array | pa.ChunkedArray, language: str, cache: dict[str, bool]) -> np.ndarray:
@@ -379,8 +368,9 @@ def select_boards(
     per: int = PER,
 ) -> SelectResult:
     """Write the boards of ``run_dirs`` that pass ``filters`` to ``out`` (``.parquet`` or
-    ``.csv``, atomically), in run order then ``board_id`` order, at most ``filters.limit`` of
-    them; count each run's qualifying boards (per band) with 95% Wilson intervals on the share.
+    ``.csv``, atomically; a path, or the URL of an object in a store), in run order then
+    ``board_id`` order, at most ``filters.limit`` of them; count each run's qualifying boards
+    (per band) with 95% Wilson intervals on the share.
 
     Raises a BoggleError (exit 2) for a bad file name or a run the filters cannot read, a
     DamagedRunError (exit 4) for a run whose parts differ from its manifest.
@@ -389,7 +379,6 @@ def select_boards(
 
     from pipeline.store import run_id_of
 
-    out = Path(out)
     fmt = out_format(out)
     check_out(run_dirs, out)
     runs = load_runs(run_dirs)
@@ -434,7 +423,7 @@ def select_boards(
     pool = pa.concat_tables(tables) if tables else pool_schema().empty_table()
     meta = {"filters": filters.describe(), "runs": [{"label": p.label, "run_id": p.run_id} for p in pools]}
     write_pool(pool, out, fmt, meta)
-    return SelectResult(out, pool.num_rows, pools, filters, per)
+    return SelectResult(pool_ref(out), pool.num_rows, pools, filters, per)
 
 
 BAND_COLUMNS = [

@@ -134,7 +134,7 @@ def frequent_words(
     for run, label, key, rs in groups(gathered):
         if not rs.has_word_lists or rs.words is None:
             continue
-        words, counts = rs.words.items(key)
+        words, counts = rs.words.items(key, most=pool)  # the top of the pool and its ties
         total = int(rs.value_counts("score", key)[1].sum())
         order = np.lexsort((np.array(words, dtype=object), -counts))[:pool].tolist() if words else []
         g = pd.DataFrame(

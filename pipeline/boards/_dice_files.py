@@ -5,6 +5,7 @@ problem one ``FILE:LINE: problem`` error; and a set written back as text.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -75,27 +76,61 @@ def format_dice_text(dice: DiceSet) -> str:
 
 
 def _read_text(path: str) -> str:
-    real = os.path.expanduser(path)
+    """The text of a dice file: a local file (refused unless it is a regular file: a FIFO
+    would block, a device never end) or an object of a store (``s3://...``), under
+    MAX_DICE_FILE_BYTES."""
+    from pipeline.errors import BoggleError
+    from pipeline.urls import is_url, local_path, read_url_bytes
+
     try:
-        st = os.stat(real)
-    except FileNotFoundError:
-        raise ConfigError("dice file not found", source=path) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read the dice file ({exc.strerror})", source=path) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise ConfigError("not a regular file (a dice file is text, .json or .toml)", source=path)
-    try:
-        with open(real, "rb") as fh:
-            data = fh.read(MAX_DICE_FILE_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"cannot read the dice file ({exc.strerror})", source=path) from None
-    if len(data) > MAX_DICE_FILE_BYTES:
-        raise ConfigError(f"larger than {MAX_DICE_FILE_BYTES:,} bytes: not a dice file", source=path)
+        local = local_path(path) if is_url(path) else path  # a file:// URL is a local file
+        if local is not None:
+            data = _read_local(local)
+        else:
+            data = read_url_bytes(path, MAX_DICE_FILE_BYTES, "dice file")
+    except ConfigError:
+        raise
+    except BoggleError as exc:
+        if exc.exit_code != ConfigError.exit_code:
+            raise  # a store that cannot be reached: exit 5
+        raise ConfigError(exc.message, source=path) from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ConfigError("not UTF-8 text", source=path, line=line) from None
+
+
+def _read_local(path: str) -> bytes:
+    real = os.path.expanduser(path)
+    not_regular = "not a regular file (a dice file is text, .json or .toml)"
+    try:
+        # O_NONBLOCK: a FIFO must be refused, not waited on for a writer
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise ConfigError("dice file not found", source=path) from None
+    except OSError as exc:
+        why = not_regular if exc.errno == errno.EISDIR else f"cannot read the dice file ({exc.strerror})"
+        raise ConfigError(why, source=path) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(not_regular, source=path)
+        if st.st_size > MAX_DICE_FILE_BYTES:
+            raise ConfigError(f"larger than {MAX_DICE_FILE_BYTES:,} bytes: not a dice file", source=path)
+        os.set_blocking(fd, True)
+        chunks, left = [], MAX_DICE_FILE_BYTES + 1
+        while left > 0 and (block := os.read(fd, left)):
+            chunks.append(block)
+            left -= len(block)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the dice file ({exc.strerror})", source=path) from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > MAX_DICE_FILE_BYTES:
+        raise ConfigError(f"larger than {MAX_DICE_FILE_BYTES:,} bytes: not a dice file", source=path)
+    return data
 
 
 def _face(token: Any, die: int, path: str, line: int | None, *, empty_is_blank: bool) -> str:
@@ -152,6 +187,8 @@ def _structured_dice(
         raise ConfigError(f"not valid JSON: {exc.msg}", source=path, line=exc.lineno) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML: {exc}", source=path) from None
+    except RecursionError:  # thousands of nested brackets: no dice file
+        raise ConfigError(f"not valid {kind}: arrays or tables nested too deeply", source=path) from None
     example = (
         '{"size": 4, "dice": [["a", "a", "e", "e", "g", "n"], ...]}'
         if kind == "JSON"

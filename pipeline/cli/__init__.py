@@ -155,9 +155,36 @@ def main() -> None:
     try:
         # first, so a signal while the commands are built or parsed ends like one in a command
         install_signal_handlers()
-        app()
+        try:
+            code = app(standalone_mode=False)
+        except Exception as exc:
+            if not _is_usage_error(exc):
+                raise
+            code = _usage_error(exc)
+        raise SystemExit(code or 0)
     except (SystemExit, KeyboardInterrupt) as exc:
         code = end_main(exc, command)
         if code is None:
             raise
         raise SystemExit(code) from None
+
+
+def _is_usage_error(exc: BaseException) -> bool:
+    """A command line the parser refused (an unknown option, a value of the wrong type), from
+    whichever click Typer brings: it has a message, an exit code and the command's context."""
+    return all(hasattr(exc, a) for a in ("format_message", "exit_code", "ctx", "show"))
+
+
+def _usage_error(exc: Any) -> int:
+    """One line on stderr for a refused command line (exit 2), as every other refusal is,
+    instead of the parser's usage block; help asked for by no arguments is shown as it is."""
+    from pipeline.cli.outcome import err, printable
+
+    if type(exc).__name__ == "NoArgsIsHelpError" or exc.exit_code != 2:
+        exc.show()
+        return int(exc.exit_code)
+    ctx = exc.ctx
+    where = f" (see {ctx.command_path} -h)" if ctx is not None else ""
+    message = " ".join(printable(exc.format_message()).split())
+    err(f"error: {message}{where}")
+    return 2

@@ -28,6 +28,7 @@ from pipeline.cli.outcome import (
     note,
     report_to,
     run_summary_json,
+    shown_output,
 )
 from pipeline.extras import require
 
@@ -41,7 +42,12 @@ RunDirsArg = Annotated[
 def analyze(
     run_dirs: RunDirsArg,
     out: Annotated[
-        Path | None, out_option("Report folder. Default: reports/<run> (or <run1>-vs-<run2>).")
+        str | None,
+        out_option(
+            "Report folder, or its URL in an object store (s3://, gs://, az://). Default: "
+            "reports/<run> (or <run1>-vs-<run2>).",
+            metavar="DIR|URL",
+        ),
     ] = None,
     top: Annotated[
         int, typer.Option("--top", min=1, help="Top boards listed per run/source (at most 1,000,000).")
@@ -129,7 +135,7 @@ def analyze(
     """
     say = report_to(summary_json)
     with run_summary_json(summary_json, None, "analyze", ANALYZE_SUMMARY_FIELDS) as outcome:
-        outcome.update(runs=[{"run_dir": d} for d in run_dirs], out_dir=str(out.resolve()) if out else None)
+        outcome.update(runs=[{"run_dir": d} for d in run_dirs], out_dir=shown_output(out))
         require("analyze", "boggle analyze")
         check_report_folder(run_dirs, out)  # before the analysis modules' seconds of imports
         if expect_digest is not None:
@@ -165,7 +171,14 @@ def analyze(
 @handle_errors
 def select(
     run_dirs: RunDirsArg,
-    out: Annotated[Path, out_option("The pool file: .parquet (or .pq) or .csv, written atomically.")],
+    out: Annotated[
+        str,
+        out_option(
+            "The pool file: .parquet (or .pq) or .csv, written atomically; or its URL in an object "
+            "store (s3://, gs://, az://).",
+            metavar="FILE|URL",
+        ),
+    ],
     words: Annotated[
         str | None,
         typer.Option("--words", metavar="A..B", help="Word-count band, inclusive (A.. or ..B: open)."),
@@ -228,7 +241,7 @@ def select(
     """
     say = report_to(summary_json, typer.echo)
     with run_summary_json(summary_json, None, "select", SELECT_SUMMARY_FIELDS) as outcome:
-        outcome.update(runs=[{"run_dir": d} for d in run_dirs], out=str(out.absolute()))
+        outcome.update(runs=[{"run_dir": d} for d in run_dirs], out=shown_output(out))
         require("analyze", "boggle select")  # the analysis package: plots, word frequencies
         from pipeline.analyze.select import Band, Filters, parse_range, preset, select_boards
         from pipeline.cli import render
@@ -252,16 +265,19 @@ def select(
             say(line)
 
 
-def check_report_folder(run_dirs: list[str], out: Path | None) -> None:
+def check_report_folder(run_dirs: list[str], out: str | None) -> None:
     """Refuse (exit 2, before anything is written) a report folder that is, or is inside, one of
     the runs: the report's files would become part of the run and break every reader of it. The
-    default, reports/<run>, is inside a run when the command runs from within one."""
+    default, reports/<run>, is inside a run when the command runs from within one. (Any other
+    job directory is refused by the analysis, once the store is imported.)"""
     from pipeline.errors import BoggleError
     from pipeline.urls import is_url  # not pipeline.store: that imports pyarrow
 
-    target = (out if out is not None else Path("reports")).resolve()
+    if out is not None and is_url(out):
+        return
+    target = Path(out if out is not None else "reports").resolve()
     for run_dir in run_dirs:
-        if is_url(run_dir):  # a report is written locally, never into an object store
+        if is_url(run_dir):  # a local report folder is never inside a run in a store
             continue
         run = Path(run_dir).resolve()
         if target == run or run in target.parents:
@@ -294,5 +310,6 @@ def check_digests(run_dirs: list[str], digests: list[str]) -> None:
         raise BoggleError(
             f"--expect-digest: {len(digests)} digests for {len(run_dirs)} runs; one per run, in order"
         )
+    digests = [store.parse_digest(d, "--expect-digest") for d in digests]  # every typo first: exit 2
     for run_dir, digest in zip(run_dirs, digests, strict=True):
         store.open_run(run_dir, verify=False, expect_digest=digest)

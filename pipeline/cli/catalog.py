@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -124,17 +124,18 @@ def query(
     fmt: Annotated[
         QueryFormat, typer.Option("--format", help="table (aligned), csv or json (one object a line).")
     ] = QueryFormat.table,
-    threads: Annotated[
-        int | None, typer.Option("--threads", min=1, help="DuckDB's threads (default: all cores).")
-    ] = None,
     memory_limit: Annotated[
-        str | None,
+        str,
         typer.Option(
             "--memory-limit",
             metavar="SIZE",
-            help="Most memory the query may use (2GB, 512MB; default: DuckDB's, 80% of the memory); "
-            "a query that needs more fails (exit 2), nothing spills to disk.",
+            help="DuckDB's memory cap, e.g. 2GB or 512MiB (beyond it the query spills to a private "
+            "temporary folder, removed afterwards).",
         ),
+    ] = "2GB",
+    threads: Annotated[
+        int | None,
+        typer.Option("--threads", min=1, help="DuckDB's threads (default: all cores)."),
     ] = None,
 ) -> None:
     """Run SQL (DuckDB) over the boards of finished runs, verified as every reader does; the
@@ -143,9 +144,10 @@ def query(
     (every finished run below it: runs/nightly) or a glob; an unfinished run found below a
     folder is left out with a note. Needs the [analyze] extra.
 
-    The query is sandboxed: it reads the runs' parts and nothing else (no other file, no
-    glob, no ATTACH), writes nothing (no COPY, no spill), loads no extension, and stays under
-    --memory-limit; SIGTERM or Ctrl-C stops it within a second.
+    The query is sandboxed: one SELECT; it reads the runs' own parts and no other file, URL,
+    database or extension, and writes nothing; its memory and threads are capped (beyond
+    --memory-limit it spills to a private temporary folder, removed afterwards), and Ctrl-C or
+    SIGTERM stops it at once.
 
     Exit codes: 0 ok, 2 bad SQL (or refused, or over the memory limit), a run not finished,
     4 a run is damaged, 130/143 interrupted.
@@ -155,52 +157,14 @@ def query(
     from pipeline.cli import render
     from pipeline.cli.analyzing import capped_threads
     from pipeline.cli.outcome import note
+    from pipeline.dataset import query_runs
     from pipeline.errors import BoggleError
 
     if len(runs_and_sql) < 2:
         raise BoggleError("give at least one RUN, then the SQL")
     *runs, sql = runs_and_sql
-    result = _interruptible_query(runs, sql, threads=capped_threads(threads), memory_limit=memory_limit)
+    result = query_runs(runs, sql, memory_limit=memory_limit, threads=capped_threads(threads))
     for line in result.notes:
         note(line)
     for line in render.query_output(result, fmt.value):
         typer.echo(line)
-
-
-def _interruptible_query(runs: list[str], sql: str, **limits: Any) -> Any:
-    """:func:`pipeline.dataset.query_runs` on a thread of its own, so that SIGTERM and Ctrl-C,
-    which Python handles on the main thread only, interrupt DuckDB at once (the query is
-    cancelled, the command ends 143 or 130)."""
-    import threading
-
-    from pipeline.dataset import query_connection, query_runs
-
-    box: dict[str, Any] = {}
-    worker: threading.Thread | None = None
-    con: Any = None
-    try:
-        con, notes = query_connection(runs, **limits)
-
-        def work() -> None:
-            try:
-                box["result"] = query_runs(runs, sql, con, memory_limit=limits.get("memory_limit"))
-            except BaseException as exc:  # handed to the main thread, without this thread's frames
-                box["error"] = exc.with_traceback(None)
-
-        worker = threading.Thread(target=work, name="boggle-query", daemon=True)
-        worker.start()
-        while worker.is_alive():
-            worker.join(0.05)
-    finally:
-        # a signal (or any error): cancel the query and close the connection before the process
-        # exits, which would otherwise abort with DuckDB's threads still running
-        while worker is not None and worker.is_alive():
-            con.interrupt()
-            worker.join(0.02)
-        if con is not None:
-            con.close()
-    if "error" in box:
-        raise box["error"]
-    result = box["result"]
-    result.notes = notes
-    return result

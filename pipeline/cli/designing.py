@@ -127,8 +127,13 @@ def what_if(
         int | None, typer.Option("--chunk-size", min=1, help="Boards per chunk (as boggle run).")
     ] = None,
     out: Annotated[
-        Path, out_option("Folder for the two runs (OUT/base, OUT/variant) and OUT/variant-dice.txt.")
-    ] = Path("runs/whatif"),
+        str,
+        out_option(
+            "Folder for the two runs (OUT/base, OUT/variant) and OUT/variant-dice.txt, or its URL in "
+            "an object store (s3://, gs://, az://).",
+            metavar="DIR|URL",
+        ),
+    ] = "runs/whatif",
     n_jobs: Annotated[int, n_jobs_option()] = -1,
     placement: Annotated[
         str | None,
@@ -171,7 +176,7 @@ def what_if(
     from pipeline.design import run_what_if
 
     say = report_to(summary_json, typer.echo)
-    with run_summary_json(summary_json, str(out), "what-if", WHATIF_SUMMARY_FIELDS) as outcome:
+    with run_summary_json(summary_json, out, "what-if", WHATIF_SUMMARY_FIELDS) as outcome:
         if not quiet:
             announce_kernel_compile()
 
@@ -182,7 +187,7 @@ def what_if(
             if quiet:
                 return
             bars.close()
-            err(f"{name} run: {out / name}")
+            err(f"{name} run: {out.rstrip('/')}/{name}")
             bar[:] = [bars.enter_context(render.run_progress())]
 
         def progress(p: Any) -> None:
@@ -329,9 +334,14 @@ def design_dice(
     shape: Annotated[
         str | None, shape_option("Board shape RxC (a dice file: default the square it fills).")
     ] = None,
-    out: Annotated[Path, out_option("Job folder: dice.txt, report.json, moves.csv (resumable).")] = Path(
-        "runs/design"
-    ),
+    out: Annotated[
+        str,
+        out_option(
+            "Job folder: dice.txt, report.json, moves.csv (resumable); or its URL in an object store "
+            "(s3://, gs://, az://).",
+            metavar="DIR|URL",
+        ),
+    ] = "runs/design",
     n_jobs: Annotated[int, n_jobs_option()] = 1,
     backend: Annotated[Backend, backend_option()] = Backend.loky,
     overwrite: OverwriteOpt = False,
@@ -365,13 +375,13 @@ def design_dice(
     from pipeline.lexicon import default_dictionary
 
     say = report_to(summary_json, typer.echo)
-    with run_summary_json(summary_json, str(out), "design-dice", DESIGN_SUMMARY_FIELDS) as outcome:
+    with run_summary_json(summary_json, out, "design-dice", DESIGN_SUMMARY_FIELDS) as outcome:
         cfg = DesignConfig(
             **options_for(
                 ctx,
                 DesignConfig,
                 dictionary=dictionary or default_dictionary(),
-                out=str(out),
+                out=out,
                 budget=parse_budget(budget),
             )
         )

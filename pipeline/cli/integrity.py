@@ -40,6 +40,8 @@ def digest(
 
     if expect and len(expect) != len(jobs):
         raise BoggleError(f"--expect: {len(expect)} digests for {len(jobs)} jobs; give one per job, in order")
+    # every digest checked before any job is read: a typo is bad input (exit 2), not another job
+    wanted = [store.parse_digest(d) for d in expect or []]
     for i, job in enumerate(jobs):
         loc = store.location(job)
         if not loc.is_file(store.MANIFEST):
@@ -50,6 +52,6 @@ def digest(
         problems = store.job_problems(loc, manifest)
         if problems:
             raise DamagedRunError(f"{job}: damaged, no digest ({store.describe_problems(problems)})")
-        if expect:
-            store.check_digest(manifest, expect[i], job)
+        if wanted:
+            store.check_digest(manifest, wanted[i], job)
         typer.echo(f"{store.job_digest(manifest)}  {job}")

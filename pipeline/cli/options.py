@@ -89,6 +89,109 @@ def complete_dice(incomplete: str) -> list[str]:
     return [d for d in (*DICE_CHOICES, *langs) if d.startswith(incomplete)]
 
 
+# ---------------------------------------------------------------- integer options' caps
+
+#: A score, a word count or a points threshold: the runs store them as int32.
+MAX_SCORE = 2**31 - 1
+#: A word length: the longest word a lexicon may keep (BOGGLE_LEXICON_MAX_WORD's own cap).
+MAX_WORD_LENGTH = settings.MAX_LINE_BYTES
+#: analyze --threads: more than the cores is capped to them with a note; beyond this, refused.
+MAX_THREADS = 100_000
+
+
+def int_caps() -> dict[str, int]:
+    """The cap of every integer option, by the parameter's name in its command's function
+    (``command.name`` for one command's own, else the same for every command that has it): a
+    value beyond it (either sign) is refused in one line, exit 2, before the command runs and
+    so before anything is allocated (:func:`check_int_options`). The library checks the same
+    caps for its callers (config files, Python); a test lists every integer option of the CLI
+    and fails for one missing here. Imported when a command runs, never for ``--help``, and
+    from modules that import no kernel: ``boggle prove`` chooses its kernels after this runs
+    (pipeline.jit decides once, at the first kernel module imported)."""
+    from pipeline.config import (
+        MAX_CHUNK_SIZE,
+        MAX_CLASSES,
+        MAX_COUNT,
+        MAX_CYCLE,
+        MAX_ITERATIONS,
+        MAX_JOBS,
+        MAX_KEEP,
+        MAX_OPTIMIZE_SEED,
+        MAX_POOL,
+        MAX_PROVE_CHUNK,
+        MAX_RESTARTS,
+        MAX_SEED,
+        MAX_TOP,
+    )
+    from pipeline.config.checks import MAX_BATCH, MAX_BATCHES, MAX_SAME, MAX_VALIDATE, MAX_WHATIF_BOARDS
+    from pipeline.puzzles.queens import MAX_QUEENS
+
+    return {
+        # shared by several commands
+        "n_jobs": MAX_JOBS,
+        "seed": MAX_SEED,
+        "count": MAX_COUNT,
+        "chunk_size": MAX_CHUNK_SIZE,
+        "min_length": MAX_WORD_LENGTH,
+        # one command's own
+        "words.max_length": MAX_WORD_LENGTH,
+        "queens.n": MAX_QUEENS,
+        "analyze.top": MAX_TOP,
+        "analyze.top_words": MAX_TOP,
+        "analyze.threads": MAX_THREADS,
+        "query.threads": MAX_THREADS,
+        "analyze.bad_words": MAX_SCORE,
+        "analyze.bad_score": MAX_SCORE,
+        "select.min_common_words": MAX_SCORE,
+        "select.limit": MAX_COUNT,
+        "optimize.seed": MAX_OPTIMIZE_SEED,
+        "optimize.restarts": MAX_RESTARTS,
+        "optimize.iterations": MAX_ITERATIONS,
+        "optimize.target": MAX_SCORE,
+        "optimize.pool_size": MAX_POOL,
+        "optimize.keep": MAX_KEEP,
+        "optimize.cycle": MAX_CYCLE,
+        "prove.threshold": MAX_SCORE,
+        "prove.chunk_size": MAX_PROVE_CHUNK,
+        "prove.limit_classes": MAX_CLASSES,
+        "prove.sample_seed": MAX_SEED,
+        "what_if.count": MAX_WHATIF_BOARDS,
+        "design_dice.max_same": MAX_SAME,
+        "design_dice.min_vowels": MAX_SAME,
+        "design_dice.max_rare": MAX_SAME,
+        "design_dice.batch": MAX_BATCH,
+        "design_dice.max_batches": MAX_BATCHES,
+        "design_dice.validate": MAX_VALIDATE,
+    }
+
+
+def option_name(name: str) -> str:
+    """The command-line spelling of a parameter: ``--top-words`` for ``top_words`` (``N`` for
+    the one integer argument, queens' board size)."""
+    return "N" if name == "n" else f"--{name.replace('_', '-')}"
+
+
+def check_int_options(command: str, values: dict[str, Any]) -> None:
+    """A ConfigError (exit 2, one line) for an integer option of ``command`` (its function's
+    name) beyond its cap (:func:`int_caps`), or with no cap known (a bug: every integer option
+    has one)."""
+    from pipeline.errors import ConfigError, InternalError
+
+    given = {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
+    if not given:
+        return
+    caps = int_caps()
+    for name, v in given.items():
+        cap = caps.get(f"{command}.{name}", caps.get(name))
+        if cap is None:
+            raise InternalError(f"{command}: the integer option {option_name(name)} has no cap (int_caps)")
+        if -cap <= v <= cap:
+            continue
+        shown = f"{v:,}" if len(str(v)) <= 40 else f"a {len(str(v)) - (v < 0):,}-digit number"
+        bound = f"at most {cap:,}" if v > 0 else f"at least {-cap:,}"
+        raise ConfigError(f"{option_name(name)}: {bound}, got {shown}")
+
+
 def value(choice: StrEnum | None) -> str | None:
     return None if choice is None else choice.value
 

@@ -193,6 +193,10 @@ def handle_errors(fn: F) -> F:
         set_compile_listener(note)
         try:
             settings.get()  # a bad variable is refused (one line, exit 2) before any work starts
+            # every integer option within its cap, before the command allocates anything
+            from pipeline.cli.options import check_int_options
+
+            check_int_options(fn.__name__, kwargs)
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort, click.exceptions.ClickException):
             raise
@@ -296,12 +300,9 @@ def run_summary_json(
     whatever ended the job sets the exit code, message and status, and the record is written
     atomically (failing to write it is reported but changes no exit code)."""
     t0 = time.monotonic()
-    from pipeline.urls import is_url, redact
-
-    shown = (redact(out) if is_url(out) else redact(str(Path(out).absolute()))) if out else None
     outcome: dict[str, Any] = {
         "command": command,
-        "run_dir": shown,
+        "run_dir": shown_output(out),
         "started_at": utc_now(),
         "version": package_version(),
     }
@@ -323,6 +324,16 @@ def run_summary_json(
                 finished_at=utc_now(),
             )
             _write_summary(path, outcome, fields)
+
+
+def shown_output(out: str | os.PathLike[str] | None) -> str | None:
+    """An output as records show it: a URL as given (redacted), a local path made absolute."""
+    from pipeline.urls import is_url, redact
+
+    if not out:
+        return None
+    text = os.fspath(out)
+    return redact(text) if is_url(text) else redact(str(Path(text).absolute()))
 
 
 def _printable_value(value: Any) -> Any:
@@ -358,5 +369,7 @@ def _write_summary(path: Path, outcome: dict[str, Any], fields: tuple[str, ...])
         return
     try:
         write_json_atomic(path, record)
+    except BoggleError as exc:  # not a regular file (/dev/null, a FIFO): never replaced
+        err(f"warning: --summary-json {path}: {exc.message}; not written")
     except OSError as exc:
         err(f"warning: cannot write --summary-json {path}: {exc.strerror or exc}")

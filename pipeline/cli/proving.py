@@ -114,6 +114,7 @@ def prove(
             say_stdout(line)
         check_undamaged(st)
         return
+    note_kernel_fallback()
 
     cfg = ProveConfig(
         **opt.options_for(
@@ -152,3 +153,14 @@ def prove(
         for line in render.prove_boards(res):
             say(line)
     say(render.prove_best(res))
+
+
+def note_kernel_fallback() -> None:
+    """One note when the kernels built ahead of time are there but not taken (a truncated or
+    replaced module, a stale build, one that does not load): the proof runs on numba's JIT,
+    the same results with more memory a process. None where nothing was built."""
+    from pipeline import jit
+
+    why = jit.why_not_ahead_of_time() if jit.mode() == "jit" else ""
+    if why and not why.startswith("not built"):
+        note(f"the prove kernels built ahead of time are not used: {why}; proving with numba's JIT")

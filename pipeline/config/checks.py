@@ -31,6 +31,15 @@ MAX_ITERATIONS = 1_000_000_000_000  # optimize: generations or moves per restart
 MAX_PROVE_CHUNK = 1_000_000  # prove: classes per task and part file
 MAX_CLASSES = 1_000_000_000  # prove --limit-classes
 MAX_TOP = 1_000_000  # analyze --top, --top-words
+MAX_OPTIMIZE_SEED = 2**63 - 1  # optimize: its results record the seed in an int64 column
+# design-dice and what-if (docs/guides/dice.md); here, not in pipeline.design, so the command
+# line checks them without importing the designer (and the kernels it imports)
+MAX_BUDGET = 10_000_000_000  # design-dice: boards the search may solve (--budget)
+MAX_BATCH = 1_000_000  # design-dice: boards a batch (--batch; its draws are capped in cells too)
+MAX_BATCHES = 1_000  # design-dice: batches a candidate is tested on (--max-batches)
+MAX_VALIDATE = 10_000_000  # design-dice: boards of the final validation (four numbers a board kept)
+MAX_SAME = 1_000  # design-dice --max-same, --min-vowels, --max-rare: more than any die has faces
+MAX_WHATIF_BOARDS = 10_000_000  # what-if --count: both runs' scores and boards are compared in memory
 
 
 def check_count(name: str, value: int | None, least: int, most: int, what: str) -> None:

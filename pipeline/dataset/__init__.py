@@ -25,11 +25,11 @@ every run, so tell runs apart by ``lexicon``, ``rules`` or ``source``.
 
 * ``_read``: the run readers (:func:`read_run`, :func:`read_run_pandas`, :func:`run_relation`,
   :func:`scan_run_polars`) and where the default run is (:func:`resolve_run_dir`);
-* ``_catalog``: the catalog (:func:`find_jobs`, :func:`describe_job`, :func:`verify_job`,
-  :func:`query_runs`), one reading for runs, proofs and searches, and what a list of runs
+* ``_catalog``: the catalog (:func:`find_jobs`, :func:`describe_job`, :func:`verify_job`),
+  one reading for runs, proofs and searches, and what a list of runs
   given on the command line names (:func:`expand`, :func:`jobs_of`, :func:`runs_below`: run
   folders, folders of runs, globs);
-* ``_query``: SQL over runs in a sandbox (:func:`query_connection`, :func:`query_runs`).
+* ``_query``: SQL over runs in a sandbox (:func:`query_runs`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from pipeline.dataset._catalog import (
     verify_job,
     verify_jobs,
 )
-from pipeline.dataset._query import QueryResult, query_connection, query_runs
+from pipeline.dataset._query import QueryResult, query_runs
 from pipeline.dataset._read import (
     DEFAULT_RUN,
     RunPaths,
@@ -73,7 +73,6 @@ __all__ = [
     "expand",
     "find_jobs",
     "jobs_of",
-    "query_connection",
     "query_runs",
     "read_run",
     "read_run_pandas",

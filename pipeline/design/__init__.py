@@ -14,13 +14,38 @@ experiment on one change of dice, run as two ordinary runs.
 
 from __future__ import annotations
 
-from pipeline.design._config import DesignConfig, Move, Objective, parse_budget, parse_objective, propose
+from pipeline.design._config import (
+    MAX_BATCH,
+    MAX_BATCHES,
+    MAX_BUDGET,
+    MAX_SAME,
+    MAX_VALIDATE,
+    DesignConfig,
+    Move,
+    Objective,
+    parse_budget,
+    parse_objective,
+    propose,
+)
 from pipeline.design._eval import Decision, Paired, Solver, evaluate_candidate, paired_batch
 from pipeline.design._report import validate
 from pipeline.design._search import DesignProgress, DesignResult, design_dice, prepare
-from pipeline.design._whatif import WhatIfResult, apply_swaps, paired_gain, parse_swap, run_what_if
+from pipeline.design._whatif import (
+    MAX_WHATIF_BOARDS,
+    WhatIfResult,
+    apply_swaps,
+    paired_gain,
+    parse_swap,
+    run_what_if,
+)
 
 __all__ = [
+    "MAX_BATCH",
+    "MAX_BATCHES",
+    "MAX_BUDGET",
+    "MAX_SAME",
+    "MAX_VALIDATE",
+    "MAX_WHATIF_BOARDS",
     "Decision",
     "DesignConfig",
     "DesignProgress",

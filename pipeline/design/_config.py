@@ -13,27 +13,61 @@ from typing import Any
 import numpy as np
 
 from pipeline.boards import BLANK, QU, DiceSet
+from pipeline.config.checks import MAX_BATCH, MAX_BATCHES, MAX_BUDGET, MAX_SAME, MAX_VALIDATE
 from pipeline.design._constraints import DieConstraints
-from pipeline.errors import ConfigError
+from pipeline.errors import ConfigError, quote
 from pipeline.lexicon import CompiledLexicon
 
-_BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)\s*$")
+_BUDGET = re.compile(r"^\s*(\d{1,30}(?:\.\d{1,30})?(?:[eE]\d{1,2})?)\s*([kKmMgG]?)\s*$")
 _SUFFIX = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
+
+# The caps of the counts a design takes (MAX_BUDGET, MAX_BATCH, MAX_BATCHES, MAX_VALIDATE,
+# MAX_SAME: pipeline.config, where the command line reads them), checked before anything is
+# allocated or solved (docs/guides/dice.md): each far beyond any use, far below what would
+# exhaust memory or time.
+#: The cells of one batch's draws (a die and a face index per cell, 16 bytes), and of all the
+#: batches a candidate may be tested on, which the incumbent keeps for its candidates.
+MAX_BATCH_CELLS = 16_000_000
+MAX_TESTED_CELLS = 64_000_000
 
 
 def parse_budget(text: str | int) -> int:
-    """``"2M"`` as 2,000,000 boards (suffixes k, M, G); a ConfigError (exit 2) otherwise.
+    """``"2M"`` as 2,000,000 boards (suffixes k, M, G; ``1e6`` too), at most MAX_BUDGET; a
+    ConfigError (exit 2) otherwise.
 
     >>> parse_budget("250k")
     250000
     """
+    from decimal import Decimal
+
     m = _BUDGET.match(str(text))
     if not m:
-        raise ConfigError(f"--budget {text!r}: expected a number of boards to solve, e.g. 500k or 20M")
-    n = int(float(m.group(1)) * _SUFFIX[m.group(2).lower()])
+        raise ConfigError(
+            f"--budget {quote(str(text))}: expected a number of boards to solve, e.g. 500k or 20M"
+        )
+    n = int(Decimal(m.group(1)) * _SUFFIX[m.group(2).lower()])  # exact: no float to overflow
     if n < 1:
         raise ConfigError(f"--budget {text!r}: must be at least 1 board")
+    if n > MAX_BUDGET:
+        raise ConfigError(f"--budget {text!r}: at most {MAX_BUDGET:,} boards, got {n:,}")
     return n
+
+
+def check_draws(cfg: DesignConfig, cells: int) -> None:
+    """A ConfigError (exit 2) when a batch's draws, or those of every batch a candidate may be
+    tested on (kept by the incumbent), have more cells than MAX_BATCH_CELLS / MAX_TESTED_CELLS
+    on boards of ``cells`` cells."""
+    if cfg.batch * cells > MAX_BATCH_CELLS:
+        raise ConfigError(
+            f"--batch: {cfg.batch:,} boards of {cells} cells are {cfg.batch * cells:,} cells a batch, more "
+            f"than {MAX_BATCH_CELLS:,}; give --batch at most {max(2, MAX_BATCH_CELLS // cells):,}"
+        )
+    tested = cfg.batch * cfg.max_batches * cells
+    if tested > MAX_TESTED_CELLS:
+        raise ConfigError(
+            f"--batch x --max-batches: {cfg.batch:,} x {cfg.max_batches:,} boards of {cells} cells are "
+            f"{tested:,} cells of draws kept for a candidate, more than {MAX_TESTED_CELLS:,}; lower either"
+        )
 
 
 @dataclass(frozen=True)
@@ -148,6 +182,20 @@ class DesignConfig:
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
+        from pipeline.config import MAX_JOBS, check_count
+
+        for name, most in (
+            ("budget", MAX_BUDGET),
+            ("batch", MAX_BATCH),
+            ("max_batches", MAX_BATCHES),
+            ("validate", MAX_VALIDATE),
+            ("max_same", MAX_SAME),
+        ):
+            check_count(f"--{name.replace('_', '-')}", getattr(self, name), 1, most, "design-dice")
+        check_count("--min-vowels", self.min_vowels, 1, MAX_SAME, "design-dice")
+        check_count("--max-rare", self.max_rare, 0, MAX_SAME, "design-dice")
+        if not -MAX_JOBS <= self.n_jobs <= MAX_JOBS or self.n_jobs == 0:
+            raise ConfigError(f"design-dice: --n-jobs: expected -1 (all cores) or 1 to {MAX_JOBS:,}")
         obj = parse_objective(self.objective)
         if self.max_sd is not None and obj.kind != "mean":
             raise ConfigError("--max-sd caps the score's sd: it goes with --objective mean")

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.boards import DiceSet, roll_dice_layout
-from pipeline.design._config import DesignConfig, Objective
+from pipeline.design._config import MAX_BATCH_CELLS, DesignConfig, Objective
 from pipeline.design._constraints import dice_changes, printability_warnings
 from pipeline.design._eval import VALIDATE_STREAM, Paired, Solver, keyed_rng, paired_batch
 from pipeline.design._whatif import Z95, paired_gain
@@ -40,8 +40,10 @@ def validate(
     rng = keyed_rng(cfg.seed, VALIDATE_STREAM)
     parts: list[Paired] = []
     left = cfg.validate
+    # 20,000 boards at a time, fewer on big boards (a batch's draws stay within MAX_BATCH_CELLS)
+    step = max(1, min(20_000, MAX_BATCH_CELLS // (start.rows * start.cols)))
     while left > 0:
-        n = min(left, 20_000)
+        n = min(left, step)
         order, face = roll_dice_layout(start, rng, n)
         parts.append(paired_batch(solver, ta, tb, order, face))
         left -= n

@@ -55,7 +55,6 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline import parallel
@@ -68,7 +67,7 @@ from pipeline.boards import (
     parse_shape,
     roll_dice_layout,
 )
-from pipeline.design._config import DesignConfig, Objective, parse_objective, propose
+from pipeline.design._config import DesignConfig, Objective, check_draws, parse_objective, propose
 from pipeline.design._constraints import DieConstraints, check_reachable, repair
 from pipeline.design._eval import (
     MOVES_STREAM,
@@ -92,7 +91,7 @@ from pipeline.errors import ConfigError, DamagedRunError
 from pipeline.lexicon import CompiledLexicon
 
 if TYPE_CHECKING:  # the store (and pyarrow) is imported when a search starts
-    from pipeline.store import JobOutcome, JobStatus
+    from pipeline.store import JobOutcome, JobStatus, Location, PartRef
 
 
 @dataclass(frozen=True)
@@ -119,7 +118,7 @@ class DesignResult:
     start: DiceSet
     proposed: DiceSet
     objective: Objective
-    out: Path
+    out: PartRef  # the job folder: a local path, or its URL in an object store
     report: dict[str, Any]
     moves: list[dict[str, Any]] = field(default_factory=list)
 
@@ -151,10 +150,10 @@ def prepare(cfg: DesignConfig) -> tuple[DiceSet, Objective, CompiledLexicon, lis
     (None: ``faces="fixed"``); every bad input is refused here, before anything is written."""
     from pipeline.lexicon import compile_for_boards, lexicon_alphabet
     from pipeline.rules import resolve_rules
-    from pipeline.urls import is_url
+    from pipeline.store import output_location, refuse_inside_job
 
-    if is_url(cfg.out):
-        raise ConfigError(f"--out {cfg.out}: design-dice writes to a local folder")
+    # the job folder itself may hold this search (resumed, or done); inside another job, never
+    refuse_inside_job(output_location(cfg.out), itself=False)
     if cfg.start in GENERATORS:
         raise ConfigError(
             f"--start {cfg.start!r} is a letter generator, not dice: design-dice changes a set of dice"
@@ -162,6 +161,7 @@ def prepare(cfg: DesignConfig) -> tuple[DiceSet, Objective, CompiledLexicon, lis
     objective = parse_objective(cfg.objective)
     wanted = parse_shape(cfg.shape) if cfg.shape else (None, None)
     start = load_dice_set(cfg.start, *wanted)
+    check_draws(cfg, start.rows * start.cols)
     rules = resolve_rules(cfg.rules, (start.rows, start.cols))
     letters = None
     faces = set(start.faces)
@@ -208,7 +208,7 @@ def design_dice(
     start, objective, lexicon, letters = prepare(cfg)
     first, repaired = constrained_start(cfg, start, letters)  # refused here, before anything is written
     identity = cfg.identity(start, lexicon)
-    out = Path(cfg.out)
+    out = store.output_location(cfg.out)  # a local folder, or one of an object store
     with store.JobDir.open(
         out, store.job_kind(FORMAT), identity, cfg.to_dict(), overwrite=cfg.overwrite, note=note, parts=0
     ) as job:
@@ -250,26 +250,26 @@ def design_dice(
         return _finished(job.outcome(), start, objective, out)
 
 
-def _finished(outcome: JobOutcome, start: DiceSet, objective: Objective, out: Path) -> DesignResult:
+def _finished(outcome: JobOutcome, start: DiceSet, objective: Objective, out: Location) -> DesignResult:
     """The result of a finished search: the job's outcome, its outputs checked against the
     manifest and read back."""
     from pipeline.store.manifest import file_entry
 
     outputs = outcome.manifest.get("outputs", {})
     for name in (DICE_OUT, MOVES, REPORT):
-        entry = file_entry(out, name) if (out / name).is_file() else None
+        entry = file_entry(out, name) if out.is_file(name) else None
         if entry is None or entry != outputs.get(name):
             raise DamagedRunError(
-                f"{out / name}: {'missing' if entry is None else 'changed since the search wrote it'}; "
+                f"{out.url(name)}: {'missing' if entry is None else 'changed since the search wrote it'}; "
                 "re-run with --overwrite to search again"
             )
     try:
-        report = json.loads((out / REPORT).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DamagedRunError(f"{out / REPORT}: unreadable ({exc})") from None
-    proposed = load_dice_set(str(out / DICE_OUT), start.rows, start.cols)
+        report = json.loads(out.read_bytes(REPORT).decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise DamagedRunError(f"{out.url(REPORT)}: unreadable ({exc})") from None
+    proposed = load_dice_set(out.url(DICE_OUT), start.rows, start.cols)
     moves = list(report.get("moves", []))
-    return DesignResult(outcome.status, start, proposed, objective, out, report, moves)
+    return DesignResult(outcome.status, start, proposed, objective, out.ref(), report, moves)
 
 
 class _Incumbent:

@@ -31,11 +31,11 @@ Dice are numbered from 1 in the order of the set, as the report's dice table num
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,8 +48,12 @@ from pipeline.boards import (
     load_dice_set,
     normalise_text,
 )
+from pipeline.config.checks import MAX_WHATIF_BOARDS  # both runs compared in memory: ~200 B a board
 from pipeline.errors import ConfigError, InternalError
 from pipeline.extras import missing
+
+if TYPE_CHECKING:
+    from pipeline.store import PartRef
 
 VARIANT_DICE = "variant-dice.txt"
 Z95 = 1.96
@@ -140,8 +144,8 @@ class WhatIfResult:
     variant: DiceSet
     swaps: list[str]
     changed: list[int]
-    base_dir: Path
-    variant_dir: Path
+    base_dir: PartRef  # a local path, or a folder's URL in an object store
+    variant_dir: PartRef
     boards: int
     mean_base: float
     mean_variant: float
@@ -238,7 +242,7 @@ def predict_gain(
 def run_what_if(
     base_spec: str,
     swaps: Sequence[str],
-    out: str | Path,
+    out: str | os.PathLike[str],
     *,
     count: int,
     seed: int,
@@ -255,40 +259,44 @@ def run_what_if(
     progress: Callable[[Any], None] | None = None,
     note: Callable[[str], None] | None = None,
 ) -> WhatIfResult:
-    """Run the base and the variant (``OUT/base``, ``OUT/variant``) and compare them board by
-    board; every bad input is refused before anything is written. ``placement`` places the
-    variant's dice by that policy (:func:`pipeline.boards.parse_placement`), ``base_placement``
-    the base's: with the same dice, the experiment measures the placement change alone (both
-    runs roll the same draws, and the policy only moves what it names).
+    """Run the base and the variant (``OUT/base``, ``OUT/variant``; ``out`` a local folder or
+    the URL of one in an object store) and compare them board by board; every bad input is
+    refused before anything is written, an ``out`` in a job directory too. ``placement`` places
+    the variant's dice by that policy (:func:`pipeline.boards.parse_placement`),
+    ``base_placement`` the base's: with the same dice, the experiment measures the placement
+    change alone (both runs roll the same draws, and the policy only moves what it names).
 
     >>> run_what_if("new", ["die 15 = die 5"], "runs/whatif", count=10_000, seed=1)  # doctest: +SKIP
     """
     from pipeline.boards import GENERATORS
-    from pipeline.urls import is_url
+    from pipeline.config import check_count
+    from pipeline.store import output_location
 
-    if is_url(str(out)):
-        raise ConfigError(f"--out {out}: what-if writes its runs to a local folder")
+    check_count("--count", count, 1, MAX_WHATIF_BOARDS, "what-if")
     for spec in (base_spec, dice_b):
         if spec in GENERATORS:
             raise ConfigError(f"{spec!r} is a letter generator, not dice: a what-if changes a set of dice")
-    from pipeline.io import write_text_atomic
     from pipeline.runner import run_job
 
     base, variant = _base_and_variant(base_spec, swaps, dice_b, shape)
     placements = _placements(base_placement, base, placement, variant)
-    out = Path(out)
-    base_dir, variant_dir, dice_file = out / "base", out / "variant", out / VARIANT_DICE
+    loc = output_location(out)  # a local folder, or one of an object store
+    base_dir, variant_dir, dice_file = loc.url("base"), loc.url("variant"), loc.url(VARIANT_DICE)
     boards_cfg: dict[str, Any] = {"source": "generate", "count": count, "seed": seed}
     if chunk_size is not None:
         boards_cfg["chunk_size"] = chunk_size
     if shape:
         boards_cfg["shape"] = shape
 
-    def config(dice: str, run_dir: Path, policy: str | None) -> Any:
+    def config(dice: str, run_dir: str, policy: str | None) -> Any:
         cfg = {**boards_cfg, "placement": policy} if policy is not None else boards_cfg
         return _run_config(cfg, dice, run_dir, n_jobs=n_jobs, dictionary=dictionary, rules=rules)
 
     base_cfg = config(base_spec, base_dir, placements[0])  # every config error before a file is written
+    from pipeline.store import refuse_inside_job
+
+    # OUT/base and OUT/variant inside a finished run would become part of it
+    refuse_inside_job(loc, writes=f" (what-if writes its two runs and {VARIANT_DICE} there)")
     if not overwrite:
         _refuse_other_variant(variant_dir, variant.sha256)
     summaries = []
@@ -298,8 +306,8 @@ def run_what_if(
     # written once the base run stands (a base refused as another run leaves the file alone);
     # the variant's settings are the base's, checked above, and its dice were checked by the swaps
     text = format_dice_text(replace(variant, title=f"what-if variant of {base.label}"))
-    if not (dice_file.is_file() and dice_file.read_text(encoding="utf-8") == text):
-        write_text_atomic(dice_file, text)
+    if not (loc.is_file(VARIANT_DICE) and loc.read_bytes(VARIANT_DICE) == text.encode("utf-8")):
+        loc.write_bytes(VARIANT_DICE, text.encode("utf-8"))
     if stage is not None:
         stage("variant")
     summaries.append(
@@ -310,7 +318,7 @@ def run_what_if(
             note=note,
         )
     )
-    variant = replace(variant, name=str(dice_file), title=VARIANT_DICE, file=str(dice_file))
+    variant = replace(variant, name=dice_file, title=VARIANT_DICE, file=dice_file)
 
     (sa, boards_a), (sb, boards_b) = _paired_runs(base_dir, variant_dir, count)
     gain, low, high, sd = paired_gain(sa, sb)
@@ -329,8 +337,8 @@ def run_what_if(
         variant,
         list(swaps),
         changed_dice(base, variant),
-        base_dir,
-        variant_dir,
+        loc.ref("base"),
+        loc.ref("variant"),
         count,
         float(sa.mean()),
         float(sb.mean()),
@@ -393,7 +401,7 @@ def _base_and_variant(
 def _run_config(
     boards_cfg: dict[str, Any],
     dice: str,
-    run_dir: Path,
+    run_dir: str,
     *,
     n_jobs: int,
     dictionary: str | None,
@@ -415,7 +423,7 @@ def _run_config(
 
 
 def _paired_runs(
-    base_dir: Path, variant_dir: Path, count: int
+    base_dir: str, variant_dir: str, count: int
 ) -> tuple[tuple[np.ndarray, list[str]], tuple[np.ndarray, list[str]]]:
     """(scores, boards) of each run in board-id order; an InternalError unless both hold the
     board ids 0..count-1."""
@@ -433,7 +441,7 @@ def _paired_runs(
     return (sa, [all_a[i] for i in order_a]), (sb, [all_b[i] for i in order_b])
 
 
-def _refuse_other_variant(variant_dir: Path, sha256: str) -> None:
+def _refuse_other_variant(variant_dir: str, sha256: str) -> None:
     """OutputConflictError (exit 4) when ``variant_dir`` holds the run of another variant, before
     its dice file (``OUT/variant-dice.txt``) would be rewritten under it (the runner would
     refuse the run only after). A record that cannot be read is left to the runner."""
@@ -446,9 +454,11 @@ def _refuse_other_variant(variant_dir: Path, sha256: str) -> None:
     loc = location(variant_dir)
     for name in (MANIFEST, RUN_RECORD):
         try:
+            if not loc.is_file(name):
+                continue
             record = json.loads(loc.read_bytes(name).decode("utf-8"))
             held = record["identity"]["dice"]["sha256"]
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             continue
         if held != sha256:
             raise OutputConflictError(

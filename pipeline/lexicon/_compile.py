@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
@@ -31,8 +32,9 @@ from pipeline.rules import Rules
 from pipeline.trie import Alphabet, Trie, build_trie, is_face_char, normalise_text
 
 # bump whenever the trie's saved layout or what an entry records changes: stale caches are never
-# loaded (3: an entry records its source's hash and the compiler that made it)
-CACHE_FORMAT = 3
+# loaded (3: an entry records its source's hash and the compiler that made it; 4: and a keyed
+# checksum of its arrays, words and drop report)
+CACHE_FORMAT = 4
 
 
 def default_dictionary() -> str:
@@ -199,6 +201,28 @@ class _Mismatch(ValueError):
     """A readable cache entry made for another source, alphabet, rules or compiler."""
 
 
+def entry_checksum(trie: Trie, report: dict[str, Any], identity: str) -> str:
+    """The checksum of a cache entry's content: BLAKE2b-256 of the trie's arrays (their types,
+    shapes and bytes), its words and the drop report, keyed with the entry's identity (the
+    source's hash, the format, the release: :func:`cache_identity`), so the checksum of one
+    entry is never another's. Recorded when the entry is written and compared on load: an
+    edit that keeps the file a valid zip of valid arrays (a word length changed, a word added)
+    is caught, which the zip's CRC is not. A checksum, not a signature: see "The cache" in
+    docs/methods/lexicon.md for what it does and does not protect against."""
+    h = hashlib.blake2b(digest_size=32, key=hashlib.sha256(identity.encode("utf-8")).digest())
+    h.update(json.dumps(list(trie.alphabet.faces)).encode("utf-8"))
+    for name in ("nodes", "node_face", "node_depth", "word_len"):
+        a = np.ascontiguousarray(getattr(trie, name))
+        h.update(f"|{name}:{a.dtype.str}:{a.shape}|".encode())
+        h.update(a.data.cast("B"))
+    step = 200_000  # encoded a slice at a time: one str of 3.2M words is much more memory
+    h.update(f"|words:{len(trie.words)}|".encode())
+    for i in range(0, len(trie.words), step):
+        h.update(("\n".join(trie.words[i : i + step]) + "\n").encode("utf-8"))
+    h.update(b"|report|" + json.dumps(report, sort_keys=True).encode("utf-8"))
+    return h.hexdigest()
+
+
 def _load_cached(cache_file: Path, alphabet: Alphabet, identity: str) -> tuple[Trie, DropReport] | None:
     """The cached trie and drop report, or None on a miss; a file that fails to load in any
     way (truncated, not a zip, foreign arrays, bad JSON), that is not ours, or that records
@@ -217,6 +241,8 @@ def _load_cached(cache_file: Path, alphabet: Alphabet, identity: str) -> tuple[T
             raise _Mismatch("made from another word list, for other rules or by another release")
         if trie.alphabet != alphabet:
             raise _Mismatch("built for another alphabet")
+        if meta.get("checksum") != entry_checksum(trie, meta["report"], identity):
+            raise ValueError("its checksum differs from its content: changed since it was written")
         return trie, DropReport.from_dict(meta["report"])
     except Exception as exc:  # any failure to load means: rebuild
         _discard_cache_file(cache_file, exc, "mismatched" if isinstance(exc, _Mismatch) else "damaged")
@@ -258,8 +284,10 @@ def compile_lexicon(
     _announce_compile(src)
     compiled = compile_words(src.lexicon, alphabet, rules, max_word=max_word)
     if cache_file is not None:
+        report = json.loads(json.dumps(compiled.report.to_dict()))  # as the entry will read it back
+        checksum = entry_checksum(compiled.trie, report, identity)
         with contextlib.suppress(OSError):  # a read-only cache only costs speed
-            compiled.trie.save(cache_file, {"report": compiled.report.to_dict(), "identity": identity})
+            compiled.trie.save(cache_file, {"report": report, "identity": identity, "checksum": checksum})
     return compiled
 
 

@@ -73,6 +73,7 @@ class OptimizeConfig:
             MAX_CYCLE,
             MAX_ITERATIONS,
             MAX_KEEP,
+            MAX_OPTIMIZE_SEED,
             MAX_POOL,
             MAX_RESTARTS,
             check_count,
@@ -93,6 +94,7 @@ class OptimizeConfig:
             raise bad(f"time limit must be > 0 seconds, got {self.time_limit}")
         if self.seed < 0:
             raise bad(f"seed must be >= 0, got {self.seed}")
+        check_count("seed", self.seed, 0, MAX_OPTIMIZE_SEED, "optimize")
         if self.min_length is not None and self.min_length < 1:
             raise bad(f"min_length must be >= 1, got {self.min_length}")
         if not (0 < self.t_end <= self.t_start) or not math.isfinite(self.t_start):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pipeline.parallel import lifeline
 from pipeline.parallel._backends import (
     backend_is_dask,
+    check_scheduler_file,
     dask_backend,
     parallel_backend,
     prepare_worker_environment,
@@ -22,6 +23,7 @@ from pipeline.parallel._memory import return_freed_memory
 
 __all__ = [
     "backend_is_dask",
+    "check_scheduler_file",
     "dask_backend",
     "lifeline",
     "parallel_backend",

@@ -24,6 +24,20 @@ ARROW_POOL_ENV = "ARROW_DEFAULT_MEMORY_POOL"
 LOKY_WORKER_REPLACED = "A worker stopped while some jobs were given to the executor"
 
 
+def check_scheduler_file(path: str) -> None:
+    """A ConfigError (exit 2) unless ``path`` is a regular file: dask would wait for ever on a
+    FIFO and never finish reading a device."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        raise ConfigError(f"dask scheduler file not found: {path}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO, device or socket"
+        raise ConfigError(f"dask scheduler file {path} is {kind}, not a regular file")
+
+
 def prepare_worker_environment() -> None:
     """Environment for the worker processes started from now on: Arrow allocates with the C
     library's allocator (unless the user chose a pool in ``ARROW_DEFAULT_MEMORY_POOL``), and
@@ -64,8 +78,8 @@ def parallel_backend(
     with contextlib.ExitStack() as stack:
         if scheduler or scheduler_file:
             where = {"address": scheduler} if scheduler else {"scheduler_file": scheduler_file}
-            if scheduler_file and not os.path.isfile(scheduler_file):
-                raise ConfigError(f"dask scheduler file not found: {scheduler_file}")
+            if scheduler_file:
+                check_scheduler_file(scheduler_file)
             try:
                 client = stack.enter_context(Client(**where, timeout="20s", set_as_default=False))
             except (OSError, TimeoutError, ValueError) as exc:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -134,27 +134,73 @@ def selected_classes(ids: np.ndarray, cfg: ProveConfig) -> np.ndarray:
 
 def parse_class_ids(text: str | None) -> tuple[int, ...] | None:
     """``--class-ids``: ids separated by commas or whitespace, or ``@FILE`` holding them (one a
-    line; ``#`` comments); a bad id is one line naming it (exit 2)."""
+    line; ``#`` comments); a bad id is one line naming it (exit 2). The file is read as a
+    stream, refused (exit 2) unless it is a regular file (a FIFO would block, ``/dev/zero``
+    never ends), past MAX_IDS_FILE_BYTES, at a line longer than MAX_LINE_BYTES or past
+    MAX_CHOSEN ids, so memory stays bounded; an id beyond MAX_CLASS_ID is no class id."""
     if text is None:
         return None
-    source = "--class-ids"
+    ids: list[int] = []
     if text.startswith("@"):
+        _read_class_ids_file(text[1:], ids)
         source = text[1:]
-        try:
-            with open(source, encoding="utf-8") as fh:
-                text = fh.read(64 << 20)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise BoggleError(
-                f"cannot read the class ids: {getattr(exc, 'strerror', None) or exc}", source=source
-            ) from None
-    ids = []
-    for n, line in enumerate(text.splitlines(), 1):
-        for token in line.split("#", 1)[0].replace(",", " ").split():
-            if not token.isdigit():
-                raise BoggleError(
-                    f"not a class id (a whole number >= 0): {token[:40]!r}", source=source, line=n
-                )
-            ids.append(int(token))
+    else:
+        source = "--class-ids"
+        for n, line in enumerate(text.splitlines(), 1):
+            _class_ids_of_line(line, source, n, ids)
     if not ids:
         raise BoggleError("no class ids given", source=source)
     return tuple(ids)
+
+
+#: The largest class id (they are int64) and the largest ``--class-ids @FILE`` read: MAX_CHOSEN
+#: ids of 20 characters a line fit.
+MAX_CLASS_ID = 2**63 - 1
+MAX_IDS_FILE_BYTES = 256 << 20
+
+
+def _read_class_ids_file(path: str, ids: list[int]) -> None:
+    import io
+
+    from pipeline.io import MAX_LINE_BYTES, open_regular
+
+    try:
+        with open_regular(path, "class ids") as (raw, st):
+            if st.st_size > MAX_IDS_FILE_BYTES:
+                raise BoggleError(
+                    f"{st.st_size:,} bytes, more than the {MAX_IDS_FILE_BYTES:,} a class-ids file may hold",
+                    source=path,
+                )
+            fh = io.BufferedReader(cast("io.RawIOBase", raw), 1 << 20)
+            n = 0
+            while line := fh.readline(MAX_LINE_BYTES + 1):
+                n += 1
+                if len(line) > MAX_LINE_BYTES:
+                    raise BoggleError(
+                        f"line longer than {MAX_LINE_BYTES:,} bytes; refused", source=path, line=n
+                    )
+                try:
+                    decoded = line.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise BoggleError("not UTF-8 text", source=path, line=n) from None
+                _class_ids_of_line(decoded, path, n, ids)
+    except OSError as exc:
+        raise BoggleError(f"cannot read the class ids: {exc.strerror or exc}", source=path) from None
+
+
+def _class_ids_of_line(line: str, source: str, n: int, ids: list[int]) -> None:
+    """Append the ids of one line to ``ids`` (a BoggleError naming a bad one, or the id past
+    MAX_CHOSEN)."""
+    for token in line.split("#", 1)[0].replace(",", " ").split():
+        if not (token.isascii() and token.isdigit()):
+            raise BoggleError(f"not a class id (a whole number >= 0): {token[:40]!r}", source=source, line=n)
+        if len(token) > len(str(MAX_CLASS_ID)) or int(token) > MAX_CLASS_ID:
+            shown = token if len(token) <= 40 else f"a {len(token):,}-digit number"
+            raise BoggleError(
+                f"class id {shown} is beyond the largest class id ({MAX_CLASS_ID:,})", source=source, line=n
+            )
+        if len(ids) >= MAX_CHOSEN:
+            raise BoggleError(
+                f"more than {MAX_CHOSEN:,} class ids; give at most that many", source=source, line=n
+            )
+        ids.append(int(token))

@@ -284,6 +284,10 @@ def run_prove(
 
     >>> run_prove(ProveConfig("words.txt", shape="2x2", threshold=3, out="runs/p"))  # doctest: +SKIP
     """
+    if cfg.backend == "dask" and cfg.scheduler_file:
+        from pipeline.parallel import check_scheduler_file
+
+        check_scheduler_file(cfg.scheduler_file)  # before the classes are planned: a FIFO waits
     run = plan_proof(cfg, progress)
     cfg = run.cfg
     if not cfg.out:

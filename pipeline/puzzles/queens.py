@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from pipeline.errors import BoggleError
 from pipeline.puzzles.search_tree import WalkStats, traverse
 
+#: The largest board: the count of 27 queens took a cluster a year; beyond, an N is a typo.
+MAX_QUEENS = 32
+
 
 @dataclass(frozen=True)
 class QueensStep:
@@ -136,6 +139,10 @@ def solve_queens(n: int, *, collect: bool = False, trace: bool = False) -> Queen
     """
     if n < 1:
         raise BoggleError(f"N must be at least 1, got {n}")
+    if n > MAX_QUEENS:
+        raise BoggleError(
+            f"N: at most {MAX_QUEENS} (the search's time grows about n! with the board), got {n:,}"
+        )
     robot = QueensRobot(n, collect=collect, trace=trace)
     robot.record("root")
     stats: WalkStats = traverse(robot)

@@ -26,18 +26,42 @@ def _grow(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return out
 
 
+#: The memory the dense counts of a run's sources may take together (a source's array is 8
+#: bytes a word of the vocabulary: 1.4 MB for ENABLE2K, so 47 sources).
+DENSE_BYTES = 64 << 20
+
+
+def _add_into(dense: np.ndarray, keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``dense`` with ``counts`` added at ``keys`` (grown by half or more for keys past it)."""
+    if len(keys) == 0:
+        return dense
+    top = int(keys.max()) + 1
+    if top > len(dense):  # names of the parts' own, past the vocabulary
+        dense = _grow(dense, (max(top, len(dense) + len(dense) // 2),))
+    np.add.at(dense, keys, counts)
+    return dense
+
+
 class KeyCounts:
     """Counts per source of keys that are words: ids of the run's vocabulary (shared, never
     copied), or strings of a part's own (mapped to the vocabulary, or to names of their own
-    after it when it lacks them). Counts are kept sparse (sorted keys and their sums),
-    compacted as parts come, so a small run holds what it found, not a slot per word of
-    its list."""
+    after it when it lacks them). A source's counts are kept sparse (sorted keys and their
+    sums), compacted as parts come; once a source has found more than an eighth of the
+    vocabulary they become a dense array indexed by key (each part adds its counts in place,
+    no sorting), for as many sources as :data:`DENSE_BYTES` holds."""
+
+    #: pending keys of a source that trigger its first compaction
+    compact_at = 1 << 18
+    #: the fewest keys a vocabulary is taken to have (a dense source has found an eighth)
+    dense_floor = 1024
 
     def __init__(self, vocabulary: Sequence[str] | None):
         self.base: Sequence[str] = vocabulary if vocabulary is not None else ()
         self.has_vocabulary = vocabulary is not None
         self.extra: list[str] = []  # names beyond the vocabulary, from parts of their own
         self._index: dict[str, int] | None = None
+        self._dense: dict[str, np.ndarray] = {}  # source -> count by key
+        self._dense_max = max(1, DENSE_BYTES // (8 * max(len(self.base), 1024)))
         self._done: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # source -> compacted
         self._pending: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         self._pending_n: dict[str, int] = {}
@@ -74,13 +98,39 @@ class KeyCounts:
         for s in np.unique(triples[0]).tolist():
             take = triples[0] == s
             name = sources[s]
+            dense = self._dense.get(name)
+            if dense is not None:
+                self._dense[name] = _add_into(dense, keys[take], triples[2][take])
+                continue
             self._pending.setdefault(name, []).append((keys[take], triples[2][take]))
             self._pending_n[name] = self._pending_n.get(name, 0) + int(take.sum())
+            # compacted when the pending keys outgrow what is held 8 times over: a run's keys
+            # stop growing at its vocabulary's size, so compacting at 1x would sort that many
+            # keys every few parts (1M boards: 50 sorts, 1.1 s); 8x is a few sorts a run for
+            # at most 8 x 16 bytes a key held
             held = len(self._done.get(name, (np.zeros(0),))[0])
-            if self._pending_n[name] > max(1 << 16, held):
+            if self._pending_n[name] > max(self.compact_at, 8 * held):
                 self._compact(name)
+                self._maybe_dense(name)
+
+    def _maybe_dense(self, source: str) -> None:
+        """Count ``source`` in a slot per key from now on if it has found more than an eighth
+        of the vocabulary (a big run: sorting its keys again costs more than the slots) and
+        the budget has room; a small run stays sparse (200 runs of 200 boards: 5 MB each
+        otherwise)."""
+        uniq, sums = self._done[source]
+        if len(self._dense) >= self._dense_max or 8 * len(uniq) <= max(len(self.base), self.dense_floor):
+            return
+        dense = np.zeros(max(len(self.base), int(uniq[-1]) + 1), np.int64)
+        dense[uniq] = sums
+        self._dense[source] = dense
+        del self._done[source]
 
     def _compact(self, source: str) -> tuple[np.ndarray, np.ndarray]:
+        dense = self._dense.get(source)
+        if dense is not None:
+            keys = np.flatnonzero(dense)
+            return keys, dense[keys]
         pieces = self._pending.pop(source, [])
         self._pending_n.pop(source, None)
         done = self._done.get(source)
@@ -97,24 +147,29 @@ class KeyCounts:
         return uniq, sums
 
     def sources(self) -> list[str]:
-        return sorted(set(self._done) | set(self._pending))
+        return sorted(set(self._done) | set(self._pending) | set(self._dense))
 
-    def items(self, source: str | None = None) -> tuple[list[str], np.ndarray]:
+    def items(self, source: str | None = None, most: int | None = None) -> tuple[list[str], np.ndarray]:
         """(keys, counts) present for ``source`` (None: every source pooled), keys ascending
-        (the vocabulary's order, then names of the parts' own)."""
+        (the vocabulary's order, then names of the parts' own); with ``most``, only the keys
+        counted at least as often as the ``most``-th most counted (ties all kept)."""
         if source is None:
-            pieces = [self._compact(s) for s in self.sources()]
-            if not pieces:
-                return [], np.zeros(0, np.int64)
-            keys = np.concatenate([k for k, _ in pieces])
-            uniq, inv = np.unique(keys, return_inverse=True)
-            sums = np.zeros(len(uniq), np.int64)
-            np.add.at(sums, inv, np.concatenate([c for _, c in pieces]))
-        elif source in self._done or source in self._pending:
+            sparse = [self._compact(s) for s in self.sources() if s not in self._dense]
+            tops = [len(d) for d in self._dense.values()] + [int(k.max()) + 1 for k, _ in sparse if len(k)]
+            pooled = np.zeros(max(tops, default=0), np.int64)
+            for d in self._dense.values():
+                pooled[: len(d)] += d
+            for k, c in sparse:
+                np.add.at(pooled, k, c)
+            uniq = np.flatnonzero(pooled)
+            sums = pooled[uniq]
+        elif source in self._done or source in self._pending or source in self._dense:
             uniq, sums = self._compact(source)
         else:
             return [], np.zeros(0, np.int64)
         keep = sums != 0
+        if most is not None and int(keep.sum()) > most:
+            keep &= sums >= np.partition(sums[keep], -most)[-most]
         uniq, sums = uniq[keep], sums[keep]
         return [self.name(int(k)) for k in uniq.tolist()], sums
 

@@ -43,8 +43,10 @@ from pipeline.store.manifest import (
     describe_problems,
     job_digest,
     job_problems,
+    parse_digest,
     read_manifest,
 )
+from pipeline.store.output import output_file, output_folder, output_location, refuse_inside_job
 from pipeline.store.parts import PartInfo, part_name, stats_name, write_part
 from pipeline.store.rundir import FinishedRun, open_run, read_rejects, read_run_table
 from pipeline.store.schema import (
@@ -108,12 +110,17 @@ __all__ = [
     "location",
     "manifest_mismatches",
     "open_run",
+    "output_file",
+    "output_folder",
+    "output_location",
     "parquet_metadata",
+    "parse_digest",
     "part_name",
     "part_tag",
     "read_manifest",
     "read_rejects",
     "read_run_table",
+    "refuse_inside_job",
     "results_table",
     "run_id_of",
     "stats_name",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,10 @@ from pipeline.store.parts import (
     totals_entry,
 )
 from pipeline.store.schema import FORMAT, MANIFEST
+
+#: What a job's digest starts with (:func:`job_digest`); 64 hex digits follow.
+DIGEST_PREFIX = "blake2b-256:"
+_DIGEST_HEX = re.compile(r"[0-9a-f]{64}")
 
 # ---------------------------------------------------------------- sealed manifests
 
@@ -52,7 +57,7 @@ def read_manifest(where: Path | str | Location, name: str = MANIFEST) -> dict[st
         data = json.loads(loc.read_bytes(name).decode("utf-8"))
     except UnpackError as exc:
         raise DamagedRunError(f"{path}: unreadable manifest ({exc.why})") from None
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise DamagedRunError(f"{path}: unreadable manifest (not valid JSON)") from None
     except OSError as exc:
         raise DamagedRunError(f"{path}: cannot read the manifest: {exc.strerror or exc}") from None
@@ -247,16 +252,33 @@ def job_digest(manifest: Mapping[str, Any]) -> str:
     that verifies against its manifest and whose manifest gives this digest is the job that was
     published, byte for byte (docs/methods/integrity.md)."""
     text = json.dumps(manifest, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return "blake2b-256:" + hashlib.blake2b(text.encode(), digest_size=32).hexdigest()
+    return DIGEST_PREFIX + hashlib.blake2b(text.encode(), digest_size=32).hexdigest()
+
+
+def parse_digest(text: str, what: str = "--expect") -> str:
+    """A published digest as :func:`job_digest` writes it: ``blake2b-256:`` and 64 hex digits,
+    the prefix optional and the case of either free (a digest copied in upper case is the same
+    digest). Anything else is a ConfigError (exit 2): a typo, not a different job."""
+    from pipeline.errors import ConfigError, quote
+
+    body = text.strip().lower()
+    if body.startswith(DIGEST_PREFIX):
+        body = body[len(DIGEST_PREFIX) :]
+    if not _DIGEST_HEX.fullmatch(body):
+        raise ConfigError(
+            f"{what} {quote(text, 100)}: not a digest ({DIGEST_PREFIX} and 64 hex digits, as "
+            "boggle digest prints it)"
+        )
+    return DIGEST_PREFIX + body
 
 
 def check_digest(manifest: Mapping[str, Any], expected: str | Iterable[str] | None, where: object) -> None:
     """A DamagedRunError unless the job's digest is ``expected`` (or one of several); None: no
-    pin. The prefix ``blake2b-256:`` may be left out of an expected digest."""
+    pin. The prefix ``blake2b-256:`` may be left out of an expected digest, and hex case does
+    not matter; a malformed one is a ConfigError (:func:`parse_digest`)."""
     if expected is None:
         return
-    wanted = {expected} if isinstance(expected, str) else set(expected)
-    wanted = {w if w.startswith("blake2b-256:") else f"blake2b-256:{w}" for w in wanted}
+    wanted = {parse_digest(w) for w in ([expected] if isinstance(expected, str) else expected)}
     got = job_digest(manifest)
     if got not in wanted:
         raise DamagedRunError(
