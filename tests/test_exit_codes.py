@@ -74,6 +74,52 @@ def test_a_signal_during_start_up_ends_with_its_code_and_one_line(
 # ---------------------------------------------------------------- configs that cannot be read
 
 
+@linux_only
+def test_a_signal_lost_in_a_finalizer_is_delivered_again() -> None:
+    """SIGTERM arriving while a finalizer runs raises inside it, where Python can only drop
+    the exception: boggle delivers the signal to the main thread again, which stops."""
+    code = (
+        "import os, signal, time\n"
+        "from pipeline.cli import outcome\n"
+        "outcome.install_signal_handlers()\n"
+        "class Dropped:\n"
+        "    def __del__(self):\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        time.sleep(0.05)  # the handler raises here, in the finalizer\n"
+        "try:\n"
+        "    Dropped()\n"
+        "    for _ in range(200):\n"
+        "        time.sleep(0.01)\n"
+        "    print('went on')\n"
+        "except KeyboardInterrupt as exc:\n"
+        "    print(type(exc).__name__, outcome._signals == [15, 15])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["Terminated", "True"], (done.stdout, done.stderr[-2000:])
+    assert "Traceback" not in done.stderr
+
+
+def test_a_signal_lost_to_the_end_still_decides_the_exit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command that returns after a signal whose exception was lost (twice) ends with the
+    signal's code and line, not 0."""
+    import typer
+
+    from pipeline.cli import outcome
+
+    monkeypatch.setattr(outcome, "_signals", [signal.SIGTERM])
+    monkeypatch.setattr(outcome, "_signal_reported", [])
+    lines: list[str] = []
+    monkeypatch.setattr(outcome, "err", lines.append)
+
+    @outcome.handle_errors
+    def finished() -> int:
+        return 1
+
+    with pytest.raises(typer.Exit) as ended:
+        finished()
+    assert ended.value.exit_code == 143 and lines and lines[0].startswith("terminated (SIGTERM)")
+
+
 def test_a_config_nested_too_deeply_or_unreadable_is_one_line_exit_2(tmp_path: Path) -> None:
     deep = tmp_path / "deep.toml"
     deep.write_text("a = " + "[" * 5000 + "\n", encoding="utf-8")

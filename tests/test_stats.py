@@ -309,8 +309,6 @@ def test_word_counts_are_the_same_dense_sparse_or_both(seed: int, n_sources: int
     the dense memory budget), with names of the parts' own past the vocabulary too."""
     from types import SimpleNamespace
 
-    from pipeline.stats import _merge
-
     rng = np.random.default_rng(seed)
     vocab = [f"w{i}" for i in range(50)]
     parts = []
@@ -322,14 +320,14 @@ def test_word_counts_are_the_same_dense_sparse_or_both(seed: int, n_sources: int
             for s in range(n_sources)
             for k in rng.choice(50, 10, replace=False)
         ]
-        lexicon = SimpleNamespace(vocab=_merge.LEXICON_VOCAB, words=None, chunk=chunk)
+        lexicon = SimpleNamespace(vocab=stats.LEXICON_VOCAB, words=None, chunk=chunk)
         parts.append((np.array(rows, np.int64).T, sources, lexicon))
         rows = [(s, k, int(rng.integers(1, 9))) for s in range(n_sources) for k in range(3)]
         strings = SimpleNamespace(vocab="part", words=own, chunk=chunk)
         parts.append((np.array(rows, np.int64).T, sources, strings))
 
     def counted(dense_sources: int) -> dict[str | None, tuple[list[str], list[int]]]:
-        kc = _merge.KeyCounts(vocab)
+        kc = stats.KeyCounts(vocab)
         kc._dense_max = dense_sources
         kc.compact_at = 12  # compacted (and made dense, where the budget has room) as parts come
         kc.dense_floor = 0
@@ -358,13 +356,11 @@ def test_word_counts_are_the_same_dense_sparse_or_both(seed: int, n_sources: int
 def test_the_most_counted_keys_are_the_top_and_its_ties(counts: list[int], most: int) -> None:
     from types import SimpleNamespace
 
-    from pipeline.stats import _merge
-
     vocab = [f"w{i:02d}" for i in range(len(counts))]
-    kc = _merge.KeyCounts(vocab)
+    kc = stats.KeyCounts(vocab)
     rows = [(0, k, c) for k, c in enumerate(counts) if c]
     if rows:
-        part = SimpleNamespace(vocab=_merge.LEXICON_VOCAB, words=None, chunk=0)
+        part = SimpleNamespace(vocab=stats.LEXICON_VOCAB, words=None, chunk=0)
         kc.add(np.array(rows, np.int64).T, ["s"], part)  # type: ignore[arg-type]
     words, got = kc.items("s", most=most)
     ranked = sorted((c for c in counts if c), reverse=True)

@@ -3,10 +3,12 @@ and the ``--summary-json`` record for schedulers."""
 
 from __future__ import annotations
 
+import _thread
 import functools
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -71,6 +73,8 @@ def note(message: str) -> None:
 # whether the command's error line for it was already printed
 _signals: list[int] = []
 _signal_reported: list[bool] = []
+_redelivered: list[int] = []  # a signal lost in a finalizer and delivered again
+REDELIVER_S = 0.02
 
 
 def install_signal_handlers() -> None:
@@ -82,9 +86,18 @@ def install_signal_handlers() -> None:
 
     def unraisable(info: Any) -> None:
         # a signal raised inside a finalizer or callback Python cannot propagate: no traceback,
-        # the recorded signal decides the outcome
+        # and the signal is delivered to the main thread again (once: the only signal so far
+        # was this one, so nothing is unwinding from it), else the command would go on as if
+        # never signalled (a run ran to its end and exited 0 after a SIGTERM so lost)
         if not (isinstance(info.exc_value, KeyboardInterrupt) and _signals):
             previous(info)
+        elif len(_signals) == 1 and not _redelivered and not _signal_reported:
+            _redelivered.append(_signals[0])
+            # from another thread, a moment later: delivered now, the handler would raise in
+            # this hook (dropped again); by then the main thread is back in the command's code
+            timer = threading.Timer(REDELIVER_S, _thread.interrupt_main, (_signals[0],))
+            timer.daemon = True
+            timer.start()
 
     sys.unraisablehook = unraisable
     # SIGTERM last: once it is caught, both are (what a supervisor may wait for, in /proc)
@@ -197,7 +210,13 @@ def handle_errors(fn: F) -> F:
             from pipeline.cli.options import check_int_options
 
             check_int_options(fn.__name__, kwargs)
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
+            signalled = _signal_exception()
+            if signalled is not None:
+                # a signal whose exception was lost on the way (and lost again when delivered
+                # anew) still decides how the command ends
+                raise signalled
+            return result
         except (typer.Exit, typer.Abort, click.exceptions.ClickException):
             raise
         except BrokenPipeError:
