@@ -1,15 +1,22 @@
-# One place for every routine command. `make setup` once, then `make analyze` / `make test`.
+# One place for every routine command. `make setup` once, then `make analyze` / `make test`;
+# a contributor runs `make dev` once more (the lint, type and docs tools; the prover's kernels).
 PYTHON ?= python3
 include scripts/common.mk
 CONFIG ?= configs/default.toml
 
-.PHONY: setup lexicon aot test test-integration test-slow test-all check format format-check lint typecheck docs clean analyze notebook
+.PHONY: setup dev lexicon aot test test-integration test-slow test-all check format format-check lint typecheck docs clean analyze notebook
 
-setup: $(VENV)/.installed lexicon aot  ## create .venv and install the package with its dev extras
+setup: $(VENV)/.installed lexicon  ## create .venv with what running, analysing and `make test` need (the [test] extra: [analyze], polars, pytest)
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --no-compile -e '.[test]'  # bytecode is compiled on first import: 170 MB less
+	touch $@
+
+dev: $(VENV)/.dev aot  ## a contributor's setup (CI's): `make setup` plus every extra, the docs, lint and type-check tools, and the prover's kernels compiled ahead of time
+
+$(VENV)/.dev: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
@@ -24,7 +31,7 @@ lexicon:  ## install Debian's tanglet-data (14 more languages) where apt and roo
 	  echo "note: tanglet-data (tanglet:<lang> word lists) not installed: needs apt and root; the embedded enable2k is the default"; \
 	fi
 
-aot: $(VENV)/.installed  ## compile the prove command's kernels ahead of time (pipeline/_kernels_aot*.so, about a minute; needs a C compiler): about 110 MB less a process, see docs/performance.md; without it boggle uses numba's JIT
+aot: $(VENV)/.installed  ## compile the prove command's kernels ahead of time (pipeline/_kernels_aot*.so, 2-4 minutes on 2 cores; needs a C compiler; `make dev` runs it): about 110 MB less a process, see docs/performance.md; without it boggle prove uses numba's JIT, with the same results
 	@$(PY) -m pipeline.aot --if-stale || echo "note: boggle prove keeps numba's JIT (more memory, the same results)"
 
 # the default suite runs on this many pytest-xdist processes (the integration and slow checks
@@ -43,21 +50,21 @@ test-slow:  ## only the slow checks (the ENABLE2K 3x3 proof, the 4x4 optimum, mo
 test-all:  ## every test: the default suite, the integration and the slow checks
 	$(PY) -m pytest -q -m ""
 
-format:
+format: $(VENV)/.dev
 	$(BIN)/ruff format pipeline tests docs/_hooks
 	$(BIN)/ruff check --fix pipeline tests docs/_hooks
 
-format-check:
+format-check: $(VENV)/.dev
 	$(BIN)/ruff format --check pipeline tests docs/_hooks
 
-lint:  ## ruff, and the import contract of pyproject.toml ([tool.importlinter])
+lint: $(VENV)/.dev  ## ruff, and the import contract of pyproject.toml ([tool.importlinter])
 	$(BIN)/ruff check pipeline tests docs/_hooks
 	$(BIN)/lint-imports
 
-typecheck:
+typecheck: $(VENV)/.dev
 	$(BIN)/mypy
 
-docs:  ## the documentation site (mkdocs.yml, docs/) into site/; --strict: a warning (a broken link) fails
+docs: $(VENV)/.dev  ## the documentation site (mkdocs.yml, docs/) into site/; --strict: a warning (a broken link) fails
 	$(BIN)/mkdocs build --strict --site-dir site
 
 check: format-check lint typecheck test  ## everything CI checks

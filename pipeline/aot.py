@@ -1,5 +1,5 @@
 """Compile the prove command's kernels ahead of time: ``python -m pipeline.aot`` (``make aot``,
-run by ``make setup``).
+run by ``make dev``).
 
 Why: numba's runtime and LLVM cost a process about 110 MB before it holds any data, more than
 half of what the field's C++ prover needs for a whole proof (docs/performance.md, "Memory per

@@ -8,9 +8,11 @@ Exit codes (documented in docs/reference/exit-codes.md):
   4  the output directory is busy or holds a different run, or a damaged finished run
   5  an I/O failure (disk full, read-only file system, a file where a directory is expected,
      no permission) or a worker process that died; committed work is kept and a re-run resumes
+  6  finished, and the data is written, but it breaks an expectation (``[expect]``, ``--expect``)
   130 interrupted (Ctrl-C), 143 terminated (SIGTERM): workers stopped, a re-run resumes
 
-A re-run of a finished run returns what the first run returned: 0, or 3 when it had rejects.
+A re-run of a finished run returns what the first run returned: 0, or 3 when it had rejects
+(6 when it breaks an expectation asked for now).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ EXIT_BAD_INPUT = 2
 EXIT_REJECTED_ROWS = 3
 EXIT_OUTPUT_CONFLICT = 4
 EXIT_IO = 5
+EXIT_EXPECTATION = 6  # the run is written and certified, but its data breaks an expectation
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 

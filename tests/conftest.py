@@ -164,6 +164,40 @@ def class_boards():  # type: ignore[no-untyped-def]
     return _class_boards
 
 
+def side_path(job_dir: Path, name: str = "_SUCCESS") -> Path:
+    """The file a job's side file ``name`` is on disk: in a run's folder (packed, schema 6)
+    ``name.parquet``, a Parquet file of no rows holding it (pipeline.store.pack); else ``name``."""
+    from pipeline.store import location
+
+    return Path(location(job_dir).ref(name))
+
+
+def read_side(job_dir: Path, name: str = "_SUCCESS") -> bytes:
+    """What a job's side file ``name`` holds (unpacked)."""
+    from pipeline.store import location
+
+    return location(job_dir).read_bytes(name)
+
+
+def read_side_json(job_dir: Path, name: str = "_SUCCESS") -> Any:
+    """A job's JSON side file (the manifest by default), unpacked, unchecked (no seal test)."""
+    import json
+
+    return json.loads(read_side(job_dir, name).decode("utf-8"))
+
+
+def write_side(job_dir: Path, name: str, data: bytes | str | dict[str, Any]) -> None:
+    """Replace what a job's side file ``name`` holds (packed again in a packed folder), as an
+    edit by hand would: nothing is resealed."""
+    import json
+
+    from pipeline.store import location
+
+    if isinstance(data, dict):
+        data = json.dumps(data)
+    location(job_dir).write_bytes(name, data.encode() if isinstance(data, str) else data)
+
+
 def _reseal(job_dir: Path, legacy: bool = False) -> None:
     """Rewrite a finished job's manifest for parts changed on purpose (what an older writer
     would have left): part sizes and checksums taken anew and the seal recomputed, or, with
@@ -173,8 +207,7 @@ def _reseal(job_dir: Path, legacy: bool = False) -> None:
     from pipeline.store.manifest import seal_of
     from pipeline.store.parts import file_blake2b
 
-    path = job_dir / "_SUCCESS"
-    manifest = json.loads(path.read_text())
+    manifest = read_side_json(job_dir)
     for p in manifest["parts"]:
         part = job_dir / p["file"]
         p["bytes"], p["blake2b"] = part.stat().st_size, file_blake2b(part)
@@ -183,7 +216,7 @@ def _reseal(job_dir: Path, legacy: bool = False) -> None:
         manifest.pop("files", None)
     else:
         manifest["seal"] = seal_of(manifest)
-    path.write_text(json.dumps(manifest))
+    write_side(job_dir, "_SUCCESS", json.dumps(manifest))
 
 
 @pytest.fixture(scope="session")
@@ -507,12 +540,14 @@ def write_toml(path: Path, sections: dict[str, dict[str, Any]]) -> Path:
 
 def ingest_config(tmp_path: Path, lexicon: str) -> Path:
     """A run config at ``tmp_path/ingest.toml`` that ingests :func:`make_inputs` (8 rows, 4 of
-    them rejected) in chunks of 3 into ``tmp_path/run`` on one worker."""
+    them rejected; boards of two shapes, kept by ``mixed_shapes``) in chunks of 3 into
+    ``tmp_path/run`` on one worker."""
     files = make_inputs(tmp_path)
+    boards = {"source": "ingest", "files": [str(f) for f in files], "chunk_size": 3, "mixed_shapes": True}
     return write_toml(
         tmp_path / "ingest.toml",
         {
-            "boards": {"source": "ingest", "files": [str(f) for f in files], "chunk_size": 3},
+            "boards": boards,
             "lexicon": {"path": lexicon},
             "run": {"out": str(tmp_path / "run"), "n_jobs": 1},
         },
@@ -545,7 +580,7 @@ def make_inputs(tmp_path: Path) -> list[Path]:
     a.write_text(
         "perslatgsineters\n"  # ok
         "perslatgsinete1s\n"  # bad face
-        "qiet\n"  # ok (2x2)
+        "qiet\n"  # ok (2x2; with mixed_shapes, else a reject)
         "abcde\n"  # not square
         "PERSLATGSINETERS\n",  # ok
         encoding="utf-8",

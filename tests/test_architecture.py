@@ -92,6 +92,8 @@ PUBLIC: dict[str, set[str]] = {
         *("rare_face", "vowel_face"),
         # the loops of the analysis's second pass
         *("gram", "meat", "face_cross"),
+        # the 95% interval of a share and of a mean (the report's, and a run's expectations')
+        *("Interval", "Z95", "wilson", "mean_interval", "normal_interval"),
     },
     "pipeline.cli": {"app", "main"},
 }

@@ -199,3 +199,53 @@ def test_local_dask_cluster_says_nothing_about_its_dashboard(tmp_path: Path, ena
     said = [line for line in res.stderr.splitlines() if not line.startswith("note: compiling")]
     assert said == [], res.stderr  # no "Port 8787 is already in use", no dashboard address
     assert "40 boards in 2 parts" in res.stdout
+
+
+def test_help_lists_the_commands_in_panels() -> None:
+    """``boggle --help``: the commands in panels (batch jobs, boards and words, the designer's
+    tools, proofs and searches, the catalog), the classic puzzles apart at the end."""
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    text = CliRunner().invoke(app, ["--help"]).output
+    heads = [ln.rstrip(":") for ln in text.splitlines() if ln and not ln.startswith(" ") and ln.endswith(":")]
+    assert heads == [
+        "Options",
+        "Batch jobs",
+        "Boards and words",
+        "The designer's tools",
+        "Proofs and searches",
+        "The catalog",
+        "Classic puzzles",
+    ]
+    panels: dict[str, list[str]] = {}
+    current: list[str] = []
+    for ln in text.splitlines():
+        if ln.endswith(":") and not ln.startswith(" "):
+            current = panels.setdefault(ln.rstrip(":"), [])
+        elif ln.startswith("  ") and ln.strip():
+            current.append(ln.split()[0])
+    assert panels["Batch jobs"] == ["run", "analyze", "select"]
+    assert panels["Classic puzzles"] == ["check", "queens"]
+    assert sorted(panels["The catalog"]) == ["digest", "runs"]
+    assert sorted(c for name, cs in panels.items() if name != "Options" for c in cs) == sorted(
+        [
+            "run",
+            "analyze",
+            "select",
+            "solve",
+            "lookup",
+            "words",
+            "generate",
+            "dice",
+            "what-if",
+            "design-dice",
+            "prove",
+            "optimize",
+            "digest",
+            "runs",
+            "check",
+            "queens",
+        ]
+    )

@@ -1,11 +1,11 @@
-"""A finished run directory is a dataset: pandas, pyarrow, polars and DuckDB read it directly
-and get exactly its boards; every row names its lexicon, rules and source; ``read_run`` and
-friends read one run or several."""
+"""A finished run directory is a dataset: pandas, pyarrow, polars and DuckDB read it as it is,
+with no option, and get exactly its boards (a folder of runs too); every row names its lexicon,
+rules and source; ``read_run`` and friends read one run or several, of this schema or the one
+before (tests/data/schema5)."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import subprocess
 import sys
@@ -26,29 +26,39 @@ from pipeline.dataset import repo_root, resolve_run_dir
 from pipeline.errors import BoggleError, DamagedRunError
 from pipeline.lexicon import load_lexicon
 from pipeline.runner import execute, run_job
+from pipeline.store.pack import SUFFIX
 from pipeline.store.schema import LOCK_FILE, PARTS_DIR, RUN_RECORD
-from tests.conftest import REPO, gen_config, ingest_config
+from tests.conftest import REPO, gen_config, ingest_config, read_side_json, side_path, write_side
+
+SCHEMA5 = REPO / "tests" / "data" / "schema5"  # runs of the layout before packed side files
 
 
-def board_ids_by_reader(run: Path) -> dict[str, list[int]]:
-    """board_id of every row each reader returns for the run directory itself."""
-    return {
-        "pandas": sorted(pd.read_parquet(run)["board_id"]),
-        "pyarrow.dataset": sorted(ds.dataset(run).to_table(columns=["board_id"])["board_id"].to_pylist()),
-        "pyarrow.parquet": sorted(pq.read_table(run, columns=["board_id"])["board_id"].to_pylist()),
-        # polars reads every file of a directory unless told which names are hidden
-        "polars dir": sorted(
-            pl.scan_parquet(run, hidden_file_prefix=["_", "."]).select("board_id").collect()["board_id"]
+def board_ids_by_reader(run: Path, skip: tuple[str, ...] = ()) -> dict[str, list[int]]:
+    """board_id of every row each reader returns for the run directory (or folder of runs)
+    itself, as it is: no option (the globs people also write are checked too)."""
+
+    def duck(sql: str) -> list[int]:
+        return sorted(r[0] for r in duckdb.sql(sql).fetchall())
+
+    readers = {
+        "pandas": lambda: sorted(pd.read_parquet(run)["board_id"]),
+        "pyarrow.dataset": lambda: sorted(
+            ds.dataset(run).to_table(columns=["board_id"])["board_id"].to_pylist()
         ),
-        "polars glob": sorted(pl.scan_parquet(f"{run}/*.parquet").select("board_id").collect()["board_id"]),
-        "duckdb": sorted(
-            r[0] for r in duckdb.sql(f"SELECT board_id FROM read_parquet('{run}/**/*.parquet')").fetchall()
+        "pyarrow.parquet": lambda: sorted(pq.read_table(run, columns=["board_id"])["board_id"].to_pylist()),
+        "polars scan dir": lambda: sorted(pl.scan_parquet(run).select("board_id").collect()["board_id"]),
+        "polars read dir": lambda: sorted(pl.read_parquet(run)["board_id"]),
+        "polars glob": lambda: sorted(
+            pl.scan_parquet(f"{run}/**/*.parquet").select("board_id").collect()["board_id"]
         ),
+        "duckdb dir": lambda: duck(f"SELECT board_id FROM read_parquet('{run}')"),
+        "duckdb **": lambda: duck(f"SELECT board_id FROM read_parquet('{run}/**/*.parquet')"),
     }
+    return {name: read() for name, read in readers.items() if name not in skip}
 
 
 def manifest_of(run: Path) -> dict[str, Any]:
-    return json.loads((run / store.MANIFEST).read_text())
+    return read_side_json(run)  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="module")
@@ -107,30 +117,104 @@ def test_every_reader_reads_exactly_the_runs_boards(which: str, request: pytest.
     assert got == {reader: list(range(n)) for reader in got}
 
 
-def test_only_data_files_have_visible_names_and_no_lock_is_left(gen_run: Path, ingest_run: Path) -> None:
+def test_every_file_that_is_not_a_part_is_an_empty_table_of_the_runs_schema(
+    gen_run: Path, ingest_run: Path
+) -> None:
+    """Why every engine reads the folder as it is: each side file is a Parquet file of no rows
+    with the parts' schema (pipeline.store.pack), its name hidden (``_``) from the readers that
+    skip such names, and no lock is left."""
     for run in (gen_run, ingest_run):
         names = sorted(p.name for p in run.iterdir())
         parts = [p["file"] for p in manifest_of(run)["parts"]]
-        side = [store.MANIFEST, store.REJECTS, store.VOCABULARY, RUN_RECORD, PARTS_DIR]
-        assert names == sorted([*side, *parts])
-        # every file below the run that is not a part is hidden by its own name (polars matches
-        # hidden_file_prefix against file names, not folders)
-        hidden = [p for p in run.rglob("*") if p.is_file() and p.name not in parts]
-        assert hidden and all(p.name[0] in "_." for p in hidden)
-        assert store.REJECTS == "_rejects.csv" and LOCK_FILE not in names
+        side = [n + SUFFIX for n in (store.MANIFEST, store.REJECTS, store.VOCABULARY, RUN_RECORD)]
+        assert names == sorted([*side, PARTS_DIR, *parts]) and LOCK_FILE not in names
+        schema = pq.read_schema(run / parts[0]).remove_metadata()
+        others = [p for p in run.rglob("*") if p.is_file() and p.name not in parts]
+        assert len(others) == 4 + 2 * len(parts)  # the side files, each part's record and statistics
+        for path in others:
+            assert path.name[0] == "_" and path.suffix == ".parquet", path
+            assert pq.read_metadata(path).num_rows == 0
+            assert pq.read_schema(path).remove_metadata() == schema
     assert len(store.read_rejects(ingest_run)) == 4
     assert manifest_of(ingest_run)["rejects_file"] == "_rejects.csv"
 
 
+def test_a_folder_of_nightly_runs_reads_as_one_table_with_one_date_column(
+    tmp_path: Path, enable2k_path: str
+) -> None:
+    """Runs made for dates, side by side under one folder (`RUNS/DATE/`): every engine reads the
+    folder as it is, and the date is one column, ``run_date``, a date in every engine (no Hive
+    ``date=`` folder adds a second one, as text in some engines)."""
+    import datetime
+
+    from pipeline.config import load_config
+
+    nightly = tmp_path / "nightly"
+    for day in ("2026-12-01", "2026-12-02"):
+        values = {
+            "boards.count": 60,
+            "boards.chunk_size": 30,
+            "boards.seed": "date",
+            "lexicon.path": enable2k_path,
+        }
+        run_job(
+            load_config(None, {**values, "run.out": str(nightly / day)}, day=datetime.date.fromisoformat(day))
+        )
+    got = board_ids_by_reader(nightly)
+    assert got == {reader: sorted([*range(60), *range(60)]) for reader in got}
+    want = {datetime.date(2026, 12, 1): 60, datetime.date(2026, 12, 2): 60}
+    frame = pd.read_parquet(nightly)
+    assert [c for c in frame.columns if "date" in c] == ["run_date"]
+    assert frame["run_date"].value_counts().to_dict() == want
+    lazy = pl.scan_parquet(nightly)
+    assert lazy.collect_schema()["run_date"] == pl.Date and "date" not in lazy.collect_schema()
+    assert dict(lazy.group_by("run_date").len().collect().iter_rows()) == want
+    rows = duckdb.sql(
+        f"SELECT run_date, typeof(run_date), count(*) FROM '{nightly}/**/*.parquet' GROUP BY ALL"
+    ).fetchall()
+    assert {r[0]: r[2] for r in rows} == want and {r[1] for r in rows} == {"DATE"}
+    hive = duckdb.sql(
+        f"SELECT count(*) FROM read_parquet('{nightly}/**/*.parquet', hive_partitioning = true)"
+    )
+    assert hive.fetchall() == [(120,)]
+    assert ds.dataset(nightly).schema.field("run_date").type == pa.date32()
+
+
+def test_runs_of_schema_5_read_with_every_reader_of_the_package(tmp_path: Path) -> None:
+    """A run written before packed side files (schema 5: plain JSON and CSV beside the parts,
+    Hive ``date=`` folders, Qu written ``q``) reads with every reader of the package, and the
+    engines that skip ``_`` names read its parts as before."""
+    old = tmp_path / "schema5"
+    shutil.copytree(SCHEMA5, old)
+    night = old / "nightly" / "date=2026-12-01"
+    assert (night / store.MANIFEST).is_file() and not (night / (store.MANIFEST + SUFFIX)).exists()
+    assert pipeline.read_run(night).num_rows == 40
+    both = [night, old / "nightly" / "date=2026-12-02"]
+    assert pipeline.read_run_pandas(both, columns=["run_date"])["run_date"].nunique() == 2
+    assert pipeline.run_relation(both).count("*").fetchall() == [(80,)]
+    assert pipeline.scan_run_polars(both).select(pl.len()).collect().item() == 80
+    assert len(store.read_rejects(old / "ingest")) == 2
+    assert pd.read_parquet(night).shape[0] == 40  # pandas skips the plain side files by name
+    with pytest.raises(pl.exceptions.InvalidOperationError):  # what schema 6 is for
+        pl.scan_parquet(night).collect()
+
+
 def test_a_part_being_written_is_never_read(gen_run: Path, tmp_path: Path) -> None:
-    """A writer's temp file (what a crashed or running worker leaves) is invisible to readers."""
+    """A writer's temp file (what a crashed or running worker leaves) is invisible to the
+    readers that skip hidden names, and polars, which reads every file of a folder, refuses
+    the folder (its names differ in extension) rather than read it."""
     run = tmp_path / "run"
     shutil.copytree(gen_run, run)
     src = run / store.part_name(0)
     (run / f".{store.part_name(3)}.4242.tmp").write_bytes(src.read_bytes())  # a whole part
     (run / LOCK_FILE).write_text("4242")  # as a killed run leaves it
     n = manifest_of(run)["counts"]["boards"]
-    got = board_ids_by_reader(run)
+    with pytest.raises(pl.exceptions.InvalidOperationError):
+        pl.scan_parquet(run).collect()
+    got = {
+        reader: ids
+        for reader, ids in board_ids_by_reader(run, skip=("polars scan dir", "polars read dir")).items()
+    }
     assert got == {reader: list(range(n)) for reader in got}
 
 
@@ -225,9 +309,9 @@ def test_read_run_pandas_and_relation(gen_run: Path, short_run: Path) -> None:
     assert pipeline.run_relation(gen_run, con=con).count("*").fetchall() == [(700,)]
 
 
-def test_scan_run_polars_reads_what_plain_scan_parquet_cannot(gen_run: Path, short_run: Path) -> None:
-    with pytest.raises(pl.exceptions.InvalidOperationError):  # why the helper exists
-        pl.scan_parquet(gen_run).collect()
+def test_scan_run_polars_reads_runs_verified(gen_run: Path, short_run: Path) -> None:
+    # a run folder reads as it is now; the helper verifies first and combines runs by name
+    assert pl.scan_parquet(gen_run).select(pl.len()).collect().item() == 700
     lf = pipeline.scan_run_polars([gen_run, short_run])
     sums = dict(lf.group_by("lexicon").agg(pl.col("score").sum()).collect().iter_rows())
     assert sums == {
@@ -240,7 +324,7 @@ def test_scan_run_polars_reads_what_plain_scan_parquet_cannot(gen_run: Path, sho
 def test_api_refuses_unfinished_and_missing_runs(gen_run: Path, tmp_path: Path) -> None:
     half = tmp_path / "half"
     shutil.copytree(gen_run, half)
-    (half / store.MANIFEST).unlink()
+    side_path(half).unlink()
     for fn in (pipeline.read_run, pipeline.read_run_pandas, pipeline.run_relation, pipeline.scan_run_polars):
         with pytest.raises(BoggleError, match="unfinished"):
             fn(half)  # type: ignore[operator]
@@ -316,16 +400,18 @@ def test_a_run_of_another_schema_is_refused_by_every_reader_naming_both(
     pq.write_table(
         table.set_column(i, pa.field("words", plain, nullable=False), table["words"].cast(plain)), first
     )
-    manifest = json.loads((old / store.MANIFEST).read_text())
-    (old / store.MANIFEST).write_text(json.dumps({**manifest, "schema_version": 2}))
+    manifest = manifest_of(old)
+    write_side(old, store.MANIFEST, {**manifest, "schema_version": 2})
     reseal(old)
     newer = tmp_path / "newer"
     shutil.copytree(gen_run, newer)
-    (newer / store.MANIFEST).write_text(json.dumps({**manifest, "schema_version": store.SCHEMA_VERSION + 1}))
+    write_side(newer, store.MANIFEST, {**manifest, "schema_version": store.SCHEMA_VERSION + 1})
     reseal(newer)
     readers = (pipeline.read_run, pipeline.read_run_pandas, pipeline.run_relation, pipeline.scan_run_polars)
     for read in (*readers, store.read_run_table):
-        with pytest.raises(BoggleError, match=rf"a run of schema 2, .*reads schema {store.SCHEMA_VERSION}\)"):
+        with pytest.raises(
+            BoggleError, match=rf"a run of schema 2, .*reads schema 5 to {store.SCHEMA_VERSION}\)"
+        ):
             read([gen_run, old] if read in readers else old)  # type: ignore[operator]
         with pytest.raises(BoggleError, match="newer than this release reads"):
             read(newer)  # type: ignore[operator]

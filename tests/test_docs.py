@@ -136,7 +136,7 @@ def test_every_run_config_key_has_a_row() -> None:
     page = _config_page()
     hints = typing.get_type_hints(RunConfig)
     sections = [f.name for f in dataclasses.fields(RunConfig) if dataclasses.is_dataclass(hints[f.name])]
-    assert sections == ["boards", "lexicon", "rules", "run"]
+    assert sections == ["boards", "lexicon", "rules", "run", "expect"]
     missing = []
     for section in sections:
         heading = next(ln for ln in page.splitlines() if ln.startswith(f"### `[{section}]`"))
@@ -432,6 +432,32 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     assert "--summary-json" in cli and "boggle prove" in cli
+    dice = (tmp_path / "site" / "guides" / "dice" / "index.html").read_text(encoding="utf-8")
+    assert 'href="../../stylesheets/extra.css"' in dice  # long code lines wrap (below)
+
+
+def test_long_code_lines_wrap_instead_of_being_cut_off() -> None:
+    """The dice guide's code blocks hold lines of up to 150 characters, wider than the page at
+    1280 px: the site's style sheet wraps code blocks at the page's width."""
+    import yaml  # type: ignore[import-untyped]
+
+    class Loader(yaml.SafeLoader):  # mkdocs.yml may hold !!python tags; only keys are read
+        pass
+
+    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
+    config = yaml.load((REPO / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+    sheets = config.get("extra_css") or []
+    css = "".join((DOCS / s).read_text(encoding="utf-8") for s in sheets)
+    rule = re.search(r"\.md-typeset pre > code \{([^}]*)\}", css)
+    assert rule and "white-space: pre-wrap" in rule.group(1), sheets
+    longest = max(
+        len(line)
+        for block in re.findall(
+            r"```\w*\n(.*?)```", (DOCS / "guides" / "dice.md").read_text(encoding="utf-8"), re.S
+        )
+        for line in block.splitlines()
+    )
+    assert longest > 100  # why the rule is needed
 
 
 def test_nothing_cites_a_document_outside_the_repository() -> None:

@@ -73,9 +73,9 @@ def test_compact_lines_mixed_good_and_bad(tmp_path: Path) -> None:
     assert [format_compact(b) for b in boards_of(chunks)] == [
         "perslatgsineters",
         "perslatgsineters",
-        "qqqqqqqqqqqqqqqq",
+        "[qu]" * 16,
         "abcd.fghijklmnop",
-        "abcdefghijklmnopqrstuvwxy",
+        "abcdefghijklmnop[qu]rstuvwxy",
     ]
     got = rejects_of(chunks)
     assert [(line, raw) for line, raw, _ in got] == [
@@ -121,9 +121,9 @@ def test_exact_counts(tmp_path: Path) -> None:
     chunks = ingest([f])
     assert [format_compact(b) for b in boards_of(chunks)] == [
         "perslatgsineters",
-        "qqqqqqqqqqqqqqqq",
+        "[qu]" * 16,
         "abcd.fghijklmnop",
-        "abcdefghijklmnopqrstuvwxy",
+        "abcdefghijklmnop[qu]rstuvwxy",
     ]
     assert [b.shape for b in boards_of(chunks)] == [(4, 4), (4, 4), (4, 4), (5, 5)]
     assert rejects_of(chunks)[0][:2] == (2, "abc") and len(rejects_of(chunks)) == 1
@@ -135,9 +135,10 @@ def test_shape_restricts_boards(tmp_path: Path) -> None:
     chunks = ingest([f], shape=(3, 4))
     assert [b.shape for b in boards_of(chunks)] == [(3, 4)]
     reasons = [r for _, _, r in rejects_of(chunks)]
+    hint = " (the run's shape; [boards] mixed_shapes = true keeps every shape)"
     assert reasons == [
-        "board 'perslatgsineters' has 16 faces, expected 12 for 3x4",
-        "board 'abcdefghijklmnopqrstuvwxy' has 25 faces, expected 12 for 3x4",
+        f"board 'perslatgsineters' has 16 faces, expected 12 for 3x4{hint}",
+        f"board 'abcdefghijklmnopqrstuvwxy' has 25 faces, expected 12 for 3x4{hint}",
     ]
 
 
@@ -151,7 +152,7 @@ def test_algs4_boards_in_sequence(tmp_path: Path) -> None:
         "2 2\nA B C\n",  # line 15: too short at the end
     )
     chunks = ingest([f])
-    assert [format_compact(b) for b in boards_of(chunks)] == ["perslatgsineters", "abcdefghq"]
+    assert [format_compact(b) for b in boards_of(chunks)] == ["perslatgsineters", "abcdefgh[qu]"]
     got = rejects_of(chunks)
     assert [(line, reason) for line, _, reason in got] == [
         (6, "expected 16 faces after the header, found 2"),
@@ -215,7 +216,7 @@ def test_parquet_rows_and_nulls(tmp_path: Path) -> None:
     f = tmp_path / "b.parquet"
     pq.write_table(pa.table({"x": [1, 2, 3, 4], "board": ["perslatgsineters", None, "abc", "QIET"]}), f)
     chunks = ingest([f], chunk_size=2)
-    assert [format_compact(b) for b in boards_of(chunks)] == ["perslatgsineters", "qiet"]
+    assert [format_compact(b) for b in boards_of(chunks)] == ["perslatgsineters", "[qu]iet"]
     assert [(line, reason.split(":")[0]) for line, _, reason in rejects_of(chunks)] == [
         (2, "missing board (null)"),
         (3, "board 'abc' has 3 faces, not a square number; give the shape as RxC"),
@@ -226,7 +227,7 @@ def test_gzip_bom_and_bad_utf8(tmp_path: Path) -> None:
     f = tmp_path / "b.txt.gz"
     f.write_bytes(gzip.compress(b"\xef\xbb\xbfperslatgsineters\nab\xffdefghijklmnop\nqiet\n"))
     chunks = ingest([f])
-    assert [format_compact(b) for b in boards_of(chunks)] == ["perslatgsineters", "qiet"]
+    assert [format_compact(b) for b in boards_of(chunks)] == ["perslatgsineters", "[qu]iet"]
     ((line, raw, reason),) = rejects_of(chunks)
     assert (line, reason) == (2, "not UTF-8 text") and raw.startswith("ab") and "\ufffd" in raw
 
@@ -283,3 +284,45 @@ def test_fingerprint(tmp_path: Path) -> None:
         "bytes": 4,
         "sha256": "edeaaff3f1774ad2888673770c6d64097e391bc362d7d6fb34982ddf0efd18cb",
     }
+
+
+def test_a_run_keeps_its_shape_unless_mixing_is_asked_for(tmp_path: Path, enable2k_path: str) -> None:
+    """An ingest run's shape is ``[boards] shape``, else its dice's (4x4 for the default dice):
+    a 1-letter and a 25-letter row are rejects with their reason, and the counts add up;
+    ``mixed_shapes = true`` keeps them (square lines take their side from their length)."""
+    from pipeline import read_run
+    from pipeline.config import load_config
+    from pipeline.runner import run_job
+    from pipeline.store import read_rejects
+
+    f = tmp_path / "b.txt"
+    f.write_text("perslatgsineters\na\nabcdefghijklmnopqrstuvwxy\n")
+    values = {"boards.source": "ingest", "boards.files": [str(f)], "lexicon.path": enable2k_path}
+    one = run_job(load_config(None, {**values, "run.out": str(tmp_path / "one"), "run.n_jobs": 1}))
+    assert (one.boards, one.rejected, one.input_rows) == (1, 2, 3)
+    reasons = {r["raw"]: r["reason"] for r in read_rejects(tmp_path / "one")}
+    assert reasons["a"].startswith("board 'a' has 1 faces, expected 16 for 4x4 (the run's shape")
+    assert "expected 16 for 4x4" in reasons["abcdefghijklmnopqrstuvwxy"]
+    mixed = {**values, "boards.mixed_shapes": True, "run.out": str(tmp_path / "mixed"), "run.n_jobs": 1}
+    both = run_job(load_config(None, mixed))
+    assert (both.boards, both.rejected) == (3, 0)
+    shapes = read_run(tmp_path / "mixed", columns=["rows", "cols"]).to_pylist()
+    assert sorted((r["rows"], r["cols"]) for r in shapes) == [(1, 1), (4, 4), (5, 5)]
+    with pytest.raises(BoggleError, match="mixed_shapes = true: a run keeps boards of one shape"):
+        load_config(None, {**mixed, "boards.shape": "4x4"})
+
+
+def test_a_repeated_header_row_is_a_reject_saying_so(tmp_path: Path) -> None:
+    """CSV files joined with ``cat`` repeat their header; a text export may start with the
+    column's name: each is a reject named as a header row, not a board of the wrong size."""
+    csv_file = tmp_path / "b.csv"
+    csv_file.write_text("id,board\n1,perslatgsineters\nid,board\n2,perslatgsineters\n")
+    chunks = ingest([csv_file])
+    assert len(boards_of(chunks)) == 2
+    assert [(line, raw, reason) for line, raw, reason in rejects_of(chunks)] == [
+        (3, "board", "a repeated header row, not a board")
+    ]
+    text = tmp_path / "b.txt"
+    text.write_text("Board\nperslatgsineters\n")
+    (reject,) = rejects_of(ingest([text]))
+    assert reject[0] == 1 and reject[2] == "a header row ('Board', the board column's name), not a board"

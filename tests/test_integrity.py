@@ -10,7 +10,6 @@ reseals) is the digest's job: ``boggle digest`` and ``--expect-digest`` (docs/me
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +24,7 @@ from pipeline.prove.status import proof_status
 from pipeline.runner import run_job
 from pipeline.store.manifest import seal_of
 from pipeline.store.parts import file_blake2b
-from tests.conftest import one_error_line, run_boggle, run_config
+from tests.conftest import one_error_line, read_side_json, run_boggle, run_config, write_side
 
 Edit = Callable[[Path, Path], None]  # (job, a job of another config to take parts from)
 
@@ -55,13 +54,12 @@ def proofs(tmp_path_factory: pytest.TempPathFactory, tiny_dict: str) -> tuple[Pa
 
 
 def edit_manifest(job: Path, change: Callable[[dict[str, Any]], None], *, reseal: bool = True) -> None:
-    path = job / store.MANIFEST
-    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest = read_side_json(job, store.MANIFEST)
     change(manifest)
     manifest.pop("seal", None)
     if reseal:
         manifest["seal"] = seal_of(manifest)
-    path.write_text(json.dumps(manifest), encoding="utf-8")
+    write_side(job, store.MANIFEST, manifest)
 
 
 def delete_seal(job: Path, other: Path) -> None:
@@ -70,9 +68,9 @@ def delete_seal(job: Path, other: Path) -> None:
 
 def null_seal(job: Path, other: Path) -> None:
     edit_manifest(job, lambda m: None, reseal=False)
-    m = json.loads((job / store.MANIFEST).read_text())
+    m = read_side_json(job, store.MANIFEST)
     m["seal"] = None
-    (job / store.MANIFEST).write_text(json.dumps(m))
+    write_side(job, store.MANIFEST, m)
 
 
 def null_a_checksum(job: Path, other: Path) -> None:

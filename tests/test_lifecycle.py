@@ -27,8 +27,11 @@ from tests.conftest import (
     group_processes,
     job_environment,
     one_error_line,
+    read_side_json,
     run_boggle,
     run_config,
+    side_path,
+    write_side,
 )
 
 SLOW_FLIPS = 240  # per kind of job in the slow suite
@@ -169,7 +172,7 @@ def test_unreadable_success_is_refused_and_overwrite_repairs(
     clean_run: Path, enable2k_path: str, tmp_path: Path
 ) -> None:
     out = copy(clean_run, tmp_path / "run")
-    (out / "_SUCCESS").write_bytes(b"\x00\xff not json")
+    side_path(out).write_bytes(b"\x00\xff not json")
     with pytest.raises(DamagedRunError, match="unreadable manifest"):
         store.open_run(out)
     with pytest.raises(DamagedRunError, match="--overwrite"):
@@ -202,15 +205,13 @@ def test_readers_refuse_a_damaged_run(
         run_job(run_config(enable2k_path, other, seed=7))
         shutil.copy(other / "part-00001.parquet", part)
     else:
-        import json
-
         from pipeline.store.manifest import seal_of
 
         elsewhere = copy(clean_run, tmp_path / "other-run")
-        manifest = json.loads((out / "_SUCCESS").read_text())
+        manifest = read_side_json(out)
         manifest["parts"][1]["file"] = f"../{elsewhere.name}/part-00001.parquet"
         manifest["seal"] = seal_of(manifest)
-        (out / "_SUCCESS").write_text(json.dumps(manifest))
+        write_side(out, "_SUCCESS", manifest)
     for read in (store.read_run_table, pipeline.read_run, pipeline.run_relation, pipeline.read_run_pandas):
         with pytest.raises(DamagedRunError, match=r"part-0000[17]\.parquet"):
             read(out)
@@ -227,7 +228,7 @@ def test_rejects_file_is_checked_against_the_manifest(tmp_path: Path, enable2k_p
     out = tmp_path / "run"
     run_job(run_config(enable2k_path, out, source="ingest", files=[str(boards)]))
     assert [r["line"] for r in store.read_rejects(out)] == ["2"]
-    flip(out / "_rejects.csv", 30)
+    flip(side_path(out, "_rejects.csv"), 30)
     with pytest.raises(DamagedRunError, match=r"_rejects\.csv: checksum differs"):
         store.read_rejects(out)
     with pytest.raises(DamagedRunError, match=r"_rejects\.csv"):

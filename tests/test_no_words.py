@@ -19,6 +19,7 @@ from pipeline.config import load_config
 from pipeline.errors import BoggleError, OutputConflictError
 from pipeline.runner import execute
 from pipeline.store.parts import part_record_path
+from tests.conftest import read_side_json, side_path
 
 CLI = CliRunner()
 
@@ -62,7 +63,7 @@ def test_no_words_column_and_the_other_columns_equal(runs: dict[str, Path], enab
         assert arrow.remove_metadata().equals(store.board_schema(3, words=False))
         assert json.loads(arrow.metadata[b"boggle.config"]) == cfg.data_dict()
         assert cfg.data_dict()["boards"]["words"] is False
-    manifest = json.loads((runs["without"] / store.MANIFEST).read_text())
+    manifest = read_side_json(runs["without"])
     assert "words" not in manifest["columns"] and "n_words" in manifest["columns"]
     assert manifest["config"]["boards"]["words"] is False
     # a run with words records nothing new: same identity and part metadata as before the setting
@@ -105,7 +106,7 @@ def test_modes_never_mix_in_one_run_dir(runs: dict[str, Path], tmp_path: Path, e
     assert read_run(copy).equals(read_run(runs["without"]))
     # a part written with words (its record copied too) in an unfinished run without words is
     # named and recomputed, never reused
-    (copy / store.MANIFEST).unlink()
+    side_path(copy).unlink()
     shutil.copy(runs["with"] / "part-00001.parquet", copy / "part-00001.parquet")
     shutil.copy(part_record_path(runs["with"], 1), part_record_path(copy, 1))
     notes: list[str] = []

@@ -14,11 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from tests.conftest import ALPHA, BETA, REPO, write_run
+
+# the notebook extra (`make dev`, `make notebook`); `make setup` alone does not install it
+nbformat = pytest.importorskip("nbformat")
+NotebookClient = pytest.importorskip("nbclient").NotebookClient
 
 pytestmark = pytest.mark.integration  # each test executes the notebook in a Jupyter kernel
 NOTEBOOK = REPO / "notebooks" / "board_quality.ipynb"

@@ -40,7 +40,7 @@ from pipeline.runner import execute
 from pipeline.runner.run import capped_n_jobs
 from pipeline.store.parts import file_blake2b, part_path, part_record_path
 from pipeline.store.schema import PARTS_DIR
-from tests.conftest import REPO, gen_config, part_bytes
+from tests.conftest import REPO, gen_config, part_bytes, read_side, side_path
 
 CLI = CliRunner()
 #: 2,000 new-dice boards (seed 42) in chunks of 500
@@ -138,7 +138,7 @@ def test_sigterm_stops_workers_exits_143_and_resumes(tmp_path: Path, enable2k_pa
     data = json.loads(summary.read_text())
     assert data["status"] == "terminated" and data["exit_code"] == EXIT_TERMINATED
     assert data["run_dir"] == str(out)
-    assert not (out / store.MANIFEST).exists()
+    assert not side_path(out).exists()
 
 
 @pytest.mark.parametrize("signal_exc", [KeyboardInterrupt(), Terminated()])
@@ -207,7 +207,7 @@ def test_sigterm_of_a_one_process_run_is_terminated_not_an_internal_error(
     assert stderr.strip().splitlines() == [
         "terminated (SIGTERM): workers stopped; re-run the same command to resume"
     ]
-    assert not (out / store.MANIFEST).exists()
+    assert not side_path(out).exists()
 
 
 @pytest.mark.integration
@@ -237,7 +237,7 @@ def test_sigterm_of_a_one_worker_prove_acts_at_once(tmp_path: Path, enable2k_pat
     )
     try:
         deadline = time.monotonic() + 120
-        while not (out / "_run.json").exists():
+        while not side_path(out, "_run.json").exists():
             assert proc.poll() is None, f"the proof ended early: {proc.communicate()}"
             assert time.monotonic() < deadline, "the proof did not start in time"
             time.sleep(0.05)
@@ -262,7 +262,7 @@ def test_sigterm_of_a_one_worker_prove_acts_at_once(tmp_path: Path, enable2k_pat
         == "terminated (SIGTERM): workers stopped; re-run the same command to resume"
     )
     assert wait_gone(proc.pid) == []
-    assert not (out / store.MANIFEST).exists()
+    assert not side_path(out).exists()
 
 
 @pytest.mark.integration
@@ -319,7 +319,7 @@ def test_a_prove_worker_killed_is_one_line_exit_5_and_no_process_left(
         "for lack of memory; committed parts are kept: re-run the same command to resume"
     ), stderr
     assert wait_gone(proc.pid) == []
-    assert not (out / store.MANIFEST).exists()
+    assert not side_path(out).exists()
 
 
 @pytest.mark.integration
@@ -395,7 +395,7 @@ def test_damaged_part_of_an_unfinished_run_is_named_and_recomputed(
 ) -> None:
     out = tmp_path / "run"
     shutil.copytree(clean_run, out)
-    (out / store.MANIFEST).unlink()  # an interrupted run
+    side_path(out).unlink()  # an interrupted run
     victim = part_path(out, 2)
     if damage == "delete":
         victim.unlink()
@@ -416,7 +416,7 @@ def test_foreign_part_from_another_seed_is_never_certified(
     execute(small_config(enable2k_path, other, boards__seed=7), n_jobs=1)
     out = tmp_path / "run"
     shutil.copytree(clean_run, out)
-    (out / store.MANIFEST).unlink()
+    side_path(out).unlink()
     # the part and its record both copied in: the record matches, the embedded config does not
     shutil.copy(part_path(other, 1), part_path(out, 1))
     shutil.copy(part_record_path(other, 1), part_record_path(out, 1))
@@ -432,12 +432,12 @@ def test_extra_part_beyond_the_run_is_refused_and_overwrite_removes_it(
 ) -> None:
     out = tmp_path / "run"
     shutil.copytree(clean_run, out)
-    (out / store.MANIFEST).unlink()
+    side_path(out).unlink()
     shutil.copy(part_path(out, 0), part_path(out, 9))
     result = CLI.invoke(app, ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out)])
     assert result.exit_code == EXIT_OUTPUT_CONFLICT
     assert "part-00009.parquet" in result.output and "Traceback" not in result.output
-    assert not (out / store.MANIFEST).exists()
+    assert not side_path(out).exists()
     fixed = CLI.invoke(
         app, ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out), "--overwrite"]
     )
@@ -663,7 +663,7 @@ def test_long_bad_lines_are_quoted_short(tmp_path: Path, enable2k_path: str) -> 
     assert result.exit_code == 3
     [reject] = store.read_rejects(out)
     assert reject["line"] == "2" and len(reject["raw"]) < 120 and len(reject["reason"]) < 200
-    assert (out / store.REJECTS).stat().st_size < 600
+    assert len(read_side(out, store.REJECTS)) < 600
 
 
 # ---------------------------------------------------------------- --summary-json and CLI habits
@@ -723,11 +723,15 @@ def test_version_and_short_help() -> None:
 
 
 def test_part_files_stay_readable_as_a_dataset(clean_run: Path) -> None:
-    # the _parts/ records and statistics never get in a Parquet reader's way
-    assert all(p.name.endswith((".json", ".stats.npz")) for p in (clean_run / PARTS_DIR).iterdir())
+    # the _parts/ records and statistics never get in a Parquet reader's way: hidden names (the
+    # readers that skip them), Parquet files of no rows (the ones that read every file)
+    assert all(
+        p.name.endswith((".json.parquet", ".stats.npz.parquet")) for p in (clean_run / PARTS_DIR).iterdir()
+    )
     assert all(p.name.startswith("_") for p in (clean_run / PARTS_DIR).iterdir())
+    assert all(pq.read_metadata(p).num_rows == 0 for p in (clean_run / PARTS_DIR).iterdir())
     rows = sum(pq.read_metadata(p).num_rows for p in clean_run.glob("part-*.parquet"))
-    assert rows == 2000
+    assert rows == 2000 == pq.read_table(clean_run).num_rows
 
 
 def test_choices_match_the_library_and_are_listed_in_help() -> None:

@@ -5,7 +5,6 @@ naming the manifest; --overwrite recomputes what is missing."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from pipeline.prove.status import proof_status
 from pipeline.runner import run_job
 from pipeline.store.manifest import seal_of
 from pipeline.store.parts import part_record_name
-from tests.conftest import run_config, tiny_proof_args
+from tests.conftest import read_side_json, run_config, side_path, tiny_proof_args, write_side
 
 DONE = store.JobStatus.ALREADY_COMPLETE
 
@@ -83,14 +82,13 @@ def drop_last_part(job_dir: Path, **records: Any) -> str:
     """Remove the last part of a finished job with its record and its manifest entry, set
     ``records`` in the manifest and seal it again: a manifest that verifies but lists fewer
     parts than the config makes. Returns the part's name."""
-    path = job_dir / store.MANIFEST
-    manifest = json.loads(path.read_text())
+    manifest = read_side_json(job_dir)
     last = manifest["parts"].pop()
     (job_dir / last["file"]).unlink()
-    (job_dir / part_record_name(last["chunk"])).unlink()
+    side_path(job_dir, part_record_name(last["chunk"])).unlink()
     manifest.update(records)
     manifest["seal"] = seal_of(manifest)
-    path.write_text(json.dumps(manifest))
+    write_side(job_dir, store.MANIFEST, manifest)
     return str(last["file"])
 
 

@@ -101,6 +101,13 @@ def test_a_run_logged_to_a_file_writes_plain_lines_at_the_interval(tmp_path: Pat
     assert done == sorted(done) and done[-1] == 12000
     assert all(started <= t <= datetime.now(UTC) for t in times)  # UTC
     assert res.stdout.startswith(f"{tmp_path / 'run'}: 12,000 boards in 24 parts")
+    # the last line and the summary say the same rate (both: the runner's seconds of solving)
+    said = re.search(
+        r"12,000 solved in ([\d.]+) s \(([\d,]+) boards/s\), [\d.]+ s in all$", res.stdout.strip()
+    )
+    assert said, res.stdout
+    last_rate = records[-1]["rate"] if log_format == "json" else as_int(parsed[-1]["rate"])
+    assert f"{last_rate:,.0f}" == said.group(2)
 
 
 def test_the_timer_writes_a_line_every_interval_while_nothing_reports() -> None:
@@ -187,8 +194,15 @@ def test_analyze_stages_in_a_log_are_timestamped(monkeypatch: pytest.MonkeyPatch
     stamp = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ analyze: "
     assert all(re.match(stamp, ln) for ln in lines), lines
     assert lines[0].endswith("analyze: aggregating 1 run(s) with DuckDB")
-    assert any("still aggregating 1 run(s) with DuckDB, elapsed" in ln for ln in lines[1:-2])
-    assert lines[-2].endswith("analyze: writing tables") and " analyze: finished in " in lines[-1]
+    # each stage times itself: the ticks say how long the stage has lasted, the next stage's line
+    # how long it took, the last line the last stage's time
+    ticks = [ln for ln in lines[1:-2] if "still aggregating 1 run(s) with DuckDB, for " in ln]
+    assert ticks and all(re.search(r", for [\d.]+ s \(elapsed [\d.]+ s\)$", ln) for ln in ticks), lines
+    took = re.search(
+        r"analyze: writing tables \(aggregating 1 run\(s\) with DuckDB took ([\d.]+) s\)$", lines[-2]
+    )
+    assert took and 0.2 <= float(took.group(1)) < 5, lines[-2]
+    assert re.search(r" analyze: finished in [\d.]+ s \(writing tables took [\d.]+ s\)$", lines[-1])
 
 
 def test_the_default_interval_is_the_documented_one() -> None:
@@ -270,3 +284,25 @@ def test_prove_and_optimize_logged_to_a_file(tmp_path: Path, tiny_dict: str) -> 
     assert re.match(
         rf"^\S+Z optimize: finished: 2/2 restarts \(100\.0%\), .*, best {best[2]} {best[1]}, ", lines[-1]
     )
+
+
+def test_the_eta_follows_the_rate_of_the_last_minute(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job that was slow for ten minutes and is fast now: the ETA is what is left over the
+    last minute's rate, not over the average since the start; the rate shown is the
+    reporter's own (work over its seconds of work, as its summary says)."""
+    clock = [1000.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+    log = io.StringIO()
+    plog = render.ProgressLog("run", "boards", render.LogStyle(interval=3600, format="json"), stream=log)
+    plog.update(0, 100_000, work_s=0.0)
+    for minute in range(1, 11):  # 100 boards a minute for ten minutes
+        clock[0] += 60
+        plog.update(100 * minute, 100_000, work_s=60.0 * minute)
+    for step in range(1, 7):  # then 6,000 boards a minute (100 a second), reported every 10 s
+        clock[0] += 10
+        plog.update(1000 + 1000 * step, 100_000, work_s=600 + 10.0 * step)
+    r = plog.record("progress")
+    assert r["done"] == 7000 and r["rate_recent"] == pytest.approx(100.0)
+    assert r["eta_s"] == pytest.approx((100_000 - 7000) / 100.0)  # 15.5 minutes, not 2.6 hours
+    assert r["rate"] == pytest.approx(7000 / 660.0, rel=1e-3)  # the average, over the reporter's seconds
+    plog.close()

@@ -3,7 +3,6 @@ written before them refused by every reader in one line that says how to migrate
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from pipeline.cli import app
 from pipeline.config import load_config
 from pipeline.errors import BoggleError
 from pipeline.runner import run_job
+from tests.conftest import read_side_json, write_side
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = CliRunner()
@@ -57,8 +57,8 @@ def as_schema_3(run: Path, dest: Path, reseal: Any) -> Path:
             i, pa.field("source", pa.string(), nullable=False), table["source"].cast(pa.string())
         )
         pq.write_table(table.replace_schema_metadata(meta), part)
-    manifest = json.loads((dest / store.MANIFEST).read_text())
-    (dest / store.MANIFEST).write_text(json.dumps({**manifest, "schema_version": 3}))
+    manifest = read_side_json(dest)
+    write_side(dest, "_SUCCESS", {**manifest, "schema_version": 3})
     reseal(dest)
     return dest
 
@@ -72,11 +72,11 @@ def test_two_seeds_of_one_config_tell_apart(two_seeds: tuple[Path, Path]) -> Non
     assert sorted((g["seed"], g["board_id_count"]) for g in groups) == [("1", 30), ("2", 30)]
     assert len({g["run_id"] for g in groups}) == 2
     for run in two_seeds:
-        manifest = json.loads((run / store.MANIFEST).read_text())
+        manifest = read_side_json(run)
         ids = set(pipeline.read_run(run, columns=["run_id"])["run_id"].to_pylist())
         assert (
             ids == {store.run_id_of(manifest["identity"])}
-            and manifest["schema_version"] == store.SCHEMA_VERSION == 5
+            and manifest["schema_version"] == store.SCHEMA_VERSION == 6
         )
     assert set(both["dice"].to_pylist()) == {"new"}
     df = pipeline.read_run_pandas(list(two_seeds), columns=["seed", "score"])

@@ -79,7 +79,8 @@ class Summary:
     chunks: int = 3
     chunks_reused: int = 1
     boards_solved: int = 8000
-    elapsed_s: float = 2.0
+    elapsed_s: float = 2.5
+    solve_s: float = 2.0
     boards_per_s: float = 4000.0
     rejected: int = 2
     input_rows: int = 12002
@@ -90,7 +91,8 @@ def test_run_lines() -> None:
     s = Summary()
     assert (
         render.run_summary(s)
-        == "/r: 12,000 boards in 3 parts, 1 chunk reused; 8,000 solved in 2.0 s (4,000 boards/s)"
+        == "/r: 12,000 boards in 3 parts, 1 chunk reused; 8,000 solved in 2.0 s (4,000 boards/s), "
+        "2.5 s in all"
     )
     assert render.run_summary(Summary(status="already complete")) == (
         "/r: already complete (12,000 boards); nothing to do"

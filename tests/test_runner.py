@@ -26,7 +26,16 @@ from pipeline.runner import Progress, execute, run_job
 from pipeline.solve.reference import ReferenceSolver
 from pipeline.store.parts import committed_chunks, part_path
 from pipeline.store.schema import PARTS_DIR
-from tests.conftest import REPO, gen_config, make_inputs, part_bytes, write_toml
+from tests.conftest import (
+    REPO,
+    gen_config,
+    make_inputs,
+    part_bytes,
+    read_side,
+    read_side_json,
+    side_path,
+    write_toml,
+)
 
 CLI = CliRunner()
 
@@ -101,7 +110,7 @@ def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: 
     )
     try:
         deadline = time.monotonic() + 120
-        while len(list((out / PARTS_DIR).glob("*.json"))) < 3:
+        while len(list((out / PARTS_DIR).glob("*.json*"))) < 3:
             assert proc.poll() is None, f"the run ended early: {proc.stderr.read() if proc.stderr else ''}"
             assert time.monotonic() < deadline, "no part appeared in time"
             time.sleep(0.005)
@@ -110,9 +119,9 @@ def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: 
         proc.wait()
     # a part is trusted once the main process has recorded it; a part a worker renamed into
     # place just before the kill has no record yet and is recomputed
-    recorded = len(list((out / PARTS_DIR).glob("*.json")))
+    recorded = len(list((out / PARTS_DIR).glob("*.json*")))
     committed = len(committed_chunks(out))
-    assert not (out / store.MANIFEST).exists(), "the run finished before it could be killed"
+    assert not side_path(out).exists(), "the run finished before it could be killed"
     assert 3 <= recorded <= committed < 30
     with pytest.raises(Exception, match="unfinished"):
         store.open_run(out)
@@ -153,20 +162,20 @@ def test_ingest_resume_after_lost_chunks(tmp_path: Path, enable2k_path: str) -> 
     first = execute(cfg, n_jobs=1)
     assert first.boards == 400 - 11 and first.rejected == 11 and first.chunks == 8
     before = part_bytes(tmp_path / "run")
-    rejects_before = (tmp_path / "run" / store.REJECTS).read_bytes()
+    rejects_before = read_side(tmp_path / "run", store.REJECTS)
     # the state a crash leaves: some chunks never written, no manifest
     for k in (2, 5, 7):
         part_path(tmp_path / "run", k).unlink()
-    (tmp_path / "run" / store.MANIFEST).unlink()
-    (tmp_path / "run" / store.REJECTS).unlink()
+    side_path(tmp_path / "run").unlink()
+    side_path(tmp_path / "run", store.REJECTS).unlink()
     with joblib.parallel_config(backend="threading", n_jobs=2):
         second = execute(cfg)
     assert second.status == "resumed" and second.chunks_reused == 5 and second.boards_solved < 200
     assert part_bytes(tmp_path / "run") == before
-    assert (tmp_path / "run" / store.REJECTS).read_bytes() == rejects_before
+    assert read_side(tmp_path / "run", store.REJECTS) == rejects_before
     # a part replaced since it was committed (here: an empty table) no longer matches its record:
     # it is named and recomputed, never reused
-    (tmp_path / "run" / store.MANIFEST).unlink()
+    side_path(tmp_path / "run").unlink()
     pq.write_table(store.board_schema().empty_table(), part_path(tmp_path / "run", 6))
     notes: list[str] = []
     with joblib.parallel_config(backend="loky", n_jobs=2):
@@ -218,7 +227,7 @@ def test_manifest_and_part_metadata(tmp_path: Path, enable2k_path: str) -> None:
     assert counts["score_total"] == sum(table.column("score").to_pylist())
     assert set(manifest["columns"]) >= {"board_id", "words", "words_len_9plus", "points_len_<L>"}
     assert manifest["started_at"] <= manifest["finished_at"]
-    assert json.loads((tmp_path / "m" / "_run.json").read_text())["identity"] == manifest["identity"]
+    assert read_side_json(tmp_path / "m", "_run.json")["identity"] == manifest["identity"]
     for p in parts:
         meta = pq.ParquetFile(p).schema_arrow.metadata
         assert json.loads(meta[b"boggle.config"]) == cfg.data_dict()
@@ -286,7 +295,7 @@ def test_different_config_refused_then_overwritten(tmp_path: Path, enable2k_path
     assert "holds a finished run with a different config (data.boards.seed: 1 there, 2 now)" in other.output
     forced = CLI.invoke(app, ["run", str(config), "-q", "--seed", "2", "--overwrite"])
     assert forced.exit_code == 0
-    assert json.loads((out / "_SUCCESS").read_text())["config"]["boards"]["seed"] == 2
+    assert read_side_json(out)["config"]["boards"]["seed"] == 2
 
 
 @pytest.mark.integration

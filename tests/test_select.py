@@ -27,7 +27,7 @@ from pipeline.analyze.select import (
 )
 from pipeline.cli import app
 from pipeline.errors import BoggleError
-from tests.conftest import one_error_line, run_boggle, run_config
+from tests.conftest import REPO, one_error_line, run_boggle, run_config
 
 COMMON = 3.6  # the report's threshold, restated: a change to it must be a deliberate one
 
@@ -127,7 +127,7 @@ def test_every_pooled_board_passes_every_filter_and_no_other_board_is_there(
     assert pool["score"].tolist() == want["score"].tolist()
     assert (pool["dead_cells"] == 0).all()
     assert [list(w) for w in pool["words"]] == want["words"].tolist()
-    assert pool["grid"].tolist() == ["/".join(b[i : i + 4] for i in range(0, 16, 4)) for b in pool["board"]]
+    assert pool["grid"].tolist() == grid_strings(pool["board"], pool["rows"], pool["cols"])
     assert set(pool["band"]) == {"mid"}
     assert pool["seed"].tolist() == want["seed"].astype(str).tolist()
     assert pool["run_id"].tolist() == want["run_id"].astype(str).tolist()
@@ -248,7 +248,22 @@ def test_bad_band_syntax_is_refused(text: str) -> None:
 
 
 def test_grid_strings_keep_multi_letter_faces() -> None:
-    assert grid_strings(["q[th]ab", "abcdef"], [2, 2], [2, 3]) == ["q[th]/ab", "abc/def"]
+    assert grid_strings(["[qu][th]ab", "abcdef"], [2, 2], [2, 3]) == ["[qu][th]/ab", "abc/def"]
+    # a board of schema 5 (Qu written q) reads the same
+    assert grid_strings(["q[th]ab"], [2], [2]) == ["[qu][th]/ab"]
+
+
+def test_pools_of_runs_of_both_schemas_write_one_notation(tmp_path: Path) -> None:
+    """A run of schema 5 wrote the Qu cell ``q``; the pool writes it as every output does,
+    ``[qu]``, so pools of old and new runs share one board notation."""
+    old = REPO / "tests" / "data" / "schema5" / "nightly" / "date=2026-12-01"
+    out = tmp_path / "pool.parquet"
+    select_boards([str(old)], out, Filters())
+    pool = pd.read_parquet(out)
+    raw = pd.read_parquet(old, columns=["board"])["board"]
+    assert raw.str.contains("q").any() and not raw.str.contains(r"\[qu\]").any()
+    assert pool["board"].str.contains(r"\[qu\]").any() and not pool["board"].str.contains(r"q(?!u\])").any()
+    assert len(pool) == len(raw)
 
 
 # ---------------------------------------------------------------- the command
@@ -448,8 +463,8 @@ def test_ingested_boards_carry_their_input_file_and_no_seed(enable2k_path: str, 
     execute(cfg)
     select_boards([tmp_path / "run"], tmp_path / "p.csv", Filters())
     pool = pd.read_csv(tmp_path / "p.csv", keep_default_na=False)
-    assert pool["board"].tolist() == ["perslatgsineters", "qaaaeeeeiiiioooo"]
-    assert pool["grid"].tolist() == ["pers/latg/sine/ters", "qaaa/eeee/iiii/oooo"]
+    assert pool["board"].tolist() == ["perslatgsineters", "[qu]aaaeeeeiiiioooo"]
+    assert pool["grid"].tolist() == ["pers/latg/sine/ters", "[qu]aaa/eeee/iiii/oooo"]
     assert pool.loc[0, "score"] == 3625 and pool.loc[0, "n_words"] == 1045  # the known board
     assert pool["seed"].tolist() == ["", ""] and pool["board_id"].tolist() == [0, 1]
     assert set(pool["source"]) == {str(boards)}

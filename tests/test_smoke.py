@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from pipeline import read_run, store
 from pipeline.cli import app
 from pipeline.errors import EXIT_OK, EXIT_REJECTED_ROWS
-from tests.conftest import ingest_config, run_boggle, tiny_proof_args
+from tests.conftest import ingest_config, read_side_json, run_boggle, side_path, tiny_proof_args
 
 CLI = CliRunner()
 
@@ -39,7 +39,7 @@ def test_analyze_reports_on_the_run(smoke_run: Path, tmp_path: Path) -> None:
     res = CLI.invoke(app, ["analyze", str(smoke_run), "--out", str(out)])
     assert res.exit_code == EXIT_OK, res.output
     assert res.stdout.strip().splitlines()[-1].endswith(str(out / "report.html"))
-    manifest = json.loads((smoke_run / "_SUCCESS").read_text())
+    manifest = read_side_json(smoke_run)
     counts = manifest["counts"]
     summ = pd.read_parquet(out / "tables" / "summary.parquet")
     (row,) = summ[summ["run"] == "smoke"].to_dict("records")
@@ -62,7 +62,7 @@ def test_prove_certifies_a_tiny_shape(tiny_dict: str, tmp_path: Path) -> None:
     assert res.returncode == EXIT_OK, res.stderr
     last = res.stdout.strip().splitlines()[-1]
     assert last.startswith("BEST ") and ">= 6" in last, res.stdout
-    assert (out / "_SUCCESS").is_file() and f"wrote {out}" in res.stdout
+    assert side_path(out).is_file() and f"wrote {out}" in res.stdout
 
 
 def test_ingest_with_rejects_exits_3_and_keeps_the_good_rows(tmp_path: Path, enable2k_path: str) -> None:
@@ -91,9 +91,9 @@ def test_ingest_with_rejects_exits_3_and_keeps_the_good_rows(tmp_path: Path, ena
     assert table.column("board_id").to_pylist() == [0, 1, 2, 3]
     assert table.column("board").to_pylist() == [
         "perslatgsineters",
-        "qiet",
+        "[qu]iet",  # one notation: a face of several letters in brackets, Qu too (schema 6)
         "perslatgsineters",
-        "qqqqqqqqqqqqqqqq",
+        "[qu]" * 16,
     ]
     assert table.column("source").to_pylist() == [a, a, a, b]
     assert table.column("score").to_pylist()[0] == 3625

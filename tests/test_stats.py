@@ -5,7 +5,6 @@ order the parts came, and a damaged or foreign statistics file is refused like a
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -25,8 +24,8 @@ from pipeline.analyze.gather import gather
 from pipeline.analyze.tables import compute_all
 from pipeline.cli import app
 from pipeline.errors import DamagedRunError
-from pipeline.store import MANIFEST, stats_name
-from tests.conftest import gathered, run_config
+from pipeline.store import stats_name
+from tests.conftest import gathered, read_side, read_side_json, run_config, side_path, write_side
 
 
 @pytest.fixture(scope="module")
@@ -67,15 +66,15 @@ def without_statistics(run: Path, dest: Path) -> Path:
     from pipeline.store.manifest import seal_of
 
     shutil.copytree(run, dest)
-    for f in (dest / "_parts").glob("*.stats.npz"):
+    for f in (dest / "_parts").glob("*.stats.npz*"):
         f.unlink()
-    (dest / "_vocabulary.txt.gz").unlink()
-    manifest = json.loads((dest / MANIFEST).read_text())
+    side_path(dest, "_vocabulary.txt.gz").unlink()
+    manifest = read_side_json(dest)
     for p in manifest["parts"]:
         del p["stats"]
     del manifest["files"]["_vocabulary.txt.gz"]
     manifest["seal"] = seal_of(manifest)
-    (dest / MANIFEST).write_text(json.dumps(manifest))
+    write_side(dest, "_SUCCESS", manifest)
     return dest
 
 
@@ -197,7 +196,7 @@ def test_merging_does_not_depend_on_the_split_or_the_order(seed: int, parts: int
 
 
 def test_statistics_bytes_round_trip_and_refuse_damage(dice_run: Path) -> None:
-    data = (dice_run / stats_name(1)).read_bytes()
+    data = read_side(dice_run, stats_name(1))
     ps = stats.from_bytes(data)
     assert stats.to_bytes(ps) == data  # deterministic: the same statistics, the same bytes
     assert ps.chunk == 1 and ps.boards == 100 and ps.vocab == stats.LEXICON_VOCAB
@@ -213,13 +212,13 @@ def test_a_damaged_or_swapped_statistics_file_is_refused(dice_run: Path, tmp_pat
     `boggle runs verify`."""
     run = tmp_path / "run"
     shutil.copytree(dice_run, run)
-    target = run / stats_name(0)
+    target = side_path(run, stats_name(0))
     if how == "flip":
         data = bytearray(target.read_bytes())
         data[len(data) // 2] ^= 0x01
         target.write_bytes(bytes(data))
     else:
-        shutil.copy(run / stats_name(1), target)
+        shutil.copy(side_path(run, stats_name(1)), target)
     for args in (
         ["analyze", str(run), "--out", str(tmp_path / "r"), "--quiet"],
         ["runs", "verify", str(run)],
@@ -241,12 +240,12 @@ def test_statistics_of_another_run_are_refused(dice_run: Path, tmp_path: Path, e
     execute(run_config(enable2k_path, other, dice="classic"))
     run = tmp_path / "run"
     shutil.copytree(dice_run, run)
-    shutil.copy(other / stats_name(0), run / stats_name(0))
-    manifest = json.loads((run / MANIFEST).read_text())
-    data = (run / stats_name(0)).read_bytes()
+    shutil.copy(side_path(other, stats_name(0)), side_path(run, stats_name(0)))
+    manifest = read_side_json(run)
+    data = side_path(run, stats_name(0)).read_bytes()  # as it is on disk, as the manifest records it
     manifest["parts"][0]["stats"] = {"bytes": len(data), "blake2b": bytes_blake2b(data)}
     manifest["seal"] = seal_of(manifest)
-    (run / MANIFEST).write_text(json.dumps(manifest))
+    write_side(run, "_SUCCESS", manifest)
     with pytest.raises(DamagedRunError, match="another run"):
         gather(load_runs([run]), stats.StatsSpec())
 
@@ -258,11 +257,11 @@ def test_a_part_written_before_statistics_reads_beside_recorded_ones(dice_run: P
 
     run = tmp_path / dice_run.name  # the same label
     shutil.copytree(dice_run, run)
-    (run / stats_name(2)).unlink()
-    manifest = json.loads((run / MANIFEST).read_text())
+    side_path(run, stats_name(2)).unlink()
+    manifest = read_side_json(run)
     del manifest["parts"][2]["stats"]
     manifest["seal"] = seal_of(manifest)
-    (run / MANIFEST).write_text(json.dumps(manifest))
+    write_side(run, "_SUCCESS", manifest)
     g = gathered([run])
     assert (g[0].parts_recorded, g[0].parts_computed) == (2, 1)
     assert_same_tables(tables_of([dice_run]), tables_of([run]))
@@ -271,7 +270,7 @@ def test_a_part_written_before_statistics_reads_beside_recorded_ones(dice_run: P
 def test_the_worker_records_what_the_part_holds(dice_run: Path) -> None:
     """Each part's recorded counts against the part file itself (pandas)."""
     for chunk in range(3):
-        ps = stats.from_bytes((dice_run / stats_name(chunk)).read_bytes())
+        ps = stats.from_bytes(read_side(dice_run, stats_name(chunk)))
         df = pq.read_table(dice_run / f"part-{chunk:05d}.parquet").to_pandas()
         assert ps.boards == len(df) and ps.sources == ["new"]
         v, c = ps.values["score"][1], ps.values["score"][2]

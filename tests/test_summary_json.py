@@ -22,6 +22,7 @@ from pipeline import store
 from pipeline.cli import app
 from pipeline.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 from pipeline.store.schema import HASH_CHARS, PARTS_DIR
+from tests.conftest import read_side_json
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = str(REPO / "configs" / "smoke.toml")
@@ -66,7 +67,7 @@ def test_success_records_identity_chunks_and_times(tmp_path: Path, enable2k_path
     assert res.exit_code == 0, res.output
     data = json.loads(path.read_text())
     check_common(data)
-    manifest = json.loads((tmp_path / "run" / store.MANIFEST).read_text())
+    manifest = read_side_json(tmp_path / "run")
     assert data["run_id"] == store.run_id_of(manifest["identity"])
     assert set(pipeline.read_run(tmp_path / "run", columns=["run_id"])["run_id"].to_pylist()) == {
         data["run_id"]
@@ -146,7 +147,7 @@ def start_run(enable2k: str, out: Path, summary: Path) -> subprocess.Popen[str]:
 
 
 def records(out: Path) -> int:
-    return len(list((out / PARTS_DIR).glob("_part-*.json")))
+    return len(list((out / PARTS_DIR).glob("_part-*.json*")))
 
 
 def stop_after(proc: subprocess.Popen[str], out: Path, n: int, sig: int) -> None:
@@ -205,7 +206,7 @@ def test_analyze_summary_json(tmp_path: Path, enable2k_path: str) -> None:
     data = json.loads(path.read_text())
     check_common(data)
     assert data["command"] == "analyze" and data["status"] == "complete" and data["exit_code"] == 0
-    manifest = json.loads((run / store.MANIFEST).read_text())
+    manifest = read_side_json(run)
     run_id = store.run_id_of(manifest["identity"])
     label = data["runs"][0]["label"]
     assert data["runs"] == [{"run_dir": str(run), "label": label, "run_id": run_id, "boards": 60}]

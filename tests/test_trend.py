@@ -1,7 +1,8 @@
 """Runs over time: nights made by the real nightly script (configs/schedule/boggle-nightly.sh) in
-its Hive-style layout, then `boggle analyze` of all of them: a trend section with one point per
-night, control limits checked against pandas, a night of another word list flagged, the layout
-read by DuckDB with a `date` column, and a glob of the folder analysed without the summaries."""
+its layout (a folder a night, named by its date), then `boggle analyze` of all of them: a trend
+section with one point per night, control limits checked against pandas, a night of another
+word list flagged, the layout read by DuckDB and polars with one date column (`run_date`), and a
+glob of the folder analysed without the summaries."""
 
 from __future__ import annotations
 
@@ -79,9 +80,7 @@ def _analyze(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.integration
 def test_nightly_layout_trend_report_and_flags(nights: Path) -> None:
     runs = nights / "nightly"
-    assert sorted(p.name for p in runs.iterdir() if not p.name.startswith(".")) == [
-        f"date={d}" for d in [*NIGHTS, OTHER_NIGHT]
-    ]
+    assert sorted(p.name for p in runs.iterdir() if not p.name.startswith(".")) == [*NIGHTS, OTHER_NIGHT]
     assert sorted(p.name for p in (runs / ".summaries").iterdir()) == [
         f"{d}.json" for d in [*NIGHTS, OTHER_NIGHT]
     ]
@@ -90,19 +89,20 @@ def test_nightly_layout_trend_report_and_flags(nights: Path) -> None:
     early = pd.read_parquet(nights / "trend-report" / "tables" / "trend.parquet")
     assert early["night"].tolist() == NIGHTS and early["same_design"].all()
 
-    # Hive layout: DuckDB infers `date`; every row carries its run_date
+    # one date column, run_date, a DATE in every engine (no Hive date= folder adds a second)
     import duckdb
 
     got = duckdb.sql(
-        f"SELECT date::VARCHAR AS d, run_date::VARCHAR AS rd, count(*) AS n "
-        f"FROM read_parquet('{runs}/*/part-*.parquet', hive_partitioning = true) GROUP BY ALL ORDER BY d"
+        f"SELECT run_date::VARCHAR AS rd, typeof(run_date) AS t, count(*) AS n "
+        f"FROM read_parquet('{runs}/*/*.parquet', hive_partitioning = true) GROUP BY ALL ORDER BY rd"
     ).fetchall()
-    assert got == [(d, d, BOARDS) for d in [*NIGHTS, OTHER_NIGHT]]
+    assert got == [(d, "DATE", BOARDS) for d in [*NIGHTS, OTHER_NIGHT]]
     if importlib.util.find_spec("polars") is not None:  # an optional extra (boggle-pipeline[polars])
         import polars as pl
 
-        scan = pl.scan_parquet(f"{runs}/*/part-*.parquet", hive_partitioning=True)
-        dates = scan.select("date").unique().collect()["date"].to_list()
+        scan = pl.scan_parquet(runs)  # the folder as it is
+        assert [c for c in scan.collect_schema() if "date" in c] == ["run_date"]
+        dates = scan.select("run_date").unique().collect()["run_date"].to_list()
         assert sorted(d.isoformat() for d in dates) == [*NIGHTS, OTHER_NIGHT]
 
     # a glob of the folder (the shell's `nightly/*`: the hidden summaries are not in it)
@@ -121,7 +121,7 @@ def test_nightly_layout_trend_report_and_flags(nights: Path) -> None:
     # per-night means and bad shares against pandas, read straight from the parts
     boards = pd.concat(
         pd.read_parquet(p, columns=["score", "n_words", "run_date"])
-        for p in sorted(runs.glob("date=*/part-*.parquet"))
+        for p in sorted(runs.glob("*/part-*.parquet"))
     )
     boards["night"] = boards["run_date"].astype(str)
     by = boards.groupby("night")
@@ -164,10 +164,10 @@ def test_nightly_layout_trend_report_and_flags(nights: Path) -> None:
     assert f"<h1>Board quality: new dice · enable2k, 8 nights from {NIGHTS[0]} to {OTHER_NIGHT}</h1>" in html
 
     # a file is no run directory: one line, exit 2, nothing skipped
-    res = _analyze(nights, str(runs / "date=2026-12-01"), str(runs / ".summaries" / "2026-12-01.json"))
+    res = _analyze(nights, str(runs / "2026-12-01"), str(runs / ".summaries" / "2026-12-01.json"))
     assert res.returncode == 2 and res.stderr.strip().splitlines() == [
         f"error: {runs / '.summaries' / '2026-12-01.json'}: not a run directory (a file); "
-        "give run folders, such as nightly/date=*/"
+        "give run folders, such as 'nightly/*/'"
     ]
     summary = json.loads((runs / ".summaries" / f"{OTHER_NIGHT}.json").read_text())
     assert summary["status"] == "complete"
@@ -183,7 +183,7 @@ def test_trend_section_screenshot(nights: Path, browser) -> None:  # type: ignor
     if not report.exists():
         res = _analyze(
             nights,
-            *sorted(str(p) for p in (nights / "nightly").glob("date=*")),
+            *sorted(str(p) for p in (nights / "nightly").glob("2026-*")),
             "--out",
             str(nights / "report"),
             "-q",
@@ -295,9 +295,12 @@ def test_the_trend_report_of_the_script_reads_finished_nights_only(tmp_path: Pat
     )
     fake.chmod(0o755)
     runs = tmp_path / "nightly"
-    (runs / "date=2026-11-29").mkdir(parents=True)
-    (runs / "date=2026-11-29" / "_SUCCESS").write_text("{}")
-    (runs / "date=2026-11-30").mkdir()  # a night that never finished
+    (runs / "2026-11-28").mkdir(parents=True)
+    (runs / "2026-11-28" / "_SUCCESS").write_text("{}")  # a run of schema 5: a plain manifest
+    (runs / "2026-11-29").mkdir(parents=True)
+    (runs / "2026-11-29" / "_SUCCESS.parquet").write_text("{}")  # schema 6: packed
+    (runs / "2026-11-30").mkdir()  # a night that never finished
+    (runs / "notes").mkdir()  # not a night: not in the report
     env = {
         **os.environ,
         "BOGGLE": str(fake),
@@ -318,11 +321,11 @@ def test_the_trend_report_of_the_script_reads_finished_nights_only(tmp_path: Pat
     assert res.returncode == 0, res.stderr
     calls = (tmp_path / "calls.txt").read_text().splitlines()
     assert calls[0].startswith(
-        "run nightly.toml --seed-from-date 2026-12-01 --out " + str(runs / "date=2026-12-01")
+        "run nightly.toml --seed-from-date 2026-12-01 --out " + str(runs / "2026-12-01")
     )
-    assert calls[1] == f"analyze {runs}/date=2026-11-29/ --out {tmp_path / 'rep'} --quiet"
+    assert calls[1] == f"analyze {runs}/2026-11-28/ {runs}/2026-11-29/ --out {tmp_path / 'rep'} --quiet"
     assert res.stderr.splitlines() == [
-        f"boggle-nightly: trend report: {runs}/date=2026-11-30/ is unfinished, left out"
+        f"boggle-nightly: trend report: {runs}/2026-11-30/ is unfinished, left out"
     ]
     res = night(FAKE_ANALYZE="2")  # the report fails: said, and the night still succeeded
     assert res.returncode == 0 and "the trend report in" in res.stderr

@@ -3,14 +3,15 @@ fix the failure (loaded by Airflow 3.3.2's DagBag in tests/test_schedule.py). Co
 DAG folder; set BOGGLE, BOGGLE_CONFIG and BOGGLE_RUNS below (or in the workers' environment).
 
 Each DAG run passes its logical date (``ds``) to ``boggle run --seed-from-date``: the seed and
-the run directory (``RUNS/date=<ds>``) both derive from it, so a retry or a backfill of a day rolls
+the run directory (``RUNS/<ds>``) both derive from it, so a retry or a backfill of a day rolls
 that day's boards again and resumes that day's run; a new day is a new run.
 
 Exit codes (docs/reference/exit-codes.md): 0 done; 3 done with rejected rows (success, logged); 5 (I/O
 failure, a dead worker), 130 (interrupted) and 143 (SIGTERM) are transient: the task fails and
-Airflow retries it (the re-run resumes); 1 (a bug), 2 (bad input or config) and 4 (a busy, foreign
-or damaged output directory) need a person: the task fails with AirflowFailException, which Airflow
-never retries. (BashOperator cannot tell them apart: it retries every non-zero exit.)
+Airflow retries it (the re-run resumes); 1 (a bug), 2 (bad input or config), 4 (a busy, foreign
+or damaged output directory) and 6 (the data is written but breaks an expectation, ``[expect]``:
+a retry would measure the same boards) need a person: the task fails with AirflowFailException,
+which Airflow never retries. (BashOperator cannot tell them apart: it retries every non-zero exit.)
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ BOGGLE_RUNS = os.environ.get("BOGGLE_RUNS", "/data/runs/nightly")
 
 DONE = frozenset({0, 3})
 RETRYABLE = frozenset({5, 130, 143})  # a re-run resumes where the run stopped
-NEEDS_A_PERSON = frozenset({1, 2, 4})  # and any code not listed
+NEEDS_A_PERSON = frozenset({1, 2, 4, 6})  # and any code not listed
 
 
 def check_exit(code: int, summary: str) -> None:
@@ -64,7 +65,7 @@ def boggle_nightly() -> None:
         os.makedirs(os.path.join(BOGGLE_RUNS, ".summaries"), exist_ok=True)
         summary = os.path.join(BOGGLE_RUNS, ".summaries", f"{day}.json")
         command = [
-            BOGGLE, "run", BOGGLE_CONFIG, "--seed-from-date", day, "--out", os.path.join(BOGGLE_RUNS, f"date={day}"),
+            BOGGLE, "run", BOGGLE_CONFIG, "--seed-from-date", day, "--out", os.path.join(BOGGLE_RUNS, day),
             "--quiet", "--summary-json", summary,
         ]  # fmt: skip
         code = subprocess.run(command, check=False).returncode

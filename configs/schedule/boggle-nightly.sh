@@ -11,6 +11,9 @@
 # Exit codes of `boggle run` (docs/reference/exit-codes.md) and what this script does with them:
 #   0            done (also "already complete": a retry of a finished night is a no-op)
 #   3            done, some input rows rejected: success, the alert says so (ingest only)
+#   6            done, but the data breaks an expectation ([expect] in the config, --expect):
+#                the night's data is kept; alerted at once, never retried (a re-run would
+#                measure the same boards), and the script exits 6
 #   5 130 143    I/O failure or a dead worker, Ctrl-C, SIGTERM: transient; retried here
 #                BOGGLE_RETRIES times, BOGGLE_RETRY_DELAY seconds apart (each retry resumes)
 #   1 2 4 other  a bug, bad input or config, a busy/foreign/damaged output directory: a person
@@ -23,8 +26,8 @@
 # Settings (environment):
 #   BOGGLE              the boggle command      (default /opt/boggle-pipeline/.venv/bin/boggle)
 #   BOGGLE_CONFIG       the run config          (default /opt/boggle-pipeline/configs/schedule/nightly.toml)
-#   BOGGLE_RUNS         folder of the nightly runs (default /data/runs/nightly): RUNS/date=<date>/
-#                       (Hive style: DuckDB and polars read a `date` column from the name) and
+#   BOGGLE_RUNS         folder of the nightly runs (default /data/runs/nightly): RUNS/<date>/
+#                       (the date is in the data too: the run_date column) and
 #                       RUNS/.summaries/<date>.json (hidden: no glob of runs, RUNS/* included,
 #                       picks the summaries up)
 #   BOGGLE_RETRIES      retries of a transient failure, 0 to 100 (default 2; 0 under systemd's Restart=)
@@ -103,13 +106,14 @@ alert() {  # alert EXIT_CODE SUMMARY
 [ "$DATE" = today ] && DATE=$(date +%F)
 mkdir -p "$RUNS/.summaries" || exit 5  # the summary is written only into a folder that exists
 summary="$RUNS/.summaries/$DATE.json"
-night="$RUNS/date=$DATE"
+night="$RUNS/$DATE"
 
 trend() {  # the trend report over every finished night, when BOGGLE_TREND_REPORT names a folder
   [ -n "${BOGGLE_TREND_REPORT:-}" ] || return 0
   set --  # the function's own arguments: the finished nights (an unfinished one would fail them all)
-  for d in "$RUNS"/date=*/; do
-    if [ -f "$d/_SUCCESS" ]; then
+  for d in "$RUNS"/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/; do
+    [ -d "$d" ] || continue  # no night yet: the pattern is left as it is
+    if [ -f "$d/_SUCCESS" ] || [ -f "$d/_SUCCESS.parquet" ]; then
       set -- "$@" "$d"
     else
       echo "boggle-nightly: trend report: $d is unfinished, left out" >&2
@@ -125,6 +129,7 @@ while :; do
   case $rc in
     0) trend; exit 0 ;;
     3) alert 3 "$summary"; trend; exit 0 ;;
+    6) alert 6 "$summary"; trend; exit 6 ;;  # the data is written: the trend report shows the night
     5|130|143)
       # written so that a test that cannot be evaluated stops rather than retries
       if [ "$tries" -lt "$RETRIES" ]; then :; else alert "$rc" "$summary"; exit "$rc"; fi

@@ -149,7 +149,9 @@ def parse_labels(items: Sequence[str] | None) -> dict[str, str]:
 
 
 def _manifest_digest(run: RunInfo) -> str:
-    return hashlib.sha256((run.path / MANIFEST).read_bytes()).hexdigest()
+    from pipeline.store import location
+
+    return hashlib.sha256(location(run.path).stored_bytes(MANIFEST)).hexdigest()
 
 
 def gather_runs(

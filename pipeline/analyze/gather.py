@@ -153,9 +153,14 @@ def _read_stats(job: PartJob) -> stats.PartStats | None:
     from pipeline.store.parts import bytes_blake2b
 
     where = f"{job.path} (its statistics)"
-    data = location(job.run_dir).read_bytes(job.stats_name)
-    if bytes_blake2b(data) != job.stats_digest:
+    loc = location(job.run_dir)
+    stored = loc.stored_bytes(job.stats_name)
+    if bytes_blake2b(stored) != job.stats_digest:
         raise DamagedRunError(f"{where}: differs from the checksum its manifest records")
+    try:
+        data = loc.payload(job.stats_name, stored)
+    except ValueError as exc:
+        raise DamagedRunError(f"{where}: {exc}") from None
     got = stats.from_bytes(data, where)
     if got.tag != job.tag or got.chunk != job.chunk:
         raise DamagedRunError(f"{where}: statistics of another run or part")

@@ -18,25 +18,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
+# the interval of one mean and of one share live with the statistics (the run's expectations state
+# them too); the report's comparisons build on them here
+from pipeline.stats import Z95 as Z95
+from pipeline.stats import Interval as Interval
+from pipeline.stats import mean_interval as mean_interval
+from pipeline.stats import normal_interval as _interval
+from pipeline.stats import wilson as wilson
+
 METHOD = "normal approximation (Welch standard errors; delta method for ratios; HC1 for regressions)"
-
-
-@dataclass(frozen=True)
-class Interval:
-    """An estimate with its 95% confidence interval."""
-
-    estimate: float
-    low: float
-    high: float
-
-    @property
-    def excludes_zero(self) -> bool:
-        return self.low > 0 or self.high < 0
-
-
-def _interval(est: float, se: float) -> Interval:
-    return Interval(est, est - Z95 * se, est + Z95 * se)
 
 
 def var_from_sums(n: float, total: float, squares: float) -> float:
@@ -71,26 +61,6 @@ def diff_of_shares(p_a: float, n_a: float, p_b: float, n_b: float) -> Interval:
     return _interval(p_b - p_a, se)
 
 
-def wilson(k: float, n: float) -> Interval:
-    """The share ``k / n`` with its Wilson score interval (95%): unlike the Wald interval it
-    stays inside [0, 1] and keeps its coverage for rare events (a band holding 0.5% of boards)
-    and small runs. NaN for ``n = 0``.
-
-    >>> round(wilson(0, 100).high, 4)
-    0.037
-    """
-    if n <= 0:
-        return Interval(math.nan, math.nan, math.nan)
-    p = k / n
-    z2 = Z95 * Z95
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    # at k = 0 (k = n) the bound is 0 (1) exactly; the formula leaves a rounding error there
-    low = 0.0 if k <= 0 else max(0.0, centre - half)
-    high = 1.0 if k >= n else min(1.0, centre + half)
-    return Interval(p, low, high)
-
-
 def risk_ratio(a: float, n1: float, c: float, n0: float) -> Interval:
     """``(a / n1) / (c / n0)``: how many times likelier an outcome is with a factor (``a`` of
     ``n1`` boards) than without it (``c`` of ``n0``), with the 95% interval of the log method
@@ -106,11 +76,6 @@ def risk_ratio(a: float, n1: float, c: float, n0: float) -> Interval:
     log_rr = math.log((a / n1) / (c / n0))
     se = math.sqrt(1 / a - 1 / n1 + 1 / c - 1 / n0)
     return Interval(math.exp(log_rr), math.exp(log_rr - Z95 * se), math.exp(log_rr + Z95 * se))
-
-
-def mean_interval(mean: float, sd: float, n: float) -> Interval:
-    """A mean (of paired differences, say) with its interval."""
-    return _interval(mean, sd / math.sqrt(n) if n > 0 else math.nan)
 
 
 @dataclass(frozen=True)

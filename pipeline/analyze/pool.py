@@ -83,11 +83,26 @@ def out_format(out: str | os.PathLike[str]) -> str:
     return fmt
 
 
+def in_notation(boards: Sequence[str], rows: Sequence[int], cols: Sequence[int]) -> list[str]:
+    """Compact boards as this release writes them (``pipeline.boards``): a run of schema 5
+    wrote the Qu cell ``q``, now ``[qu]``; any other board is kept as it is.
+
+    >>> in_notation(["qaaa", "[qu]aaa", "abcd"], [2, 2, 2], [2, 2, 2])
+    ['[qu]aaa', '[qu]aaa', 'abcd']
+    """
+    from pipeline.boards import format_compact, parse_compact
+
+    return [
+        format_compact(parse_compact(b, (int(r), int(c)))) if "q" in b else b
+        for b, r, c in zip(boards, rows, cols, strict=True)
+    ]
+
+
 def grid_strings(boards: Sequence[str], rows: Sequence[int], cols: Sequence[int]) -> list[str]:
     """Each compact board's rows joined by '/' (each row in compact notation).
 
-    >>> grid_strings(["perslatgsineters", "q[th]ab"], [4, 2], [4, 2])
-    ['pers/latg/sine/ters', 'q[th]/ab']
+    >>> grid_strings(["perslatgsineters", "[qu][th]ab"], [4, 2], [4, 2])
+    ['pers/latg/sine/ters', '[qu][th]/ab']
     """
     from pipeline.boards import Board, format_compact, parse_compact
 
@@ -144,6 +159,8 @@ def pool_rows(table: pa.Table, rows: np.ndarray, bands: Sequence[str] | None) ->
             cols["band"] = pa.array(bands, pa.string()) if bands else pa.nulls(len(rows), pa.string())
             continue
         cols[f.name] = _column(table, f.name, rows, f.type)
+    shape = (cols["rows"].to_pylist(), cols["cols"].to_pylist())
+    cols["board"] = pa.array(in_notation(cols["board"].to_pylist(), *shape), pa.string())
     cols["grid"] = pa.array(
         grid_strings(cols["board"].to_pylist(), cols["rows"].to_pylist(), cols["cols"].to_pylist()),
         pa.string(),

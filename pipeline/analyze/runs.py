@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import BoggleError
-from pipeline.store import MANIFEST
+from pipeline.store import MANIFEST, location
 
 if TYPE_CHECKING:
     pass
@@ -54,7 +54,7 @@ class RunInfo:
             from datetime import datetime
 
             return datetime.fromisoformat(str(self.manifest.get("finished_at"))).timestamp()
-        return (self.path / MANIFEST).stat().st_mtime
+        return Path(location(self.path).ref(MANIFEST)).stat().st_mtime
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
@@ -69,7 +69,7 @@ def load_run(run_dir: str | os.PathLike[str], label: str | None = None, *, fetch
 
     path: Any = job_path(run_dir, "run")
     if isinstance(path, Path) and path.is_file():  # e.g. a summary a glob such as nightly/* picked up
-        raise RunError(f"{path}: not a run directory (a file); give run folders, such as nightly/date=*/")
+        raise RunError(f"{path}: not a run directory (a file); give run folders, such as 'nightly/*/'")
     manifest, parts = open_run(path, fetch=fetch)
     if not parts:
         raise RunError(f"{path}: the run has no part files (no boards to analyse)")

@@ -39,6 +39,7 @@ from pipeline.analyze.pool import POOL_COLUMNS as POOL_COLUMNS
 from pipeline.analyze.pool import check_out, out_format, pool_ref, pool_rows, pool_schema, write_pool
 from pipeline.analyze.pool import grid_strings as grid_strings
 from pipeline.analyze.runs import RunError, RunInfo, load_runs
+from pipeline.config.expect import WORD_BANDS
 from pipeline.errors import BoggleError
 
 if TYPE_CHECKING:
@@ -71,12 +72,9 @@ class Band:
         return f"{'' if self.lo is None else self.lo}..{'' if self.hi is None else self.hi}"
 
 
-# Tanglet's word-count bands for 4x4 boards (the game's easy, medium and hard settings)
-PRESETS: dict[str, Band] = {
-    "tanglet-easy": Band("tanglet-easy", 32, 42),
-    "tanglet-medium": Band("tanglet-medium", 200, 250),
-    "tanglet-hard": Band("tanglet-hard", 425, 525),
-}
+# Tanglet's word-count bands for 4x4 boards (the game's easy, medium and hard settings; the
+# numbers are pipeline.config.WORD_BANDS, which expectations name too)
+PRESETS: dict[str, Band] = {name: Band(name, lo, hi) for name, (lo, hi) in WORD_BANDS.items()}
 
 _RANGE = re.compile(r"^\s*(-?\d+)?\s*\.\.\s*(-?\d+)?\s*$")
 

@@ -19,7 +19,6 @@ A night outside its limits varies more than the nights' own sampling noise allow
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -70,15 +69,11 @@ def _as_dict(value: Any) -> dict[str, Any]:
 
 
 def design_key(run: RunInfo) -> str:
-    """The run's identity without what changes from night to night (seed, date), without the
-    schema version and the word list's path (its content hash names it), as canonical JSON."""
-    identity = json.loads(json.dumps(run.manifest.get("identity") or {}, default=str))
-    identity.pop("schema_version", None)
-    data = _as_dict(identity.get("data"))
-    for key in ("seed", "seed_date"):
-        _as_dict(data.get("boards")).pop(key, None)
-    _as_dict(data.get("lexicon")).pop("path", None)
-    return json.dumps(identity, sort_keys=True)
+    """The run's design (:func:`pipeline.dataset.design_key`: its identity without its seed and
+    date), as canonical JSON."""
+    from pipeline.dataset import design_key as of_identity
+
+    return of_identity(run.manifest.get("identity"))
 
 
 def what_differs(run: RunInfo, reference: RunInfo) -> str:

@@ -5,9 +5,13 @@ A face is a non-empty string of letters (``a``, ``qu``, ``th``, ``·l``) or ``""
 
 Notations (format -> parse round-trips exactly):
 
-* **compact**: row-major, one character a face; ``q`` is the Qu cell, ``.`` a blank, and any
-  other face is written in brackets (``[th]``, ``[q]`` for a plain Q). The shape is inferred
-  for square boards, given as ``RxC`` otherwise. Example: ``perslatgsineters``.
+* **compact**: row-major; a face of one letter is that letter, a face of several letters is
+  written in brackets (``[qu]``, ``[th]``, ``[in]``), a blank is ``.``, and a plain Q is
+  ``[q]``. Every board string the package writes (``solve``, the Parquet ``board`` column,
+  ``select``, ``generate``) is in this form. Read, an inline ``q`` is also the Qu cell: the
+  field's 16-letter notation (``perslatgsineters``, ``q`` for Qu) is accepted as it is, and so
+  are runs of schema 5, which wrote Qu as ``q``. The shape is inferred for square boards, given
+  as ``RxC`` otherwise. Example: ``pers[qu]atgsineters``.
 * **grid**: one row a line, faces separated by spaces, ``.`` for a blank. Faces are literal.
 * **algs4**: first line ``ROWS COLS``, then ROWS x COLS tokens; ``Qu`` and ``Q`` are the Qu cell.
 """
@@ -162,8 +166,7 @@ def parse_compact(text: str, shape: tuple[int, int] | None = None) -> Board:
 def _compact_face(face: str) -> str:
     if face == BLANK:
         return BLANK_TOKEN
-    if face == QU:
-        return "q"
+    # one letter inline; several (qu too) or a plain q (an inline q reads as Qu) in brackets
     if len(face) == 1 and face not in ("q", "[", "]", BLANK_TOKEN):
         return face
     return f"[{face}]"
@@ -312,11 +315,24 @@ def compact_strings(boards: np.ndarray, faces: Sequence[str]) -> Any:
     tokens = [format_compact(Board(1, 1, (f,))) for f in faces]
     n, cells = boards.shape
     blank = format_compact(Board(1, 1, (BLANK,)))
-    table = [blank, *tokens]  # index 0 is the blank (-1 + 1)
-    if all(len(t) == 1 and t.isascii() for t in table):
-        lut = np.frombuffer("".join(table).encode("ascii"), dtype=np.uint8)
-        codes = np.ascontiguousarray(lut[boards.astype(np.int16) + 1])
-        # straight from buffers: pa.array() on numpy input imports pandas (~25 MB a worker)
+    table = [t.encode("utf-8") for t in (blank, *tokens)]  # index 0 is the blank (-1 + 1)
+    index = boards.astype(np.int16) + 1
+    # straight from buffers: pa.array() on numpy input imports pandas (~25 MB a worker)
+    if all(len(t) == 1 for t in table):
+        lut = np.frombuffer(b"".join(table), dtype=np.uint8)
+        codes = np.ascontiguousarray(lut[index])
         offsets = np.arange(n + 1, dtype=np.int32) * cells
         return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(codes)])
-    return pa.array(["".join(table[c + 1] for c in row) for row in boards.tolist()], type=pa.string())
+    # tokens of several bytes ([qu], a non-ASCII letter): each cell's bytes from a padded table
+    width = max(len(t) for t in table)
+    padded = np.zeros((len(table), width), dtype=np.uint8)
+    lengths = np.array([len(t) for t in table], dtype=np.int64)
+    for i, t in enumerate(table):
+        padded[i, : len(t)] = np.frombuffer(t, dtype=np.uint8)
+    cell_bytes = padded[index]  # [n, cells, width]
+    keep = np.arange(width) < lengths[index][..., None]
+    data = np.ascontiguousarray(cell_bytes[keep])
+    # int32 offsets: a chunk holds far less than 2 GB of board text (its cells are capped)
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(lengths[index].sum(axis=1), out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])

@@ -103,26 +103,30 @@ class HumanHelpCommand(TyperCommand):
         return params
 
 
-# the order of `boggle --help`
-for command in (
-    solving.solve,
-    solving.lookup,
-    solving.words,
-    analyzing.analyze,
-    analyzing.select,
-    solving.check,
-    solving.queens,
-    batch.run,
-    solving.generate,
-    batch.optimize,
-    proving.prove,
-    integrity.digest,
-):
-    app.command(cls=HumanHelpCommand)(command)
-app.command("what-if", cls=HumanHelpCommand)(designing.what_if)
-app.command("design-dice", cls=HumanHelpCommand)(designing.design_dice)
+# `boggle --help` lists the commands in these panels, in this order
+BATCH = "Batch jobs"
+BOARDS = "Boards and words"
+DESIGN = "The designer's tools"
+SEARCH = "Proofs and searches"
+CATALOG = "The catalog"
+PUZZLES = "Classic puzzles"
+
+
+def _add(command: Any, panel: str, name: str | None = None) -> None:
+    app.command(name, cls=HumanHelpCommand, rich_help_panel=panel)(command)
+
+
+batch_jobs: tuple[Any, ...] = (batch.run, analyzing.analyze, analyzing.select)
+for command in batch_jobs:
+    _add(command, BATCH)
+for command in (solving.solve, solving.lookup, solving.words, solving.generate):
+    _add(command, BOARDS)
 designing.dice_app.command("show", cls=HumanHelpCommand)(designing.show)
-app.add_typer(designing.dice_app, name="dice")
+app.add_typer(designing.dice_app, name="dice", rich_help_panel=DESIGN)
+_add(designing.what_if, DESIGN, "what-if")
+_add(designing.design_dice, DESIGN, "design-dice")
+_add(proving.prove, SEARCH)
+_add(batch.optimize, SEARCH)
 
 runs_app = command_group(
     "The catalog of runs, proofs and optimize searches: ls, show, verify, query.\n\n"
@@ -130,7 +134,10 @@ runs_app = command_group(
 )
 for runs_command in (catalog.ls, catalog.show, catalog.verify, catalog.query):
     runs_app.command(cls=HumanHelpCommand)(runs_command)
-app.add_typer(runs_app, name="runs")
+app.add_typer(runs_app, name="runs", rich_help_panel=CATALOG)
+_add(integrity.digest, CATALOG)
+_add(solving.check, PUZZLES)
+_add(solving.queens, PUZZLES)
 
 
 def main() -> None:

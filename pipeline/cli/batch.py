@@ -136,6 +136,16 @@ def run(
         RulesName | None, typer.Option("--rules", "-r", help="Rule preset ([rules] name).")
     ] = None,
     assignments: Annotated[list[str] | None, set_option()] = None,
+    expect: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--expect",
+            metavar="CHECK",
+            help="An expectation on the data, e.g. 'mean_score >= 120', 'bad_share <= 2%', "
+            "'band_share[tanglet-medium] >= 0.1', 'mean_score within limits' (added to [expect] "
+            "checks; repeatable). A run that breaks one keeps its data and exits 6.",
+        ),
+    ] = None,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, quiet_option("No progress bar or progress lines.")] = False,
     progress_interval: ProgressIntervalOpt = 10.0,
@@ -154,8 +164,9 @@ def run(
     Re-running the same command resumes an interrupted run, or does nothing if it finished.
     Exit codes: 0 ok, 2 bad input or config, 3 finished with rejected rows (see the rejects
     file; a re-run of such a run returns 3 again), 4 output directory busy or holding a
-    different or damaged run, 5 I/O failure or a worker died (re-run resumes), 130 Ctrl-C,
-    143 SIGTERM (re-run resumes).
+    different or damaged run, 5 I/O failure or a worker died (re-run resumes), 6 finished but
+    the data breaks an expectation ([expect], --expect; the data is kept), 130 Ctrl-C, 143
+    SIGTERM (re-run resumes).
 
     Example: boggle run configs/smoke.toml --out runs/smoke --n-jobs 2
 
@@ -166,7 +177,7 @@ def run(
     """
     from pipeline.cli import render
     from pipeline.config import DATE_SEED
-    from pipeline.errors import EXIT_REJECTED_ROWS
+    from pipeline.errors import EXIT_EXPECTATION, EXIT_REJECTED_ROWS
     from pipeline.runner import run_from_file
 
     when, out, summary_json, refused = fill_placeholders(
@@ -217,11 +228,19 @@ def run(
                 note=note,
                 day=when,
                 option_names=RUN_OPTION_NAMES,
+                expect=expect or (),
             )
         outcome.update(render.run_outcome(summary))
         say(render.run_summary(summary))
+        broken = [r for r in summary.expectations if r.get("met") is False]
+        for r in summary.expectations:  # met and unchecked ones with the report, broken ones on stderr
+            (err if r.get("met") is False else say)(str(r["line"]))
         if summary.rejected:
             err(render.run_rejected(summary))
+        if broken:
+            outcome["message"] = "; ".join(str(r["line"]) for r in broken)
+            raise typer.Exit(EXIT_EXPECTATION)
+        if summary.rejected:
             raise typer.Exit(EXIT_REJECTED_ROWS)
 
 

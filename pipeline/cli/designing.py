@@ -307,7 +307,11 @@ def design_dice(
     ] = 2000,
     max_batches: Annotated[
         int,
-        typer.Option("--max-batches", help="Batches before an undecided candidate is settled (--undecided)."),
+        typer.Option(
+            "--max-batches",
+            help="Batches one candidate is tested on before it is settled (--undecided); "
+            "not a bound on the run (--budget is).",
+        ),
     ] = 5,
     undecided: Annotated[
         str,

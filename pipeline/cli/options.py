@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from pipeline import settings
 
@@ -300,11 +301,31 @@ def scheduler_file_option(help_text: str) -> Any:
     return typer.Option("--scheduler-file", help=help_text)
 
 
+class PanelGroup(TyperGroup):
+    """A group whose ``--help`` lists its commands under headings, one a panel: each command's
+    ``rich_help_panel`` (Typer's; the plain help this program prints does not show Typer's own
+    panels), in the order the panels first appear; a command without one under "Commands"."""
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        panels: dict[str, list[tuple[str, Any]]] = {}
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                panels.setdefault(getattr(cmd, "rich_help_panel", None) or "Commands", []).append((name, cmd))
+        if not panels:
+            return
+        limit = formatter.width - 6 - max(len(name) for cmds in panels.values() for name, _ in cmds)
+        for panel, cmds in panels.items():
+            with formatter.section(panel):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in cmds])
+
+
 def command_group(help_text: str) -> typer.Typer:
     """A Typer application (``boggle`` itself, or a group such as ``boggle runs``) set up as
-    every one of this program's: ``-h``, help when called bare, plain help text, no Typer
-    traceback pages."""
+    every one of this program's: ``-h``, help when called bare, plain help text with its
+    commands in panels (:class:`PanelGroup`), no Typer traceback pages."""
     return typer.Typer(
+        cls=PanelGroup,
         help=help_text,
         no_args_is_help=True,
         context_settings={"help_option_names": ["-h", "--help"]},

@@ -270,6 +270,9 @@ SUMMARY_FIELDS = summary_fields(
     "chunks_reused",
     "boards_solved",
     "run_dir",
+    # each expectation measured: check, met (null: not checked), value, low, high, boards,
+    # limits, nights, line
+    "expectations",
 )
 # prove and optimize write the same record with their own figures (same lifecycle, same outcome)
 PROVE_SUMMARY_FIELDS = summary_fields(
@@ -334,7 +337,8 @@ def run_summary_json(
         if path is not None:
             outcome.update(
                 exit_code=code,
-                message=message,
+                # a command that ends by its own exit code may have said why (a broken expectation)
+                message=message or outcome.get("message") or "",
                 elapsed_s=round(time.monotonic() - t0, 3),
                 finished_at=utc_now(),
             )

@@ -1,12 +1,13 @@
 """The typed run config: load a TOML file, apply overrides, validate, resolve defaults.
 
-A config has four sections, nested exactly like ``configs/default.toml``::
+A config has five sections, nested like ``configs/default.toml``::
 
     [boards]   source ("generate" | "ingest"), dice, count, seed, seed_date, files, shape,
-               chunk_size, faces, column, words, placement
+               chunk_size, faces, column, mixed_shapes, words, placement
     [lexicon]  path (a word-list file or tanglet:<lang>)
     [rules]    name (boggle | big | superbig), min_length, scores, revisit
     [run]      out, n_jobs, backend (loky | threading | dask), scheduler, scheduler_file
+    [expect]   checks (expectations on the data: ``mean_score >= 120``; :mod:`pipeline.config.expect`)
 
 Unknown sections and keys are errors naming the key (with a suggestion for a typo). Values from
 the command line override the file (options and ``--set``). :meth:`RunConfig.resolve` fills in
@@ -56,6 +57,7 @@ from pipeline.config.checks import (
     check_sections,
     check_value,
 )
+from pipeline.config.expect import WORD_BANDS, Expectation, ExpectConfig, parse_expectation
 from pipeline.config.loading import (
     MAX_CONFIG_BYTES,
     config_from_dict,
@@ -110,11 +112,14 @@ __all__ = [
     "MAX_TOP",
     "SECTIONS",
     "SOURCES",
+    "WORD_BANDS",
     "Backend",
     "BoardsConfig",
     "Bounds",
     "Check",
     "Convert",
+    "ExpectConfig",
+    "Expectation",
     "Invalid",
     "LexiconConfig",
     "RuleName",
@@ -135,6 +140,7 @@ __all__ = [
     "load_section",
     "parse_assignment",
     "parse_day",
+    "parse_expectation",
     "placeholder_values",
     "read_toml",
     "read_with_overrides",

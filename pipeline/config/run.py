@@ -1,4 +1,4 @@
-"""The run config's sections (``[boards]``, ``[lexicon]``, ``[rules]``, ``[run]``) and
+"""The run config's sections (``[boards]``, ``[lexicon]``, ``[rules]``, ``[run]``, ``[expect]``) and
 :class:`RunConfig`, which resolves the defaults that depend on other values and gives the
 recorded form of a run's config."""
 
@@ -8,7 +8,7 @@ import dataclasses
 import datetime
 import os
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -24,6 +24,7 @@ from pipeline.boards import (
     parse_shape,
 )
 from pipeline.config.checks import MAX_JOBS, Bounds, Convert, Invalid
+from pipeline.config.expect import ExpectConfig
 from pipeline.config.paths import expand_inputs, utf8_path
 from pipeline.errors import BoggleError, ConfigError
 from pipeline.rules import PRESETS
@@ -97,7 +98,9 @@ def _non_zero(value: int) -> int:
 @dataclass(frozen=True)
 class BoardsConfig:
     """Where boards come from. ``dice``/``count``/``seed`` are for generate; ``files``,
-    ``faces`` and ``column`` for ingest; ``shape`` and ``chunk_size`` for both."""
+    ``faces``, ``column`` and ``mixed_shapes`` for ingest; ``shape`` and ``chunk_size`` for
+    both. An ingest run keeps boards of one shape, ``shape`` or else the dice's (4x4 for the
+    default dice), and rejects the others; ``mixed_shapes = true`` keeps every shape."""
 
     source: Source = "generate"
     dice: str = "new"
@@ -108,6 +111,9 @@ class BoardsConfig:
     chunk_size: Annotated[int, Bounds(1, MAX_CHUNK_SIZE)] = DEFAULT_CHUNK_SIZE
     faces: tuple[str, ...] = ()
     column: str = "board"
+    # ingest: keep boards of every shape (each scored with the run's one rule set); false: only
+    # boards of the run's shape ([boards] shape, else the dice's), the others rejected
+    mixed_shapes: bool = False
     # False: the parts hold no ``words`` column (scores only); every other column is the same
     words: bool = True
     # the schedule's date the seed was derived from (``seed = "date"``), YYYY-MM-DD; None: not
@@ -149,6 +155,7 @@ class RunConfig:
     lexicon: LexiconConfig = field(default_factory=LexiconConfig)
     rules: RulesConfig = field(default_factory=RulesConfig)
     run: RunSettings = field(default_factory=RunSettings)
+    expect: ExpectConfig = field(default_factory=ExpectConfig)
     origin: str | None = None  # the file it was loaded from (for messages), not recorded
 
     # ------------------------------------------------------------ derived values
@@ -199,8 +206,19 @@ class RunConfig:
                     source=where,
                 )
             files = tuple(utf8_path(f, "[boards] files", where) for f in expand_inputs(b.files, where))
-            boards = dataclasses.replace(b, files=files)
-            rows, cols = parse_shape(b.shape) if b.shape else (4, 4)
+            if b.mixed_shapes:
+                if b.shape:
+                    raise ConfigError(
+                        f"[boards] shape = {b.shape!r} and mixed_shapes = true: a run keeps boards of "
+                        "one shape, or of every shape; drop one",
+                        source=where,
+                    )
+                boards = dataclasses.replace(b, files=files)
+                rows, cols = 4, 4  # the rules' preset when none is named
+            else:
+                # the run's shape: [boards] shape, else the dice's (what the config rolls)
+                rows, cols = parse_shape(b.shape) if b.shape else generator_shape(b.dice, None, where)
+                boards = dataclasses.replace(b, files=files, shape=format_shape(rows, cols))
         rule_set = self.rule_set((rows, cols))
         rules = RulesConfig(
             name=typing.cast(RuleName, rule_set.name),
@@ -215,12 +233,21 @@ class RunConfig:
 
         out = utf8_path(resolve_out(self.run.out, "[run] out", where), "[run] out", where)
         run = dataclasses.replace(self.run, out=out)
-        return RunConfig(boards, LexiconConfig(spec), rules, run, self.origin)
+        return RunConfig(boards, LexiconConfig(spec), rules, run, self.expect, self.origin)
+
+    def with_expectations(self, texts: Sequence[str], where: str = "--expect") -> RunConfig:
+        """This config with the expectations ``texts`` added to ``[expect] checks`` (one
+        that does not parse is a ConfigError naming ``where``)."""
+        from pipeline.config.expect import parse_expectation
+
+        added = [parse_expectation(t, where).text for t in texts]
+        checks = tuple(dict.fromkeys([*self.expect.checks, *added]))
+        return dataclasses.replace(self, expect=ExpectConfig(checks))
 
     def to_dict(self) -> dict[str, Any]:
         """The config as plain data (TOML-like nesting), as recorded in every output."""
         d: dict[str, Any] = {}
-        for section in ("boards", "lexicon", "rules", "run"):
+        for section in SECTIONS:
             values = dataclasses.asdict(getattr(self, section))
             for k, v in list(values.items()):
                 if isinstance(v, tuple):
@@ -231,20 +258,23 @@ class RunConfig:
         return d
 
     def data_dict(self) -> dict[str, Any]:
-        """The part of the resolved config that decides the data: [run] and the keys the
-        board source does not use are left out, so changing them never invalidates a run.
+        """The part of the resolved config that decides the data: [run], [expect] and the keys
+        the board source does not use are left out, so changing them never invalidates a run.
         ``[boards] words`` is recorded only when false, so a run with word lists has the same
         identity (and byte-identical parts) as one written before the setting existed."""
         d = self.to_dict()
         d.pop("run")
+        d.pop("expect")
         if self.boards.words:
             d["boards"].pop("words")
         if self.boards.seed_date is None:
             d["boards"].pop("seed_date")
+        if not self.boards.mixed_shapes:
+            d["boards"].pop("mixed_shapes")
         if self.boards.placement is None:
             d["boards"].pop("placement")
         if self.boards.source == "generate":
-            unused: tuple[str, ...] = ("files", "faces", "column")
+            unused: tuple[str, ...] = ("files", "faces", "column", "mixed_shapes")
         else:
             unused = ("dice", "count", "seed", "seed_date", "placement")
         for k in unused:
@@ -272,4 +302,5 @@ SECTIONS: dict[str, type] = {
     "lexicon": LexiconConfig,
     "rules": RulesConfig,
     "run": RunSettings,
+    "expect": ExpectConfig,
 }

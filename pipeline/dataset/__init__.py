@@ -25,22 +25,29 @@ every run, so tell runs apart by ``lexicon``, ``rules`` or ``source``.
 
 * ``_read``: the run readers (:func:`read_run`, :func:`read_run_pandas`, :func:`run_relation`,
   :func:`scan_run_polars`) and where the default run is (:func:`resolve_run_dir`);
-* ``_catalog``: the catalog (:func:`find_jobs`, :func:`describe_job`, :func:`verify_job`,
-  :func:`query_runs`), one reading for runs, proofs and searches.
+* ``_catalog``: the catalog (:func:`find_jobs`, :func:`describe_job`, :func:`verify_job`),
+  one reading for runs, proofs and searches, and what a list of runs
+  given on the command line names (:func:`expand`, :func:`jobs_of`, :func:`runs_below`: run
+  folders, folders of runs, globs);
+* ``_query``: SQL over runs in a sandbox (:func:`query_runs`).
 """
 
 from __future__ import annotations
 
 from pipeline.dataset._catalog import (
     CatalogEntry,
-    QueryResult,
     Verification,
     config_summary,
     describe_job,
+    design_key,
+    expand,
     find_jobs,
-    query_runs,
+    jobs_of,
+    runs_below,
     verify_job,
+    verify_jobs,
 )
+from pipeline.dataset._query import QueryResult, query_runs
 from pipeline.dataset._read import (
     DEFAULT_RUN,
     RunPaths,
@@ -62,7 +69,10 @@ __all__ = [
     "Verification",
     "config_summary",
     "describe_job",
+    "design_key",
+    "expand",
     "find_jobs",
+    "jobs_of",
     "query_runs",
     "read_run",
     "read_run_pandas",
@@ -71,6 +81,8 @@ __all__ = [
     "run_dirs",
     "run_parts",
     "run_relation",
+    "runs_below",
     "scan_run_polars",
     "verify_job",
+    "verify_jobs",
 ]

@@ -9,8 +9,11 @@ record written when the job started) is a job, its kind is the ``format`` either
   ``finished``, ``unfinished`` (a record, no manifest yet) or ``damaged``;
 * :func:`describe_job` gathers what one holds: provenance, config, counts, parts, state;
 * :func:`verify_job` is the readers' full verification (every part's checksum) on demand;
-* :func:`query_runs` runs SQL (DuckDB) over the verified boards of finished runs (a view
-  named ``boards``).
+* SQL over runs (``boggle runs query``) is :mod:`pipeline.dataset._query`'s.
+
+Where a command takes runs, each may be a run folder, a folder holding runs (every job below
+it: ``runs/nightly``) or a glob (``'runs/nightly/2026-12-*'``): :func:`expand` and
+:func:`runs_below`.
 
 >>> [(e.kind, e.state, e.count) for e in find_jobs("runs")]  # doctest: +SKIP
 [('run', 'finished', 100000), ('proof', 'unfinished', 9856)]
@@ -19,19 +22,18 @@ record written when the job started) is a job, its kind is the ``format`` either
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pipeline.errors import BoggleError, ConfigError, DamagedRunError
-from pipeline.extras import require
 from pipeline.store import (
     MANIFEST,
     Location,
     check_parts,
     describe_problems,
+    is_url,
     job_problems,
     location,
     part_tag,
@@ -40,9 +42,6 @@ from pipeline.store import (
 from pipeline.store import manifest as M
 from pipeline.store import parts as P
 from pipeline.store.schema import RUN_RECORD
-
-if TYPE_CHECKING:
-    import duckdb
 
 #: What each job format is called, and what its count counts.
 KINDS = {
@@ -100,13 +99,85 @@ class Verification:
 # ---------------------------------------------------------------- finding job directories
 
 
-def find_jobs(root: str | os.PathLike[str]) -> list[CatalogEntry]:
-    """Every job directory at or below ``root`` (a folder or an object-store URL), sorted by
-    path; a job directory's own folders are not searched further. A ``root`` that does not
-    exist is a :class:`~pipeline.errors.ConfigError` (exit 2)."""
-    loc = location(root, "ROOT")
-    found = sorted(_jobs_below(loc))
-    return [_entry(location(path), size) for path, size in found]
+def find_jobs(root: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[CatalogEntry]:
+    """Every job directory at or below ``root`` (a folder or an object-store URL, a glob of
+    them, or several), sorted by path; a job directory's own folders are not searched further.
+    A ``root`` that does not exist is a :class:`~pipeline.errors.ConfigError` (exit 2)."""
+    roots = [root] if isinstance(root, str | os.PathLike) else list(root)
+    found: dict[str, int] = {}
+    for spec in expand(roots, "ROOT"):
+        found.update(_jobs_below(location(spec, "ROOT")))
+    return [_entry(location(path), size) for path, size in sorted(found.items())]
+
+
+GLOB_CHARS = "*?["
+
+
+def expand(specs: Sequence[str | os.PathLike[str]], what: str = "RUN") -> list[str]:
+    """Each of ``specs`` as it is, or the folders its glob matches (``runs/nightly/*``, sorted;
+    a local path or an object-store URL); a glob that matches nothing is a ConfigError (exit 2)."""
+    out: list[str] = []
+    for spec in specs:
+        text = str(spec)
+        if not any(c in text for c in GLOB_CHARS):
+            out.append(text)
+            continue
+        if is_url(text):
+            from pipeline.urls import filesystem
+
+            scheme = text.split("://", 1)[0].lower()
+            found = [f"{scheme}://{m.strip('/')}" for m in filesystem(scheme).glob(text.split("://", 1)[1])]
+        else:
+            import glob
+
+            found = [m for m in glob.glob(os.path.expanduser(text)) if os.path.isdir(m)]
+        if not found:
+            raise ConfigError(f"{what} {text!r}: the pattern matches no folder")
+        out.extend(sorted(found))
+    return list(dict.fromkeys(out))
+
+
+def jobs_of(specs: Sequence[str | os.PathLike[str]], what: str = "RUN") -> list[str]:
+    """The job directories ``specs`` name, in order: a job directory itself, or every job at or
+    below a folder (its run, proof and search folders); globs expanded (:func:`expand`). A
+    folder with no job at or below it is a ConfigError (exit 2)."""
+    out: list[str] = []
+    for spec in expand(specs, what):
+        loc = location(spec, what)
+        if _is_job(loc):
+            out.append(spec)
+            continue
+        found = [path for path, _ in sorted(_jobs_below(loc))]
+        if not found:
+            raise ConfigError(f"{spec}: no run, proof or search at or below it")
+        out.extend(found)
+    return list(dict.fromkeys(out))
+
+
+def runs_below(specs: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[str]]:
+    """The finished runs ``specs`` name (:func:`jobs_of`), and notes on what was left out: an
+    unfinished run, a proof or a search found below a folder (one named itself is an error:
+    a BoggleError, exit 2). A damaged run is kept, for its reader to refuse it (exit 4)."""
+    runs, notes = [], []
+    named = {str(s) for s in expand(specs)}
+    for path in jobs_of(specs):
+        entry = _entry(location(path), 0)
+        if entry.kind == "run" and entry.state != "unfinished":
+            runs.append(path)
+            continue
+        why = f"an unfinished {entry.kind}" if entry.state == "unfinished" else f"a {entry.kind}, not a run"
+        if path in named:
+            if entry.kind == "run":
+                raise BoggleError(f"{path}: unfinished (no _SUCCESS; re-run `boggle run` to finish it)")
+            raise BoggleError(f"{path}: {why}")
+        notes.append(f"{path}: {why}; left out")
+    if not runs:
+        raise BoggleError(f"no finished run in {', '.join(str(s) for s in specs)}")
+    return runs, notes
+
+
+def _is_job(loc: Location) -> bool:
+    return loc.is_dir() and any(loc.is_file(m) for m in (MANIFEST, RUN_RECORD))
 
 
 def _jobs_below(loc: Location) -> list[tuple[str, int]]:
@@ -208,6 +279,28 @@ def _committed_count(kind: str, loc: Location) -> int | None:
         record = P.read_part_record(loc, chunk)
         rows += record.rows if record is not None else 0
     return rows
+
+
+def design_key(identity: Any) -> str:
+    """A run's design, from its identity (the manifest's ``identity``): the identity without
+    what changes from night to night (the seed, the schedule's date), the schema version and
+    the word list's path (its content hash names it), as canonical JSON. Nights of one
+    scheduled job share it (the report's trend, the expectations' control limits)."""
+    import json
+
+    ident = json.loads(json.dumps(identity or {}, default=str))
+    if not isinstance(ident, dict):
+        return json.dumps(ident, sort_keys=True)
+    ident.pop("schema_version", None)
+    data = ident.get("data")
+    boards = data.get("boards") if isinstance(data, dict) else None
+    lexicon = data.get("lexicon") if isinstance(data, dict) else None
+    for key in ("seed", "seed_date"):
+        if isinstance(boards, dict):
+            boards.pop(key, None)
+    if isinstance(lexicon, dict):
+        lexicon.pop("path", None)
+    return json.dumps(ident, sort_keys=True)
 
 
 def config_summary(kind: str, config: dict[str, Any]) -> str:
@@ -313,183 +406,7 @@ def verify_job(path: str | os.PathLike[str]) -> Verification:
     return Verification(path=str(loc), kind=kind, state=state, parts=len(checks), problems=problems)
 
 
-# ---------------------------------------------------------------- SQL over runs
-
-QUERY_VIEW = "boards"  # the name a query gives the runs' boards
-
-
-@dataclass
-class QueryResult:
-    """A query's column names and rows."""
-
-    columns: list[str]
-    rows: list[tuple[Any, ...]]
-
-
-#: ``boggle runs query``'s default cap on DuckDB's memory (``--memory-limit``): beyond it a
-#: query spills to a private temporary folder (removed afterwards), or fails in one line.
-QUERY_MEMORY_LIMIT = "2GB"
-MIN_QUERY_MEMORY = 16 << 20  # below this DuckDB cannot scan a part
-#: The statement types a query may be: it reads, it never changes anything.
-READ_ONLY_STATEMENTS = ("SELECT", "EXPLAIN")
-_SIZE = re.compile(r"^\s*(\d{1,15}(?:\.\d{1,6})?)\s*([KMGT]i?B)\s*$", re.IGNORECASE)
-_UNITS = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
-_UNITS["tib"] = 1 << 40
-
-
-def parse_memory_limit(text: str) -> int:
-    """``--memory-limit`` in bytes (``2GB``, ``512MiB``): a ConfigError (exit 2) for another
-    form, for less than 16 MiB, or for more than this machine's memory.
-
-    >>> parse_memory_limit("1.5GB")
-    1500000000
-    """
-    m = _SIZE.match(text)
-    if not m:
-        raise ConfigError(f"--memory-limit {text[:40]!r}: expected a size such as 2GB or 512MiB")
-    n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    total = _physical_memory()
-    if n < MIN_QUERY_MEMORY or (total is not None and n > total):
-        most = f" and at most this machine's {total:,} bytes" if total is not None else ""
-        raise ConfigError(f"--memory-limit {text}: at least 16MiB{most}, got {n:,} bytes")
-    return n
-
-
-def _physical_memory() -> int | None:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-def query_runs(
-    runs: Sequence[str | os.PathLike[str]],
-    sql: str,
-    con: duckdb.DuckDBPyConnection | None = None,
-    *,
-    memory_limit: str = QUERY_MEMORY_LIMIT,
-    threads: int | None = None,
-) -> QueryResult:
-    """``sql`` over the verified boards of finished runs (:func:`pipeline.dataset.run_relation`,
-    combined by column name), which it names ``boards``; SQL that DuckDB refuses is a
-    ConfigError (exit 2) with DuckDB's first line.
-
-    The query is sandboxed (docs/guides/batch-runs.md, "The catalog"): one read-only
-    statement (a SELECT), DuckDB's external access off, so it reads the runs' own parts and no
-    other file, URL, database or extension, and writes nothing (``COPY``, ``ATTACH`` and
-    ``read_csv('/etc/passwd')`` are refused); its configuration locked; its memory capped at
-    ``memory_limit`` (spilling to a private temporary folder, removed afterwards) on
-    ``threads`` threads (default: all cores). It runs in a thread of its own, so a signal
-    (Ctrl-C, SIGTERM) interrupts it at once. ``con``, a connection of the caller's, is used as
-    it is: no sandbox, no limits.
-
-    >>> query_runs(["runs/default"], "select max(score) from boards").rows  # doctest: +SKIP
-    [(412,)]
-    """
-    require("analyze", "boggle runs query", ("duckdb",))
-    import shutil
-    import tempfile
-
-    import duckdb
-
-    from pipeline.dataset._read import run_dirs, run_parts, run_relation
-
-    if con is not None:
-        run_relation([str(r) for r in runs], con).create_view(QUERY_VIEW)
-        return _fetch(con, sql)
-    limit = parse_memory_limit(memory_limit)  # bad input first, before a run is read
-    parts = [str(p) for p in run_parts([str(r) for r in runs])]  # verified (a damaged run: exit 4)
-    if not parts:
-        raise BoggleError(
-            f"{', '.join(str(d) for d in run_dirs([str(r) for r in runs]))}: no part files (no boards)"
-        )
-    spill = tempfile.mkdtemp(prefix="boggle-query-")
-    try:
-        con = _sandbox(parts, spill, limit, threads)
-        try:
-            _check_read_only(con, sql)
-            con.read_parquet(parts, union_by_name=True).create_view(QUERY_VIEW)
-            return _interruptible(con, sql)
-        finally:
-            con.close()
-    except duckdb.Error as exc:
-        raise ConfigError(f"query: {str(exc).splitlines()[0]}") from None
-    finally:
-        shutil.rmtree(spill, ignore_errors=True)
-
-
-def _sandbox(parts: list[str], spill: str, limit: int, threads: int | None) -> duckdb.DuckDBPyConnection:
-    """A connection that reads ``parts`` and no other file, with its memory and threads capped
-    and its configuration locked (a query cannot lift any of it)."""
-    import duckdb
-
-    config: dict[str, Any] = {"temp_directory": spill, "autoinstall_known_extensions": False}
-    if threads is not None:
-        config["threads"] = threads
-    con = duckdb.connect(config=config)
-    try:
-        con.execute("SET memory_limit = ?", [f"{max(1, limit >> 20)}MiB"])
-        con.execute("SET allowed_paths = ?", [parts])
-        con.execute("SET enable_external_access = false")  # after allowed_paths: DuckDB's order
-        con.execute("SET autoload_known_extensions = false")
-        con.execute("SET lock_configuration = true")
-    except BaseException:
-        con.close()
-        raise
-    return con
-
-
-def _check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
-    """A ConfigError (exit 2) unless ``sql`` is one statement that only reads."""
-    statements = con.extract_statements(sql)
-    if len(statements) != 1:
-        raise ConfigError(f"query: give one SQL statement (a SELECT), got {len(statements)}")
-    kind = statements[0].type.name
-    if kind not in READ_ONLY_STATEMENTS:
-        raise ConfigError(
-            f"query: only a SELECT is run (a query reads the runs, never changes anything), got {kind}"
-        )
-
-
-def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> QueryResult:
-    import duckdb
-
-    try:
-        result = con.sql(sql)
-        if result is None:
-            raise ConfigError("query: the SQL returns no rows (give a SELECT)")
-        return QueryResult(list(result.columns), result.fetchall())
-    except duckdb.Error as exc:
-        raise ConfigError(f"query: {str(exc).splitlines()[0]}") from None
-
-
-def _interruptible(con: duckdb.DuckDBPyConnection, sql: str) -> QueryResult:
-    """:func:`_fetch` in a thread of its own: this thread waits in short steps, so a signal's
-    handler runs at once (DuckDB would hold it until the query ends), interrupts the query and
-    raises what the handler raised. The query is interrupted until its thread has ended (an
-    interrupt that comes before the query starts is lost), never left running as the process
-    exits: a thread inside DuckDB then aborts the process."""
-    import threading
-
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["result"] = _fetch(con, sql)
-        except BaseException as exc:  # handed to the waiting thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=work, name="boggle-query")
-    worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.05)
-    except BaseException:
-        while worker.is_alive():
-            con.interrupt()
-            worker.join(0.01)
-        raise
-    if "error" in box:
-        raise box["error"]
-    result: QueryResult = box["result"]
-    return result
+def verify_jobs(specs: Sequence[str | os.PathLike[str]]) -> list[Verification]:
+    """:func:`verify_job` of every job ``specs`` name (job folders, folders of jobs, globs:
+    :func:`jobs_of`), in order."""
+    return [verify_job(path) for path in jobs_of(specs)]

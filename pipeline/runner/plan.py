@@ -166,6 +166,20 @@ class Counters:
     digests: dict[str, Any] = field(default_factory=dict)  # ingest: what was read of each input
     solved_boards: int = 0  # by this invocation
     solved_chunks: int = 0
+    solve_started: float | None = None  # perf_counter when solving began (the first report)
+    solve_s: float = 0.0  # seconds from then to the latest chunk committed: the rate's basis
+
+    def start_solving(self) -> None:
+        import time
+
+        self.solve_started = time.perf_counter()
+
+    def committed(self) -> None:
+        """A chunk was committed now: the solving stage has lasted until now."""
+        import time
+
+        if self.solve_started is not None:
+            self.solve_s = time.perf_counter() - self.solve_started
 
     def progress(self, plan: RunPlan) -> Progress:
         return Progress(
@@ -177,6 +191,7 @@ class Counters:
             rejected=self.rejected,
             chunks_reused=self.reused_chunks,
             run_id=plan.run_id,
+            solve_s=self.solve_s,
         )
 
 

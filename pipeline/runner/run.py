@@ -47,10 +47,14 @@ def run_from_file(
     note: NoteCallback | None = None,
     day: datetime.date | None = None,
     option_names: Mapping[str, str] | None = None,
+    expect: Sequence[str] = (),
 ) -> RunSummary:
     """Load a config file, apply command-line overrides, and run it (``boggle run``); ``day``
-    and ``option_names`` as for :func:`pipeline.config.load_config`."""
+    and ``option_names`` as for :func:`pipeline.config.load_config`; ``expect``: expectations
+    added to the config's (``--expect``)."""
     config = load_config(path, overrides, assignments, day=day, option_names=option_names)
+    if expect:
+        config = config.with_expectations(expect)
     return run_job(config, overwrite=overwrite, progress=progress, note=note)
 
 
@@ -127,9 +131,14 @@ def execute(
     plan = plan_run(config, workers_write=workers_write)
     with _open_or_resume(plan, overwrite, note) as job:
         if job.state is store.JobState.DONE:
-            return _summary(job.outcome(), 0, time.perf_counter() - t_start)
+            outcome = job.outcome()
+            # checked again (what is asked now), from the finished parts; the manifest keeps
+            # what was checked when the run finished
+            files = [str(p["file"]) for p in outcome.manifest.get("parts") or []]
+            checked = _expectations(plan, job, files)
+            return _summary(outcome, 0, time.perf_counter() - t_start, checked)
         counters = _dispatch(plan, job, n_jobs, progress, note)
-        return _finish(plan, job, counters, time.perf_counter() - t_start)
+        return _finish(plan, job, counters, t_start)
 
 
 def _open_or_resume(
@@ -146,6 +155,8 @@ def _open_or_resume(
         overwrite=overwrite,
         note=note,
         parts=_generate_chunks(plan.cfg),
+        # the side files are packed with the parts' schema, so every engine reads the folder
+        side_schema=store.board_schema(plan.lexicon.rules.min_length, words=plan.cfg.boards.words),
     )
 
 
@@ -175,6 +186,8 @@ def _dispatch(
     def report() -> None:
         if progress is not None:
             progress(counters.progress(plan))
+
+    counters.start_solving()
 
     with (
         job.side_file(store.REJECTS) as rejects_tmp,
@@ -231,6 +244,7 @@ def _commit_results(
             )
             counters.solved_boards += res.rows
             counters.solved_chunks += 1
+            counters.committed()
             report()
     except OSError as exc:
         if exc.filename is not None:
@@ -254,15 +268,19 @@ def _commit_results(
                 close()
 
 
-def _finish(plan: RunPlan, job: store.JobDir, counters: Counters, elapsed: float) -> RunSummary:
+def _finish(plan: RunPlan, job: store.JobDir, counters: Counters, t_start: float) -> RunSummary:
     """Certify the run (no input changed while it was read, the parts hold every valid board)
-    and write its manifest, ``_SUCCESS``, last."""
+    and write its manifest, ``_SUCCESS``, last; the summary's time runs from ``t_start`` (a
+    ``perf_counter``) to the manifest written."""
     if plan.ingest:  # an input replaced or rewritten while it was read is never certified
         from pipeline.boards.ingest import check_unchanged
 
         check_unchanged(plan.inputs, counters.digests)
-    _write_manifest(job, plan, counters)
-    return _summary(job.outcome(), counters.solved_boards, elapsed)
+    manifest = _write_manifest(job, plan, counters)
+    elapsed = time.perf_counter() - t_start
+    summary = _summary(job.outcome(), counters.solved_boards, elapsed, manifest.get("expectations") or [])
+    summary.solve_s = counters.solve_s
+    return summary
 
 
 def _workers_see(run_dir: Path, note: NoteCallback | None) -> bool:
@@ -340,6 +358,10 @@ def _write_manifest(job: store.JobDir, plan: RunPlan, counters: Counters) -> dic
     }
     if plan.dice is not None:  # the faces rolled, so analysis rebuilds each board's dice without the file
         fields["dice"] = plan.dice.record()
+    if plan.cfg.expect.checks:  # measured on the parts just written; broken ones fail the command
+        fields["expectations"] = _expectations(
+            plan, job, [store.part_name(k) for k in range(counters.chunks)]
+        )
     write_vocabulary(job, plan.lexicon.words)
     return job.finish(counters.chunks, fields, side_files=(store.REJECTS, store.VOCABULARY))
 
@@ -355,8 +377,23 @@ def write_vocabulary(job: store.JobDir, words: list[str]) -> None:
         raw.write(gzip.compress(text, compresslevel=6, mtime=0))
 
 
-def _summary(outcome: store.JobOutcome, solved: int, elapsed: float) -> RunSummary:
-    """The run's summary: the job's outcome with the run's own counts from its manifest."""
+def _expectations(plan: RunPlan, job: store.JobDir, files: list[str]) -> list[dict[str, Any]]:
+    """The config's expectations measured on the part files ``files`` of the run
+    (:mod:`pipeline.runner.expect`); none asked: nothing read."""
+    from pipeline.runner.expect import check_all, part_tables
+
+    expectations = plan.cfg.expect.parsed()
+    if not expectations:
+        return []
+    tables = part_tables(job.loc, files)
+    return check_all(expectations, tables, plan.run_dir, plan.identity, plan.cfg.boards.seed_date)
+
+
+def _summary(
+    outcome: store.JobOutcome, solved: int, elapsed: float, expectations: list[dict[str, Any]] | None = None
+) -> RunSummary:
+    """The run's summary: the job's outcome with the run's own counts from its manifest, and
+    the expectations measured."""
     c = outcome.manifest["counts"]
     return RunSummary(
         run_dir=outcome.where,
@@ -370,4 +407,5 @@ def _summary(outcome: store.JobOutcome, solved: int, elapsed: float) -> RunSumma
         boards_solved=solved,
         elapsed_s=elapsed,
         manifest=outcome.manifest,
+        expectations=list(expectations or []),
     )

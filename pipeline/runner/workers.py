@@ -36,6 +36,9 @@ class Progress:
     rejected: int  # input rows rejected so far
     chunks_reused: int = 0  # of chunks_done, those found committed by an earlier run
     run_id: str | None = None  # the run's identity (the ``run_id`` column)
+    # seconds from the start of solving to the latest chunk committed (what the summary's rate
+    # divides by: a display that divides by it agrees with the summary)
+    solve_s: float = 0.0
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -57,8 +60,10 @@ class RunSummary:
     chunks: int
     chunks_reused: int
     boards_solved: int  # by this invocation
-    elapsed_s: float
+    elapsed_s: float  # the whole run: planning, solving, the manifest and the expectations
     manifest: dict[str, Any] = field(repr=False, default_factory=dict)
+    # each expectation measured ([expect] checks: pipeline.runner.expect.check), in order
+    expectations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def rejects_file(self) -> Path | str:
@@ -66,9 +71,14 @@ class RunSummary:
             return self.run_dir / store.REJECTS
         return f"{self.run_dir}/{store.REJECTS}"
 
+    # seconds of the solving stage: from its start to the last chunk committed (0: nothing solved)
+    solve_s: float = 0.0
+
     @property
     def boards_per_s(self) -> float:
-        return self.boards_solved / self.elapsed_s if self.elapsed_s > 0 else 0.0
+        """Boards solved a second of the solving stage (what the progress lines report)."""
+        seconds = self.solve_s if self.solve_s > 0 else self.elapsed_s
+        return self.boards_solved / seconds if seconds > 0 else 0.0
 
 
 # ---------------------------------------------------------------- lexicon in workers

@@ -5,6 +5,7 @@ its part) and added up across parts and runs.
 * :func:`part_stats` computes one part's :class:`PartStats` from its Arrow table;
 * :func:`to_bytes` / :func:`from_bytes` are the file the run store keeps beside the part;
 * :func:`merge` (or :meth:`RunStats.add`) adds parts into a run's :class:`RunStats`;
+* :func:`wilson` and :func:`mean_interval`: the 95% interval of a share and of a mean;
 * :mod:`pipeline.stats._kernels` holds the loops over boards (X'X of the face models, the HC1
   meat the analysis computes in its second pass).
 
@@ -32,6 +33,7 @@ from pipeline.stats._define import (
     rare_face,
     vowel_face,
 )
+from pipeline.stats._intervals import Z95, Interval, mean_interval, normal_interval, wilson
 from pipeline.stats._kernels import face_cross, gram, meat
 from pipeline.stats._merge import KeyCounts, RunStats, merge
 from pipeline.stats._part import (
@@ -69,9 +71,11 @@ __all__ = [
     "VALUE_COLUMNS",
     "VOWELS",
     "WHERE",
+    "Z95",
     "BadCounts",
     "BadDefinition",
     "DiceLayout",
+    "Interval",
     "KeyCounts",
     "PartStats",
     "RunStats",
@@ -85,8 +89,10 @@ __all__ = [
     "from_bytes",
     "gram",
     "length_bins_of",
+    "mean_interval",
     "meat",
     "merge",
+    "normal_interval",
     "part_stats",
     "position_classes",
     "rare_face",
@@ -95,4 +101,5 @@ __all__ = [
     "top_boards",
     "value_counts",
     "vowel_face",
+    "wilson",
 ]

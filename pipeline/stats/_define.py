@@ -97,12 +97,14 @@ def _char_face(ch: str) -> str:
 def decode_boards(boards: Sequence[str], rows: int, cols: int) -> tuple[list[str], np.ndarray]:
     """Face list (sorted) and int16 codes [n, cells] of compact boards of one shape.
 
-    Plain ASCII boards (one character a cell, the dice sets' usual case) are decoded as one
-    byte buffer; boards with bracketed or non-ASCII faces go through ``parse_compact``.
+    Plain ASCII boards (one character a cell but the Qu cell's ``[qu]``, or ``q`` in a run of
+    schema 5: the dice sets' usual case) are decoded as one byte buffer; boards with other
+    bracketed or non-ASCII faces go through ``parse_compact``.
     """
     cells = rows * cols
     n = len(boards)
-    joined = "".join(boards)
+    # the Qu cell is [qu] (schema 6) or q (schema 5): one byte either way, as _char_face reads it
+    joined = "".join(boards).replace("[qu]", "q")
     data = joined.encode("utf-8", errors="replace")
     if len(data) == n * cells and "[" not in joined:
         arr = np.frombuffer(data, dtype=np.uint8).reshape(n, cells) if n else np.zeros((0, cells), np.uint8)
@@ -130,7 +132,8 @@ def _decode_bytes(arr: np.ndarray) -> tuple[list[str], np.ndarray]:
 
 def decode_column(board: object, rows: int, cols: int) -> tuple[list[str], np.ndarray]:
     """:func:`decode_boards` of an Arrow string array, straight from its buffers where every
-    board is ``rows * cols`` ASCII characters (no Python string per board)."""
+    board is ``rows * cols`` ASCII characters once its Qu cells are one (no Python string per
+    board)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -139,6 +142,8 @@ def decode_column(board: object, rows: int, cols: int) -> tuple[list[str], np.nd
     cells = rows * cols
     n = len(arr)
     if arr.null_count == 0 and pa.types.is_string(arr.type) and n:
+        # the Qu cell is [qu] (schema 6) or q (schema 5): one byte either way
+        arr = pc.replace_substring(arr, "[qu]", "q")
         lengths = pc.binary_length(arr)
         if pc.all(pc.equal(lengths, cells)).as_py():
             offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)

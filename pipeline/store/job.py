@@ -95,8 +95,10 @@ class JobDir:
         note: Note | None = None,
         parts: int | None = None,
         records: Mapping[str, Any] | None = None,
+        side_schema: pa.Schema | None = None,
     ):
         self.loc = location(path)
+        self.side_schema = side_schema  # a run's, packed with (pipeline.store.pack); else plain
         # a local Path, or the URL (for messages) of a folder in an object store
         self.path: PartRef = self.loc.ref()
         self.lease: Any = None
@@ -130,16 +132,27 @@ class JobDir:
         note: Note | None = None,
         parts: int | None = None,
         records: Mapping[str, Any] | None = None,
+        side_schema: pa.Schema | None = None,
     ) -> Iterator[JobDir]:
         """Lock ``path`` (a local folder: flock; an object store: a lease) and decide what to
         do with it (see the class docstring). ``parts``: the part files the command's config
         makes (None: not known before the input is read); ``records``: manifest keys and the
         values the config gives them. A finished job whose manifest records others is damaged
-        (refused, exit 4, naming the manifest; --overwrite recomputes what is missing)."""
+        (refused, exit 4, naming the manifest; --overwrite recomputes what is missing).
+        ``side_schema``: a run's board schema, its side files are packed with (a run of the
+        plain layout there is refused unless --overwrite, which writes it anew)."""
         loc = location(path)
         with loc.lock() as lease:
             job = cls(
-                loc, kind, identity, config, overwrite=overwrite, note=note, parts=parts, records=records
+                loc,
+                kind,
+                identity,
+                config,
+                overwrite=overwrite,
+                note=note,
+                parts=parts,
+                records=records,
+                side_schema=side_schema,
             )
             job.lease = lease
             job._prepare()
@@ -181,6 +194,10 @@ class JobDir:
 
     def _prepare(self) -> None:
         self.loc.remove_temp_files()
+        plain = self.side_schema is not None and not self.loc.packed()
+        if plain and not any(self.loc.is_file(n) for n in (MANIFEST, RUN_RECORD)):
+            self.loc.use_packing(self.side_schema)  # a new job: packed
+            plain = False
         manifest = self._read_state(MANIFEST)
         record = self._read_state(RUN_RECORD)
         previous = manifest if manifest is not None else record
@@ -189,15 +206,12 @@ class JobDir:
             self._write_record()
             return
         old = previous.get("identity", {})
-        if old != self.identity:
+        if old != self.identity or plain:
             if not self.overwrite:
                 what = "a finished" if manifest is not None else "an unfinished"
-                raise OutputConflictError(
-                    f"output directory {self.path} holds {what} {self.noun} with a different config "
-                    f"({describe_diff(old, self.identity)}); use --overwrite to replace it or "
-                    "choose another --out"
-                )
+                raise OutputConflictError(self._conflict(what, old))
             clear_run(self.loc)
+            self.loc.use_packing(self.side_schema)
             self._write_record()
             return
         self.started_at = str(previous.get("started_at", self.started_at))
@@ -226,6 +240,22 @@ class JobDir:
         self.loc.remove(MANIFEST)
         self.state = JobState.RESUME
 
+    def _conflict(self, what: str, old: Mapping[str, Any]) -> str:
+        """Why the folder's job cannot be taken up: another config, or (same config) a run of
+        an earlier schema, whose layout this release reads but does not write."""
+        version, now = old.get("schema_version"), self.identity.get("schema_version")
+        if version != now and {**old, "schema_version": now} == self.identity:
+            return (
+                f"output directory {self.path} holds {what} {self.noun} of schema {version} (an earlier "
+                f"release's layout: a finished one reads as it is, but is not resumed or extended); use "
+                f"--overwrite to write it anew in schema {now}, or choose another --out"
+            )
+        return (
+            f"output directory {self.path} holds {what} {self.noun} with a different config "
+            f"({describe_diff(old, self.identity)}); use --overwrite to replace it or "
+            "choose another --out"
+        )
+
     def _refuse_foreign(self) -> None:
         """A directory without manifest or record must be empty (or hold only run files, which
         --overwrite removes)."""
@@ -236,6 +266,7 @@ class JobDir:
         ours = [n for n in foreign if is_job_file(Path(n))]
         if ours and self.overwrite:
             clear_run(self.loc)
+            self.loc.use_packing(self.side_schema)
             foreign = self.loc.entries()
         if foreign:
             raise OutputConflictError(

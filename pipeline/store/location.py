@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from pipeline.errors import BoggleError, ConfigError, RunIOError
 from pipeline.store.flock import run_lock
+from pipeline.store.pack import SUFFIX, PackedFolder, UnpackError
 from pipeline.store.schema import LOCK_FILE, PARTS_DIR
 from pipeline.urls import SCHEMES, check_url, filesystem, is_url
 from pipeline.urls import reason as _reason
@@ -36,6 +37,7 @@ __all__ = [
     "ObjectPath",
     "PartRef",
     "RemoteLocation",
+    "UnpackError",
     "check_url",
     "file_blake2b",
     "is_url",
@@ -69,24 +71,15 @@ class ObjectPath(str):
 PartRef = Path | ObjectPath  # a job directory or a file in it: a local path, or an object's URL
 
 
-class Location:
+class Location(PackedFolder):
     """A job directory: files named relative to it (``part-00000.parquet``,
-    ``_parts/_part-00000.json``)."""
+    ``_parts/_part-00000.json``). A run's side files are packed (:class:`PackedFolder`): the
+    methods take the store's names and pack and unpack them."""
 
     display: str = ""
 
     def __str__(self) -> str:
         return self.display
-
-    def is_file(self, name: str) -> bool:
-        raise NotImplementedError
-
-    def read_bytes(self, name: str) -> bytes:
-        raise NotImplementedError
-
-    def write_bytes(self, name: str, data: bytes) -> None:
-        """Write a whole file so that a reader sees the old one or the new one, never a part."""
-        raise NotImplementedError
 
     def size(self, name: str) -> int:
         raise NotImplementedError
@@ -173,40 +166,51 @@ class LocalLocation(Location):
         self.path = Path(path)
         self.display = str(path)
 
-    def is_file(self, name: str) -> bool:
+    def _exists(self, name: str) -> bool:
         return (self.path / name).is_file()
 
-    def read_bytes(self, name: str) -> bytes:
+    def _get(self, name: str) -> bytes:
         return (self.path / name).read_bytes()
 
-    def write_bytes(self, name: str, data: bytes) -> None:
+    def _put(self, name: str, data: bytes) -> None:
         from pipeline.io import atomic_path
 
         with atomic_path(self.path / name) as tmp:
             tmp.write_bytes(data)
 
     def size(self, name: str) -> int:
-        return (self.path / name).stat().st_size
+        return (self.path / self.physical(name)).stat().st_size
 
     def open(self, name: str) -> IO[bytes]:
-        return open(self.path / name, "rb")
+        return open(self.path / self.physical(name), "rb")
 
     def names(self, folder: str = "") -> list[str]:
         d = self.path / folder if folder else self.path
-        return [p.name for p in d.iterdir() if p.is_file()] if d.is_dir() else []
+        if not d.is_dir():
+            return []
+        prefix = f"{folder}/" if folder else ""
+        return [self.logical(prefix + p.name)[len(prefix) :] for p in d.iterdir() if p.is_file()]
 
     def remove(self, name: str) -> None:
-        (self.path / name).unlink(missing_ok=True)
+        (self.path / self.physical(name)).unlink(missing_ok=True)
 
     @contextmanager
     def writing(self, name: str) -> Iterator[Path]:
         from pipeline.io import atomic_path
 
-        with atomic_path(self.path / name) as tmp:
+        if self.physical(name) == name:
+            with atomic_path(self.path / name) as tmp:
+                yield tmp
+            return
+        # packed, through a temp file beside it (a killed writer's is removed with the others)
+        folder, _, base = name.rpartition("/")
+        (self.path / folder).mkdir(parents=True, exist_ok=True)
+        tmp_name = f".{base}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with self.packing_through(name, self.path / folder / tmp_name) as tmp:
             yield tmp
 
     def url(self, name: str = "") -> str:
-        return str(self.path / name) if name else str(self.path)
+        return str(self.path / self.physical(name)) if name else str(self.path)
 
     def is_dir(self) -> bool:
         return self.path.is_dir()
@@ -214,26 +218,25 @@ class LocalLocation(Location):
     def local_file(
         self, name: str, size: int, blake2b: str, *, verify: bool = True
     ) -> tuple[Path, str | None]:
+        path = self.ref(name)
         got = self.size(name)
         if got != size:
-            return self.path / name, _size_problem(got, size)
+            return path, _size_problem(got, size)
         if verify and self.blake2b(name) != blake2b:
-            return self.path / name, CHECKSUM_DIFFERS
-        return self.path / name, None
+            return path, CHECKSUM_DIFFERS
+        return path, None
 
     def ref(self, name: str = "") -> Path:
-        return self.path / name if name else self.path
+        return self.path / self.physical(name) if name else self.path
 
-    def lock(self) -> AbstractContextManager[Any]:
-        @contextmanager
-        def held() -> Iterator[None]:
-            with run_lock(self.path):
-                yield None
-
-        return held()
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        with run_lock(self.path):
+            yield None
 
     def entries(self) -> list[str]:
-        return sorted(p.name for p in self.path.iterdir() if p.name not in (LOCK_FILE, PARTS_DIR))
+        skip = (LOCK_FILE, PARTS_DIR)
+        return sorted(self.logical(p.name) for p in self.path.iterdir() if p.name not in skip)
 
     def remove_temp_files(self) -> None:
         for folder in (self.path, self.path / PARTS_DIR):
@@ -248,6 +251,7 @@ class LocalLocation(Location):
         if not self.path.is_dir():
             raise ConfigError(f"{self}: no such folder")
         out = []
+        markers = (*markers, *(m + SUFFIX for m in markers))  # a packed job's too
         for folder, dirs, files in os.walk(self.path):
             if any(m in files for m in markers):
                 dirs[:] = []  # nothing below a job directory is another job
@@ -305,7 +309,7 @@ class RemoteLocation(Location):
             except FileNotFoundError:  # a new folder, or no such bucket
                 self.fs.info(bucket)
 
-    def is_file(self, name: str) -> bool:
+    def _exists(self, name: str) -> bool:
         with self._io(f"cannot read {name}"):
             found = bool(self.fs.isfile(self.key(name)))
         if not found and not getattr(self, "_reached", False):
@@ -315,7 +319,7 @@ class RemoteLocation(Location):
             self._reached = True
         return found
 
-    def read_bytes(self, name: str) -> bytes:
+    def _get(self, name: str) -> bytes:
         try:
             return bytes(self.fs.cat_file(self.key(name)))
         except FileNotFoundError:
@@ -324,7 +328,7 @@ class RemoteLocation(Location):
             with self._io(f"cannot read {name}"):
                 raise
 
-    def write_bytes(self, name: str, data: bytes) -> None:
+    def _put(self, name: str, data: bytes) -> None:
         with self._io(f"cannot write {name}"):
             self.fs.pipe_file(self.key(name), data)
 
@@ -336,11 +340,11 @@ class RemoteLocation(Location):
 
     def size(self, name: str) -> int:
         with self._io(f"cannot read {name}"):
-            return int(self.fs.info(self.key(name))["size"])
+            return int(self.fs.info(self.key(self.physical(name)))["size"])
 
     def open(self, name: str) -> IO[bytes]:
         with self._io(f"cannot read {name}"):
-            return self.fs.open(self.key(name), "rb")  # type: ignore[no-any-return,unused-ignore]
+            return self.fs.open(self.key(self.physical(name)), "rb")  # type: ignore[no-any-return,unused-ignore]
 
     def names(self, folder: str = "") -> list[str]:
         with self._io("cannot list the job directory"):
@@ -348,11 +352,13 @@ class RemoteLocation(Location):
                 entries = self.fs.ls(self.key(folder), detail=True)
             except FileNotFoundError:
                 return []
-        return [e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e.get("type") == "file"]
+        found = [e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e.get("type") == "file"]
+        prefix = f"{folder}/" if folder else ""
+        return [self.logical(prefix + name)[len(prefix) :] for name in found]
 
     def remove(self, name: str) -> None:
         with self._io(f"cannot remove {name}"), suppress(FileNotFoundError):
-            self.fs.rm_file(self.key(name))
+            self.fs.rm_file(self.key(self.physical(name)))
 
     @contextmanager
     def writing(self, name: str) -> Iterator[Path]:
@@ -360,12 +366,18 @@ class RemoteLocation(Location):
         tmp = Path(folder) / name.rsplit("/", 1)[-1]
         try:
             yield tmp
+            if self.physical(name) != name:  # a packed side file: one PUT of the packed file
+                self.write_bytes(name, tmp.read_bytes())
+                return
             with self._io(f"cannot write {name}"):
                 # one PUT (a multipart upload for large files, which is as atomic: the object
                 # appears only when the upload completes)
                 self.fs.put_file(str(tmp), self.key(name))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+
+    def url(self, name: str = "") -> str:
+        return f"{self.display}/{self.physical(name)}" if name else self.display
 
     def ref(self, name: str = "") -> ObjectPath:
         return ObjectPath(self.url(name))
@@ -388,6 +400,7 @@ class RemoteLocation(Location):
             raise ConfigError(f"{self}: nothing there")
         # some stores (memory://) answer "/bucket/key" for "bucket/key"
         keys = {k.strip("/"): int(v.get("size") or 0) for k, v in listing.items()}
+        markers = (*markers, *(m + SUFFIX for m in markers))  # a packed job's too
         held = sorted({k.rsplit("/", 1)[0] for k in keys if k.rsplit("/", 1)[-1] in markers})
         # a job directory's folders hold no other job: keep the outermost
         outer = [j for j in held if not any(j.startswith(o + "/") for o in held if o != j)]
@@ -397,7 +410,7 @@ class RemoteLocation(Location):
 
     def download(self, name: str, dest: Path) -> None:
         with self._io(f"cannot read {name}"):
-            self.fs.get_file(self.key(name), str(dest))
+            self.fs.get_file(self.key(self.physical(name)), str(dest))
 
     def local_file(
         self, name: str, size: int, blake2b: str, *, verify: bool = True

@@ -14,7 +14,7 @@ from typing import Any
 
 from pipeline.errors import DamagedRunError
 from pipeline.store.kind import PROOF, part_tag
-from pipeline.store.location import Location, location
+from pipeline.store.location import Location, UnpackError, location
 from pipeline.store.parts import (
     PartInfo,
     committed_chunks,
@@ -55,6 +55,8 @@ def read_manifest(where: Path | str | Location, name: str = MANIFEST) -> dict[st
     path = loc.url(name)
     try:
         data = json.loads(loc.read_bytes(name).decode("utf-8"))
+    except UnpackError as exc:
+        raise DamagedRunError(f"{path}: unreadable manifest ({exc.why})") from None
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise DamagedRunError(f"{path}: unreadable manifest (not valid JSON)") from None
     except OSError as exc:

@@ -105,14 +105,17 @@ def write_part_info(
         )
         size = tmp.stat().st_size
         checksum = file_blake2b(tmp) if digest else None
+    if loc.side_schema is None:  # a packed folder packs the statistics with the part's schema
+        loc.side_schema = table.schema
     stats_entry = write_stats(loc, chunk, stats) if stats is not None else None
     return PartInfo(chunk=chunk, rows=table.num_rows, bytes=size, blake2b=checksum, stats=stats_entry)
 
 
 def write_stats(run_dir: Path | str | Location, chunk: int, data: bytes) -> dict[str, Any]:
-    """Write a part's statistics file (atomically); its entry for the part's record."""
-    location(run_dir).write_bytes(stats_name(chunk), data)
-    return {"bytes": len(data), "blake2b": bytes_blake2b(data)}
+    """Write a part's statistics file (atomically); its entry for the part's record: the size
+    and checksum of the file as it is on disk (packed, in a packed folder)."""
+    stored = location(run_dir).write_bytes(stats_name(chunk), data)
+    return {"bytes": len(stored), "blake2b": bytes_blake2b(stored)}
 
 
 def now_iso() -> str:

@@ -29,6 +29,7 @@ from pipeline.store.schema import (
     MANIFEST,
     PART_RE,
     PARTS_DIR,
+    READABLE_VERSIONS,
     REJECTS,
     RUN_RECORD,
     SCHEMA_VERSION,
@@ -146,20 +147,21 @@ def open_run(
 
 
 def check_schema(manifest: Mapping[str, Any], where: object) -> None:
-    """A BoggleError (exit 2) for a finished run of another schema version than this release
-    writes: one line naming both, and how to migrate it (a run older than version 2 records
-    none)."""
+    """A BoggleError (exit 2) for a finished run of a schema version this release does not
+    read (:data:`~pipeline.store.schema.READABLE_VERSIONS`): one line naming both, and how to
+    migrate it (a run older than version 2 records none)."""
     version = manifest.get("schema_version", 1)
-    if version == SCHEMA_VERSION:
+    if version in READABLE_VERSIONS:
         return
+    reads = f"schema {READABLE_VERSIONS[0]} to {SCHEMA_VERSION}"
     if isinstance(version, int) and version < SCHEMA_VERSION:
         raise BoggleError(
             f"{where}: a run of schema {version}, which this release no longer reads (it reads "
-            f"schema {SCHEMA_VERSION}): re-run its config with `boggle run --overwrite` to write it anew"
+            f"{reads}): re-run its config with `boggle run --overwrite` to write it anew"
         )
     raise BoggleError(
-        f"{where}: a run of schema {version!r}, newer than this release reads (schema "
-        f"{SCHEMA_VERSION}): read it with the release that wrote it"
+        f"{where}: a run of schema {version!r}, newer than this release reads ({reads}): "
+        "read it with the release that wrote it"
     )
 
 

@@ -20,9 +20,12 @@ FORMAT = "boggle-run"
 #    Parquet column is the same list of strings as in 2
 # 4: provenance columns run_id, seed, dice; ``source`` dictionary-encoded like the others
 # 5: provenance column run_date (date32: the schedule's date of a run made for one, else null)
-# A finished run of another version is refused in one line naming both (pipeline.store.open_run):
-# re-running its config writes it anew.
-SCHEMA_VERSION = 5
+# 6: side files packed (pipeline.store.pack: every engine reads the run folder as it is), and
+#    one board notation: every face of several letters in brackets, [qu] too (pipeline.boards)
+# A finished run of a version in READABLE_VERSIONS reads; another is refused in one line naming
+# both (pipeline.store.open_run): re-running its config writes it anew.
+SCHEMA_VERSION = 6
+READABLE_VERSIONS = (5, 6)
 MANIFEST = "_SUCCESS"
 RUN_RECORD = "_run.json"
 LOCK_FILE = ".lock"
@@ -50,8 +53,9 @@ TOP_LENGTH = 8  # lengths above this share the "9plus" column
 COLUMNS: dict[str, str] = {
     "board_id": "int64: the board's number, 0..N-1 in generation order (or input order of the "
     "valid rows for ingest); stable across re-runs, backends and worker counts",
-    "board": "string: the board in compact notation (pipeline.boards.format_compact; q = Qu, "
-    "'.' blank, [xy] multi-letter face); parse_compact(board, (rows, cols)) gives it back",
+    "board": "string: the board in compact notation, row-major (pipeline.boards.format_compact): a "
+    "face of one letter inline, a face of several in brackets ([qu], [in]), '.' a blank, [q] a plain "
+    "Q; runs of schema 5 wrote Qu as q. parse_compact(board, (rows, cols)) gives it back",
     "rows": "int16: board rows",
     "cols": "int16: board columns",
     "source": "dictionary<string>: the dice set or generator (generate) or the input file (ingest)",

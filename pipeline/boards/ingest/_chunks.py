@@ -29,6 +29,8 @@ from pipeline.trie import Alphabet
 # A chunk's records are held together until parsed: chunk_size x MAX_LINE_BYTES could reach
 # gigabytes, so a chunk holding more board text than this is refused (lower chunk_size).
 MAX_CHUNK_TEXT = 256 << 20
+# why a board of another shape is a reject, and how to keep it
+SHAPE_HINT = " (the run's shape; [boards] mixed_shapes = true keeps every shape)"
 
 
 @dataclass(frozen=True)
@@ -161,12 +163,16 @@ class BoardParser:
         elif rec.notation == "algs4":
             board = parse_algs4(rec.raw, source=rec.source)
         else:
-            board = parse_compact(rec.raw, self.shape)
+            try:
+                board = parse_compact(rec.raw, self.shape)
+            except BoardError as exc:
+                if self.shape is None or "expected" not in exc.message:
+                    raise
+                raise BoardError(f"{exc.message}{SHAPE_HINT}") from None
         check_cells(*board.shape, what="board")
         if self.shape is not None and board.shape != self.shape:
             raise BoardError(
-                f"board is {format_shape(*board.shape)}, expected {format_shape(*self.shape)} "
-                "([boards] shape)"
+                f"board is {format_shape(*board.shape)}, expected {format_shape(*self.shape)}{SHAPE_HINT}"
             )
         index = self.alphabet.index
         for k, face in enumerate(board.faces):

@@ -125,7 +125,7 @@ def read_records(
         if kind == "csv":
             yield from _csv_records(path, fh, column)
         else:
-            yield from _text_records(path, fh)
+            yield from _text_records(path, fh, column)
 
 
 def _csv_lines(fh: IO[bytes], too_long: list[tuple[int, bytes, int]]) -> Iterator[str]:
@@ -166,7 +166,9 @@ def _csv_records(path: str, fh: IO[bytes], column: str) -> Iterator[Record]:
                 continue
             raw = row[col] if col < len(row) else ""
             problem = None
-            if len(row) != len(header):
+            if row == header:  # files joined with `cat`, each with its header
+                problem = "a repeated header row, not a board"
+            elif len(row) != len(header):
                 problem = f"row has {len(row)} fields, the header has {len(header)}"
             elif _has_surrogates(raw):
                 problem = "not UTF-8 text"
@@ -220,8 +222,8 @@ def _is_header(tokens: list[str]) -> bool:
     return len(tokens) == 2 and all(t.isdigit() for t in tokens)
 
 
-def _text_records(path: str, fh: IO[bytes]) -> Iterator[Record]:
-    text_file = _TextFile(path)
+def _text_records(path: str, fh: IO[bytes], column: str = "board") -> Iterator[Record]:
+    text_file = _TextFile(path, column)
     for lineno, (line, length) in enumerate(bounded_lines(fh), start=1):
         raw = line.rstrip(b"\r\n")
         if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -243,8 +245,9 @@ class _TextFile:
     """A text input being read: its notation (found from the first board line) and the grid or
     algs4 board whose lines are being gathered, with what is already known to be wrong with it."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, column: str = "board") -> None:
         self.path = path
+        self.column = column  # a line holding just the column's name is a header, not a board
         self.notation: str | None = None
         self.block: list[str] = []  # the lines of the grid or algs4 board being read
         self.block_start = 0
@@ -296,7 +299,9 @@ class _TextFile:
         if self.notation is None:
             self.notation = "algs4" if _is_header(tokens) else "grid" if len(tokens) > 1 else "compact"
         if self.notation == "compact":
-            yield Record(self.path, lineno, stripped, "compact")
+            header = stripped.casefold() == self.column.casefold()
+            problem = f"a header row ({stripped!r}, the board column's name), not a board" if header else None
+            yield Record(self.path, lineno, stripped, "compact", problem)
         elif self.notation == "grid":
             self.grid_line(lineno, text)
         else:

@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from pipeline.cli.render._log import LogStyle, StageLog, log_progress, plural, stderr_bar, stopped_after
+from pipeline.cli.render._log import (
+    LogStyle,
+    RecentRate,
+    StageLog,
+    log_progress,
+    plural,
+    stderr_bar,
+    stopped_after,
+)
 
 if TYPE_CHECKING:  # the results each display shows (imported by the commands that make them)
     from pipeline.analyze import AnalysisResult
@@ -165,14 +173,22 @@ def select_outcome(res: SelectResult, run_dirs: list[str]) -> dict[str, Any]:
 def run_progress(style: LogStyle | None = None) -> Iterator[Callable[[RunProgress], None]]:
     """A progress bar on stderr (boards done, boards/s, ETA) and the callback that feeds it; the
     bar appears with the first report (not for a run that has nothing to do). In a log, or as
-    JSON: a :class:`ProgressLog`'s lines instead."""
+    JSON: a :class:`ProgressLog`'s lines instead. The rate is the runner's (boards solved over
+    the seconds of solving, as the summary line gives it); the ETA follows the last minute's."""
     style = style or LogStyle()
     if style.plain():
         with log_progress("run", "boards", style) as log:
 
             def report(p: RunProgress) -> None:
                 # reused chunks arrive at once: the rate counts only boards solved in this process
-                log.update(p.boards_done, p.boards_total, base=p.boards_reused, rejected=p.rejected or None)
+                solve_s = getattr(p, "solve_s", None) or None  # 0: nothing solved yet
+                log.update(
+                    p.boards_done,
+                    p.boards_total,
+                    base=p.boards_reused,
+                    work_s=solve_s,
+                    rejected=p.rejected or None,
+                )
 
             yield report
         return
@@ -180,19 +196,23 @@ def run_progress(style: LogStyle | None = None) -> Iterator[Callable[[RunProgres
     task = bar.add_task("run", total=None, done="0", rate="", eta="")
     t0 = time.perf_counter()
     reused_at_start: list[int] = []
+    recent = RecentRate()
 
     def update(p: RunProgress) -> None:
         if not reused_at_start:
             reused_at_start.append(p.boards_reused)
             bar.start()
-        elapsed = time.perf_counter() - t0
+        now = time.perf_counter()
+        elapsed = getattr(p, "solve_s", None) or now - t0
         # reused chunks arrive at once: the rate counts only boards solved in this process
         fresh = p.boards_done - max(p.boards_reused, reused_at_start[0])
+        recent.add(now, fresh)
         rate = fresh / elapsed if elapsed > 0 and fresh > 0 else 0.0
+        pace = recent.rate() or rate
         total = f"/{p.boards_total:,}" if p.boards_total is not None else ""
         eta = ""
-        if p.boards_total is not None and rate > 0:
-            eta = f"ETA {max(0.0, (p.boards_total - p.boards_done) / rate):.0f} s"
+        if p.boards_total is not None and pace > 0:
+            eta = f"ETA {max(0.0, (p.boards_total - p.boards_done) / pace):.0f} s"
         bar.update(
             task,
             completed=p.boards_done,
@@ -213,10 +233,12 @@ def run_summary(summary: RunSummary) -> str:
     if summary.status == JobStatus.ALREADY_COMPLETE:
         return f"{summary.run_dir}: already complete ({summary.boards:,} boards); nothing to do"
     reused = f", {plural(summary.chunks_reused, 'chunk')} reused" if summary.chunks_reused else ""
+    # the solving stage's seconds, as the progress lines count them; the whole run's after
+    solve_s = getattr(summary, "solve_s", 0.0) or summary.elapsed_s
     return (
         f"{summary.run_dir}: {summary.boards:,} boards in {plural(summary.chunks, 'part')}{reused}; "
-        f"{summary.boards_solved:,} solved in {summary.elapsed_s:.1f} s "
-        f"({summary.boards_per_s:,.0f} boards/s)"
+        f"{summary.boards_solved:,} solved in {solve_s:.1f} s ({summary.boards_per_s:,.0f} boards/s), "
+        f"{summary.elapsed_s:.1f} s in all"
     )
 
 
@@ -238,6 +260,7 @@ def run_outcome(summary: RunSummary) -> dict[str, Any]:
         "chunks_reused": summary.chunks_reused,
         "boards_solved": summary.boards_solved,
         "run_id": run_id_of(identity) if isinstance(identity, dict) else None,
+        "expectations": list(getattr(summary, "expectations", None) or []),
     }
 
 

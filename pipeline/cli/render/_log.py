@@ -103,6 +103,32 @@ def _duration(seconds: float) -> str:
     return f"{s // 3600} h {s % 3600 // 60} min"
 
 
+RECENT_S = 60.0  # the ETA follows the rate of the reports of the last minute
+
+
+class RecentRate:
+    """The rate of the last :data:`RECENT_S` seconds of reports (work done by this process), so
+    an ETA follows a job that speeds up or slows down instead of its average since the start."""
+
+    def __init__(self, window: float = RECENT_S) -> None:
+        from collections import deque
+
+        self.window = window
+        self._samples: deque[tuple[float, int]] = deque()
+
+    def add(self, t: float, fresh: int) -> None:
+        self._samples.append((t, fresh))
+        # keep one sample at or before the window's start, so the window is always spanned
+        while len(self._samples) > 2 and self._samples[1][0] <= t - self.window:
+            self._samples.popleft()
+
+    def rate(self) -> float | None:
+        if len(self._samples) < 2:
+            return None
+        (t0, d0), (t1, d1) = self._samples[0], self._samples[-1]
+        return (d1 - d0) / (t1 - t0) if t1 > t0 and d1 > d0 else None
+
+
 class ProgressLog:
     """Progress as lines for a log: one when the first report arrives, one every ``interval``
     seconds after it (from a timer thread, so a chunk that takes minutes still shows the job is
@@ -110,9 +136,13 @@ class ProgressLog:
 
     Each line has the UTC time, done/total, percent, rate (of what this process did: work found
     done by an earlier session is not counted), ETA and elapsed time; ``fields`` add what the
-    command knows (best board, hits). No colours, cursor moves or carriage returns: a line is
-    written whole and flushed. With ``style.format == "json"`` each line is one JSON object with
-    the keys ``time command event done total unit percent rate eta_s elapsed_s`` and the fields.
+    command knows (best board, hits). The rate is the work over the seconds it took: the
+    reporter's own clock when it gives one (``work_s``: then the lines agree with the summary
+    the command prints), else the time since the first report. The ETA is what is left over the
+    rate of the last minute (:class:`RecentRate`). No colours, cursor moves or carriage returns:
+    a line is written whole and flushed. With ``style.format == "json"`` each line is one JSON
+    object with the keys ``time command event done total unit percent rate rate_recent eta_s
+    elapsed_s`` and the fields.
     """
 
     def __init__(self, command: str, unit: str, style: LogStyle, stream: Any = None) -> None:
@@ -129,22 +159,36 @@ class ProgressLog:
         self._total: int | None = None
         self._fields: dict[str, Any] = {}
         self._t_end: float | None = None  # when the work was all done (the rate stops there)
+        self._work_s: float | None = None  # the reporter's own seconds of work, when it gives them
+        self._recent = RecentRate()
 
-    def update(self, done: int, total: int | None, base: int | None = None, **fields: Any) -> None:
-        """Record the latest report; the first one writes a line and starts the timer."""
+    def update(
+        self,
+        done: int,
+        total: int | None,
+        base: int | None = None,
+        work_s: float | None = None,
+        **fields: Any,
+    ) -> None:
+        """Record the latest report; the first one writes a line and starts the timer.
+        ``base``: work found done (not this process's); ``work_s``: the seconds this process's
+        work took so far by the reporter's clock (the rate's basis, as in its summary)."""
         import threading
 
         with self._lock:
+            now = time.perf_counter()
             first = self._thread is None
             if first:
-                self._t0, self._base = time.perf_counter(), done
+                self._t0, self._base = now, done
             if base is not None:
                 self._base = max(self._base, base)
             if total is None or done < total:
                 self._t_end = None
             elif self._t_end is None:
-                self._t_end = time.perf_counter()
+                self._t_end = now
             self._done, self._total, self._fields = done, total, fields
+            self._work_s = work_s
+            self._recent.add(now, done - self._base)
         if first:
             self.write("start")
             self._thread = threading.Thread(target=self._tick, name="progress-log", daemon=True)
@@ -167,10 +211,14 @@ class ProgressLog:
         with self._lock:
             elapsed = time.perf_counter() - self._t0
             working = (self._t_end if self._t_end is not None else time.perf_counter()) - self._t0
+            if self._work_s is not None:
+                working = self._work_s
             done, total, fields = self._done, self._total, dict(self._fields)
             fresh = done - self._base
+            recent = self._recent.rate()
         rate = fresh / working if working > 0 and fresh > 0 else None
-        eta = (total - done) / rate if total is not None and rate else None
+        pace = recent if recent is not None else rate
+        eta = (total - done) / pace if total is not None and pace else None
         if total is not None and done >= total:
             eta = 0.0
         return {
@@ -182,6 +230,7 @@ class ProgressLog:
             "unit": self.unit,
             "percent": round(100 * done / total, 1) if total else None,
             "rate": round(rate, 3) if rate is not None else None,
+            "rate_recent": round(recent, 3) if recent is not None else None,
             "eta_s": round(eta, 1) if eta is not None else None,
             "elapsed_s": round(elapsed, 1),
             **fields,
@@ -225,30 +274,62 @@ def _rate(per_s: float) -> str:
 
 class StageLog(ProgressLog):
     """Progress of a command that goes through stages (``analyze``): a line as each stage
-    starts, the stage again every ``interval`` seconds while it lasts, and a last line."""
+    starts (saying how long the one before took), the stage again every ``interval`` seconds
+    while it lasts (with its own time, and the command's), and a last line (with the last
+    stage's time). Each stage times itself: ``stage_s`` is the seconds since it began,
+    ``previous_s`` what the stage before took."""
+
+    _stage_t0 = 0.0
+    _previous: tuple[str, float] | None = None
 
     def stage(self, message: str) -> None:
         started = self._thread is not None
+        now = time.perf_counter()
+        with self._lock:
+            if started:
+                self._previous = (str(self._fields.get("stage", "")), now - self._stage_t0)
+            self._stage_t0 = now
         self.update(0, None, stage=message)  # the first writes the "start" line
         if started:
             self.write("stage")
 
+    def record(self, event: str) -> dict[str, Any]:
+        r = super().record(event)
+        with self._lock:
+            r["stage_s"] = round(time.perf_counter() - self._stage_t0, 1)
+            r["previous_s"] = round(self._previous[1], 1) if self._previous and event == "stage" else None
+            previous = self._previous[0] if self._previous else ""
+        r["previous"] = previous if event == "stage" else None
+        return r
+
     def line(self, event: str) -> str:
         r = self.record(event)
         if self.style.format == "json":
-            return json.dumps(
-                {k: r[k] for k in ("time", "command", "event", "elapsed_s", "stage")}, ensure_ascii=False
-            )
-        elapsed = _duration(r["elapsed_s"])
+            keys = ("time", "command", "event", "elapsed_s", "stage", "stage_s", "previous", "previous_s")
+            return json.dumps({k: r[k] for k in keys}, ensure_ascii=False)
+        elapsed, took = _duration(r["elapsed_s"]), _duration(r["stage_s"])
         said = {
             "start": r["stage"],
-            "stage": r["stage"],
-            "progress": f"still {r['stage']}, elapsed {elapsed}",
+            "stage": f"{r['stage']} ({r['previous']} took {_duration(r['previous_s'] or 0.0)})",
+            "progress": f"still {r['stage']}, for {took} (elapsed {elapsed})",
         }
-        return f"{r['time']} {self.command}: " + said.get(event, f"{event} in {elapsed}")
+        last = f"{event} in {elapsed} ({r['stage']} took {took})"
+        return f"{r['time']} {self.command}: " + said.get(event, last)
 
 
-RECORD_KEYS = ("time", "command", "event", "done", "total", "unit", "percent", "rate", "eta_s", "elapsed_s")
+RECORD_KEYS = (
+    "time",
+    "command",
+    "event",
+    "done",
+    "total",
+    "unit",
+    "percent",
+    "rate",
+    "rate_recent",
+    "eta_s",
+    "elapsed_s",
+)
 
 
 def _field_text(key: str, value: Any) -> str:
