@@ -83,10 +83,12 @@ RUN_DIR ?= runs/$(basename $(notdir $(CONFIG)))
 REPORT_DIR ?= reports/$(basename $(notdir $(CONFIG)))
 .PHONY: analyze
 # Each stage is skipped when done: `boggle run` does nothing for a finished run (it resumes an
-# interrupted one), and the analysis reruns only when the run's _SUCCESS is newer than the report.
+# interrupted one), and the analysis reruns only when the run's marker (_SUCCESS.parquet; a run
+# of schema 5: _SUCCESS) is newer than the report.
 analyze: setup  ## generate, solve and analyse $(CONFIG) into $(RUN_DIR) and $(REPORT_DIR)/report.html
 	$(BIN)/boggle run $(CONFIG) --out $(RUN_DIR)
-	@if [ $(REPORT_DIR)/report.html -nt $(RUN_DIR)/_SUCCESS ]; then \
+	@marker=$(RUN_DIR)/_SUCCESS.parquet; [ -f $$marker ] || marker=$(RUN_DIR)/_SUCCESS; \
+	if [ -f $$marker ] && [ $(REPORT_DIR)/report.html -nt $$marker ]; then \
 	  echo "$(REPORT_DIR) is up to date with $(RUN_DIR)"; \
 	  echo "report: $(abspath $(REPORT_DIR))/report.html"; \
 	else \
