@@ -7,7 +7,6 @@ by the test, whose workers run in another working directory and cannot read the 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -20,7 +19,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, read_side, read_side_json
 
 BIN = Path(sys.executable).parent
 
@@ -141,10 +140,8 @@ def test_run_generate_and_ingest_on_a_cluster_equal_loky(
         assert "cannot see" in hidden.stderr and "the client writes every part" in hidden.stderr
         for out in (shared / f"{name}-dask", client_dir / f"{name}-hidden"):
             assert parts(out) == parts(client_dir / f"{name}-loky")
-            assert (out / "_rejects.csv").read_bytes() == (
-                client_dir / f"{name}-loky" / "_rejects.csv"
-            ).read_bytes()
-            assert json.loads((out / "_SUCCESS").read_text())["config"]["run"]["backend"] == "dask"
+            assert read_side(out, "_rejects.csv") == read_side(client_dir / f"{name}-loky", "_rejects.csv")
+            assert read_side_json(out)["config"]["run"]["backend"] == "dask"
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ from pipeline.boards import (
     read_dice_file,
 )
 from pipeline.errors import BoggleError, ConfigError
-from tests.conftest import REPO, one_error_line, run_boggle
+from tests.conftest import REPO, one_error_line, read_side_json, run_boggle
 
 NEW = load_dice_set("new")
 
@@ -203,7 +203,7 @@ def test_run_from_a_dice_file_is_recorded_and_analysed_without_the_file(tmp_path
     )
     res = run_boggle(*args)
     assert res.returncode == 0, res.stderr
-    manifest = json.loads((out / "_SUCCESS").read_text())
+    manifest = read_side_json(out)
     assert manifest["dice"]["faces"] == [list(d) for d in mine.dice]
     assert manifest["dice"]["sha256"] == manifest["identity"]["dice"]["sha256"] == mine.sha256
     # the boards are the generator's: the same as `boggle generate` with the file

@@ -378,6 +378,7 @@ def test_written_files_have_only_described_columns(
     """A real ingest run (with a reject) and a real proof: every column of what they write is
     described (the tests above check the schema code; this checks the files)."""
     import csv
+    import io
 
     import pyarrow.parquet as pq
 
@@ -387,6 +388,7 @@ def test_written_files_have_only_described_columns(
     from pipeline.prove.certificate import BOARDS_FILE_COLUMNS as BOARD_COLUMNS
     from pipeline.runner import execute
     from pipeline.store import schema
+    from tests.conftest import read_side
 
     boards = tmp_path / "boards.txt"
     boards.write_text("perslatgsineters\nnot a board!\n", encoding="utf-8")
@@ -404,8 +406,8 @@ def test_written_files_have_only_described_columns(
     execute(cfg)
     part = pq.read_schema(next((tmp_path / "run").glob("part-*.parquet")))
     _assert_described(schema.COLUMNS, part.names, "a written run part")
-    with open(tmp_path / "run" / schema.REJECTS, newline="", encoding="utf-8") as f:
-        header, *rows = list(csv.reader(f))
+    text = read_side(tmp_path / "run", schema.REJECTS).decode("utf-8")
+    header, *rows = list(csv.reader(io.StringIO(text, newline="")))
     assert header == list(schema.REJECT_COLUMNS) and len(rows) == 1
 
     out = tmp_path / "proof"

@@ -200,7 +200,7 @@ def test_what_if_writes_both_runs_to_the_bucket_and_resumes(
     assert f"({url}/base)" in res.stdout and f"dice {url}/variant-dice.txt" in res.stdout
     found = objects(f"{name}/runs/wi")
     for side in ("base", "variant"):
-        assert f"{name}/runs/wi/{side}/_SUCCESS" in found
+        assert f"{name}/runs/wi/{side}/_SUCCESS.parquet" in found
     assert found[f"{name}/runs/wi/variant-dice.txt"].startswith(b"# what-if variant of")
     assert list(work.iterdir()) == []
     again = run_boggle(*WHAT_IF, "-o", url, env=env, cwd=work)  # a finished pair: the same figures

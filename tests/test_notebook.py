@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ALPHA, BETA, REPO, write_run
+from tests.conftest import ALPHA, BETA, REPO, read_side_json, write_run
 
 # the notebook extra (`make dev`, `make notebook`); `make setup` alone does not install it
 nbformat = pytest.importorskip("nbformat")
@@ -89,7 +89,7 @@ def test_notebook_runs_against_a_small_run(tmp_path: Path) -> None:
 def test_notebook_runs_against_the_smoke_run(smoke_run: Path) -> None:
     nb = execute(smoke_run)
     text = outputs_text(nb)
-    manifest = json.loads((smoke_run / "_SUCCESS").read_text())
+    manifest = read_side_json(smoke_run)
     assert manifest["lexicon"]["name"] in text
     assert "2000" in text.replace(",", "")
     assert re.search(r"count\s+2,000\b", text)

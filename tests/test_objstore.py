@@ -325,8 +325,8 @@ def test_damaged_or_foreign_part(bucket: str, tiny_dict: str, tmp_path: Path) ->
     assert exc.value.exit_code == 4 and "part-00001" in exc.value.message
     with pytest.raises(DamagedRunError):
         pipeline.read_run(url)
-    # unfinished (no _SUCCESS), with a foreign part (another chunk's bytes): recomputed
-    f.rm_file(f"{bucket}/run/_SUCCESS")
+    # unfinished (no _SUCCESS.parquet), with a foreign part (another chunk's bytes): recomputed
+    f.rm_file(f"{bucket}/run/_SUCCESS.parquet")
     f.pipe_file(part1, f.cat_file(f"{bucket}/run/part-00000.parquet"))
     notes: list[str] = []
     assert run_job(run_config(tiny_dict, url), note=notes.append).status == "resumed"

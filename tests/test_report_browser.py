@@ -199,7 +199,7 @@ def test_first_screen_and_table_widths_at_1280(browser, designer_runs: list[Path
         )
         assert box[0] >= 0 and box[1] <= 800, box
         text = browser.execute_script("return document.getElementById('headline').innerText")
-        assert "points per board" in text and "model estimate" in text and "boggle what-if" in text
+        assert "points a board" in text and "model estimate" in text and "boggle what-if" in text
         # the headline's mean equals the summary table's
         mean = res.tables.headline["score_mean"].iloc[0]
         assert f"{mean:,.1f}" in text

@@ -54,13 +54,18 @@ def packable(name: str) -> bool:
 
 def pack(payload: bytes, schema: pa.Schema) -> bytes:
     """``payload`` as a Parquet file of no rows with ``schema`` (the run's board schema)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
         metadata = {TEXT_KEY: payload.decode("utf-8")}
     except UnicodeDecodeError:
         metadata = {BASE64_KEY: base64.b64encode(payload).decode("ascii")}
-    table = schema.remove_metadata().empty_table().replace_schema_metadata(metadata)
+    # the columns as zero-length null arrays: Schema.empty_table imports pandas (150 MB in a
+    # run's main process, which otherwise never needs it)
+    bare = schema.remove_metadata()
+    table = pa.Table.from_arrays([pa.nulls(0, f.type) for f in bare], schema=bare)
+    table = table.replace_schema_metadata(metadata)
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="zstd")
     return sink.getvalue()
