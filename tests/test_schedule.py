@@ -197,9 +197,14 @@ def test_the_nightly_script_makes_a_new_run_each_day(tmp_path: Path, enable2k_pa
     for day in ("2026-12-01", "2026-12-02"):
         res = nightly(tmp_path, enable2k_path, day)
         assert res.returncode == 0, res.stderr
-    assert sorted(p.name for p in runs.iterdir()) == [".summaries", "2026-12-01", "2026-12-02"]
-    assert sorted(p.name for p in (runs / ".summaries").iterdir()) == ["2026-12-01.json", "2026-12-02.json"]
-    first, second = (json.loads((runs / ".summaries" / f"2026-12-0{d}.json").read_text()) for d in (1, 2))
+    assert sorted(p.name for p in runs.iterdir()) == ["2026-12-01", "2026-12-02"]
+    assert sorted(p.name for p in (tmp_path / "runs.summaries").iterdir()) == [
+        "2026-12-01.json",
+        "2026-12-02.json",
+    ]
+    first, second = (
+        json.loads((tmp_path / "runs.summaries" / f"2026-12-0{d}.json").read_text()) for d in (1, 2)
+    )
     assert first["status"] == second["status"] == "complete" and first["run_id"] != second["run_id"]
     seeds, boards = [], []
     for day in ("2026-12-01", "2026-12-02"):
@@ -214,7 +219,10 @@ def test_the_nightly_script_makes_a_new_run_each_day(tmp_path: Path, enable2k_pa
 
     again = nightly(tmp_path, enable2k_path, "2026-12-01")  # a retry of a finished night
     assert again.returncode == 0
-    assert json.loads((runs / ".summaries" / "2026-12-01.json").read_text())["status"] == "already complete"
+    assert (
+        json.loads((tmp_path / "runs.summaries" / "2026-12-01.json").read_text())["status"]
+        == "already complete"
+    )
     assert not (tmp_path / "alerts.txt").exists()
 
     # bad input needs a person: alerted at once, not retried, the script exits 2
@@ -222,10 +230,10 @@ def test_the_nightly_script_makes_a_new_run_each_day(tmp_path: Path, enable2k_pa
     assert bad.returncode == 2 and "retry" not in bad.stderr
     assert (tmp_path / "alerts.txt").read_text().split() == [
         "2",
-        str(runs / ".summaries" / "2026-12-03.json"),
+        str(tmp_path / "runs.summaries" / "2026-12-03.json"),
         "2026-12-03",
     ]
-    assert json.loads((runs / ".summaries" / "2026-12-03.json").read_text())["exit_code"] == 2
+    assert json.loads((tmp_path / "runs.summaries" / "2026-12-03.json").read_text())["exit_code"] == 2
 
 
 def test_the_nightly_script_retries_only_transient_codes(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 its layout (a folder a night, named by its date), then `boggle analyze` of all of them: a trend
 section with one point per night, control limits checked against pandas, a night of another
 word list flagged, the layout read by DuckDB and polars with one date column (`run_date`), and a
-glob of the folder analysed without the summaries."""
+glob of the folder analysed (the summaries are beside it)."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def _analyze(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_nightly_layout_trend_report_and_flags(nights: Path) -> None:
     runs = nights / "nightly"
     assert sorted(p.name for p in runs.iterdir() if not p.name.startswith(".")) == [*NIGHTS, OTHER_NIGHT]
-    assert sorted(p.name for p in (runs / ".summaries").iterdir()) == [
+    assert sorted(p.name for p in (runs.parent / "nightly.summaries").iterdir()) == [
         f"{d}.json" for d in [*NIGHTS, OTHER_NIGHT]
     ]
 
@@ -105,7 +105,7 @@ def test_nightly_layout_trend_report_and_flags(nights: Path) -> None:
         dates = scan.select("run_date").unique().collect()["run_date"].to_list()
         assert sorted(d.isoformat() for d in dates) == [*NIGHTS, OTHER_NIGHT]
 
-    # a glob of the folder (the shell's `nightly/*`: the hidden summaries are not in it)
+    # a glob of the folder (the shell's `nightly/*`: the summaries are beside it, not in it)
     res = subprocess.run(
         ["sh", "-c", "bin/boggle analyze nightly/* --out report -q"],
         cwd=nights,
@@ -164,12 +164,14 @@ def test_nightly_layout_trend_report_and_flags(nights: Path) -> None:
     assert f"<h1>Board quality: new dice · enable2k, 8 nights from {NIGHTS[0]} to {OTHER_NIGHT}</h1>" in html
 
     # a file is no run directory: one line, exit 2, nothing skipped
-    res = _analyze(nights, str(runs / "2026-12-01"), str(runs / ".summaries" / "2026-12-01.json"))
+    res = _analyze(
+        nights, str(runs / "2026-12-01"), str(runs.parent / "nightly.summaries" / "2026-12-01.json")
+    )
     assert res.returncode == 2 and res.stderr.strip().splitlines() == [
-        f"error: {runs / '.summaries' / '2026-12-01.json'}: not a run directory (a file); "
+        f"error: {runs.parent / 'nightly.summaries' / '2026-12-01.json'}: not a run directory (a file); "
         "give run folders, such as 'nightly/*/'"
     ]
-    summary = json.loads((runs / ".summaries" / f"{OTHER_NIGHT}.json").read_text())
+    summary = json.loads((runs.parent / "nightly.summaries" / f"{OTHER_NIGHT}.json").read_text())
     assert summary["status"] == "complete"
 
 

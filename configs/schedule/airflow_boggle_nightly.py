@@ -61,9 +61,10 @@ def boggle_nightly() -> None:
     def boggle_run() -> dict[str, object]:
         context = get_current_context()
         day = str(context.get("ds") or datetime.date.today().isoformat())  # a manual run has no ds
-        # --summary-json writes only into a folder that exists; .summaries/ is outside RUNS/*/ globs
-        os.makedirs(os.path.join(BOGGLE_RUNS, ".summaries"), exist_ok=True)
-        summary = os.path.join(BOGGLE_RUNS, ".summaries", f"{day}.json")
+        # --summary-json writes only into a folder that exists; RUNS.summaries/ is beside RUNS,
+        # which stays a folder of nothing but runs (every engine reads it as Parquet)
+        os.makedirs(BOGGLE_RUNS.rstrip("/") + ".summaries", exist_ok=True)
+        summary = os.path.join(BOGGLE_RUNS.rstrip("/") + ".summaries", f"{day}.json")
         command = [
             BOGGLE, "run", BOGGLE_CONFIG, "--seed-from-date", day, "--out", os.path.join(BOGGLE_RUNS, day),
             "--quiet", "--summary-json", summary,

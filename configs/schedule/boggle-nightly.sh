@@ -28,8 +28,8 @@
 #   BOGGLE_CONFIG       the run config          (default /opt/boggle-pipeline/configs/schedule/nightly.toml)
 #   BOGGLE_RUNS         folder of the nightly runs (default /data/runs/nightly): RUNS/<date>/
 #                       (the date is in the data too: the run_date column) and
-#                       RUNS/.summaries/<date>.json (hidden: no glob of runs, RUNS/* included,
-#                       picks the summaries up)
+#                       RUNS.summaries/<date>.json beside it (outside RUNS: RUNS/* names the
+#                       nights and nothing else, and engines read RUNS as a folder of Parquet)
 #   BOGGLE_RETRIES      retries of a transient failure, 0 to 100 (default 2; 0 under systemd's Restart=)
 #   BOGGLE_RETRY_DELAY  seconds between tries, 0 to 86400 (default 300)
 #   BOGGLE_ALERT        a command run as `$BOGGLE_ALERT EXIT_CODE SUMMARY_JSON DATE` when a person is
@@ -104,8 +104,8 @@ alert() {  # alert EXIT_CODE SUMMARY
 # "today" is the local date, as boggle reads it; resolved once, so a retry after midnight
 # resumes the night it started
 [ "$DATE" = today ] && DATE=$(date +%F)
-mkdir -p "$RUNS/.summaries" || exit 5  # the summary is written only into a folder that exists
-summary="$RUNS/.summaries/$DATE.json"
+mkdir -p "$RUNS.summaries" || exit 5  # the summary is written only into a folder that exists
+summary="$RUNS.summaries/$DATE.json"
 night="$RUNS/$DATE"
 
 trend() {  # the trend report over every finished night, when BOGGLE_TREND_REPORT names a folder
