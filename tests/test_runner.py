@@ -110,7 +110,7 @@ def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: 
     )
     try:
         deadline = time.monotonic() + 120
-        while len(list((out / PARTS_DIR).glob("*.json*"))) < 3:
+        while len(list((out / PARTS_DIR).glob("_part-*.json*"))) < 3:
             assert proc.poll() is None, f"the run ended early: {proc.stderr.read() if proc.stderr else ''}"
             assert time.monotonic() < deadline, "no part appeared in time"
             time.sleep(0.005)
@@ -119,7 +119,7 @@ def test_resume_after_sigkill_equals_a_clean_run(tmp_path: Path, enable2k_path: 
         proc.wait()
     # a part is trusted once the main process has recorded it; a part a worker renamed into
     # place just before the kill has no record yet and is recomputed
-    recorded = len(list((out / PARTS_DIR).glob("*.json*")))
+    recorded = len(list((out / PARTS_DIR).glob("_part-*.json*")))
     committed = len(committed_chunks(out))
     assert not side_path(out).exists(), "the run finished before it could be killed"
     assert 3 <= recorded <= committed < 30

@@ -119,13 +119,15 @@ def headline_section(head: pd.DataFrame, suspects: pd.DataFrame, check: pd.DataF
 
 
 def dice_next(head: pd.DataFrame, suspects: pd.DataFrame) -> str:
-    """The dice to look at next: per run, the lowest-valued dice and the die faces that come
-    with bad boards, each with the ``boggle what-if`` line that measures a change of it."""
+    """The dice to look at next: per run, on one line, its lowest-valued die and the die face
+    that comes most with bad boards (the first screen must stay one screen), one ``boggle
+    what-if`` line as the example, and every suspect with its own what-if line folded below."""
     if suspects.empty:
         return ""
-    items = []
+    items, short = [], []
+    example = ""
     for run, g in suspects.groupby("run", sort=False):
-        lines = []
+        lines, firsts = [], {}
         for rec in g.to_dict("records"):
             if rec["by"] == "value":
                 what = (
@@ -137,18 +139,24 @@ def dice_next(head: pd.DataFrame, suspects: pd.DataFrame) -> str:
                     f"{esc(rec['what'])}: {float(rec['estimate']):.2f} ({float(rec['low']):.2f} to "
                     f"{float(rec['high']):.2f})"
                 )
+            line = f"die {int(rec['die'])} {mono(rec['faces'])}: {what}"
+            firsts.setdefault(rec["by"], line)
+            example = example or str(rec["what_if"] or "")
             cmd = f"<br><code>{esc(rec['what_if'])}</code>" if rec["what_if"] else ""
-            lines.append(f"<li>die {int(rec['die'])} {mono(rec['faces'])}: {what}{cmd}</li>")
+            lines.append(f"<li>{line}{cmd}</li>")
         items.append(f"<p><b>{esc(run)}</b></p><ul>{''.join(lines)}</ul>")
+        short.append(f"<li><b>{esc(run)}</b>: {' · '.join(firsts.values())}</li>")
     r2 = head["model_r2"].dropna() if "model_r2" in head else pd.Series(dtype=float)
     note = what_if_note(float(r2.iloc[0]) if len(r2) == 1 or (len(r2) and r2.nunique() == 1) else math.nan)
     if len(r2) > 1 and r2.nunique() > 1:
         note += model_fit_text(
             (run, v) for run, v in zip(head["run"], head["model_r2"], strict=True) if v == v
         )
+    measure = f" Measure a change: <code>{esc(example)}</code>" if example else ""
     return (
-        "<details open><summary><b>Dice to look at next</b>: the lowest die values and the die faces that "
-        "come with bad boards, each with the what-if that measures a change</summary>"
+        "<p><b>Dice to look at next</b>: each run's lowest-valued die and the die face that comes most "
+        f"with bad boards.{measure}</p><ul>{''.join(short)}</ul>"
+        "<details><summary>Every suspect, each with the what-if that measures a change</summary>"
         + "".join(items)
-        + f'<p class="small">{note}</p></details>'
+        + f'</details><p class="small">{note}</p>'
     )
