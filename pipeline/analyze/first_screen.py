@@ -127,7 +127,8 @@ def dice_next(head: pd.DataFrame, suspects: pd.DataFrame) -> str:
     items, short = [], []
     example = ""
     for run, g in suspects.groupby("run", sort=False):
-        lines, firsts = [], {}
+        lines: list[str] = []
+        firsts: dict[str, str] = {}
         for rec in g.to_dict("records"):
             if rec["by"] == "value":
                 what = (
