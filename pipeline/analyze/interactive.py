@@ -126,11 +126,7 @@ def source_note() -> str:
 
 
 def plotly_available() -> bool:
-    try:
-        import plotly  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return _package_folder("plotly") is not None
 
 
 def plotly_script() -> str:

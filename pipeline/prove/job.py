@@ -406,8 +406,7 @@ def _indexed(
     from pipeline.parallel import lifeline
 
     lifeline.arm()  # a kill -9 of the main process leaves no worker proving on
-    table, cpu = prove_chunk(args, threshold, enumerate_max, ids, bound)
-    return c, table, cpu
+    return _indexed_here(c, args, threshold, enumerate_max, ids, bound)
 
 
 def _indexed_here(

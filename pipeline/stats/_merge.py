@@ -61,7 +61,7 @@ class KeyCounts:
         self.extra: list[str] = []  # names beyond the vocabulary, from parts of their own
         self._index: dict[str, int] | None = None
         self._dense: dict[str, np.ndarray] = {}  # source -> count by key
-        self._dense_max = max(1, DENSE_BYTES // (8 * max(len(self.base), 1024)))
+        self._dense_max = max(1, DENSE_BYTES // (8 * max(len(self.base), self.dense_floor)))
         self._done: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # source -> compacted
         self._pending: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         self._pending_n: dict[str, int] = {}
