@@ -18,6 +18,7 @@ A re-run of a finished run returns what the first run returned: 0, or 3 when it 
 from __future__ import annotations
 
 import re
+import signal
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -125,6 +126,20 @@ class InternalError(BoggleError):
 
     def one_line(self) -> str:
         return f"internal error (please report it): {super().one_line()}"
+
+
+# the signals the command line's handlers took (SIGTERM, SIGINT; the first decides the outcome),
+# kept here so that a job stops at its next commit even when the signal's exception was swallowed
+# on its way up: pyarrow drops one raised while it imports pandas lazily (its first to_numpy),
+# and a -j 1 run then solved on to its end and sealed itself after a SIGTERM
+SIGNALS_TAKEN: list[int] = []
+
+
+def stop_if_signalled() -> None:
+    """Raise the first taken signal's exception again (a no-op when none was taken): called
+    before a job commits a part or writes its manifest, so nothing is sealed after a signal."""
+    if SIGNALS_TAKEN:
+        raise Terminated() if SIGNALS_TAKEN[0] == signal.SIGTERM else KeyboardInterrupt()
 
 
 class Terminated(KeyboardInterrupt):

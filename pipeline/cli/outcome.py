@@ -25,6 +25,7 @@ from pipeline.errors import (
     EXIT_INTERRUPTED,
     EXIT_IO,
     EXIT_TERMINATED,
+    SIGNALS_TAKEN,
     BoggleError,
     Terminated,
     quote,
@@ -69,9 +70,10 @@ def note(message: str) -> None:
     err(f"note: {message}")
 
 
-# the signals this process's handlers took (SIGTERM, SIGINT), the first decides the exit code;
+# the signals this process's handlers took (SIGTERM, SIGINT), the first decides the exit code
+# (the library's list: a job stops at its next commit even if the exception was swallowed);
 # whether the command's error line for it was already printed
-_signals: list[int] = []
+_signals: list[int] = SIGNALS_TAKEN
 _signal_reported: list[bool] = []
 _redelivered: list[int] = []  # a signal lost in a finalizer and delivered again
 REDELIVER_S = 0.02

@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from pipeline.errors import DamagedRunError, InternalError, OutputConflictError
+from pipeline.errors import DamagedRunError, InternalError, OutputConflictError, stop_if_signalled
 from pipeline.io import package_versions, recorded_command
 from pipeline.store import parts as P
 from pipeline.store.kind import JobKind, JobOutcome, JobState, JobStatus
@@ -391,6 +391,7 @@ class JobDir:
         ``written`` is the record a worker that wrote the part sent back (size and checksum of
         what it committed, its statistics' too); ``totals``: what a run's part holds (words,
         points), recorded with it."""
+        stop_if_signalled()
         self.check_lease()
         if table is not None:
             meta = {**(metadata or {}), P.META_CONFIG: self.tag}
@@ -446,6 +447,7 @@ class JobDir:
         if command is not None:
             manifest["command"] = command  # the session that finished it
         manifest[SEAL] = seal_of(manifest)
+        stop_if_signalled()
         self.check_lease()
         write_json(self.loc, MANIFEST, manifest)
         self.manifest = manifest
