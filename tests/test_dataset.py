@@ -26,7 +26,7 @@ from pipeline.dataset import repo_root, resolve_run_dir
 from pipeline.errors import BoggleError, DamagedRunError
 from pipeline.lexicon import load_lexicon
 from pipeline.runner import execute, run_job
-from pipeline.store.pack import SUFFIX
+from pipeline.store.pack import BASE64_KEY, SUFFIX, TEXT_KEY
 from pipeline.store.schema import LOCK_FILE, PARTS_DIR, RUN_RECORD
 from tests.conftest import REPO, gen_config, ingest_config, read_side_json, side_path, write_side
 
@@ -117,6 +117,11 @@ def test_every_reader_reads_exactly_the_runs_boards(which: str, request: pytest.
     assert got == {reader: list(range(n)) for reader in got}
 
 
+def pack_keys(path: Path) -> set[bytes]:
+    """The payload key of a packed side file's footer (text or base64)."""
+    return set(pq.read_metadata(path).metadata) & {TEXT_KEY, BASE64_KEY}
+
+
 def test_every_file_that_is_not_a_part_is_an_empty_table_of_the_runs_schema(
     gen_run: Path, ingest_run: Path
 ) -> None:
@@ -135,6 +140,10 @@ def test_every_file_that_is_not_a_part_is_an_empty_table_of_the_runs_schema(
             assert path.name[0] == "_" and path.suffix == ".parquet", path
             assert pq.read_metadata(path).num_rows == 0
             assert pq.read_schema(path).remove_metadata() == schema
+            # the payload is in the footer once: not again inside the stored Arrow schema
+            keys = pack_keys(path)
+            assert len(keys) == 1 and set(pq.read_metadata(path).metadata) == {b"ARROW:schema", *keys}
+            assert not (set(pq.read_schema(path).metadata or {}) & keys)
     assert len(store.read_rejects(ingest_run)) == 4
     assert manifest_of(ingest_run)["rejects_file"] == "_rejects.csv"
 

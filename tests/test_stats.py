@@ -6,6 +6,7 @@ order the parts came, and a damaged or foreign statistics file is refused like a
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +204,35 @@ def test_statistics_bytes_round_trip_and_refuse_damage(dice_run: Path) -> None:
     for bad in (data[: len(data) // 2], data.replace(b"face_n.npy", b"face_m.npy"), b"not a zip"):
         with pytest.raises(DamagedRunError, match="statistics"):
             stats.from_bytes(bad, "x")
+
+
+def test_statistics_arrays_are_kept_narrow_and_int64_files_still_read(dice_run: Path) -> None:
+    """Each array is written in the smallest signed integer type its values fit (the word
+    counts: half the bytes); the int64 arrays written before read the same, and a type that is
+    not a signed integer is refused."""
+    import io
+    import zipfile
+
+    data = read_side(dice_run, stats_name(1))
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        arrays = {name: z[name] for name in z.files}
+    assert arrays["word_counts"].dtype == np.int32 and arrays["factor_bad"].dtype.itemsize <= 2
+    ps = stats.from_bytes(data)
+    assert ps.word_counts is not None and ps.word_counts.dtype == np.int64
+
+    def rewritten(change: Callable[[np.ndarray], np.ndarray]) -> bytes:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as zf:
+            for name, a in arrays.items():
+                member = io.BytesIO()
+                np.lib.format.write_array(member, a if name == "meta" else change(a), allow_pickle=False)
+                zf.writestr(f"{name}.npy", member.getvalue())
+        return buf.getvalue()
+
+    old = stats.from_bytes(rewritten(lambda a: a.astype(np.int64)))
+    assert stats.to_bytes(old) == data
+    with pytest.raises(DamagedRunError, match="wrong type"):
+        stats.from_bytes(rewritten(lambda a: a.astype(np.float64)))
 
 
 @pytest.mark.parametrize("how", ["flip", "swap"])

@@ -65,9 +65,13 @@ def pack(payload: bytes, schema: pa.Schema) -> bytes:
     # run's main process, which otherwise never needs it)
     bare = schema.remove_metadata()
     table = pa.Table.from_arrays([pa.nulls(0, f.type) for f in bare], schema=bare)
-    table = table.replace_schema_metadata(metadata)
     sink = io.BytesIO()
-    pq.write_table(table, sink, compression="zstd")
+    # the payload in the file's footer only: as the table's schema metadata it was kept twice,
+    # again inside the serialized Arrow schema (base64 of base64: a run's statistics took 48 MB
+    # of 267 at 1M boards, 20 MB now), and parsed twice by every reader
+    with pq.ParquetWriter(sink, bare, compression="zstd") as writer:
+        writer.write_table(table)
+        writer.add_key_value_metadata(metadata)
     return sink.getvalue()
 
 
