@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from pipeline import jit, settings
 
@@ -27,6 +28,10 @@ REPO = Path(__file__).resolve().parent.parent
 #: they call kernels the ahead-of-time build does not export (pipeline.jit). ``boggle``
 #: subprocesses choose for themselves (job_environment), as a user's do.
 os.environ[jit.ENV] = "jit"
+#: Hypothesis's per-example deadline is a timed assertion: a first example that compiles a
+#: kernel, or a loaded 2-core CI machine, fails it with nothing wrong. Examples are not timed.
+hypothesis_settings.register_profile("untimed", deadline=None)
+hypothesis_settings.load_profile("untimed")
 #: The embedded ENABLE2K, by name (pipeline/data/enable2k.txt.gz): every machine has it.
 ENABLE2K = "enable2k"
 #: In CI a test that finds its data missing fails instead of skipping: a machine without it
