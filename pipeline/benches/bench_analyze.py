@@ -97,7 +97,7 @@ def _size_row(scratch: Path, count: int, words: bool, dictionary: str, jobs: int
     # each into a report folder of its own: the median by CPU, and the spread
     runs = [
         measure(boggle("analyze", str(out), "--out", str(scratch / f"report-{out.name}-{i}"), "--quiet"))
-        for i in range(max(1, repeat))
+        for i in range(repeat)
     ]
     ranked = sorted(runs, key=lambda c: c.cpu_s)
     shutil.rmtree(out, ignore_errors=True)
@@ -142,6 +142,7 @@ def main(
     ] = None,
 ) -> None:
     """Print what ``boggle analyze`` costs beside ``boggle run`` at several sizes."""
+    repeat = max(1, repeat)
     base = Path(tempfile.mkdtemp(prefix="bench-analyze-", dir=scratch))
     try:
         rows = [_size_row(base, int(n), True, dictionary, jobs, repeat) for n in sizes.split(",") if n]
@@ -158,7 +159,7 @@ def main(
                 f"{r.label:<34} {r.run.cpu_s:>10.1f} {r.run.peak_mb:>12,.0f} {r.analyze.cpu_s:>14.2f} "
                 f"{r.analyze.cpu_s / r.run.cpu_s:>6.3f} {r.analyze.cpu_s / r.boards * 1e6:>9.2f} "
                 f"{r.analyze.peak_mb:>11,.0f} {r.analyze.peak_mb / first:>8.2f}  "
-                f"{r.spread[0]:.2f}-{r.spread[1]:.2f} ({max(1, repeat)} analyses)"
+                f"{r.spread[0]:.2f}-{r.spread[1]:.2f} ({repeat} analyses)"
             )
         typer.echo(
             "targets: ratio <= 0.25; analyze MB <= 500 at 1M boards with word lists and <= 1.3 x first"
