@@ -1,12 +1,12 @@
 # One place for every routine command. `make setup` once, then `make analyze` / `make test`;
-# a contributor runs `make dev` once more (the lint, type and docs tools; the prover's kernels).
+# a contributor runs `make dev` once more (the lint, type and docs tools).
 PYTHON ?= python3
 include scripts/common.mk
 CONFIG ?= configs/default.toml
 
 .PHONY: setup dev lexicon aot test test-integration test-slow test-all check format format-check lint typecheck docs clean analyze notebook
 
-setup: $(VENV)/.installed lexicon  ## create .venv with what running, analysing and `make test` need (the [test] extra: [analyze], polars, pytest)
+setup: $(VENV)/.installed lexicon aot  ## create .venv with what running, analysing and `make test` need (the [test] extra: [analyze], polars, pytest), and the prove and analyze commands' kernels compiled ahead of time
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet --no-compile -e '.[test]'  # bytecode is compiled on first import: 170 MB less
 	touch $@
 
-dev: $(VENV)/.dev aot  ## a contributor's setup (CI's): `make setup` plus every extra, the docs, lint and type-check tools, and the prover's kernels compiled ahead of time
+dev: $(VENV)/.dev aot  ## a contributor's setup (CI's): `make setup` plus every extra, the docs, lint and type-check tools
 
 $(VENV)/.dev: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[dev]'
@@ -31,8 +31,8 @@ lexicon:  ## install Debian's tanglet-data (14 more languages) where apt and roo
 	  echo "note: tanglet-data (tanglet:<lang> word lists) not installed: needs apt and root; the embedded enable2k is the default"; \
 	fi
 
-aot: $(VENV)/.installed  ## compile the prove command's kernels ahead of time (pipeline/_kernels_aot*.so, 2-4 minutes on 2 cores; needs a C compiler; `make dev` runs it): about 110 MB less a process, see docs/performance.md; without it boggle prove uses numba's JIT, with the same results
-	@$(PY) -m pipeline.aot --if-stale || echo "note: boggle prove keeps numba's JIT (more memory, the same results)"
+aot: $(VENV)/.installed  ## compile the kernels of boggle prove and boggle analyze ahead of time (pipeline/_kernels_aot*.so, about 30 s on 2 cores; needs a C compiler; `make setup` runs it): about 110 MB less a process, and 0.5 CPU-s less an analysis, see docs/performance.md; without it both use numba's JIT, with the same results
+	@$(PY) -m pipeline.aot --if-stale || echo "note: boggle prove and boggle analyze keep numba's JIT (more memory and start-up, the same results)"
 
 # the default suite runs on this many pytest-xdist processes (the integration and slow checks
 # stay serial: they time real processes and signals)

@@ -1,21 +1,24 @@
-"""Compile the prove command's kernels ahead of time: ``python -m pipeline.aot`` (``make aot``,
-run by ``make dev``).
+"""Compile the kernels of ``boggle prove`` and ``boggle analyze`` ahead of time:
+``python -m pipeline.aot`` (``make aot``, run by ``make setup``).
 
 Why: numba's runtime and LLVM cost a process about 110 MB before it holds any data, more than
 half of what the field's C++ prover needs for a whole proof (docs/performance.md, "Memory per
 core"). The same kernels compiled into an extension module need neither, and their exports
 release the GIL, so ``boggle prove --backend threading`` runs its workers as threads of one
-small process (:mod:`pipeline.jit` decides which a process uses).
+small process (:mod:`pipeline.jit` decides which a process uses). An analysis calls a few
+statistics kernels: loading numba for them (its import and cached kernels, about 0.8 CPU-s)
+costs more than the rest of a 100-part analysis's second pass.
 
 How: a few small proofs run with numba's JIT in this process (:data:`RUNS`: both bounds, the
-default recipes from 3x3 to 4x4, ENABLE2K), and every kernel they called from Python is
-exported with the argument types it was called with, by numba's ``pycc`` (pending deprecation
-in numba; the JIT stays the fallback), into ``pipeline/_kernels_aot*.so``, its exported
-functions' wrappers built to release the GIL. The record ``pipeline/_kernels_aot.json`` goes
-last (exports, the SHA-256 of every kernel module and the module's own size and SHA-256): a
-process takes the module only while the sources still match it and the module is the one built.
-Needs a C compiler; without one the build fails and ``boggle`` keeps the JIT.
-"""
+default recipes from 3x3 to 4x4, ENABLE2K), then three small runs analysed together
+(:func:`exercise_analysis`), and every kernel the proofs called from Python, and the
+statistics' kernels the analysis called, is exported with the argument types it was called
+with, by numba's ``pycc`` (pending deprecation in numba; the JIT stays the fallback), into
+``pipeline/_kernels_aot*.so``, its exported functions' wrappers built to release the GIL. The
+record ``pipeline/_kernels_aot.json`` goes last (exports, the SHA-256 of every kernel module and
+the module's own size and SHA-256): a process takes the module only while the sources still
+match it and the module is the one built. Needs a C compiler; without one the build fails and
+``boggle`` keeps the JIT."""
 
 from __future__ import annotations
 
@@ -51,10 +54,10 @@ RUNS: tuple[tuple[str, int, str | None, str, int | tuple[int, ...]], ...] = (
 )
 
 
-def exercise(dictionary: str) -> None:
+def exercise(dictionary: str) -> set[str]:
     """Run :data:`RUNS` in this process (their kernels compile for the types they are called
     with), on an empty cache: the word list is compiled here too (its trie's kernels), as on a
-    new machine."""
+    new machine; then :func:`exercise_analysis`. Returns the kernels the proofs called."""
     from pipeline.prove import ProveConfig, run_prove
 
     with tempfile.TemporaryDirectory(prefix="boggle-aot-cache-") as cache:
@@ -71,6 +74,39 @@ def exercise(dictionary: str) -> None:
             )  # fmt: skip
             run_prove(cfg)
         exercise_deduping_force(dictionary)
+        proving = {key for key, _, _ in called_kernels()}
+        exercise_analysis(dictionary, Path(cache))
+    return proving
+
+
+#: The kernels exported from :func:`exercise_analysis` (the run it makes calls the solver's too:
+#: those stay the JIT's, ``boggle run`` does not ask for this module).
+ANALYSIS_KERNELS = "pipeline.stats."
+
+
+def exercise_analysis(dictionary: str, folder: Path) -> None:
+    """The statistics' kernels, which ``boggle analyze`` calls (:mod:`pipeline.stats`): three
+    small runs (new dice; classic dice sharing their draws; the same boards at minimum length
+    4) written here, then analysed together (each run's second pass and both kinds of paired
+    comparison), as the analysis's threads call them."""
+    from pipeline.analyze import analyze_runs
+    from pipeline.config import load_config
+    from pipeline.runner import run_job
+
+    runs = []
+    for name, dice, extra in (
+        ("new", "new", {}),
+        ("classic", "classic", {}),
+        ("min4", "new", {"rules.min_length": 4}),
+    ):
+        out = folder / "runs" / name
+        values: dict[str, Any] = {
+            "boards.dice": dice, "boards.count": 600, "boards.seed": 1, "boards.chunk_size": 300,
+            "lexicon.path": dictionary, "run.out": str(out), "run.n_jobs": 1, **extra,
+        }  # fmt: skip
+        run_job(load_config(None, values))
+        runs.append(out)
+    analyze_runs(runs, folder / "report", threads=1)
 
 
 def exercise_deduping_force(dictionary: str) -> None:
@@ -142,8 +178,8 @@ def build(dictionary: str = "enable2k", cpu: str | None = None) -> dict[str, Any
         raise RuntimeError(f"the ahead-of-time build runs with {jit.ENV}=jit")
     sources = jit.kernel_sources()
     t0 = time.perf_counter()
-    exercise(dictionary)
-    kernels = called_kernels()
+    proving = exercise(dictionary)
+    kernels = [k for k in called_kernels() if k[0] in proving or k[0].startswith(ANALYSIS_KERNELS)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pycc's pending deprecation
         cc_class = _gil_releasing_pycc()
@@ -187,7 +223,7 @@ def main(
         str | None, typer.Option(help="LLVM CPU name (default: x86-64-v2 on x86-64, else host).")
     ] = None,
 ) -> None:
-    """Compile the prove command's kernels ahead of time into pipeline/_kernels_aot*.so."""
+    """Compile the prove and analyze commands' kernels ahead of time into pipeline/_kernels_aot*.so."""
     if if_stale and jit.built_state()[0]:
         typer.echo(f"aot: pipeline/{jit.AOT_MODULE}*.so is up to date", err=True)
         return

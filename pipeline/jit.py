@@ -6,14 +6,17 @@ import njit``. Which compiler serves a process is decided once, when its first k
 is imported:
 
 * ``jit`` (the default): :func:`njit` is numba's. numba's runtime and LLVM cost a process
-  about 110 MB before any data (docs/performance.md, "Memory per core").
-* ``aot``: asked for by ``BOGGLE_KERNELS=aot`` (``boggle prove`` asks, see
-  :func:`prefer_ahead_of_time`) and granted only when the built module matches the kernel
+  about 110 MB before any data (docs/performance.md, "Memory per core"), and importing it and
+  loading its cached kernels about 0.8 CPU-s.
+* ``aot``: asked for by ``BOGGLE_KERNELS=aot`` (``boggle prove`` and ``boggle analyze`` ask,
+  see :func:`prefer_ahead_of_time`) and granted only when the built module matches the kernel
   modules' sources byte for byte (:func:`fingerprint`). :func:`njit` then returns the built
-  module's function for each kernel the build exported, and numba is never imported. The
+  module's function for each kernel the build exported, and numba is not imported. The
   exported functions release the GIL like the ``nogil`` kernels do, so threads share one
-  process. A kernel the build did not export (only ever called by other kernels) cannot be
-  called from Python in this mode: it raises :class:`~pipeline.errors.InternalError`.
+  process. A kernel called from Python with argument types no export takes, or one the build
+  did not export, is compiled by numba's JIT at that call (:class:`NotExported`): correct,
+  at the JIT's cost; one that calls other kernels cannot be, and raises
+  :class:`~pipeline.errors.InternalError`.
 
 The module must not import numba itself: that is the memory the ``aot`` mode saves.
 
@@ -161,27 +164,39 @@ def why_not_ahead_of_time() -> str:
 
 
 class NotExported:
-    """A kernel the ahead-of-time build did not export: only callable from other kernels."""
+    """A kernel the ahead-of-time build did not export: compiled by numba's JIT at its first
+    call from Python (numba is imported then, in this process only), as a kernel the build
+    never saw called; a kernel that calls other kernels cannot be (they are the built module's
+    here), which raises :class:`~pipeline.errors.InternalError`."""
 
-    def __init__(self, func: Callable[..., Any]) -> None:
+    def __init__(self, func: Callable[..., Any], options: dict[str, Any] | None = None) -> None:
         self.py_func = func
         self.key = f"{func.__module__}.{func.__qualname__}"
+        self._options = dict(options or {})
+        self._jitted: Any = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise InternalError(
-            f"{self.key} was not compiled ahead of time; re-run with {ENV}=jit, or add a run "
-            "that calls it to pipeline/aot.py and run make aot"
-        )
+        import numba
+        from numba.core.errors import TypingError
+
+        if self._jitted is None:
+            self._jitted = numba.njit(**self._options)(self.py_func)
+        try:
+            return self._jitted(*args, **kwargs)
+        except TypingError:  # it calls kernels of the built module, which numba cannot type
+            raise InternalError(
+                f"{self.key} was not compiled ahead of time; re-run with {ENV}=jit, or add a run "
+                "that calls it to pipeline/aot.py and run make aot"
+            ) from None
 
 
-def _exported(func: Callable[..., Any]) -> Callable[..., Any]:
+def _exported(func: Callable[..., Any], options: dict[str, Any]) -> Callable[..., Any]:
     key = f"{func.__module__}.{func.__qualname__}"
     symbols = _exports.get(key)
     if not symbols:
-        return NotExported(func)
+        return NotExported(func, options)
     variants = [getattr(_built, s) for s in symbols]
-    if len(variants) == 1:
-        return variants[0]
+    fallback = NotExported(func, options)
 
     def call(*args: Any) -> Any:
         for variant in variants:
@@ -189,7 +204,7 @@ def _exported(func: Callable[..., Any]) -> Callable[..., Any]:
                 return variant(*args)
             except TypeError:  # its argument types are another export's
                 continue
-        raise InternalError(f"{key}: no ahead-of-time signature takes these arguments; re-run with {ENV}=jit")
+        return fallback(*args)  # types no export takes: numba's JIT compiles them
 
     call.__name__ = func.__name__
     return call
@@ -202,8 +217,8 @@ def njit(*args: Any, **options: Any) -> Any:
 
         return numba.njit(*args, **options)
     if args and callable(args[0]):
-        return _exported(args[0])
-    return _exported
+        return _exported(args[0], options)
+    return lambda func: _exported(func, options)
 
 
 def intrinsic(func: Callable[..., Any]) -> Any:

@@ -77,15 +77,48 @@ def test_a_stale_or_missing_build_is_refused(tmp_path: Path, monkeypatch: pytest
         assert jit.built_state() == (True, "")
 
 
-def test_a_kernel_not_exported_says_so() -> None:
-    def helper(x: int) -> int:
-        return x
+def _twice(x):  # a kernel the build never saw: module-level, so numba can compile it
+    return 2 * x
 
-    stub = jit.NotExported(helper)
+
+def _calls_a_builtin_kernel(x):  # calls what numba cannot type (as a built export would be)
+    return _BUILT(x)
+
+
+def _BUILT(x):  # a Python callable in the kernel's globals, as a built module's export is
+    return x
+
+
+def test_a_kernel_not_exported_is_compiled_by_the_jit_at_its_first_call() -> None:
+    stub = jit.NotExported(_twice, {"cache": False})
+    assert stub(21) == 42
+    assert stub(1.5) == 3.0
+
+
+def test_a_kernel_that_calls_built_kernels_and_was_not_exported_says_so() -> None:
+    stub = jit.NotExported(_calls_a_builtin_kernel)
     with pytest.raises(
-        InternalError, match=r"helper was not compiled ahead of time; re-run with BOGGLE_KERNELS=jit"
+        InternalError,
+        match=r"_calls_a_builtin_kernel was not compiled ahead of time; re-run with BOGGLE_KERNELS=jit",
     ):
         stub(1)
+
+
+def test_an_export_that_takes_other_types_falls_back_to_the_jit(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[object] = []
+
+    def export(x: object) -> object:  # an export of int64 -> int64: refuses a float
+        calls.append(x)
+        if not isinstance(x, int):
+            raise TypeError("no matching definition")
+        return 2 * x
+
+    monkeypatch.setattr(jit, "_exports", {f"{_twice.__module__}.{_twice.__qualname__}": ["sym"]})
+    monkeypatch.setattr(jit, "_built", type("Built", (), {"sym": staticmethod(export)}))
+    call = jit._exported(_twice, {"cache": False})
+    assert call(4) == 8  # the export
+    assert call(2.5) == 5.0  # numba's JIT
+    assert calls == [4, 2.5]
 
 
 def prove(out: Path, kernels: str, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -149,7 +182,7 @@ def test_prove_takes_the_built_kernels_and_writes_the_jits_certificate(
 def test_the_deduping_force_runs_on_the_built_kernels(enable2k_path: str) -> None:
     """Every kernel the deduping force calls from Python is exported: a split on every class,
     values from paths too (heavy 4x4 classes take both), in the ``aot`` mode, numba never
-    imported (a kernel the build missed raises InternalError)."""
+    imported (a kernel the build missed would be numba's JIT's)."""
     need_built()
     code = (
         "import sys; from pipeline import jit; jit.prefer_ahead_of_time()\n"
@@ -167,6 +200,49 @@ def test_the_deduping_force_runs_on_the_built_kernels(enable2k_path: str) -> Non
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["aot", "False"]
+
+
+def test_analyze_takes_the_built_kernels_and_writes_the_jits_tables(
+    enable2k_path: str, tmp_path: Path
+) -> None:
+    """``boggle analyze`` (no environment set) of two paired runs (the same boards, minimum
+    length 3 and 4: each run's second pass and the paired one) runs the statistics' kernels of
+    the built module, never imports numba, and writes every table the JIT writes."""
+    import pandas as pd
+
+    from pipeline.runner import run_job
+    from tests.conftest import gen_config
+
+    need_built()
+    runs = []
+    for name, extra in (("min3", {}), ("min4", {"rules__min_length": 4})):
+        run_job(
+            gen_config(enable2k_path, tmp_path / name, boards__count=1000, boards__chunk_size=250, **extra)
+        )
+        runs.append(str(tmp_path / name))
+    shown = {}
+    for kernels in ("default", "jit"):
+        env = job_environment() | ({jit.ENV: kernels} if kernels != "default" else {})
+        out = tmp_path / f"report-{kernels}"
+        done = subprocess.run(
+            [sys.executable, "-c", REPORTING, "analyze", *runs, "-q", "-o", str(out)],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        shown[kernels] = done.stderr
+    assert "KERNELS aot numba=False llvmlite=False" in shown["default"]
+    assert "KERNELS jit numba=True" in shown["jit"]
+    tables = sorted(p.name for p in (tmp_path / "report-jit" / "tables").glob("*.parquet"))
+    assert "paired.parquet" in tables and "face_effects.parquet" in tables
+    assert tables == sorted(p.name for p in (tmp_path / "report-default" / "tables").glob("*.parquet"))
+    for name in tables:
+        built = pd.read_parquet(tmp_path / "report-default" / "tables" / name)
+        numba = pd.read_parquet(tmp_path / "report-jit" / "tables" / name)
+        pd.testing.assert_frame_equal(built, numba, check_exact=False, rtol=1e-12, atol=0, obj=name)
 
 
 @pytest.mark.integration
