@@ -87,3 +87,25 @@ def test_the_heavy_classes_leave_their_strata_for_one_of_their_own(tmp_path: Pat
     for cid, h in zip(new["class_ids"], new["strata"], strict=True):
         assert h == (len(old["strata_sizes"]) if cid in new["census"] else drawn[cid])
     assert out.with_suffix(".ids").read_text().split() == [str(c) for c in new["class_ids"]]
+
+
+def test_the_classes_to_prove_go_stratum_by_stratum_the_least_measured_first() -> None:
+    from pipeline.benches.prove_pairs import balanced_order
+
+    strata_of = {cid: cid % 3 for cid in range(30)}  # three strata of 10 classes
+    done = [0, 3, 6, 1]  # stratum 0 has 3 measured, stratum 1 has 1, stratum 2 none
+    rest = [c for c in range(30) if c not in done]
+    order = balanced_order(rest, strata_of, done)
+    assert sorted(order) == rest  # each class once
+    strata = [strata_of[c] for c in order]
+    assert sorted(strata[:3]) == [1, 2, 2]  # up to 2 measured each before stratum 0 gets one more
+    counts = {0: 3, 1: 1, 2: 0}
+    rounds = []  # how many of its stratum were measured before each class: never goes down
+    for s in strata:
+        rounds.append(counts[s])
+        counts[s] += 1
+    assert rounds == sorted(rounds) and rounds[0] == 0 and rounds[-1] == 9
+    # the same shuffle within a stratum whatever was done in the others
+    assert [c for c in order if strata_of[c] == 2] == [
+        c for c in balanced_order(rest, strata_of, []) if strata_of[c] == 2
+    ]

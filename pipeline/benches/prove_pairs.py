@@ -13,9 +13,11 @@ minutes, and a killed run resumes with the classes it has no line for.
 ``design`` adds a stratum to a stratified design: classes known to be heavy (the field's
 heaviest 4x4 classes, 705707, 156513 and 5590939) taken whole, each out of the stratum the
 model put it in, so that the estimate no longer depends on a sample drawing them. ``run``
-measures the design's classes, the heavy stratum first, the rest in a fixed shuffle (so that
-the classes done so far are a random part of each stratum); ``estimate`` gives each prover's
-CPU-hours for the whole proof and ours / the C++ from the classes measured so far.
+measures the design's classes, the heavy stratum first, the rest in a fixed shuffle taken
+stratum by stratum in turn (so that the classes done so far are a random part of each stratum,
+and every stratum has the two measured that the estimate needs early on: a run stopped at any
+point leaves an estimate of the whole proof); ``estimate`` gives each prover's CPU-hours for
+the whole proof and ours / the C++ from the classes measured so far.
 
 Example::
 
@@ -30,6 +32,8 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -128,6 +132,21 @@ def _ours(cid: int, config: dict[str, Any], classes: str, tmp: Path) -> dict[str
     }
 
 
+def balanced_order(rest: list[int], strata_of: dict[int, int], done: Iterable[int]) -> list[int]:
+    """The classes still to prove in a random order (:data:`ORDER_SEED`), taken stratum by
+    stratum in turn, the strata with the fewest measured first: every stratum has the 2
+    measured classes the estimate needs as early as possible, so a run stopped at any point
+    leaves an estimate over the whole recipe, its intervals narrowing as it goes on."""
+    shuffled = [rest[k] for k in np.random.default_rng(ORDER_SEED).permutation(len(rest))]
+    measured = Counter(strata_of[c] for c in done if c in strata_of)
+    keyed = []
+    for pos, cid in enumerate(shuffled):
+        stratum = strata_of[cid]
+        keyed.append((measured[stratum], pos, cid))
+        measured[stratum] += 1
+    return [cid for _, _, cid in sorted(keyed)]
+
+
 @app.command("run")
 def run_cmd(
     design_file: Annotated[Path, typer.Argument(help="The design (from `design`).")],
@@ -155,8 +174,9 @@ def run_cmd(
         append_cost_line(out, None)
     done = cpp_costs(out)
     census = [c for c in record.get("census", []) if c not in done]
+    strata_of = dict(zip(record["class_ids"], record["strata"], strict=True))
     rest = [c for c in record["class_ids"] if c not in done and c not in census]
-    rest = [rest[k] for k in np.random.default_rng(ORDER_SEED).permutation(len(rest))]
+    rest = balanced_order(rest, strata_of, done)
     todo = (census + rest)[:limit]
     space = problem.space
     word_list = plain_file(config["dictionary"])
