@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -131,8 +133,6 @@ def resolve_out(out: str, key: str, where: str | None) -> str:
 def download(url: str, dest: Path) -> None:
     """Copy the object ``url`` to the local file ``dest``: a missing object is a BoggleError
     (exit 2), any other storage failure a RunIOError (exit 5), each one line."""
-    from pipeline.errors import BoggleError
-
     parts = urlsplit(check_url(url, "input"))
     scheme = parts.scheme.lower()
     if scheme == "file":
@@ -142,11 +142,21 @@ def download(url: str, dest: Path) -> None:
         return
     key = f"{parts.netloc}{parts.path}"
     fs = filesystem(scheme)
-    try:
+    with _reading(fs, parts.netloc, url, "input file not found"):
         fs.get_file(key, str(dest))
+
+
+@contextmanager
+def _reading(fs: Any, bucket: str, url: str, missing: str) -> Iterator[None]:
+    """Storage failures of reading ``url`` as one line each: a missing object (or bucket) a
+    BoggleError saying ``missing`` (exit 2), anything else a RunIOError (exit 5)."""
+    from pipeline.errors import BoggleError
+
+    try:
+        yield
     except FileNotFoundError:
-        _check_bucket(fs, parts.netloc, url)
-        raise BoggleError("input file not found", source=url) from None
+        _check_bucket(fs, bucket, url)
+        raise BoggleError(missing, source=url) from None
     except BoggleError:
         raise
     except PermissionError:
@@ -175,20 +185,11 @@ def read_url_bytes(url: str, cap: int, what: str = "input") -> bytes:
         raise BoggleError(f"{what}: a file:// URL is read as a local path", source=url)
     key = f"{parts.netloc}{parts.path}"
     fs = filesystem(scheme)
-    try:
+    with _reading(fs, parts.netloc, url, f"{what} not found"):
         size = int(fs.info(key).get("size") or 0)
         if size > cap:
             raise BoggleError(f"{what} is {size:,} bytes, larger than {cap:,}; refused", source=url)
         data = bytes(fs.cat_file(key, start=0, end=cap + 1))
-    except FileNotFoundError:
-        _check_bucket(fs, parts.netloc, url)
-        raise BoggleError(f"{what} not found", source=url) from None
-    except BoggleError:
-        raise
-    except PermissionError:
-        raise RunIOError("permission denied", source=url) from None
-    except Exception as exc:
-        raise RunIOError(f"cannot read it: {reason(exc)}", source=url) from None
     if len(data) > cap:
         raise BoggleError(f"{what} is larger than {cap:,} bytes; refused", source=url)
     return data

@@ -339,14 +339,14 @@ def test_chunks_are_proved_in_a_fixed_shuffle(tiny_dict: str, tmp_path: Path) ->
     assert sorted(dispatch_order([4, 9, 17])) == [4, 9, 17]
 
     seen: list[int] = []
-    real = prove_job._indexed_here
+    real = prove_job._indexed
 
     def recording(c: int, *args):  # in this process: one job runs in a thread of it
         seen.append(c)
         return real(c, *args)
 
     common = dict(shape="2x3", threshold=20, classes="ae rst", chunk_size=2)
-    with patch.object(prove_job, "_indexed_here", recording):
+    with patch.object(prove_job, "_indexed", recording):
         run_prove(ProveConfig(tiny_dict, **common, n_jobs=1, backend="threading", out=str(tmp_path / "s")))
     n = len(seen)
     assert n > 3 and seen == dispatch_order(list(range(n))) and seen != sorted(seen)

@@ -105,6 +105,17 @@ def chunk_layout(recipe: DiceRecipe, chunk: int, table: Any) -> stats.DiceLayout
     return stats.DiceLayout(tuple(tuple(d) for d in dice.dice), order, side)
 
 
+def _layout(job: PartJob, table: Any) -> stats.DiceLayout | None:
+    """:func:`chunk_layout` of a part's chunk, None where the run has no dice recipe or its
+    dice cannot be rolled again (a damaged or changed dice file)."""
+    if job.dice is None:
+        return None
+    try:
+        return chunk_layout(job.dice, job.chunk, table)
+    except (BoggleError, ValueError):
+        return None
+
+
 def dice_recipe(run: RunInfo) -> tuple[DiceRecipe | None, str, str]:
     """(how to re-roll the run's dice, its display name, why not): None and the reason for
     ingested or letter-generated boards, or a config the dice cannot be re-rolled from."""
@@ -197,12 +208,7 @@ def part_pass1(job: PartJob, spec: stats.StatsSpec) -> tuple[int, stats.PartStat
         return job.run, recorded, False
     table = read_part(job, required=job.required)
     bins = stats.length_bins_of(table.column_names)
-    layout = None
-    if job.dice is not None:
-        try:
-            layout = chunk_layout(job.dice, job.chunk, table)
-        except (BoggleError, ValueError):
-            layout = None
+    layout = _layout(job, table)
     return (
         job.run,
         stats.part_stats(table, tag=job.tag, chunk=job.chunk, bins=bins, spec=spec, layout=layout),
@@ -274,12 +280,7 @@ def part_pass2(job: PartJob, plan: Pass2Plan) -> Pass2Result:
                 )
         if plan.recount_bad is not None:
             codes_local = local
-            layout = None
-            if job.dice is not None:
-                try:
-                    layout = chunk_layout(job.dice, job.chunk, table)
-                except (BoggleError, ValueError):
-                    layout = None
+            layout = _layout(job, table)
             bad = plan.recount_bad.mask(table.column("n_words").to_numpy(), score)
             dead = table.column("dead_cells").to_numpy()
             out.bad = stats.bad_counts(bad, dead, part_faces, codes_local, plan.shape, layout)

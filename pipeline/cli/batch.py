@@ -32,6 +32,7 @@ from pipeline.cli.options import (
     n_jobs_option,
     options_for,
     out_option,
+    placement_option,
     quiet_option,
     scheduler_file_option,
     scheduler_option,
@@ -108,11 +109,9 @@ def run(
     ] = None,
     placement: Annotated[
         str | None,
-        typer.Option(
-            "--placement",
-            metavar="POLICY",
-            help="Where the dice may lie, e.g. 'qu: corner, edge' (Qu never on an inner cell) or "
-            "'qu: not inner' ([boards] placement; docs/guides/dice.md).",
+        placement_option(
+            "Where the dice may lie, e.g. 'qu: corner, edge' (Qu never on an inner cell) or "
+            "'qu: not inner' ([boards] placement; docs/guides/dice.md)."
         ),
     ] = None,
     words: Annotated[

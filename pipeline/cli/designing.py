@@ -20,6 +20,7 @@ from pipeline.cli.options import (
     n_jobs_option,
     options_for,
     out_option,
+    placement_option,
     quiet_option,
     shape_option,
     summary_json_option,
@@ -137,16 +138,13 @@ def what_if(
     n_jobs: Annotated[int, n_jobs_option()] = -1,
     placement: Annotated[
         str | None,
-        typer.Option(
-            "--placement",
-            metavar="POLICY",
-            help="Place the variant's dice by this policy, e.g. 'qu: corner, edge' (Qu never on an inner "
-            "cell): without --swap, the what-if measures the placement alone.",
+        placement_option(
+            "Place the variant's dice by this policy, e.g. 'qu: corner, edge' (Qu never on an inner "
+            "cell): without --swap, the what-if measures the placement alone."
         ),
     ] = None,
     base_placement: Annotated[
-        str | None,
-        typer.Option("--base-placement", metavar="POLICY", help="Place the base's dice by this policy."),
+        str | None, placement_option("Place the base's dice by this policy.", "--base-placement")
     ] = None,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, quiet_option("No progress bars.")] = False,

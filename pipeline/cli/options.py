@@ -108,60 +108,46 @@ def int_caps() -> dict[str, int]:
     and fails for one missing here. Imported when a command runs, never for ``--help``, and
     from modules that import no kernel: ``boggle prove`` chooses its kernels after this runs
     (pipeline.jit decides once, at the first kernel module imported)."""
-    from pipeline.config import (
-        MAX_CHUNK_SIZE,
-        MAX_CLASSES,
-        MAX_COUNT,
-        MAX_CYCLE,
-        MAX_ITERATIONS,
-        MAX_JOBS,
-        MAX_KEEP,
-        MAX_OPTIMIZE_SEED,
-        MAX_POOL,
-        MAX_PROVE_CHUNK,
-        MAX_RESTARTS,
-        MAX_SEED,
-        MAX_TOP,
-    )
-    from pipeline.config.checks import MAX_BATCH, MAX_BATCHES, MAX_SAME, MAX_VALIDATE, MAX_WHATIF_BOARDS
+    from pipeline import config as cfg
+    from pipeline.config import checks
     from pipeline.puzzles.queens import MAX_QUEENS
 
     return {
         # shared by several commands
-        "n_jobs": MAX_JOBS,
-        "seed": MAX_SEED,
-        "count": MAX_COUNT,
-        "chunk_size": MAX_CHUNK_SIZE,
+        "n_jobs": cfg.MAX_JOBS,
+        "seed": cfg.MAX_SEED,
+        "count": cfg.MAX_COUNT,
+        "chunk_size": cfg.MAX_CHUNK_SIZE,
         "min_length": MAX_WORD_LENGTH,
         # one command's own
         "words.max_length": MAX_WORD_LENGTH,
         "queens.n": MAX_QUEENS,
-        "analyze.top": MAX_TOP,
-        "analyze.top_words": MAX_TOP,
+        "analyze.top": cfg.MAX_TOP,
+        "analyze.top_words": cfg.MAX_TOP,
         "analyze.threads": MAX_THREADS,
         "query.threads": MAX_THREADS,
         "analyze.bad_words": MAX_SCORE,
         "analyze.bad_score": MAX_SCORE,
         "select.min_common_words": MAX_SCORE,
-        "select.limit": MAX_COUNT,
-        "optimize.seed": MAX_OPTIMIZE_SEED,
-        "optimize.restarts": MAX_RESTARTS,
-        "optimize.iterations": MAX_ITERATIONS,
+        "select.limit": cfg.MAX_COUNT,
+        "optimize.seed": cfg.MAX_OPTIMIZE_SEED,
+        "optimize.restarts": cfg.MAX_RESTARTS,
+        "optimize.iterations": cfg.MAX_ITERATIONS,
         "optimize.target": MAX_SCORE,
-        "optimize.pool_size": MAX_POOL,
-        "optimize.keep": MAX_KEEP,
-        "optimize.cycle": MAX_CYCLE,
+        "optimize.pool_size": cfg.MAX_POOL,
+        "optimize.keep": cfg.MAX_KEEP,
+        "optimize.cycle": cfg.MAX_CYCLE,
         "prove.threshold": MAX_SCORE,
-        "prove.chunk_size": MAX_PROVE_CHUNK,
-        "prove.limit_classes": MAX_CLASSES,
-        "prove.sample_seed": MAX_SEED,
-        "what_if.count": MAX_WHATIF_BOARDS,
-        "design_dice.max_same": MAX_SAME,
-        "design_dice.min_vowels": MAX_SAME,
-        "design_dice.max_rare": MAX_SAME,
-        "design_dice.batch": MAX_BATCH,
-        "design_dice.max_batches": MAX_BATCHES,
-        "design_dice.validate": MAX_VALIDATE,
+        "prove.chunk_size": cfg.MAX_PROVE_CHUNK,
+        "prove.limit_classes": cfg.MAX_CLASSES,
+        "prove.sample_seed": cfg.MAX_SEED,
+        "what_if.count": checks.MAX_WHATIF_BOARDS,
+        "design_dice.max_same": checks.MAX_SAME,
+        "design_dice.min_vowels": checks.MAX_SAME,
+        "design_dice.max_rare": checks.MAX_SAME,
+        "design_dice.batch": checks.MAX_BATCH,
+        "design_dice.max_batches": checks.MAX_BATCHES,
+        "design_dice.validate": checks.MAX_VALIDATE,
     }
 
 
@@ -291,6 +277,11 @@ def out_option(help_text: str, metavar: str | None = None) -> Any:
 
 def shape_option(help_text: str) -> Any:
     return typer.Option("--shape", help=help_text)
+
+
+def placement_option(help_text: str, flag: str = "--placement") -> Any:
+    """``--placement POLICY`` (where the dice may lie: pipeline.boards.parse_placement)."""
+    return typer.Option(flag, metavar="POLICY", help=help_text)
 
 
 def scheduler_option(help_text: str) -> Any:

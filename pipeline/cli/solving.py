@@ -18,6 +18,7 @@ from pipeline.cli.options import (
     RulesOpt,
     ShapeOpt,
     dice_option,
+    placement_option,
     value,
 )
 from pipeline.cli.outcome import announce_kernel_compile, err, handle_errors
@@ -179,11 +180,7 @@ def generate(
     ] = None,
     placement: Annotated[
         str | None,
-        typer.Option(
-            "--placement",
-            metavar="POLICY",
-            help="Where the dice may lie, as boggle run --placement (e.g. 'qu: corner, edge').",
-        ),
+        placement_option("Where the dice may lie, as boggle run --placement (e.g. 'qu: corner, edge')."),
     ] = None,
 ) -> None:
     """Print random boards in compact notation, one a line (the boards `boggle run` would roll).

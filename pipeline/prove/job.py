@@ -110,9 +110,9 @@ class ProofRun:
         knobs = (cfg.threshold, cfg.enumerate_max)
         one = _one_worker(cfg)
         # a worker process arms its lifeline; this process's own thread has none to arm
-        fn = _indexed_here if one else _indexed
         calls = [
-            (fn, (c, self.task_args, *knobs, self.chunks[c], cfg.bound)) for c in dispatch_order(pending)
+            (_indexed, (c, self.task_args, *knobs, self.chunks[c], cfg.bound, not one))
+            for c in dispatch_order(pending)
         ]
         # workers return their tables and this process writes the parts, so dask workers need
         # no shared disk (they read the word list from its path or compile tanglet:LANG)
@@ -402,21 +402,14 @@ def _indexed(
     enumerate_max: int,
     ids: np.ndarray,
     bound: str,
+    arm: bool = True,
 ) -> tuple[int, pa.Table, float]:
-    from pipeline.parallel import lifeline
+    """Chunk ``c`` proved: (c, its table, its CPU). A worker process arms its lifeline first
+    (``arm``: a kill -9 of the main process leaves no worker proving on)."""
+    if arm:
+        from pipeline.parallel import lifeline
 
-    lifeline.arm()  # a kill -9 of the main process leaves no worker proving on
-    return _indexed_here(c, args, threshold, enumerate_max, ids, bound)
-
-
-def _indexed_here(
-    c: int,
-    args: ProblemArgs,
-    threshold: int,
-    enumerate_max: int,
-    ids: np.ndarray,
-    bound: str,
-) -> tuple[int, pa.Table, float]:
+        lifeline.arm()
     table, cpu = prove_chunk(args, threshold, enumerate_max, ids, bound)
     return c, table, cpu
 

@@ -24,8 +24,8 @@ from pipeline.boards import Board
 from pipeline.jit import Dict, njit, types
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
-from pipeline.solve.kernel import grow, new_outputs
-from pipeline.solve.letters import record_board, solve_table_batch
+from pipeline.solve.kernel import new_outputs
+from pipeline.solve.letters import add_word, record_board, solve_table_batch
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -111,18 +111,11 @@ def _solve_binary(boards, table, revisit, collect):
             is_word = offsets[lo + 1] - offsets[lo] == f
             if is_word:
                 live[s] = 1
-                w = lo
-                if seen[w] != b:
-                    seen[w] = b
-                    sc += word_points[w]
-                    nw += 1
-                    if word_len[w] > lg:
-                        lg = word_len[w]
-                    if collect:
-                        if n_ids >= len(ids):
-                            ids = grow(ids, n_ids + 1)
-                        ids[n_ids] = w
-                        n_ids += 1
+                if seen[lo] != b:
+                    seen[lo] = b
+                    sc, nw, lg, ids, n_ids = add_word(
+                        lo, word_points, word_len, sc, nw, lg, collect, ids, n_ids
+                    )
             if hi - lo == 1 and is_word:
                 continue
             d = 0
@@ -172,18 +165,11 @@ def _solve_binary(boards, table, revisit, collect):
                         continue
                 is_word = offsets[lo + 1] - offsets[lo] == m2
                 if is_word:
-                    w = lo
-                    if seen[w] != b:
-                        seen[w] = b
-                        sc += word_points[w]
-                        nw += 1
-                        if word_len[w] > lg:
-                            lg = word_len[w]
-                        if collect:
-                            if n_ids >= len(ids):
-                                ids = grow(ids, n_ids + 1)
-                            ids[n_ids] = w
-                            n_ids += 1
+                    if seen[lo] != b:
+                        seen[lo] = b
+                        sc, nw, lg, ids, n_ids = add_word(
+                            lo, word_points, word_len, sc, nw, lg, collect, ids, n_ids
+                        )
                     if revisit:
                         st_good[d] = True
                     else:

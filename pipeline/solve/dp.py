@@ -30,8 +30,8 @@ from pipeline.boards import Board
 from pipeline.jit import njit
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
-from pipeline.solve.kernel import grow, new_outputs
-from pipeline.solve.letters import record_board, solve_table_batch
+from pipeline.solve.kernel import new_outputs
+from pipeline.solve.letters import add_word, record_board, solve_table_batch
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -212,15 +212,7 @@ def _solve_dp(boards, table, revisit, collect, lcp, share_prefixes):
                         bt_k[d] = 0
                         used[nb] = 1
             if is_word:
-                sc += word_points[i]
-                nw += 1
-                if word_len[i] > lg:
-                    lg = word_len[i]
-                if collect:
-                    if n_ids >= len(ids):
-                        ids = grow(ids, n_ids + 1)
-                    ids[n_ids] = i
-                    n_ids += 1
+                sc, nw, lg, ids, n_ids = add_word(i, word_points, word_len, sc, nw, lg, collect, ids, n_ids)
             i += 1
         record_board((score, found_count, longest, dead, out_offsets), b, sc, nw, lg, n_ids, flen, live)
     return score, found_count, longest, dead, out_offsets, ids[:n_ids].copy()

@@ -386,6 +386,24 @@ def walk_small(faces, records, face_bits, lanes, start, hits, st, depth, live): 
     return np.int64(n_hits), live, -1 if done else np.int64(d)
 
 
+@njit(nogil=True, cache=True, inline="always")
+def count_word(w, seen, stamp, word_points, word_len, collect, ids, pts, n_found, longest_len, n_ids):  # type: ignore[no-untyped-def]
+    """Count word ``w`` unless this board (``stamp``) found it already: returns the running
+    (points, words, longest, n_ids), its id put in ``ids`` when ``collect`` (past the end of
+    ``ids`` only counted, so the caller can make room and walk the board again)."""
+    if seen[w] != stamp:
+        seen[w] = stamp
+        pts += word_points[w]
+        n_found += 1
+        if word_len[w] > longest_len:
+            longest_len = word_len[w]
+        if collect:
+            if n_ids < len(ids):
+                ids[n_ids] = w
+            n_ids += 1
+    return pts, n_found, longest_len, n_ids
+
+
 @njit(nogil=True, cache=True)
 def walk_large(
     faces,
@@ -420,16 +438,9 @@ def walk_large(
         w = node_word(nodes, node0)
         if w >= 0:
             live[start] = 1
-            if seen[w] != stamp:  # inline: see walk_small
-                seen[w] = stamp
-                pts += word_points[w]
-                n_found += 1
-                if word_len[w] > longest_len:
-                    longest_len = word_len[w]
-                if collect:
-                    if n_ids < len(ids):
-                        ids[n_ids] = w
-                    n_ids += 1
+            pts, n_found, longest_len, n_ids = count_word(
+                w, seen, stamp, word_points, word_len, collect, ids, pts, n_found, longest_len, n_ids
+            )
         if nodes[2 * node0] & nbr_faces[start] == ZERO:
             continue
         depth = 0
@@ -456,16 +467,9 @@ def walk_large(
                 for i in range(depth + 1):
                     live[st_cell[i]] = 1
                 live[cell] = 1
-                if seen[w] != stamp:  # inline: see walk_small
-                    seen[w] = stamp
-                    pts += word_points[w]
-                    n_found += 1
-                    if word_len[w] > longest_len:
-                        longest_len = word_len[w]
-                    if collect:
-                        if n_ids < len(ids):
-                            ids[n_ids] = w
-                        n_ids += 1
+                pts, n_found, longest_len, n_ids = count_word(
+                    w, seen, stamp, word_points, word_len, collect, ids, pts, n_found, longest_len, n_ids
+                )
             if nodes[2 * child] & nbr_faces[cell] != ZERO:
                 depth += 1
                 st_cell[depth] = cell

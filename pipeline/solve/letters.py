@@ -17,6 +17,7 @@ from pipeline.boards import BLANK, Board, geometry
 from pipeline.jit import njit
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, encode_boards
+from pipeline.solve.kernel import grow
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,22 @@ def encode_face_letters(boards: Sequence[Board], lexicon: CompiledLexicon) -> tu
         table[i, : len(face)] = [ord(ch) for ch in face]
         table_len[i] = len(face)
     return table[codes], table_len[codes]
+
+
+@njit(nogil=True, cache=True, inline="always")
+def add_word(w, word_points, word_len, sc, nw, lg, collect, ids, n_ids):
+    """Word ``w`` found on the board: the running (score, words, longest, ids, n_ids), its id
+    appended when ``collect`` (``ids`` grown when full)."""
+    sc += word_points[w]
+    nw += 1
+    if word_len[w] > lg:
+        lg = word_len[w]
+    if collect:
+        if n_ids >= len(ids):
+            ids = grow(ids, n_ids + 1)
+        ids[n_ids] = w
+        n_ids += 1
+    return sc, nw, lg, ids, n_ids
 
 
 @njit(nogil=True, cache=True, inline="always")

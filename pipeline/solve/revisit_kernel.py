@@ -13,6 +13,7 @@ from pipeline.solve.kernel import (
     ONE,
     ZERO,
     child_index,
+    count_word,
     ctz,
     node_word,
 )
@@ -99,15 +100,8 @@ def walk_revisit(
                 c = frontier[d, i]
                 b_mark[d, c] = token
                 live[c] = 1
-            if seen[w] != stamp:  # inline: see kernel.walk_small
-                seen[w] = stamp
-                pts += word_points[w]
-                n_found += 1
-                if word_len[w] > longest_len:
-                    longest_len = word_len[w]
-                if collect:
-                    if n_ids < len(ids):
-                        ids[n_ids] = w
-                    n_ids += 1
+            pts, n_found, longest_len, n_ids = count_word(
+                w, seen, stamp, word_points, word_len, collect, ids, pts, n_found, longest_len, n_ids
+            )
         faces_left[d] = nodes[2 * child] & board_faces if d + 1 < depth_cap else ZERO
     return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1, token
