@@ -122,11 +122,17 @@ def test_an_export_that_takes_other_types_falls_back_to_the_jit(monkeypatch: pyt
 
 
 def prove(out: Path, kernels: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return reporting("prove", out, kernels, *extra)
+
+
+def reporting(command: str, out: Path, kernels: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``boggle COMMAND ... -q -o OUT`` under :data:`REPORTING`, with ``BOGGLE_KERNELS`` set
+    unless ``kernels`` is ``default``."""
     env = job_environment()
     if kernels != "default":
         env[jit.ENV] = kernels
     return subprocess.run(
-        [sys.executable, "-c", REPORTING, *boggle_command("prove")[3:], *extra, "-q", "-o", str(out)],
+        [sys.executable, "-c", REPORTING, *boggle_command(command)[3:], *extra, "-q", "-o", str(out)],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -222,16 +228,7 @@ def test_analyze_takes_the_built_kernels_and_writes_the_jits_tables(
         runs.append(str(tmp_path / name))
     shown = {}
     for kernels in ("default", "jit"):
-        env = job_environment() | ({jit.ENV: kernels} if kernels != "default" else {})
-        out = tmp_path / f"report-{kernels}"
-        done = subprocess.run(
-            [sys.executable, "-c", REPORTING, "analyze", *runs, "-q", "-o", str(out)],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        done = reporting("analyze", tmp_path / f"report-{kernels}", kernels, *runs)
         assert done.returncode == 0, done.stderr[-2000:]
         shown[kernels] = done.stderr
     assert "KERNELS aot numba=False llvmlite=False" in shown["default"]
