@@ -100,11 +100,9 @@ def module_file() -> Path | None:
 
 def module_fingerprint(path: Path) -> dict[str, Any]:
     """What the build records of the module it wrote: its name, size and SHA-256."""
-    h = hashlib.sha256()
     with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    return {"file": path.name, "bytes": path.stat().st_size, "sha256": h.hexdigest()}
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    return {"file": path.name, "bytes": path.stat().st_size, "sha256": digest}
 
 
 def module_state(path: Path, recorded: Any) -> tuple[bool, str]:
