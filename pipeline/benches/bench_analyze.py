@@ -2,9 +2,10 @@
 
 For each size (100,000 and 1,000,000 ``new``-dice boards with word lists, 10,000,000 without;
 ENABLE2K, the default config) it runs ``boggle run`` and then ``boggle analyze`` as a user
-would, each in its own process, and prints, side by side: the run's CPU (the process and its
-workers) and peak memory (the sum of the tree's resident sets, sampled), the analysis's CPU and
-peak resident set, their ratio, and the analysis's peak against the smallest run's. Then the
+would, each in its own process, ``--repeat`` times (run, analyse, run, analyse...), and prints,
+side by side: the run's CPU (the process and its workers) and peak memory (the sum of the
+tree's resident sets, sampled), the analysis's CPU and peak resident set (medians), the median
+of the pairs' CPU ratios and each of them, and the analysis's peak against the smallest run's. Then the
 cost of many small runs in one report (``--many``: 20, 60 and 200 runs of 200 boards), which
 must grow linearly with the runs.
 
@@ -80,29 +81,44 @@ def boggle(*args: str) -> list[str]:
 class Row:
     label: str
     boards: int
-    run: Cost
-    analyze: Cost  # the median (by CPU) of the analyses
-    spread: tuple[float, float]  # the analyses' least and most CPU
+    runs: list[Cost]  # one a pair, in order
+    analyses: list[Cost]  # the analysis of each run, made right after it
+
+    @property
+    def run(self) -> Cost:
+        return _median(self.runs)
+
+    @property
+    def analyze(self) -> Cost:
+        return _median(self.analyses)
+
+    @property
+    def ratios(self) -> list[float]:
+        """Each pair's analysis CPU over its run's: alternated, so a machine that slows down
+        for a while slows both sides of the pairs it touches."""
+        return sorted(a.cpu_s / r.cpu_s for r, a in zip(self.runs, self.analyses, strict=True))
+
+
+def _median(costs: list[Cost]) -> Cost:
+    return sorted(costs, key=lambda c: c.cpu_s)[len(costs) // 2]
 
 
 def _size_row(scratch: Path, count: int, words: bool, dictionary: str, jobs: int, repeat: int) -> Row:
-    out = scratch / f"run-{count}-{'words' if words else 'scores'}"
-    extra = [] if words else ["--set", "boards.words=false"]
     config = str(REPO / "configs" / "default.toml")
-    run = measure(
-        boggle("run", config, "--count", str(count), "--out", str(out), "--dictionary", dictionary,
-               "--n-jobs", str(jobs), "--quiet", *extra)
-    )  # fmt: skip
-    # the analysis several times (a shared machine's noise is about +-15% of one process's CPU),
-    # each into a report folder of its own: the median by CPU, and the spread
-    runs = [
-        measure(boggle("analyze", str(out), "--out", str(scratch / f"report-{out.name}-{i}"), "--quiet"))
-        for i in range(repeat)
-    ]
-    ranked = sorted(runs, key=lambda c: c.cpu_s)
-    shutil.rmtree(out, ignore_errors=True)
+    extra = [] if words else ["--set", "boards.words=false"]
+    runs, analyses = [], []
+    # run, analyse, run again...: a shared machine's noise is about +-15% of one process's CPU
+    # and drifts over minutes, so each ratio is taken from a run and the analysis right after it
+    for i in range(repeat):
+        out = scratch / f"run-{count}-{'words' if words else 'scores'}-{i}"
+        run = ["run", config, "--count", str(count), "--out", str(out), "--dictionary", dictionary]
+        runs.append(measure(boggle(*run, "--n-jobs", str(jobs), "--quiet", *extra)))
+        analyses.append(
+            measure(boggle("analyze", str(out), "--out", str(scratch / f"report-{out.name}"), "--quiet"))
+        )
+        shutil.rmtree(out, ignore_errors=True)
     label = f"{count:,} boards, {'word lists' if words else 'no word lists'}"
-    return Row(label, count, run, ranked[len(ranked) // 2], (ranked[0].cpu_s, ranked[-1].cpu_s))
+    return Row(label, count, runs, analyses)
 
 
 def _many(scratch: Path, n_runs: list[int], dictionary: str) -> list[tuple[int, Cost]]:
@@ -136,7 +152,9 @@ def main(
         str, typer.Option(help="Numbers of 200-board runs in one report (empty: none).")
     ] = "20,60,200",
     jobs: Annotated[int, typer.Option(help="Worker processes of the runs.")] = 2,
-    repeat: Annotated[int, typer.Option(help="Analyses of each run (the median is shown).")] = 3,
+    repeat: Annotated[
+        int, typer.Option(help="Runs of each size, each analysed right after it (medians shown).")
+    ] = 3,
     scratch: Annotated[
         Path | None, typer.Option(help="Folder for the runs (default: a temporary one).")
     ] = None,
@@ -151,15 +169,17 @@ def main(
         first = rows[0].analyze.peak_mb if rows else 0.0
         head = (
             f"{'run':<34} {'run CPU s':>10} {'run peak MB':>12} {'analyze CPU s':>14} {'ratio':>6} "
-            f"{'µs/board':>9} {'analyze MB':>11} {'x first':>8}  analyze CPU s, least-most"
+            f"{'µs/board':>9} {'analyze MB':>11} {'x first':>8}  ratio of each pair"
         )
         typer.echo(head)
         for r in rows:
+            # medians of the pairs; the ratio column is the median of the pairs' ratios
+            ratios = r.ratios
             typer.echo(
                 f"{r.label:<34} {r.run.cpu_s:>10.1f} {r.run.peak_mb:>12,.0f} {r.analyze.cpu_s:>14.2f} "
-                f"{r.analyze.cpu_s / r.run.cpu_s:>6.3f} {r.analyze.cpu_s / r.boards * 1e6:>9.2f} "
+                f"{ratios[len(ratios) // 2]:>6.3f} {r.analyze.cpu_s / r.boards * 1e6:>9.2f} "
                 f"{r.analyze.peak_mb:>11,.0f} {r.analyze.peak_mb / first:>8.2f}  "
-                f"{r.spread[0]:.2f}-{r.spread[1]:.2f} ({repeat} analyses)"
+                f"{', '.join(f'{x:.3f}' for x in ratios)} ({repeat} runs, each analysed after it)"
             )
         typer.echo(
             "targets: ratio <= 0.25; analyze MB <= 500 at 1M boards with word lists and <= 1.3 x first"
