@@ -19,6 +19,7 @@ from pipeline.optimize.budget import Found, RestartResult
 from pipeline.optimize.config import OptimizeConfig
 from pipeline.optimize.objectives import Objective
 from pipeline.optimize.space import SearchSpace, key_faces
+from pipeline.solve.reference import WordCount
 from pipeline.store import PartRef
 
 INTERRUPTED = "_interrupted.json"  # an interrupted search's best boards so far
@@ -45,7 +46,7 @@ FORMAT = KIND.format
 
 
 @dataclass(frozen=True, kw_only=True)
-class BestBoard:
+class BestBoard(WordCount):
     board: Board
     score: int  # the objective
     points: int
@@ -53,10 +54,6 @@ class BestBoard:
     restart: int
     iteration: int
     iterations: int
-
-    @property
-    def n_words(self) -> int:
-        return len(self.words)
 
 
 @dataclass(kw_only=True)
