@@ -19,6 +19,16 @@ class RunError(BoggleError):
     """A run directory that is missing, unfinished or not in the pipeline's layout."""
 
 
+class _Section:
+    """A run's manifest table of the attribute's name, read-only: empty where it has none."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, run: RunInfo, owner: type | None = None) -> dict[str, Any]:
+        return _as_dict(run.manifest.get(self.name))
+
+
 @dataclass(frozen=True)
 class RunInfo:
     """A finished run: its directory, ``_SUCCESS`` manifest and part files."""
@@ -28,21 +38,10 @@ class RunInfo:
     manifest: dict[str, Any] = field(repr=False)
     parts: tuple[Path, ...]
 
-    @property
-    def config(self) -> dict[str, Any]:
-        return _as_dict(self.manifest.get("config"))
-
-    @property
-    def lexicon(self) -> dict[str, Any]:
-        return _as_dict(self.manifest.get("lexicon"))
-
-    @property
-    def rules(self) -> dict[str, Any]:
-        return _as_dict(self.manifest.get("rules"))
-
-    @property
-    def counts(self) -> dict[str, Any]:
-        return _as_dict(self.manifest.get("counts"))
+    config = _Section()
+    lexicon = _Section()
+    rules = _Section()
+    counts = _Section()
 
     @property
     def has_words(self) -> bool:

@@ -39,7 +39,7 @@ from pipeline.analyze.pool import POOL_COLUMNS as POOL_COLUMNS
 from pipeline.analyze.pool import check_out, out_format, pool_ref, pool_rows, pool_schema, write_pool
 from pipeline.analyze.pool import grid_strings as grid_strings
 from pipeline.analyze.runs import RunError, RunInfo, load_runs
-from pipeline.config.expect import WORD_BANDS
+from pipeline.config.expect import WORD_BANDS, read_range
 from pipeline.errors import BoggleError
 
 if TYPE_CHECKING:
@@ -86,16 +86,8 @@ def parse_range(text: str, option: str) -> tuple[int | None, int | None]:
     >>> parse_range("200..250", "--words")
     (200, 250)
     """
-    m = _RANGE.match(text)
-    if not m or (m.group(1) is None and m.group(2) is None):
-        raise BoggleError(
-            f"{option} {text!r}: expected A..B (whole numbers, e.g. 200..250; A.. or ..B: open)"
-        )
-    lo = None if m.group(1) is None else int(m.group(1))
-    hi = None if m.group(2) is None else int(m.group(2))
-    if lo is not None and hi is not None and lo > hi:
-        raise BoggleError(f"{option} {text!r}: the lower end is above the upper one")
-    return lo, hi
+    expected = "A..B (whole numbers, e.g. 200..250; A.. or ..B: open)"
+    return read_range(text, f"{option} {text!r}", expected, error=BoggleError, pattern=_RANGE)
 
 
 def preset(name: str) -> Band:

@@ -20,58 +20,24 @@ if TYPE_CHECKING:
     from pipeline.cli.render import LogStyle
 
 
-class Algorithm(StrEnum):
-    """The solvers of pipeline.solve.algorithms (kept here so --help needs no numpy)."""
-
-    trie = "trie"
-    dp = "dp"
-    binary = "binary"
-
-
-class RulesName(StrEnum):
-    """The rule presets of pipeline.rules.PRESETS (a test keeps the two in step)."""
-
-    boggle = "boggle"
-    big = "big"
-    superbig = "superbig"
-
-
-class Backend(StrEnum):
-    """pipeline.config.BACKENDS."""
-
-    loky = "loky"
-    threading = "threading"
-    dask = "dask"
-
-
-class ProveBound(StrEnum):
-    """pipeline.prove.tree.PROVERS."""
-
-    tree = "tree"
-    sumax = "sumax"
-
-
-class Strategy(StrEnum):
-    """pipeline.optimize.config.STRATEGIES."""
-
-    anneal = "anneal"
-    hill = "hill"
-
-
-class Objective(StrEnum):
-    """pipeline.optimize.config.OBJECTIVES."""
-
-    points = "points"
-    words = "words"
-    subset = "subset"
-
-
-class ServePreset(StrEnum):
-    """pipeline.analyze.select.PRESETS: Tanglet's word-count bands (a test keeps them in step)."""
-
-    tanglet_easy = "tanglet-easy"
-    tanglet_medium = "tanglet-medium"
-    tanglet_hard = "tanglet-hard"
+# The choices of the options that take one of a few values: those of the library constant named
+# beside each, kept here so --help needs no numpy (tests keep the rule presets, backends,
+# strategies, objectives and serve presets in step).
+Algorithm = StrEnum("Algorithm", ["trie", "dp", "binary"])  # pipeline.solve.algorithms
+RulesName = StrEnum("RulesName", ["boggle", "big", "superbig"])  # pipeline.rules.PRESETS
+Backend = StrEnum("Backend", ["loky", "threading", "dask"])  # pipeline.config.BACKENDS
+ProveBound = StrEnum("ProveBound", ["tree", "sumax"])  # pipeline.prove.tree.PROVERS
+Strategy = StrEnum("Strategy", ["anneal", "hill"])  # pipeline.optimize.config.STRATEGIES
+Objective = StrEnum("Objective", ["points", "words", "subset"])  # pipeline.optimize.config.OBJECTIVES
+# pipeline.analyze.select.PRESETS: Tanglet's word-count bands
+ServePreset = StrEnum(
+    "ServePreset",
+    [
+        ("tanglet_easy", "tanglet-easy"),
+        ("tanglet_medium", "tanglet-medium"),
+        ("tanglet_hard", "tanglet-hard"),
+    ],
+)
 
 
 # dice sets (pipeline/data/dice_sets.json) and generators; tanglet:<lang> keeps --dice open-ended,
@@ -325,11 +291,7 @@ def command_group(help_text: str) -> typer.Typer:
     )
 
 
-class LogFormat(StrEnum):
-    """pipeline.cli.render.LOG_FORMATS."""
-
-    text = "text"
-    json = "json"
+LogFormat = StrEnum("LogFormat", ["text", "json"])  # pipeline.cli.render.LOG_FORMATS
 
 
 ProgressIntervalOpt = Annotated[

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from pipeline.config.checks import Convert, Invalid
-from pipeline.errors import ConfigError
+from pipeline.errors import BoggleError, ConfigError
 
 #: Tanglet's word-count bands for 4x4 boards (the game's easy, medium and hard settings), by
 #: name: the lowest and highest word count, both included (``boggle select --preset``, the
@@ -129,15 +129,28 @@ def parse_expectation(text: str, where: str = "[expect] checks") -> Expectation:
 def _band(band: str, text: str, where: str) -> tuple[int | None, int | None]:
     if band in WORD_BANDS:
         return WORD_BANDS[band]
-    r = _RANGE.match(band)
-    if r is None or (r.group(1) is None and r.group(2) is None):
-        raise ConfigError(
-            f"{where} {text!r}: band {band!r}: expected one of {', '.join(WORD_BANDS)} or A..B (word counts)"
-        )
-    lo = None if r.group(1) is None else int(r.group(1))
-    hi = None if r.group(2) is None else int(r.group(2))
+    expected = f"one of {', '.join(WORD_BANDS)} or A..B (word counts)"
+    return read_range(band, f"{where} {text!r}: band {band!r}", expected)
+
+
+def read_range(
+    text: str,
+    where: str,
+    expected: str,
+    *,
+    error: type[BoggleError] = ConfigError,
+    pattern: re.Pattern[str] = _RANGE,
+) -> tuple[int | None, int | None]:
+    """``A..B`` as (A, B), a side left out (``A..``, ``..B``) as None: ``pattern``'s two groups,
+    each an optional whole number. Anything else, or A above B, is an ``error`` (exit 2) that
+    starts with ``where`` (and says ``expected``, for anything else)."""
+    m = pattern.match(text)
+    if m is None or (m.group(1) is None and m.group(2) is None):
+        raise error(f"{where}: expected {expected}")
+    lo = None if m.group(1) is None else int(m.group(1))
+    hi = None if m.group(2) is None else int(m.group(2))
     if lo is not None and hi is not None and lo > hi:
-        raise ConfigError(f"{where} {text!r}: band {band!r}: the lower end is above the upper one")
+        raise error(f"{where}: the lower end is above the upper one")
     return lo, hi
 
 

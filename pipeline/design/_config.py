@@ -129,6 +129,26 @@ def parse_objective(text: str) -> Objective:
     )
 
 
+#: :meth:`DesignConfig.settings`, in the order the report lists them.
+SETTINGS = (
+    "faces",
+    "keep_qu",
+    "keep_qu_die",
+    "max_same",
+    "min_vowels",
+    "max_rare",
+    "max_sd",
+    "batch",
+    "max_batches",
+    "undecided",
+    "z",
+    "seed",
+)
+#: The dice constraints a search's identity holds only as its ``constraints``, when one is set
+#: (:meth:`DesignConfig.identity`).
+LATER_CONSTRAINTS = ("keep_qu_die", "min_vowels", "max_rare")
+
+
 @dataclass(frozen=True)
 class DesignConfig:
     """Everything ``boggle design-dice`` takes; :meth:`identity` is what decides the result."""
@@ -210,24 +230,19 @@ class DesignConfig:
         """What every die of a proposed set meets."""
         return DieConstraints(self.min_vowels, self.max_rare, self.max_same, self.keep_qu_die)
 
+    def settings(self) -> dict[str, Any]:
+        """How the search moves (and the dice it may propose), how it decides a move, and its
+        seed: what the report lists as its settings."""
+        return {k: getattr(self, k) for k in SETTINGS}
+
     def identity(self, start: DiceSet, lexicon: CompiledLexicon) -> dict[str, Any]:
         """What the result depends on (not ``n_jobs``, the backend, ``out``, ``overwrite``)."""
-        keep = (
-            "objective",
-            "budget",
-            "faces",
-            "keep_qu",
-            "max_same",
-            "max_sd",
-            "batch",
-            "max_batches",
-            "undecided",
-            "z",
-            "seed",
-            "validate",
-        )
+        settings = {k: v for k, v in self.settings().items() if k not in LATER_CONSTRAINTS}
         out = {
-            **{k: getattr(self, k) for k in keep},
+            "objective": self.objective,
+            "budget": self.budget,
+            **settings,
+            "validate": self.validate,
             "start": {"dice": start.label, "sha256": start.sha256},
             "lexicon": {"content_hash": lexicon.content_hash, "alphabet": list(lexicon.alphabet.faces)},
             "rules": lexicon.rules.to_dict(),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -102,12 +102,7 @@ class DieConstraints:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "min_vowels": self.min_vowels,
-            "max_rare": self.max_rare,
-            "max_same": self.max_same,
-            "keep_qu_die": self.keep_qu_die,
-        }
+        return asdict(self)
 
 
 def check_reachable(dice: Dice, c: DieConstraints, letters: Sequence[str] | None, keep_qu: bool) -> None:

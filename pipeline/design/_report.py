@@ -108,24 +108,8 @@ def build_report(
         "cpu_s": round(cpu_s, 3),
         "validation": validation,
         "moves": state["moves"],
-        "settings": {k: getattr(cfg, k) for k in SETTINGS},
+        "settings": cfg.settings(),
     }
-
-
-SETTINGS = (
-    "faces",
-    "keep_qu",
-    "keep_qu_die",
-    "max_same",
-    "min_vowels",
-    "max_rare",
-    "max_sd",
-    "batch",
-    "max_batches",
-    "undecided",
-    "z",
-    "seed",
-)
 
 
 def moves_csv(moves: list[dict[str, Any]]) -> str:

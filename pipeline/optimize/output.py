@@ -19,6 +19,7 @@ from pipeline.optimize.budget import Found, RestartResult
 from pipeline.optimize.config import OptimizeConfig
 from pipeline.optimize.objectives import Objective
 from pipeline.optimize.space import SearchSpace, key_faces
+from pipeline.solve.reference import WordCount
 from pipeline.store import PartRef
 
 INTERRUPTED = "_interrupted.json"  # an interrupted search's best boards so far
@@ -45,7 +46,7 @@ FORMAT = KIND.format
 
 
 @dataclass(frozen=True, kw_only=True)
-class BestBoard:
+class BestBoard(WordCount):
     board: Board
     score: int  # the objective
     points: int
@@ -53,10 +54,6 @@ class BestBoard:
     restart: int
     iteration: int
     iterations: int
-
-    @property
-    def n_words(self) -> int:
-        return len(self.words)
 
 
 @dataclass(kw_only=True)
@@ -118,23 +115,7 @@ def collect_boards(
 def results_table(boards: Sequence[BestBoard], cfg: OptimizeConfig) -> Any:
     import pyarrow as pa
 
-    schema = pa.schema(
-        [
-            pa.field("board", pa.string(), nullable=False),
-            pa.field("rows", pa.int16(), nullable=False),
-            pa.field("cols", pa.int16(), nullable=False),
-            pa.field("score", pa.int32(), nullable=False),
-            pa.field("points", pa.int32(), nullable=False),
-            pa.field("n_words", pa.int32(), nullable=False),
-            pa.field("words", pa.list_(pa.field("item", pa.string(), nullable=False)), nullable=False),
-            pa.field("restart", pa.int32(), nullable=False),
-            pa.field("iteration", pa.int64(), nullable=False),
-            pa.field("iterations", pa.int64(), nullable=False),
-            pa.field("strategy", pa.string(), nullable=False),
-            pa.field("objective", pa.string(), nullable=False),
-            pa.field("seed", pa.int64(), nullable=False),
-        ]
-    )
+    schema = pa.schema([pa.field(k, _arrow_type(doc), nullable=False) for k, doc in RESULT_COLUMNS.items()])
     n = len(boards)
     data = {
         "board": [format_compact(b.board) for b in boards],
@@ -152,6 +133,17 @@ def results_table(boards: Sequence[BestBoard], cfg: OptimizeConfig) -> Any:
         "seed": [cfg.seed] * n,
     }
     return pa.Table.from_pydict(data, schema=schema)
+
+
+def _arrow_type(doc: str) -> Any:
+    """The Arrow type a column's description starts with (``int32: ...``; ``list<string>``: a
+    list whose items are never null)."""
+    import pyarrow as pa
+
+    name = doc.split(":", 1)[0]
+    if name.startswith("list<") and name.endswith(">"):
+        return pa.list_(pa.field("item", _arrow_type(name[len("list<") : -1]), nullable=False))
+    return pa.type_for_alias(name)
 
 
 def read_results(out: Path | str) -> Any:

@@ -19,6 +19,7 @@ from pipeline import settings
 from pipeline.boards import Board, geometry
 from pipeline.errors import BoardError
 from pipeline.lexicon import CompiledLexicon
+from pipeline.solve.reference import WordCount
 from pipeline.trie import Trie
 
 
@@ -52,17 +53,13 @@ class BatchResult:
 
 
 @dataclass(frozen=True)
-class BoardResult:
+class BoardResult(WordCount):
     board: Board
     words: list[str]  # sorted
     points: list[int]  # per word
     score: int
     longest: int
     dead_cells: int
-
-    @property
-    def n_words(self) -> int:
-        return len(self.words)
 
 
 def solve_arrays(

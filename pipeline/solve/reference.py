@@ -7,23 +7,29 @@ and the tokenizer all at once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from pipeline.boards import BLANK, Board, geometry
 from pipeline.rules import Rules
 
 
-@dataclass(frozen=True)
-class ReferenceResult:
-    words: frozenset[str]
-    score: int
-    dead_cells: int
-    longest: int
+class WordCount:
+    """A result's ``n_words``: how many ``words`` it holds (a mixin of the results that list them)."""
+
+    words: Collection[str]
 
     @property
     def n_words(self) -> int:
         return len(self.words)
+
+
+@dataclass(frozen=True)
+class ReferenceResult(WordCount):
+    words: frozenset[str]
+    score: int
+    dead_cells: int
+    longest: int
 
 
 class ReferenceSolver:

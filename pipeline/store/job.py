@@ -31,7 +31,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 
 import pyarrow as pa
 
@@ -55,6 +55,16 @@ from pipeline.store.view import check_part
 
 Note = Callable[[str], None]
 T = TypeVar("T")
+
+
+class JobOptions(TypedDict, total=False):
+    """The keywords of :class:`JobDir` (and :meth:`JobDir.open`, which passes them on)."""
+
+    overwrite: bool
+    note: Note | None
+    parts: int | None
+    records: Mapping[str, Any] | None
+    side_schema: pa.Schema | None
 
 
 def manifest_mismatches(
@@ -127,12 +137,7 @@ class JobDir:
         kind: JobKind,
         identity: Mapping[str, Any],
         config: Mapping[str, Any],
-        *,
-        overwrite: bool = False,
-        note: Note | None = None,
-        parts: int | None = None,
-        records: Mapping[str, Any] | None = None,
-        side_schema: pa.Schema | None = None,
+        **options: Unpack[JobOptions],
     ) -> Iterator[JobDir]:
         """Lock ``path`` (a local folder: flock; an object store: a lease) and decide what to
         do with it (see the class docstring). ``parts``: the part files the command's config
@@ -143,17 +148,7 @@ class JobDir:
         plain layout there is refused unless --overwrite, which writes it anew)."""
         loc = location(path)
         with loc.lock() as lease:
-            job = cls(
-                loc,
-                kind,
-                identity,
-                config,
-                overwrite=overwrite,
-                note=note,
-                parts=parts,
-                records=records,
-                side_schema=side_schema,
-            )
+            job = cls(loc, kind, identity, config, **options)
             job.lease = lease
             job._prepare()
             yield job
