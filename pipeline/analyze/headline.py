@@ -62,7 +62,11 @@ def headline(tables: Tables) -> pd.DataFrame:
     rows_df = run_rows(tables.summary)
     out = []
     bad = tables.bad_share.set_index("run") if len(tables.bad_share) else pd.DataFrame()
-    bands = tables.serve_bands
+    # each table split by run once (filtering it again for every run is quadratic in the runs:
+    # 200 runs in one report)
+    bands = _by_run(tables.serve_bands)
+    comparisons = _by_run(tables.comparisons)
+    dice_of = _by_run(tables.dice)
     for rec in rows_df.to_dict("records"):
         run = rec["run"]
         iv = mean_interval(float(rec["score_mean"]), float(rec["score_std"]), float(rec["boards"]))
@@ -76,14 +80,15 @@ def headline(tables: Tables) -> pd.DataFrame:
         }
         if run in bad.index:
             row.update(_fields(bad.loc[run], BAD_FIELDS))
+        mine = bands.get(run)
         for col, band in POOLS.items():
-            got = bands[(bands["run"] == run) & (bands["band"] == band)] if len(bands) else bands
+            got = mine[mine["band"] == band] if mine is not None else _NONE
             row[col] = int(got["in_band"].iloc[0]) if len(got) else math.nan
             for x, src in (("share", "share"), ("low", "share_low"), ("high", "share_high")):
                 row[f"{col}_{x}"] = float(got[src].iloc[0]) if len(got) else math.nan
-        row.update(_changes(tables.comparisons, run))
-        dice = tables.dice[tables.dice["run"] == run] if len(tables.dice) else tables.dice
-        if len(dice):
+        row.update(_changes(comparisons.get(run), run))
+        dice = dice_of.get(run)
+        if dice is not None:
             row.update(_fields(dice.sort_values(["value", "die"], kind="stable").iloc[0], WORST_DIE_FIELDS))
         out.append(row)
     return pd.DataFrame(out, columns=HEADLINE_COLUMNS)
@@ -112,12 +117,20 @@ WORST_DIE_FIELDS: dict[str, tuple[str, type]] = {
 CHANGES = {"score": "score", "bad": "bad_share", **{p: f"band:{b}" for p, b in POOLS.items()}}
 
 
-def _changes(comparisons: pd.DataFrame, run: str) -> dict[str, Any]:
-    """A later run's changes against the first (the first run's: NaN), and how it pairs."""
+_NONE = pd.DataFrame()  # no rows: a run absent from a table
+
+
+def _by_run(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """``df``'s rows by run (a run without rows: absent)."""
+    return {str(run): part for run, part in df.groupby("run", sort=False)} if len(df) else {}
+
+
+def _changes(mine: pd.DataFrame | None, run: str) -> dict[str, Any]:
+    """A later run's changes against the first (``mine``: its rows of the comparisons; None for
+    the first run, whose changes are NaN), and how it pairs."""
     out: dict[str, Any] = {"pairing": ""}
-    mine = comparisons[comparisons["run"] == run] if len(comparisons) else comparisons
     for name, key in CHANGES.items():
-        got = mine[mine["key"] == key] if len(mine) else mine
+        got = mine[mine["key"] == key] if mine is not None else _NONE
         rec = got.iloc[0] if len(got) else None
         for x, src in (("", "diff"), ("_low", "diff_low"), ("_high", "diff_high")):
             out[f"{name}_change{x}"] = float(rec[src]) if rec is not None else math.nan
