@@ -127,6 +127,17 @@ def trie_child(rec, parent, low):
     return first + np.int64(popcount(rec[2 * parent] & (low - np.uint64(1))))
 
 
+@njit(nogil=True, cache=True, inline="always")
+def enter_cell(st_cell, st_node, st_rem, st_child, d, cell, node, rem):
+    """Frame ``d`` of a walk over a class's cells (:func:`collect_paths`,
+    :func:`pipeline.prove.bounds.class_bounds`): a visit of ``cell`` from trie node ``node``,
+    the faces ``rem`` to try there, none tried yet."""
+    st_cell[d] = cell
+    st_node[d] = node
+    st_rem[d] = rem
+    st_child[d] = -1
+
+
 def walk_state(n_cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The state :func:`collect_paths` keeps when its arrays fill, to go on from there: its
     stack (int64 [4, cells] and uint64 [cells]) and the rest (int64 [9]; [0] is 1 while a walk
@@ -175,10 +186,7 @@ def collect_paths(masks, rank, nbr_list, deg, rec, word_pts, bits, fields, keys,
             if masks[start] & rec[0] == zero:
                 continue
             d = 0
-            st_cell[0] = start
-            st_node[0] = 0
-            st_rem[0] = masks[start] & rec[0]
-            st_child[0] = -1
+            enter_cell(st_cell, st_node, st_rem, st_child, 0, start, 0, masks[start] & rec[0])
             used = one << np.uint64(start)
         while True:
             if resume:  # the path it stopped at: its word is counted, the path not yet kept
@@ -232,11 +240,8 @@ def collect_paths(masks, rank, nbr_list, deg, rec, word_pts, bits, fields, keys,
                     m = masks[nb] & kid_mask
                     if m != zero:
                         st_k[d] = k
-                        st_node[d + 1] = st_child[d]
                         d += 1
-                        st_cell[d] = nb
-                        st_rem[d] = m
-                        st_child[d] = -1
+                        enter_cell(st_cell, st_node, st_rem, st_child, d, nb, st_child[d - 1], m)
                         used |= one << np.uint64(nb)
                         pushed = True
                         break
