@@ -317,6 +317,30 @@ def _close(x, node, n_nodes):
         node[p, VAL] += node[x, VAL]
 
 
+@njit(nogil=True, cache=True, inline="always")
+def parting(keys, i, t, prev_hi, prev_lo, prev_occ, bits, fields):
+    """Path ``i`` of the sorted paths (``t``: its word id and used fields) against the last key
+    before it (``prev_hi``, ``prev_lo``, its used fields ``prev_occ``; all 0 before the first
+    path: the empty path, at the root): (its key's two words, its used fields, its pairs, the
+    highest field where the two keys differ, and the open nodes of the tree it keeps: the root
+    and two per pair above that field, one more when both use that field's cell, whose CHOICE
+    node is then shared). The field and the nodes kept are -1 when the key is the same."""
+    hi = keys[i, 0]
+    lo = keys[i, 1]
+    if hi == prev_hi and lo == prev_lo:
+        return hi, lo, prev_occ, np.int64(popcount(np.uint64(prev_occ))), np.int64(-1), np.int64(-1)
+    occ = t >> 32
+    m = np.int64(popcount(np.uint64(occ)))
+    if hi != prev_hi:
+        fpos = fields + (63 - np.int64(clz(hi ^ prev_hi))) // bits
+    else:
+        fpos = (63 - np.int64(clz(lo ^ prev_lo))) // bits
+    keep = 2 * np.int64(popcount(np.uint64(occ >> (fpos + 1))))
+    if (occ >> fpos) & 1 and (prev_occ >> fpos) & 1:
+        keep += 1  # the same cell with another letter: the CHOICE node is shared
+    return hi, lo, occ, m, np.int64(fpos), keep
+
+
 @njit(nogil=True, cache=True)
 def tree_from_paths(
     keys,
@@ -362,25 +386,14 @@ def tree_from_paths(
     prev_lo = np.uint64(0)
     prev_occ = np.int64(0)
     prev_m = 0
-    m = 0
     run = tag0 + 1  # the tag of the paths at the root (key 0), which sort first
     for i in range(n_paths):
-        hi = keys[i, 0]
-        lo = keys[i, 1]
         t = wids[i]
-        if hi != prev_hi or lo != prev_lo:
+        hi, lo, occ, m, fpos, keep = parting(keys, i, t, prev_hi, prev_lo, prev_occ, bits, fields)
+        if keep >= 0:
             run += 1
-            occ = t >> 32
-            m = np.int64(popcount(np.uint64(occ)))
             if n_nodes + 2 * m > cap:
                 return FULL_NODES, run - tag0
-            if hi != prev_hi:
-                fpos = fields + (63 - np.int64(clz(hi ^ prev_hi))) // bits
-            else:
-                fpos = (63 - np.int64(clz(lo ^ prev_lo))) // bits
-            keep = 2 * np.int64(popcount(np.uint64(occ >> (fpos + 1))))
-            if (occ >> fpos) & 1 and (prev_occ >> fpos) & 1:
-                keep += 1  # the same cell with another letter: the CHOICE node is shared
             for depth in range(2 * prev_m, keep, -1):
                 _close(stack[depth], node, n_nodes)
             rem = np.uint64(occ & ((np.int64(2) << fpos) - 1))
