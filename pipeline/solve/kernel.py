@@ -428,26 +428,13 @@ def next_neighbour(st_next, used, nbr_list, deg, d, here):  # type: ignore[no-un
 
 
 @njit(nogil=True, cache=True)
-def walk_large(
-    faces,
-    nbr_list,
-    deg,
-    nodes,
-    nbr_faces,
-    word_points,
-    word_len,
-    collect,
-    seen,
-    stamp,
-    ids,
-    n_ids,
-    st,
-    used,
-    live,
-):  # type: ignore[no-untyped-def]
+def walk_large(faces, nbr_list, deg, nodes, word_points, word_len, collect, seen, stamp, ids, n_ids, scratch):  # type: ignore[no-untyped-def]
     """Every word of one board of any size, as :func:`walk_small` (same return, same reason
-    for never reassigning ``ids``); ``live`` gets a 1 for each cell a found word uses."""
-    st_cell, st_node, st_next = st
+    for never reassigning ``ids``). ``scratch``: the stack (per depth the cell, its trie node
+    and the next of its neighbours to try), a byte per cell for the cells on it, one that gets
+    a 1 for each cell a found word uses (``live``), and the faces each cell's non-blank
+    neighbours show."""
+    st_cell, st_node, st_next, used, live, nbr_faces = scratch
     n = len(faces)
     pts = 0
     n_found = 0
