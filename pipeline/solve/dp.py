@@ -193,8 +193,11 @@ def _solve_dp(boards, table, revisit, collect, lcp, share_prefixes):
                             used[c] = 0
                             d -= 1
                             continue
-                        d, nb = next_neighbour(bt_k, used, nbr_list, deg, d, c)
-                        if nb < 0 or used[nb] == 1 or mark[q, nb] != row_tok[q]:
+                        nb = next_neighbour(bt_k, used, nbr_list, deg, d, c)
+                        if nb < 0:
+                            d -= 1
+                            continue
+                        if used[nb] == 1 or mark[q, nb] != row_tok[q]:
                             continue
                         d += 1
                         enter(bt_cell, bt_pos, bt_k, used, d, nb, q)

@@ -417,14 +417,14 @@ def enter(st_cell, st_at, st_next, used, d, cell, at):  # type: ignore[no-untype
 
 @njit(nogil=True, cache=True, inline="always")
 def next_neighbour(st_next, used, nbr_list, deg, d, here):  # type: ignore[no-untyped-def]
-    """The neighbour of frame ``d``'s cell ``here`` to try next: (d, the neighbour), or (d - 1,
-    -1) when none is left, the cell then no longer used (the walk goes back a frame)."""
+    """The neighbour of frame ``d``'s cell ``here`` to try next, or -1 when none is left: the
+    cell is then no longer used, and the caller goes back a frame."""
     k = st_next[d]
     if k >= deg[here]:
         used[here] = 0
-        return d - 1, -1
+        return -1
     st_next[d] = k + 1
-    return d, nbr_list[here, k]
+    return nbr_list[here, k]
 
 
 @njit(nogil=True, cache=True)
@@ -456,8 +456,11 @@ def walk_large(faces, nbr_list, deg, nodes, word_points, word_len, collect, seen
         depth = 0
         enter(st_cell, st_node, st_next, used, 0, start, node0)
         while depth >= 0:
-            depth, cell = next_neighbour(st_next, used, nbr_list, deg, depth, st_cell[depth])
-            if cell < 0 or used[cell] or faces[cell] < 0:
+            cell = next_neighbour(st_next, used, nbr_list, deg, depth, st_cell[depth])
+            if cell < 0:
+                depth -= 1
+                continue
+            if used[cell] or faces[cell] < 0:
                 continue
             child = child_index(nodes, st_node[depth], faces[cell])
             if child < 0:
