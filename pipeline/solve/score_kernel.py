@@ -58,27 +58,6 @@ class Scratch:
         return (self.face_mask, self.found, self.st_face, self.st_wrem)
 
 
-@njit(nogil=True, cache=True, inline="always")
-def _enter(st_cell, st_node, st_avail, d, cell, node, avail):
-    """Depth ``d`` of a walk: ``cell``, reached at trie node ``node``, the cells ``avail`` (a
-    mask) still to step on from it."""
-    st_cell[d] = cell
-    st_node[d] = node
-    st_avail[d] = avail
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _next_cell(st_cell, st_avail, d, used):
-    """The next cell to step on from depth ``d``, taken off its mask: (d, the cells in use, the
-    cell's bit), or (d - 1, the cells in use without depth d's, 0) when none is left."""
-    a = st_avail[d]
-    if a == ZERO:
-        return d - 1, used ^ (ONE << np.uint64(st_cell[d])), ZERO
-    low = a & (~a + ONE)
-    st_avail[d] = a ^ low
-    return d, used, low
-
-
 @njit(nogil=True, cache=True)
 def score_one(
     fa,
@@ -111,12 +90,18 @@ def score_one(
         if mask[node0] & nbr_faces[s] == ZERO:
             continue
         d = 0
-        _enter(st_cell, st_node, st_avail, 0, s, node0, open_nbrs[s])
+        st_cell[0] = s
+        st_node[0] = node0
+        st_avail[0] = open_nbrs[s]
         used = ONE << np.uint64(s)
         while d >= 0:
-            d, used, low = _next_cell(st_cell, st_avail, d, used)
-            if low == ZERO:
+            a = st_avail[d]
+            if a == ZERO:
+                used ^= ONE << np.uint64(st_cell[d])
+                d -= 1
                 continue
+            low = a & (~a + ONE)
+            st_avail[d] = a ^ low
             c = np.int64(ctz(low))
             nd = st_node[d]
             m = mask[nd]
@@ -131,7 +116,9 @@ def score_one(
             if mask[child] & nbr_faces[c] != ZERO:
                 d += 1
                 used |= low
-                _enter(st_cell, st_node, st_avail, d, c, child, open_nbrs[c] & ~used)
+                st_cell[d] = c
+                st_node[d] = child
+                st_avail[d] = open_nbrs[c] & ~used
     return sc
 
 
@@ -203,7 +190,9 @@ def cell_scores(
             if mask[node0] & nbr_faces[s] == ZERO:
                 continue
             d = 0
-            _enter(st_cell, st_node, st_avail, 0, s, node0, open_nbrs[s])
+            st_cell[0] = s
+            st_node[0] = node0
+            st_avail[0] = open_nbrs[s]
             st_face[0] = face0
             st_wrem[0] = ZERO
             used = ONE << np.uint64(s)
@@ -222,13 +211,19 @@ def cell_scores(
                     if mask[child] & nbr_faces[wild] != ZERO:
                         used |= wbit
                         d += 1
-                        _enter(st_cell, st_node, st_avail, d, wild, child, open_nbrs[wild] & ~used)
+                        st_cell[d] = wild
+                        st_node[d] = child
+                        st_avail[d] = open_nbrs[wild] & ~used
                         st_face[d] = np.int64(ctz(lf))
                         st_wrem[d] = ZERO
                     continue
-                d, used, low = _next_cell(st_cell, st_avail, d, used)
-                if low == ZERO:
+                a = st_avail[d]
+                if a == ZERO:
+                    used ^= ONE << np.uint64(st_cell[d])
+                    d -= 1
                     continue
+                low = a & (~a + ONE)
+                st_avail[d] = a ^ low
                 if low == wbit:
                     st_wrem[d] = m
                     continue
@@ -246,7 +241,9 @@ def cell_scores(
                 if mask[child] & nbr_faces[c] != ZERO:
                     used |= low
                     d += 1
-                    _enter(st_cell, st_node, st_avail, d, c, child, open_nbrs[c] & ~used)
+                    st_cell[d] = c
+                    st_node[d] = child
+                    st_avail[d] = open_nbrs[c] & ~used
                     st_face[d] = face
                     st_wrem[d] = ZERO
     out = np.zeros(n_faces, np.int64)
