@@ -218,13 +218,13 @@ def solve_batch(
                     nbr_faces[c] = seen_faces
             while True:
                 stamp += 1
-                # the two walks' arguments before their scratch
-                board = (faces, nbr_list, deg, nodes, word_points, word_len, record, seen, stamp, ids, n_ids)
+                # the arguments both walks take, before their own scratch
+                args = (faces, nbr_list, deg, nodes, word_points, word_len, record, seen, stamp, ids, n_ids)
                 if large:
                     live[:] = 0
-                    pts, n_found, longest_len, end = walk_large(*board, st_large)
+                    pts, n_found, longest_len, end = walk_large(*args, st_large)
                 else:
-                    pts, n_found, longest_len, end, token = walk_revisit(*board, rev, token)
+                    pts, n_found, longest_len, end, token = walk_revisit(*args, rev, token)
                 if end >= 0:
                     break
                 ids = grow(ids, n_ids + n_found)
