@@ -23,7 +23,8 @@ import numpy as np
 
 from pipeline.jit import njit
 from pipeline.lexicon import CompiledLexicon
-from pipeline.prove.tree_build import pack_trie
+from pipeline.prove.classes import next_digits
+from pipeline.prove.tree_build import enter_cell, pack_trie
 from pipeline.solve.kernel import popcount
 
 
@@ -149,10 +150,7 @@ def _bounds(masks, nbr_list, deg, children, node_word, node_points, kids, seen, 
         if masks[start] & kids[0] == zero:
             continue
         d = 0
-        st_cell[0] = start
-        st_node[0] = 0
-        st_rem[0] = masks[start] & kids[0]
-        st_child[0] = -1
+        enter_cell(st_cell, st_node, st_rem, st_child, 0, start, 0, masks[start] & kids[0])
         st_best[0] = 0
         used = one << np.uint64(start)
         while True:
@@ -190,10 +188,7 @@ def _bounds(masks, nbr_list, deg, children, node_word, node_points, kids, seen, 
                 if (used >> np.uint64(nb)) & one == zero and masks[nb] & kids[child] != zero:
                     st_k[d] = k
                     d += 1
-                    st_cell[d] = nb
-                    st_node[d] = child
-                    st_rem[d] = masks[nb] & kids[child]
-                    st_child[d] = -1
+                    enter_cell(st_cell, st_node, st_rem, st_child, d, nb, child, masks[nb] & kids[child])
                     st_best[d] = 0
                     used |= one << np.uint64(nb)
                     pushed = True
@@ -247,13 +242,7 @@ def class_boards(masks, out):
             for c in range(n):
                 out[row, c] = faces[c, digit[c]]
             row += 1
-            c = n - 1
-            while c >= 0:
-                digit[c] += 1
-                if digit[c] < n_faces[c]:
-                    break
-                digit[c] = 0
-                c -= 1
+            next_digits(digit, n_faces)
     return row
 
 

@@ -190,6 +190,19 @@ def canonical_count(perms: list[np.ndarray], radices: np.ndarray) -> int:
     return fixed // len(perms)
 
 
+@njit(nogil=True, cache=True, inline="always")
+def next_digits(digit, radices):
+    """Step the mixed-radix number ``digit`` (the last digit fastest, ``digit[c]`` below
+    ``radices[c]``) on by one, in place, like an odometer (from the largest, back to 0)."""
+    c = len(digit) - 1
+    while c >= 0:
+        digit[c] += 1
+        if digit[c] < radices[c]:
+            break
+        digit[c] = 0
+        c -= 1
+
+
 @njit(nogil=True, cache=True)
 def list_canonical(radices, perms, total, out):
     """Write the canonical ids of ``total`` classes (digits ``radices``, cell 0 most
@@ -218,13 +231,7 @@ def list_canonical(radices, perms, total, out):
                 return -1
             out[k] = i
             k += 1
-        c = n - 1
-        while c >= 0:
-            d[c] += 1
-            if d[c] < radices[c]:
-                break
-            d[c] = 0
-            c -= 1
+        next_digits(d, radices)
     return k
 
 

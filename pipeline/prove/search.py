@@ -63,26 +63,22 @@ class ClassOutcome:
         return "enumerated" if self.boards_scored else "eliminated"
 
 
+@dataclass(eq=False, repr=False)
 class ClassProver:
-    """Proves classes of one shape against one lexicon; holds the kernels' scratch space."""
+    """Proves classes of one shape against one lexicon; holds the kernels' scratch space.
+    ``trie``: the dense one (the sum and max bounds walk it); the tree bound's subclass also
+    takes it packed. A dataclass for its constructor alone (the subclass adds its settings to
+    these), compared and shown as a plain object."""
 
-    def __init__(
-        self,
-        geo: Geometry,
-        lexicon: CompiledLexicon,
-        trie: ProveTrie | PackedTrie,
-        threshold: int,
-        enumerate_max: int = ENUMERATE_MAX,
-    ):
-        """``trie``: the dense one (the sum and max bounds walk it); the tree bound's subclass
-        also takes it packed."""
-        self.geo = geo
-        self.lexicon = lexicon
-        self.trie = trie
-        self.threshold = threshold
-        self.enumerate_max = enumerate_max
-        self.order = split_order(geo)
-        self.seen = np.zeros(max(trie.n_words, 1), np.int64)
+    geo: Geometry
+    lexicon: CompiledLexicon
+    trie: ProveTrie | PackedTrie
+    threshold: int
+    enumerate_max: int = ENUMERATE_MAX
+
+    def __post_init__(self) -> None:
+        self.order = split_order(self.geo)
+        self.seen = np.zeros(max(self.trie.n_words, 1), np.int64)
         self.stamp = np.zeros(1, np.int64)
 
     def bound(self, masks: np.ndarray) -> int:

@@ -55,14 +55,14 @@ check it against.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from pipeline.boards import Geometry
 from pipeline.errors import InternalError
-from pipeline.lexicon import CompiledLexicon
-from pipeline.prove.bounds import PackedTrie, ProveTrie, packed_trie
+from pipeline.prove.bounds import packed_trie
 from pipeline.prove.builder import MAX_PATHS, PathBudgetExceeded, TreeBuilder
-from pipeline.prove.search import ENUMERATE_MAX, ClassOutcome, ClassProver, mask_faces, split_order
+from pipeline.prove.search import ClassOutcome, ClassProver, mask_faces, split_order
 from pipeline.prove.tree_build import TAG, max_cells
 from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, OVERFLOW, eval_tree, tree_branch
 
@@ -108,41 +108,33 @@ LIFT_KEEP = 0
 # ---------------------------------------------------------------- prover
 
 
+@dataclass(eq=False, repr=False)
 class TreeProver(ClassProver):
     """:class:`pipeline.prove.search.ClassProver` with the orderly-tree bound: its own
-    :meth:`prove`; the exact scoring of small sub-classes is inherited."""
+    :meth:`prove`; the exact scoring of small sub-classes is inherited. Its settings follow the
+    base class's: ``fields``: see :class:`TreeBuilder`; ``lift_ratio``, ``lift_keep``,
+    ``single_nodes``, ``max_paths``, ``dedup_ratio``, ``dedup_paths``: see
+    :data:`LIFT_RATIO`, :data:`LIFT_KEEP`, :data:`SINGLE_NODES`,
+    :data:`pipeline.prove.builder.MAX_PATHS`, :data:`DEDUP_RATIO` and :data:`DEDUP_PATHS`
+    (a negative ratio: never)."""
 
-    def __init__(
-        self,
-        geo: Geometry,
-        lexicon: CompiledLexicon,
-        trie: ProveTrie | PackedTrie,
-        threshold: int,
-        enumerate_max: int = ENUMERATE_MAX,
-        fields: int | None = None,
-        lift_ratio: float = LIFT_RATIO,
-        lift_keep: int = LIFT_KEEP,
-        single_nodes: int = SINGLE_NODES,
-        max_paths: int = MAX_PATHS,
-        dedup_ratio: float = DEDUP_RATIO,
-        dedup_paths: int = DEDUP_PATHS,
-    ):
-        """``fields``: see :class:`TreeBuilder`; ``lift_ratio``, ``lift_keep``,
-        ``single_nodes``, ``max_paths``, ``dedup_ratio``, ``dedup_paths``: see
-        :data:`LIFT_RATIO`, :data:`LIFT_KEEP`, :data:`SINGLE_NODES`,
-        :data:`pipeline.prove.builder.MAX_PATHS`, :data:`DEDUP_RATIO` and :data:`DEDUP_PATHS`
-        (a negative ratio: never)."""
-        super().__init__(geo, lexicon, trie, threshold, enumerate_max)
+    fields: int | None = None
+    lift_ratio: float = LIFT_RATIO
+    lift_keep: int = LIFT_KEEP
+    single_nodes: int = SINGLE_NODES
+    max_paths: int = MAX_PATHS
+    dedup_ratio: float = DEDUP_RATIO
+    dedup_paths: int = DEDUP_PATHS
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        geo, threshold = self.geo, self.threshold
         self.rank = np.empty(geo.n_cells, np.int64)
         self.rank[self.order] = np.arange(geo.n_cells)
         self.tree_nodes = 0  # size of the last tree built (for benchmarks)
-        self.builder = TreeBuilder(geo, self.rank, self.order, trie, fields)
-        self.max_paths = max_paths
-        self.lift_above = int(lift_ratio * threshold) if lift_ratio > 0 else 1 << 62
-        self.lift_keep = lift_keep
-        self.single_nodes = single_nodes
-        self.dedup_above = int(dedup_ratio * threshold) if dedup_ratio >= 0 else 1 << 62
-        self.dedup_paths = dedup_paths
+        self.builder = TreeBuilder(geo, self.rank, self.order, self.trie, self.fields)
+        self.lift_above = int(self.lift_ratio * threshold) if self.lift_ratio > 0 else 1 << 62
+        self.dedup_above = int(self.dedup_ratio * threshold) if self.dedup_ratio >= 0 else 1 << 62
         self._leaves = np.empty((1024, geo.n_cells + 1), np.int64)  # tree_branch's leaves table
         self._levels: list[tuple[np.ndarray, np.ndarray]] = []  # the deduping force's paths by depth
 

@@ -127,6 +127,17 @@ def trie_child(rec, parent, low):
     return first + np.int64(popcount(rec[2 * parent] & (low - np.uint64(1))))
 
 
+@njit(nogil=True, cache=True, inline="always")
+def enter_cell(st_cell, st_node, st_rem, st_child, d, cell, node, rem):
+    """Frame ``d`` of a walk over a class's cells (:func:`collect_paths`,
+    :func:`pipeline.prove.bounds.class_bounds`): a visit of ``cell`` from trie node ``node``,
+    the faces ``rem`` to try there, none tried yet."""
+    st_cell[d] = cell
+    st_node[d] = node
+    st_rem[d] = rem
+    st_child[d] = -1
+
+
 def walk_state(n_cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The state :func:`collect_paths` keeps when its arrays fill, to go on from there: its
     stack (int64 [4, cells] and uint64 [cells]) and the rest (int64 [9]; [0] is 1 while a walk
@@ -175,10 +186,7 @@ def collect_paths(masks, rank, nbr_list, deg, rec, word_pts, bits, fields, keys,
             if masks[start] & rec[0] == zero:
                 continue
             d = 0
-            st_cell[0] = start
-            st_node[0] = 0
-            st_rem[0] = masks[start] & rec[0]
-            st_child[0] = -1
+            enter_cell(st_cell, st_node, st_rem, st_child, 0, start, 0, masks[start] & rec[0])
             used = one << np.uint64(start)
         while True:
             if resume:  # the path it stopped at: its word is counted, the path not yet kept
@@ -232,11 +240,8 @@ def collect_paths(masks, rank, nbr_list, deg, rec, word_pts, bits, fields, keys,
                     m = masks[nb] & kid_mask
                     if m != zero:
                         st_k[d] = k
-                        st_node[d + 1] = st_child[d]
                         d += 1
-                        st_cell[d] = nb
-                        st_rem[d] = m
-                        st_child[d] = -1
+                        enter_cell(st_cell, st_node, st_rem, st_child, d, nb, st_child[d - 1], m)
                         used |= one << np.uint64(nb)
                         pushed = True
                         break
@@ -312,6 +317,30 @@ def _close(x, node, n_nodes):
         node[p, VAL] += node[x, VAL]
 
 
+@njit(nogil=True, cache=True, inline="always")
+def parting(keys, i, t, prev_hi, prev_lo, prev_occ, bits, fields):
+    """Path ``i`` of the sorted paths (``t``: its word id and used fields) against the last key
+    before it (``prev_hi``, ``prev_lo``, its used fields ``prev_occ``; all 0 before the first
+    path: the empty path, at the root): (its key's two words, its used fields, its pairs, the
+    highest field where the two keys differ, and the open nodes of the tree it keeps: the root
+    and two per pair above that field, one more when both use that field's cell, whose CHOICE
+    node is then shared). The field and the nodes kept are -1 when the key is the same."""
+    hi = keys[i, 0]
+    lo = keys[i, 1]
+    if hi == prev_hi and lo == prev_lo:
+        return hi, lo, prev_occ, np.int64(popcount(np.uint64(prev_occ))), np.int64(-1), np.int64(-1)
+    occ = t >> 32
+    m = np.int64(popcount(np.uint64(occ)))
+    if hi != prev_hi:
+        fpos = fields + (63 - np.int64(clz(hi ^ prev_hi))) // bits
+    else:
+        fpos = (63 - np.int64(clz(lo ^ prev_lo))) // bits
+    keep = 2 * np.int64(popcount(np.uint64(occ >> (fpos + 1))))
+    if (occ >> fpos) & 1 and (prev_occ >> fpos) & 1:
+        keep += 1  # the same cell with another letter: the CHOICE node is shared
+    return hi, lo, occ, m, np.int64(fpos), keep
+
+
 @njit(nogil=True, cache=True)
 def tree_from_paths(
     keys,
@@ -357,25 +386,14 @@ def tree_from_paths(
     prev_lo = np.uint64(0)
     prev_occ = np.int64(0)
     prev_m = 0
-    m = 0
     run = tag0 + 1  # the tag of the paths at the root (key 0), which sort first
     for i in range(n_paths):
-        hi = keys[i, 0]
-        lo = keys[i, 1]
         t = wids[i]
-        if hi != prev_hi or lo != prev_lo:
+        hi, lo, occ, m, fpos, keep = parting(keys, i, t, prev_hi, prev_lo, prev_occ, bits, fields)
+        if keep >= 0:
             run += 1
-            occ = t >> 32
-            m = np.int64(popcount(np.uint64(occ)))
             if n_nodes + 2 * m > cap:
                 return FULL_NODES, run - tag0
-            if hi != prev_hi:
-                fpos = fields + (63 - np.int64(clz(hi ^ prev_hi))) // bits
-            else:
-                fpos = (63 - np.int64(clz(lo ^ prev_lo))) // bits
-            keep = 2 * np.int64(popcount(np.uint64(occ >> (fpos + 1))))
-            if (occ >> fpos) & 1 and (prev_occ >> fpos) & 1:
-                keep += 1  # the same cell with another letter: the CHOICE node is shared
             for depth in range(2 * prev_m, keep, -1):
                 _close(stack[depth], node, n_nodes)
             rem = np.uint64(occ & ((np.int64(2) << fpos) - 1))

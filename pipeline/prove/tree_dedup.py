@@ -33,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.jit import njit
-from pipeline.prove.tree_build import clz
-from pipeline.solve.kernel import ctz, popcount
+from pipeline.prove.tree_build import parting
+from pipeline.solve.kernel import ctz
 
 #: A path's flag in its word id's int64 (above the used fields, which take bits 32 to 55): it
 #: used the cell just forced (:func:`derive_paths`), for :func:`drop_redundant`, which clears it.
@@ -308,23 +308,12 @@ def tree_value(keys, wids, n_paths, n_cells, bits, fields, word_pts, stamp, tag0
     prev_lo = np.uint64(0)
     prev_occ = np.int64(0)
     prev_m = np.int64(0)
-    m = np.int64(0)
     run = tag0 + 1
     for i in range(n_paths):
-        hi = keys[i, 0]
-        lo = keys[i, 1]
         t = wids[i]
-        if hi != prev_hi or lo != prev_lo:
+        hi, lo, occ, m, _, keep = parting(keys, i, t, prev_hi, prev_lo, prev_occ, bits, fields)
+        if keep >= 0:
             run += 1
-            occ = t >> 32
-            m = np.int64(popcount(np.uint64(occ)))
-            if hi != prev_hi:
-                fpos = fields + (63 - np.int64(clz(hi ^ prev_hi))) // bits
-            else:
-                fpos = (63 - np.int64(clz(lo ^ prev_lo))) // bits
-            keep = 2 * np.int64(popcount(np.uint64(occ >> (fpos + 1))))
-            if (occ >> fpos) & 1 and (prev_occ >> fpos) & 1:
-                keep += 1  # the same cell with another letter: the CHOICE node is shared
             for depth in range(2 * prev_m, keep, -1):
                 v = acc[depth]
                 if depth % 2 == 0:  # a SUM node closed into its CHOICE parent: the best

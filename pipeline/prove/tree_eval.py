@@ -259,25 +259,7 @@ def _push_children(x, node, e_node, e_next, head, cell_sum, n_e):
 
 
 @njit(nogil=True, cache=True)
-def _orderly(
-    node,
-    root,
-    level0,
-    cells,
-    faces,
-    n_faces,
-    left,
-    threshold,
-    enumerate_max,
-    forced,
-    entries,
-    head,
-    cell_sum,
-    levels,
-    letter_sum,
-    leaves,
-    count,
-):
+def _orderly(node, root, level0, split, threshold, enumerate_max, forced, scratch, leaves, count):
     """Branch and bound of the sub-class whose tree is ``root`` (``cells[:level0]`` forced),
     forcing the remaining cells one by one on that tree (the stacks of the field's orderly
     bound). In an orderly tree a CHOICE node of a cell sits only below SUM nodes of cells
@@ -293,8 +275,12 @@ def _orderly(
     a leaf, each SUM child for it (a cursor per node walks its letters once over all letters)
     adds its points and pushes its own CHOICE children; the pushes are undone (a log) before
     the next letter, so a step costs what it touches, not the tree.
-    Leaves go to ``leaves`` (:func:`_leaf`); returns (the sub-classes that passed, or -1 when
-    ``entries`` is too small; the leaves table, perhaps a new one)."""
+    ``split`` is :func:`tree_branch`'s (cells, faces, n_faces, left) and ``scratch`` its
+    arrays for this pass (the pending entries, the per-cell list heads and sums, the per-level
+    state and letter sums). Leaves go to ``leaves`` (:func:`_leaf`); returns (the sub-classes
+    that passed, or -1 when the entries are too few; the leaves table, perhaps a new one)."""
+    cells, faces, n_faces, left = split
+    entries, head, cell_sum, levels, letter_sum = scratch
     e_node, e_next, cursor = entries[0], entries[1], entries[2]
     idx, mark, base, pend_at = levels[0], levels[1], levels[2], levels[3]
     head[:] = -1
@@ -425,11 +411,14 @@ def tree_branch(
     if left[0] <= enumerate_max:
         leaves = _leaf(leaves, count, forced, node[0, VAL])
         return 0, 1, leaves[:1]
-    entries = np.empty((3, n_entries), np.int32)
-    head = np.empty(n_cells, np.int64)
-    cell_sum = np.empty(n_cells, np.int64)
-    levels = np.zeros((4, n_lv + 1), np.int64)
-    letter_sum = np.zeros((n_lv + 1, 1 << LETTER_BITS), np.int64)
+    split = (cells, faces, n_faces, left)
+    scratch = (  # _orderly's
+        np.empty((3, n_entries), np.int32),
+        np.empty(n_cells, np.int64),
+        np.empty(n_cells, np.int64),
+        np.zeros((4, n_lv + 1), np.int64),
+        np.zeros((n_lv + 1, 1 << LETTER_BITS), np.int64),
+    )
     frames = lift_frames(n_cells)
     lv_root = np.zeros(n_lv + 1, np.int64)
     lv_idx = np.zeros(n_lv + 1, np.int64)
@@ -444,23 +433,7 @@ def tree_branch(
             entering = False
             if node[r, VAL] <= lift_above or lvl >= lift_levels:
                 got, leaves = _orderly(
-                    node,
-                    r,
-                    lvl,
-                    cells,
-                    faces,
-                    n_faces,
-                    left,
-                    threshold,
-                    enumerate_max,
-                    forced,
-                    entries,
-                    head,
-                    cell_sum,
-                    levels,
-                    letter_sum,
-                    leaves,
-                    count,
+                    node, r, lvl, split, threshold, enumerate_max, forced, scratch, leaves, count
                 )
                 if got < 0:
                     return FULL_ENTRIES, nodes, leaves[:0]

@@ -30,7 +30,7 @@ from pipeline.boards import Board
 from pipeline.jit import njit
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
-from pipeline.solve.kernel import new_outputs
+from pipeline.solve.kernel import enter, new_outputs, next_neighbour
 from pipeline.solve.letters import add_word, record_board, solve_table_batch
 
 
@@ -174,12 +174,8 @@ def _solve_dp(boards, table, revisit, collect, lcp, share_prefixes):
                 for k0 in range(count[length]):
                     if is_word and need == 0:
                         break
-                    e = front[length, k0]
                     d = 0
-                    bt_cell[0] = e
-                    bt_pos[0] = length
-                    bt_k[0] = 0
-                    used[e] = 1
+                    enter(bt_cell, bt_pos, bt_k, used, 0, front[length, k0], length)
                     while d >= 0:
                         c = bt_cell[d]
                         q = bt_pos[d] - flen[c]
@@ -197,20 +193,14 @@ def _solve_dp(boards, table, revisit, collect, lcp, share_prefixes):
                             used[c] = 0
                             d -= 1
                             continue
-                        k = bt_k[d]
-                        if k >= deg[c]:
-                            used[c] = 0
+                        nb = next_neighbour(bt_k, used, nbr_list, deg, d, c)
+                        if nb < 0:
                             d -= 1
                             continue
-                        bt_k[d] = k + 1
-                        nb = nbr_list[c, k]
                         if used[nb] == 1 or mark[q, nb] != row_tok[q]:
                             continue
                         d += 1
-                        bt_cell[d] = nb
-                        bt_pos[d] = q
-                        bt_k[d] = 0
-                        used[nb] = 1
+                        enter(bt_cell, bt_pos, bt_k, used, d, nb, q)
             if is_word:
                 sc, nw, lg, ids, n_ids = add_word(i, word_points, word_len, sc, nw, lg, collect, ids, n_ids)
             i += 1

@@ -98,10 +98,15 @@ def solve_batch(
     hits = np.empty(max(hit_room, 1) + n * (n + 1) if small else 1, np.uint32)
     nbr_faces = np.empty(n, np.uint64)  # the faces each cell's non-blank neighbours show (large)
     d_large = depth_cap if large else 1
-    # the cell, its trie node, and the index in the cell's neighbour list to try next
-    st_large = (np.empty(d_large, np.int64), np.empty(d_large, np.int64), np.empty(d_large, np.int64))
-    used = np.zeros(n, np.uint8)
     live = np.zeros(n, np.uint8)  # a byte per cell some found word uses (large, revisit)
+    st_large = (
+        np.empty(d_large, np.int64),  # the cell
+        np.empty(d_large, np.int64),  # its trie node
+        np.empty(d_large, np.int64),  # the index in the cell's neighbour list to try next
+        np.zeros(n, np.uint8),  # the cells in use
+        live,
+        nbr_faces,
+    )
     d_rev = depth_cap if revisit else 1
     n_rev = n if revisit else 1
     rev = (
@@ -213,41 +218,13 @@ def solve_batch(
                     nbr_faces[c] = seen_faces
             while True:
                 stamp += 1
+                # the arguments both walks take, before their own scratch
+                args = (faces, nbr_list, deg, nodes, word_points, word_len, record, seen, stamp, ids, n_ids)
                 if large:
                     live[:] = 0
-                    pts, n_found, longest_len, end = walk_large(
-                        faces,
-                        nbr_list,
-                        deg,
-                        nodes,
-                        nbr_faces,
-                        word_points,
-                        word_len,
-                        record,
-                        seen,
-                        stamp,
-                        ids,
-                        n_ids,
-                        st_large,
-                        used,
-                        live,
-                    )
+                    pts, n_found, longest_len, end = walk_large(*args, st_large)
                 else:
-                    pts, n_found, longest_len, end, token = walk_revisit(
-                        faces,
-                        nbr_list,
-                        deg,
-                        nodes,
-                        word_points,
-                        word_len,
-                        record,
-                        seen,
-                        stamp,
-                        ids,
-                        n_ids,
-                        rev,
-                        token,
-                    )
+                    pts, n_found, longest_len, end, token = walk_revisit(*args, rev, token)
                 if end >= 0:
                     break
                 ids = grow(ids, n_ids + n_found)

@@ -404,27 +404,37 @@ def count_word(w, seen, stamp, word_points, word_len, collect, ids, pts, n_found
     return pts, n_found, longest_len, n_ids
 
 
+@njit(nogil=True, cache=True, inline="always")
+def enter(st_cell, st_at, st_next, used, d, cell, at):  # type: ignore[no-untyped-def]
+    """Frame ``d`` of a depth-first walk over the neighbour lists: ``cell``, marked used,
+    reached with ``at`` (a trie node, a row of a table), its neighbours to try from the first
+    (see :func:`next_neighbour`)."""
+    st_cell[d] = cell
+    st_at[d] = at
+    st_next[d] = 0
+    used[cell] = 1
+
+
+@njit(nogil=True, cache=True, inline="always")
+def next_neighbour(st_next, used, nbr_list, deg, d, here):  # type: ignore[no-untyped-def]
+    """The neighbour of frame ``d``'s cell ``here`` to try next, or -1 when none is left: the
+    cell is then no longer used, and the caller goes back a frame."""
+    k = st_next[d]
+    if k >= deg[here]:
+        used[here] = 0
+        return -1
+    st_next[d] = k + 1
+    return nbr_list[here, k]
+
+
 @njit(nogil=True, cache=True)
-def walk_large(
-    faces,
-    nbr_list,
-    deg,
-    nodes,
-    nbr_faces,
-    word_points,
-    word_len,
-    collect,
-    seen,
-    stamp,
-    ids,
-    n_ids,
-    st,
-    used,
-    live,
-):  # type: ignore[no-untyped-def]
+def walk_large(faces, nbr_list, deg, nodes, word_points, word_len, collect, seen, stamp, ids, n_ids, scratch):  # type: ignore[no-untyped-def]
     """Every word of one board of any size, as :func:`walk_small` (same return, same reason
-    for never reassigning ``ids``); ``live`` gets a 1 for each cell a found word uses."""
-    st_cell, st_node, st_next = st
+    for never reassigning ``ids``). ``scratch``: the stack (per depth the cell, its trie node
+    and the next of its neighbours to try), a byte per cell for the cells on it, one that gets
+    a 1 for each cell a found word uses (``live``), and the faces each cell's non-blank
+    neighbours show."""
+    st_cell, st_node, st_next, used, live, nbr_faces = scratch
     n = len(faces)
     pts = 0
     n_found = 0
@@ -444,19 +454,12 @@ def walk_large(
         if nodes[2 * node0] & nbr_faces[start] == ZERO:
             continue
         depth = 0
-        st_cell[0] = start
-        st_node[0] = node0
-        st_next[0] = 0
-        used[start] = 1
+        enter(st_cell, st_node, st_next, used, 0, start, node0)
         while depth >= 0:
-            here = st_cell[depth]
-            k = st_next[depth]
-            if k >= deg[here]:
-                used[here] = 0
+            cell = next_neighbour(st_next, used, nbr_list, deg, depth, st_cell[depth])
+            if cell < 0:
                 depth -= 1
                 continue
-            st_next[depth] = k + 1
-            cell = nbr_list[here, k]
             if used[cell] or faces[cell] < 0:
                 continue
             child = child_index(nodes, st_node[depth], faces[cell])
@@ -472,8 +475,5 @@ def walk_large(
                 )
             if nodes[2 * child] & nbr_faces[cell] != ZERO:
                 depth += 1
-                st_cell[depth] = cell
-                st_node[depth] = child
-                st_next[depth] = 0
-                used[cell] = 1
+                enter(st_cell, st_node, st_next, used, depth, cell, child)
     return pts, n_found, longest_len, n_ids if n_ids <= len(ids) else -1

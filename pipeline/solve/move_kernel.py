@@ -25,6 +25,25 @@ def _faces_of(die, fidx, table, board):
         board[c] = table[die[c], fidx[c]]
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _add_move(moves, k, kind, a, b, score):
+    """Move ``k`` of ``moves`` (kind, a, b, score; see :func:`neighbourhood`); returns k + 1."""
+    kinds, ma, mb, scores = moves
+    kinds[k] = kind
+    ma[k] = a
+    mb[k] = b
+    scores[k] = score
+    return k + 1
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _accepted(new, cur, temp):
+    """The Metropolis rule: a move from a board scoring ``cur`` to one scoring ``new`` is taken
+    when it loses nothing, else with probability exp((new - cur) / temp) (a draw only then)."""
+    delta = new - cur
+    return delta >= 0 or np.random.random() < np.exp(delta / temp)
+
+
 @njit(nogil=True, cache=True)
 def neighbourhood(
     die,
@@ -48,10 +67,12 @@ def neighbourhood(
     board = np.empty(n, np.int8)
     _faces_of(die, fidx, table, board)
     cap = n * table.shape[1] + n * (n - 1) // 2
-    kind = np.empty(cap, np.int8)
-    ma = np.empty(cap, np.int16)
-    mb = np.empty(cap, np.int16)
-    score = np.empty(cap, np.int64)
+    moves = (
+        np.empty(cap, np.int8),  # kind
+        np.empty(cap, np.int16),  # a
+        np.empty(cap, np.int16),  # b
+        np.empty(cap, np.int64),  # the board's score
+    )
     k = 0
     seen_face = np.zeros(max(n_faces + 1, 1), np.bool_)
     for c in range(n):
@@ -74,20 +95,13 @@ def neighbourhood(
             if f == cur or seen_face[f + 1]:
                 continue
             seen_face[f + 1] = True
-            kind[k] = REROLL
-            ma[k] = c
-            mb[k] = j
             if use_wild and f >= 0:
-                score[k] = wild[f]
+                sc = wild[f]
             else:
                 board[c] = f
-                score[k] = score_one(
-                    board,
-                    trie,
-                    work,
-                )
+                sc = score_one(board, trie, work)
                 board[c] = cur
-            k += 1
+            k = _add_move(moves, k, REROLL, c, j, sc)
     for i in range(n):
         for j in range(i + 1, n):
             fi = board[i]
@@ -96,17 +110,11 @@ def neighbourhood(
                 continue
             board[i] = fj
             board[j] = fi
-            kind[k] = SWAP
-            ma[k] = i
-            mb[k] = j
-            score[k] = score_one(
-                board,
-                trie,
-                work,
-            )
+            sc = score_one(board, trie, work)
             board[i] = fi
             board[j] = fj
-            k += 1
+            k = _add_move(moves, k, SWAP, i, j, sc)
+    kind, ma, mb, score = moves
     return kind[:k].copy(), ma[:k].copy(), mb[:k].copy(), score[:k].copy()
 
 
@@ -152,13 +160,8 @@ def anneal(
             if a == b or board[a] == board[b]:
                 continue
             board[a], board[b] = board[b], board[a]
-            new = score_one(
-                board,
-                trie,
-                work,
-            )
-            delta = new - cur
-            if delta >= 0 or np.random.random() < np.exp(delta / temp):
+            new = score_one(board, trie, work)
+            if _accepted(new, cur, temp):
                 die[a], die[b] = die[b], die[a]
                 fidx[a], fidx[b] = fidx[b], fidx[a]
                 cur = new
@@ -179,13 +182,8 @@ def anneal(
             if f == old:
                 continue
             board[c] = f
-            new = score_one(
-                board,
-                trie,
-                work,
-            )
-            delta = new - cur
-            if delta >= 0 or np.random.random() < np.exp(delta / temp):
+            new = score_one(board, trie, work)
+            if _accepted(new, cur, temp):
                 fidx[c] = j
                 cur = new
                 accepted += 1

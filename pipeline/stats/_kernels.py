@@ -9,6 +9,16 @@ import numpy as np
 from pipeline.jit import njit
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _first_sight(stamp, c, board, skip):
+    """Whether face ``c`` is counted for the board numbered ``board``: not the ``skip`` face
+    and not seen on the board before (``stamp[c]`` then marks it seen)."""
+    if c == skip or stamp[c] == board + 1:
+        return False
+    stamp[c] = board + 1
+    return True
+
+
 @njit(nogil=True, cache=True)
 def face_presence(codes, score, group, n_faces, n_groups, skip):
     """Per group and face: the boards showing the face at least once, their score sum and sum
@@ -23,12 +33,10 @@ def face_presence(codes, score, group, n_faces, n_groups, skip):
         y = np.int64(score[b])
         for i in range(cells):
             c = codes[b, i]
-            if c == skip or stamp[c] == b + 1:
-                continue
-            stamp[c] = b + 1
-            with_n[g, c] += 1
-            with_s[g, c] += y
-            with_q[g, c] += y * y
+            if _first_sight(stamp, c, b, skip):
+                with_n[g, c] += 1
+                with_s[g, c] += y
+                with_q[g, c] += y * y
     return with_n, with_s, with_q
 
 
@@ -90,13 +98,11 @@ def face_cross(codes, a, b, n_faces, skip):
         y = np.int64(b[i])
         for j in range(cells):
             c = codes[i, j]
-            if c == skip or stamp[c] == i + 1:
-                continue
-            stamp[c] = i + 1
-            out[0, c] += 1
-            out[1, c] += x
-            out[2, c] += y
-            out[3, c] += x * x
-            out[4, c] += y * y
-            out[5, c] += x * y
+            if _first_sight(stamp, c, i, skip):
+                out[0, c] += 1
+                out[1, c] += x
+                out[2, c] += y
+                out[3, c] += x * x
+                out[4, c] += y * y
+                out[5, c] += x * y
     return out
