@@ -313,6 +313,35 @@ def test_the_worker_records_what_the_part_holds(dice_run: Path) -> None:
         assert ps.word_counts is not None and int(ps.word_counts[2].sum()) == int(df["n_words"].sum())
 
 
+def test_the_tables_do_not_hang_on_which_part_finishes_first(
+    tmp_path: Path, enable2k_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second pass adds floating-point sums (the fits' meat): added in the order the parts
+    finished, their last bits, and so the report's intervals, hung on the timing (an analysis
+    of a run in S3 differed from the same run's on disk). Parts held back so that they finish
+    in another order give the same tables to the last bit."""
+    import time
+
+    from pipeline.analyze import analyze_runs
+    from pipeline.analyze import gather as gather_module
+    from pipeline.runner import execute
+
+    run = tmp_path / "run"
+    execute(run_config(enable2k_path, run, dice="new", count=600, chunk_size=50))
+    want = analyze_runs([run], tmp_path / "in-order", threads=2).tables
+    second_pass = gather_module.part_pass2
+
+    def last_first(job: Any, plan: Any) -> Any:
+        time.sleep(0.02 * (12 - job.chunk))  # the first parts finish last
+        return second_pass(job, plan)
+
+    monkeypatch.setattr(gather_module, "part_pass2", last_first)
+    got = analyze_runs([run], tmp_path / "held-back", threads=2).tables
+    for name, frame in want.items():
+        other = getattr(got, name)
+        assert frame.equals(other), (name, frame.compare(other) if frame.shape == other.shape else other)
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("backend", ["loky", "dask"])
 def test_the_parts_are_read_on_any_backend_with_the_same_tables(

@@ -355,10 +355,10 @@ def part_jobs(index: int, run: RunInfo, dice: DiceRecipe | None) -> list[PartJob
 
 
 def parallel(fn: Callable[..., Any], args: Iterable[tuple[Any, ...]], n_jobs: int | None) -> Iterable[Any]:
-    """``fn(*a)`` for each ``a`` on joblib's workers, results as they come, in windows of
-    :data:`WINDOW` tasks: joblib starts a task as soon as a worker is free, whether or not its
-    caller has taken the results before it, so without windows results pile up when the merge
-    is slower than the workers (the analysis of 10,000 parts grew by 330 MB)."""
+    """``fn(*a)`` for each ``a`` on joblib's workers, in the order of ``args`` (the second pass
+    adds floating-point sums: in the order they came, their last bits hung on the timing), in
+    windows of :data:`WINDOW` tasks, or results pile up where the merge is slower than the
+    workers (joblib starts a task whenever a worker is free: 10,000 parts grew by 330 MB)."""
     from itertools import islice
 
     from joblib import Parallel, delayed
@@ -367,7 +367,7 @@ def parallel(fn: Callable[..., Any], args: Iterable[tuple[Any, ...]], n_jobs: in
     while window := list(islice(it, WINDOW)):
         # n_jobs None: joblib.parallel_config decides (boggle analyze sets the backend and
         # workers); one task a batch: a batch's results are held until all of it is done
-        yield from Parallel(n_jobs=n_jobs, return_as="generator_unordered", prefer="threads", batch_size=1)(
+        yield from Parallel(n_jobs=n_jobs, return_as="generator", prefer="threads", batch_size=1)(
             delayed(fn)(*a) for a in window
         )
 
