@@ -39,7 +39,7 @@ aot: $(VENV)/.installed  ## compile the kernels of boggle prove and boggle analy
 # stay serial: they time real processes and signals)
 TEST_WORKERS ?= 2
 
-test:  ## the default suite: unit tests and a few end-to-end smoke runs (tests/test_smoke.py), on 2 processes: about 2 minutes
+test:  ## the default suite: unit tests and a few end-to-end smoke runs (tests/test_smoke.py), on 2 processes: about 4 minutes on 2 cores
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 test-integration:  ## end to end with real processes: killed jobs, big runs, dask, S3 (moto), the notebook, a browser
