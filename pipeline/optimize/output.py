@@ -19,7 +19,7 @@ from pipeline.optimize.budget import Found, RestartResult
 from pipeline.optimize.config import OptimizeConfig
 from pipeline.optimize.objectives import Objective
 from pipeline.optimize.space import SearchSpace, key_faces
-from pipeline.solve.reference import WordCount
+from pipeline.solve import WordCount
 from pipeline.store import PartRef
 
 INTERRUPTED = "_interrupted.json"  # an interrupted search's best boards so far
