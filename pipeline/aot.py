@@ -110,14 +110,14 @@ def exercise_analysis(dictionary: str, folder: Path) -> None:
 
 
 def exercise_deduping_force(dictionary: str) -> None:
-    """The deduping force's kernels (:mod:`pipeline.prove.tree_dedup`), which only heavy classes
+    """The deduping force's kernels (:mod:`pipeline.prove.tree._dedup`), which only heavy classes
     call (none of :data:`RUNS`): a few 3x3 classes proved with it on every split, the classes'
     values taken from their paths too (what a class of 2**23 paths or more does, so that
     ``tree_value`` is called: the first build missed it, and every heavy 4x4 class failed)."""
     import numpy as np
 
+    import pipeline.prove.tree._prover as tree  # its VALUE_PATHS is patched
     from pipeline.boards import geometry
-    from pipeline.prove import tree
     from pipeline.prove.worker import load_problem
 
     problem = load_problem(dictionary, "3x3", "boggle", None, FOUR)

@@ -38,7 +38,7 @@ def test_the_fingerprint_follows_every_byte_of_the_kernel_modules(
 ) -> None:
     sources = jit.kernel_sources()
     names = {str(p.relative_to(jit.PACKAGE_ROOT)) for p in sources}
-    assert {"prove/tree_build.py", "prove/tree_eval.py", "prove/bounds.py", "solve/drive.py"} <= names
+    assert {"prove/tree/_build.py", "prove/tree/_eval.py", "prove/bounds.py", "solve/drive.py"} <= names
     assert not {"jit.py", "cli/proving.py"} & names  # only the modules with kernels
     assert "aot.py" in names  # and the build's runs, which decide what is exported
     assert jit.fingerprint(sources) == jit.fingerprint(list(reversed(sources)))  # stable
@@ -57,7 +57,7 @@ def test_a_stale_or_missing_build_is_refused(tmp_path: Path, monkeypatch: pytest
     record.write_text("{not json")
     assert jit.built_state() == (False, "_kernels_aot.json unreadable (make aot)")
     current = jit.fingerprint(jit.kernel_sources())
-    stale = dict(current, **{"prove/tree_build.py": "0" * 64})
+    stale = dict(current, **{"prove/tree/_build.py": "0" * 64})
     record.write_text(json.dumps({"exports": {}, "sources": stale}))
     assert jit.built_state() == (False, "built from other kernel sources (make aot)")
     record.write_text(json.dumps({"exports": {}, "sources": {**current, "gone.py": "0" * 64}}))
@@ -249,7 +249,7 @@ def test_a_stale_build_falls_back_to_the_jit(enable2k_path: str, tmp_path: Path)
     env = job_environment() | {jit.ENV: "aot"}
     code = (
         "from pipeline import jit; jit.fingerprint = lambda paths: {}; "
-        "import pipeline.prove.tree_eval; print(jit.mode(), jit.why_not_ahead_of_time())"
+        "import pipeline.prove.tree._eval; print(jit.mode(), jit.why_not_ahead_of_time())"
     )
     shown = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True)
     assert shown.stdout.strip() == "jit built from other kernel sources (make aot)", shown.stderr

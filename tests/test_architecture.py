@@ -79,6 +79,10 @@ PUBLIC: dict[str, set[str]] = {
     "pipeline.prove": {
         *("CERTIFICATE_COLUMNS", "FoundBoard", "ProveConfig", "ProveProgress", "ProveSummary", "run_prove"),
     },
+    "pipeline.prove.tree": {
+        # the tree prover, the provers by name, and the gates the benches vary
+        *("PROVERS", "TreeProver", "DEDUP_RATIO", "LIFT_KEEP", "LIFT_RATIO", "max_cells"),
+    },
     "pipeline.runner": {"Progress", "RunSummary", "execute", "run_from_file", "run_job"},
     "pipeline.stats": {
         # what a part's statistics hold, computing them, their bytes, and merging them

@@ -118,10 +118,10 @@ def test_return_freed_memory_gives_freed_arrays_back() -> None:
 
 
 def test_a_prover_released_after_each_class_finds_the_same(tiny, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import pipeline.prove.tree._builder as builder
     from pipeline.boards import geometry
-    from pipeline.prove import builder
     from pipeline.prove import tree as tree_mod
-    from pipeline.prove.bounds import build_prove_trie
+    from pipeline.prove.bounds import build_prove_trie, packed_trie
     from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
 
     rows, cols, threshold = 2, 3, 20
@@ -134,7 +134,7 @@ def test_a_prover_released_after_each_class_finds_the_same(tiny, monkeypatch) ->
     def run(release_bytes: int) -> tuple[list[tuple[int, int, list[tuple[bytes, int]]]], int]:
         monkeypatch.setattr(builder, "RELEASE_BYTES", release_bytes)
         # the packed trie, as a prove worker passes it, and the dense one give one prover
-        prover = tree_mod.TreeProver(geo, tiny, tree_mod.packed_trie(dense), threshold)
+        prover = tree_mod.TreeProver(geo, tiny, packed_trie(dense), threshold)
         released = 0
         results = []
         for masks in classes:
@@ -165,8 +165,9 @@ def test_a_prover_released_after_each_class_finds_the_same(tiny, monkeypatch) ->
 def test_a_worker_gives_back_its_arrays_at_the_end_of_a_chunk_not_after_each_class(
     tiny_dict: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipeline.prove import builder, worker
+    import pipeline.prove.tree._builder as builder
     from pipeline.prove import tree as tree_mod
+    from pipeline.prove import worker
 
     monkeypatch.setattr(builder, "RELEASE_BYTES", 0)
     seen: list[tuple[int, int]] = []  # (classes proved by then, nodes of the last tree) at each release

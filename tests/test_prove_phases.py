@@ -6,8 +6,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pipeline.prove.tree._builder as builder
+import pipeline.prove.tree._prover as tree
 from pipeline.benches.prove_phases import phase_rounds
-from pipeline.prove import builder, tree
 from pipeline.prove.config import ProveConfig
 from tests.conftest import REPO
 

@@ -6,7 +6,7 @@ as ``make bench-prove``'s recipes with their seed) in this process, round after 
 same classes, and prints each round's CPU time (``time.process_time``) split into the prover's
 phases: building a class's tree (the path walk, the radix sort, the pass from the sorted paths
 into the tree), branching on it (lifting and forcing,
-:func:`pipeline.prove.tree_eval.tree_branch`) and scoring the leaves exactly. The first round
+:func:`pipeline.prove.tree._eval.tree_branch`) and scoring the leaves exactly. The first round
 pays numba's start-up (loading the cached kernels); the later ones are the steady state a
 worker runs in. The phases are timed around each kernel call, a few calls a class. No C++ is
 needed; only figures of one run compare on a shared machine.
@@ -45,7 +45,8 @@ def timed_phases(prover: Any, clock: dict[str, float]) -> Iterator[None]:
     """Add each phase's CPU seconds to ``clock`` while the block runs: the builder's and the
     tree module's kernels and the prover's build and scoring calls are wrapped, and put back on
     exit."""
-    from pipeline.prove import builder, tree
+    import pipeline.prove.tree._builder as builder  # the kernels are wrapped where called
+    import pipeline.prove.tree._prover as tree
 
     def wrap(fn: Callable[..., Any], phase: str) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:

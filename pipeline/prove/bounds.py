@@ -24,8 +24,56 @@ import numpy as np
 from pipeline.jit import njit
 from pipeline.lexicon import CompiledLexicon
 from pipeline.prove.classes import next_digits
-from pipeline.prove.tree_build import enter_cell, pack_trie
 from pipeline.solve.kernel import popcount
+
+#: The low half of a packed trie record's second word: its first child.
+LOW32 = np.uint64(0xFFFFFFFF)
+
+
+@njit(nogil=True, cache=True)
+def pack_trie(children, node_word):
+    """The prover's dense trie renumbered breadth first (a node's children consecutive) as
+    packed records: returns rec (uint64 [2 * nodes]): ``rec[2n]`` node n's child mask, ``rec[2n + 1]``
+    its first child in the low 32 bits and its word id + 1 in the high 32 bits. About a tenth of
+    the dense table's memory, which keeps the tree build's walk in cache."""
+    n_nodes, n_faces = children.shape
+    queue = np.empty(n_nodes, np.int64)
+    queue[0] = 0
+    n_queued = 1
+    rec = np.zeros(2 * n_nodes, np.uint64)
+    for head in range(n_nodes):
+        if head >= n_queued:
+            break
+        node = queue[head]
+        mask = np.uint64(0)
+        first = n_queued
+        for f in range(n_faces):
+            c = children[node, f]
+            if c >= 0:
+                mask |= np.uint64(1) << np.uint64(f)
+                queue[n_queued] = c
+                n_queued += 1
+        rec[2 * head] = mask
+        rec[2 * head + 1] = np.uint64(first) | (np.uint64(node_word[node] + 1) << np.uint64(32))
+    return rec[: 2 * n_queued].copy()
+
+
+@njit(nogil=True, cache=True, inline="always")
+def trie_child(rec, parent, low):
+    """The packed trie's child of ``parent`` for the face bit ``low`` (which it must have)."""
+    first = np.int64(rec[2 * parent + 1] & LOW32)
+    return first + np.int64(popcount(rec[2 * parent] & (low - np.uint64(1))))
+
+
+@njit(nogil=True, cache=True, inline="always")
+def enter_cell(st_cell, st_node, st_rem, st_child, d, cell, node, rem):
+    """Frame ``d`` of a walk over a class's cells (:func:`pipeline.prove.tree._build.collect_paths`,
+    :func:`class_bounds`): a visit of ``cell`` from trie node ``node``,
+    the faces ``rem`` to try there, none tried yet."""
+    st_cell[d] = cell
+    st_node[d] = node
+    st_rem[d] = rem
+    st_child[d] = -1
 
 
 @dataclass(frozen=True)
@@ -48,7 +96,7 @@ class ProveTrie:
 @dataclass(frozen=True)
 class PackedTrie:
     """The prover's trie as the tree bound reads it: the dense trie's nodes renumbered breadth
-    first as packed records (:func:`pipeline.prove.tree_build.pack_trie`; ``rec`` uint64
+    first as packed records (:func:`pipeline.prove.bounds.pack_trie`; ``rec`` uint64
     [2 * nodes]), about a tenth of the dense table, which a process proving with the tree
     bound then need not keep."""
 

@@ -1,4 +1,4 @@
-"""Tree prover vs sum/max prover on the same classes: ``python -m pipeline.prove.bench_tree``.
+"""Tree prover vs sum/max prover on the same classes: ``python -m pipeline.benches.prove_tree``.
 
 Draws a random sample of the shape's canonical classes (fixed seed), then also the classes
 with the highest cheap root bound among ``--top-pool`` random ones, and proves each class with

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.jit import njit
-from pipeline.prove.tree_build import parting
+from pipeline.prove.tree._build import parting
 from pipeline.solve.kernel import ctz
 
 #: A path's flag in its word id's int64 (above the used fields, which take bits 32 to 55): it
@@ -93,7 +93,7 @@ def derive_paths(
     it in split order has one letter). A path of the sub-class is a parent's path that does
     not use the cell (field 0: the first run of the sorted paths) or uses it with that letter
     (a later run); the cell then has one letter, so it loses its field and its bit in the
-    used-fields mask, as :func:`pipeline.prove.tree_build.collect_paths` would give it; the
+    used-fields mask, as :func:`pipeline.prove.tree._build.collect_paths` would give it; the
     paths of the later run get ``flag`` (0, or :data:`FORCED_FLAG` for
     :func:`drop_redundant`). Clearing a field all paths of a run share keeps the run sorted, so
     one merge of the two runs sorts the sub-class's paths. Returns (paths, sum bound: each word
@@ -298,7 +298,7 @@ def drop_redundant(keys, wids, n, bits, fields, zob, letter, table):
 
 @njit(nogil=True, cache=True)
 def tree_value(keys, wids, n_paths, n_cells, bits, fields, word_pts, stamp, tag0):
-    """The value of the root of the tree :func:`pipeline.prove.tree_build.tree_from_paths`
+    """The value of the root of the tree :func:`pipeline.prove.tree._build.tree_from_paths`
     builds from these sorted paths, without building it: the same pass over the paths with only
     the open nodes' values kept (a stack as deep as the longest path), so a class too heavy to
     keep its whole tree learns its bound in a few bytes. Returns (value, stamp tags used)."""

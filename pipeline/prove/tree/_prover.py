@@ -23,11 +23,11 @@ with the forced letters, so the forced bound is a bound of the sub-class.
 
 A heavy (sub-)class, its bound above :data:`DEDUP_RATIO` x T and at least
 :data:`DEDUP_PATHS` paths, is first split by the deduping force
-(:mod:`pipeline.prove.tree_dedup`): one sub-class per letter of its next cell, each with its
+(:mod:`pipeline.prove.tree._dedup`): one sub-class per letter of its next cell, each with its
 paths read off its parent's sorted paths, the paths the forced letter makes redundant dropped,
 and its own tree built; its tree, not the class's, is then branched on (a class split so never
 builds its whole tree: its bound comes from the paths). Branching on a tree works in two ways
-(:func:`pipeline.prove.tree_eval.tree_branch`): while a sub-class's bound is above
+(:func:`pipeline.prove.tree._eval.tree_branch`): while a sub-class's bound is above
 :data:`LIFT_RATIO` x T, the next cell of the split order is lifted (one merged tree per letter:
 the forced letter's subtree merged into the rest, a max of sums instead of a sum of maxes, so
 tighter); below it, the remaining cells are forced on that tree one by one with per-cell stacks
@@ -45,11 +45,11 @@ Lifting above 1.7 x T and the deduping force above 5 x T are measured in
 docs/methods/prover.md.
 
 The tree lives in one array of 16-byte node records (numba kernels, ``nogil``, cached):
-:class:`pipeline.prove.builder.TreeBuilder` builds it with :mod:`pipeline.prove.tree_build`'s
+:class:`pipeline.prove.tree._builder.TreeBuilder` builds it with :mod:`pipeline.prove.tree._build`'s
 kernels in pre-order with first-child / next-sibling
-links, :mod:`pipeline.prove.tree_eval` lifts (new nodes after the tree, sharing its subtrees,
+links, :mod:`pipeline.prove.tree._eval` lifts (new nodes after the tree, sharing its subtrees,
 freed level by level) and bounds it.
-:func:`pipeline.prove.tree_reference.tree_bound_reference` is the plain-Python twin the tests
+:func:`pipeline.prove.tree._reference.tree_bound_reference` is the plain-Python twin the tests
 check it against.
 """
 
@@ -60,19 +60,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.errors import InternalError
-from pipeline.prove.bounds import packed_trie
-from pipeline.prove.builder import MAX_PATHS, PathBudgetExceeded, TreeBuilder
 from pipeline.prove.search import ClassOutcome, ClassProver, mask_faces, split_order
-from pipeline.prove.tree_build import TAG, max_cells
-from pipeline.prove.tree_eval import FULL_ARENA, FULL_ENTRIES, OVERFLOW, eval_tree, tree_branch
-
-__all__ = ["PROVERS", "TreeBuilder", "TreeProver", "eval_tree", "max_cells", "packed_trie", "tree_branch"]
-
+from pipeline.prove.tree._build import TAG
+from pipeline.prove.tree._builder import MAX_PATHS, PathBudgetExceeded, TreeBuilder
+from pipeline.prove.tree._eval import FULL_ARENA, FULL_ENTRIES, OVERFLOW, eval_tree, tree_branch
 
 #: A (sub-)class whose bound is above this many times the threshold, with at least
 #: :data:`DEDUP_PATHS` paths, is split on its next cell by the deduping force: each sub-class's
 #: paths read off its parent's, those made redundant by the forced letter dropped, and its tree
-#: built afresh (:mod:`pipeline.prove.tree_dedup`), rather than lifted. Its bounds are tighter
+#: built afresh (:mod:`pipeline.prove.tree._dedup`), rather than lifted. Its bounds are tighter
 #: and its trees smaller than the lifted ones, but a rebuild costs more than a lift: the field
 #: found it a loss on light classes and gates it by the bound too. 0 splits every class so.
 DEDUP_RATIO = 5.0
@@ -85,7 +81,7 @@ DEDUP_PATHS = 1 << 18
 VALUE_PATHS = 1 << 23
 
 #: A (sub-)class whose bound is above this many times the threshold has its next cell lifted
-#: (:func:`pipeline.prove.tree_eval.tree_branch`: one merged tree per letter, a tighter bound
+#: (:func:`pipeline.prove.tree._eval.tree_branch`: one merged tree per letter, a tighter bound
 #: than forcing the cell on the tree); below it the remaining cells are forced on the tree.
 #: 0 never lifts. The field's C++ prover lifts while the bound is above about 1.7 x T.
 LIFT_RATIO = 1.7
@@ -115,7 +111,7 @@ class TreeProver(ClassProver):
     base class's: ``fields``: see :class:`TreeBuilder`; ``lift_ratio``, ``lift_keep``,
     ``single_nodes``, ``max_paths``, ``dedup_ratio``, ``dedup_paths``: see
     :data:`LIFT_RATIO`, :data:`LIFT_KEEP`, :data:`SINGLE_NODES`,
-    :data:`pipeline.prove.builder.MAX_PATHS`, :data:`DEDUP_RATIO` and :data:`DEDUP_PATHS`
+    :data:`pipeline.prove.tree._builder.MAX_PATHS`, :data:`DEDUP_RATIO` and :data:`DEDUP_PATHS`
     (a negative ratio: never)."""
 
     fields: int | None = None
@@ -145,7 +141,7 @@ class TreeProver(ClassProver):
         self.rank[order] = np.arange(self.geo.n_cells)  # the builder's rank is this array
 
     def build(self, masks: np.ndarray) -> tuple[tuple[np.ndarray, ...], int]:
-        """The class's tree in pre-order (see :func:`pipeline.prove.tree_build.tree_from_paths`)
+        """The class's tree in pre-order (see :func:`pipeline.prove.tree._build.tree_from_paths`)
         and its sum bound."""
         self.use_order(masks)
         total, _ = self.builder.bounds(np.ascontiguousarray(masks, dtype=np.uint64), -(1 << 62))
@@ -174,7 +170,7 @@ class TreeProver(ClassProver):
         return out
 
     def release(self) -> None:
-        """Give back the builder's arrays (see :data:`pipeline.prove.builder.RELEASE_BYTES`) and
+        """Give back the builder's arrays (see :data:`pipeline.prove.tree._builder.RELEASE_BYTES`) and
         the deduping force's; after each chunk."""
         self.builder.release()
         self._levels = []

@@ -2,7 +2,7 @@
 (numba kernels; see :mod:`pipeline.prove.tree`).
 
 The tree lives in node records (int32 [nodes, 4], see
-:func:`pipeline.prove.tree_build.tree_from_paths`): the first child (-1 for none), the next
+:func:`pipeline.prove.tree._build.tree_from_paths`): the first child (-1 for none), the next
 sibling (-1 for none), the value (a SUM node's points plus its children's values, a CHOICE
 node's best child) and a tag (``-1 - cell`` for a CHOICE node, ``points << LETTER_BITS |
 letter`` for a SUM node). A SUM node's children are CHOICE nodes in reverse split
@@ -11,7 +11,7 @@ significant, 0 when the path misses the cell, so paths that miss a cell sort bef
 take it); a CHOICE node's are SUM nodes by increasing letter. The build numbers nodes in
 pre-order; the records have room beyond the tree for the nodes that lifting makes, which share
 the tree's subtrees. :func:`eval_tree`, the reference the tests check the branching against,
-takes the tree as arrays (:meth:`pipeline.prove.tree.TreeBuilder.preordered`).
+takes the tree as arrays (:meth:`pipeline.prove.tree._builder.TreeBuilder.preordered`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.jit import njit
-from pipeline.prove.tree_build import FIRST, LETTER_BITS, MAX_POINTS, NEXT, TAG, VAL
+from pipeline.prove.tree._build import FIRST, LETTER_BITS, MAX_POINTS, NEXT, TAG, VAL
 
 #: :func:`tree_branch`'s statuses when the tree's arrays have no room left for lifted nodes and
 #: when the pending CHOICE nodes overflow ``n_entries`` (the caller grows them and calls again).
@@ -387,7 +387,7 @@ def tree_branch(
     leaves,
 ):
     """Branch and bound inside one class on its tree (node records ``[0, n_nodes)`` of
-    :func:`pipeline.prove.tree_build.tree_from_paths`, the room beyond them used for lifted
+    :func:`pipeline.prove.tree._build.tree_from_paths`, the room beyond them used for lifted
     nodes), forcing ``cells`` (the class's cells with several letters, in split order) one by
     one. ``faces[l, :n_faces[l]]``
     are the letters of ``cells[l]`` (increasing), ``left[l]`` the boards left once

@@ -18,7 +18,7 @@ built in three passes rather than by inserting each word into a growing tree:
    split order share the key's leading fields, so they are contiguous, as in a sorted word list.
 3. :func:`tree_from_paths` reads the sorted paths once, like building a trie from sorted words,
    and writes the tree straight in pre-order with first-child / next-sibling links (the layout
-   :mod:`pipeline.prove.tree_eval` evaluates and lifts), folding each node's value into its
+   :mod:`pipeline.prove.tree._eval` evaluates and lifts), folding each node's value into its
    parent when the node is closed, so the unforced bound comes for free. Equal keys are one
    SUM node; a word is counted there once.
 """
@@ -30,9 +30,9 @@ import importlib
 import numpy as np
 
 from pipeline.jit import intrinsic, njit, types
+from pipeline.prove.bounds import enter_cell, trie_child
 from pipeline.solve.kernel import ctz, popcount
 
-LOW32 = np.uint64(0xFFFFFFFF)
 #: Statuses when the caller's path or node arrays are too small (it grows them and retries).
 FULL_PATHS, FULL_NODES = -1, -2
 #: :func:`tree_from_paths`'s status when a node's points do not fit its tag (:data:`MAX_POINTS`).
@@ -52,7 +52,7 @@ MAX_POINTS = (1 << (31 - LETTER_BITS)) - 1
 #: It does by default; where the kernel compacts memory to serve them (``defrag`` = madvise, as
 #: on the 2-core machine), that cost 2.5-3 s of system CPU on the heavy 3x4 corner classes
 #: 13846 + 16762 (3.1-3.5 s against 0.6 s without; user CPU the same), so a builder turns it
-#: off for its process (:func:`huge_pages`, called by :class:`pipeline.prove.tree.TreeBuilder`).
+#: off for its process (:func:`huge_pages`, called by :class:`pipeline.prove.tree._builder.TreeBuilder`).
 HUGE_PAGES = False
 
 
@@ -91,51 +91,6 @@ def field_bits(n_faces: int) -> int:
 def max_cells(n_faces: int) -> int:
     """The most cells a class key holds with this many faces."""
     return 2 * (64 // field_bits(n_faces))
-
-
-@njit(nogil=True, cache=True)
-def pack_trie(children, node_word):
-    """The prover's dense trie renumbered breadth first (a node's children consecutive) as
-    packed records: returns rec (uint64 [2 * nodes]); see the module doc. About a tenth of the
-    dense table's memory, which keeps the build's walk in cache."""
-    n_nodes, n_faces = children.shape
-    queue = np.empty(n_nodes, np.int64)
-    queue[0] = 0
-    n_queued = 1
-    rec = np.zeros(2 * n_nodes, np.uint64)
-    for head in range(n_nodes):
-        if head >= n_queued:
-            break
-        node = queue[head]
-        mask = np.uint64(0)
-        first = n_queued
-        for f in range(n_faces):
-            c = children[node, f]
-            if c >= 0:
-                mask |= np.uint64(1) << np.uint64(f)
-                queue[n_queued] = c
-                n_queued += 1
-        rec[2 * head] = mask
-        rec[2 * head + 1] = np.uint64(first) | (np.uint64(node_word[node] + 1) << np.uint64(32))
-    return rec[: 2 * n_queued].copy()
-
-
-@njit(nogil=True, cache=True, inline="always")
-def trie_child(rec, parent, low):
-    """The packed trie's child of ``parent`` for the face bit ``low`` (which it must have)."""
-    first = np.int64(rec[2 * parent + 1] & LOW32)
-    return first + np.int64(popcount(rec[2 * parent] & (low - np.uint64(1))))
-
-
-@njit(nogil=True, cache=True, inline="always")
-def enter_cell(st_cell, st_node, st_rem, st_child, d, cell, node, rem):
-    """Frame ``d`` of a walk over a class's cells (:func:`collect_paths`,
-    :func:`pipeline.prove.bounds.class_bounds`): a visit of ``cell`` from trie node ``node``,
-    the faces ``rem`` to try there, none tried yet."""
-    st_cell[d] = cell
-    st_node[d] = node
-    st_rem[d] = rem
-    st_child[d] = -1
 
 
 def walk_state(n_cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

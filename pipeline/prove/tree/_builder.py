@@ -1,5 +1,5 @@
 """Class trees and their paths, built in arrays kept across classes (:class:`TreeBuilder`; the
-kernels are :mod:`pipeline.prove.tree_build`'s and :mod:`pipeline.prove.tree_dedup`'s, the
+kernels are :mod:`pipeline.prove.tree._build`'s and :mod:`pipeline.prove.tree._dedup`'s, the
 prover that drives them :class:`pipeline.prove.tree.TreeProver`)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 from pipeline.boards import Geometry
 from pipeline.errors import InternalError
 from pipeline.prove.bounds import PackedTrie, ProveTrie, packed_trie
-from pipeline.prove.tree_build import (
+from pipeline.prove.tree._build import (
     FULL_NODES,
     FULL_PATHS,
     HUGE_PAGES,
@@ -23,7 +23,7 @@ from pipeline.prove.tree_build import (
     unpack_records,
     walk_state,
 )
-from pipeline.prove.tree_dedup import (
+from pipeline.prove.tree._dedup import (
     FORCED_FLAG,
     derive_paths,
     drop_redundant,
@@ -57,9 +57,9 @@ class PathBudgetExceeded(Exception):
 
 
 class TreeBuilder:
-    """Builds class trees with :mod:`pipeline.prove.tree_build` (paths collected, sorted, read
+    """Builds class trees with :mod:`pipeline.prove.tree._build` (paths collected, sorted, read
     into a tree in pre-order), and sub-classes' paths from their parent's
-    (:mod:`pipeline.prove.tree_dedup`), keeping its arrays across classes (grown as needed).
+    (:mod:`pipeline.prove.tree._dedup`), keeping its arrays across classes (grown as needed).
     ``fields`` (key fields per 64-bit word) is for tests, which lower it to exercise keys
     spread over both words on small shapes."""
 
@@ -109,7 +109,7 @@ class TreeBuilder:
 
     @staticmethod
     def _tree_arrays(cap: int) -> np.ndarray:
-        """Node records (see :func:`pipeline.prove.tree_build.tree_from_paths`)."""
+        """Node records (see :func:`pipeline.prove.tree._build.tree_from_paths`)."""
         return np.empty((cap, 4), np.int32)
 
     def arena(self) -> tuple[np.ndarray]:
@@ -212,7 +212,7 @@ class TreeBuilder:
         """The sorted paths of the sub-class with ``cell`` forced to ``letter``, read off the
         first ``n`` of its parent's sorted paths ``parent`` into ``out`` (room for ``n``), the
         paths it makes redundant dropped when ``dedup`` (the deduping force,
-        :mod:`pipeline.prove.tree_dedup`): (paths, sum bound). ``cell`` must be the parent's
+        :mod:`pipeline.prove.tree._dedup`): (paths, sum bound). ``cell`` must be the parent's
         first cell in split order with several letters (its key field the most significant one
         in use)."""
         p = self.geo.n_cells - 1 - int(self.rank[cell])
@@ -272,7 +272,7 @@ class TreeBuilder:
 
     def value(self, keys: np.ndarray, wids: np.ndarray, n_paths: int) -> int:
         """The value of the tree of the sorted paths ``keys, wids`` (the first ``n_paths``), the
-        tree not built (:func:`pipeline.prove.tree_dedup.tree_value`)."""
+        tree not built (:func:`pipeline.prove.tree._dedup.tree_value`)."""
         value, used = tree_value(
             keys,
             wids,
