@@ -10,20 +10,21 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from pipeline.cli.options import (
-    BEST_ONLY_HELP,
     SCHEDULER_FILE_HELP,
     SCHEDULER_HELP,
-    SHAPE_64_HELP,
     Backend,
+    BestOnlyOpt,
     DictionaryOpt,
     LogFormat,
     LogFormatOpt,
     MinLengthOpt,
+    NJobsOpt,
     Objective,
     OverwriteOpt,
     ProgressIntervalOpt,
     RulesName,
     RulesOpt,
+    Shape64Opt,
     Strategy,
     SummaryJsonOpt,
     backend_option,
@@ -301,7 +302,7 @@ def optimize(
         ),
     ] = None,
     dictionary: DictionaryOpt = None,
-    shape: Annotated[str | None, shape_option(SHAPE_64_HELP)] = None,
+    shape: Shape64Opt = None,
     dice: Annotated[
         str | None, dice_option("Only rollable boards of this dice set; default free letters.")
     ] = None,
@@ -353,11 +354,11 @@ def optimize(
     cycle: Annotated[
         int | None, typer.Option("--cycle", min=1, help="Annealing: moves per cooling cycle.")
     ] = None,
-    n_jobs: Annotated[int | None, n_jobs_option()] = None,
+    n_jobs: NJobsOpt = None,
     out: Annotated[str | None, out_option("Output directory (Parquet + _SUCCESS).")] = None,
     assignments: Annotated[list[str] | None, set_option("optimize")] = None,
     overwrite: OverwriteOpt = False,
-    quiet: Annotated[bool, quiet_option(BEST_ONLY_HELP)] = False,
+    quiet: BestOnlyOpt = False,
     progress_interval: ProgressIntervalOpt = 10.0,
     log_format: LogFormatOpt = LogFormat.text,
     summary_json: SummaryJsonOpt = None,

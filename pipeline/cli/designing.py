@@ -11,13 +11,13 @@ import typer
 from pipeline.cli.options import (
     DICE_CHOICES,
     Backend,
+    BackendOpt,
     DictionaryOpt,
+    NJobsOpt,
     OverwriteOpt,
     RulesOpt,
-    backend_option,
     command_group,
     complete_dice,
-    n_jobs_option,
     options_for,
     out_option,
     placement_option,
@@ -135,7 +135,7 @@ def what_if(
             metavar="DIR|URL",
         ),
     ] = "runs/whatif",
-    n_jobs: Annotated[int, n_jobs_option()] = -1,
+    n_jobs: NJobsOpt = -1,
     placement: Annotated[
         str | None,
         placement_option(
@@ -340,8 +340,8 @@ def design_dice(
             metavar="DIR|URL",
         ),
     ] = "runs/design",
-    n_jobs: Annotated[int, n_jobs_option()] = 1,
-    backend: Annotated[Backend, backend_option()] = Backend.loky,
+    n_jobs: NJobsOpt = 1,
+    backend: BackendOpt = Backend.loky,
     overwrite: OverwriteOpt = False,
     quiet: Annotated[bool, quiet_option("No progress bar.")] = False,
     summary_json: Annotated[

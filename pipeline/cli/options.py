@@ -219,8 +219,6 @@ SummaryJsonOpt = Annotated[
     ),
 ]
 N_JOBS_HELP = "Worker processes; -1 = all cores."
-BEST_ONLY_HELP = "Print only the BEST line."
-SHAPE_64_HELP = "Board shape RxC (at most 64 cells)."
 SCHEDULER_HELP = "Dask scheduler address, e.g. tcp://host:8786"
 SCHEDULER_FILE_HELP = "Dask scheduler file, as HPC job scripts write it"
 
@@ -256,6 +254,13 @@ def scheduler_option(help_text: str) -> Any:
 
 def scheduler_file_option(help_text: str) -> Any:
     return typer.Option("--scheduler-file", help=help_text)
+
+
+# the options several commands share word for word (their defaults are each command's own)
+NJobsOpt = Annotated[int | None, n_jobs_option()]
+BackendOpt = Annotated[Backend, backend_option()]
+BestOnlyOpt = Annotated[bool, quiet_option("Print only the BEST line.")]
+Shape64Opt = Annotated[str | None, shape_option("Board shape RxC (at most 64 cells).")]
 
 
 class PanelGroup(TyperGroup):

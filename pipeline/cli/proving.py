@@ -16,7 +16,7 @@ from pipeline.cli.outcome import say as say_stdout
 def prove(
     ctx: typer.Context,
     dictionary: opt.DictionaryOpt = None,
-    shape: Annotated[str, opt.shape_option(opt.SHAPE_64_HELP)] = "3x3",
+    shape: opt.Shape64Opt = "3x3",
     threshold: Annotated[
         int, typer.Option("--threshold", "-t", min=1, help="Report every board scoring at least this.")
     ] = 500,
@@ -41,8 +41,8 @@ def prove(
     dice: Annotated[
         str | None, typer.Option("--dice", help="Not supported (refused): free letters only.")
     ] = None,
-    n_jobs: Annotated[int, opt.n_jobs_option()] = -1,
-    backend: Annotated[opt.Backend, opt.backend_option()] = opt.Backend.loky,
+    n_jobs: opt.NJobsOpt = -1,
+    backend: opt.BackendOpt = opt.Backend.loky,
     scheduler: Annotated[
         str | None, opt.scheduler_option(f"{opt.SCHEDULER_HELP} (default: a local cluster).")
     ] = None,
@@ -68,7 +68,7 @@ def prove(
     ] = None,
     out: Annotated[str, opt.out_option("Output directory.")] = "runs/prove",
     overwrite: opt.OverwriteOpt = False,
-    quiet: Annotated[bool, opt.quiet_option(opt.BEST_ONLY_HELP)] = False,
+    quiet: opt.BestOnlyOpt = False,
     progress_interval: opt.ProgressIntervalOpt = 10.0,
     log_format: opt.LogFormatOpt = opt.LogFormat.text,
     summary_json: opt.SummaryJsonOpt = None,
