@@ -7,15 +7,12 @@ where the model behind die values and a measured change disagree."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Mapping
-from typing import Any
 
 import pandas as pd
 
-from pipeline.analyze.html import esc, mono, num, pct, table
+from pipeline.analyze.html import Cell, Record, column_table, esc, field, mono, num, pct
 from pipeline.analyze.sections import model_fit_text, what_if_note
 
-Record = Mapping[Hashable, Any]
 POOL_NAMES = ("easy", "medium", "hard")
 
 
@@ -83,21 +80,17 @@ def headline_section(head: pd.DataFrame, suspects: pd.DataFrame, check: pd.DataF
         return ""
     has_pool = head[["pool_easy_share", "pool_medium_share", "pool_hard_share"]].notna().any().any()
     several = len(head) > 1
-    columns: list[tuple[str, Callable[[Record], str]]] = [
-        (
-            "run",
-            lambda r: (
-                esc(r["run"]) + (f'<br><span class="small">{_pairing(r)}</span>' if _pairing(r) else "")
-            ),
+    columns: dict[str, Cell] = {
+        "run": lambda r: (
+            esc(r["run"]) + (f'<br><span class="small">{_pairing(r)}</span>' if _pairing(r) else "")
         ),
-        ("points a board", _mean),
-        ("words a board", lambda r: num(r["words_mean"], 1)),
-    ]
+        "points a board": _mean,
+        "words a board": field(num, "words_mean", digits=1),
+    }
     if head["bad_share"].notna().any():
-        columns.append((f"bad boards ({head['bad_definition'].dropna().iloc[0]})", _bad))
+        columns[f"bad boards ({head['bad_definition'].dropna().iloc[0]})"] = _bad
     if has_pool:
-        columns.append(("boards to serve (Tanglet bands, share of the run)", _pools))
-    rows = [[cell(r) for _, cell in columns] for r in head.to_dict("records")]
+        columns["boards to serve (Tanglet bands, share of the run)"] = _pools
     notes = "Points a board with its 95% interval (±); shares with their 95% interval. "
     if several:
         notes += (
@@ -109,7 +102,7 @@ def headline_section(head: pd.DataFrame, suspects: pd.DataFrame, check: pd.DataF
     if has_pool:
         notes += "Boards to serve: the share of each run in Tanglet's easy, medium and hard bands. "
     out = (
-        table([h for h, _ in columns], rows, left=1, table_id="headline-table")
+        column_table(columns, head.to_dict("records"), left=1, table_id="headline-table")
         + f'<p class="small">{notes}</p>'
     )
     for rec in check.to_dict("records") if len(check) else []:

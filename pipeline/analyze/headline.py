@@ -94,21 +94,23 @@ def headline(tables: Tables) -> pd.DataFrame:
     return pd.DataFrame(out, columns=HEADLINE_COLUMNS)
 
 
+def _estimate(names: tuple[str, str, str], col: str) -> dict[str, tuple[str, type]]:
+    """The headline's columns ``names`` (an estimate, its 95% interval's low and high end) read
+    from a table's ``col``, ``{col}_low`` and ``{col}_high``."""
+    return {name: (src, float) for name, src in zip(names, (col, f"{col}_low", f"{col}_high"), strict=True)}
+
+
 # The headline's columns read from a run's row of the bad-board table and from its worst die's
 # row of the dice table: headline column -> (that table's column, type).
 BAD_FIELDS: dict[str, tuple[str, type]] = {
     "bad_definition": ("definition", str),
     "bad": ("bad", int),
-    "bad_share": ("share", float),
-    "bad_share_low": ("share_low", float),
-    "bad_share_high": ("share_high", float),
+    **_estimate(("bad_share", "bad_share_low", "bad_share_high"), "share"),
 }
 WORST_DIE_FIELDS: dict[str, tuple[str, type]] = {
     "worst_die": ("die", int),
     "worst_die_faces": ("faces", str),
-    "worst_die_value": ("value", float),
-    "worst_die_low": ("value_low", float),
-    "worst_die_high": ("value_high", float),
+    **_estimate(("worst_die_value", "worst_die_low", "worst_die_high"), "value"),
     "model_r2": ("model_r2", float),
 }
 

@@ -5,13 +5,30 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 # A cell that starts with a value to sort by (see :func:`pm`).
 _SORT_VALUE = re.compile(r'<span class="ci" data-value="([^"]+)">')
 
-__all__ = ["ci", "esc", "mono", "num", "pct", "pct_ci", "pm", "table"]
+__all__ = [
+    "Cell",
+    "Record",
+    "ci",
+    "column_table",
+    "esc",
+    "field",
+    "mono",
+    "num",
+    "pct",
+    "pct_ci",
+    "pm",
+    "table",
+    "whole",
+]
+
+Record = Mapping[Hashable, Any]  # a table's row, as DataFrame.to_dict("records") gives it
+Cell = Callable[[Record], str]  # what a column of a table shows of a row
 
 
 def _missing(value: Any) -> bool:
@@ -46,6 +63,11 @@ def num(value: Any, digits: int = 2) -> str:
     if as_float.is_integer() and not isinstance(value, float):
         return f"{int(as_float):,}"
     return f"{as_float:,.{digits}f}"
+
+
+def whole(value: Any) -> str:
+    """A count: :func:`num` without decimals."""
+    return num(value, 0)
 
 
 def pct(value: Any) -> str:
@@ -129,3 +151,15 @@ def table(
     attrs = (' class="dt"' if sortable else "") + (f' id="{table_id}"' if table_id else "")
     attrs += ' data-all-rows="1"' if all_rows else ""
     return f"<table{attrs}>{thead}<tbody>{body}</tbody></table>"
+
+
+def field(fmt: Callable[..., str], *keys: str, **options: Any) -> Cell:
+    """A column that shows ``fmt`` of a row's values at ``keys`` (``options``: ``fmt``'s other
+    arguments), as ``field(ci, "low", "high", digits=0)``."""
+    return lambda r: fmt(*(r[k] for k in keys), **options)
+
+
+def column_table(columns: Mapping[str, Cell], records: Iterable[Record], **options: Any) -> str:
+    """:func:`table` of ``records`` with a column per entry of ``columns``: its header, and what
+    it shows of a row; ``options``: the table's (``left``, ``sortable``, ...)."""
+    return table(list(columns), [[cell(r) for cell in columns.values()] for r in records], **options)

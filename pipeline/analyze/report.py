@@ -16,11 +16,13 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.analyze.html import Cell, column_table, field
 from pipeline.analyze.html import esc as _esc
 from pipeline.analyze.html import mono as _mono
 from pipeline.analyze.html import num as _num
 from pipeline.analyze.html import pct as _pct
 from pipeline.analyze.html import table as _table
+from pipeline.analyze.html import whole as _whole
 from pipeline.analyze.plots import Plot
 from pipeline.analyze.runs import RunInfo
 from pipeline.analyze.stats import FEW_WORDS, Tables, series_labels
@@ -80,10 +82,6 @@ def _with_series(df: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------- sections
 
 
-def _whole(value: Any) -> str:
-    return _num(value, 0)
-
-
 def _distribution_rows(col: str, what: str) -> list[tuple[str, str, Callable[[Any], str]]]:
     """The summary's rows of one distribution (score, words): mean, median, spread, tail, max."""
     stats = [
@@ -122,47 +120,33 @@ def summary_section(summary: pd.DataFrame) -> str:
     return _table(header, rows, left=1)
 
 
+BY_LENGTH_COLUMNS: dict[str, Cell] = {
+    "run": field(_esc, "series"),
+    "length": field(_esc, "length"),
+    "words / board": field(_num, "words_per_board"),
+    "points / board": field(_num, "points_per_board"),
+    "share of words": field(_pct, "share_of_words"),
+    "share of points": field(_pct, "share_of_points"),
+    "words (total)": field(_whole, "words_total"),
+    "points (total)": field(_whole, "points_total"),
+}
+
+
 def by_length_section(by_length: pd.DataFrame) -> str:
-    b = _with_series(by_length)
-    rows = [
-        [
-            _esc(r["series"]),
-            _esc(r["length"]),
-            _num(r["words_per_board"]),
-            _num(r["points_per_board"]),
-            _pct(r["share_of_words"]),
-            _pct(r["share_of_points"]),
-            _num(r["words_total"], 0),
-            _num(r["points_total"], 0),
-        ]
-        for r in b.to_dict("records")
-    ]
-    header = [
-        "run",
-        "length",
-        "words / board",
-        "points / board",
-        "share of words",
-        "share of points",
-        "words (total)",
-        "points (total)",
-    ]
-    return _table(header, rows, left=2)
+    return column_table(BY_LENGTH_COLUMNS, _with_series(by_length).to_dict("records"), left=2)
+
+
+LONGEST_COLUMNS: dict[str, Cell] = {
+    "run": field(_esc, "series"),
+    "longest word (letters)": field(_whole, "length"),
+    "boards": field(_whole, "boards"),
+    "share": field(_pct, "share"),
+    "example": lambda r: _mono(r["example"] or ""),
+}
 
 
 def longest_section(longest: pd.DataFrame) -> str:
-    t = _with_series(longest)
-    rows = [
-        [
-            _esc(r["series"]),
-            _num(r["length"], 0),
-            _num(r["boards"], 0),
-            _pct(r["share"]),
-            _mono(r["example"] or ""),
-        ]
-        for r in t.to_dict("records")
-    ]
-    return _table(["run", "longest word (letters)", "boards", "share", "example"], rows, 1, [4])
+    return column_table(LONGEST_COLUMNS, _with_series(longest).to_dict("records"), left=1, text_cols=[4])
 
 
 def top_boards_section(top: pd.DataFrame) -> str:

@@ -5,17 +5,15 @@ those on bad boards, serving and nights in :mod:`pipeline.analyze.sections_quali
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pandas as pd
 
-from pipeline.analyze.html import ci, esc, mono, num, pct, pm, table
+from pipeline.analyze.html import Cell, ci, column_table, esc, field, mono, num, pct, pm, table, whole
 from pipeline.analyze.provenance import describe
 from pipeline.analyze.runs import RunInfo
 from pipeline.analyze.stats import series_labels
-
-Record = Mapping[Hashable, Any]  # a table's row, as DataFrame.to_dict("records") gives it
 
 
 def what_if_note(r2: float) -> str:
@@ -96,28 +94,27 @@ def face_effects_section(effects: pd.DataFrame) -> str:
     return table(header, rows, left=1, sortable=True, table_id="face-effects", all_rows=True)
 
 
+# A changed die: its faces and values in both runs, and what the first run's model predicts.
+CHANGED_DICE_COLUMNS: dict[str, Cell] = {
+    "run": field(esc, "run"),
+    "die": field(whole, "die"),
+    "faces (first run → this run)": lambda r: mono(r["faces_reference"]) + " → " + mono(r["faces_run"]),
+    "value, first run": field(num, "value_reference"),
+    "value, this run": field(num, "value_run"),
+    "predicted change": field(num, "predicted"),
+    "95% CI": field(ci, "predicted_low", "predicted_high"),
+}
+
+
 def dice_changes_section(changes: pd.DataFrame, check: pd.DataFrame) -> str:
     """The dice a later run changed against the first run: both faces, both values, what the
     first run's model predicts the change is worth; then the model against the measurement."""
     if changes.empty:
         return ""
-    rows = [
-        [
-            esc(r["run"]),
-            num(r["die"], 0),
-            mono(r["faces_reference"]) + " → " + mono(r["faces_run"]),
-            num(r["value_reference"]),
-            num(r["value_run"]),
-            num(r["predicted"]),
-            ci(r["predicted_low"], r["predicted_high"]),
-        ]
-        for r in changes.to_dict("records")
-    ]
-    header = ["run", "die", "faces (first run → this run)", "value, first run", "value, this run"]
     out = (
         "<h3>Changed dice</h3><p>What the first run's additive model predicts each change is worth, "
         "in points a board (its fitted face values, the new die's faces against the old's).</p>"
-        + table([*header, "predicted change", "95% CI"], rows, left=1, text_cols=[2])
+        + column_table(CHANGED_DICE_COLUMNS, changes.to_dict("records"), left=1, text_cols=[2])
     )
     for r in check.to_dict("records") if len(check) else []:
         verdict = "agree" if r["agree"] else "<b>disagree</b>"
@@ -130,6 +127,36 @@ def dice_changes_section(changes: pd.DataFrame, check: pd.DataFrame) -> str:
     return out
 
 
+_CHANGED = ' <b title="its faces differ from the first run\'s die of this number">changed</b>'
+
+# A die: its value (the model's estimate), by kind of cell, and its worst and best face.
+DICE_COLUMNS: dict[str, Cell] = {
+    "run": field(esc, "run"),
+    "rank (worst first)": field(whole, "rank"),
+    "die": lambda r: whole(r["die"]) + (_CHANGED if r.get("changed") else ""),
+    "faces": field(mono, "faces"),
+    "value (model estimate)": field(num, "value"),
+    "95% CI": field(ci, "value_low", "value_high"),
+    "in a corner": lambda r: num(r.get("value_corner")),
+    "on an edge": lambda r: num(r.get("value_edge")),
+    "inside": lambda r: num(r.get("value_inner")),
+    "worst face": field(mono, "worst_face"),
+    "best face": field(mono, "best_face"),
+    "best minus worst face": field(num, "swing"),
+}
+
+# A die's side: how often it shows its face, the mean score then, and the face's effect.
+DIE_FACE_COLUMNS: dict[str, Cell] = {
+    "run": field(esc, "run"),
+    "die": field(whole, "die"),
+    "side": field(whole, "side"),
+    "face": field(mono, "face"),
+    "boards showing it": field(pct, "share"),
+    "mean score then": field(num, "mean_score"),
+    "adjusted face effect": field(num, "adj_effect"),
+}
+
+
 def dice_section(
     dice: pd.DataFrame,
     positions: pd.DataFrame,
@@ -139,39 +166,6 @@ def dice_section(
 ) -> str:
     out = ""
     if len(dice):
-        rows = []
-        for r in dice.to_dict("records"):
-            changed = ' <b title="its faces differ from the first run\'s die of this number">changed</b>'
-            rows.append(
-                [
-                    esc(r["run"]),
-                    num(r["rank"], 0),
-                    num(r["die"], 0) + (changed if r.get("changed") else ""),
-                    mono(r["faces"]),
-                    num(r["value"]),
-                    (ci(r["value_low"], r["value_high"])),
-                    num(r.get("value_corner")),
-                    num(r.get("value_edge")),
-                    num(r.get("value_inner")),
-                    mono(r["worst_face"]),
-                    mono(r["best_face"]),
-                    num(r["swing"]),
-                ]
-            )
-        header = [
-            "run",
-            "rank (worst first)",
-            "die",
-            "faces",
-            "value (model estimate)",
-            "95% CI",
-            "in a corner",
-            "on an edge",
-            "inside",
-            "worst face",
-            "best face",
-            "best minus worst face",
-        ]
         r2 = dice["model_r2"].dropna() if "model_r2" in dice else pd.Series(dtype=float)
         out += (
             "<p>The worker that rolled each chunk counted which die showed which face on every "
@@ -190,25 +184,21 @@ def dice_section(
             )
             + "</p>"
             + fig
-            + table(header, rows, left=1, text_cols=[3, 9, 10], sortable=True, table_id="dice")
+            + column_table(
+                DICE_COLUMNS,
+                dice.to_dict("records"),
+                left=1,
+                text_cols=[3, 9, 10],
+                sortable=True,
+                table_id="dice",
+            )
         )
     if faces is not None and len(faces):
-        frows = [
-            [
-                esc(r["run"]),
-                num(r["die"], 0),
-                num(r["side"], 0),
-                mono(r["face"]),
-                pct(r["share"]),
-                num(r["mean_score"]),
-                num(r["adj_effect"]),
-            ]
-            for r in faces.to_dict("records")
-        ]
-        fh = ["run", "die", "side", "face", "boards showing it", "mean score then", "adjusted face effect"]
         out += (
             "<details><summary>Every die, side by side: how often it shows each face and the mean "
-            "score of those boards</summary>" + table(fh, frows, left=1, sortable=True) + "</details>"
+            "score of those boards</summary>"
+            + column_table(DIE_FACE_COLUMNS, faces.to_dict("records"), left=1, sortable=True)
+            + "</details>"
         )
     if len(positions):
         p = positions.pivot_table(index="face", columns=["run", "position"], values="adj_effect", sort=False)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analyze.html import ci, esc, mono, num, pct, pm, table
+from pipeline.analyze.html import Cell, ci, column_table, esc, field, mono, num, pct, pm, table, whole
 
 
 def comparisons_section(comparisons: pd.DataFrame) -> str:
@@ -55,83 +55,6 @@ def comparisons_section(comparisons: pd.DataFrame) -> str:
     )
 
 
-def paired_section(paired: pd.DataFrame, boards: pd.DataFrame, words: pd.DataFrame, fig: str) -> str:
-    rows = []
-    for r in paired.to_dict("records"):
-        rows.append(
-            [
-                esc(r["run"]),
-                esc(r["reference"]),
-                num(r["boards"], 0),
-                f"{r['mean_diff']:+,.2f}",
-                (ci(r["diff_low"], r["diff_high"])),
-                num(r["median_diff"]),
-                num(r["p10_diff"]),
-                num(r["p90_diff"]),
-                pct(r["share_higher"]),
-                pct(r["share_lower"]),
-                pct(r["share_same"]),
-            ]
-        )
-    header = [
-        "run",
-        "against",
-        "boards",
-        "mean difference",
-        "95% CI",
-        "median",
-        "10th percentile",
-        "90th percentile",
-        "boards higher",
-        "boards lower",
-        "unchanged",
-    ]
-    out = (
-        "<p>These runs hold the same boards (same dice, shape, count and seed: checked board by "
-        "board), so each board's score can be compared directly, and the interval is that of the "
-        "per-board differences.</p>" + fig + table(header, rows, left=2, sortable=True)
-    )
-    if len(boards):
-        has_words = "words_gained" in boards
-        brows = []
-        for r in boards.to_dict("records"):
-            row = [
-                esc(r["run"]),
-                num(r["board_id"], 0),
-                mono(r["board"]),
-                num(r["score_reference"], 0),
-                num(r["score_run"], 0),
-                f"{int(r['diff']):+,}",
-            ]
-            if has_words:
-                row += [_words_cell(r["words_gained"]), _words_cell(r["words_lost"])]
-            brows.append(row)
-        bh = ["run", "board id", "board", "score (reference)", "score (run)", "difference"]
-        bh += ["words only this run finds", "words only the reference finds"] if has_words else []
-        out += "<h3>The boards that change most</h3>" + table(
-            bh, brows, left=3, text_cols=[6, 7], sortable=True, table_id="paired-boards"
-        )
-    if len(words):
-        wrows = [
-            [
-                esc(r["run"]),
-                mono(r["word"]),
-                num(r["boards_reference"], 0),
-                num(r["boards_run"], 0),
-                f"{r['points_per_board']:+.3f}",
-                pct(r["share_of_change"]),
-            ]
-            for r in words.to_dict("records")
-        ]
-        wh = ["run", "word", "boards (reference)", "boards (run)", "points per board", "share of the change"]
-        out += (
-            "<h3>The words that account for the change</h3><p>Points per board each word adds "
-            "(found on more boards) or takes away; summed over every word this is the mean "
-            "difference exactly.</p>" + table(wh, wrows, left=2, sortable=True)
-        )
-    return out
-
-
 def _words_cell(text: Any) -> str:
     words = str(text or "").split()
     if not words:
@@ -139,6 +62,95 @@ def _words_cell(text: Any) -> str:
     head = " ".join(words[:12])
     more = f" … (+{len(words) - 12})" if len(words) > 12 else ""
     return f'<span class="mono">{esc(head)}{esc(more)}</span>'
+
+
+# Runs on the same boards: the per-board differences of a run against the reference.
+PAIRED_COLUMNS: dict[str, Cell] = {
+    "run": field(esc, "run"),
+    "against": field(esc, "reference"),
+    "boards": field(whole, "boards"),
+    "mean difference": lambda r: f"{r['mean_diff']:+,.2f}",
+    "95% CI": field(ci, "diff_low", "diff_high"),
+    "median": field(num, "median_diff"),
+    "10th percentile": field(num, "p10_diff"),
+    "90th percentile": field(num, "p90_diff"),
+    "boards higher": field(pct, "share_higher"),
+    "boards lower": field(pct, "share_lower"),
+    "unchanged": field(pct, "share_same"),
+}
+
+# The boards that change most, and (where the runs kept their word lists) the words behind it.
+PAIRED_BOARD_COLUMNS: dict[str, Cell] = {
+    "run": field(esc, "run"),
+    "board id": field(whole, "board_id"),
+    "board": field(mono, "board"),
+    "score (reference)": field(whole, "score_reference"),
+    "score (run)": field(whole, "score_run"),
+    "difference": lambda r: f"{int(r['diff']):+,}",
+}
+WORD_CHANGE_COLUMNS: dict[str, Cell] = {
+    "words only this run finds": field(_words_cell, "words_gained"),
+    "words only the reference finds": field(_words_cell, "words_lost"),
+}
+
+# The words that account for the change.
+PAIRED_WORD_COLUMNS: dict[str, Cell] = {
+    "run": field(esc, "run"),
+    "word": field(mono, "word"),
+    "boards (reference)": field(whole, "boards_reference"),
+    "boards (run)": field(whole, "boards_run"),
+    "points per board": lambda r: f"{r['points_per_board']:+.3f}",
+    "share of the change": field(pct, "share_of_change"),
+}
+
+
+def paired_section(paired: pd.DataFrame, boards: pd.DataFrame, words: pd.DataFrame, fig: str) -> str:
+    out = (
+        "<p>These runs hold the same boards (same dice, shape, count and seed: checked board by "
+        "board), so each board's score can be compared directly, and the interval is that of the "
+        "per-board differences.</p>"
+        + fig
+        + column_table(PAIRED_COLUMNS, paired.to_dict("records"), left=2, sortable=True)
+    )
+    if len(boards):
+        columns = {**PAIRED_BOARD_COLUMNS, **(WORD_CHANGE_COLUMNS if "words_gained" in boards else {})}
+        out += "<h3>The boards that change most</h3>" + column_table(
+            columns,
+            boards.to_dict("records"),
+            left=3,
+            text_cols=[6, 7],
+            sortable=True,
+            table_id="paired-boards",
+        )
+    if len(words):
+        out += (
+            "<h3>The words that account for the change</h3><p>Points per board each word adds "
+            "(found on more boards) or takes away; summed over every word this is the mean "
+            "difference exactly.</p>"
+            + column_table(PAIRED_WORD_COLUMNS, words.to_dict("records"), left=2, sortable=True)
+        )
+    return out
+
+
+def _share_of_mean(x: Any) -> str:
+    return "–" if pd.isna(x) else f"{float(x) * 100:+.1f}%"
+
+
+# A face's effect in a run against the first run: in points, and as a share of the mean score.
+FACE_CHANGE_COLUMNS: dict[str, Cell] = {
+    "run": field(esc, "run"),
+    "face": field(mono, "face"),
+    "effect": field(esc, "kind"),
+    "first run (points)": field(num, "reference_effect", digits=1),
+    "this run (points)": field(num, "effect", digits=1),
+    "difference (± 95%)": field(pm, "diff", "diff_low", "diff_high", digits=1),
+    "first run (% of mean)": field(_share_of_mean, "rel_reference"),
+    "this run (% of mean)": field(_share_of_mean, "rel_effect"),
+    "difference (percentage points, ± 95%)": lambda r: pm(
+        r["rel_diff"] * 100, r["rel_low"] * 100, r["rel_high"] * 100, 1
+    ),
+    "boards": lambda r: "same boards" if r["paired"] else "independent",
+}
 
 
 def face_comparisons_section(fc: pd.DataFrame, shown: int = 5) -> str:
@@ -152,40 +164,11 @@ def face_comparisons_section(fc: pd.DataFrame, shown: int = 5) -> str:
     key = adj["rel_diff"].abs() if "rel_diff" in adj else adj["diff"].abs()
     top = adj.assign(_abs=key).sort_values("_abs", ascending=False).head(shown)
     items = "".join(f"<li>{esc(v)}</li>" for v in top["verdict"])
-    rows = [
-        [
-            esc(r["run"]),
-            mono(r["face"]),
-            esc(r["kind"]),
-            num(r["reference_effect"], 1),
-            num(r["effect"], 1),
-            pm(r["diff"], r["diff_low"], r["diff_high"], 1),
-            _share_of_mean(r["rel_reference"]),
-            _share_of_mean(r["rel_effect"]),
-            pm(r["rel_diff"] * 100, r["rel_low"] * 100, r["rel_high"] * 100, 1),
-            "same boards" if r["paired"] else "independent",
-        ]
-        for r in fc.to_dict("records")
-    ]
-    header = [
-        "run",
-        "face",
-        "effect",
-        "first run (points)",
-        "this run (points)",
-        "difference (± 95%)",
-        "first run (% of mean)",
-        "this run (% of mean)",
-        "difference (percentage points, ± 95%)",
-        "boards",
-    ]
     return (
         "<h3>Face effects against the first run</h3><p>The faces whose effect, as a share of the "
         "mean score, changes most (when every score is scaled, each face keeps its share):</p>"
         f'<ul class="verdicts">{items}</ul>'
-        + table(header, rows, left=3, sortable=True, table_id="face-comparisons")
+        + column_table(
+            FACE_CHANGE_COLUMNS, fc.to_dict("records"), left=3, sortable=True, table_id="face-comparisons"
+        )
     )
-
-
-def _share_of_mean(x: Any) -> str:
-    return "–" if pd.isna(x) else f"{float(x) * 100:+.1f}%"

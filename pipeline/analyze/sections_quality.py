@@ -6,39 +6,35 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.analyze.html import ci, esc, num, pct, pct_ci, table
+from pipeline.analyze.html import Cell, ci, column_table, esc, field, num, pct, pct_ci, table, whole
+
+# What makes a board bad: a factor's risk ratio and the shares behind it.
+DRIVER_COLUMNS: dict[str, Cell] = {
+    "run": field(esc, "run"),
+    "factor": field(esc, "factor"),
+    "risk ratio": field(num, "risk_ratio"),
+    "95% CI": field(ci, "rr_low", "rr_high"),
+    "P(bad | with it)": field(pct, "p_bad_with"),
+    "P(bad | without it)": field(pct, "p_bad_without"),
+    "share of all boards with it": field(pct, "share_of_boards"),
+    "share of bad boards with it": field(pct, "share_of_bad"),
+    "boards with it": field(whole, "boards_with"),
+    "bad boards with it": field(whole, "bad_with"),
+}
 
 
-def _driver_rows(drivers: pd.DataFrame) -> list[list[str]]:
-    return [
-        [
-            esc(r["run"]),
-            esc(r["factor"]),
-            num(r["risk_ratio"]),
-            (ci(r["rr_low"], r["rr_high"])),
-            pct(r["p_bad_with"]),
-            pct(r["p_bad_without"]),
-            pct(r["share_of_boards"]),
-            pct(r["share_of_bad"]),
-            num(r["boards_with"], 0),
-            num(r["bad_with"], 0),
-        ]
-        for r in drivers.to_dict("records")
-    ]
+def _drivers_table(drivers: pd.DataFrame, table_id: str = "") -> str:
+    return column_table(DRIVER_COLUMNS, drivers.to_dict("records"), left=2, sortable=True, table_id=table_id)
 
 
-DRIVER_HEADER = [
-    "run",
-    "factor",
-    "risk ratio",
-    "95% CI",
-    "P(bad | with it)",
-    "P(bad | without it)",
-    "share of all boards with it",
-    "share of bad boards with it",
-    "boards with it",
-    "bad boards with it",
-]
+# Per run: its bad boards, as a count and a share.
+BAD_SHARE_COLUMNS: dict[str, Cell] = {
+    "run": field(esc, "run"),
+    "boards": field(whole, "boards"),
+    "bad boards": field(whole, "bad"),
+    "share": field(pct, "share"),
+    "95% CI": field(pct_ci, "share_low", "share_high"),
+}
 
 
 def bad_boards_section(share: pd.DataFrame, drivers: pd.DataFrame, strongest: int = 10) -> str:
@@ -48,25 +44,10 @@ def bad_boards_section(share: pd.DataFrame, drivers: pd.DataFrame, strongest: in
     if share.empty:
         return ""
     definition = str(share["definition"].iloc[0])
-    rows = [
-        [
-            esc(r["run"]),
-            num(r["boards"], 0),
-            num(r["bad"], 0),
-            pct(r["share"]),
-            pct_ci(r["share_low"], r["share_high"]),
-        ]
-        for r in share.to_dict("records")
-    ]
     out = (
         f"<p>A board is <b>bad</b> when it has {esc(definition)} (<code>--bad-words</code>, "
         "<code>--bad-score</code>), with its 95% interval.</p>"
-        + table(
-            ["run", "boards", "bad boards", "share", "95% CI"],
-            rows,
-            left=1,
-            table_id="bad-share",
-        )
+        + column_table(BAD_SHARE_COLUMNS, share.to_dict("records"), left=1, table_id="bad-share")
     )
     if drivers.empty:
         return out
@@ -79,24 +60,17 @@ def bad_boards_section(share: pd.DataFrame, drivers: pd.DataFrame, strongest: in
         "associations; the adjusted face effects above separate the faces.</p>"
     )
     board = drivers[drivers["kind"] == "board"]
-    out += table(DRIVER_HEADER, _driver_rows(board), left=2, sortable=True, table_id="bad-drivers")
+    out += _drivers_table(board, "bad-drivers")
     together = drivers[drivers["kind"] == "interaction"]
     if len(together):
         out += (
             "<h4>Together</h4><p>Two Qu faces, two rare letters, and a Qu with no vowel on any cell "
             "around it (a word can only go on from its u through a neighbour): what one face alone "
-            "does not show.</p>"
-            + table(DRIVER_HEADER, _driver_rows(together), left=2, sortable=True, table_id="bad-together")
+            "does not show.</p>" + _drivers_table(together, "bad-together")
         )
     position = drivers[drivers["kind"] == "position"]
     if len(position):
-        out += "<h4>By cell position</h4>" + table(
-            DRIVER_HEADER,
-            _driver_rows(position),
-            left=2,
-            sortable=True,
-            table_id="bad-positions",
-        )
+        out += "<h4>By cell position</h4>" + _drivers_table(position, "bad-positions")
     dice = drivers[drivers["kind"] == "die"]
     if len(dice):
         top = (
@@ -108,22 +82,26 @@ def bad_boards_section(share: pd.DataFrame, drivers: pd.DataFrame, strongest: in
         out += (
             f"<h4>Dice faces</h4><p>The die faces whose risk ratio's interval lies above 1 (at most "
             f"{strongest} per run, highest first): the faces that, shown, make a bad board likelier.</p>"
-            + (
-                table(
-                    DRIVER_HEADER,
-                    _driver_rows(top),
-                    left=2,
-                    sortable=True,
-                    table_id="bad-dice",
-                )
-                if len(top)
-                else "<p>None.</p>"
-            )
+            + (_drivers_table(top, "bad-dice") if len(top) else "<p>None.</p>")
             + "<details><summary>Every die face</summary>"
-            + table(DRIVER_HEADER, _driver_rows(dice), left=2, sortable=True)
+            + _drivers_table(dice)
             + "</details>"
         )
     return out
+
+
+# Per run and Tanglet band: the boards in it, as a share and per 100,000 boards.
+SERVE_COLUMNS: dict[str, Cell] = {
+    "run": field(esc, "run"),
+    "band": field(esc, "band"),
+    "words": field(esc, "words"),
+    "boards in band": field(whole, "in_band"),
+    "boards": field(whole, "boards"),
+    "share": field(pct, "share"),
+    "95% CI": field(pct_ci, "share_low", "share_high"),
+    "per 100,000 boards": field(whole, "per_100k"),
+    "95% CI (per 100,000)": field(ci, "per_100k_low", "per_100k_high", digits=0),
+}
 
 
 def serve_section(bands: pd.DataFrame) -> str:
@@ -131,37 +109,12 @@ def serve_section(bands: pd.DataFrame) -> str:
     what a run of 100,000 boards yields: the pool ``boggle select --preset`` would write."""
     if bands.empty:
         return ""
-    rows = [
-        [
-            esc(r["run"]),
-            esc(r["band"]),
-            esc(r["words"]),
-            num(r["in_band"], 0),
-            num(r["boards"], 0),
-            pct(r["share"]),
-            pct_ci(r["share_low"], r["share_high"]),
-            num(r["per_100k"], 0),
-            ci(r["per_100k_low"], r["per_100k_high"], 0),
-        ]
-        for r in bands.to_dict("records")
-    ]
-    header = [
-        "run",
-        "band",
-        "words",
-        "boards in band",
-        "boards",
-        "share",
-        "95% CI",
-        "per 100,000 boards",
-        "95% CI (per 100,000)",
-    ]
     return (
         "<p>Tanglet serves 4x4 boards by word count: easy 32-42, medium 200-250, hard 425-525 words. "
         "How many boards of each run fall in each band (with the 95% interval), and so how many a run "
         "of 100,000 boards yields; <code>boggle select RUN --preset tanglet-medium --out "
         "pool.parquet</code> writes them.</p>"
-        + table(header, rows, left=3, sortable=True, table_id="serve-bands")
+        + column_table(SERVE_COLUMNS, bands.to_dict("records"), left=3, sortable=True, table_id="serve-bands")
     )
 
 

@@ -74,6 +74,25 @@ class Moments:
         return cls(n, s / n if n else math.nan, std, min(v) if v else 0, max(v) if v else 0)
 
 
+SUMMARY_COLUMNS = [
+    "run",
+    "source",
+    "boards",
+    *(
+        f"{name}_{stat}"
+        for name in ("score", "words")
+        for stat in ("mean", "median", "std", "p10", "p90", "p99", "min", "max")
+    ),
+    *(f"share_lt{k}_words" for k in FEW_WORDS),
+    "dead_cells_mean",
+    "dead_cells_std",
+    "share_dead_ge1",
+    "longest_len_mean",
+    "longest_len_std",
+    "longest_len_max",
+]
+
+
 def summary(gathered: Sequence[Gathered]) -> pd.DataFrame:
     """One row per run and source: score and word-count distributions, thin and dead boards.
 
@@ -114,25 +133,6 @@ def summary(gathered: Sequence[Gathered]) -> pd.DataFrame:
         rec["longest_len_max"] = longest.hi
         rows.append(rec)
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
-
-
-SUMMARY_COLUMNS = [
-    "run",
-    "source",
-    "boards",
-    *(
-        f"{name}_{stat}"
-        for name in ("score", "words")
-        for stat in ("mean", "median", "std", "p10", "p90", "p99", "min", "max")
-    ),
-    *(f"share_lt{k}_words" for k in FEW_WORDS),
-    "dead_cells_mean",
-    "dead_cells_std",
-    "share_dead_ge1",
-    "longest_len_mean",
-    "longest_len_std",
-    "longest_len_max",
-]
 
 
 def longest_words(
