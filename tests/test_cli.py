@@ -154,7 +154,7 @@ def test_kernel_cache_detection(tmp_path: Path) -> None:
 
     assert kernel_needs_compile([tmp_path])
     (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "drive.solve_batch-123.py311.nbi").write_bytes(b"")
+    (tmp_path / "sub" / "_drive.solve_batch-123.py311.nbi").write_bytes(b"")
     assert not kernel_needs_compile([tmp_path])
 
 

@@ -242,7 +242,7 @@ def test_the_small_walk_resumes_when_its_hit_buffer_fills(seed: int, shape: tupl
     # with the least room the walk hands its hits back at nearly every pop and resumes: every
     # output (the ids in the order found included) must be those of the roomy default
     from pipeline.boards import geometry
-    from pipeline.solve import drive, small_records
+    from pipeline.solve import kernels, small_records
 
     lex, _ = pool_setup("boggle")
     rows, cols = shape
@@ -253,8 +253,10 @@ def test_the_small_walk_resumes_when_its_hit_buffer_fills(seed: int, shape: tupl
     records = small_records(lex.trie, len(lex.alphabet))
     args = (lex.trie.nodes.reshape(-1), lex.word_points, lex.trie.word_len, lex.trie.max_depth, True, 3, 4)
     args += (records, len(lex.alphabet))
-    roomy = drive.solve_batch(drive.SMALL, boards, geo.nbr_mask, geo.nbr_list, geo.deg, *args, drive.HIT_ROOM)
-    tight = drive.solve_batch(drive.SMALL, boards, geo.nbr_mask, geo.nbr_list, geo.deg, *args, 1)
+    roomy = kernels.solve_batch(
+        kernels.SMALL, boards, geo.nbr_mask, geo.nbr_list, geo.deg, *args, kernels.HIT_ROOM
+    )
+    tight = kernels.solve_batch(kernels.SMALL, boards, geo.nbr_mask, geo.nbr_list, geo.deg, *args, 1)
     for a, b in zip(roomy, tight, strict=True):
         assert np.array_equal(a, b)
 

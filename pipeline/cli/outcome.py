@@ -240,7 +240,7 @@ def handle_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def announce_kernel_compile(module: str = "drive") -> None:
+def announce_kernel_compile(module: str = "_drive") -> None:
     from pipeline.solve import kernel_needs_compile
 
     if kernel_needs_compile(module=module):

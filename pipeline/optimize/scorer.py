@@ -1,5 +1,5 @@
-"""Scoring boards with the search kernels (:mod:`pipeline.solve.score_kernel`; moves in
-:mod:`pipeline.solve.move_kernel`): one board, a batch, every face of one cell at once (a
+"""Scoring boards with the search kernels (:mod:`pipeline.solve.kernels._score`; moves in
+:mod:`pipeline.solve.kernels._move`): one board, a batch, every face of one cell at once (a
 wildcard walk), and every move from a state."""
 
 from __future__ import annotations
@@ -52,16 +52,16 @@ class Tables:
 
 def kernels() -> Any:
     """The numba scoring kernels, imported on first use (compiling them is not free)."""
-    from pipeline.solve import score_kernel
+    from pipeline.solve import kernels
 
-    return score_kernel
+    return kernels
 
 
 def move_kernels() -> Any:
     """The numba move kernels (neighbourhood, annealing), imported on first use."""
-    from pipeline.solve import move_kernel
+    from pipeline.solve import kernels
 
-    return move_kernel
+    return kernels
 
 
 class Scorer:
@@ -69,7 +69,7 @@ class Scorer:
     ``evaluations`` counts the boards scored."""
 
     def __init__(self, tables: Tables):
-        from pipeline.solve.score_kernel import Scratch
+        from pipeline.solve.kernels import Scratch
 
         self.t = tables
         self.nbr_mask = geometry(tables.rows, tables.cols).nbr_mask

@@ -15,7 +15,7 @@ import numpy as np
 
 from pipeline.boards import Board, symmetry_maps
 from pipeline.errors import ConfigError
-from pipeline.solve.move_kernel import REROLL
+from pipeline.solve.kernels import REROLL
 
 
 @dataclass(frozen=True)

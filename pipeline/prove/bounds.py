@@ -24,7 +24,7 @@ import numpy as np
 from pipeline.jit import njit
 from pipeline.lexicon import CompiledLexicon
 from pipeline.prove.classes import next_digits
-from pipeline.solve.kernel import popcount
+from pipeline.solve.kernels import popcount
 
 #: The low half of a packed trie record's second word: its first child.
 LOW32 = np.uint64(0xFFFFFFFF)

@@ -19,7 +19,7 @@ the explicit stack.
         right, work
 
 How the board solver's explicit-stack DFS is this same walk (``solve_large`` in
-:mod:`pipeline.solve.kernel`; ``solve_small`` is the same with bit masks):
+:mod:`pipeline.solve.kernels._walk`; ``solve_small`` is the same with bit masks):
 
 * the robot's position is the kernel's stack: ``st_cell[0..d]`` (the path), ``st_node[d]``
   (the trie node of the text spelled so far) and ``used`` (the cells on the path);

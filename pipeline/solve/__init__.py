@@ -79,7 +79,7 @@ def solve_arrays(
     what a run's table needs, without a pass over the collected ids afterwards (or, with
     ``collect=False``, without collecting them at all).
     """
-    from pipeline.solve import drive
+    from pipeline.solve import kernels
 
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     if bins is not None and bins[1] < 1:
@@ -101,13 +101,13 @@ def solve_arrays(
     records = small_records(trie, face_bits) if rows * cols <= 64 and not lexicon.rules.revisit else None
     # boards of <= 64 cells whose trie has no 8-byte records (an alphabet of 40-64 faces and a
     # very big trie) take the walk of any size
-    variant = drive.SMALL if records is not None else drive.LARGE
+    variant = kernels.SMALL if records is not None else kernels.LARGE
     if lexicon.rules.revisit:
-        variant = drive.REVISIT
+        variant = kernels.REVISIT
     if records is None:
         records = np.zeros(1, np.uint64)
-    out = drive.solve_batch(
-        variant, boards, geo.nbr_mask, geo.nbr_list, geo.deg, *common, records, face_bits, drive.HIT_ROOM
+    out = kernels.solve_batch(
+        variant, boards, geo.nbr_mask, geo.nbr_list, geo.deg, *common, records, face_bits, kernels.HIT_ROOM
     )
     score, n_words, longest, dead, offsets, ids, longest_id, counts, points = out
     if not bins:
@@ -121,7 +121,7 @@ _RECORDS: dict[int, tuple[weakref.ref[Trie], np.ndarray | None]] = {}
 
 def small_records(trie: Trie, face_bits: int) -> np.ndarray | None:
     """The trie's nodes as the 8-byte records the small walk reads
-    (:func:`pipeline.solve.kernel.walk_small`): uint64 [n_nodes], the child mask in the low
+    (:func:`pipeline.solve.kernels._walk.walk_small`): uint64 [n_nodes], the child mask in the low
     ``face_bits`` bits, the first child above them, bit 63 set when a word ends at the node
     (its id stays in the 16-byte record). None when they do not fit: ``face_bits`` plus the
     bits of the node count over 63 (or 2**32 nodes and more). Made once per trie (a few ms
@@ -205,15 +205,15 @@ def solve_boards(
 def kernel_cache_dirs() -> list[Path]:
     """Where numba keeps the kernel's machine code: ``__pycache__`` beside the module, or
     ``$NUMBA_CACHE_DIR``."""
-    roots = [Path(__file__).parent / "__pycache__"]
+    roots = [Path(__file__).parent / "__pycache__", Path(__file__).parent / "kernels" / "__pycache__"]
     if (numba_dir := settings.get().numba_cache_dir) is not None:
         roots.append(numba_dir)
     return roots
 
 
-def kernel_needs_compile(roots: Sequence[Path] | None = None, module: str = "drive") -> bool:
+def kernel_needs_compile(roots: Sequence[Path] | None = None, module: str = "_drive") -> bool:
     """True when numba has no cached machine code yet for the kernels of ``module`` (a module
-    of this package: ``drive`` (the trie walks), ``dp``, ``binary``); the first run on a
+    of this package or its kernels: ``_drive`` (the trie walks), ``dp``, ``binary``); the first run on a
     machine compiles them, which takes several seconds."""
     dirs = kernel_cache_dirs() if roots is None else roots
     return not any(any(d.rglob(f"{module}.*.nbi")) for d in dirs if d.is_dir())

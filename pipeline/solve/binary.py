@@ -24,7 +24,7 @@ from pipeline.boards import Board
 from pipeline.jit import Dict, njit, types
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
-from pipeline.solve.kernel import new_outputs
+from pipeline.solve.kernels import new_outputs
 from pipeline.solve.letters import add_word, record_board, solve_table_batch
 
 

@@ -30,7 +30,7 @@ from pipeline.boards import Board
 from pipeline.jit import njit
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, BoardResult, solve_boards
-from pipeline.solve.kernel import enter, new_outputs, next_neighbour
+from pipeline.solve.kernels import enter, new_outputs, next_neighbour
 from pipeline.solve.letters import add_word, record_board, solve_table_batch
 
 

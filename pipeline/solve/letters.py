@@ -17,7 +17,7 @@ from pipeline.boards import BLANK, Board, geometry
 from pipeline.jit import njit
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult, encode_boards
-from pipeline.solve.kernel import grow
+from pipeline.solve.kernels import grow
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import numpy as np
 from pipeline.jit import njit
 from pipeline.lexicon import CompiledLexicon
 from pipeline.solve import BatchResult
-from pipeline.solve.kernel import tally_board
+from pipeline.solve.kernels import tally_board
 
 
 @dataclass

@@ -31,7 +31,7 @@ import numpy as np
 
 from pipeline.jit import intrinsic, njit, types
 from pipeline.prove.bounds import enter_cell, trie_child
-from pipeline.solve.kernel import ctz, popcount
+from pipeline.solve.kernels import ctz, popcount
 
 #: Statuses when the caller's path or node arrays are too small (it grows them and retries).
 FULL_PATHS, FULL_NODES = -1, -2

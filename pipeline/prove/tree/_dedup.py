@@ -34,7 +34,7 @@ import numpy as np
 
 from pipeline.jit import njit
 from pipeline.prove.tree._build import parting
-from pipeline.solve.kernel import ctz
+from pipeline.solve.kernels import ctz
 
 #: A path's flag in its word id's int64 (above the used fields, which take bits 32 to 55): it
 #: used the cell just forced (:func:`derive_paths`), for :func:`drop_redundant`, which clears it.

@@ -1,6 +1,6 @@
 """Numba kernels for the search moves (``pipeline.optimize``): every move from a board with its
 score, and the whole annealing loop in machine code. They score with
-:mod:`pipeline.solve.score_kernel`.
+:mod:`pipeline.solve.kernels._score`.
 
 A board in the search is a die per cell (``die``) and the face index shown on it (``fidx``);
 its faces are ``table[die, fidx]``. Free letters are n identical dice with every face, so the
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.jit import njit
-from pipeline.solve.score_kernel import cell_scores, score_one
+from pipeline.solve.kernels._score import cell_scores, score_one
 
 REROLL = 0
 SWAP = 1

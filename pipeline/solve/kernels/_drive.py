@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.jit import njit
-from pipeline.solve.kernel import (
+from pipeline.solve.kernels._revisit import walk_revisit
+from pipeline.solve.kernels._walk import (
     LANES,
     ONE,
     ZERO,
@@ -30,7 +31,6 @@ from pipeline.solve.kernel import (
     walk_large,
     walk_small,
 )
-from pipeline.solve.revisit_kernel import walk_revisit
 
 #: ``variant``: the standard rule on boards of at most 64 cells (cell sets as bit masks), on
 #: boards of any size (neighbour lists), and the revisit rule.
@@ -58,7 +58,7 @@ def solve_batch(
     hit_room,
 ):  # type: ignore[no-untyped-def]
     """Every board's words with the walk of ``variant``; the outputs of
-    :func:`pipeline.solve.kernel.new_outputs` less the stamps, the ids cut to length.
+    :func:`pipeline.solve.kernels._walk.new_outputs` less the stamps, the ids cut to length.
     The small walk reads ``records``, the trie's 8-byte records with child masks of
     ``face_bits`` bits (:func:`pipeline.solve.small_records`; the other walks read ``nodes``),
     and hands back found words ``hit_room`` at a time (:data:`HIT_ROOM`)."""

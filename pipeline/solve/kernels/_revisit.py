@@ -1,7 +1,7 @@
 """The numba kernel for the revisit rule (cells may be revisited; each step still moves): the
 trie is walked depth-first with, per depth, the set of cells where the prefix can end (a
 frontier); on the way back up, the cells that lead to a completed word are marked live. Same
-output contract and node records as :mod:`pipeline.solve.kernel`, whose helpers it shares.
+output contract and node records as :mod:`pipeline.solve.kernels._walk`, whose helpers it shares.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.jit import njit
-from pipeline.solve.kernel import (
+from pipeline.solve.kernels._walk import (
     ONE,
     ZERO,
     child_index,

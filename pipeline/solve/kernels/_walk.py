@@ -1,7 +1,7 @@
 """The numba trie walks: array in, array out, no Python objects, no I/O.
 
 The trie walks of one board and their helpers, for the batch driver
-(:func:`pipeline.solve.drive.solve_batch`, one output contract: see
+(:func:`pipeline.solve.kernels._drive.solve_batch`, one output contract: see
 :func:`pipeline.solve.solve_arrays`). They read the trie as packed 16-byte node records
 (:func:`pipeline.trie.pack_nodes`, flattened: ``nodes[2n]`` is node n's child mask,
 ``nodes[2n + 1]`` its first child (low 32 bits) and word id (high 32 bits, all ones for none)):
@@ -15,7 +15,7 @@ The trie walks of one board and their helpers, for the batch driver
   Found words are only appended to a buffer during the walk (no branch, no look-up); the
   caller counts each once afterwards.
 * ``walk_large``: standard rule on any board (neighbour lists, a byte array of used cells).
-* ``walk_revisit`` (:mod:`pipeline.solve.revisit_kernel`): cells may be revisited (each step
+* ``walk_revisit`` (:mod:`pipeline.solve.kernels._revisit`): cells may be revisited (each step
   still moves); it shares this module's helpers.
 
 All three use an explicit stack (no recursion) and a per-word "last seen" stamp to count each

@@ -1,6 +1,6 @@
 """Numba kernels for the board search (``pipeline.optimize``): score only, no word lists.
 
-The batch solver (:mod:`pipeline.solve.kernel`) allocates its work arrays per call (a
+The batch solver (:mod:`pipeline.solve.kernels._walk`) allocates its work arrays per call (a
 "seen" stamp per lexicon word, output buffers), which is right for large batches and wrong for
 a search that scores one board, or one cell's 26 variants, at a time. These kernels take their
 scratch space from the caller (:class:`Scratch`), return only a weighted score, and run the
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.jit import njit
-from pipeline.solve.kernel import ALL, ONE, ZERO, ctz, popcount, prepare_masks
+from pipeline.solve.kernels._walk import ALL, ONE, ZERO, ctz, popcount, prepare_masks
 
 
 class Scratch:
