@@ -71,6 +71,13 @@ PUBLIC: dict[str, set[str]] = {
         # each part's statistics file and the run's vocabulary they count words of
         *("VOCABULARY", "stats_name"),
     },
+    "pipeline.analyze.sections": {
+        # the report's sections, each a function of the result tables
+        *("runs_header", "verdicts", "what_if_note", "model_fit_text", "face_effects_section"),
+        *("dice_section", "dice_changes_section", "frequent_words_section", "comparisons_section"),
+        *("paired_section", "face_comparisons_section", "bad_boards_section", "serve_section"),
+        "trend_section",
+    },
     "pipeline.optimize": {
         *("BestBoard", "OptimizeConfig", "OptimizeProgress", "OptimizeResult", "ProgressCallback"),
         *("RestartResult", "SECTION", "load_command_config", "load_optimize_config", "optimize"),

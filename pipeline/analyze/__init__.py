@@ -22,8 +22,7 @@ word frequencies in :mod:`pipeline.analyze.words`, bad boards and their drivers 
 :mod:`pipeline.analyze.select` and its pool file in :mod:`pipeline.analyze.pool`. Plotting
 (:mod:`pipeline.analyze.plots` on the canvas of :mod:`pipeline.analyze.figures`) and the page
 (:mod:`pipeline.analyze.report`, its first screen in :mod:`pipeline.analyze.first_screen`, its
-sections in :mod:`pipeline.analyze.sections`, :mod:`pipeline.analyze.sections_compare` and
-:mod:`pipeline.analyze.sections_quality`, interactive tables and plot in
+sections in the package :mod:`pipeline.analyze.sections`, interactive tables and plot in
 :mod:`pipeline.analyze.interactive`) only see the small result tables.
 """
 

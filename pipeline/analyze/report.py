@@ -310,8 +310,7 @@ def render_report(
 def _comparison_sections(tables: Tables, fig: FigureFn) -> list[Section]:
     """The sections first read when runs are compared: runs over time, the comparisons, paired
     runs (each only when it applies)."""
-    from pipeline.analyze.sections_compare import comparisons_section, paired_section
-    from pipeline.analyze.sections_quality import trend_section
+    from pipeline.analyze.sections import comparisons_section, paired_section, trend_section
 
     out: list[Section] = []
     if len(tables.trend):
@@ -340,8 +339,12 @@ FACES_INTRO = (
 def _board_sections(tables: Tables, fig: FigureFn, zoomable: str) -> list[Section]:
     """The sections on the boards themselves: summary, distributions, lengths, longest words,
     face effects, and dice and cell positions (when rebuilt)."""
-    from pipeline.analyze.sections import dice_changes_section, dice_section, face_effects_section
-    from pipeline.analyze.sections_compare import face_comparisons_section
+    from pipeline.analyze.sections import (
+        dice_changes_section,
+        dice_section,
+        face_comparisons_section,
+        face_effects_section,
+    )
 
     out: list[Section] = [
         ("summary", "Summary", summary_section(tables.summary)),
@@ -381,7 +384,7 @@ def _board_sections(tables: Tables, fig: FigureFn, zoomable: str) -> list[Sectio
 
 def _serving_sections(tables: Tables) -> list[Section]:
     """Bad boards and the boards to serve (each when computed)."""
-    from pipeline.analyze.sections_quality import bad_boards_section, serve_section
+    from pipeline.analyze.sections import bad_boards_section, serve_section
 
     out: list[Section] = []
     if len(tables.bad_share):

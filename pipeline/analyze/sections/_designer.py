@@ -1,7 +1,7 @@
 """The report's sections that answer a designer's questions: the headline, what decided each run,
 the verdicts, face effects in one order, dice and cell positions, and word lists ranked by how
-common the words are. The sections comparing runs are in :mod:`pipeline.analyze.sections_compare`,
-those on bad boards, serving and nights in :mod:`pipeline.analyze.sections_quality`."""
+common the words are. The sections comparing runs are in ``_compare``, those on bad boards,
+serving and nights in ``_quality``."""
 
 from __future__ import annotations
 
