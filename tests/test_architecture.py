@@ -96,7 +96,7 @@ PUBLIC: dict[str, set[str]] = {
         # prover share, the optimizer's scoring and moves
         *("HIT_ROOM", "LARGE", "REVISIT", "SMALL", "solve_batch", "ctz", "popcount", "enter", "grow"),
         *("new_outputs", "next_neighbour", "tally_board", "Scratch", "score_one", "score_batch"),
-        *("cell_scores", "REROLL", "anneal", "neighbourhood"),
+        *("cell_scores", "REROLL", "anneal", "neighbourhood", "LOW32"),
     },
     "pipeline.stats": {
         # what a part's statistics hold, computing them, their bytes, and merging them

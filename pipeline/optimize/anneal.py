@@ -16,7 +16,7 @@ import numpy as np
 
 from pipeline.optimize.budget import Clock, Found, RestartResult, keep_best, restart_result
 from pipeline.optimize.config import OptimizeConfig
-from pipeline.optimize.scorer import Scorer, move_kernels
+from pipeline.optimize.scorer import Scorer, kernels
 from pipeline.optimize.space import SearchSpace, canonical_key, shape_symmetries
 
 ANNEAL_CHUNK = 8192  # moves per kernel call: the grain of progress and time-limit checks
@@ -43,7 +43,7 @@ class AnnealState:
     ) -> int:
         """Make ``n_steps`` moves (steps ``step0..`` of the cycle's schedule); returns how many
         were accepted."""
-        score, best, accepted = move_kernels().anneal(
+        score, best, accepted = kernels().anneal(
             self.die,
             self.fidx,
             self.score,

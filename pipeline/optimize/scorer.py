@@ -51,14 +51,8 @@ class Tables:
 
 
 def kernels() -> Any:
-    """The numba scoring kernels, imported on first use (compiling them is not free)."""
-    from pipeline.solve import kernels
-
-    return kernels
-
-
-def move_kernels() -> Any:
-    """The numba move kernels (neighbourhood, annealing), imported on first use."""
+    """The numba scoring and move kernels (scoring, neighbourhood, annealing), imported on first
+    use (compiling them is not free)."""
     from pipeline.solve import kernels
 
     return kernels
@@ -111,7 +105,7 @@ class Scorer:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every move from (die, fidx) and the score it leads to: (kind, a, b, score); see
         :func:`pipeline.optimize.space.apply_move`."""
-        kind, a, b, score = move_kernels().neighbourhood(
+        kind, a, b, score = kernels().neighbourhood(
             die,
             fidx,
             space.table,

@@ -24,10 +24,7 @@ import numpy as np
 from pipeline.jit import njit
 from pipeline.lexicon import CompiledLexicon
 from pipeline.prove.classes import next_digits
-from pipeline.solve.kernels import popcount
-
-#: The low half of a packed trie record's second word: its first child.
-LOW32 = np.uint64(0xFFFFFFFF)
+from pipeline.solve.kernels import LOW32, popcount
 
 
 @njit(nogil=True, cache=True)

@@ -10,11 +10,21 @@ docs/methods/solver.md.
 from pipeline.solve.kernels._drive import HIT_ROOM, LARGE, REVISIT, SMALL, solve_batch
 from pipeline.solve.kernels._move import REROLL, anneal, neighbourhood
 from pipeline.solve.kernels._score import Scratch, cell_scores, score_batch, score_one
-from pipeline.solve.kernels._walk import ctz, enter, grow, new_outputs, next_neighbour, popcount, tally_board
+from pipeline.solve.kernels._walk import (
+    LOW32,
+    ctz,
+    enter,
+    grow,
+    new_outputs,
+    next_neighbour,
+    popcount,
+    tally_board,
+)
 
 __all__ = [
     "HIT_ROOM",
     "LARGE",
+    "LOW32",
     "REROLL",
     "REVISIT",
     "SMALL",

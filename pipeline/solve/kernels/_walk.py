@@ -114,7 +114,7 @@ def prefetch(typingctx, arr, index):  # type: ignore[no-untyped-def]
 #: lanes one :func:`lane_test` reads (cells of a board's row of lanes, see :func:`lane_layout`)
 LANES = 16
 NO_WORD = np.uint64(0xFFFFFFFF)  # the high half of a node record when no word ends there
-LOW32 = np.uint64(0xFFFFFFFF)
+LOW32 = np.uint64(0xFFFFFFFF)  # the low half of a packed record: its first child
 
 
 @njit(nogil=True, cache=True, inline="always")
