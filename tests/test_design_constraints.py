@@ -19,6 +19,7 @@ from pipeline.boards import QU, DiceSet, load_dice_set
 from pipeline.design import DesignConfig, design_dice, propose
 from pipeline.design._constraints import (
     DieConstraints,
+    check_reachable,
     dice_changes,
     printability_warnings,
     rares,
@@ -320,3 +321,11 @@ def test_the_cli_prints_the_diff_and_the_warnings(tmp_path: Path) -> None:
         assert f"  die {change['die']:>2}: {' '.join(change['start'])}" in res.stderr
     proposed = load_dice_set(str(out / "dice.txt"))
     assert all(vowels(d) >= 1 and rares(d) <= 1 for d in proposed.dice)
+
+
+def test_a_set_of_blank_dice_has_no_face_over_max_same() -> None:
+    # hypothesis found it (CI, 2026-12-06): the commonest face of a set with no face raised
+    # IndexError; with faces fixed there is nothing to refuse, and a blank die holds no vowel
+    check_reachable((("", ""), ("", "")), DieConstraints(max_same=1), None, False)
+    with pytest.raises(ConfigError, match="--min-vowels 1: a die has only 0 faces"):
+        check_reachable((("", ""), ("", "")), DieConstraints(min_vowels=1, max_same=1), None, False)

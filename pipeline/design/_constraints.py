@@ -144,12 +144,13 @@ def check_reachable(dice: Dice, c: DieConstraints, letters: Sequence[str] | None
                 f"{n * c.max_rare}; with --faces fixed no move removes one (--faces free may)"
             )
         if c.max_same is not None:
-            face, k = Counter(f for d in dice for f in d if f != BLANK).most_common(1)[0]
-            if k > n * c.max_same:
-                raise ConfigError(
-                    f"--max-same {c.max_same}: the set has {k} {face} faces and {n} dice hold at "
-                    f"most {n * c.max_same}; with --faces fixed no move removes one (--faces free may)"
-                )
+            commonest = Counter(f for d in dice for f in d if f != BLANK).most_common(1)  # [] if all blank
+            for face, k in commonest:
+                if k > n * c.max_same:
+                    raise ConfigError(
+                        f"--max-same {c.max_same}: the set has {k} {face} faces and {n} dice hold at "
+                        f"most {n * c.max_same}; with --faces fixed no move removes one (--faces free may)"
+                    )
     elif c.min_vowels is not None and not any(vowel_face(f) for f in letters):
         raise ConfigError(f"--min-vowels {c.min_vowels}: the word list's alphabet has no vowel")
 
