@@ -96,6 +96,15 @@ def _var(env: str, default: Any, doc: str, *, parse: Parser = _text, shown: str 
     return field(default=default, metadata={"env": env, "doc": doc, "parse": parse, "shown": shown})
 
 
+def _ranged(env: str, default: float, doc: str, least: float, most: float, *, whole: bool = False) -> Any:
+    """A :func:`_var` holding a number from ``least`` to ``most``, the range said once: the
+    parser checks it and the description ends with it."""
+    kind = "a whole number, " if whole else ""
+    return _var(
+        env, default, f"{doc} ({kind}{least:,g} to {most:,g})", parse=_number(least, most, whole=whole)
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class Settings:
     """What the environment sets; a field's metadata names its variable and says what it does."""
@@ -153,30 +162,16 @@ class Settings:
         "longest word kept, in letters (longer ones are dropped and counted); at most 1,024",
         parse=_count(most=MAX_LINE_BYTES),
     )
-    fs_connect_timeout: float = _var(
-        "BOGGLE_FS_CONNECT_TIMEOUT",
-        10.0,
-        "seconds to wait for an object store to answer (0.1 to 600)",
-        parse=_number(0.1, 600.0),
+    fs_connect_timeout: float = _ranged(
+        "BOGGLE_FS_CONNECT_TIMEOUT", 10.0, "seconds to wait for an object store to answer", 0.1, 600.0
     )
-    fs_retries: int = _var(
-        "BOGGLE_FS_RETRIES",
-        3,
-        "attempts of a failed object-store request (a whole number, 1 to 20)",
-        parse=_number(1, 20, whole=True),
+    fs_retries: int = _ranged(
+        "BOGGLE_FS_RETRIES", 3, "attempts of a failed object-store request", 1, 20, whole=True
     )
-    lease_ttl: float = _var(
-        "BOGGLE_LEASE_TTL",
-        60.0,
-        "seconds an object-store lease lives without renewal (0.1 to 86,400)",
-        parse=_number(0.1, 86_400.0),
+    lease_ttl: float = _ranged(
+        "BOGGLE_LEASE_TTL", 60.0, "seconds an object-store lease lives without renewal", 0.1, 86_400.0
     )
-    lease_renew: float = _var(
-        "BOGGLE_LEASE_RENEW",
-        15.0,
-        "seconds between lease renewals (0.1 to 86,400)",
-        parse=_number(0.1, 86_400.0),
-    )
+    lease_renew: float = _ranged("BOGGLE_LEASE_RENEW", 15.0, "seconds between lease renewals", 0.1, 86_400.0)
     run_dir: str | None = _var(
         "BOGGLE_RUN_DIR",
         None,

@@ -40,16 +40,24 @@ def test_chunk_seed_is_the_spawned_child() -> None:
 def test_chunk_boards_use_the_chunk_seed_with_generate_boards() -> None:
     alphabet = generator_alphabet("new")
     plan = chunk_plan(30, 10)
-    got = generate_chunk("new", alphabet, 7, plan[1], 4, 4)
+    got, layout = generate_chunk("new", alphabet, 7, plan[1], 4, 4)
     rng = np.random.default_rng(np.random.SeedSequence(7).spawn(3)[1])
     assert np.array_equal(got, generate_boards("new", alphabet, rng, 10, 4, 4))
+    # the dice behind them: every cell's die and side, the same draws as the boards
+    assert layout is not None
+    dice, order, side = layout
+    assert order.shape == side.shape == (10, 16)
+    assert np.array_equal(dice.face_table(alphabet)[order, side], got)
+    # a letter generator rolls no dice
+    boards, none = generate_chunk("uniform", generator_alphabet("uniform"), 7, plan[1], 4, 4)
+    assert none is None and boards.shape == (10, 16)
 
 
 def test_boards_do_not_depend_on_order_or_count() -> None:
     alphabet = generator_alphabet("classic")
     forward = dict(iter_generated("classic", 50, 3, 4, 4, 10, alphabet))
     plan = chunk_plan(50, 10)
-    backward = {c: generate_chunk("classic", alphabet, 3, c, 4, 4) for c in reversed(plan)}
+    backward = {c: generate_chunk("classic", alphabet, 3, c, 4, 4)[0] for c in reversed(plan)}
     for c in plan:
         assert np.array_equal(forward[c], backward[c])
     # more boards with the same seed and chunk size: the first chunks are the same
@@ -57,7 +65,7 @@ def test_boards_do_not_depend_on_order_or_count() -> None:
     for c in plan:
         assert np.array_equal(forward[c], longer[c])
     # another seed gives other boards
-    other = generate_chunk("classic", alphabet, 4, plan[0], 4, 4)
+    other = generate_chunk("classic", alphabet, 4, plan[0], 4, 4)[0]
     assert not np.array_equal(other, forward[plan[0]])
 
 

@@ -232,7 +232,7 @@ def _stages(count: int, chunk_size: int, common: dict[str, Any], out: Path) -> d
     )
     for ch in chunk_plan(count, chunk_size):
         t0 = time.perf_counter()
-        boards = generate_chunk("new", lex.alphabet, cfg.boards.seed, ch, 4, 4)
+        boards = generate_chunk("new", lex.alphabet, cfg.boards.seed, ch, 4, 4)[0]
         t1 = time.perf_counter()
         res = solve_arrays(boards, 4, 4, lex, collect=cfg.boards.words, bins=tally)
         t2 = time.perf_counter()

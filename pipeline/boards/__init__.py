@@ -54,7 +54,6 @@ from pipeline.boards._generate import (
     chunk_seed,
     chunk_seeds,
     generate_chunk,
-    generate_chunk_layout,
     generate_compact,
     iter_generated,
 )
@@ -123,7 +122,6 @@ __all__ = [
     "format_shape",
     "generate_boards",
     "generate_chunk",
-    "generate_chunk_layout",
     "generate_compact",
     "generator_alphabet",
     "generator_shape",

@@ -23,6 +23,7 @@ from pipeline.boards._dice import DiceSet
 from pipeline.boards._place import Placement, check_placement, parse_placement
 from pipeline.boards._roll import (
     GENERATORS,
+    dice_set_for,
     generate_boards,
     generator_alphabet,
     generator_shape,
@@ -135,20 +136,6 @@ def as_placement(placement: str | Placement | None) -> Placement | None:
     return parse_placement(placement) if isinstance(placement, str) else placement
 
 
-def generate_chunk(
-    dice: str | DiceSet,
-    alphabet: Alphabet,
-    seed: int,
-    chunk: GenerateChunk,
-    rows: int,
-    cols: int,
-    placement: str | Placement | None = None,
-) -> np.ndarray:
-    """The boards of one chunk: int8 [chunk.count, rows*cols] encoded for ``alphabet``."""
-    rng = np.random.default_rng(chunk_seed(seed, chunk.chunk))
-    return generate_boards(dice, alphabet, rng, chunk.count, rows, cols, as_placement(placement))
-
-
 def chunk_dice_layout(
     dice: DiceSet, seed: int, chunk: int, count: int, placement: str | Placement | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -159,7 +146,7 @@ def chunk_dice_layout(
     return roll_dice_layout(dice, rng, count, as_placement(placement))
 
 
-def generate_chunk_layout(
+def generate_chunk(
     dice: str | DiceSet,
     alphabet: Alphabet,
     seed: int,
@@ -168,14 +155,15 @@ def generate_chunk_layout(
     cols: int,
     placement: str | Placement | None = None,
 ) -> tuple[np.ndarray, tuple[DiceSet, np.ndarray, np.ndarray] | None]:
-    """:func:`generate_chunk`'s boards (the same draws), with the dice behind them: the set, the
-    die on each cell and the side each shows, as placed (None for the letter generators, which
-    roll no dice). What a worker records so the analysis need not re-roll the chunk."""
+    """The boards of one chunk, int8 [chunk.count, rows*cols] encoded for ``alphabet``, with the
+    dice behind them: the set, the die on each cell and the side each shows, as placed (None for
+    the letter generators, which roll no dice). A worker records the dice so the analysis need
+    not re-roll the chunk."""
     if isinstance(dice, str) and dice in GENERATORS:
-        return generate_chunk(dice, alphabet, seed, chunk, rows, cols, placement), None
-    d = dice if isinstance(dice, DiceSet) else load_dice_set(dice, rows, cols)
-    if (d.rows, d.cols) != (rows, cols):
-        raise BoggleError(f"dice set {dice!r} is for {d.rows}x{d.cols} boards, not {rows}x{cols}")
+        rng = np.random.default_rng(chunk_seed(seed, chunk.chunk))
+        boards = generate_boards(dice, alphabet, rng, chunk.count, rows, cols, as_placement(placement))
+        return boards, None
+    d = dice_set_for(dice, rows, cols)
     order, side = chunk_dice_layout(d, seed, chunk.chunk, chunk.count, placement)
     return d.face_table(alphabet)[order, side], (d, order, side)
 
@@ -194,7 +182,7 @@ def iter_generated(
     alphabet = alphabet or generator_alphabet(dice, rows, cols)
     policy = as_placement(placement)
     for ch in chunk_plan(count, chunk_size):
-        yield ch, generate_chunk(dice, alphabet, seed, ch, rows, cols, policy)
+        yield ch, generate_chunk(dice, alphabet, seed, ch, rows, cols, policy)[0]
 
 
 def generate_compact(

@@ -233,10 +233,16 @@ def generate_boards(
         return roll_letters(alphabet, rng, count, rows * cols)
     if source == "english":
         return roll_letters(alphabet, rng, count, rows * cols, ENGLISH_FREQUENCIES)
+    return roll_dice(dice_set_for(source, rows, cols), alphabet, rng, count, placement)
+
+
+def dice_set_for(source: str | DiceSet, rows: int, cols: int) -> DiceSet:
+    """A dice set (a name, a file, or the set itself) for ``rows`` x ``cols`` boards; one for
+    another shape is an error naming both."""
     dice = source if isinstance(source, DiceSet) else load_dice_set(source, rows, cols)
     if (dice.rows, dice.cols) != (rows, cols):
         raise BoggleError(f"dice set {source!r} is for {dice.rows}x{dice.cols} boards, not {rows}x{cols}")
-    return roll_dice(dice, alphabet, rng, count, placement)
+    return dice
 
 
 def is_dice_file(spec: str) -> bool:

@@ -183,7 +183,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
     """Worker entry point: build the chunk's boards, solve them, write (or return) the part."""
     import pyarrow as pa
 
-    from pipeline.boards import GenerateChunk, generate_chunk_layout
+    from pipeline.boards import GenerateChunk, generate_chunk
     from pipeline.solve import solve_arrays
     from pipeline.solve.summary import summarise_result
 
@@ -226,7 +226,7 @@ def solve_chunk(task: ChunkTask, handle: LexiconHandle, out_dir: str | None) -> 
         ch = GenerateChunk(task.chunk, task.first_id, task.count)
         dice = task.dice if task.dice is not None else task.source
         # the layout as placed: what the boards show, and what the statistics record per die
-        boards, layout = generate_chunk_layout(
+        boards, layout = generate_chunk(
             dice, lex.alphabet, task.seed, ch, task.rows, task.cols, task.placement
         )
         result = solve_arrays(boards, task.rows, task.cols, lex, collect=task.words, bins=tally)
