@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.benches.prove_pairs import app, net_costs, usable_strata
+from pipeline.benches.prove_pairs import app, net_costs, stratum_lines, usable_strata
 from tests.conftest import REPO
 
 
@@ -54,6 +54,21 @@ def test_the_estimate_is_the_strata_totals_and_the_heavy_stratum_counted_whole(t
     assert f"ours / cpp: {ours / cpp:.3f}" in got.output
     # the C++ at 5000 has no census line yet: its total leaves that stratum out, and says so
     assert "cpp5000 : " in got.output and "over 150 of 152 classes" in got.output
+
+
+def test_a_line_per_stratum_says_where_the_hours_are() -> None:
+    # stratum 0: 100 classes, ours 1 and 3 s (mean 2), the C++ 2 and 4 (mean 3); stratum 1: 50
+    # classes, ours 10 and 20 (15), the C++ 10 and 30 (20); stratum 2 has no pair: no line
+    sizes = np.array([100, 50, 2])
+    stratum = {1: 0, 2: 0, 3: 1, 4: 1, 5: 2}
+    ours = {1: 1.0, 2: 3.0, 3: 10.0, 4: 20.0, 5: 7.0}
+    cpp = {1: 2.0, 2: 4.0, 3: 10.0, 4: 30.0}
+    header, first, second = stratum_lines(sizes, stratum, ours, cpp)
+    assert "share" in header
+    assert first.split()[:5] == ["0", "100", "2", "2.00", "3.00"]
+    assert f"{100 * 2.0 / 3600:,.1f} ({100 * 200 / 950:4.1f}%)" in first and first.endswith("0.67")
+    assert second.split()[:5] == ["1", "50", "2", "15.00", "20.00"]
+    assert f"({100 * 750 / 950:4.1f}%)" in second and second.endswith("0.75")
 
 
 def test_net_costs_and_usable_strata() -> None:

@@ -237,6 +237,9 @@ def estimate_cmd(
     design_file: Annotated[Path, typer.Argument(help="The design (from `design`).")],
     pairs: Annotated[Path, typer.Argument(help="The measurements (from `run`).")],
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    by_stratum: Annotated[
+        bool, typer.Option("--by-stratum", help="Also a line per stratum: where the hours are.")
+    ] = False,
 ) -> None:
     """Each prover's CPU-hours for every class of the recipe (stratified, from the classes it
     has measured so far; strata with fewer than 2 measured are left out of the totals, and
@@ -281,6 +284,31 @@ def estimate_cmd(
             f"{len(both)} pairs; their plain sums {ours.sum():,.1f} / {theirs.sum():,.1f} CPU s = "
             f"{ours.sum() / max(theirs.sum(), 1e-9):.3f}"
         )
+    if by_stratum:
+        for line in stratum_lines(sizes, stratum, costs["ours"], costs["cpp"]):
+            typer.echo(line)
+
+
+def stratum_lines(
+    sizes: np.ndarray, stratum: dict[int, int], ours: dict[int, float], cpp: dict[int, float]
+) -> list[str]:
+    """A line per stratum with classes measured by both: its size, how many were measured, the
+    mean CPU seconds a class of each, ours' CPU-hours over the stratum (size x mean) and their
+    share of ours' hours over these strata, and ours / the C++ (the means' ratio)."""
+    both = [c for c in ours if c in cpp]
+    rows = []
+    for h, size in enumerate(sizes):
+        ids = [c for c in both if stratum[c] == h]
+        if ids:
+            mean_o = float(np.mean([ours[c] for c in ids]))
+            mean_c = float(np.mean([cpp[c] for c in ids]))
+            rows.append((h, int(size), len(ids), mean_o, mean_c, size * mean_o / 3600))
+    hours = sum(r[5] for r in rows) or 1.0
+    return ["  stratum  classes  measured  ours s  cpp s  ours CPU-h (share)  ours / cpp"] + [
+        f"  {h:7}  {n:7,}  {m:8}  {mo:6.2f}  {mc:5.2f}  {ho:10,.1f} ({100 * ho / hours:4.1f}%)  "
+        f"{mo / max(mc, 1e-9):10.2f}"
+        for h, n, m, mo, mc, ho in rows
+    ]
 
 
 if __name__ == "__main__":
