@@ -73,7 +73,7 @@ check: format-check lint typecheck test  ## everything CI checks
 # Benchmarks and the long experiments live in scripts/ (bench.mk, experiments.mk); these two
 # rules reach them, so `make bench`, `make bench-prove`, `make prove-3x4` work from here.
 BENCH := bench-lexicon bench-vs-cpp bench-prove bench-verify bench-cluster bench-algorithms bench-pipeline bench-analyze
-EXPERIMENTS := optimize-4x4 prove-3x3 prove-3x4 sample-4x4 prove-3x4-tanglet estimate-4x4
+EXPERIMENTS := optimize-4x4 prove-3x3 prove-3x4 prove-4x4 sample-4x4 prove-3x4-tanglet estimate-4x4
 .PHONY: bench $(BENCH) $(EXPERIMENTS)
 bench $(BENCH):  ## benchmarks (scripts/bench.mk): make bench, or one of make bench-NAME
 	@$(MAKE) --no-print-directory -f scripts/bench.mk $@

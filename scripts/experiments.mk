@@ -21,6 +21,15 @@ prove-3x4:  ## the full ENABLE2K 3x4 proof, T=1500 (hours on 2 cores; resumable:
 	  --classes 'aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy bcdfghjklmnpqrtvwxz' \
 	  --n-jobs $${PROVE_JOBS:-2} --out $(PROVE_3X4_OUT)
 
+.PHONY: prove-4x4
+# PROVE_4X4_OUT: where the proof lives; the open-corner recipe, the cheaper one for ours on 4x4
+# (docs/performance.md, "A coarser recipe for the whole 4x4 proof")
+PROVE_4X4_OUT ?= runs/prove-4x4
+prove-4x4:  ## the full ENABLE2K 4x4 proof, T=3625, open-corner recipe (about 1,000 CPU-h by the estimate; resumable: re-run to continue)
+	$(BIN)/boggle prove --dictionary $(ENABLE2K) --shape 4x4 --threshold 3625 \
+	  --classes 'aeijou bcdfgmpqvwxz hklnrsty, corner:abcdefghijklmnopqrstuvwxyz' \
+	  --n-jobs $${PROVE_JOBS:-2} --out $(PROVE_4X4_OUT)
+
 .PHONY: sample-4x4
 sample-4x4:  ## prove 320 random ENABLE2K 4x4 classes at T=3625 (corner recipe; resumable): the sample behind the full 4x4 proof's cost
 	$(BIN)/boggle prove --dictionary $(ENABLE2K) --shape 4x4 --threshold 3625 \

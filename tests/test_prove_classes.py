@@ -159,6 +159,21 @@ def test_the_field_3x4_corner_split_is_fast() -> None:
     assert space.radices.tolist() == [2, 3, 3, 2, 3, 3, 3, 3, 2, 3, 3, 2]
 
 
+def test_the_open_corner_4x4_recipe_of_make_prove_4x4_has_67257_classes() -> None:
+    """`make prove-4x4`'s recipe: the corner recipe with one bucket on the corners (any letter),
+    the cheaper recipe for ours on 4x4 (docs/performance.md). Burnside's lemma over the
+    square's 8 symmetries, the 12 non-corner cells with 3 buckets each: identity 3**12, the
+    quarter turns 3**3 each (the 4 inner cells one cycle, the 8 edge cells two), the half turn
+    3**6, the two mirrors through the edges' middles 3**6 each, the two diagonal mirrors 3**7
+    each: (531441 + 54 + 729 + 1458 + 4374) / 8 = 67,257."""
+    recipe = "aeijou bcdfgmpqvwxz hklnrsty, corner:abcdefghijklmnopqrstuvwxyz"
+    make = (Path(__file__).resolve().parents[1] / "scripts" / "experiments.mk").read_text(encoding="utf-8")
+    assert f"--classes '{recipe}'" in make.split("prove-4x4:", 1)[1].split("\n\n", 1)[0]
+    space = ClassSpace.from_spec(recipe, Alphabet.english(), 4, 4)
+    assert space.radices.tolist() == [1, 3, 3, 1, 3, 3, 3, 3, 3, 3, 3, 3, 1, 3, 3, 1]
+    assert len(space.canonical_ids()) == canonical_count(space.perms, space.radices) == 67_257
+
+
 def test_every_board_lies_in_exactly_one_canonical_class_orbit() -> None:
     space = ClassSpace.from_spec("a bc, corner: ab c", ABC, 2, 3)
     canon = set(space.canonical_ids().tolist())
