@@ -15,6 +15,7 @@ import platform
 import stat
 import sys
 import tempfile
+import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -43,6 +44,23 @@ class OutputError(OSError):
     full disk, no permission): an I/O failure (exit 5) naming the output the user gave, never
     the temporary file it was being written to. Whatever its errno: a file system that refuses
     new files (``/proc``) answers "no such file", which is not a missing input."""
+
+
+#: numpy reads each array's header of an .npy/.npz with ``ast.literal_eval``, and CPython 3.11
+#: keeps the AST constructor's recursion depth per interpreter, not per thread: two threads
+#: parsing at once can fail with a spurious ``SystemError: AST constructor recursion depth
+#: mismatch`` (seen in `make test` when the analysis's threads read part statistics together).
+_NPZ_LOCK = threading.Lock()
+
+
+def load_npz(source: str | Path | IO[bytes]) -> dict[str, Any]:
+    """Every array of an ``.npz`` file or stream (pickles refused), read under one lock so that
+    threads reading at once do not trip over each other's header parsing (:data:`_NPZ_LOCK`).
+    numpy's own errors (``ValueError``, ``zipfile.BadZipFile``, ``KeyError``, ...) pass through."""
+    import numpy as np
+
+    with _NPZ_LOCK, np.load(source, allow_pickle=False) as z:
+        return {name: z[name] for name in z.files}
 
 
 def check_output_target(path: str | os.PathLike[str], what: str = "output") -> None:

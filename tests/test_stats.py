@@ -206,6 +206,34 @@ def test_statistics_bytes_round_trip_and_refuse_damage(dice_run: Path) -> None:
             stats.from_bytes(bad, "x")
 
 
+def test_npz_files_are_parsed_under_one_lock(
+    dice_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """numpy parses an .npz's array headers with ast.literal_eval, which CPython 3.11 cannot run
+    in two threads at once (a spurious "AST constructor recursion depth mismatch" SystemError,
+    once in `make test` when the analysis's threads read part statistics together): the
+    statistics and the trie cache are read through pipeline.io.load_npz, which holds a lock."""
+    from pipeline import io as pipeline_io
+    from pipeline.trie import Alphabet, Trie, build_trie
+
+    real_load = np.load
+    held: list[bool] = []
+
+    def spy(*args: object, **kwargs: object) -> object:
+        held.append(pipeline_io._NPZ_LOCK.locked())
+        return real_load(*args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(np, "load", spy)
+    ps = stats.from_bytes(read_side(dice_run, stats_name(1)))
+    assert ps.boards == 100
+    trie, _ = build_trie(["ab", "abc"], Alphabet(("a", "b", "c")))
+    trie.save(tmp_path / "t.npz", {"k": 1})
+    loaded, meta = Trie.load(tmp_path / "t.npz")
+    assert loaded.words == ["ab", "abc"] and meta["k"] == 1
+    assert held == [True, True]
+    assert not pipeline_io._NPZ_LOCK.locked()
+
+
 def test_statistics_arrays_are_kept_narrow_and_int64_files_still_read(dice_run: Path) -> None:
     """Each array is written in the smallest signed integer type its values fit (the word
     counts: half the bytes); the int64 arrays written before read the same, and a type that is

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.errors import DamagedRunError
+from pipeline.io import load_npz
 from pipeline.stats._part import (
     LEXICON_VOCAB,
     LOCAL_VOCAB,
@@ -108,9 +109,7 @@ def from_bytes(data: bytes, where: str = "statistics") -> PartStats:
     """The statistics of :func:`to_bytes`; a DamagedRunError naming ``where`` when the bytes
     are not such a file or do not hang together."""
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            arrays = {name: z[name] for name in z.files}
-        return _decode(arrays)
+        return _decode(load_npz(io.BytesIO(data)))
     except _Bad as exc:
         raise DamagedRunError(f"{where}: damaged statistics ({exc})") from None
     except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, EOFError) as exc:

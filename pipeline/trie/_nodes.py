@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.io import atomic_path
+from pipeline.io import atomic_path, load_npz
 from pipeline.trie._alphabet import MAX_FACES, Alphabet, normalise_text
 
 
@@ -261,18 +261,18 @@ class Trie:
     def load(cls, path: Path) -> tuple[Trie, dict[str, Any]]:
         """Read a saved trie. A damaged or foreign file raises (zipfile.BadZipFile, ValueError,
         KeyError, ...): callers treat any exception as "rebuild it"."""
-        with np.load(path, allow_pickle=False) as z:
-            header = json.loads(z["header"].tobytes().decode("utf-8"))
-            blob = z["words"].tobytes().decode("utf-8")
-            words = blob.split("\n") if blob else []
-            trie = cls(
-                Alphabet(tuple(header["faces"])),
-                z["nodes"],
-                z["node_face"],
-                z["node_depth"],
-                words,
-                z["word_len"],
-            )
+        z = load_npz(path)
+        header = json.loads(z["header"].tobytes().decode("utf-8"))
+        blob = z["words"].tobytes().decode("utf-8")
+        words = blob.split("\n") if blob else []
+        trie = cls(
+            Alphabet(tuple(header["faces"])),
+            z["nodes"],
+            z["node_face"],
+            z["node_depth"],
+            words,
+            z["word_len"],
+        )
         if trie.nodes.dtype != np.uint64 or trie.nodes.ndim != 2 or trie.nodes.shape[1] != 2:
             raise ValueError("trie cache in an old layout")
         trie.check()
