@@ -30,7 +30,9 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+from pipeline.benches._cli import DictionaryOpt, bench_app
+
+app = bench_app()
 REPO = Path(__file__).resolve().parents[2]
 MB = 1 << 20
 
@@ -141,7 +143,7 @@ def _many(scratch: Path, n_runs: list[int], dictionary: str) -> list[tuple[int, 
 
 @app.command()
 def main(
-    dictionary: Annotated[str, typer.Option(help="Word list of the runs.")] = "enable2k",
+    dictionary: DictionaryOpt = "enable2k",
     sizes: Annotated[
         str, typer.Option(help="Run sizes with word lists, comma-separated.")
     ] = "100000,1000000",

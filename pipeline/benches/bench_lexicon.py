@@ -26,7 +26,9 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+from pipeline.benches._cli import DictionaryOpt, bench_app
+
+app = bench_app()
 
 COMPILE_S = 10.0
 COMPILE_MB = 800.0
@@ -84,7 +86,7 @@ def _line(figure: str, value: float, unit: str, target: float) -> None:
 
 @app.command()
 def main(
-    dictionary: Annotated[str, typer.Option(help="The big word list.")] = "tanglet:pl",
+    dictionary: DictionaryOpt = "tanglet:pl",
     count: Annotated[int, typer.Option(help="Boards for the batch run.")] = 10_000,
     jobs: Annotated[int, typer.Option(help="Worker processes for the batch run.")] = 2,
 ) -> None:

@@ -37,9 +37,10 @@ from typing import Annotated, Any, NamedTuple
 
 import typer
 
+from pipeline.benches._cli import DictionaryOpt, bench_app
 from pipeline.config import DEFAULT_CHUNK_SIZE
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+app = bench_app()
 
 
 class RssSampler:
@@ -299,7 +300,7 @@ class Measured:
 @app.command()
 def main(
     count: Annotated[int, typer.Option(help="Boards per run.")] = 1_000_000,
-    dictionary: Annotated[str, typer.Option(help="Word list.")] = "enable2k",
+    dictionary: DictionaryOpt = "enable2k",
     jobs: Annotated[int, typer.Option(help="Worker processes for the parallel run.")] = 2,
     chunk_size: Annotated[int, typer.Option(help="Boards per chunk.")] = DEFAULT_CHUNK_SIZE,
     rounds: Annotated[int, typer.Option(help="Alternating rounds (kernel, parallel run, 1 process).")] = 3,

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pipeline import jit, settings
+from pipeline.benches._cli import AnchorDirOpt, DictionaryOpt, bench_app
 from pipeline.lexicon import plain_file
 from pipeline.prove.anchor import Usage, anchor_built, cpp_ids, cpp_prove, measure
 from pipeline.prove.search import ENUMERATE_MAX
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     from pipeline.prove.classes import ClassSpace
     from pipeline.trie import Alphabet
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+app = bench_app()
 
 TWO = "aeiosuy bcdfghjklmnpqrtvwxz"
 FOUR = "bdfgjqvwxz aeiou lnrsy chkmpt"
@@ -315,7 +316,7 @@ def _worker(
 
 @app.command()
 def main(
-    dictionary: Annotated[str, typer.Option(help="Word list both provers use.")] = "enable2k",
+    dictionary: DictionaryOpt = "enable2k",
     recipe: Annotated[
         list[str] | None, typer.Option(help=f"Recipes to run (default: all): {', '.join(RECIPES)}.")
     ] = None,
@@ -337,9 +338,7 @@ def main(
     lift_keep: Annotated[
         int, typer.Option(min=0, help="Ours: cells always left to force on the tree (0: lift to the last).")
     ] = LIFT_KEEP,
-    anchor_dir: Annotated[
-        Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR or /tmp/anchor).")
-    ] = None,
+    anchor_dir: AnchorDirOpt = None,
     ours_only: Annotated[bool, typer.Option(help="Run ours alone even when the anchor is built.")] = False,
     threads: Annotated[
         int,

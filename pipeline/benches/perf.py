@@ -19,6 +19,7 @@ from typing import Annotated
 import numpy as np
 import typer
 
+from pipeline.benches._cli import RepeatOpt, ShapeOpt, bench_app
 from pipeline.boards import parse_compact, parse_shape, roll_letters
 from pipeline.lexicon import compile_for_boards, compile_lexicon, default_dictionary
 from pipeline.rules import resolve_rules
@@ -26,19 +27,19 @@ from pipeline.solve import encode_boards, solve_arrays
 from pipeline.solve.reference import ReferenceSolver
 from pipeline.trie import Alphabet
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+app = bench_app()
 
 
 @app.command()
 def main(
     file: Annotated[Path | None, typer.Option(help="Compact boards, one a line.")] = None,
     count: Annotated[int, typer.Option(help="Random boards to solve (without --file).")] = 200_000,
-    shape: Annotated[str, typer.Option(help="Board shape RxC.")] = "4x4",
+    shape: ShapeOpt = "4x4",
     dictionary: Annotated[str | None, typer.Option(help="Word list file or tanglet:<lang>.")] = None,
     rules: Annotated[str | None, typer.Option(help="Rule preset (default: by shape).")] = None,
     reference: Annotated[int, typer.Option(help="Also time the reference solver on K boards.")] = 0,
     seed: Annotated[int, typer.Option(help="Seed for random boards.")] = 0,
-    repeat: Annotated[int, typer.Option(help="Timed repetitions; the best is reported.")] = 3,
+    repeat: RepeatOpt = 3,
     target_rate: Annotated[float, typer.Option(help="Print the rate against this target (boards/s).")] = 0.0,
     target_seconds: Annotated[float, typer.Option(help="Print seconds per board against this target.")] = 0.0,
     target_trie_mb: Annotated[

@@ -30,6 +30,7 @@ from typing import Annotated
 import numpy as np
 import typer
 
+from pipeline.benches._cli import RepeatOpt, bench_app
 from pipeline.boards import BLANK, Board, generate_boards, generator_alphabet
 from pipeline.lexicon import (
     CompiledLexicon,
@@ -46,7 +47,7 @@ from pipeline.solve.dp import solve_dp
 from pipeline.solve.letters import word_table
 from pipeline.trie import Alphabet
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+app = bench_app()
 
 VARIANTS = ("trie", "dp", "dp/word", "binary")
 
@@ -115,7 +116,7 @@ def main(
     ] = None,
     big_count: Annotated[int, typer.Option(help="6x6 boards against the big lexicon.")] = 5,
     seed: Annotated[int, typer.Option(help="Seed for boards and the 50-word sample.")] = 0,
-    repeat: Annotated[int, typer.Option(help="Timed repetitions; the best is reported.")] = 3,
+    repeat: RepeatOpt = 3,
     revisit: Annotated[bool, typer.Option(help="Every scenario under the revisit rule.")] = False,
 ) -> None:
     if revisit:

@@ -27,9 +27,10 @@ from typing import Annotated
 import typer
 
 from pipeline import settings
+from pipeline.benches._cli import AnchorDirOpt, DictionaryOpt, bench_app
 from pipeline.lexicon import plain_file
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+app = bench_app()
 
 TARGET = 2.5
 AIM = 3.0
@@ -64,10 +65,8 @@ def _uniform_boards(path: Path, count: int, seed: int) -> None:
 
 @app.command()
 def main(
-    dictionary: Annotated[str, typer.Option(help="Word list both solvers use.")] = "enable2k",
-    anchor_dir: Annotated[
-        Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR or /tmp/anchor).")
-    ] = None,
+    dictionary: DictionaryOpt = "enable2k",
+    anchor_dir: AnchorDirOpt = None,
     boards: Annotated[
         Path | None, typer.Option(help="Compact 4x4 boards (default ANCHOR_DIR/boards44.txt).")
     ] = None,

@@ -22,10 +22,11 @@ from typing import Annotated
 import numpy as np
 import typer
 
+from pipeline.benches._cli import bench_app
 from pipeline.prove.status import bootstrap_total as estimate
 from pipeline.prove.status import class_costs
 
-app = typer.Typer(add_completion=False)
+app = bench_app()
 
 
 def class_seconds(out: Path) -> tuple[np.ndarray, int, int]:

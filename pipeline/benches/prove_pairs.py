@@ -40,11 +40,12 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
+from pipeline.benches._cli import AnchorDirOpt, bench_app
 from pipeline.prove.anchor import append_cost_line, cpp_costs, cpp_ids, cpp_prove, measure
 from pipeline.prove.strata import cut_strata, features, fit, stratified_ratio, stratified_total
 from pipeline.store.parts import now_iso
 
-app = typer.Typer(add_completion=False)
+app = bench_app()
 
 #: The seed of the order in which ``run`` takes the design's classes (after the heavy stratum).
 ORDER_SEED = 53
@@ -153,7 +154,7 @@ def run_cmd(
     out: Annotated[Path, typer.Option(help="The measurements (JSON lines; appended, resumable).")],
     limit: Annotated[int | None, typer.Option(help="At most this many classes this run.")] = None,
     who: Annotated[str, typer.Option(help=f"Which provers, of {','.join(PROVERS)}.")] = ",".join(PROVERS),
-    anchor_dir: Annotated[Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR).")] = None,
+    anchor_dir: AnchorDirOpt = None,
 ) -> None:
     """Prove the design's classes with each prover in turn, a line per class with their CPU
     seconds, each one's start-up (a trivial class, measured once a run), peak RSS and boards."""

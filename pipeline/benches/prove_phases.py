@@ -27,11 +27,12 @@ from typing import Annotated, Any
 
 import typer
 
+from pipeline.benches._cli import ClassesOpt, DictionaryOpt, ShapeOpt, ThresholdOpt, bench_app
 from pipeline.errors import BoggleError
 from pipeline.prove.config import ProveConfig, parse_class_ids
 from pipeline.prove.tree import DEDUP_RATIO, LIFT_RATIO
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+app = bench_app()
 
 #: The phases, in the order printed; ``build`` holds ``walk``, ``sort``, ``derive``, ``dedup``,
 #: ``value`` and ``tree`` (and the build's own bookkeeping): a class's paths walked and sorted, a
@@ -141,10 +142,10 @@ def _phases_line(seconds: float, phases: dict[str, float]) -> str:
 
 @app.command()
 def main(
-    dictionary: Annotated[str, typer.Option("-d", "--dictionary", help="Word list.")] = "enable2k",
-    shape: Annotated[str, typer.Option(help="Board shape, ROWSxCOLS.")] = "3x4",
-    threshold: Annotated[int, typer.Option(help="T: the boards sought score at least this.")] = 1500,
-    classes: Annotated[str | None, typer.Option(help="Bucket spec, as boggle prove --classes.")] = None,
+    dictionary: DictionaryOpt = "enable2k",
+    shape: ShapeOpt = "3x4",
+    threshold: ThresholdOpt = 1500,
+    classes: ClassesOpt = None,
     limit_classes: Annotated[int | None, typer.Option(help="Prove this many classes (a sample).")] = None,
     sample_seed: Annotated[int | None, typer.Option(help="With --limit-classes: a random sample.")] = None,
     class_ids: Annotated[

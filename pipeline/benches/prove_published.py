@@ -23,9 +23,10 @@ import numpy as np
 import pyarrow.parquet as pq
 import typer
 
+from pipeline.benches._cli import bench_app
 from pipeline.prove.classes import ClassSpace
 
-app = typer.Typer(add_completion=False)
+app = bench_app()
 
 
 def class_of(space: ClassSpace, faces: np.ndarray) -> int:

@@ -54,6 +54,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
+from pipeline.benches._cli import AnchorDirOpt, bench_app
 from pipeline.prove.anchor import append_cost_line, cpp_costs
 from pipeline.prove.status import class_costs
 from pipeline.prove.strata import (
@@ -66,7 +67,7 @@ from pipeline.prove.strata import (
 )
 from pipeline.store.parts import now_iso
 
-app = typer.Typer(add_completion=False)
+app = bench_app()
 
 
 def _space_of(out: Path) -> Any:
@@ -234,7 +235,7 @@ def cpp_cmd(
         Path | None, typer.Option("--design", help="Prove the design's classes, not the proof's done ones.")
     ] = None,
     limit: Annotated[int | None, typer.Option(help="At most this many classes this run.")] = None,
-    anchor_dir: Annotated[Path | None, typer.Option(help="Built anchor (default $ANCHOR_DIR).")] = None,
+    anchor_dir: AnchorDirOpt = None,
     shard: Annotated[
         str | None,
         typer.Option(help="K/N: only the classes whose id is K modulo N, so that N runs share one --out."),

@@ -17,12 +17,13 @@ from typing import Annotated
 import numpy as np
 import typer
 
+from pipeline.benches._cli import ClassesOpt, DictionaryOpt, ShapeOpt, ThresholdOpt, bench_app
 from pipeline.boards import geometry, parse_shape
 from pipeline.prove.search import ClassProver
 from pipeline.prove.tree import TreeProver
 from pipeline.prove.worker import load_problem
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+app = bench_app()
 
 
 def _time(prover: ClassProver | TreeProver, masks: np.ndarray) -> tuple[float, float, int, int]:
@@ -78,12 +79,10 @@ def _group(
 
 @app.command()
 def main(
-    dictionary: Annotated[str, typer.Option(help="Word list file or tanglet:<lang>.")],
-    shape: Annotated[str, typer.Option(help="Board shape RxC.")] = "3x3",
-    threshold: Annotated[int, typer.Option(help="Score threshold T.")] = 500,
-    classes: Annotated[
-        str | None, typer.Option(help="Bucket spec, e.g. 'ab c, corner:a bc' (default: by alphabet).")
-    ] = None,
+    dictionary: DictionaryOpt,
+    shape: ShapeOpt = "3x3",
+    threshold: ThresholdOpt = 500,
+    classes: ClassesOpt = None,
     sample: Annotated[int, typer.Option(help="Random classes to time.")] = 200,
     top: Annotated[int, typer.Option(help="Strongest classes to time (0 = none).")] = 50,
     top_pool: Annotated[int, typer.Option(help="Random classes ranked for --top (0 = all).")] = 0,

@@ -34,9 +34,7 @@ from pipeline.boards._board import (
 )
 from pipeline.boards._dice import DiceSet, dice_from_record
 from pipeline.boards._dice_files import (
-    DICE_FILE_SUFFIXES,
     DIE_BLANK_TOKEN,
-    MAX_DICE_FILE_BYTES,
     format_dice_text,
     read_dice_file,
 )
@@ -47,7 +45,6 @@ from pipeline.boards._generate import (
     MAX_COUNT,
     ChunkPlan,
     GenerateChunk,
-    as_placement,
     check_chunk_cells,
     chunk_dice_layout,
     chunk_plan,
@@ -84,7 +81,6 @@ from pipeline.trie import BLANK, QU, is_face_char, normalise_text
 __all__ = [
     "BLANK",
     "DEFAULT_CHUNK_SIZE",
-    "DICE_FILE_SUFFIXES",
     "DIE_BLANK_TOKEN",
     "ENGLISH_FREQUENCIES",
     "GENERATORS",
@@ -92,7 +88,6 @@ __all__ = [
     "MAX_CHUNKS",
     "MAX_CHUNK_SIZE",
     "MAX_COUNT",
-    "MAX_DICE_FILE_BYTES",
     "POSITIONS",
     "QU",
     "Board",
@@ -101,7 +96,6 @@ __all__ = [
     "GenerateChunk",
     "Geometry",
     "Placement",
-    "as_placement",
     "canonical",
     "check_cells",
     "check_chunk_cells",

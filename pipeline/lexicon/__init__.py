@@ -18,22 +18,18 @@ from __future__ import annotations
 
 from pipeline.lexicon._compile import (
     ANNOUNCE_BYTES,
-    CACHE_FORMAT,
     CompiledLexicon,
     Dice,
     cache_dir,
-    cache_identity,
     cache_key,
     compile_for_boards,
     compile_lexicon,
     compile_words,
-    compiler_version,
     default_dictionary,
     lexicon_alphabet,
     playable_words,
     points_for,
     set_compile_listener,
-    usable_cache_dir,
 )
 from pipeline.lexicon._limits import (
     DEFAULT_MAX_BYTES,
@@ -60,7 +56,6 @@ from pipeline.lexicon._parse import WordSource, load_lexicon
 
 __all__ = [
     "ANNOUNCE_BYTES",
-    "CACHE_FORMAT",
     "DEFAULT_DICTIONARY",
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_LINES",
@@ -75,12 +70,10 @@ __all__ = [
     "LexiconLimits",
     "WordSource",
     "cache_dir",
-    "cache_identity",
     "cache_key",
     "compile_for_boards",
     "compile_lexicon",
     "compile_words",
-    "compiler_version",
     "default_dictionary",
     "embedded_bytes",
     "is_named",
@@ -94,5 +87,4 @@ __all__ = [
     "tanglet_dir",
     "tanglet_languages",
     "tanglet_pack",
-    "usable_cache_dir",
 ]

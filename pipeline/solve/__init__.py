@@ -22,6 +22,21 @@ from pipeline.lexicon import CompiledLexicon
 from pipeline.solve.reference import WordCount
 from pipeline.trie import Trie
 
+__all__ = [
+    "BatchResult",
+    "BatchSolver",
+    "BoardResult",
+    "WordCount",
+    "check_codes",
+    "encode_boards",
+    "kernel_cache_dirs",
+    "kernel_needs_compile",
+    "small_records",
+    "solve_arrays",
+    "solve_boards",
+    "solve_trie_batch",
+]
+
 
 @dataclass
 class BatchResult:

@@ -9,15 +9,13 @@
 
 from __future__ import annotations
 
-from pipeline.trie._alphabet import BLANK, MAX_FACES, QU, Alphabet, is_face_char, normalise_text
-from pipeline.trie._build import DEFAULT_MAX_NODES, MAX_WORD_LETTERS, build_trie
+from pipeline.trie._alphabet import BLANK, QU, Alphabet, is_face_char, normalise_text
+from pipeline.trie._build import DEFAULT_MAX_NODES, build_trie
 from pipeline.trie._nodes import Trie, pack_nodes
 
 __all__ = [
     "BLANK",
     "DEFAULT_MAX_NODES",
-    "MAX_FACES",
-    "MAX_WORD_LETTERS",
     "QU",
     "Alphabet",
     "Trie",
