@@ -118,6 +118,36 @@ def test_digest_expect_takes_any_case_and_refuses_a_malformed_one(tmp_path: Path
     assert not (tmp_path / "rep").exists()
 
 
+def test_digests_one_per_job_in_order_in_both_commands_that_take_them(tmp_path: Path) -> None:
+    """`digest --expect` and `analyze --expect-digest` take one digest per job, in order: a count
+    that does not match, or a malformed digest after a good one, is bad input (exit 2) before
+    any job is read, named by the flag; the right digests, in order, pass."""
+    runs = [write_run(tmp_path / name, ALPHA[:n]) for name, n in (("a", 3), ("b", 5))]
+    res = run_boggle("digest", *map(str, runs))
+    assert res.returncode == 0, res.stderr
+    good = [line.split()[0] for line in res.stdout.splitlines()]
+    assert len(set(good)) == 2
+    rep = tmp_path / "rep"
+    for flag, command in (("--expect", ["digest"]), ("--expect-digest", ["analyze", "--out", str(rep)])):
+        for given, why in (
+            (good[:1], f"{flag}: 1 digest for 2 "),
+            ([*good, good[0]], f"{flag}: 3 digests for 2 "),
+            ([good[0], "blake2b-256:xyz"], "not a digest"),
+        ):
+            pins = [a for d in given for a in (flag, d)]
+            refused = run_boggle(*command, *map(str, runs), *pins)
+            assert refused.returncode == 2 and refused.stdout == "", (flag, given, refused.stderr)
+            one_error_line(refused, flag, why)
+        assert not rep.exists()
+        swapped = run_boggle(*command, *map(str, runs), flag, good[1], flag, good[0])
+        assert swapped.returncode == 4, swapped.stderr  # each job against its own: in order
+        one_error_line(swapped, "not the one expected")
+    ok = run_boggle(
+        "analyze", *map(str, runs), "--out", str(rep), "--expect-digest", good[0], "--expect-digest", good[1]
+    )
+    assert ok.returncode == 0, ok.stderr
+
+
 def test_a_digest_in_upper_case_reads_the_run(tmp_path: Path) -> None:
     from pipeline.store import job_digest, open_run, read_manifest
 

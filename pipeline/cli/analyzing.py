@@ -15,8 +15,10 @@ from pipeline.cli.options import (
     LogFormatOpt,
     ProgressIntervalOpt,
     ServePreset,
+    digests_option,
     log_style,
     out_option,
+    published_digests,
     quiet_option,
     scheduler_option,
     summary_json_option,
@@ -91,15 +93,7 @@ def analyze(
             "repeatable. Default: what differs between the runs, e.g. 'new dice · tanglet:en'.",
         ),
     ] = None,
-    expect_digest: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--expect-digest",
-            metavar="DIGEST",
-            help="Each run's published digest (boggle digest), one per run in order: exit 4 unless "
-            "every run is the published one.",
-        ),
-    ] = None,
+    expect_digest: Annotated[list[str] | None, digests_option("--expect-digest", "run")] = None,
     bad_words: Annotated[
         int | None,
         typer.Option(
@@ -309,12 +303,7 @@ def check_digests(run_dirs: list[str], digests: list[str]) -> None:
     """Each run's manifest gives its published digest (its files are verified against that
     manifest by the analysis itself)."""
     from pipeline import store
-    from pipeline.errors import BoggleError
 
-    if len(digests) != len(run_dirs):
-        raise BoggleError(
-            f"--expect-digest: {len(digests)} digests for {len(run_dirs)} runs; one per run, in order"
-        )
-    digests = [store.parse_digest(d, "--expect-digest") for d in digests]  # every typo first: exit 2
-    for run_dir, digest in zip(run_dirs, digests, strict=True):
+    wanted = published_digests(digests, run_dirs, "--expect-digest", "run")
+    for run_dir, digest in zip(run_dirs, wanted, strict=True):
         store.open_run(run_dir, verify=False, expect_digest=digest)

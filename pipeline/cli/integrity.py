@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from pipeline.cli.options import digests_option, published_digests
 from pipeline.cli.outcome import handle_errors
 
 
@@ -16,14 +17,7 @@ def digest(
         list[str],
         typer.Argument(metavar="JOB...", help="Finished job directories or URLs (runs, proofs, searches)."),
     ],
-    expect: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--expect",
-            metavar="DIGEST",
-            help="The published digest (repeatable, one per job in order): exit 4 unless each job gives it.",
-        ),
-    ] = None,
+    expect: Annotated[list[str] | None, digests_option("--expect", "job")] = None,
 ) -> None:
     """Verify finished jobs and print each one's digest, a root hash of the whole job.
 
@@ -38,10 +32,7 @@ def digest(
     from pipeline import store
     from pipeline.errors import BoggleError, DamagedRunError
 
-    if expect and len(expect) != len(jobs):
-        raise BoggleError(f"--expect: {len(expect)} digests for {len(jobs)} jobs; give one per job, in order")
-    # every digest checked before any job is read: a typo is bad input (exit 2), not another job
-    wanted = [store.parse_digest(d) for d in expect or []]
+    wanted = published_digests(expect, jobs, "--expect", "job") if expect else []
     for i, job in enumerate(jobs):
         loc = store.location(job)
         if not loc.is_file(store.MANIFEST):

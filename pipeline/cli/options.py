@@ -169,6 +169,30 @@ def set_option(section: str | None = None) -> Any:
     )
 
 
+def digests_option(flag: str, job: str) -> Any:
+    """A published digest per job (``boggle digest``), repeatable: the jobs must be the published
+    ones (see :func:`published_digests`)."""
+    return typer.Option(
+        flag,
+        metavar="DIGEST",
+        help=f"Each {job}'s published digest (boggle digest), one per {job} in order, repeatable: "
+        f"exit 4 unless every {job} is the published one.",
+    )
+
+
+def published_digests(digests: list[str], jobs: list[str], flag: str, job: str) -> list[str]:
+    """The digests of :func:`digests_option`, one per job in order: every one parsed before any
+    job is read, so a typo or a missing digest is bad input (exit 2), not a different job."""
+    from pipeline import store
+    from pipeline.cli.render import plural
+    from pipeline.errors import ConfigError
+
+    if len(digests) != len(jobs):
+        given, wanted = plural(len(digests), "digest"), plural(len(jobs), job)
+        raise ConfigError(f"{flag}: {given} for {wanted}; give one per {job}, in order")
+    return [store.parse_digest(d, flag) for d in digests]
+
+
 def dice_option(text: str) -> Any:
     """``--dice`` with its choices in the metavar and in shell completion; a dice file too."""
     help_text = f"{text} FILE: dice of your own (a path with / or .txt/.json/.toml; docs/guides/dice.md)."
