@@ -128,17 +128,13 @@ def test_canonical_class_counts_match_the_orbits(
     assert np.all(np.diff(ids) > 0)
 
 
-def test_the_4x4_corner_recipe_lists_its_million_classes_at_once() -> None:
+def test_the_4x4_corner_recipe_lists_its_million_classes() -> None:
     """The 4x4 corner recipe's 1,068,363 canonical classes (of 8.5M): counted by Burnside's
-    lemma and listed by the kernel in well under a second (numpy took 6 s, the better part
-    of every `boggle prove` start-up on 4x4)."""
-    import time
-
+    lemma and listed by the kernel. How long the listing takes is a benchmark's figure, not this
+    test's: it is inside the prover's start-up that `prove_pairs run` measures on a trivial class
+    (about 1 CPU-s; numpy's listing took 6 s)."""
     space = ClassSpace.from_spec(FIELD_3X4, Alphabet.english(), 4, 4)
-    space.canonical_ids()  # the kernel compiled or loaded
-    t0 = time.process_time()
     ids = space.canonical_ids()
-    assert time.process_time() - t0 < 1.0
     assert len(ids) == canonical_count(space.perms, space.radices) == 1_068_363
     assert ids[0] == 0 and np.all(np.diff(ids) > 0)
     # spot checks against the definition: no symmetric image of a listed class is smaller
@@ -147,13 +143,9 @@ def test_the_4x4_corner_recipe_lists_its_million_classes_at_once() -> None:
     assert (images >= images[0]).all()  # perms[0] is the identity
 
 
-def test_the_field_3x4_corner_split_is_fast() -> None:
-    import time
-
+def test_the_field_3x4_corner_split() -> None:
     space = ClassSpace.from_spec(FIELD_3X4, Alphabet.english(), 3, 4)
-    t0 = time.perf_counter()
     ids = space.canonical_ids()
-    assert time.perf_counter() - t0 < 2.0
     assert space.n_classes == 3**8 * 2**4 == 104_976
     assert len(ids) == 27_135
     assert space.radices.tolist() == [2, 3, 3, 2, 3, 3, 3, 3, 2, 3, 3, 2]
