@@ -37,7 +37,7 @@ POOL_COLUMNS: dict[str, str] = {
     "without word lists",
     "band": "string: the word-count band the board falls in (a --preset name, or words A..B); "
     "null when no band was asked for",
-    "run_id": "string: the run's identity (its run_id column); null for runs older than schema 4",
+    "run_id": "string: the run's identity (its run_id column)",
     "seed": "string: the generator seed of the run (decimal); null for ingested boards",
     "source": "string: the dice set or generator, or for ingested boards the input file",
     "board_id": "int64: the board's number in its run (generation order; for ingested boards "

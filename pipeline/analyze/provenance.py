@@ -76,7 +76,7 @@ def describe(manifest: Mapping[str, Any]) -> RunDescription:
         dice, origin = _ingested(boards)
     else:
         dice, origin = _generated(boards, _as_dict(manifest.get("dice")))
-    date = manifest.get("run_date") or boards.get("seed_date") or ""
+    date = manifest.get("run_date") or ""
     if date and origin:
         origin = f"date {date} ({origin})"
     count = _as_dict(manifest.get("counts")).get("boards")

@@ -2,12 +2,12 @@
 the seed and the schedule's date differ), each night's mean score and bad-board share with 95%
 intervals, and control limits that say which nights stray further than chance explains.
 
-**Which runs.** Every run that carries a schedule's date (the manifest's ``run_date``, or
-``[boards] seed_date`` of runs made before schema 5), when two or more of one design do. The *design* is the
-run's identity without its seed and date (and without the schema version and the word list's
-path: the list is named by its content hash). The design most nights share (ties: the earliest
-night's) is the reference; a night of another design (another word list, other dice...) is
-drawn and listed, flagged with what differs, and left out of the pooled values and the limits.
+**Which runs.** Every run that carries a schedule's date (the manifest's ``run_date``), when
+two or more of one design do. The *design* is the run's identity without its seed and date (and
+without the schema version and the word list's path: the list is named by its content hash).
+The design most nights share (ties: the earliest night's) is the reference; a night of another
+design (another word list, other dice...) is drawn and listed, flagged with what differs, and left
+out of the pooled values and the limits.
 
 **Control limits** (a Shewhart chart with the within-night variance known from the boards):
 the pooled mean over the reference nights' boards ± 3 standard errors of a night,
@@ -58,9 +58,7 @@ TREND_COLUMNS = [
 
 def run_date(run: RunInfo) -> str | None:
     """The schedule's date a run was made for (``YYYY-MM-DD``), or None."""
-    value = run.manifest.get("run_date")
-    if value is None:
-        value = _as_dict(run.config.get("boards")).get("seed_date")
+    value = run.manifest.get("run_date")  # every run this release reads records it (schema 5)
     return str(value) if value else None
 
 
