@@ -27,14 +27,11 @@ __all__ = [
     "BatchSolver",
     "BoardResult",
     "WordCount",
-    "check_codes",
     "encode_boards",
-    "kernel_cache_dirs",
     "kernel_needs_compile",
     "small_records",
     "solve_arrays",
     "solve_boards",
-    "solve_trie_batch",
 ]
 
 
