@@ -22,7 +22,10 @@ DictionaryOpt = Annotated[
 ShapeOpt = Annotated[str, typer.Option(help="Board shape RxC.")]
 ThresholdOpt = Annotated[int, typer.Option(help="Score threshold T: the boards sought score at least this.")]
 ClassesOpt = Annotated[
-    str | None, typer.Option(help="Bucket spec, as boggle prove --classes (default: the shape's own).")
+    str | None,
+    typer.Option(
+        help="Bucket spec, as boggle prove --classes (default: boggle prove's for the word list and shape)."
+    ),
 ]
 AnchorDirOpt = Annotated[
     Path | None, typer.Option(help="The C++ anchor's build (default $ANCHOR_DIR, else /tmp/anchor).")
