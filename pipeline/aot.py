@@ -118,7 +118,7 @@ def exercise_deduping_force(dictionary: str) -> None:
 
     import pipeline.prove.tree._prover as tree  # its VALUE_PATHS is patched
     from pipeline.boards import geometry
-    from pipeline.prove.worker import load_problem
+    from pipeline.prove._worker import load_problem
 
     problem = load_problem(dictionary, "3x3", "boggle", None, FOUR)
     prover = tree.TreeProver(

@@ -19,6 +19,7 @@ import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
@@ -322,3 +323,8 @@ def record_command(command: str | None) -> None:
 def recorded_command() -> str | None:
     """The command :func:`record_command` set (None: none)."""
     return _COMMAND[0]
+
+
+def now_iso() -> str:
+    """The time now, UTC, to the second, as the records and manifests write it."""
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -34,10 +34,14 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline import settings
 from pipeline.errors import InternalError
+
+if TYPE_CHECKING:  # what __getattr__ gives the kernels, for the type checker (numba is untyped)
+    from numba import types as types
+    from numba.typed import Dict as Dict
 
 ENV = "BOGGLE_KERNELS"
 #: The built module (an extension module beside this file) and its record (exports, fingerprint).
@@ -238,6 +242,6 @@ def __getattr__(name: str) -> Any:
         from numba import types
 
         return types
-    from numba.typed import Dict
+    from numba.typed import Dict as Dict
 
     return Dict

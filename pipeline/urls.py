@@ -104,7 +104,7 @@ def redact(text: str) -> str:
     may carry replaced by ``<credentials>``: the userinfo of ``s3://KEY:SECRET@bucket/...`` and
     credential query parameters (``X-Amz-Signature=``, ``X-Amz-Credential=``, ``sig=``,
     ``token=``, ``password=``, ``secret=``...). The one redaction every message, note, log line
-    and JSON record goes through (:mod:`pipeline.cli.outcome`).
+    and JSON record goes through (:mod:`pipeline.cli._outcome`).
 
     >>> redact("error: s3://AKIA:s/cr+t@bucket/runs/a?X-Amz-Signature=abc&x=1: not a run")
     'error: s3://<credentials>@bucket/runs/a?X-Amz-Signature=<credentials>&x=1: not a run'

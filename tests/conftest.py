@@ -171,7 +171,7 @@ def class_boards():  # type: ignore[no-untyped-def]
 
 def side_path(job_dir: Path, name: str = "_SUCCESS") -> Path:
     """The file a job's side file ``name`` is on disk: in a run's folder (packed, schema 6)
-    ``name.parquet``, a Parquet file of no rows holding it (pipeline.store.pack); else ``name``."""
+    ``name.parquet``, a Parquet file of no rows holding it (pipeline.store._pack); else ``name``."""
     from pipeline.store import location
 
     return Path(location(job_dir).ref(name))
@@ -209,8 +209,8 @@ def _reseal(job_dir: Path, legacy: bool = False) -> None:
     ``legacy``, the manifest of a schema without side-file records or a seal."""
     import json
 
-    from pipeline.store.manifest import seal_of
-    from pipeline.store.parts import file_blake2b
+    from pipeline.store._manifest import seal_of
+    from pipeline.store._parts import file_blake2b
 
     manifest = read_side_json(job_dir)
     for p in manifest["parts"]:
@@ -379,9 +379,9 @@ def write_manifest(run_dir: Path, fields: dict[str, Any]) -> None:
     """Finish a hand-made run the way the store does: every part recorded (size, checksum),
     then a sealed ``_SUCCESS`` listing them."""
     from pipeline.io import write_json_atomic
-    from pipeline.store.manifest import seal_of
-    from pipeline.store.parts import record_part
-    from pipeline.store.schema import FORMAT, SCHEMA_VERSION
+    from pipeline.store._manifest import seal_of
+    from pipeline.store._parts import record_part
+    from pipeline.store._schema import FORMAT, SCHEMA_VERSION
 
     parts = [
         record_part(run_dir, p["chunk"], p["rows"]).to_dict()
@@ -396,7 +396,7 @@ def make_rows(boards: list[dict[str, Any]], start_id: int = 0, min_length: int =
     """Complete hand-written boards (board, rows, cols, source, words, dead_cells) into rows
     (standard Boggle scoring)."""
     from pipeline.rules import get_rules
-    from pipeline.store.schema import length_bins
+    from pipeline.store._schema import length_bins
 
     rules = get_rules("boggle")
     bins = length_bins(min_length)
@@ -449,8 +449,8 @@ def write_run(
     import pyarrow as pa
 
     from pipeline.rules import get_rules
-    from pipeline.store.parts import PartInfo, write_part
-    from pipeline.store.schema import board_schema, parquet_metadata
+    from pipeline.store._parts import PartInfo, write_part
+    from pipeline.store._schema import board_schema, parquet_metadata
 
     rules = get_rules("boggle")
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -597,10 +597,10 @@ def make_inputs(tmp_path: Path) -> list[Path]:
 
 def gathered(runs: Any, spec: Any = None) -> Any:
     """The analysis's statistics of finished runs (paths or RunInfos), gathered part by part as
-    ``boggle analyze`` does (:func:`pipeline.analyze.gather.gather`)."""
+    ``boggle analyze`` does (:func:`pipeline.analyze._gather.gather`)."""
     from pipeline.analyze import load_runs
-    from pipeline.analyze.gather import gather
-    from pipeline.analyze.runs import RunInfo
+    from pipeline.analyze._gather import gather
+    from pipeline.analyze._runs import RunInfo
     from pipeline.stats import StatsSpec
 
     infos = [r for r in runs if isinstance(r, RunInfo)]

@@ -21,10 +21,10 @@ from pipeline.errors import BoardError, ConfigError
 from pipeline.lexicon import DropReport, Lexicon, compile_lexicon, compile_words
 from pipeline.rules import Rules, get_rules
 from pipeline.solve import BoardResult
-from pipeline.solve.algorithms import ALGORITHMS, solve_with
-from pipeline.solve.dp import solve_dp
-from pipeline.solve.letters import build_word_table, word_table
-from pipeline.solve.reference import ReferenceSolver
+from pipeline.solve._algorithms import ALGORITHMS, solve_with
+from pipeline.solve._dp import solve_dp
+from pipeline.solve._letters import build_word_table, word_table
+from pipeline.solve._reference import ReferenceSolver
 from pipeline.trie import Alphabet
 
 FACES = ["a", "e", "i", "n", "r", "s", "t", "h", "o", "qu", "th", "in", "er", BLANK]
@@ -197,8 +197,8 @@ def test_mixed_shapes_keep_input_order(enable_lexicon) -> None:  # type: ignore[
 
 
 def test_no_boards(enable_lexicon) -> None:  # type: ignore[no-untyped-def]
-    from pipeline.solve.binary import solve_binary_batch
-    from pipeline.solve.dp import solve_dp_batch
+    from pipeline.solve._binary import solve_binary_batch
+    from pipeline.solve._dp import solve_dp_batch
 
     for alg in ALGORITHMS:
         assert solve_with(alg, [], enable_lexicon) == []

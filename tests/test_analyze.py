@@ -21,19 +21,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from pipeline.analyze import analyze_runs, default_out_dir, load_run, load_runs, stats
+import pipeline.analyze._stats as stats
+from pipeline.analyze import analyze_runs, default_out_dir, load_run, load_runs
 from pipeline.boards import Board, format_compact, parse_compact
 from pipeline.cli import app
 from pipeline.errors import BoggleError, DamagedRunError
 from pipeline.stats import StatsSpec
-from pipeline.store.parts import PartInfo, write_part
-from pipeline.store.schema import parquet_metadata
+from pipeline.store._parts import PartInfo, write_part
+from pipeline.store._schema import parquet_metadata
 from tests.conftest import ALPHA, BETA, gathered, make_rows, write_manifest, write_run
 
 
 def reseal(run_dir: Path, edit: Any) -> None:
     """Change a finished run's manifest with ``edit(manifest)`` and seal it again."""
-    from pipeline.store.manifest import seal_of
+    from pipeline.store._manifest import seal_of
 
     manifest = json.loads((run_dir / "_SUCCESS").read_text())
     edit(manifest)
@@ -406,10 +407,10 @@ def test_the_interactive_tables_are_embedded_without_importing_itables(
     import subprocess
     import sys
 
-    from pipeline.analyze import interactive
+    import pipeline.analyze._interactive as interactive
 
     code = (
-        "import sys; from pipeline.analyze import interactive as i\n"
+        "import sys; import pipeline.analyze._interactive as i\n"
         "print(i.available(), 'itables' in sys.modules, 'polars' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -448,7 +449,7 @@ def test_part_without_required_columns_is_refused(tmp_path: Path) -> None:
     part = run / "part-00000.parquet"
     import pyarrow.parquet as pq
 
-    from pipeline.store.parts import record_part
+    from pipeline.store._parts import record_part
 
     pq.write_table(pq.read_table(part).drop_columns(["dead_cells"]), part)
     info = record_part(run, 0, 3).to_dict()  # a consistent run, only the column is missing

@@ -14,9 +14,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.analyze import analyze_runs, cells, compare, load_runs
-from pipeline.analyze import paired as paired_runs
-from pipeline.analyze.gather import chunk_layout, dice_recipe
+import pipeline.analyze._cells as cells
+import pipeline.analyze._compare as compare
+import pipeline.analyze._paired as paired_runs
+from pipeline.analyze import analyze_runs, load_runs
+from pipeline.analyze._gather import chunk_layout, dice_recipe
 from pipeline.cli import app
 from tests.conftest import gathered
 
@@ -259,11 +261,11 @@ def test_pure_scaling_reads_as_scaling(three_runs: list[Path], doubled_run: Path
     # shares of boards higher / lower / the same, never a rounded 0% or 100%
     zero = int((a["score"] == 0).sum())
     assert s["share_same"] == pytest.approx(zero / COUNT)
-    from pipeline.analyze.inference import share_text
+    from pipeline.analyze._inference import share_text
 
     assert f"{share_text(1 - zero / COUNT)} of boards score higher, 0% lower" in s["verdict"]
     # the mean comparison is the paired one: the per-board differences are the first run's scores
-    from pipeline.analyze.stats import summary
+    from pipeline.analyze._stats import summary
 
     comp = compare.comparisons(summary(g), pt.moments)
     score = comp[comp["metric"] == "mean score"].iloc[0]

@@ -12,9 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.analyze import cells, inference
-from pipeline.analyze.provenance import describe, differing_labels
-from pipeline.analyze.words import COMMON_ZIPF, language_of, zipf
+import pipeline.analyze._cells as cells
+import pipeline.analyze._inference as inference
+from pipeline.analyze._provenance import describe, differing_labels
+from pipeline.analyze._words import COMMON_ZIPF, language_of, zipf
 
 PAIRS = 1000
 
@@ -169,7 +170,7 @@ def test_verdicts_say_direction_size_and_interval() -> None:
 )
 def test_shares_never_round_to_0_or_100_percent(share: float, text: str) -> None:
     """0% and 100% only for exactly 0 and 1; the issue's 0.05% / 99.80% / 0.15% case."""
-    from pipeline.analyze.html import pct
+    from pipeline.analyze._html import pct
 
     assert inference.share_text(share) == text
     assert pct(share) == text
@@ -234,7 +235,7 @@ def test_a_run_is_described_by_its_inputs_dice_file_or_date() -> None:
 
 @pytest.mark.parametrize("low", [None, float("nan"), pd.NA])
 def test_an_interval_without_an_end_is_left_blank(low: Any) -> None:
-    from pipeline.analyze.html import ci, mono, pct_ci
+    from pipeline.analyze._html import ci, mono, pct_ci
 
     assert pct_ci(0.012, 0.034) == '<span class="ci">1.20% to 3.40%</span>'
     assert pct_ci(low, 0.034) == "" and pct_ci(0.012, low) == ""
@@ -267,7 +268,7 @@ def test_adjusted_effect_intervals_cover_at_95_percent() -> None:
 
 
 def test_readable_tables_for_the_notebook(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline.analyze.display import compare_dirs_from_env, readable
+    from pipeline.analyze._display import compare_dirs_from_env, readable
 
     df = pd.DataFrame(
         {"adj_effect": [1.5, -2.25], "share_with": [0.5, 0.0005], "boards": [3, 4]}, index=[7, 2]
@@ -285,7 +286,7 @@ def test_readable_tables_for_the_notebook(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_share_plots_use_linear_axes() -> None:
     """Shares are drawn on linear axes: on a log axis 0.013% looks like a quarter of 37%."""
-    from pipeline.analyze import plots
+    import pipeline.analyze._plots as plots
 
     longest = pd.DataFrame(
         {

@@ -41,10 +41,10 @@ def test_the_fingerprint_follows_every_byte_of_the_kernel_modules(
     assert {
         "prove/tree/_build.py",
         "prove/tree/_eval.py",
-        "prove/bounds.py",
+        "prove/_bounds.py",
         "solve/kernels/_drive.py",
     } <= names
-    assert not {"jit.py", "cli/proving.py"} & names  # only the modules with kernels
+    assert not {"jit.py", "cli/_proving.py"} & names  # only the modules with kernels
     assert "aot.py" in names  # and the build's runs, which decide what is exported
     assert jit.fingerprint(sources) == jit.fingerprint(list(reversed(sources)))  # stable
     monkeypatch.setattr(jit, "PACKAGE_ROOT", tmp_path)
@@ -269,7 +269,7 @@ def test_an_exported_kernel_lets_other_threads_run() -> None:
 import threading, time, numpy as np
 from pipeline import jit
 assert jit.mode() == "aot"
-from pipeline.prove.bounds import class_sizes
+from pipeline.prove._bounds import class_sizes
 masks = np.full((200_000, 16), 3, np.uint64)
 calls, stamps = [], []
 def work():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import re
 from pathlib import Path
 from types import ModuleType
@@ -44,6 +45,66 @@ def test_the_check_sees_a_private_import(tmp_path: Path) -> None:
     assert private_imports(bad, tmp_path) == ["bad.py:1: pipeline.solve.kernels._walk._grow"]
 
 
+def private_module_imports(path: Path, root: Path = REPO) -> list[str]:
+    """Imports of a private module (``pipeline.store._parts``) from outside the package that
+    owns it: a caller imports from the package (its ``__init__``), never past it."""
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        where = "notebook"
+    else:
+        source = path.read_text(encoding="utf-8")
+        where = ".".join(path.relative_to(root).with_suffix("").parts)
+    found = []
+    for node in ast.walk(ast.parse(source, filename=str(path))):
+        if isinstance(node, ast.ImportFrom):
+            modules = [node.module or ""]
+        elif isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        else:
+            continue
+        for module in modules:
+            parts = module.split(".")
+            private = next((i for i, part in enumerate(parts) if part.startswith("_")), None)
+            if parts[0] != "pipeline" or private is None:
+                continue
+            owner = ".".join(parts[:private])
+            if not (where == owner or where.startswith(owner + ".")):
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {module}")
+    return found
+
+
+#: The package's own instruments may reach past a surface, as the tests do: the benchmarks time
+#: the internals and the ahead-of-time build compiles them.
+INSTRUMENTS = ("benches", "aot.py")
+CALLERS = [
+    p
+    for p in (REPO / "pipeline").rglob("*.py")
+    if p.relative_to(REPO / "pipeline").parts[0] not in INSTRUMENTS
+] + sorted((REPO / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", sorted(CALLERS), ids=lambda p: str(p.relative_to(REPO)))
+def test_callers_import_a_package_from_its_surface_not_its_private_modules(path: Path) -> None:
+    assert private_module_imports(path) == []
+
+
+def test_the_check_sees_a_private_module_imported_from_outside(tmp_path: Path) -> None:
+    (tmp_path / "pipeline" / "store").mkdir(parents=True)
+    inside = tmp_path / "pipeline" / "store" / "_job.py"
+    outside = tmp_path / "pipeline" / "runner.py"
+    code = "import pipeline.store._parts as P\nfrom pipeline.store._schema import X\n"
+    code += "from pipeline.store import Y\n"
+    inside.write_text(code)
+    outside.write_text(code + "def f():\n    from pipeline.prove.tree._build import Z\n")
+    assert private_module_imports(inside, tmp_path) == []
+    assert private_module_imports(outside, tmp_path) == [
+        "pipeline/runner.py:1: pipeline.store._parts",
+        "pipeline/runner.py:2: pipeline.store._schema",
+        "pipeline/runner.py:5: pipeline.prove.tree._build",
+    ]
+
+
 # ---------------------------------------------------------------- public surfaces
 
 #: Subpackages and their deliberate public surface: what the layers above them may use (and
@@ -70,6 +131,11 @@ PUBLIC: dict[str, set[str]] = {
         *("part_name", "results_table", "run_id_of", "write_part"),
         # each part's statistics file and the run's vocabulary they count words of
         *("VOCABULARY", "stats_name"),
+        # what a worker commits beside its part, and what a reader of committed parts needs
+        *("write_part_info", "write_stats", "write_json", "read_part", "read_part_record"),
+        *("committed_chunks", "listed_parts", "file_entry", "bytes_blake2b", "PART_RE"),
+        # checking an output file's name before any work
+        *("check_output_file", "split_output"),
     },
     "pipeline.analyze.sections": {
         # the report's sections, each a function of the result tables
@@ -81,16 +147,22 @@ PUBLIC: dict[str, set[str]] = {
     "pipeline.optimize": {
         *("BestBoard", "OptimizeConfig", "OptimizeProgress", "OptimizeResult", "ProgressCallback"),
         *("RestartResult", "SECTION", "load_command_config", "load_optimize_config", "optimize"),
-        *("read_results", "run_optimize"),
+        *("read_results", "run_optimize", "INTERRUPTED"),
     },
     "pipeline.prove": {
         *("CERTIFICATE_COLUMNS", "FoundBoard", "ProveConfig", "ProveProgress", "ProveSummary", "run_prove"),
+        # --status and --classes
+        *("ProofStatus", "proof_status", "check_undamaged", "parse_class_ids"),
     },
     "pipeline.prove.tree": {
         # the tree prover, the provers by name, and the gates the benches vary
         *("PROVERS", "TreeProver", "DEDUP_RATIO", "LIFT_KEEP", "LIFT_RATIO", "max_cells"),
     },
-    "pipeline.runner": {"Progress", "RunSummary", "execute", "run_from_file", "run_job"},
+    "pipeline.runner": {
+        *("Progress", "RunSummary", "execute", "run_from_file", "run_job"),
+        # the designer scores its variants with the run's own workers
+        *("make_handle", "worker_lexicon"),
+    },
     "pipeline.solve.kernels": {
         # the batch driver and its variants, the walks' helpers the other solvers and the
         # prover share, the optimizer's scoring and moves
@@ -189,6 +261,6 @@ def test_the_surface_check_sees_both_ways_of_using_a_package(tmp_path: Path) -> 
     user = tmp_path / "user.py"
     user.write_text(
         "from pipeline import store as s\nfrom pipeline.store import open_run\n"
-        "from pipeline.store.job import X\ns.read_run(s.MANIFEST)\nstore.ignored\n"
+        "from pipeline.store._job import X\ns.read_run(s.MANIFEST)\nstore.ignored\n"
     )
     assert names_used_from("pipeline.store", user) == {"open_run", "read_run", "MANIFEST"}

@@ -14,10 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.analyze import analyze_runs, load_runs
-from pipeline.analyze.bad import BadDefinition, bad_tables, rare_face, vowel_face
-from pipeline.analyze.gather import chunk_layout, dice_recipe
-from pipeline.analyze.inference import risk_ratio
-from pipeline.analyze.select import PRESETS, band_shares
+from pipeline.analyze._bad import BadDefinition, bad_tables, rare_face, vowel_face
+from pipeline.analyze._gather import chunk_layout, dice_recipe
+from pipeline.analyze._inference import risk_ratio
+from pipeline.analyze._select import PRESETS, band_shares
 from pipeline.boards import parse_compact
 from pipeline.cli import app
 from pipeline.errors import BoggleError

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.lexicon import tanglet_languages
-from pipeline.prove.status import proof_status
+from pipeline.prove._status import proof_status
 from tests.conftest import need_data
 
 REPO = Path(__file__).resolve().parents[1]

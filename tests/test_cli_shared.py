@@ -11,8 +11,8 @@ import typer
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.cli.options import RulesName, options_for, set_option, summary_json_option
-from pipeline.cli.outcome import (
+from pipeline.cli._options import RulesName, options_for, set_option, summary_json_option
+from pipeline.cli._outcome import (
     ANALYZE_SUMMARY_FIELDS,
     OPTIMIZE_SUMMARY_FIELDS,
     PROVE_SUMMARY_FIELDS,
@@ -128,7 +128,7 @@ def test_run_fills_in_placeholders_before_anything_else(tmp_path: Path) -> None:
     import datetime
     import json
 
-    from pipeline.cli.batch import fill_placeholders
+    from pipeline.cli._batch import fill_placeholders
 
     when, out, summary, refused = fill_placeholders(
         None, "runs/{date}", Path("s-{date}.json"), None, "2026-12-01", seeded=False

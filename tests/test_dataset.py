@@ -26,8 +26,8 @@ from pipeline.dataset import repo_root, resolve_run_dir
 from pipeline.errors import BoggleError, DamagedRunError
 from pipeline.lexicon import load_lexicon
 from pipeline.runner import execute, run_job
-from pipeline.store.pack import BASE64_KEY, SUFFIX, TEXT_KEY
-from pipeline.store.schema import LOCK_FILE, PARTS_DIR, RUN_RECORD
+from pipeline.store._pack import BASE64_KEY, SUFFIX, TEXT_KEY
+from pipeline.store._schema import LOCK_FILE, PARTS_DIR, RUN_RECORD
 from tests.conftest import REPO, gen_config, ingest_config, read_side_json, side_path, write_side
 
 SCHEMA5 = REPO / "tests" / "data" / "schema5"  # runs of the layout before packed side files
@@ -126,7 +126,7 @@ def test_every_file_that_is_not_a_part_is_an_empty_table_of_the_runs_schema(
     gen_run: Path, ingest_run: Path
 ) -> None:
     """Why every engine reads the folder as it is: each side file is a Parquet file of no rows
-    with the parts' schema (pipeline.store.pack), its name hidden (``_``) from the readers that
+    with the parts' schema (pipeline.store._pack), its name hidden (``_``) from the readers that
     skip such names, and no lock is left."""
     for run in (gen_run, ingest_run):
         names = sorted(p.name for p in run.iterdir())

@@ -188,7 +188,7 @@ def _assert_on_page(table: str, columns: dict[str, str], marker: str) -> None:
 @pytest.mark.parametrize("min_length", [1, 2, 3, 4])
 @pytest.mark.parametrize("words", [True, False])
 def test_every_run_part_column_is_described(min_length: int, words: bool) -> None:
-    from pipeline.store import schema
+    import pipeline.store._schema as schema
 
     names = schema.board_schema(min_length, words=words).names
     _assert_described(schema.COLUMNS, names, "run part")
@@ -199,14 +199,14 @@ def test_every_run_part_column_is_described(min_length: int, words: bool) -> Non
 
 
 def test_run_columns_are_on_the_formats_page() -> None:
-    from pipeline.store import schema
+    import pipeline.store._schema as schema
 
     _assert_on_page(hook.run_columns(), schema.COLUMNS, "run-columns")
 
 
 def test_every_rejects_column_is_described_and_on_the_page() -> None:
+    import pipeline.store._schema as schema
     from pipeline.boards.ingest import REJECT_FIELDS
-    from pipeline.store import schema
 
     assert list(schema.REJECT_COLUMNS) == list(REJECT_FIELDS)
     _assert_described(schema.REJECT_COLUMNS, list(REJECT_FIELDS), "rejects")
@@ -215,8 +215,8 @@ def test_every_rejects_column_is_described_and_on_the_page() -> None:
 
 def test_every_certificate_column_is_described_and_on_the_page() -> None:
     from pipeline.prove import CERTIFICATE_COLUMNS as COLUMNS
-    from pipeline.prove.certificate import BOARDS_FILE_COLUMNS as BOARD_COLUMNS
-    from pipeline.prove.certificate import CERTIFICATE_SCHEMA
+    from pipeline.prove._certificate import BOARDS_FILE_COLUMNS as BOARD_COLUMNS
+    from pipeline.prove._certificate import CERTIFICATE_SCHEMA
 
     _assert_described(COLUMNS, CERTIFICATE_SCHEMA.names, "prove certificate")
     assert set(COLUMNS) == set(CERTIFICATE_SCHEMA.names), "a described column the certificate lacks"
@@ -227,8 +227,8 @@ def test_every_certificate_column_is_described_and_on_the_page() -> None:
 
 def test_every_optimize_column_is_described_and_on_the_page() -> None:
     from pipeline.optimize import OptimizeConfig
-    from pipeline.optimize.output import RESULT_COLUMNS as COLUMNS
-    from pipeline.optimize.output import results_table
+    from pipeline.optimize._output import RESULT_COLUMNS as COLUMNS
+    from pipeline.optimize._output import results_table
 
     names = results_table([], OptimizeConfig()).schema.names
     _assert_described(COLUMNS, names, "optimize results")
@@ -237,7 +237,7 @@ def test_every_optimize_column_is_described_and_on_the_page() -> None:
 
 
 def test_every_pool_column_is_described_and_on_the_page() -> None:
-    from pipeline.analyze.pool import POOL_COLUMNS, pool_schema
+    from pipeline.analyze._pool import POOL_COLUMNS, pool_schema
 
     _assert_described(POOL_COLUMNS, pool_schema().names, "boggle select pool")
     assert list(POOL_COLUMNS) == pool_schema().names, "a described column the pool lacks"
@@ -287,10 +287,10 @@ def test_the_design_page_keeps_the_generated_map_and_contracts_current() -> None
 def test_the_module_map_lists_every_module_with_its_layer_and_docstring() -> None:
     rows = _map_rows(hook.module_map())
     assert set(rows) == _modules_on_disk()
-    assert {"cli/", "analyze/faces.py", "settings.py", "errors.py"} <= set(rows)
+    assert {"cli/", "analyze/_faces.py", "settings.py", "errors.py"} <= set(rows)
     assert not [m for m, (_, summary) in rows.items() if not summary], "modules without a docstring"
     assert not [m for m, (layer, _) in rows.items() if layer == "-"], "modules in no layer"
-    assert rows["cli/batch.py"][0] == "1" and rows["errors.py"][0] == str(len(hook.package_layers()))
+    assert rows["cli/_batch.py"][0] == "1" and rows["errors.py"][0] == str(len(hook.package_layers()))
     # top layer first
     layers = [int(layer) for layer, _ in rows.values()]
     assert layers == sorted(layers)
@@ -344,7 +344,7 @@ def test_the_module_map_follows_a_package_it_is_given(
 
 
 def test_the_design_page_names_only_modules_that_exist() -> None:
-    """The hand-written text of docs/design.md names modules (``pipeline.prove.bounds``) that
+    """The hand-written text of docs/design.md names modules (``pipeline.prove._bounds``) that
     are still there."""
     page = hook.BLOCK.sub("", (DOCS / "design.md").read_text(encoding="utf-8"))
     named = set(re.findall(r"`(pipeline(?:\.\w+)+)`", page))
@@ -382,12 +382,12 @@ def test_written_files_have_only_described_columns(
 
     import pyarrow.parquet as pq
 
+    import pipeline.store._schema as schema
     from pipeline.config import load_config
     from pipeline.prove import CERTIFICATE_COLUMNS as PROVE_COLUMNS
     from pipeline.prove import ProveConfig, run_prove
-    from pipeline.prove.certificate import BOARDS_FILE_COLUMNS as BOARD_COLUMNS
+    from pipeline.prove._certificate import BOARDS_FILE_COLUMNS as BOARD_COLUMNS
     from pipeline.runner import execute
-    from pipeline.store import schema
     from tests.conftest import read_side
 
     boards = tmp_path / "boards.txt"

@@ -80,7 +80,7 @@ def test_a_signal_lost_in_a_finalizer_is_delivered_again() -> None:
     the exception: boggle delivers the signal to the main thread again, which stops."""
     code = (
         "import os, signal, time\n"
-        "from pipeline.cli import outcome\n"
+        "import pipeline.cli._outcome as outcome\n"
         "outcome.install_signal_handlers()\n"
         "class Dropped:\n"
         "    def __del__(self):\n"
@@ -104,7 +104,7 @@ def test_a_signal_lost_to_the_end_still_decides_the_exit(monkeypatch: pytest.Mon
     signal's code and line, not 0."""
     import typer
 
-    from pipeline.cli import outcome
+    import pipeline.cli._outcome as outcome
 
     monkeypatch.setattr(outcome, "_signals", [signal.SIGTERM])
     monkeypatch.setattr(outcome, "_signal_reported", [])

@@ -20,7 +20,7 @@ from pipeline.cli import app
 from pipeline.config import ExpectConfig, load_config, parse_expectation
 from pipeline.errors import EXIT_BAD_INPUT, EXIT_EXPECTATION, EXIT_OK, ConfigError
 from pipeline.runner import run_job
-from pipeline.runner.expect import Measures, check, control_limits, earlier_nights
+from pipeline.runner._expect import Measures, check, control_limits, earlier_nights
 from tests.conftest import read_side_json, write_toml
 
 CLI = CliRunner()

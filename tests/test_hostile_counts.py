@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli.options import int_caps, option_name
+from pipeline.cli._options import int_caps, option_name
 from pipeline.config import MAX_COUNT
 from pipeline.design import MAX_BATCH, MAX_BUDGET, MAX_VALIDATE, DesignConfig, parse_budget
 from pipeline.errors import ConfigError
@@ -81,7 +81,7 @@ def test_every_integer_option_has_a_cap_and_its_message_names_it() -> None:
     for command, function, name, flags in OPTIONS:
         cap = caps.get(f"{function}.{name}", caps.get(name))
         assert cap is not None, (
-            f"boggle {command} {option_name(name)}: no cap in pipeline.cli.options.int_caps"
+            f"boggle {command} {option_name(name)}: no cap in pipeline.cli._options.int_caps"
         )
         assert 1 <= cap < 2**129
         if flags:  # the refusal names the option as typed
@@ -157,7 +157,7 @@ def test_the_caps_import_no_kernel() -> None:
     a cap must import none, or prove would never take the built ones."""
     code = (
         "import sys\n"
-        "from pipeline.cli.options import check_int_options\n"
+        "from pipeline.cli._options import check_int_options\n"
         "check_int_options('prove', {'chunk_size': 64, 'n_jobs': -1})\n"
         "from pipeline import jit\n"
         "print(jit._mode, 'numba' in sys.modules)\n"

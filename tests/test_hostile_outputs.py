@@ -1,5 +1,5 @@
 """Issue 54, outputs: every command that writes (``select``, ``what-if``, ``design-dice``, the
-reports of ``analyze``) writes through one abstraction (:mod:`pipeline.store.output`), so an
+reports of ``analyze``) writes through one abstraction (:mod:`pipeline.store._output`), so an
 ``s3://`` output goes to the store, never to a local folder named ``s3:``; an output in a job
 directory, or one that is no regular file, is refused before anything is written; and an output
 that cannot be written is an I/O failure (exit 5) naming the user's path.

@@ -20,10 +20,10 @@ import pytest
 from pipeline import store
 from pipeline.errors import DamagedRunError, OutputConflictError
 from pipeline.prove import ProveConfig, run_prove
-from pipeline.prove.status import proof_status
+from pipeline.prove._status import proof_status
 from pipeline.runner import run_job
-from pipeline.store.manifest import seal_of
-from pipeline.store.parts import file_blake2b
+from pipeline.store._manifest import seal_of
+from pipeline.store._parts import file_blake2b
 from tests.conftest import one_error_line, read_side_json, run_boggle, run_config, write_side
 
 Edit = Callable[[Path, Path], None]  # (job, a job of another config to take parts from)
@@ -210,7 +210,7 @@ def test_a_digest_pins_a_job_against_a_consistent_forgery(runs: tuple[Path, Path
     rewrites the part's embedded identity; only the digest published outside catches that."""
     import pyarrow.parquet as pq
 
-    from pipeline.store.parts import record_part
+    from pipeline.store._parts import record_part
 
     clean, other = runs
     published = run_boggle("digest", str(clean))

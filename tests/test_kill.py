@@ -265,7 +265,7 @@ def test_worker_whose_main_process_is_already_gone_exits_at_once(tmp_path: Path)
     solved = tmp_path / "solved"
     code = (
         "import sys\n"
-        "from pipeline.runner import workers\n"
+        "import pipeline.runner._workers as workers\n"
         "workers.solve_chunk = lambda *a: open(sys.argv[2], 'w').write('solved and written')\n"
         "workers.watched_solve_chunk(None, None, sys.argv[3], int(sys.argv[1]))\n"
     )
@@ -421,7 +421,7 @@ CONTEXTS = {
     # optimize's: the CI failure of stop 30 (workers spawned, main killed before any restart
     # reached them, both left waiting on loky's queue)
     "optimize": (
-        "from pipeline.optimize import OptimizeConfig\nfrom pipeline.optimize.run import parallel",
+        "from pipeline.optimize import OptimizeConfig\nfrom pipeline.optimize._run import parallel",
         "parallel(OptimizeConfig(n_jobs=2))",
     ),
     # run's and prove's

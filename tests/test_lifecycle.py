@@ -205,7 +205,7 @@ def test_readers_refuse_a_damaged_run(
         run_job(run_config(enable2k_path, other, seed=7))
         shutil.copy(other / "part-00001.parquet", part)
     else:
-        from pipeline.store.manifest import seal_of
+        from pipeline.store._manifest import seal_of
 
         elsewhere = copy(clean_run, tmp_path / "other-run")
         manifest = read_side_json(out)
@@ -252,7 +252,7 @@ def test_verify_false_skips_checksums_but_not_sizes(clean_run: Path, tmp_path: P
 
 def test_optimize_rerun_interrupted_keeps_the_previous_result(enable2k_path: str, tmp_path: Path) -> None:
     from pipeline.optimize import OptimizeConfig, read_results, run_optimize
-    from pipeline.optimize.output import INTERRUPTED
+    from pipeline.optimize._output import INTERRUPTED
 
     out = tmp_path / "opt"
     cfg = OptimizeConfig(
@@ -414,7 +414,7 @@ def test_ctrl_c_of_an_optimize_rerun_keeps_the_result_and_prints_the_best(
     import time
 
     from pipeline.optimize import read_results
-    from pipeline.optimize.output import INTERRUPTED
+    from pipeline.optimize._output import INTERRUPTED
 
     out = tmp_path / "opt"
     # Each restart runs for 20 s whatever the machine's speed, so the signal, sent once the
@@ -558,8 +558,8 @@ def test_the_main_process_records_parts_without_reading_them(
 ) -> None:
     """Workers send back the size and checksum of what they committed; the main process only
     checks the size, so it never reads a part (its CPU and I/O stay flat as parts grow)."""
-    from pipeline.store import parts
-    from pipeline.store.location import Location
+    import pipeline.store._parts as parts
+    from pipeline.store._location import Location
 
     hash_file, hash_object = parts.file_blake2b, Location.blake2b
 

@@ -463,7 +463,7 @@ def test_non_utf8_input_name_is_one_line(tmp_path: Path) -> None:
 
 
 def test_messages_naming_non_utf8_paths_print(tmp_path: Path) -> None:
-    from pipeline.cli.outcome import error_outcome, printable
+    from pipeline.cli._outcome import error_outcome, printable
 
     assert printable("bo\udcffards") == "bo\\xffards" and printable("caf\u00e9") == "caf\u00e9"
     code, line = error_outcome(BoggleError("input file not found", source="bo\udcffards.txt"))

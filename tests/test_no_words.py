@@ -18,7 +18,7 @@ from pipeline.cli import app
 from pipeline.config import load_config
 from pipeline.errors import BoggleError, OutputConflictError
 from pipeline.runner import execute
-from pipeline.store.parts import part_record_path
+from pipeline.store._parts import part_record_path
 from tests.conftest import read_side_json, side_path
 
 CLI = CliRunner()

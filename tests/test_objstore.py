@@ -257,7 +257,7 @@ def test_prove_to_s3(bucket: str, tiny_dict: str, tmp_path: Path) -> None:
     # --status reads it in place, finished and (its manifest gone, a part damaged) unfinished
     import pyarrow.parquet as pq
 
-    from pipeline.prove.status import proof_status
+    from pipeline.prove._status import proof_status
 
     st = proof_status(url)
     assert st.finished and st.distrusted == [] and st.boards == [(b.board, b.score) for b in res.boards]
@@ -289,7 +289,7 @@ def test_analyze_s3_reads_statistics_not_whole_parts(
     import pandas as pd
 
     from pipeline.analyze import analyze_runs
-    from pipeline.store.location import RemoteLocation
+    from pipeline.store._location import RemoteLocation
 
     local, url = tmp_path / "local", f"s3://{bucket}/run"
     run_job(run_config(tiny_dict, str(local)))
@@ -336,8 +336,8 @@ def test_damaged_or_foreign_part(bucket: str, tiny_dict: str, tmp_path: Path) ->
 
 
 def test_lease_refuses_a_second_client_then_expires(bucket: str, tiny_dict: str) -> None:
-    from pipeline.store.lease import Lease
-    from pipeline.store.location import location
+    from pipeline.store._lease import Lease
+    from pipeline.store._location import location
 
     loc: Any = location(f"s3://{bucket}/run")
     # a TTL long enough that a slow (shared, loaded) machine still renews well inside it
@@ -414,8 +414,8 @@ def test_sigkill_then_resume(bucket: str, tiny_dict: str, tmp_path: Path, moto_e
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert "_SUCCESS" not in [k.rsplit("/", 1)[-1] for k in f.find(f"{bucket}/run")]
-    from pipeline.store.lease import Lease
-    from pipeline.store.location import location
+    from pipeline.store._lease import Lease
+    from pipeline.store._location import location
 
     newest = max(k for k in f.find(f"{bucket}/run/_lease"))
     expires = json.loads(f.cat_file(newest))["expires_at"]
@@ -470,7 +470,7 @@ def test_missing_extra_is_one_line(
     """s3fs not installed (its import fails): one line naming the extra, exit 2."""
     import fsspec
 
-    from pipeline.cli.outcome import error_outcome
+    from pipeline.cli._outcome import error_outcome
 
     def no_package(protocol: str) -> Any:
         raise ImportError(f"Install s3fs to access S3 ({protocol})")

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+import pipeline.store._parts as store_parts
 from pipeline import store
 from pipeline.cli import app
 from pipeline.config import MAX_CHUNK_SIZE, MAX_COUNT, load_config
@@ -37,9 +38,9 @@ from pipeline.errors import (
     Terminated,
 )
 from pipeline.runner import execute
-from pipeline.runner.run import capped_n_jobs
-from pipeline.store.parts import file_blake2b, part_path, part_record_path
-from pipeline.store.schema import PARTS_DIR
+from pipeline.runner._run import capped_n_jobs
+from pipeline.store._parts import file_blake2b, part_path, part_record_path
+from pipeline.store._schema import PARTS_DIR
 from tests.conftest import REPO, gen_config, part_bytes, read_side, side_path
 
 CLI = CliRunner()
@@ -148,7 +149,7 @@ def test_a_signal_raised_as_a_compiled_function_returns_is_not_an_internal_error
     """The handler's exception raised while numba functions return reaches us as a SystemError
     caused by it ("returned a result with an exception set"), one per nested compiled call (a
     `boggle run -j 1` killed in its kernel gave two): that is the signal, not a bug."""
-    from pipeline.cli.outcome import error_outcome
+    from pipeline.cli._outcome import error_outcome
 
     def raised(exc: BaseException, *wrappers: str) -> BaseException:
         """``exc`` wrapped in a SystemError per name, as the interpreter does."""
@@ -589,7 +590,7 @@ def test_disk_full_or_read_only_is_exit_5_naming_the_path(
     def failing_record(run_dir: Any, chunk: int, rows: int, written: Any = None) -> Any:
         raise OSError(code, os.strerror(code), str(part_record_path(run_dir, chunk)))
 
-    monkeypatch.setattr(store.parts, "record_part", failing_record)
+    monkeypatch.setattr(store_parts, "record_part", failing_record)
     out = tmp_path / "run"
     result = CLI.invoke(app, ["run", str(REPO / "configs" / "smoke.toml"), *cli_args(enable2k_path, out)])
     assert result.exit_code == EXIT_IO
@@ -735,9 +736,9 @@ def test_part_files_stay_readable_as_a_dataset(clean_run: Path) -> None:
 
 
 def test_choices_match_the_library_and_are_listed_in_help() -> None:
-    from pipeline.cli import options as cli
+    import pipeline.cli._options as cli
     from pipeline.config import BACKENDS
-    from pipeline.optimize.config import OBJECTIVES, STRATEGIES
+    from pipeline.optimize._config import OBJECTIVES, STRATEGIES
     from pipeline.rules import PRESETS
 
     assert [m.value for m in cli.RulesName] == list(PRESETS)
@@ -774,7 +775,7 @@ def test_each_short_flag_means_one_thing_across_commands() -> None:
 def test_part_write_failure_without_a_file_name_names_the_run(
     tmp_path: Path, enable2k_path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipeline.runner import workers
+    import pipeline.runner._workers as workers
 
     def full_disk(*args: Any, **kwargs: Any) -> Any:
         # what pyarrow raises when the disk fills: an OSError with no filename

@@ -16,10 +16,10 @@ from pipeline.cli import app
 from pipeline.design import DesignConfig, design_dice
 from pipeline.errors import EXIT_OUTPUT_CONFLICT, DamagedRunError
 from pipeline.prove import ProveConfig, run_prove
-from pipeline.prove.status import proof_status
+from pipeline.prove._status import proof_status
 from pipeline.runner import run_job
-from pipeline.store.manifest import seal_of
-from pipeline.store.parts import part_record_name
+from pipeline.store._manifest import seal_of
+from pipeline.store._parts import part_record_name
 from tests.conftest import read_side_json, run_config, side_path, tiny_proof_args, write_side
 
 DONE = store.JobStatus.ALREADY_COMPLETE

@@ -205,7 +205,7 @@ def test_runs_without_a_policy_roll_what_they_always_rolled() -> None:
         text = "".join(generate_compact(dice, 3000, 42, None, 700)).replace("[qu]", "q")
         assert hashlib.sha256(text.encode()).hexdigest() == digest, dice
     from pipeline.config import config_from_dict
-    from pipeline.runner.plan import plan_run
+    from pipeline.runner._plan import plan_run
     from pipeline.store import run_id_of
 
     raw = {
@@ -284,7 +284,7 @@ def test_the_layout_recorded_and_re_rolled_is_the_placed_one(placed_run: Path) -
     from dataclasses import replace
 
     from pipeline.analyze import load_runs
-    from pipeline.analyze.gather import chunk_layout, dice_recipe
+    from pipeline.analyze._gather import chunk_layout, dice_recipe
     from pipeline.stats import die_sums
     from tests.conftest import gathered
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import render
-from pipeline.cli.options import LogFormatOpt, ProgressIntervalOpt
+from pipeline.cli._options import LogFormatOpt, ProgressIntervalOpt
 from tests.conftest import REPO, boggle_command, job_environment, tiny_proof_args
 
 # 2026-12-03T17:58:30Z run: 9,000/20,000 boards (45.0%), 14,793 boards/s, ETA 1.0 s, elapsed 0.6 s

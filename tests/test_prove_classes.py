@@ -11,12 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+import pipeline.prove._worker as worker
 from pipeline.boards import Board, canonical, format_compact
 from pipeline.cli import app
 from pipeline.errors import ConfigError
 from pipeline.lexicon import compile_for_boards
-from pipeline.prove import ProveConfig, run_prove, worker
-from pipeline.prove.classes import (
+from pipeline.prove import ProveConfig, run_prove
+from pipeline.prove._classes import (
     ClassSpace,
     canonical_class_ids,
     canonical_count,

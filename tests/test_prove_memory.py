@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.prove.certificate import CERTIFICATE_SCHEMA, columns_table, int64_values
+from pipeline.prove._certificate import CERTIFICATE_SCHEMA, columns_table, int64_values
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -121,8 +121,8 @@ def test_a_prover_released_after_each_class_finds_the_same(tiny, monkeypatch) ->
     import pipeline.prove.tree._builder as builder
     from pipeline.boards import geometry
     from pipeline.prove import tree as tree_mod
-    from pipeline.prove.bounds import build_prove_trie, packed_trie
-    from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
+    from pipeline.prove._bounds import build_prove_trie, packed_trie
+    from pipeline.prove._classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
 
     rows, cols, threshold = 2, 3, 20
     geo = geometry(rows, cols)
@@ -165,9 +165,9 @@ def test_a_prover_released_after_each_class_finds_the_same(tiny, monkeypatch) ->
 def test_a_worker_gives_back_its_arrays_at_the_end_of_a_chunk_not_after_each_class(
     tiny_dict: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import pipeline.prove._worker as worker
     import pipeline.prove.tree._builder as builder
     from pipeline.prove import tree as tree_mod
-    from pipeline.prove import worker
 
     monkeypatch.setattr(builder, "RELEASE_BYTES", 0)
     seen: list[tuple[int, int]] = []  # (classes proved by then, nodes of the last tree) at each release

@@ -15,10 +15,10 @@ import pytest
 from pipeline.cli import render
 from pipeline.errors import EXIT_BAD_INPUT, EXIT_OUTPUT_CONFLICT
 from pipeline.prove import ProveSummary, run_prove
-from pipeline.prove.certificate import canonical_compact
-from pipeline.prove.job import META_CPU
-from pipeline.prove.status import estimate_left, proof_status
-from pipeline.store.flock import run_lock
+from pipeline.prove._certificate import canonical_compact
+from pipeline.prove._job import META_CPU
+from pipeline.prove._status import estimate_left, proof_status
+from pipeline.store._flock import run_lock
 from tests.conftest import one_error_line, part_bytes, run_boggle, run_config
 from tests.test_lifecycle import _Stop, _stop_after, flip, prove_config
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 import pipeline.prove.tree._builder as builder_module
 from pipeline.boards import Board, canonical, format_compact, geometry
-from pipeline.prove.bounds import build_prove_trie, class_bounds, packed_trie
-from pipeline.prove.classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
-from pipeline.prove.search import ClassProver, split_order
+from pipeline.prove._bounds import build_prove_trie, class_bounds, packed_trie
+from pipeline.prove._classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
+from pipeline.prove._search import ClassProver, split_order
 from pipeline.prove.tree import PROVERS, TreeProver
 from pipeline.prove.tree._build import FIRST, LETTER_BITS, NEXT, TAG, VAL, max_cells, radix_sort
 from pipeline.prove.tree._dedup import FORCED_FLAG, derive_paths

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import pipeline
+import pipeline.store._schema as store_schema
 from pipeline import store
 from pipeline.cli import app
 from pipeline.config import load_config
@@ -128,6 +129,6 @@ def test_schema_3_runs_are_refused_alone_and_with_new_ones(
     assert res.exit_code == 2, res.output
     assert res.output.strip() == (
         f"error: {old}: a run of schema 3, which this release no longer reads (it reads schema "
-        f"{store.schema.READABLE_VERSIONS[0]} to {store.SCHEMA_VERSION}): re-run its config with "
+        f"{store_schema.READABLE_VERSIONS[0]} to {store.SCHEMA_VERSION}): re-run its config with "
         "`boggle run --overwrite` to write it anew"
     )

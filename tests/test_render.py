@@ -15,10 +15,10 @@ import typer
 
 from pipeline.boards import parse_compact
 from pipeline.cli import render
-from pipeline.cli.outcome import run_summary_json
+from pipeline.cli._outcome import run_summary_json
 from pipeline.errors import BoardError, RulesError
 from pipeline.rules import resolve_rules
-from pipeline.solve.algorithms import prepare_solve, read_boards
+from pipeline.solve._algorithms import prepare_solve, read_boards
 from tests.conftest import REPO
 
 

@@ -23,9 +23,9 @@ from pipeline.cli import app
 from pipeline.config import load_config
 from pipeline.errors import LexiconError, OutputConflictError
 from pipeline.runner import Progress, execute, run_job
-from pipeline.solve.reference import ReferenceSolver
-from pipeline.store.parts import committed_chunks, part_path
-from pipeline.store.schema import PARTS_DIR
+from pipeline.solve._reference import ReferenceSolver
+from pipeline.store._parts import committed_chunks, part_path
+from pipeline.store._schema import PARTS_DIR
 from tests.conftest import (
     REPO,
     gen_config,
@@ -483,7 +483,7 @@ def test_workers_loky_replaces_for_memory_growth_print_no_warning() -> None:
 def test_plan_run_decides_everything_before_touching_the_run_directory(
     tmp_path: Path, enable2k_path: str
 ) -> None:
-    from pipeline.runner.plan import plan_run
+    from pipeline.runner._plan import plan_run
 
     files = make_inputs(tmp_path)
     cfg = load_config(

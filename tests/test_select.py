@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.analyze.inference import Z95, wilson
-from pipeline.analyze.select import (
+from pipeline.analyze._inference import Z95, wilson
+from pipeline.analyze._select import (
     POOL_COLUMNS,
     PRESETS,
     Band,
@@ -49,7 +49,7 @@ def truth(solved_run: Path, enable_lexicon: Any) -> pd.DataFrame:
     import wordfreq
 
     from pipeline.boards import parse_compact
-    from pipeline.solve.reference import ReferenceSolver
+    from pipeline.solve._reference import ReferenceSolver
 
     stored = pd.concat([pd.read_parquet(p) for p in sorted(solved_run.glob("part-*.parquet"))])
     stored = stored.sort_values("board_id").reset_index(drop=True)
@@ -223,7 +223,7 @@ def test_wilson_covers_a_rare_share_about_95_percent_of_the_time() -> None:
 
 
 def test_presets_are_tanglets_bands_and_the_cli_knows_them() -> None:
-    from pipeline.cli.options import ServePreset
+    from pipeline.cli._options import ServePreset
 
     assert {k: (b.lo, b.hi) for k, b in PRESETS.items()} == {
         "tanglet-easy": (32, 42),

@@ -166,7 +166,7 @@ def test_export_sets_the_variable_for_children_and_this_process(monkeypatch: pyt
 
 
 def test_call_sites_read_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from pipeline.analyze.display import compare_dirs_from_env
+    from pipeline.analyze._display import compare_dirs_from_env
     from pipeline.dataset import resolve_run_dir
     from pipeline.lexicon import LexiconLimits, cache_dir, default_dictionary, tanglet_dir
 

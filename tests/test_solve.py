@@ -13,7 +13,7 @@ from pipeline.boards import Board, parse_compact, symmetries
 from pipeline.lexicon import CompiledLexicon, DropReport, Lexicon, compile_words
 from pipeline.rules import Rules, get_rules
 from pipeline.solve import solve_arrays, solve_boards
-from pipeline.solve.reference import ReferenceSolver
+from pipeline.solve._reference import ReferenceSolver
 from pipeline.trie import Alphabet
 from tests.conftest import ENABLE2K
 

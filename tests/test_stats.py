@@ -19,10 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+import pipeline.analyze._cells as cells
 from pipeline import stats
-from pipeline.analyze import cells, load_runs
-from pipeline.analyze.gather import gather
-from pipeline.analyze.tables import compute_all
+from pipeline.analyze import load_runs
+from pipeline.analyze._gather import gather
+from pipeline.analyze._tables import compute_all
 from pipeline.cli import app
 from pipeline.errors import DamagedRunError
 from pipeline.store import stats_name
@@ -64,7 +65,7 @@ def dice_run(tmp_path_factory: pytest.TempPathFactory, enable2k_path: str) -> Pa
 def without_statistics(run: Path, dest: Path) -> Path:
     """A copy of ``run`` as a run made before statistics were recorded: no statistics files,
     no vocabulary, a manifest that lists neither (sealed again)."""
-    from pipeline.store.manifest import seal_of
+    from pipeline.store._manifest import seal_of
 
     shutil.copytree(run, dest)
     for f in (dest / "_parts").glob("*.stats.npz*"):
@@ -291,8 +292,8 @@ def test_statistics_of_another_run_are_refused(dice_run: Path, tmp_path: Path, e
     """A statistics file of another run, recorded in a resealed manifest (a forgery a
     checksum cannot catch), is still refused: the statistics name the run they belong to."""
     from pipeline.runner import execute
-    from pipeline.store.manifest import seal_of
-    from pipeline.store.parts import bytes_blake2b
+    from pipeline.store._manifest import seal_of
+    from pipeline.store._parts import bytes_blake2b
 
     other = tmp_path / "other"
     execute(run_config(enable2k_path, other, dice="classic"))
@@ -311,7 +312,7 @@ def test_statistics_of_another_run_are_refused(dice_run: Path, tmp_path: Path, e
 def test_a_part_written_before_statistics_reads_beside_recorded_ones(dice_run: Path, tmp_path: Path) -> None:
     """A run resumed by this version after an older one wrote some parts: those parts have no
     statistics and get them computed; the tables are the same as for the whole run."""
-    from pipeline.store.manifest import seal_of
+    from pipeline.store._manifest import seal_of
 
     run = tmp_path / dice_run.name  # the same label
     shutil.copytree(dice_run, run)
@@ -350,8 +351,8 @@ def test_the_tables_do_not_hang_on_which_part_finishes_first(
     in another order give the same tables to the last bit."""
     import time
 
+    import pipeline.analyze._gather as gather_module
     from pipeline.analyze import analyze_runs
-    from pipeline.analyze import gather as gather_module
     from pipeline.runner import execute
 
     run = tmp_path / "run"

@@ -21,11 +21,11 @@ from pipeline.errors import BoggleError, DamagedRunError, OutputConflictError
 from pipeline.lexicon import CompiledLexicon, DropReport, Lexicon, compile_words
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
-from pipeline.solve.reference import ReferenceSolver
-from pipeline.store.flock import run_lock
-from pipeline.store.manifest import seal_of
-from pipeline.store.parts import committed_chunks, part_rows
-from pipeline.store.schema import LOCK_FILE
+from pipeline.solve._reference import ReferenceSolver
+from pipeline.store._flock import run_lock
+from pipeline.store._manifest import seal_of
+from pipeline.store._parts import committed_chunks, part_rows
+from pipeline.store._schema import LOCK_FILE
 from pipeline.trie import Alphabet
 
 EXPECTED_COLUMNS = [
@@ -66,7 +66,7 @@ EXPECTED_COLUMNS = [
 
 LOCK_HOLDER = (
     "import sys, time\n"
-    "from pipeline.store.flock import run_lock\n"
+    "from pipeline.store._flock import run_lock\n"
     "with run_lock(sys.argv[1]):\n"
     "    print('locked', flush=True)\n"
     "    time.sleep(60)\n"

@@ -21,7 +21,7 @@ import pipeline
 from pipeline import store
 from pipeline.cli import app
 from pipeline.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
-from pipeline.store.schema import HASH_CHARS, PARTS_DIR
+from pipeline.store._schema import HASH_CHARS, PARTS_DIR
 from tests.conftest import read_side_json
 
 REPO = Path(__file__).resolve().parents[1]

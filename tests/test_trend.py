@@ -203,7 +203,7 @@ def test_trend_section_screenshot(nights: Path, browser) -> None:  # type: ignor
 
 
 def _night_run(day: str | None, label: str, *, lexicon_hash: str = "aa" * 32, name: str = "enable2k") -> Any:
-    from pipeline.analyze.runs import RunInfo
+    from pipeline.analyze._runs import RunInfo
 
     boards = {"source": "generate", "dice": "new", "count": 200, "seed": hash(day) % 1000, "seed_date": day}
     manifest = {
@@ -225,9 +225,9 @@ def test_trend_table_against_numpy() -> None:
     means, intervals, pooled limits and flags against a direct numpy computation."""
     import numpy as np
 
-    from pipeline.analyze.gather import Gathered
-    from pipeline.analyze.provenance import describe, differing_labels
-    from pipeline.analyze.trend import trend_table, verdict_lines
+    from pipeline.analyze._gather import Gathered
+    from pipeline.analyze._provenance import describe, differing_labels
+    from pipeline.analyze._trend import trend_table, verdict_lines
     from pipeline.stats import RunStats, StatsSpec
 
     rng = np.random.default_rng(3)

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.analyze.inference import Z95
-from pipeline.analyze.select import PRESETS
-from pipeline.analyze.tables import compute_all
+from pipeline.analyze._inference import Z95
+from pipeline.analyze._select import PRESETS
+from pipeline.analyze._tables import compute_all
 from pipeline.design import run_what_if
 from tests.conftest import gathered
 
@@ -109,7 +109,7 @@ def test_the_die_diagnosis(arms: Any, tables: Any) -> None:
 
 def test_a_model_warning_when_the_model_and_the_measurement_disagree(arms: Any, tables: Any) -> None:
     """The check compares intervals: planting a measurement far from the prediction flips it."""
-    from pipeline.analyze.diagnosis import model_check
+    from pipeline.analyze._diagnosis import model_check
 
     g = gathered([arms.base_dir, arms.variant_dir])
     far = tables.paired.assign(mean_diff=100.0, diff_low=99.0, diff_high=101.0)

@@ -119,7 +119,7 @@ def test_planted_copy_is_recovered_by_solving_the_variant_boards_independently(
         ((diff > 0).mean(), (diff < 0).mean(), (diff == 0).mean())
     )
     # the model's prediction is the change in die 15's value that the analysis reports
-    from pipeline.analyze.cells import adjusted_effects, decode_boards
+    from pipeline.analyze._cells import adjusted_effects, decode_boards
 
     faces, codes = decode_boards(base_boards, 4, 4)
     _, fit, _ = adjusted_effects(codes, faces, base_scores)

@@ -115,13 +115,13 @@ def _columns_table(columns: Mapping[str, str]) -> str:
 
 
 def run_columns() -> str:
-    from pipeline.store import schema
+    import pipeline.store._schema as schema
 
     return _columns_table(schema.COLUMNS)
 
 
 def reject_columns() -> str:
-    from pipeline.store import schema
+    import pipeline.store._schema as schema
 
     return _columns_table(schema.REJECT_COLUMNS)
 
@@ -133,19 +133,19 @@ def prove_columns() -> str:
 
 
 def prove_board_columns() -> str:
-    from pipeline.prove.certificate import BOARDS_FILE_COLUMNS
+    from pipeline.prove._certificate import BOARDS_FILE_COLUMNS
 
     return _columns_table(BOARDS_FILE_COLUMNS)
 
 
 def optimize_columns() -> str:
-    from pipeline.optimize.output import RESULT_COLUMNS
+    from pipeline.optimize._output import RESULT_COLUMNS
 
     return _columns_table(RESULT_COLUMNS)
 
 
 def pool_columns() -> str:
-    from pipeline.analyze.pool import POOL_COLUMNS
+    from pipeline.analyze._pool import POOL_COLUMNS
 
     return _columns_table(POOL_COLUMNS)
 
@@ -170,7 +170,7 @@ def package_layers() -> list[list[str]]:
 
 def package_modules() -> list[str]:
     """Every module of the package as a path below ``pipeline/``: ``render.py``, a package as
-    its folder (``analyze/``, its ``__init__.py``), ``analyze/faces.py``; sorted."""
+    its folder (``analyze/``, its ``__init__.py``), ``analyze/_faces.py``; sorted."""
     root = REPO / "pipeline"
     out = []
     for path in root.rglob("*.py"):

@@ -9,21 +9,21 @@
 
 Every number comes from the runs' statistics (:mod:`pipeline.stats`: what each worker recorded
 beside its part), gathered and merged part by part, with a second pass over the parts' board
-and score columns for the regressions' intervals (:mod:`pipeline.analyze.gather`, the fits in
-:mod:`pipeline.analyze.models`); the summary tables are :mod:`pipeline.analyze.stats`', the
-faces and their raw effects :mod:`pipeline.analyze.faces`', the board-level models (adjusted
-face effects, cell positions, dice) :mod:`pipeline.analyze.cells`'; comparisons with 95%
-intervals are in :mod:`pipeline.analyze.compare`, runs that share their boards or their draws
-compared board by board in :mod:`pipeline.analyze.paired` (chunk by chunk:
-:mod:`pipeline.analyze.matched`), the die diagnosis in :mod:`pipeline.analyze.diagnosis`, the
-intervals in :mod:`pipeline.analyze.inference`, run labels in :mod:`pipeline.analyze.provenance`,
-word frequencies in :mod:`pipeline.analyze.words`, bad boards and their drivers in
-:mod:`pipeline.analyze.bad`, the boards to serve (``boggle select``) in
-:mod:`pipeline.analyze.select` and its pool file in :mod:`pipeline.analyze.pool`. Plotting
-(:mod:`pipeline.analyze.plots` on the canvas of :mod:`pipeline.analyze.figures`) and the page
-(:mod:`pipeline.analyze.report`, its first screen in :mod:`pipeline.analyze.first_screen`, its
+and score columns for the regressions' intervals (:mod:`pipeline.analyze._gather`, the fits in
+:mod:`pipeline.analyze._models`); the summary tables are :mod:`pipeline.analyze._stats`', the
+faces and their raw effects :mod:`pipeline.analyze._faces`', the board-level models (adjusted
+face effects, cell positions, dice) :mod:`pipeline.analyze._cells`'; comparisons with 95%
+intervals are in :mod:`pipeline.analyze._compare`, runs that share their boards or their draws
+compared board by board in :mod:`pipeline.analyze._paired` (chunk by chunk:
+:mod:`pipeline.analyze._matched`), the die diagnosis in :mod:`pipeline.analyze._diagnosis`, the
+intervals in :mod:`pipeline.analyze._inference`, run labels in :mod:`pipeline.analyze._provenance`,
+word frequencies in :mod:`pipeline.analyze._words`, bad boards and their drivers in
+:mod:`pipeline.analyze._bad`, the boards to serve (``boggle select``) in
+:mod:`pipeline.analyze._select` and its pool file in :mod:`pipeline.analyze._pool`. Plotting
+(:mod:`pipeline.analyze._plots` on the canvas of :mod:`pipeline.analyze._figures`) and the page
+(:mod:`pipeline.analyze._report`, its first screen in :mod:`pipeline.analyze._first_screen`, its
 sections in the package :mod:`pipeline.analyze.sections`, interactive tables and plot in
-:mod:`pipeline.analyze.interactive`) only see the small result tables.
+:mod:`pipeline.analyze._interactive`) only see the small result tables.
 """
 
 from __future__ import annotations
@@ -40,12 +40,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.analyze.bad import BadDefinition
-from pipeline.analyze.plots import Plot, make_plots
-from pipeline.analyze.report import write_report
-from pipeline.analyze.runs import MANIFEST, RunError, RunInfo, load_run, load_runs, printable
-from pipeline.analyze.stats import Tables, compute_tables
-from pipeline.analyze.tables import compute_all
+from pipeline.analyze._bad import BadDefinition
+from pipeline.analyze._cells import adjusted_effects
+from pipeline.analyze._display import compare_dirs_from_env, readable, summary_frame
+from pipeline.analyze._plots import Plot, distribution_plot, make_plots, png_bytes, score_cdf_plot
+from pipeline.analyze._provenance import describe
+from pipeline.analyze._report import write_report
+from pipeline.analyze._runs import MANIFEST, RunError, RunInfo, load_run, load_runs, printable
+from pipeline.analyze._select import Band, Filters, SelectResult, parse_range, preset, select_boards
+from pipeline.analyze._stats import Tables, compute_tables
+from pipeline.analyze._tables import compute_all
 from pipeline.errors import EXIT_INTERNAL, BoggleError
 from pipeline.io import atomic_open, atomic_path, package_versions, write_json_atomic
 from pipeline.store import Location, PartRef
@@ -53,17 +57,31 @@ from pipeline.store import Location, PartRef
 __all__ = [
     "AnalysisResult",
     "BadDefinition",
+    "Band",
+    "Filters",
     "RunError",
     "RunInfo",
+    "SelectResult",
     "Tables",
+    "adjusted_effects",
     "analyze_runs",
+    "compare_dirs_from_env",
     "compute_all",
     "compute_tables",
     "default_out_dir",
+    "describe",
+    "distribution_plot",
     "gather_runs",
     "load_run",
     "load_runs",
     "parse_labels",
+    "parse_range",
+    "png_bytes",
+    "preset",
+    "readable",
+    "score_cdf_plot",
+    "select_boards",
+    "summary_frame",
 ]
 
 TABLE_DIR = "tables"
@@ -163,11 +181,11 @@ def gather_runs(
     progress: ProgressFn | None = None,
 ) -> Tables:
     """Every table of an analysis of ``runs``: their statistics gathered part by part
-    (:mod:`pipeline.analyze.gather`), then the tables (:func:`compute_all`)."""
+    (:mod:`pipeline.analyze._gather`), then the tables (:func:`compute_all`)."""
     import pyarrow as pa
     from threadpoolctl import threadpool_limits
 
-    from pipeline.analyze.gather import check_runs, gather
+    from pipeline.analyze._gather import check_runs, gather
     from pipeline.stats import StatsSpec
 
     spec = StatsSpec(bad or BadDefinition(), top)

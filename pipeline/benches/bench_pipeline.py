@@ -219,7 +219,7 @@ def _stages(count: int, chunk_size: int, common: dict[str, Any], out: Path) -> d
     from pipeline.config import load_config
     from pipeline.lexicon import compile_lexicon
     from pipeline.solve import solve_arrays
-    from pipeline.solve.summary import summarise_result
+    from pipeline.solve._summary import summarise_result
 
     cfg = load_config(None, {**common, "boards.count": count})
     lex = compile_lexicon(cfg.lexicon.path or "", generator_alphabet("new", 4, 4), cfg.rule_set())

@@ -9,7 +9,7 @@ process, one core, alternating ours / theirs ``--pairs`` times so that other loa
 machine hits both alike.
 Each run is measured from the kernel's accounting of that child process: CPU seconds (user +
 system, ``os.wait4``) and peak RSS (``/usr/bin/time``, see
-:func:`pipeline.prove.anchor.measure`); wall time is not used (the machine is shared).
+:func:`pipeline.prove._anchor.measure`); wall time is not used (the machine is shared).
 
 A run's CPU includes start-up (imports, the word list, for ours the cached numba kernels), so
 each prover also proves one trivial class (every cell in bucket 0) and the per-class figure is
@@ -22,7 +22,7 @@ that numba's cache is filled. Both provers report the boards >= threshold they f
 that holds a board in several orientations reports each): the counts are printed side by side
 as a check that both did the same work.
 
-Class ids: ours and the C++'s are mapped by :func:`pipeline.prove.anchor.cpp_ids` (the module
+Class ids: ours and the C++'s are mapped by :func:`pipeline.prove._anchor.cpp_ids` (the module
 doc says how). Without the anchor only ours runs.
 
 Worker mode (``--worker``) proves the ids of a file in this process and prints one JSON line;
@@ -45,12 +45,12 @@ import typer
 from pipeline import jit, settings
 from pipeline.benches._cli import AnchorDirOpt, DictionaryOpt, bench_app
 from pipeline.lexicon import plain_file
-from pipeline.prove.anchor import Usage, anchor_built, cpp_ids, cpp_prove, measure
-from pipeline.prove.search import ENUMERATE_MAX
+from pipeline.prove._anchor import Usage, anchor_built, cpp_ids, cpp_prove, measure
+from pipeline.prove._search import ENUMERATE_MAX
 from pipeline.prove.tree import LIFT_KEEP, LIFT_RATIO
 
 if TYPE_CHECKING:
-    from pipeline.prove.classes import ClassSpace
+    from pipeline.prove._classes import ClassSpace
     from pipeline.trie import Alphabet
 
 app = bench_app()
@@ -148,7 +148,7 @@ def recipe_space(recipe: Recipe, dictionary: str) -> tuple[ClassSpace, Alphabet]
     """The class space of a recipe's spec on its shape, and the word list's alphabet (the
     compact one, as the prover compiles it)."""
     from pipeline.lexicon import lexicon_alphabet
-    from pipeline.prove.classes import ClassSpace
+    from pipeline.prove._classes import ClassSpace
 
     rows, cols = (int(x) for x in recipe.shape.split("x"))
     alphabet = lexicon_alphabet(dictionary)
@@ -283,9 +283,9 @@ def _worker(
     import numpy as np
 
     from pipeline.boards import geometry
-    from pipeline.prove.config import CHUNK_SIZE
+    from pipeline.prove._config import CHUNK_SIZE
+    from pipeline.prove._worker import confirm_found, load_problem
     from pipeline.prove.tree import TreeProver
-    from pipeline.prove.worker import confirm_found, load_problem
     from pipeline.rules import default_rules_for_shape
 
     ids = np.array([int(x) for x in ids_file.read_text().split(",") if x], np.int64)

@@ -24,7 +24,7 @@ from pipeline.boards import parse_compact, parse_shape, roll_letters
 from pipeline.lexicon import compile_for_boards, compile_lexicon, default_dictionary
 from pipeline.rules import resolve_rules
 from pipeline.solve import encode_boards, solve_arrays
-from pipeline.solve.reference import ReferenceSolver
+from pipeline.solve._reference import ReferenceSolver
 from pipeline.trie import Alphabet
 
 app = bench_app()

@@ -42,9 +42,9 @@ from pipeline.lexicon import (
 )
 from pipeline.rules import get_rules
 from pipeline.solve import BoardResult
-from pipeline.solve.algorithms import solve_with
-from pipeline.solve.dp import solve_dp
-from pipeline.solve.letters import word_table
+from pipeline.solve._algorithms import solve_with
+from pipeline.solve._dp import solve_dp
+from pipeline.solve._letters import word_table
 from pipeline.trie import Alphabet
 
 app = bench_app()

@@ -29,7 +29,7 @@ import typer
 
 from pipeline.benches._cli import ClassesOpt, DictionaryOpt, ShapeOpt, ThresholdOpt, bench_app
 from pipeline.errors import BoggleError
-from pipeline.prove.config import ProveConfig, parse_class_ids
+from pipeline.prove._config import ProveConfig, parse_class_ids
 from pipeline.prove.tree import DEDUP_RATIO, LIFT_RATIO
 
 app = bench_app()
@@ -97,7 +97,7 @@ def phase_rounds(
     exactly).
     ``per_class(round, class id, seconds, phases)`` is called after each class when given."""
     from pipeline.boards import geometry
-    from pipeline.prove.job import plan_proof
+    from pipeline.prove._job import plan_proof
     from pipeline.prove.tree import TreeProver
 
     run = plan_proof(cfg)

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 import typer
 
 from pipeline.benches._cli import bench_app
-from pipeline.prove.classes import ClassSpace
+from pipeline.prove._classes import ClassSpace
 
 app = bench_app()
 
@@ -44,9 +44,9 @@ def main(
     published: Annotated[Path, typer.Argument(help="Lines 'board: score' (compact, row-major).")],
 ) -> None:
     from pipeline.boards import parse_compact
-    from pipeline.prove.certificate import canonical_compact
-    from pipeline.prove.job import BOARDS_FILE
-    from pipeline.prove.worker import proof_problem
+    from pipeline.prove._certificate import canonical_compact
+    from pipeline.prove._job import BOARDS_FILE
+    from pipeline.prove._worker import proof_problem
     from pipeline.solve import encode_boards, solve_arrays
 
     problem, config, _ = proof_problem(out)

@@ -19,9 +19,9 @@ import typer
 
 from pipeline.benches._cli import ClassesOpt, DictionaryOpt, ShapeOpt, ThresholdOpt, bench_app
 from pipeline.boards import geometry, parse_shape
-from pipeline.prove.search import ClassProver
+from pipeline.prove._search import ClassProver
+from pipeline.prove._worker import load_problem
 from pipeline.prove.tree import TreeProver
-from pipeline.prove.worker import load_problem
 
 app = bench_app()
 

@@ -4,15 +4,15 @@ Each command parses its options, calls one library function, and turns the libra
 into a one-line message and an exit code (see ``pipeline.errors``). Heavy modules (numpy,
 numba, pyarrow) are imported inside the commands so ``boggle --help`` answers at once.
 
-* :mod:`~pipeline.cli.options`: choice enums and the options several commands share;
-* :mod:`~pipeline.cli.outcome`: errors to exit codes, BrokenPipe, ``--summary-json``;
-* :mod:`~pipeline.cli.solving`: solve, lookup, words, check, queens, generate;
-* :mod:`~pipeline.cli.batch`: run, optimize;
-* :mod:`~pipeline.cli.analyzing`: analyze, select;
-* :mod:`~pipeline.cli.proving`: prove;
-* :mod:`~pipeline.cli.integrity`: digest;
-* :mod:`~pipeline.cli.designing`: dice show, what-if, design-dice;
-* :mod:`~pipeline.cli.catalog`: runs ls, show, verify, query (the catalog of job directories).
+* :mod:`~pipeline.cli._options`: choice enums and the options several commands share;
+* :mod:`~pipeline.cli._outcome`: errors to exit codes, BrokenPipe, ``--summary-json``;
+* :mod:`~pipeline.cli._solving`: solve, lookup, words, check, queens, generate;
+* :mod:`~pipeline.cli._batch`: run, optimize;
+* :mod:`~pipeline.cli._analyzing`: analyze, select;
+* :mod:`~pipeline.cli._proving`: prove;
+* :mod:`~pipeline.cli._integrity`: digest;
+* :mod:`~pipeline.cli._designing`: dice show, what-if, design-dice;
+* :mod:`~pipeline.cli._catalog`: runs ls, show, verify, query (the catalog of job directories).
 
 What a command shows (text, JSON lines, progress) is made by :mod:`pipeline.cli.render`.
 
@@ -27,8 +27,14 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from pipeline.cli import analyzing, batch, catalog, designing, integrity, proving, solving
-from pipeline.cli.options import command_group
+import pipeline.cli._analyzing as analyzing
+import pipeline.cli._batch as batch
+import pipeline.cli._catalog as catalog
+import pipeline.cli._designing as designing
+import pipeline.cli._integrity as integrity
+import pipeline.cli._proving as proving
+import pipeline.cli._solving as solving
+from pipeline.cli._options import command_group
 
 __all__ = ["app", "main"]
 
@@ -149,7 +155,7 @@ def main() -> None:
     # what `boggle runs show` reports as the command that made a job (as typed, argv[0] aside)
     record_command(shlex.join(["boggle", *sys.argv[1:]]))
 
-    from pipeline.cli.outcome import end_main, install_signal_handlers
+    from pipeline.cli._outcome import end_main, install_signal_handlers
 
     command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), "")
     try:
@@ -178,7 +184,7 @@ def _is_usage_error(exc: BaseException) -> bool:
 def _usage_error(exc: Any) -> int:
     """One line on stderr for a refused command line (exit 2), as every other refusal is,
     instead of the parser's usage block; help asked for by no arguments is shown as it is."""
-    from pipeline.cli.outcome import err, printable
+    from pipeline.cli._outcome import err, printable
 
     if type(exc).__name__ == "NoArgsIsHelpError" or exc.exit_code != 2:
         exc.show()

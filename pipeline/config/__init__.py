@@ -7,7 +7,7 @@ A config has five sections, nested like ``configs/default.toml``::
     [lexicon]  path (a word-list file or tanglet:<lang>)
     [rules]    name (boggle | big | superbig), min_length, scores, revisit
     [run]      out, n_jobs, backend (loky | threading | dask), scheduler, scheduler_file
-    [expect]   checks (expectations on the data: ``mean_score >= 120``; :mod:`pipeline.config.expect`)
+    [expect]   checks (expectations on the data: ``mean_score >= 120``; :mod:`pipeline.config._expect`)
 
 Unknown sections and keys are errors naming the key (with a suggestion for a typo). Values from
 the command line override the file (options and ``--set``). :meth:`RunConfig.resolve` fills in
@@ -17,7 +17,7 @@ resolved config that every output records. Relative paths are taken from the cur
 (``[run] out`` is recorded as an absolute path; input and lexicon paths as written).
 
 ``seed = "date"`` derives the seed from the schedule's date (``load_config(..., day=...)``,
-else today; :mod:`pipeline.config.schedule`), recorded as ``seed`` and ``seed_date``; ``[run] out``
+else today; :mod:`pipeline.config._schedule`), recorded as ``seed`` and ``seed_date``; ``[run] out``
 may hold placeholders (``runs/nightly/{date}``), filled in when the config is loaded.
 
 Other commands read their own section through the same machinery (:func:`load_section`):
@@ -37,7 +37,10 @@ type would be as long as this checker, the domain checks (shapes, score tables, 
 from __future__ import annotations
 
 from pipeline.boards import DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE, MAX_COUNT
-from pipeline.config.checks import (
+from pipeline.config._checks import (
+    MAX_BATCH,
+    MAX_BATCHES,
+    MAX_BUDGET,
     MAX_CLASSES,
     MAX_CYCLE,
     MAX_ITERATIONS,
@@ -47,7 +50,10 @@ from pipeline.config.checks import (
     MAX_POOL,
     MAX_PROVE_CHUNK,
     MAX_RESTARTS,
+    MAX_SAME,
     MAX_TOP,
+    MAX_VALIDATE,
+    MAX_WHATIF_BOARDS,
     Bounds,
     Check,
     Invalid,
@@ -55,14 +61,14 @@ from pipeline.config.checks import (
     check_jobs,
     check_value,
 )
-from pipeline.config.expect import WORD_BANDS, Expectation, ExpectConfig, parse_expectation
-from pipeline.config.loading import (
+from pipeline.config._expect import WORD_BANDS, Expectation, ExpectConfig, parse_expectation, read_range
+from pipeline.config._loading import (
     config_from_dict,
     load_config,
     load_section,
     parse_assignment,
 )
-from pipeline.config.run import (
+from pipeline.config._run import (
     BACKENDS,
     MAX_SEED,
     SOURCES,
@@ -75,7 +81,7 @@ from pipeline.config.run import (
     RunSettings,
     Source,
 )
-from pipeline.config.schedule import (
+from pipeline.config._schedule import (
     DATE_SEED,
     date_seed,
     expand_pattern,
@@ -89,6 +95,9 @@ __all__ = [
     "BACKENDS",
     "DATE_SEED",
     "DEFAULT_CHUNK_SIZE",
+    "MAX_BATCH",
+    "MAX_BATCHES",
+    "MAX_BUDGET",
     "MAX_CHUNK_SIZE",
     "MAX_CLASSES",
     "MAX_COUNT",
@@ -100,8 +109,11 @@ __all__ = [
     "MAX_POOL",
     "MAX_PROVE_CHUNK",
     "MAX_RESTARTS",
+    "MAX_SAME",
     "MAX_SEED",
     "MAX_TOP",
+    "MAX_VALIDATE",
+    "MAX_WHATIF_BOARDS",
     "SOURCES",
     "WORD_BANDS",
     "Backend",
@@ -130,5 +142,6 @@ __all__ = [
     "parse_day",
     "parse_expectation",
     "placeholder_values",
+    "read_range",
     "scheduled_day",
 ]

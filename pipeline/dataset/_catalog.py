@@ -30,18 +30,19 @@ from typing import Any
 from pipeline.errors import BoggleError, ConfigError, DamagedRunError
 from pipeline.store import (
     MANIFEST,
+    RUN_RECORD,
     Location,
     check_parts,
+    committed_chunks,
     describe_problems,
     is_url,
     job_problems,
+    listed_parts,
     location,
     part_tag,
     read_manifest,
+    read_part_record,
 )
-from pipeline.store import manifest as M
-from pipeline.store import parts as P
-from pipeline.store.schema import RUN_RECORD
 
 #: What each job format is called, and what its count counts.
 KINDS = {
@@ -275,8 +276,8 @@ def _committed_count(kind: str, loc: Location) -> int | None:
     if kind == "search":
         return 0
     rows = 0
-    for chunk in P.committed_chunks(loc):
-        record = P.read_part_record(loc, chunk)
+    for chunk in committed_chunks(loc):
+        record = read_part_record(loc, chunk)
         rows += record.rows if record is not None else 0
     return rows
 
@@ -339,12 +340,12 @@ def describe_job(path: str | os.PathLike[str]) -> dict[str, Any]:
     size = sum(s for _, s in _jobs_below(loc))
     entry = _entry(loc, size)
     if finished:
-        listed = M.listed_parts(doc, loc)
+        listed = listed_parts(doc, loc)
         rows = sum(i.rows for i in listed.values())
         parts = {"files": len(listed), "rows": rows, "bytes": sum(i.bytes for i in listed.values())}
     else:
-        committed = P.committed_chunks(loc)
-        records = [P.read_part_record(loc, c) for c in committed]
+        committed = committed_chunks(loc)
+        records = [read_part_record(loc, c) for c in committed]
         parts = {
             "files": len(committed),
             "rows": sum(r.rows for r in records if r is not None),
@@ -393,7 +394,7 @@ def verify_job(path: str | os.PathLike[str]) -> Verification:
     kind, _ = _kind(doc, str(loc))
     if finished:
         problems = job_problems(loc, doc)
-        n_parts = len(M.listed_parts(doc, loc))
+        n_parts = len(listed_parts(doc, loc))
         return Verification(path=str(loc), kind=kind, state="finished", parts=n_parts, problems=problems)
     try:  # each committed part must carry the job's identity, as a resume checks
         tag: str | None = part_tag(doc["format"], doc["identity"])

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.boards import BLANK, QU, DiceSet
-from pipeline.config.checks import MAX_BATCH, MAX_BATCHES, MAX_BUDGET, MAX_SAME, MAX_VALIDATE
+from pipeline.config import MAX_BATCH, MAX_BATCHES, MAX_BUDGET, MAX_SAME, MAX_VALIDATE
 from pipeline.design._constraints import DieConstraints
 from pipeline.errors import ConfigError, quote
 from pipeline.lexicon import CompiledLexicon
@@ -109,7 +109,7 @@ class Objective:
 
 def parse_objective(text: str) -> Objective:
     """``band:200..250``, ``bad:50`` or ``mean``; a ConfigError (exit 2) for anything else."""
-    from pipeline.analyze.select import parse_range
+    from pipeline.analyze import parse_range
     from pipeline.errors import BoggleError
 
     t = text.strip()

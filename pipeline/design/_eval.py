@@ -31,7 +31,7 @@ def _solve_part(
     handle: Any, boards: np.ndarray, rows: int, cols: int
 ) -> tuple[np.ndarray, np.ndarray, float, int]:
     """(score, words, CPU seconds of this thread, process id) of a slice of boards, in a worker."""
-    from pipeline.runner.workers import worker_lexicon
+    from pipeline.runner import worker_lexicon
     from pipeline.solve import solve_arrays
 
     t = time.thread_time()
@@ -44,7 +44,7 @@ class Solver:
     backend, and counts the boards and the CPU seconds."""
 
     def __init__(self, lexicon: CompiledLexicon, spec: str, rows: int, cols: int, n_jobs: int):
-        from pipeline.runner.workers import make_handle
+        from pipeline.runner import make_handle
 
         self.rows, self.cols, self.n_jobs = rows, cols, n_jobs
         self.handle = make_handle(spec, lexicon, ship=n_jobs != 1 and parallel.backend_is_dask())

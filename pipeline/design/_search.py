@@ -203,7 +203,7 @@ def design_dice(
     >>> design_dice(cfg).report["validation"]  # doctest: +SKIP
     """
     from pipeline import store
-    from pipeline.store.manifest import file_entry
+    from pipeline.store import file_entry
 
     start, objective, lexicon, letters = prepare(cfg)
     first, repaired = constrained_start(cfg, start, letters)  # refused here, before anything is written
@@ -253,7 +253,7 @@ def design_dice(
 def _finished(outcome: JobOutcome, start: DiceSet, objective: Objective, out: Location) -> DesignResult:
     """The result of a finished search: the job's outcome, its outputs checked against the
     manifest and read back."""
-    from pipeline.store.manifest import file_entry
+    from pipeline.store import file_entry
 
     outputs = outcome.manifest.get("outputs", {})
     for name in (DICE_OUT, MOVES, REPORT):

@@ -19,7 +19,7 @@ policy moved something.
 interval, mean +- 1.96 sd / sqrt(n), and the shares of boards that score higher, lower, the same.
 
 **Predicted**: what the additive face model of the analysis
-(:func:`pipeline.analyze.cells.adjusted_effects`, the model behind the report's die values)
+(:func:`pipeline.analyze._cells.adjusted_effects`, the model behind the report's die values)
 fitted on the base run says the change is worth: the change in the changed dice's values, i.e.
 the sum over faces of (new share minus old share on the die) x the face's coefficient, with its
 interval. It needs the ``[analyze]`` extra, and a coefficient for every face the variant shows
@@ -48,7 +48,7 @@ from pipeline.boards import (
     load_dice_set,
     normalise_text,
 )
-from pipeline.config.checks import MAX_WHATIF_BOARDS  # both runs compared in memory: ~200 B a board
+from pipeline.config import MAX_WHATIF_BOARDS  # both runs compared in memory: ~200 B a board
 from pipeline.errors import ConfigError, InternalError
 from pipeline.extras import missing
 
@@ -215,7 +215,8 @@ def predict_gain(
     changed die, the new faces' mean coefficient minus the old faces'; with its 95% interval."""
     if missing("analyze"):
         return Prediction(why="the model needs the [analyze] extra: pip install 'boggle-pipeline[analyze]'")
-    from pipeline.analyze.cells import BLANK_FACE, adjusted_effects, decode_boards
+    from pipeline.analyze import adjusted_effects
+    from pipeline.stats import BLANK_FACE, decode_boards
 
     faces, codes = decode_boards(list(boards), rows, cols)
     index = {f: i for i, f in enumerate(faces)}
@@ -448,8 +449,7 @@ def _refuse_other_variant(variant_dir: str, sha256: str) -> None:
     import json
 
     from pipeline.errors import OutputConflictError
-    from pipeline.store import location
-    from pipeline.store.schema import MANIFEST, RUN_RECORD
+    from pipeline.store import MANIFEST, RUN_RECORD, location
 
     loc = location(variant_dir)
     for name in (MANIFEST, RUN_RECORD):

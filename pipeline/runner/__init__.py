@@ -30,10 +30,18 @@ part; a part an orphan committed anyway has no record, so it is never trusted.
 
 What callers use is exported here: :func:`execute`, :func:`run_job` and :func:`run_from_file`
 (a config file and CLI-style overrides), the :class:`Progress` they report and the
-:class:`RunSummary` they return. The workers' side is :mod:`pipeline.runner.workers`.
+:class:`RunSummary` they return. The workers' side is :mod:`pipeline.runner._workers`.
 """
 
-from pipeline.runner.run import execute, run_from_file, run_job
-from pipeline.runner.workers import Progress, RunSummary
+from pipeline.runner._run import execute, run_from_file, run_job
+from pipeline.runner._workers import Progress, RunSummary, make_handle, worker_lexicon
 
-__all__ = ["Progress", "RunSummary", "execute", "run_from_file", "run_job"]
+__all__ = [
+    "Progress",
+    "RunSummary",
+    "execute",
+    "make_handle",
+    "run_from_file",
+    "run_job",
+    "worker_lexicon",
+]

@@ -12,6 +12,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,8 +20,16 @@ from pipeline import settings
 from pipeline.boards import Board, geometry
 from pipeline.errors import BoardError
 from pipeline.lexicon import CompiledLexicon
-from pipeline.solve.reference import WordCount
+from pipeline.solve._reference import WordCount
 from pipeline.trie import Trie
+
+if TYPE_CHECKING:
+    from pipeline.solve._algorithms import prepare_solve
+    from pipeline.solve._summary import summarise_result, summarise_words
+
+#: exported names whose modules build on this one (and the summary on the kernels): imported
+#: when first used, so that importing the package compiles and loads no kernel
+_LATER = {"prepare_solve": "_algorithms", "summarise_result": "_summary", "summarise_words": "_summary"}
 
 __all__ = [
     "BatchResult",
@@ -29,9 +38,12 @@ __all__ = [
     "WordCount",
     "encode_boards",
     "kernel_needs_compile",
+    "prepare_solve",
     "small_records",
     "solve_arrays",
     "solve_boards",
+    "summarise_result",
+    "summarise_words",
 ]
 
 
@@ -229,3 +241,11 @@ def kernel_needs_compile(roots: Sequence[Path] | None = None, module: str = "_dr
     machine compiles them, which takes several seconds."""
     dirs = kernel_cache_dirs() if roots is None else roots
     return not any(any(d.rglob(f"{module}.*.nbi")) for d in dirs if d.is_dir())
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LATER:
+        raise AttributeError(f"module 'pipeline.solve' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"pipeline.solve.{_LATER[name]}"), name)

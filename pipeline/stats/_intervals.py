@@ -1,6 +1,6 @@
 """The 95% interval of a mean and of a share, from the counts and sums the statistics keep: what
-the report (:mod:`pipeline.analyze.inference`) and a run's expectations
-(:mod:`pipeline.runner.expect`) state beside each measured value.
+the report (:mod:`pipeline.analyze._inference`) and a run's expectations
+(:mod:`pipeline.runner._expect`) state beside each measured value.
 
 A mean has the normal approximation (a run holds thousands of boards); a share the Wilson score
 interval, which stays inside [0, 1] for rare events.

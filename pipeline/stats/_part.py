@@ -262,7 +262,7 @@ def top_boards(table: Any, group: np.ndarray, n_groups: int, k: int) -> list[dic
 def _factor_counts(
     faces: Sequence[str], codes: np.ndarray, rows: int, cols: int, bad: np.ndarray
 ) -> tuple[list[str], list[int], list[int]]:
-    """The face, interaction and position drivers (see :mod:`pipeline.analyze.bad`) of
+    """The face, interaction and position drivers (see :mod:`pipeline.analyze._bad`) of
     single-shape boards."""
     from pipeline.boards import geometry
 

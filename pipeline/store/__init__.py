@@ -31,30 +31,53 @@ L = ``min(3, min_length)`` .. 8 plus ``words_len_9plus`` / ``points_len_9plus``.
 What the layers above use is exported here: the job lifecycle (:class:`JobDir`, :class:`Location`,
 the :class:`JobOutcome` every command reports a finished job by),
 the readers (:func:`open_run`, :func:`read_run_table`, :func:`read_rejects`, :class:`FinishedRun`),
-the schema (:func:`board_schema`, :func:`results_table`) and the part records; the rest (the lock,
-the resume bookkeeping) is imported from its module (``pipeline.store.parts``, ``.rundir``, ...).
+the schema (:func:`board_schema`, :func:`results_table`) and the part records. The modules
+(``_job``, ``_rundir``, ``_parts``, ...) are the store's own: the rest (the lock, the resume
+bookkeeping) is reached from them by the store and its tests, never by another package.
 """
 
-from pipeline.store.job import JobDir, manifest_mismatches
-from pipeline.store.kind import RUN, JobKind, JobOutcome, JobState, JobStatus, job_kind, part_tag
-from pipeline.store.location import Location, PartRef, is_url, job_path, location
-from pipeline.store.manifest import (
+from pipeline.store._job import JobDir, manifest_mismatches
+from pipeline.store._kind import RUN, JobKind, JobOutcome, JobState, JobStatus, job_kind, part_tag
+from pipeline.store._location import Location, PartRef, is_url, job_path, location
+from pipeline.store._manifest import (
     check_digest,
     describe_problems,
+    file_entry,
     job_digest,
     job_problems,
+    listed_parts,
     parse_digest,
     read_manifest,
 )
-from pipeline.store.output import output_file, output_folder, output_location, refuse_inside_job
-from pipeline.store.parts import PartInfo, part_name, stats_name, write_part
-from pipeline.store.rundir import FinishedRun, open_run, read_rejects, read_run_table
-from pipeline.store.schema import (
+from pipeline.store._output import (
+    check_output_file,
+    output_file,
+    output_folder,
+    output_location,
+    refuse_inside_job,
+    split_output,
+)
+from pipeline.store._parts import (
+    PartInfo,
+    bytes_blake2b,
+    committed_chunks,
+    part_name,
+    read_part,
+    read_part_record,
+    stats_name,
+    write_json,
+    write_part,
+    write_part_info,
+    write_stats,
+)
+from pipeline.store._rundir import FinishedRun, open_run, read_rejects, read_run_table
+from pipeline.store._schema import (
     COLUMNS,
     FORMAT,
     MANIFEST,
     MAX_PART,
     META_CONFIG,
+    PART_RE,
     REJECTS,
     REQUIRED_COLUMNS,
     RUN_RECORD,
@@ -67,17 +90,19 @@ from pipeline.store.schema import (
     results_table,
     run_id_of,
 )
-from pipeline.store.view import JobView, PartCheck, check_parts, inspect
+from pipeline.store._view import JobView, PartCheck, check_parts, inspect
 
 #: The store's public surface: the job protocol, where jobs live, the readers, the manifest's
-#: integrity checks and the run schema. Everything else (the lock, part records, seals, the
-#: bookkeeping of a resume) is the store's own, reached from its module by the store and tests.
+#: integrity checks, the run schema, and the part files and records the workers write. The rest
+#: (the lock, seals, the bookkeeping of a resume) is the store's own, reached from its module by
+#: the store and its tests.
 __all__ = [
     "COLUMNS",
     "FORMAT",
     "MANIFEST",
     "MAX_PART",
     "META_CONFIG",
+    "PART_RE",
     "REJECTS",
     "REQUIRED_COLUMNS",
     "RUN",
@@ -96,10 +121,14 @@ __all__ = [
     "PartInfo",
     "PartRef",
     "board_schema",
+    "bytes_blake2b",
     "check_digest",
+    "check_output_file",
     "check_parts",
     "columns_doc",
+    "committed_chunks",
     "describe_problems",
+    "file_entry",
     "inspect",
     "is_url",
     "job_digest",
@@ -107,6 +136,7 @@ __all__ = [
     "job_path",
     "job_problems",
     "length_bins",
+    "listed_parts",
     "location",
     "manifest_mismatches",
     "open_run",
@@ -118,11 +148,17 @@ __all__ = [
     "part_name",
     "part_tag",
     "read_manifest",
+    "read_part",
+    "read_part_record",
     "read_rejects",
     "read_run_table",
     "refuse_inside_job",
     "results_table",
     "run_id_of",
+    "split_output",
     "stats_name",
+    "write_json",
     "write_part",
+    "write_part_info",
+    "write_stats",
 ]

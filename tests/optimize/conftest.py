@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pipeline.optimize import OptimizeConfig
-from pipeline.optimize.run import prepare
+from pipeline.optimize._run import prepare
 
 LETTERS = set("aeilnprstgdo")
 

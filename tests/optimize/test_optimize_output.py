@@ -11,7 +11,7 @@ import pytest
 from pipeline.boards import format_compact
 from pipeline.errors import ConfigError, OutputConflictError
 from pipeline.optimize import OptimizeConfig, run_optimize
-from pipeline.optimize.run import prepare
+from pipeline.optimize._run import prepare
 
 
 def test_run_writes_parquet_and_manifest(small_dict: str, tmp_path: Path) -> None:

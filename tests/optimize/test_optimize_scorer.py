@@ -9,12 +9,12 @@ import pytest
 
 from pipeline.boards import Board, parse_compact
 from pipeline.optimize import OptimizeConfig
-from pipeline.optimize.objectives import make_objective
-from pipeline.optimize.run import prepare
-from pipeline.optimize.scorer import Scorer, Tables
-from pipeline.optimize.space import apply_move
+from pipeline.optimize._objectives import make_objective
+from pipeline.optimize._run import prepare
+from pipeline.optimize._scorer import Scorer, Tables
+from pipeline.optimize._space import apply_move
 from pipeline.solve import encode_boards, solve_arrays
-from pipeline.solve.reference import ReferenceSolver
+from pipeline.solve._reference import ReferenceSolver
 
 BEST_4X4 = "perslatgsineters"  # docs/rules.md: 3625 points, 1045 words with ENABLE2K
 

@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 
 from pipeline.boards import Board, canonical, symmetries
 from pipeline.optimize import OptimizeConfig, optimize
-from pipeline.optimize.anneal import AnnealState
-from pipeline.optimize.run import prepare
-from pipeline.optimize.scorer import Scorer
-from pipeline.optimize.space import (
+from pipeline.optimize._anneal import AnnealState
+from pipeline.optimize._run import prepare
+from pipeline.optimize._scorer import Scorer
+from pipeline.optimize._space import (
     apply_move,
     canonical_key,
     dice_space,

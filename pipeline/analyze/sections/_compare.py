@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analyze.html import Cell, ci, column_table, esc, field, mono, num, pct, pm, table, whole
+from pipeline.analyze._html import Cell, ci, column_table, esc, field, mono, num, pct, pm, table, whole
 
 
 def comparisons_section(comparisons: pd.DataFrame) -> str:

@@ -10,10 +10,10 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analyze.html import Cell, ci, column_table, esc, field, mono, num, pct, pm, table, whole
-from pipeline.analyze.provenance import describe
-from pipeline.analyze.runs import RunInfo
-from pipeline.analyze.stats import series_labels
+from pipeline.analyze._html import Cell, ci, column_table, esc, field, mono, num, pct, pm, table, whole
+from pipeline.analyze._provenance import describe
+from pipeline.analyze._runs import RunInfo
+from pipeline.analyze._stats import series_labels
 
 
 def what_if_note(r2: float) -> str:

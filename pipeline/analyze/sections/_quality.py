@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.analyze.html import Cell, ci, column_table, esc, field, num, pct, pct_ci, table, whole
+from pipeline.analyze._html import Cell, ci, column_table, esc, field, num, pct, pct_ci, table, whole
 
 # What makes a board bad: a factor's risk ratio and the shares behind it.
 DRIVER_COLUMNS: dict[str, Cell] = {
@@ -121,7 +121,7 @@ def serve_section(bands: pd.DataFrame) -> str:
 def trend_section(trend: pd.DataFrame, definition: str, plot_html: str) -> str:
     """Runs over time: the verdict lines, the plot, then one row per night with its intervals,
     control limits and flag (a night outside its limits, or of another design)."""
-    from pipeline.analyze.trend import verdict_lines
+    from pipeline.analyze._trend import verdict_lines
 
     if trend.empty:
         return ""

@@ -22,13 +22,12 @@ from pipeline.cli.render._log import (
 )
 
 if TYPE_CHECKING:  # the results each display shows (imported by the commands that make them)
-    from pipeline.analyze import AnalysisResult
-    from pipeline.analyze.inference import Interval
-    from pipeline.analyze.select import SelectResult
+    from pipeline.analyze import AnalysisResult, SelectResult
     from pipeline.boards import DiceSet
     from pipeline.design import WhatIfResult
     from pipeline.runner import Progress as RunProgress
     from pipeline.runner import RunSummary
+    from pipeline.stats import Interval
 
 
 # ------------------------------------------------------------------ analyze

@@ -30,7 +30,7 @@ import importlib
 import numpy as np
 
 from pipeline.jit import intrinsic, njit, types
-from pipeline.prove.bounds import enter_cell, trie_child
+from pipeline.prove._bounds import enter_cell, trie_child
 from pipeline.solve.kernels import ctz, popcount
 
 #: Statuses when the caller's path or node arrays are too small (it grows them and retries).

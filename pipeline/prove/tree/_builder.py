@@ -8,7 +8,7 @@ import numpy as np
 
 from pipeline.boards import Geometry
 from pipeline.errors import InternalError
-from pipeline.prove.bounds import PackedTrie, ProveTrie, packed_trie
+from pipeline.prove._bounds import PackedTrie, ProveTrie, packed_trie
 from pipeline.prove.tree._build import (
     FULL_NODES,
     FULL_PATHS,

@@ -1,6 +1,6 @@
 """The orderly-tree bound of a board class and branch and bound inside the class (``TreeProver``).
 
-The sum and max bounds of :mod:`pipeline.prove.bounds` are loose on strong classes, so the
+The sum and max bounds of :mod:`pipeline.prove._bounds` are loose on strong classes, so the
 sum/max prover splits far too many sub-classes. The tree bound keeps, per class, a tree of
 alternating nodes:
 
@@ -34,7 +34,7 @@ tighter); below it, the remaining cells are forced on that tree one by one with 
 of pending CHOICE nodes, so a step costs only the forced cell's nodes. Sub-classes of at most
 ``enumerate_max`` boards (single boards in a class of :data:`SINGLE_NODES` tree nodes or more,
 or one the deduping force split) are scored exactly by the solver's kernel, all the leaves of
-a class's branching in a few calls (:meth:`pipeline.prove.search.ClassProver._enumerate_all`),
+a class's branching in a few calls (:meth:`pipeline.prove._search.ClassProver._enumerate_all`),
 so every board reported is scored exactly. The walk also yields the sum bound (each spellable
 word once), which can beat the tree bound on weak classes (the tree counts a word once per set
 of pairs); the root bound is the smaller. A class of one board has no pairs: its tree bound is
@@ -60,7 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.errors import InternalError
-from pipeline.prove.search import ClassOutcome, ClassProver, mask_faces, split_order
+from pipeline.prove._search import ClassOutcome, ClassProver, mask_faces, split_order
 from pipeline.prove.tree._build import TAG
 from pipeline.prove.tree._builder import MAX_PATHS, PathBudgetExceeded, TreeBuilder
 from pipeline.prove.tree._eval import FULL_ARENA, FULL_ENTRIES, OVERFLOW, eval_tree, tree_branch
@@ -106,7 +106,7 @@ LIFT_KEEP = 0
 
 @dataclass(eq=False, repr=False)
 class TreeProver(ClassProver):
-    """:class:`pipeline.prove.search.ClassProver` with the orderly-tree bound: its own
+    """:class:`pipeline.prove._search.ClassProver` with the orderly-tree bound: its own
     :meth:`prove`; the exact scoring of small sub-classes is inherited. Its settings follow the
     base class's: ``fields``: see :class:`TreeBuilder`; ``lift_ratio``, ``lift_keep``,
     ``single_nodes``, ``max_paths``, ``dedup_ratio``, ``dedup_paths``: see

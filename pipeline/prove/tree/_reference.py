@@ -3,7 +3,7 @@ nested dicts and a set per node for the de-duplication, no numba, no arrays to s
 
 from __future__ import annotations
 
-from pipeline.prove.bounds import ProveTrie
+from pipeline.prove._bounds import ProveTrie
 
 __all__ = ["tree_bound_reference"]
 

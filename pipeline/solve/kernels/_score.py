@@ -65,7 +65,7 @@ def score_one(
     work,
 ):
     """Weighted score of one encoded board (int8 [cells], blank = -1); ``trie``: the
-    neighbour masks and the trie's arrays (:meth:`pipeline.optimize.scorer.Scorer.trie_args`),
+    neighbour masks and the trie's arrays (:meth:`pipeline.optimize._scorer.Scorer.trie_args`),
     ``work``: :meth:`Scratch.arrays`."""
     nbr_mask, mask, first_child, word_id, weights = trie
     seen, stamp, st_cell, st_node, st_avail, open_nbrs, nbr_faces = work
