@@ -81,7 +81,7 @@ CALLERS = [
     p
     for p in (REPO / "pipeline").rglob("*.py")
     if p.relative_to(REPO / "pipeline").parts[0] not in INSTRUMENTS
-] + sorted((REPO / "notebooks").glob("*.ipynb"))
+] + sorted([*(REPO / "notebooks").glob("*.ipynb"), *(REPO / "docs" / "_hooks").glob("*.py")])
 
 
 @pytest.mark.parametrize("path", sorted(CALLERS), ids=lambda p: str(p.relative_to(REPO)))
@@ -126,6 +126,7 @@ PUBLIC: dict[str, set[str]] = {
         *("parse_digest",),
         # the run's files and schema
         *("FORMAT", "SCHEMA_VERSION", "MANIFEST", "RUN_RECORD", "REJECTS", "MAX_PART", "META_CONFIG"),
+        *("REJECT_COLUMNS",),
         *("REQUIRED_COLUMNS",),
         *("COLUMNS", "PartInfo", "board_schema", "columns_doc", "length_bins", "parquet_metadata"),
         *("part_name", "results_table", "run_id_of", "write_part"),
@@ -147,10 +148,18 @@ PUBLIC: dict[str, set[str]] = {
     "pipeline.optimize": {
         *("BestBoard", "OptimizeConfig", "OptimizeProgress", "OptimizeResult", "ProgressCallback"),
         *("RestartResult", "SECTION", "load_command_config", "load_optimize_config", "optimize"),
-        *("read_results", "run_optimize", "INTERRUPTED"),
+        *("read_results", "run_optimize", "INTERRUPTED", "RESULT_COLUMNS"),
     },
     "pipeline.prove": {
-        *("CERTIFICATE_COLUMNS", "FoundBoard", "ProveConfig", "ProveProgress", "ProveSummary", "run_prove"),
+        *(
+            "CERTIFICATE_COLUMNS",
+            "BOARDS_FILE_COLUMNS",
+            "FoundBoard",
+            "ProveConfig",
+            "ProveProgress",
+            "ProveSummary",
+            "run_prove",
+        ),
         # --status and --classes
         *("ProofStatus", "proof_status", "check_undamaged", "parse_class_ids"),
     },

@@ -115,15 +115,15 @@ def _columns_table(columns: Mapping[str, str]) -> str:
 
 
 def run_columns() -> str:
-    import pipeline.store._schema as schema
+    from pipeline.store import COLUMNS
 
-    return _columns_table(schema.COLUMNS)
+    return _columns_table(COLUMNS)
 
 
 def reject_columns() -> str:
-    import pipeline.store._schema as schema
+    from pipeline.store import REJECT_COLUMNS
 
-    return _columns_table(schema.REJECT_COLUMNS)
+    return _columns_table(REJECT_COLUMNS)
 
 
 def prove_columns() -> str:
@@ -133,19 +133,19 @@ def prove_columns() -> str:
 
 
 def prove_board_columns() -> str:
-    from pipeline.prove._certificate import BOARDS_FILE_COLUMNS
+    from pipeline.prove import BOARDS_FILE_COLUMNS
 
     return _columns_table(BOARDS_FILE_COLUMNS)
 
 
 def optimize_columns() -> str:
-    from pipeline.optimize._output import RESULT_COLUMNS
+    from pipeline.optimize import RESULT_COLUMNS
 
     return _columns_table(RESULT_COLUMNS)
 
 
 def pool_columns() -> str:
-    from pipeline.analyze._pool import POOL_COLUMNS
+    from pipeline.analyze import POOL_COLUMNS
 
     return _columns_table(POOL_COLUMNS)
 

@@ -44,6 +44,7 @@ from pipeline.analyze._bad import BadDefinition
 from pipeline.analyze._cells import adjusted_effects
 from pipeline.analyze._display import compare_dirs_from_env, readable, summary_frame
 from pipeline.analyze._plots import Plot, distribution_plot, make_plots, png_bytes, score_cdf_plot
+from pipeline.analyze._pool import POOL_COLUMNS
 from pipeline.analyze._provenance import describe
 from pipeline.analyze._report import write_report
 from pipeline.analyze._runs import MANIFEST, RunError, RunInfo, load_run, load_runs, printable
@@ -55,6 +56,7 @@ from pipeline.io import atomic_open, atomic_path, package_versions, write_json_a
 from pipeline.store import Location, PartRef
 
 __all__ = [
+    "POOL_COLUMNS",
     "AnalysisResult",
     "BadDefinition",
     "Band",

@@ -26,11 +26,12 @@ Progress goes through a callback; nothing here prints.
 from pipeline.optimize._budget import RestartResult
 from pipeline.optimize._config import SECTION, OptimizeConfig, load_command_config, load_optimize_config
 from pipeline.optimize._driver import OptimizeProgress, ProgressCallback
-from pipeline.optimize._output import INTERRUPTED, BestBoard, OptimizeResult, read_results
+from pipeline.optimize._output import INTERRUPTED, RESULT_COLUMNS, BestBoard, OptimizeResult, read_results
 from pipeline.optimize._run import optimize, run_optimize
 
 __all__ = [
     "INTERRUPTED",
+    "RESULT_COLUMNS",
     "SECTION",
     "BestBoard",
     "OptimizeConfig",

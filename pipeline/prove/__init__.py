@@ -10,12 +10,19 @@
 * :mod:`pipeline.prove._status`: where a proof stands (``--status``), and the CPU it has left.
 """
 
-from pipeline.prove._certificate import CERTIFICATE_COLUMNS, FoundBoard, ProveProgress, ProveSummary
+from pipeline.prove._certificate import (
+    BOARDS_FILE_COLUMNS,
+    CERTIFICATE_COLUMNS,
+    FoundBoard,
+    ProveProgress,
+    ProveSummary,
+)
 from pipeline.prove._config import ProveConfig, parse_class_ids
 from pipeline.prove._job import run_prove
 from pipeline.prove._status import ProofStatus, check_undamaged, proof_status
 
 __all__ = [
+    "BOARDS_FILE_COLUMNS",
     "CERTIFICATE_COLUMNS",
     "FoundBoard",
     "ProofStatus",
