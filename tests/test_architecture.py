@@ -17,12 +17,26 @@ import pytest
 
 from tests.conftest import REPO
 
-SOURCES = sorted([*(REPO / "pipeline").rglob("*.py"), *(REPO / "tests").rglob("*.py")])
+SOURCES = sorted(
+    [
+        *(REPO / "pipeline").rglob("*.py"),
+        *(REPO / "tests").rglob("*.py"),
+        *(REPO / "notebooks").glob("*.ipynb"),
+    ]
+)
+
+
+def python_source(path: Path) -> str:
+    """A module's text, or a notebook's code cells joined."""
+    if path.suffix != ".ipynb":
+        return path.read_text(encoding="utf-8")
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
 
 
 def private_imports(path: Path, root: Path = REPO) -> list[str]:
     """``from pipeline.x import _name`` lines: one module reaching into another's internals."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = ast.parse(python_source(path), filename=str(path))
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pipeline":
@@ -48,15 +62,9 @@ def test_the_check_sees_a_private_import(tmp_path: Path) -> None:
 def private_module_imports(path: Path, root: Path = REPO) -> list[str]:
     """Imports of a private module (``pipeline.store._parts``) from outside the package that
     owns it: a caller imports from the package (its ``__init__``), never past it."""
-    if path.suffix == ".ipynb":
-        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-        where = "notebook"
-    else:
-        source = path.read_text(encoding="utf-8")
-        where = ".".join(path.relative_to(root).with_suffix("").parts)
+    where = ".".join(path.relative_to(root).with_suffix("").parts)
     found = []
-    for node in ast.walk(ast.parse(source, filename=str(path))):
+    for node in ast.walk(ast.parse(python_source(path), filename=str(path))):
         if isinstance(node, ast.ImportFrom):
             modules = [node.module or ""]
         elif isinstance(node, ast.Import):

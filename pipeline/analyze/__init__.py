@@ -54,28 +54,35 @@ from pipeline.analyze._tables import compute_all
 from pipeline.errors import EXIT_INTERNAL, BoggleError
 from pipeline.io import atomic_open, atomic_path, package_versions, write_json_atomic
 from pipeline.store import Location, PartRef
+from pipeline.analyze._plots import board_plot, by_length_plot, dice_plot, face_effects_plot, longest_word_plot, paired_plot
 
 __all__ = [
-    "POOL_COLUMNS",
     "AnalysisResult",
     "BadDefinition",
     "Band",
     "Filters",
+    "POOL_COLUMNS",
     "RunError",
     "RunInfo",
     "SelectResult",
     "Tables",
     "adjusted_effects",
     "analyze_runs",
+    "board_plot",
+    "by_length_plot",
     "compare_dirs_from_env",
     "compute_all",
     "compute_tables",
     "default_out_dir",
     "describe",
+    "dice_plot",
     "distribution_plot",
+    "face_effects_plot",
     "gather_runs",
     "load_run",
     "load_runs",
+    "longest_word_plot",
+    "paired_plot",
     "parse_labels",
     "parse_range",
     "png_bytes",
