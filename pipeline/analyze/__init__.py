@@ -43,7 +43,19 @@ import pyarrow.parquet as pq
 from pipeline.analyze._bad import BadDefinition
 from pipeline.analyze._cells import adjusted_effects
 from pipeline.analyze._display import compare_dirs_from_env, readable, summary_frame
-from pipeline.analyze._plots import Plot, distribution_plot, make_plots, png_bytes, score_cdf_plot
+from pipeline.analyze._plots import (
+    Plot,
+    board_plot,
+    by_length_plot,
+    dice_plot,
+    distribution_plot,
+    face_effects_plot,
+    longest_word_plot,
+    make_plots,
+    paired_plot,
+    png_bytes,
+    score_cdf_plot,
+)
 from pipeline.analyze._pool import POOL_COLUMNS
 from pipeline.analyze._provenance import describe
 from pipeline.analyze._report import write_report
@@ -54,14 +66,13 @@ from pipeline.analyze._tables import compute_all
 from pipeline.errors import EXIT_INTERNAL, BoggleError
 from pipeline.io import atomic_open, atomic_path, package_versions, write_json_atomic
 from pipeline.store import Location, PartRef
-from pipeline.analyze._plots import board_plot, by_length_plot, dice_plot, face_effects_plot, longest_word_plot, paired_plot
 
 __all__ = [
+    "POOL_COLUMNS",
     "AnalysisResult",
     "BadDefinition",
     "Band",
     "Filters",
-    "POOL_COLUMNS",
     "RunError",
     "RunInfo",
     "SelectResult",
