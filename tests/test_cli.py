@@ -158,6 +158,22 @@ def test_kernel_cache_detection(tmp_path: Path) -> None:
     assert not kernel_needs_compile([tmp_path])
 
 
+@pytest.mark.parametrize("algorithm", ["trie", "dp", "binary"])
+def test_every_kernel_module_the_commands_ask_about_exists(tmp_path: Path, algorithm: str) -> None:
+    # a name that is no module would never find its cache: the compile note on every run, and
+    # a warm run's main process importing numba (it did, for "summary", once the module was
+    # renamed _summary)
+    from pipeline.errors import InternalError
+    from pipeline.solve import kernel_needs_compile
+    from pipeline.solve._algorithms import SolveJob
+
+    module = SolveJob(boards=[], rules=None, lexicon=None, algorithm=algorithm).kernel_module  # type: ignore[arg-type]
+    assert kernel_needs_compile([tmp_path], module=module)
+    assert kernel_needs_compile([tmp_path], module="_summary")  # the runner's warm-up asks
+    with pytest.raises(InternalError, match="no module 'summary'"):
+        kernel_needs_compile([tmp_path], module="summary")
+
+
 def test_first_run_says_once_that_it_compiles(enable2k_path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import pipeline.solve
 

@@ -59,7 +59,7 @@ def test_prepare_solve_and_the_solve_lines(tmp_path: Path) -> None:
     words = tmp_path / "words.txt"
     words.write_text("sat\nsea\neats\nzzz\n")
     job = prepare_solve(["seatxxxxxxxxxxxx"], dictionary=str(words), algorithm="dp")
-    assert (job.rules.name, job.kernel_module) == ("boggle", "dp")
+    assert (job.rules.name, job.kernel_module) == ("boggle", "_dp")
     (res,) = job.results()
     text = render.solve_text(res)
     assert text[0] == "Board seatxxxxxxxxxxxx (4x4)"

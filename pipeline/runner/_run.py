@@ -210,7 +210,7 @@ def _warm_kernels(plan: RunPlan) -> None:
     numba (about 100 MB less, as it only dispatches chunks and writes the manifest)."""
     from pipeline.solve import kernel_needs_compile, solve_arrays
 
-    if kernel_needs_compile() or kernel_needs_compile(module="summary"):
+    if kernel_needs_compile() or kernel_needs_compile(module="_summary"):
         from pipeline.solve import summarise_words
 
         shape = plan.cfg.shape

@@ -237,8 +237,14 @@ def kernel_cache_dirs() -> list[Path]:
 
 def kernel_needs_compile(roots: Sequence[Path] | None = None, module: str = "_drive") -> bool:
     """True when numba has no cached machine code yet for the kernels of ``module`` (a module
-    of this package or its kernels: ``_drive`` (the trie walks), ``dp``, ``binary``); the first run on a
-    machine compiles them, which takes several seconds."""
+    of this package or its kernels: ``_drive`` (the trie walks), ``_dp``, ``_binary``,
+    ``_summary``); the first run on a machine compiles them, which takes several seconds. A
+    name that is no such module is a bug (its cache would never be found): InternalError."""
+    here = Path(__file__).parent
+    if not any((folder / f"{module}.py").is_file() for folder in (here, here / "kernels")):
+        from pipeline.errors import InternalError
+
+        raise InternalError(f"kernel_needs_compile: no module {module!r} in pipeline.solve")
     dirs = kernel_cache_dirs() if roots is None else roots
     return not any(any(d.rglob(f"{module}.*.nbi")) for d in dirs if d.is_dir())
 

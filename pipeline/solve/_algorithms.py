@@ -90,7 +90,7 @@ class SolveJob:
     @property
     def kernel_module(self) -> str:
         """The module whose compiled kernels this job runs (see ``kernel_needs_compile``)."""
-        return "_drive" if self.algorithm == "trie" else self.algorithm
+        return "_drive" if self.algorithm == "trie" else f"_{self.algorithm}"
 
     def results(self) -> list[BoardResult]:
         return solve_with(self.algorithm, self.boards, self.lexicon)
