@@ -168,7 +168,10 @@ def main() -> None:
                 raise
             code = _usage_error(exc)
         raise SystemExit(code or 0)
-    except (SystemExit, KeyboardInterrupt) as exc:
+    except (SystemExit, KeyboardInterrupt, Exception) as exc:
+        # Exception too: a signal inside a class body of a module being imported (the parser
+        # imports pydantic as it reads the command line) reaches here as the RuntimeError
+        # Python wraps it in; end_main gives the signal's outcome, and anything else stands
         code = end_main(exc, command)
         if code is None:
             raise
