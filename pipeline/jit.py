@@ -242,6 +242,6 @@ def __getattr__(name: str) -> Any:
         from numba import types
 
         return types
-    from numba.typed import Dict as Dict
+    from numba.typed import Dict
 
     return Dict

@@ -30,6 +30,7 @@ from pipeline.errors import (
     Terminated,
     quote,
 )
+from pipeline.io import now_iso
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -305,13 +306,6 @@ def package_version() -> str:
         return "unknown"
 
 
-def utc_now() -> str:
-    """Now as UTC ISO 8601 to the second (``2026-12-01T02:15:00+00:00``), as manifests write it."""
-    from datetime import UTC, datetime
-
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 @contextmanager
 def run_summary_json(
     path: Path | None, out: str | None, command: str = "run", fields: tuple[str, ...] = SUMMARY_FIELDS
@@ -324,7 +318,7 @@ def run_summary_json(
     outcome: dict[str, Any] = {
         "command": command,
         "run_dir": shown_output(out),
-        "started_at": utc_now(),
+        "started_at": now_iso(),
         "version": package_version(),
     }
     try:
@@ -342,7 +336,7 @@ def run_summary_json(
                 # a command that ends by its own exit code may have said why (a broken expectation)
                 message=message or outcome.get("message") or "",
                 elapsed_s=round(time.monotonic() - t0, 3),
-                finished_at=utc_now(),
+                finished_at=now_iso(),
             )
             _write_summary(path, outcome, fields)
 
