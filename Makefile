@@ -52,14 +52,14 @@ test-all:  ## every test: the default suite, the integration and the slow checks
 	$(PY) -m pytest -q -m ""
 
 format: $(VENV)/.dev
-	$(BIN)/ruff format pipeline tests docs/_hooks
-	$(BIN)/ruff check --fix pipeline tests docs/_hooks
+	$(BIN)/ruff format pipeline benchmarks tests docs/_hooks
+	$(BIN)/ruff check --fix pipeline benchmarks tests docs/_hooks
 
 format-check: $(VENV)/.dev
-	$(BIN)/ruff format --check pipeline tests docs/_hooks
+	$(BIN)/ruff format --check pipeline benchmarks tests docs/_hooks
 
 lint: $(VENV)/.dev  ## ruff, and the import contract of pyproject.toml ([tool.importlinter])
-	$(BIN)/ruff check pipeline tests docs/_hooks
+	$(BIN)/ruff check pipeline benchmarks tests docs/_hooks
 	$(BIN)/lint-imports
 
 typecheck: $(VENV)/.dev

@@ -46,4 +46,4 @@ prove-3x4-tanglet:  ## a Tanglet language's 3x4 proof (resumable): make prove-3x
 
 .PHONY: estimate-4x4
 estimate-4x4:  ## the full 4x4 proof's CPU-hours from make sample-4x4's certificate, with a 95% bootstrap interval, against the C++'s published 23,000
-	$(PY) -m pipeline.benches.prove_estimate runs/sample-4x4 --compare-cpu-h 23000
+	$(PY) -m benchmarks.prove_estimate runs/sample-4x4 --compare-cpu-h 23000

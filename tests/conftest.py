@@ -32,7 +32,7 @@ os.environ[jit.ENV] = "jit"
 #: kernel, or a loaded 2-core CI machine, fails it with nothing wrong. Examples are not timed.
 hypothesis_settings.register_profile("untimed", deadline=None)
 hypothesis_settings.load_profile("untimed")
-#: The embedded ENABLE2K, by name (pipeline/data/enable2k.txt.gz): every machine has it.
+#: The embedded ENABLE2K, by name (pipeline/lexicon/enable2k.txt.gz): every machine has it.
 ENABLE2K = "enable2k"
 #: In CI a test that finds its data missing fails instead of skipping: a machine without it
 #: must not report green.
@@ -99,8 +99,8 @@ def enable2k_path() -> str:
 def enable_lexicon(enable2k_path: str):  # type: ignore[no-untyped-def]
     """ENABLE2K compiled for the English alphabet (a-z, q = Qu) and standard 4x4 rules."""
     from pipeline.lexicon import compile_lexicon
+    from pipeline.lexicon.trie import Alphabet
     from pipeline.rules import get_rules
-    from pipeline.trie import Alphabet
 
     return compile_lexicon(enable2k_path, Alphabet.english(), get_rules("boggle"))
 

@@ -19,13 +19,13 @@ from pipeline.boards import BLANK, Board, generate_boards, geometry, parse_compa
 from pipeline.cli import app
 from pipeline.errors import BoardError, ConfigError
 from pipeline.lexicon import DropReport, Lexicon, compile_lexicon, compile_words
+from pipeline.lexicon.trie import Alphabet
 from pipeline.rules import Rules, get_rules
 from pipeline.solve import BoardResult
 from pipeline.solve._algorithms import ALGORITHMS, solve_with
 from pipeline.solve._dp import solve_dp
 from pipeline.solve._letters import build_word_table, word_table
 from pipeline.solve._reference import ReferenceSolver
-from pipeline.trie import Alphabet
 
 FACES = ["a", "e", "i", "n", "r", "s", "t", "h", "o", "qu", "th", "in", "er", BLANK]
 LETTERS = "aeinrstho"

@@ -13,8 +13,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import settings
-from pipeline.benches.bench_prove import (
+from benchmarks.bench_prove import (
     BOARD_CLASSES_3X4,
     HEAVY_SAMPLE_3X4,
     RECIPES,
@@ -22,6 +21,7 @@ from pipeline.benches.bench_prove import (
     draw_classes,
     recipe_space,
 )
+from pipeline import settings
 from tests.conftest import REPO
 
 CERTIFICATE = REPO / "certificates" / "3x4-enable2k"
@@ -134,7 +134,7 @@ def test_heavy_recipe_quick_run_finds_the_certificates_boards(tmp_path: Path) ->
         [
             sys.executable,
             "-m",
-            "pipeline.benches.bench_prove",
+            "benchmarks.bench_prove",
             "--recipe",
             "3x4-heavy",
             "--quick",

@@ -17,7 +17,9 @@ from typer.testing import CliRunner
 from pipeline.boards import BLANK, Board, parse_compact
 from pipeline.cli import app
 from pipeline.errors import BoardError, BoggleError
-from pipeline.puzzles._check import (
+from pipeline.rules import get_rules
+from pipeline.solve import solve_boards
+from pipeline.solve._check import (
     ContestCase,
     answer_contest,
     can_spell,
@@ -26,8 +28,6 @@ from pipeline.puzzles._check import (
     parse_contest,
     run_check,
 )
-from pipeline.rules import get_rules
-from pipeline.solve import solve_boards
 from pipeline.solve._reference import ReferenceSolver
 from tests.conftest import REPO
 
@@ -271,7 +271,7 @@ import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))
 import numpy as np
 from pipeline.boards import Board
-from pipeline.puzzles._check import can_spell
+from pipeline.solve._check import can_spell
 rng = np.random.default_rng(1)
 letters = rng.choice(list("abcdefghijklmnoprstuvwy"), 300 * 300)
 board = Board(300, 300, tuple(letters))

@@ -23,7 +23,7 @@ from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 from tests.conftest import REPO, need_data
 
-PACKAGED = REPO / "pipeline" / "data" / "dice_sets.json"
+PACKAGED = REPO / "pipeline" / "boards" / "dice_sets.json"
 
 
 def decode(row: np.ndarray, faces: tuple[str, ...], rows: int, cols: int) -> Board:

@@ -50,7 +50,7 @@ def test_text_file_gives_the_built_in_faces_and_hash(tmp_path: Path, sep: str, u
 
 
 def test_json_entry_of_the_packaged_sets_and_toml_read_the_same(tmp_path: Path) -> None:
-    entry = json.loads((REPO / "pipeline/data/dice_sets.json").read_text(encoding="utf-8"))["superbig"]
+    entry = json.loads((REPO / "pipeline/boards/dice_sets.json").read_text(encoding="utf-8"))["superbig"]
     from_json = read_dice_file(str(write(tmp_path, "sb.json", json.dumps(entry, indent=2))))
     assert from_json.dice == load_dice_set("superbig").dice and (from_json.rows, from_json.cols) == (6, 6)
     assert "" in from_json.faces | {f for d in from_json.dice for f in d}  # the blank faces kept

@@ -15,8 +15,8 @@ import pytest
 
 from pipeline.lexicon import compile_lexicon, set_compile_listener
 from pipeline.lexicon._compile import cache_dir, entry_checksum
+from pipeline.lexicon.trie import Alphabet, Trie
 from pipeline.rules import get_rules
-from pipeline.trie import Alphabet, Trie
 from tests.conftest import run_boggle
 
 BOARD = "serspatglinesers"  # 3603 points with ENABLE2K (the board)

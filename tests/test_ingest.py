@@ -24,7 +24,7 @@ from pipeline.boards.ingest import (
     read_records,
 )
 from pipeline.errors import BoardError, BoggleError
-from pipeline.trie import Alphabet
+from pipeline.lexicon.trie import Alphabet
 
 ENGLISH = Alphabet.english()
 

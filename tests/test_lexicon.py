@@ -13,8 +13,8 @@ from pipeline.lexicon import (
     load_lexicon,
     tanglet_languages,
 )
+from pipeline.lexicon.trie import Alphabet
 from pipeline.rules import get_rules
-from pipeline.trie import Alphabet
 from tests.conftest import IN_CI
 
 
@@ -245,7 +245,7 @@ def test_playable_words_use_each_die_once(tmp_path: Path) -> None:
     words = ["zzz", "zuz", "fez", "off", "eye", "quit", "quiz", "jazz", "fizz", "see", "bob", "abbe", "tot"]
     path = write(tmp_path, "w.txt", "\n".join(words).encode())
     got = list(playable_words(path, get_rules("boggle"), max_length=4, dice=load_dice_set("new")))
-    raw = json.loads((Path(__file__).parent.parent / "pipeline" / "data" / "dice_sets.json").read_text())
+    raw = json.loads((Path(__file__).parent.parent / "pipeline" / "boards" / "dice_sets.json").read_text())
     dice = [[f.lower() for f in die] for die in raw["new"]["dice"]]
     assert set(got) == {w for w in words if _spell_with_dice(w, dice)}
     assert {"fez", "eye", "quit", "see", "tot"} <= set(got)

@@ -35,7 +35,7 @@ from pipeline.cli import app
 from pipeline.config import MAX_COUNT
 from pipeline.errors import BoggleError, InternalError
 from pipeline.io import MAX_LINE_BYTES
-from pipeline.trie import Alphabet
+from pipeline.lexicon.trie import Alphabet
 from tests.conftest import REPO, limit_memory, one_error_line
 
 SMOKE = REPO / "configs" / "smoke.toml"
@@ -92,7 +92,7 @@ def ingest_in_subprocess(path: str) -> subprocess.CompletedProcess[str]:
         "import sys\n"
         "from pipeline.errors import BoggleError\n"
         "from pipeline.boards.ingest import iter_ingest_chunks\n"
-        "from pipeline.trie import Alphabet\n"
+        "from pipeline.lexicon.trie import Alphabet\n"
         "n = r = 0\n"
         "try:\n"
         "    for ch in iter_ingest_chunks([sys.argv[1]], Alphabet.english(), 10_000):\n"

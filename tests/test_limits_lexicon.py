@@ -37,8 +37,8 @@ from pipeline.lexicon import (
     load_lexicon,
     set_compile_listener,
 )
+from pipeline.lexicon.trie import Alphabet, Trie, build_trie
 from pipeline.rules import get_rules
-from pipeline.trie import Alphabet, Trie, build_trie
 from tests.conftest import REPO, limit_memory, one_error_line
 
 SMOKE = REPO / "configs" / "smoke.toml"

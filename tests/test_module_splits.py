@@ -15,11 +15,11 @@ import pytest
 from tests.conftest import REPO
 
 FACADES = {
-    "pipeline.trie": [
-        "pipeline.trie._alphabet",
-        "pipeline.trie._nodes",
-        "pipeline.trie._build",
-        "pipeline.trie._passes",
+    "pipeline.lexicon.trie": [
+        "pipeline.lexicon.trie._alphabet",
+        "pipeline.lexicon.trie._nodes",
+        "pipeline.lexicon.trie._build",
+        "pipeline.lexicon.trie._passes",
     ],
     "pipeline.lexicon": [
         "pipeline.lexicon._named",

@@ -20,6 +20,7 @@ from pipeline.boards import Board, canonical, format_compact, geometry, parse_co
 from pipeline.cli import app, render
 from pipeline.errors import BoggleError, ConfigError
 from pipeline.lexicon import compile_for_boards
+from pipeline.lexicon.trie import Alphabet
 from pipeline.prove import ProveConfig, run_prove
 from pipeline.prove._bounds import build_prove_trie, class_bounds, class_bounds_reference
 from pipeline.prove._bounds import class_boards as pipeline_class_boards
@@ -29,7 +30,6 @@ from pipeline.prove._job import META_CPU, META_SESSION, META_SESSION_S, dispatch
 from pipeline.prove._search import ClassOutcome, ClassProver
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
-from pipeline.trie import Alphabet
 from tests.conftest import tiny_proof_args
 
 CLI = CliRunner()
@@ -460,8 +460,8 @@ def test_a_sample_certifies_nothing(tiny_dict: str, tmp_path: Path) -> None:
 
 
 def test_the_estimate_scales_a_sample_to_every_canonical_class(tiny_dict: str, tmp_path: Path) -> None:
-    from pipeline.benches.prove_estimate import app as estimate_app
-    from pipeline.benches.prove_estimate import class_seconds, estimate
+    from benchmarks.prove_estimate import app as estimate_app
+    from benchmarks.prove_estimate import class_seconds, estimate
 
     flat = estimate(np.full(10, 36.0), 1000)  # 36 s a class: 10 h for 1,000 classes, no spread
     assert flat == {"cpu_h": 10.0, "low_cpu_h": 10.0, "high_cpu_h": 10.0}
@@ -493,7 +493,7 @@ def test_the_estimate_scales_a_sample_to_every_canonical_class(tiny_dict: str, t
 
 
 def test_a_proof_checked_against_a_published_list(tiny_dict: str, tmp_path: Path) -> None:
-    from pipeline.benches.prove_published import app as published_app
+    from benchmarks.prove_published import app as published_app
 
     out = tmp_path / "p"
     res = run_prove(

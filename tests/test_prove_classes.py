@@ -16,6 +16,7 @@ from pipeline.boards import Board, canonical, format_compact
 from pipeline.cli import app
 from pipeline.errors import ConfigError
 from pipeline.lexicon import compile_for_boards
+from pipeline.lexicon.trie import Alphabet
 from pipeline.prove import ProveConfig, run_prove
 from pipeline.prove._classes import (
     ClassSpace,
@@ -28,7 +29,6 @@ from pipeline.prove._classes import (
 )
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
-from pipeline.trie import Alphabet
 
 ABC = Alphabet(("a", "b", "c"))
 LETTERS = "aerst"  # the faces of the shared tiny_dict fixture (tests/conftest.py)

@@ -1,5 +1,5 @@
 """Ours and the C++ on the same classes, one after the other (``python -m
-pipeline.benches.prove_pairs``): the design's stratum of heavy classes taken whole, and the
+benchmarks.prove_pairs``): the design's stratum of heavy classes taken whole, and the
 estimate from the lines measured so far."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.benches.prove_pairs import app, net_costs, stratum_lines, usable_strata
+from benchmarks.prove_pairs import app, net_costs, stratum_lines, usable_strata
 from tests.conftest import REPO
 
 
@@ -105,7 +105,7 @@ def test_the_heavy_classes_leave_their_strata_for_one_of_their_own(tmp_path: Pat
 
 
 def test_the_classes_to_prove_go_stratum_by_stratum_the_least_measured_first() -> None:
-    from pipeline.benches.prove_pairs import balanced_order
+    from benchmarks.prove_pairs import balanced_order
 
     strata_of = {cid: cid % 3 for cid in range(30)}  # three strata of 10 classes
     done = [0, 3, 6, 1]  # stratum 0 has 3 measured, stratum 1 has 1, stratum 2 none

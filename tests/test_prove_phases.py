@@ -1,4 +1,4 @@
-"""The prover's phase bench (``python -m pipeline.benches.prove_phases``): where a round's CPU
+"""The prover's phase bench (``python -m benchmarks.prove_phases``): where a round's CPU
 goes, on the classes ``boggle prove`` would choose with the same options."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sys
 
 import pipeline.prove.tree._builder as builder
 import pipeline.prove.tree._prover as tree
-from pipeline.benches.prove_phases import phase_rounds
+from benchmarks.prove_phases import phase_rounds
 from pipeline.prove._config import ProveConfig
 from tests.conftest import REPO
 
@@ -50,7 +50,7 @@ def test_the_phase_bench_splits_a_rounds_cpu_and_puts_the_kernels_back() -> None
 
 def _bench(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pipeline.benches.prove_phases", *args],
+        [sys.executable, "-m", "benchmarks.prove_phases", *args],
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -1,4 +1,4 @@
-"""The stratified estimate of a proof's cost (pipeline.benches.prove_strata): the strata, the
+"""The stratified estimate of a proof's cost (benchmarks.prove_strata): the strata, the
 allocation, the estimator against a direct computation, its validation against simple random
 samples, and the pilot -> design -> proof -> estimate loop through the CLI."""
 
@@ -17,7 +17,7 @@ import typer
 from typer.testing import CliRunner
 
 import pipeline.prove._strata as E
-from pipeline.benches import prove_strata as S
+from benchmarks import prove_strata as S
 from pipeline.cli import app
 from pipeline.lexicon import tanglet_languages
 from pipeline.prove._anchor import append_cost_line, cpp_costs

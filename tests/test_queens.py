@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.errors import BoggleError
-from pipeline.puzzles._queens import format_queens, solve_queens, tables_for
+from pipeline.solve._queens import format_queens, solve_queens, tables_for
 
 KNOWN = {1: 1, 2: 0, 3: 0, 4: 2, 5: 10, 6: 4, 7: 40, 8: 92, 9: 352, 10: 724}
 

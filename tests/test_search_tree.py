@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.boards import BLANK, Board, parse_compact
-from pipeline.puzzles._search_tree import BoardPathRobot, find_words_by_traversal, traverse
 from pipeline.rules import get_rules
 from pipeline.solve import solve_boards
 from pipeline.solve._reference import ReferenceSolver
+from pipeline.solve._search_tree import BoardPathRobot, find_words_by_traversal, traverse
 
 Tree = tuple[str, list["Tree"]]
 

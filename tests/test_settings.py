@@ -71,7 +71,8 @@ def test_every_field_has_its_variable_type_default_and_doc() -> None:
 
 
 def test_defaults_match_the_modules_that_use_them() -> None:
-    from pipeline import lexicon, trie
+    from pipeline import lexicon
+    from pipeline.lexicon import trie
 
     env = Settings()
     assert env.lexicon_max_bytes == lexicon.DEFAULT_MAX_BYTES

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from pipeline.boards import Board, parse_compact, symmetries
 from pipeline.lexicon import CompiledLexicon, DropReport, Lexicon, compile_words
+from pipeline.lexicon.trie import Alphabet
 from pipeline.rules import Rules, get_rules
 from pipeline.solve import solve_arrays, solve_boards
 from pipeline.solve._reference import ReferenceSolver
-from pipeline.trie import Alphabet
 from tests.conftest import ENABLE2K
 
 

@@ -215,7 +215,7 @@ def test_npz_files_are_parsed_under_one_lock(
     once in `make test` when the analysis's threads read part statistics together): the
     statistics and the trie cache are read through pipeline.io.load_npz, which holds a lock."""
     from pipeline import io as pipeline_io
-    from pipeline.trie import Alphabet, Trie, build_trie
+    from pipeline.lexicon.trie import Alphabet, Trie, build_trie
 
     real_load = np.load
     held: list[bool] = []

@@ -19,6 +19,7 @@ from pipeline import store
 from pipeline.boards import Board, compact_strings, format_compact, parse_compact
 from pipeline.errors import BoggleError, DamagedRunError, OutputConflictError
 from pipeline.lexicon import CompiledLexicon, DropReport, Lexicon, compile_words
+from pipeline.lexicon.trie import Alphabet
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 from pipeline.solve._reference import ReferenceSolver
@@ -26,7 +27,6 @@ from pipeline.store._flock import run_lock
 from pipeline.store._manifest import seal_of
 from pipeline.store._parts import committed_chunks, part_rows
 from pipeline.store._schema import LOCK_FILE
-from pipeline.trie import Alphabet
 
 EXPECTED_COLUMNS = [
     "board_id",

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from pipeline.boards import parse_compact
 from pipeline.lexicon import CompiledLexicon, DropReport, Lexicon, compile_words, load_lexicon
+from pipeline.lexicon.trie import Alphabet
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 from pipeline.solve._summary import summarise_result, summarise_words
-from pipeline.trie import Alphabet
 from tests.conftest import ENABLE2K
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.trie import Alphabet, Trie, build_trie
+from pipeline.lexicon.trie import Alphabet, Trie, build_trie
 
 WORDS = sorted(["a", "at", "ate", "tea", "teas", "the", "then", "quit", "quite", "thin", "in"])
 ALPHA = Alphabet.from_faces(["a", "e", "h", "i", "n", "s", "t", "qu", "th", "in"])

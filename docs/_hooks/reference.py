@@ -161,7 +161,7 @@ def import_contracts_config() -> dict[str, Any]:
 
 def package_layers() -> list[list[str]]:
     """The layers of the package's ``layers`` contract (``containers = ["pipeline"]``), top
-    first, each as the names it holds (``"render | benches"`` gives ``["render", "benches"]``)."""
+    first, each as the names it holds (``"runner | prove"`` gives ``["runner", "prove"]``)."""
     for contract in import_contracts_config()["contracts"]:
         if contract["type"] == "layers" and contract.get("containers") == ["pipeline"]:
             return [[n.strip() for n in re.split(r"[|:]", layer)] for layer in contract["layers"]]
@@ -208,14 +208,19 @@ def _markdown_text(text: str) -> str:
     return "".join(out)
 
 
-def module_summary(module: str) -> str:
+def first_sentence(path: Path) -> str:
     """The first sentence of a module's docstring (its first paragraph up to the first full
     stop followed by a new sentence; a question mark does not end it), as Markdown; ``""``
     when it has none."""
-    tree = ast.parse(_module_path(module).read_text(encoding="utf-8"))
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     doc = ast.get_docstring(tree) or ""
     paragraph = " ".join(doc.strip().split("\n\n")[0].split())
     return _markdown_text(_SENTENCE_END.split(paragraph, maxsplit=1)[0])
+
+
+def module_summary(module: str) -> str:
+    """:func:`first_sentence` of a module of the package, given as :func:`package_modules` names it."""
+    return first_sentence(_module_path(module))
 
 
 def layer_of(module: str, layers: list[list[str]]) -> int | None:
@@ -240,6 +245,16 @@ def module_map() -> str:
     for module in sorted(package_modules(), key=key):
         layer = layer_of(module, layers)
         rows.append(f"| {layer if layer is not None else '-'} | `{module}` | {module_summary(module)} |")
+    return "\n".join(rows) + "\n"
+
+
+def benchmark_map() -> str:
+    """A table of the benchmarks (``benchmarks/``, beside the package, outside what it installs):
+    each module and the first sentence of its docstring."""
+    rows = ["| module | what it measures |", "|---|---|"]
+    for path in sorted((REPO / "benchmarks").glob("*.py")):
+        name = "benchmarks/" if path.name == "__init__.py" else f"benchmarks/{path.name}"
+        rows.append(f"| `{name}` | {first_sentence(path)} |")
     return "\n".join(rows) + "\n"
 
 
@@ -299,6 +314,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "pool-columns": pool_columns,
     "import-contracts": import_contracts,
     "module-map": module_map,
+    "benchmark-map": benchmark_map,
 }
 
 

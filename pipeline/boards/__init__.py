@@ -3,7 +3,7 @@ sets and a designer's dice files, seeded generation, and (in :mod:`pipeline.boar
 boards read from files.
 
 * ``_board``: a :class:`Board` (a grid of faces; what a face is comes from
-  :mod:`pipeline.trie`), its shape and its notations (compact, grid, algs4);
+  :mod:`pipeline.lexicon.trie`), its shape and its notations (compact, grid, algs4);
 * ``_geometry``: the neighbour tables of a shape and the 8 symmetries of its rectangle;
 * ``_dice``: a :class:`DiceSet` and the record a run keeps of it;
 * ``_dice_files``: a designer's own dice from a file (text, JSON or TOML), and back;
@@ -76,7 +76,7 @@ from pipeline.boards._roll import (
     roll_dice_layout,
     roll_letters,
 )
-from pipeline.trie import BLANK, QU, is_face_char, normalise_text
+from pipeline.lexicon.trie import BLANK, QU, is_face_char, normalise_text
 
 __all__ = [
     "BLANK",

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.errors import BoardError, quote
-from pipeline.trie import BLANK, QU, is_face_char, normalise_text
+from pipeline.lexicon.trie import BLANK, QU, is_face_char, normalise_text
 
 # The most cells a board of a batch run (generated or ingested) may have: 100x100, the largest
 # board the benches solve. A run allocates rows x cols bytes a board before solving any, so

@@ -18,7 +18,7 @@ import numpy as np
 
 from pipeline.boards._board import Board, format_shape
 from pipeline.errors import BoggleError
-from pipeline.trie import BLANK, Alphabet
+from pipeline.lexicon.trie import BLANK, Alphabet
 
 
 @dataclass(frozen=True)

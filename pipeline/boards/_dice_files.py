@@ -17,7 +17,7 @@ from typing import Any
 from pipeline.boards._board import MAX_CELLS, format_shape
 from pipeline.boards._dice import DiceSet
 from pipeline.errors import ConfigError, quote
-from pipeline.trie import BLANK, is_face_char, normalise_text
+from pipeline.lexicon.trie import BLANK, is_face_char, normalise_text
 
 # ---------------------------------------------------------------- dice files
 

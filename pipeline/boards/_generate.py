@@ -31,7 +31,7 @@ from pipeline.boards._roll import (
     roll_dice_layout,
 )
 from pipeline.errors import BoggleError, ConfigError, InternalError
-from pipeline.trie import Alphabet
+from pipeline.lexicon.trie import Alphabet
 
 DEFAULT_CHUNK_SIZE = 10_000
 # A chunk is solved in one worker's memory: a 4x4 board and its word ids take about 1 kB while it

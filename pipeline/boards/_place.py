@@ -28,7 +28,7 @@ import numpy as np
 
 from pipeline.boards._dice import DiceSet
 from pipeline.errors import BoggleError
-from pipeline.trie import normalise_text
+from pipeline.lexicon.trie import normalise_text
 
 POSITIONS = ("corner", "edge", "inner")
 SYNTAX = "FACES: POSITIONS, e.g. 'qu: corner, edge' or 'qu, die 7: not inner'"

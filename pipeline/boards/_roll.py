@@ -2,7 +2,7 @@
 shape it implies), rolling a set of dice onto boards, and letters drawn uniformly or with English
 frequencies.
 
-Named dice sets come from ``pipeline/data/dice_sets.json`` (pinned by a test to the project's
+Named dice sets come from ``pipeline/boards/dice_sets.json`` (pinned by a test to the project's
 cross-checked copy). Rolling a board: shuffle the dice over the cells, then pick a face of each
 die uniformly. Other generators: ``uniform`` (letters a-z, q = Qu) and ``english`` (letters drawn
 with English letter frequencies, q = Qu), and ``tanglet:<lang>`` (a Tanglet pack's dice: the
@@ -35,7 +35,7 @@ from pipeline.boards._dice_files import DICE_FILE_SUFFIXES, read_dice_file
 from pipeline.boards._place import Placement, place_dice
 from pipeline.errors import BoggleError, ConfigError
 from pipeline.lexicon import TANGLET_PREFIX, tanglet_pack
-from pipeline.trie import BLANK, QU, Alphabet, normalise_text
+from pipeline.lexicon.trie import BLANK, QU, Alphabet, normalise_text
 
 GENERATORS = ("uniform", "english")
 
@@ -77,7 +77,7 @@ def _normalise_face(face: str) -> str:  # a face of the packaged sets and Tangle
 
 @lru_cache(maxsize=1)
 def _dice_json() -> dict[str, dict[str, Any]]:
-    text = resources.files("pipeline").joinpath("data/dice_sets.json").read_text(encoding="utf-8")
+    text = resources.files("pipeline.boards").joinpath("dice_sets.json").read_text(encoding="utf-8")
     data: dict[str, dict[str, Any]] = json.loads(text)
     return data
 

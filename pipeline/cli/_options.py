@@ -40,7 +40,7 @@ ServePreset = StrEnum(
 )
 
 
-# dice sets (pipeline/data/dice_sets.json) and generators; tanglet:<lang> keeps --dice open-ended,
+# dice sets (pipeline/boards/dice_sets.json) and generators; tanglet:<lang> keeps --dice open-ended,
 # so it is a string with its choices in the help and in shell completion (a test keeps them in step)
 DICE_CHOICES = ("classic", "new", "big1979", "master", "superbig", "big2011", "uniform", "english")
 DICE_HELP = "|".join((*DICE_CHOICES, "tanglet:<lang>"))
@@ -75,7 +75,7 @@ def int_caps() -> dict[str, int]:
     from modules that import no kernel: ``boggle prove`` chooses its kernels after this runs
     (pipeline.jit decides once, at the first kernel module imported)."""
     from pipeline import config as cfg
-    from pipeline.puzzles import MAX_QUEENS
+    from pipeline.solve import MAX_QUEENS
 
     return {
         # shared by several commands

@@ -145,7 +145,7 @@ def check(
 
     Example: boggle check perslatgsineters pertinent tsar --revisit
     """
-    from pipeline.puzzles import run_check
+    from pipeline.solve import run_check
 
     for line in run_check(board_and_words or [], contest=contest, shape=shape, revisit=revisit):
         typer.echo(line)
@@ -162,7 +162,7 @@ def queens(
 
     Example: boggle queens 8 --show
     """
-    from pipeline.puzzles import queens_report
+    from pipeline.solve import queens_report
 
     for line in queens_report(n, show=show):
         typer.echo(line)

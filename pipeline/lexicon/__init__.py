@@ -6,12 +6,15 @@ entry, then drop empty lines and duplicates; compiling drops words shorter than 
 length (in letters) and words no sequence of the alphabet's faces can spell. Every drop is
 counted by reason in a :class:`DropReport`; nothing is dropped silently.
 
-* ``_named``: the lists known by name, the embedded ENABLE2K and Tanglet's packs;
+* ``_named``: the lists known by name, the embedded ENABLE2K (``enable2k.txt.gz`` beside this
+  file, its licence in ``ENABLE2K-LICENSE.txt``) and Tanglet's packs;
 * ``_read``: a list's bytes read safely (size, line and UTF-8 checks, bounded gzip);
 * ``_parse``: :class:`WordSource` and :func:`load_lexicon`, the normalised :class:`Lexicon`;
 * ``_limits``: the records (:class:`Lexicon`, :class:`DropReport`) and :class:`LexiconLimits`;
 * ``_compile``: :func:`compile_lexicon` and :func:`compile_for_boards`, the
-  :class:`CompiledLexicon` and its cache, :func:`playable_words`.
+  :class:`CompiledLexicon` and its cache, :func:`playable_words`;
+* ``trie`` (a subpackage with its own surface): the face alphabet and the compact array trie a
+  list compiles to, which the solver and the prover walk.
 """
 
 from __future__ import annotations

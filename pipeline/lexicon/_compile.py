@@ -28,8 +28,8 @@ from pipeline.lexicon._limits import (
 )
 from pipeline.lexicon._named import DEFAULT_DICTIONARY
 from pipeline.lexicon._parse import WordSource, drop_long
+from pipeline.lexicon.trie import Alphabet, Trie, build_trie, is_face_char, normalise_text
 from pipeline.rules import Rules
-from pipeline.trie import Alphabet, Trie, build_trie, is_face_char, normalise_text
 
 # bump whenever the trie's saved layout or what an entry records changes: stale caches are never
 # loaded (3: an entry records its source's hash and the compiler that made it; 4: and a keyed

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline import settings
-from pipeline.trie import DEFAULT_MAX_NODES
+from pipeline.lexicon.trie import DEFAULT_MAX_NODES
 
 MAX_EXAMPLES = 5
 

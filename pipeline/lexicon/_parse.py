@@ -17,7 +17,7 @@ from pipeline.errors import LexiconError
 from pipeline.lexicon._limits import MAX_EXAMPLES, MAX_WORD_ENV, DropReport, Lexicon, LexiconLimits
 from pipeline.lexicon._named import EMBEDDED, TANGLET_PREFIX, embedded_bytes, embedded_path, tanglet_pack
 from pipeline.lexicon._read import check_all, read_capped, texts
-from pipeline.trie import normalise_text
+from pipeline.lexicon.trie import normalise_text
 
 
 @dataclass

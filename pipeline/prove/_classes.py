@@ -30,7 +30,7 @@ import numpy as np
 from pipeline.boards import QU, symmetry_maps
 from pipeline.errors import ConfigError
 from pipeline.jit import njit
-from pipeline.trie import Alphabet
+from pipeline.lexicon.trie import Alphabet
 
 #: The field's 4-bucket split of English letters (vowels, frequent, middling and rare consonants).
 ENGLISH_BUCKETS = "bdfgjqvwxz aeiou lnrsy chkmpt"

@@ -1,6 +1,6 @@
 """The stratified estimate of a whole proof's cost from a sample of its classes, and the ratio
 of two provers' totals on the same classes: the statistics behind
-:mod:`pipeline.benches.prove_strata` (its docstring describes the design)."""
+:mod:`benchmarks.prove_strata` (its docstring describes the design)."""
 
 from __future__ import annotations
 

@@ -25,9 +25,9 @@ from pipeline.lexicon import (
     lexicon_alphabet,
     limits_identity,
 )
+from pipeline.lexicon.trie import Alphabet
 from pipeline.rules import Rules
 from pipeline.runner._workers import ChunkTask, Progress
-from pipeline.trie import Alphabet
 
 
 @dataclass(frozen=True, kw_only=True)

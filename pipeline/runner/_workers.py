@@ -18,10 +18,10 @@ from pipeline.errors import (
     LexiconError,
 )
 from pipeline.lexicon import CompiledLexicon, compile_lexicon
+from pipeline.lexicon.trie import Alphabet
 from pipeline.parallel import lifeline
 from pipeline.rules import Rules
 from pipeline.store import write_part_info, write_stats
-from pipeline.trie import Alphabet
 
 
 @dataclass(frozen=True, kw_only=True)

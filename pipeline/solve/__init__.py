@@ -4,6 +4,12 @@
 (per board: score, distinct words, longest word length, dead cells, and the found word ids as
 CSR offsets + ids). ``solve_boards`` does the same for :class:`~pipeline.boards.Board` objects
 of any shapes and gives one :class:`BoardResult` each.
+
+Beside the batch solver, the seeds' classic puzzles, which ask of one word or one walk what the
+kernels ask of every word: can a word be spelled on a board (``_check``: :func:`run_check`, the
+contest's word-check queries), and the robot's search-tree walk (``_search_tree``) that the
+kernels' explicit-stack search is an instance of, with N-queens as its second instance
+(``_queens``: :func:`queens_report`). Only the CLI uses them.
 """
 
 from __future__ import annotations
@@ -20,18 +26,28 @@ from pipeline import settings
 from pipeline.boards import Board, geometry
 from pipeline.errors import BoardError
 from pipeline.lexicon import CompiledLexicon
+from pipeline.lexicon.trie import Trie
 from pipeline.solve._reference import WordCount
-from pipeline.trie import Trie
 
 if TYPE_CHECKING:
     from pipeline.solve._algorithms import prepare_solve
+    from pipeline.solve._check import run_check
+    from pipeline.solve._queens import MAX_QUEENS, queens_report
     from pipeline.solve._summary import summarise_result, summarise_words
 
 #: exported names whose modules build on this one (and the summary on the kernels): imported
 #: when first used, so that importing the package compiles and loads no kernel
-_LATER = {"prepare_solve": "_algorithms", "summarise_result": "_summary", "summarise_words": "_summary"}
+_LATER = {
+    "prepare_solve": "_algorithms",
+    "summarise_result": "_summary",
+    "summarise_words": "_summary",
+    "run_check": "_check",
+    "queens_report": "_queens",
+    "MAX_QUEENS": "_queens",
+}
 
 __all__ = [
+    "MAX_QUEENS",
     "BatchResult",
     "BatchSolver",
     "BoardResult",
@@ -39,6 +55,8 @@ __all__ = [
     "encode_boards",
     "kernel_needs_compile",
     "prepare_solve",
+    "queens_report",
+    "run_check",
     "small_records",
     "solve_arrays",
     "solve_boards",

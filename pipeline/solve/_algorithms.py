@@ -47,7 +47,7 @@ def solve_with(algorithm: str, boards: Sequence[Board], lexicon: CompiledLexicon
     """Solve ``boards`` with the named algorithm (``trie``, ``dp`` or ``binary``).
 
     All three give identical results; they differ only in speed (see
-    ``python -m pipeline.benches.perf_algorithms``). An unknown name is a ConfigError.
+    ``python -m benchmarks.perf_algorithms``). An unknown name is a ConfigError.
 
     >>> solve_with("dp", [parse_compact("perslatgsineters")], lexicon)[0].score  # doctest: +SKIP
     3625

@@ -26,7 +26,7 @@ face_strategy = st.sampled_from(["a", "e", "qu", "s", "t", "", "th"])
 @given(st.lists(face_strategy, min_size=16, max_size=16))
 @settings(max_examples=100, deadline=None)
 def test_all_symmetries_share_one_canonical_key(faces: list[str]) -> None:
-    from pipeline.trie import Alphabet
+    from pipeline.lexicon.trie import Alphabet
 
     alphabet = Alphabet.from_faces(["a", "e", "qu", "s", "t", "th"])
     board = Board(4, 4, tuple(faces))
@@ -90,7 +90,7 @@ def test_dice_search_reports_rollable_boards(small_dict: str) -> None:
 
 def test_free_and_dice_spaces() -> None:
     from pipeline.boards import load_dice_set
-    from pipeline.trie import Alphabet
+    from pipeline.lexicon.trie import Alphabet
 
     space = free_space(2, 3, 26)
     assert space.table.shape == (6, 26) and (space.n_opts == 26).all()

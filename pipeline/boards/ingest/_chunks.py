@@ -23,7 +23,7 @@ from pipeline.boards import (
 from pipeline.boards.ingest._files import InputDigest
 from pipeline.boards.ingest._records import Record, read_records
 from pipeline.errors import QUOTE_LIMIT, BoardError, BoggleError
-from pipeline.trie import Alphabet
+from pipeline.lexicon.trie import Alphabet
 
 # MAX_LINE_BYTES, MAX_INFLATE_RATIO and INFLATE_FLOOR (pipeline.io) bound every text input
 # A chunk's records are held together until parsed: chunk_size x MAX_LINE_BYTES could reach

@@ -3,7 +3,7 @@
 The trie walks of one board and their helpers, for the batch driver
 (:func:`pipeline.solve.kernels._drive.solve_batch`, one output contract: see
 :func:`pipeline.solve.solve_arrays`). They read the trie as packed 16-byte node records
-(:func:`pipeline.trie.pack_nodes`, flattened: ``nodes[2n]`` is node n's child mask,
+(:func:`pipeline.lexicon.trie.pack_nodes`, flattened: ``nodes[2n]`` is node n's child mask,
 ``nodes[2n + 1]`` its first child (low 32 bits) and word id (high 32 bits, all ones for none)):
 
 * ``walk_small``: standard rule on boards of at most 64 cells. Cell sets are uint64 bit

@@ -1,4 +1,4 @@
-"""N-queens by the robot traversal of :mod:`pipeline.puzzles._search_tree`.
+"""N-queens by the robot traversal of :mod:`pipeline.solve._search_tree`.
 
 A node at depth ``d`` has queens on rows ``0..d-1`` (``cols[r]`` is the column of row ``r``'s
 queen), no two attacking. Three occupancy tables make "is (row, col) safe?" one look-up each,
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pipeline.errors import BoggleError
-from pipeline.puzzles._search_tree import WalkStats, traverse
+from pipeline.solve._search_tree import WalkStats, traverse
 
 #: The largest board: the count of 27 queens took a cluster a year; beyond, an N is a typo.
 MAX_QUEENS = 32
@@ -48,7 +48,7 @@ class QueensResult:
 
 @dataclass
 class QueensRobot:
-    """The N-queens search tree as a robot for :func:`pipeline.puzzles._search_tree.traverse`."""
+    """The N-queens search tree as a robot for :func:`pipeline.solve._search_tree.traverse`."""
 
     n: int
     collect: bool = False

@@ -7,7 +7,7 @@ Starts, on this machine only: a moto S3 server on 127.0.0.1 (the ``dev`` extra),
 (alternating, so the ratio holds on a busy machine); the client's CPU is its own (the workers
 are not its children), taken from ``os.wait4``.
 
-    python -m pipeline.benches.bench_cluster --dictionary enable2k --count 1000000
+    python -m benchmarks.bench_cluster --dictionary enable2k --count 1000000
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.errors import LexiconError, quote
+from pipeline.lexicon.trie._alphabet import Alphabet
+from pipeline.lexicon.trie._nodes import Trie
 from pipeline.settings import Settings
-from pipeline.trie._alphabet import Alphabet
-from pipeline.trie._nodes import Trie
 
 # ---------------------------------------------------------------- building
 #
@@ -62,7 +62,7 @@ def _sorted_rows(
     The simple rows of a sorted word list are already in order (single-character faces sort
     like their characters), so usually only the few extra rows need placing."""
     # numba: only when a list is compiled, never on a cache load
-    from pipeline.trie._passes import count_nodes, merge_rows
+    from pipeline.lexicon.trie._passes import count_nodes, merge_rows
 
     starts = np.zeros(len(lens) + 1, dtype=np.int64)
     np.cumsum(lens, out=starts[1:])
@@ -133,7 +133,7 @@ def build_trie(
     bad_words = [words[i] for i in unspellable]
 
     # numba: only when a list is compiled, never on a cache load
-    from pipeline.trie._passes import breadth_first, count_nodes, preorder_nodes
+    from pipeline.lexicon.trie._passes import breadth_first, count_nodes, preorder_nodes
 
     tokens, starts, row_word = _sorted_rows(tokens, lens, row_word, extra)
     del lens, extra

@@ -1,4 +1,4 @@
-"""I/O-free solver benchmark: ``python -m pipeline.benches.perf [options]``.
+"""I/O-free solver benchmark: ``python -m benchmarks.perf [options]``.
 
 Solves N random boards (uniform letters a-z, q = Qu, fixed seed) or the compact boards of a
 file (one a line, so other solvers can be timed on identical boards) in one process, with word
@@ -19,13 +19,13 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from pipeline.benches._cli import RepeatOpt, ShapeOpt, bench_app
+from benchmarks._cli import RepeatOpt, ShapeOpt, bench_app
 from pipeline.boards import parse_compact, parse_shape, roll_letters
 from pipeline.lexicon import compile_for_boards, compile_lexicon, default_dictionary
+from pipeline.lexicon.trie import Alphabet
 from pipeline.rules import resolve_rules
 from pipeline.solve import encode_boards, solve_arrays
 from pipeline.solve._reference import ReferenceSolver
-from pipeline.trie import Alphabet
 
 app = bench_app()
 

@@ -1,4 +1,4 @@
-"""A whole proof's cost from a stratified sample of its classes: ``python -m pipeline.benches.prove_strata``.
+"""A whole proof's cost from a stratified sample of its classes: ``python -m benchmarks.prove_strata``.
 
 A class's cost is heavy-tailed (in the Greek 3x4 certificate the top 5% of classes took 44% of
 the CPU), so the mean of a simple random sample lands far from the truth whenever it holds
@@ -35,12 +35,12 @@ every class, the interval from resampling within the strata).
 
 Example::
 
-    python -m pipeline.benches.prove_strata validate certificates/3x4-tanglet-el
-    python -m pipeline.benches.prove_strata design runs/pilot-4x4 --n 1000 --out runs/strata-4x4.json
+    python -m benchmarks.prove_strata validate certificates/3x4-tanglet-el
+    python -m benchmarks.prove_strata design runs/pilot-4x4 --n 1000 --out runs/strata-4x4.json
     boggle prove ... --class-ids @runs/strata-4x4.ids --out runs/strata-4x4
-    python -m pipeline.benches.prove_strata estimate runs/strata-4x4 --design runs/strata-4x4.json
-    python -m pipeline.benches.prove_strata cpp runs/strata-4x4 --out runs/strata-4x4-cpp.jsonl
-    python -m pipeline.benches.prove_strata compare runs/strata-4x4 --cpp runs/strata-4x4-cpp.jsonl \
+    python -m benchmarks.prove_strata estimate runs/strata-4x4 --design runs/strata-4x4.json
+    python -m benchmarks.prove_strata cpp runs/strata-4x4 --out runs/strata-4x4-cpp.jsonl
+    python -m benchmarks.prove_strata compare runs/strata-4x4 --cpp runs/strata-4x4-cpp.jsonl \
         --design runs/strata-4x4.json
 """
 
@@ -54,7 +54,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from pipeline.benches._cli import AnchorDirOpt, bench_app
+from benchmarks._cli import AnchorDirOpt, bench_app
 from pipeline.io import now_iso
 from pipeline.prove._anchor import append_cost_line, cpp_costs
 from pipeline.prove._status import class_costs

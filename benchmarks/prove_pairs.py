@@ -1,7 +1,7 @@
 """Ours and the field's C++ prover on the same 4x4 classes, one after the other: ``python -m
-pipeline.benches.prove_pairs``.
+benchmarks.prove_pairs``.
 
-The stratified estimate of a whole 4x4 proof (:mod:`pipeline.benches.prove_strata`) was first
+The stratified estimate of a whole 4x4 proof (:mod:`benchmarks.prove_strata`) was first
 measured with each prover running its own list of classes at the same time as the other, and
 with the C++ at its default switchover only. Here each class is proved by ours (``boggle
 prove --class-ids ID -j 1``, one process), then by the C++ at its default switchover (1.7 x T,
@@ -21,10 +21,10 @@ the whole proof and ours / the C++ from the classes measured so far.
 
 Example::
 
-    python -m pipeline.benches.prove_pairs design certificates/4x4-strata.json \\
+    python -m benchmarks.prove_pairs design certificates/4x4-strata.json \\
         --heavy 705707,156513,5590939 --out certificates/4x4-pairs.json
-    python -m pipeline.benches.prove_pairs run certificates/4x4-pairs.json --out certificates/4x4-pairs.jsonl
-    python -m pipeline.benches.prove_pairs estimate certificates/4x4-pairs.json certificates/4x4-pairs.jsonl
+    python -m benchmarks.prove_pairs run certificates/4x4-pairs.json --out certificates/4x4-pairs.jsonl
+    python -m benchmarks.prove_pairs estimate certificates/4x4-pairs.json certificates/4x4-pairs.jsonl
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from pipeline.benches._cli import AnchorDirOpt, bench_app
+from benchmarks._cli import AnchorDirOpt, bench_app
 from pipeline.io import now_iso
 from pipeline.prove._anchor import append_cost_line, cpp_costs, cpp_ids, cpp_prove, measure
 from pipeline.prove._strata import cut_strata, features, fit, stratified_ratio, stratified_total

@@ -1,4 +1,4 @@
-"""Big-lexicon benchmark: ``python -m pipeline.benches.bench_lexicon [--dictionary tanglet:pl]``.
+"""Big-lexicon benchmark: ``python -m benchmarks.bench_lexicon [--dictionary tanglet:pl]``.
 
 Each figure comes from a fresh process with an empty lexicon cache (a temporary
 ``BOGGLE_CACHE_DIR``) and is printed beside its target and ratio (figure / target; below 1 is
@@ -26,7 +26,7 @@ from typing import Annotated
 
 import typer
 
-from pipeline.benches._cli import DictionaryOpt, bench_app
+from benchmarks._cli import DictionaryOpt, bench_app
 
 app = bench_app()
 

@@ -30,7 +30,7 @@ from typing import Annotated
 
 import typer
 
-from pipeline.benches._cli import DictionaryOpt, bench_app
+from benchmarks._cli import DictionaryOpt, bench_app
 
 app = bench_app()
 REPO = Path(__file__).resolve().parents[2]

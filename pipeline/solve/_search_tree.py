@@ -36,7 +36,7 @@ How the board solver's explicit-stack DFS is this same walk (``solve_large`` in
   push when no neighbour's face can extend the text, so a leaf's down/work/up is one step.
 
 :class:`BoardPathRobot` is that search written as a robot for :func:`traverse`; the tests run it
-and get the reference solver's words. :mod:`pipeline.puzzles._queens` drives N-queens with the same walk.
+and get the reference solver's words. :mod:`pipeline.solve._queens` drives N-queens with the same walk.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 without ``verify`` on one finished run, in alternating rounds so the ratios hold on a busy
 machine. Makes the run first when RUN_DIR holds none (a generate run of ``--count`` boards).
 
-    python -m pipeline.benches.bench_verify --dictionary enable2k --count 1000000
+    python -m benchmarks.bench_verify --dictionary enable2k --count 1000000
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ worker's CPU seconds, and their classes' wall seconds are scaled to it.
 
 Example::
 
-    python -m pipeline.benches.prove_estimate runs/sample-4x4 --compare-cpu-h 23000
+    python -m benchmarks.prove_estimate runs/sample-4x4 --compare-cpu-h 23000
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from pipeline.benches._cli import bench_app
+from benchmarks._cli import bench_app
 from pipeline.prove._status import bootstrap_total as estimate
 from pipeline.prove._status import class_costs
 

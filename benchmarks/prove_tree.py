@@ -1,4 +1,4 @@
-"""Tree prover vs sum/max prover on the same classes: ``python -m pipeline.benches.prove_tree``.
+"""Tree prover vs sum/max prover on the same classes: ``python -m benchmarks.prove_tree``.
 
 Draws a random sample of the shape's canonical classes (fixed seed), then also the classes
 with the highest cheap root bound among ``--top-pool`` random ones, and proves each class with
@@ -17,7 +17,7 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from pipeline.benches._cli import ClassesOpt, DictionaryOpt, ShapeOpt, ThresholdOpt, bench_app
+from benchmarks._cli import ClassesOpt, DictionaryOpt, ShapeOpt, ThresholdOpt, bench_app
 from pipeline.boards import geometry, parse_shape
 from pipeline.prove._search import ClassProver
 from pipeline.prove._worker import load_problem

@@ -1,6 +1,6 @@
-"""The numba passes of the streaming trie build (see :func:`pipeline.trie.build_trie`).
+"""The numba passes of the streaming trie build (see :func:`pipeline.lexicon.trie.build_trie`).
 
-Kept apart from the rest of :mod:`pipeline.trie` (only ``_build`` imports it, inside the
+Kept apart from the rest of :mod:`pipeline.lexicon.trie` (only ``_build`` imports it, inside the
 functions that compile) so that loading a compiled lexicon from the cache, which is
 all a run's main process does, never imports numba.
 """

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.io import atomic_path, load_npz
-from pipeline.trie._alphabet import MAX_FACES, Alphabet, normalise_text
+from pipeline.lexicon.trie._alphabet import MAX_FACES, Alphabet, normalise_text
 
 
 def pack_nodes(mask: np.ndarray, first_child: np.ndarray, word_id: np.ndarray) -> np.ndarray:

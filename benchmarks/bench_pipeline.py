@@ -1,4 +1,4 @@
-"""Pipeline benchmark: ``python -m pipeline.benches.bench_pipeline [options]``.
+"""Pipeline benchmark: ``python -m benchmarks.bench_pipeline [options]``.
 
 Generates, solves and writes N ``new``-dice 4x4 boards (default 1,000,000, ENABLE2K, the default
 chunk size) with the real runner, and prints each figure beside its target and ratio. The runs
@@ -37,7 +37,7 @@ from typing import Annotated, Any, NamedTuple
 
 import typer
 
-from pipeline.benches._cli import DictionaryOpt, bench_app
+from benchmarks._cli import DictionaryOpt, bench_app
 from pipeline.config import DEFAULT_CHUNK_SIZE
 
 app = bench_app()
@@ -132,7 +132,7 @@ def run_in_child(spec: str) -> None:
 
 def _run(count: int, jobs: int, out: Path, common: dict[str, Any]) -> RunFigures:
     spec = json.dumps({"count": count, "jobs": jobs, "out": str(out), "common": common})
-    code = "import sys; from pipeline.benches.bench_pipeline import run_in_child; run_in_child(sys.argv[1])"
+    code = "import sys; from benchmarks.bench_pipeline import run_in_child; run_in_child(sys.argv[1])"
     proc = subprocess.run([sys.executable, "-c", code, spec], capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"benchmark run failed:\n{proc.stderr[-2000:]}")
@@ -186,7 +186,7 @@ def _kernels_at_once(
     ``jobs``-process run can reach on this machine, where the processes share caches and memory
     bandwidth."""
     spec = json.dumps({"count": count, "chunk_size": chunk_size, "common": common})
-    code = "import sys; from pipeline.benches import bench_pipeline as b; b.kernel_in_child(sys.argv[1])"
+    code = "import sys; from benchmarks import bench_pipeline as b; b.kernel_in_child(sys.argv[1])"
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", code, spec], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True

@@ -1,5 +1,5 @@
 """A proof's certificate against a published list of best boards: ``python -m
-pipeline.benches.prove_published OUT LIST``.
+benchmarks.prove_published OUT LIST``.
 
 ``LIST`` has one ``board: score`` a line (compact, row-major), as the field's
 ``results/best-boards-3x4.enable2k.txt`` in hybrid-boggle. For each board it checks that the
@@ -10,7 +10,7 @@ must be exactly its ``_boards.pq``. Exit 0 when everything checked agrees, 1 oth
 
 Example::
 
-    python -m pipeline.benches.prove_published runs/prove-3x4 \
+    python -m benchmarks.prove_published runs/prove-3x4 \
         "$ANCHOR_DIR"/hybrid-boggle/results/best-boards-3x4.enable2k.txt
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import typer
 
-from pipeline.benches._cli import bench_app
+from benchmarks._cli import bench_app
 from pipeline.prove._classes import ClassSpace
 
 app = bench_app()

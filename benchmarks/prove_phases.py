@@ -1,4 +1,4 @@
-"""Where the tree prover's CPU goes: ``python -m pipeline.benches.prove_phases``.
+"""Where the tree prover's CPU goes: ``python -m benchmarks.prove_phases``.
 
 Proves the classes ``boggle prove`` would choose with the same options (a shape, a threshold,
 a bucket spec, and ``--limit-classes``/``--sample-seed`` or ``--class-ids``, parsed alike; the same sample
@@ -13,7 +13,7 @@ needed; only figures of one run compare on a shared machine.
 
 Example (10 of the ``4x4`` recipe's classes)::
 
-    python -m pipeline.benches.prove_phases --shape 4x4 --threshold 3625 \\
+    python -m benchmarks.prove_phases --shape 4x4 --threshold 3625 \\
         --classes "aeijou bcdfgmpqvwxz hklnrsty, corner:aeiosuy bcdfghjklmnpqrtvwxz" \\
         --limit-classes 10 --sample-seed 21 --per-class
 """
@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pipeline.benches._cli import ClassesOpt, DictionaryOpt, ShapeOpt, ThresholdOpt, bench_app
+from benchmarks._cli import ClassesOpt, DictionaryOpt, ShapeOpt, ThresholdOpt, bench_app
 from pipeline.errors import BoggleError
 from pipeline.prove._config import ProveConfig, parse_class_ids
 from pipeline.prove.tree import DEDUP_RATIO, LIFT_RATIO

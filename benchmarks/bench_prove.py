@@ -42,16 +42,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from benchmarks._cli import AnchorDirOpt, DictionaryOpt, bench_app
 from pipeline import jit, settings
-from pipeline.benches._cli import AnchorDirOpt, DictionaryOpt, bench_app
 from pipeline.lexicon import plain_file
 from pipeline.prove._anchor import Usage, anchor_built, cpp_ids, cpp_prove, measure
 from pipeline.prove._search import ENUMERATE_MAX
 from pipeline.prove.tree import LIFT_KEEP, LIFT_RATIO
 
 if TYPE_CHECKING:
+    from pipeline.lexicon.trie import Alphabet
     from pipeline.prove._classes import ClassSpace
-    from pipeline.trie import Alphabet
 
 app = bench_app()
 
@@ -204,7 +204,7 @@ def _ours(
     cmd = [
         sys.executable,
         "-m",
-        "pipeline.benches.bench_prove",
+        "benchmarks.bench_prove",
         "--worker",
         "--dictionary",
         dictionary,

@@ -9,9 +9,9 @@
 
 from __future__ import annotations
 
-from pipeline.trie._alphabet import BLANK, QU, Alphabet, is_face_char, normalise_text
-from pipeline.trie._build import DEFAULT_MAX_NODES, build_trie
-from pipeline.trie._nodes import Trie, pack_nodes
+from pipeline.lexicon.trie._alphabet import BLANK, QU, Alphabet, is_face_char, normalise_text
+from pipeline.lexicon.trie._build import DEFAULT_MAX_NODES, build_trie
+from pipeline.lexicon.trie._nodes import Trie, pack_nodes
 
 __all__ = [
     "BLANK",

@@ -1,4 +1,4 @@
-"""Times the three solving algorithms on the same boards: ``python -m pipeline.benches.perf_algorithms``.
+"""Times the three solving algorithms on the same boards: ``python -m benchmarks.perf_algorithms``.
 
 Scenarios (each algorithm gets identical boards and lexicon; the best of ``--repeat`` runs is
 reported, after a warm-up run that compiles or loads the numba code and builds the word table):
@@ -30,7 +30,7 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from pipeline.benches._cli import RepeatOpt, bench_app
+from benchmarks._cli import RepeatOpt, bench_app
 from pipeline.boards import BLANK, Board, generate_boards, generator_alphabet
 from pipeline.lexicon import (
     CompiledLexicon,
@@ -40,12 +40,12 @@ from pipeline.lexicon import (
     default_dictionary,
     load_lexicon,
 )
+from pipeline.lexicon.trie import Alphabet
 from pipeline.rules import get_rules
 from pipeline.solve import BoardResult
 from pipeline.solve._algorithms import solve_with
 from pipeline.solve._dp import solve_dp
 from pipeline.solve._letters import word_table
-from pipeline.trie import Alphabet
 
 app = bench_app()
 

@@ -1,4 +1,0 @@
-"""Benchmarks, each run as ``python -m pipeline.benches.<name>``: figures with targets and ratios.
-
-Nothing in the package imports them; they sit above every stage they time.
-"""
