@@ -9,7 +9,7 @@ process, one core, alternating ours / theirs ``--pairs`` times so that other loa
 machine hits both alike.
 Each run is measured from the kernel's accounting of that child process: CPU seconds (user +
 system, ``os.wait4``) and peak RSS (``/usr/bin/time``, see
-:func:`pipeline.prove._anchor.measure`); wall time is not used (the machine is shared).
+:func:`pipeline.best.prove._anchor.measure`); wall time is not used (the machine is shared).
 
 A run's CPU includes start-up (imports, the word list, for ours the cached numba kernels), so
 each prover also proves one trivial class (every cell in bucket 0) and the per-class figure is
@@ -22,7 +22,7 @@ that numba's cache is filled. Both provers report the boards >= threshold they f
 that holds a board in several orientations reports each): the counts are printed side by side
 as a check that both did the same work.
 
-Class ids: ours and the C++'s are mapped by :func:`pipeline.prove._anchor.cpp_ids` (the module
+Class ids: ours and the C++'s are mapped by :func:`pipeline.best.prove._anchor.cpp_ids` (the module
 doc says how). Without the anchor only ours runs.
 
 Worker mode (``--worker``) proves the ids of a file in this process and prints one JSON line;
@@ -44,14 +44,14 @@ import typer
 
 from benchmarks._cli import AnchorDirOpt, DictionaryOpt, bench_app
 from pipeline import jit, settings
+from pipeline.best.prove._anchor import Usage, anchor_built, cpp_ids, cpp_prove, measure
+from pipeline.best.prove._search import ENUMERATE_MAX
+from pipeline.best.prove.tree import LIFT_KEEP, LIFT_RATIO
 from pipeline.lexicon import plain_file
-from pipeline.prove._anchor import Usage, anchor_built, cpp_ids, cpp_prove, measure
-from pipeline.prove._search import ENUMERATE_MAX
-from pipeline.prove.tree import LIFT_KEEP, LIFT_RATIO
 
 if TYPE_CHECKING:
+    from pipeline.best.prove._classes import ClassSpace
     from pipeline.lexicon.trie import Alphabet
-    from pipeline.prove._classes import ClassSpace
 
 app = bench_app()
 
@@ -147,8 +147,8 @@ def runtime_floor() -> list[tuple[str, float]]:
 def recipe_space(recipe: Recipe, dictionary: str) -> tuple[ClassSpace, Alphabet]:
     """The class space of a recipe's spec on its shape, and the word list's alphabet (the
     compact one, as the prover compiles it)."""
+    from pipeline.best.prove._classes import ClassSpace
     from pipeline.lexicon import lexicon_alphabet
-    from pipeline.prove._classes import ClassSpace
 
     rows, cols = (int(x) for x in recipe.shape.split("x"))
     alphabet = lexicon_alphabet(dictionary)
@@ -282,10 +282,10 @@ def _worker(
 
     import numpy as np
 
+    from pipeline.best.prove._config import CHUNK_SIZE
+    from pipeline.best.prove._worker import confirm_found, load_problem
+    from pipeline.best.prove.tree import TreeProver
     from pipeline.boards import geometry
-    from pipeline.prove._config import CHUNK_SIZE
-    from pipeline.prove._worker import confirm_found, load_problem
-    from pipeline.prove.tree import TreeProver
     from pipeline.rules import default_rules_for_shape
 
     ids = np.array([int(x) for x in ids_file.read_text().split(",") if x], np.int64)

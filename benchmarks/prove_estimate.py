@@ -23,8 +23,8 @@ import numpy as np
 import typer
 
 from benchmarks._cli import bench_app
-from pipeline.prove._status import bootstrap_total as estimate
-from pipeline.prove._status import class_costs
+from pipeline.best.prove._status import bootstrap_total as estimate
+from pipeline.best.prove._status import class_costs
 
 app = bench_app()
 
@@ -42,7 +42,7 @@ def main(
         float | None, typer.Option(help="A published CPU-hours figure to print the ratio against.")
     ] = None,
 ) -> None:
-    from pipeline.prove._worker import proof_problem
+    from pipeline.best.prove._worker import proof_problem
 
     problem, config, identity = proof_problem(out)
     n_classes = len(problem.space.canonical_ids())

@@ -41,9 +41,9 @@ import numpy as np
 import typer
 
 from benchmarks._cli import AnchorDirOpt, bench_app
+from pipeline.best.prove._anchor import append_cost_line, cpp_costs, cpp_ids, cpp_prove, measure
+from pipeline.best.prove._strata import cut_strata, features, fit, stratified_ratio, stratified_total
 from pipeline.io import now_iso
-from pipeline.prove._anchor import append_cost_line, cpp_costs, cpp_ids, cpp_prove, measure
-from pipeline.prove._strata import cut_strata, features, fit, stratified_ratio, stratified_total
 
 app = bench_app()
 
@@ -56,7 +56,7 @@ CPP_SWITCHOVER = {"cpp": None, "cpp5000": 5000}
 
 
 def _problem(pilot: str) -> Any:
-    from pipeline.prove._worker import proof_problem
+    from pipeline.best.prove._worker import proof_problem
 
     return proof_problem(Path(pilot))
 
@@ -70,7 +70,7 @@ def design_cmd(
     """The design with a stratum of known heavy classes taken whole: each is taken out of the
     stratum the design's model put it in (that stratum's size one less; a drawn one is moved),
     and the new stratum's size is their number, so its classes are measured, not estimated."""
-    from pipeline.prove._status import class_costs
+    from pipeline.best.prove._status import class_costs
 
     record = json.loads(design_file.read_text())
     space = _problem(record["pilot"])[0].space
@@ -159,8 +159,8 @@ def run_cmd(
     """Prove the design's classes with each prover in turn, a line per class with their CPU
     seconds, each one's start-up (a trivial class, measured once a run), peak RSS and boards."""
     from pipeline import settings
+    from pipeline.best.prove._anchor import anchor_built
     from pipeline.lexicon import plain_file
-    from pipeline.prove._anchor import anchor_built
 
     provers = [p for p in who.split(",") if p]
     if unknown := [p for p in provers if p not in PROVERS]:

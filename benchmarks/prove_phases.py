@@ -6,7 +6,7 @@ as ``make bench-prove``'s recipes with their seed) in this process, round after 
 same classes, and prints each round's CPU time (``time.process_time``) split into the prover's
 phases: building a class's tree (the path walk, the radix sort, the pass from the sorted paths
 into the tree), branching on it (lifting and forcing,
-:func:`pipeline.prove.tree._eval.tree_branch`) and scoring the leaves exactly. The first round
+:func:`pipeline.best.prove.tree._eval.tree_branch`) and scoring the leaves exactly. The first round
 pays numba's start-up (loading the cached kernels); the later ones are the steady state a
 worker runs in. The phases are timed around each kernel call, a few calls a class. No C++ is
 needed; only figures of one run compare on a shared machine.
@@ -28,9 +28,9 @@ from typing import Annotated, Any
 import typer
 
 from benchmarks._cli import ClassesOpt, DictionaryOpt, ShapeOpt, ThresholdOpt, bench_app
+from pipeline.best.prove._config import ProveConfig, parse_class_ids
+from pipeline.best.prove.tree import DEDUP_RATIO, LIFT_RATIO
 from pipeline.errors import BoggleError
-from pipeline.prove._config import ProveConfig, parse_class_ids
-from pipeline.prove.tree import DEDUP_RATIO, LIFT_RATIO
 
 app = bench_app()
 
@@ -46,8 +46,8 @@ def timed_phases(prover: Any, clock: dict[str, float]) -> Iterator[None]:
     """Add each phase's CPU seconds to ``clock`` while the block runs: the builder's and the
     tree module's kernels and the prover's build and scoring calls are wrapped, and put back on
     exit."""
-    import pipeline.prove.tree._builder as builder  # the kernels are wrapped where called
-    import pipeline.prove.tree._prover as tree
+    import pipeline.best.prove.tree._builder as builder  # the kernels are wrapped where called
+    import pipeline.best.prove.tree._prover as tree
 
     def wrap(fn: Callable[..., Any], phase: str) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -96,9 +96,9 @@ def phase_rounds(
     (:data:`PHASES`), with ``classes``, ``nodes`` (branch nodes) and ``scored`` (boards scored
     exactly).
     ``per_class(round, class id, seconds, phases)`` is called after each class when given."""
+    from pipeline.best.prove._job import plan_proof
+    from pipeline.best.prove.tree import TreeProver
     from pipeline.boards import geometry
-    from pipeline.prove._job import plan_proof
-    from pipeline.prove.tree import TreeProver
 
     run = plan_proof(cfg)
     problem = run.problem

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 import typer
 
 from benchmarks._cli import bench_app
-from pipeline.prove._classes import ClassSpace
+from pipeline.best.prove._classes import ClassSpace
 
 app = bench_app()
 
@@ -43,10 +43,10 @@ def main(
     out: Annotated[Path, typer.Argument(help="The proof's --out.")],
     published: Annotated[Path, typer.Argument(help="Lines 'board: score' (compact, row-major).")],
 ) -> None:
+    from pipeline.best.prove._certificate import canonical_compact
+    from pipeline.best.prove._job import BOARDS_FILE
+    from pipeline.best.prove._worker import proof_problem
     from pipeline.boards import parse_compact
-    from pipeline.prove._certificate import canonical_compact
-    from pipeline.prove._job import BOARDS_FILE
-    from pipeline.prove._worker import proof_problem
     from pipeline.solve import encode_boards, solve_arrays
 
     problem, config, _ = proof_problem(out)

@@ -24,11 +24,11 @@ something cheap that predicts the cost fixes most of that. The design has two ph
 it repeats the whole design (pilot, model, strata, sample) many times on the certificate's
 classes and reports how far the estimates land from the certificate's true total and how often
 the interval covers it, next to simple random samples of the same size with the bootstrap
-interval of ``make estimate-4x4`` (:func:`pipeline.prove._status.bootstrap_total`).
+interval of ``make estimate-4x4`` (:func:`pipeline.best.prove._status.bootstrap_total`).
 
 ``cpp`` proves a proof's classes (or a design's) with the field's C++ prover, one process a
 class, appending each class's CPU to a JSON-lines file, so that it resumes where it stopped
-(:mod:`pipeline.prove._anchor`; a development tool, nothing needs it); ``compare`` sets ours
+(:mod:`pipeline.best.prove._anchor`; a development tool, nothing needs it); ``compare`` sets ours
 beside it on the classes both have done: the ratio of the totals, a simple random sample's
 with a paired bootstrap interval, a design's stratified (each prover's total estimated over
 every class, the interval from resampling within the strata).
@@ -55,10 +55,9 @@ import numpy as np
 import typer
 
 from benchmarks._cli import AnchorDirOpt, bench_app
-from pipeline.io import now_iso
-from pipeline.prove._anchor import append_cost_line, cpp_costs
-from pipeline.prove._status import class_costs
-from pipeline.prove._strata import (
+from pipeline.best.prove._anchor import append_cost_line, cpp_costs
+from pipeline.best.prove._status import class_costs
+from pipeline.best.prove._strata import (
     design,
     features,
     paired_ratio,
@@ -66,12 +65,13 @@ from pipeline.prove._strata import (
     stratified_total,
     validate_costs,
 )
+from pipeline.io import now_iso
 
 app = bench_app()
 
 
 def _space_of(out: Path) -> Any:
-    from pipeline.prove._worker import proof_problem
+    from pipeline.best.prove._worker import proof_problem
 
     return proof_problem(out)[0].space
 
@@ -183,7 +183,7 @@ def estimate_cmd(
     """The whole proof's CPU-hours from the stratified sample, with its 95% interval.
 
     With ``--partial``, from the classes proved so far: the prover takes the design's chunks in a
-    fixed shuffle (:func:`pipeline.prove._job.dispatch_order`), so those are a random part of
+    fixed shuffle (:func:`pipeline.best.prove._job.dispatch_order`), so those are a random part of
     each stratum's draw, and the interval is wider for the classes still missing. The same holds
     for the classes of a session window (``--since`` / ``--before``) when the sessions' share
     of the classes did not depend on their cost."""
@@ -247,9 +247,9 @@ def cpp_cmd(
     import tempfile
 
     from pipeline import settings
+    from pipeline.best.prove._anchor import anchor_built, cpp_ids, cpp_prove
+    from pipeline.best.prove._worker import proof_problem
     from pipeline.lexicon import plain_file
-    from pipeline.prove._anchor import anchor_built, cpp_ids, cpp_prove
-    from pipeline.prove._worker import proof_problem
 
     anchor = anchor_dir or settings.get().anchor_dir
     if not anchor_built(anchor):

@@ -18,10 +18,10 @@ import numpy as np
 import typer
 
 from benchmarks._cli import ClassesOpt, DictionaryOpt, ShapeOpt, ThresholdOpt, bench_app
+from pipeline.best.prove._search import ClassProver
+from pipeline.best.prove._worker import load_problem
+from pipeline.best.prove.tree import TreeProver
 from pipeline.boards import geometry, parse_shape
-from pipeline.prove._search import ClassProver
-from pipeline.prove._worker import load_problem
-from pipeline.prove.tree import TreeProver
 
 app = bench_app()
 

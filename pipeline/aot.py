@@ -58,7 +58,7 @@ def exercise(dictionary: str) -> set[str]:
     """Run :data:`RUNS` in this process (their kernels compile for the types they are called
     with), on an empty cache: the word list is compiled here too (its trie's kernels), as on a
     new machine; then :func:`exercise_analysis`. Returns the kernels the proofs called."""
-    from pipeline.prove import ProveConfig, run_prove
+    from pipeline.best.prove import ProveConfig, run_prove
 
     with tempfile.TemporaryDirectory(prefix="boggle-aot-cache-") as cache:
         settings.export(settings.env_name("cache_dir"), cache)
@@ -110,15 +110,15 @@ def exercise_analysis(dictionary: str, folder: Path) -> None:
 
 
 def exercise_deduping_force(dictionary: str) -> None:
-    """The deduping force's kernels (:mod:`pipeline.prove.tree._dedup`), which only heavy classes
+    """The deduping force's kernels (:mod:`pipeline.best.prove.tree._dedup`), which only heavy classes
     call (none of :data:`RUNS`): a few 3x3 classes proved with it on every split, the classes'
     values taken from their paths too (what a class of 2**23 paths or more does, so that
     ``tree_value`` is called: the first build missed it, and every heavy 4x4 class failed)."""
     import numpy as np
 
-    import pipeline.prove.tree._prover as tree  # its VALUE_PATHS is patched
+    import pipeline.best.prove.tree._prover as tree  # its VALUE_PATHS is patched
+    from pipeline.best.prove._worker import load_problem
     from pipeline.boards import geometry
-    from pipeline.prove._worker import load_problem
 
     problem = load_problem(dictionary, "3x3", "boggle", None, FOUR)
     prover = tree.TreeProver(

@@ -39,9 +39,9 @@ def test_the_fingerprint_follows_every_byte_of_the_kernel_modules(
     sources = jit.kernel_sources()
     names = {str(p.relative_to(jit.PACKAGE_ROOT)) for p in sources}
     assert {
-        "prove/tree/_build.py",
-        "prove/tree/_eval.py",
-        "prove/_bounds.py",
+        "best/prove/tree/_build.py",
+        "best/prove/tree/_eval.py",
+        "best/prove/_bounds.py",
         "solve/kernels/_drive.py",
     } <= names
     assert not {"jit.py", "cli/_proving.py"} & names  # only the modules with kernels
@@ -62,7 +62,7 @@ def test_a_stale_or_missing_build_is_refused(tmp_path: Path, monkeypatch: pytest
     record.write_text("{not json")
     assert jit.built_state() == (False, "_kernels_aot.json unreadable (make aot)")
     current = jit.fingerprint(jit.kernel_sources())
-    stale = dict(current, **{"prove/tree/_build.py": "0" * 64})
+    stale = dict(current, **{"best/prove/tree/_build.py": "0" * 64})
     record.write_text(json.dumps({"exports": {}, "sources": stale}))
     assert jit.built_state() == (False, "built from other kernel sources (make aot)")
     record.write_text(json.dumps({"exports": {}, "sources": {**current, "gone.py": "0" * 64}}))
@@ -254,7 +254,7 @@ def test_a_stale_build_falls_back_to_the_jit(enable2k_path: str, tmp_path: Path)
     env = job_environment() | {jit.ENV: "aot"}
     code = (
         "from pipeline import jit; jit.fingerprint = lambda paths: {}; "
-        "import pipeline.prove.tree._eval; print(jit.mode(), jit.why_not_ahead_of_time())"
+        "import pipeline.best.prove.tree._eval; print(jit.mode(), jit.why_not_ahead_of_time())"
     )
     shown = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True)
     assert shown.stdout.strip() == "jit built from other kernel sources (make aot)", shown.stderr
@@ -269,7 +269,7 @@ def test_an_exported_kernel_lets_other_threads_run() -> None:
 import threading, time, numpy as np
 from pipeline import jit
 assert jit.mode() == "aot"
-from pipeline.prove._bounds import class_sizes
+from pipeline.best.prove._bounds import class_sizes
 masks = np.full((200_000, 16), 3, np.uint64)
 calls, stamps = [], []
 def work():

@@ -104,12 +104,12 @@ def test_the_check_sees_a_private_module_imported_from_outside(tmp_path: Path) -
     code = "import pipeline.store._parts as P\nfrom pipeline.store._schema import X\n"
     code += "from pipeline.store import Y\n"
     inside.write_text(code)
-    outside.write_text(code + "def f():\n    from pipeline.prove.tree._build import Z\n")
+    outside.write_text(code + "def f():\n    from pipeline.best.prove.tree._build import Z\n")
     assert private_module_imports(inside, tmp_path) == []
     assert private_module_imports(outside, tmp_path) == [
         "pipeline/runner.py:1: pipeline.store._parts",
         "pipeline/runner.py:2: pipeline.store._schema",
-        "pipeline/runner.py:5: pipeline.prove.tree._build",
+        "pipeline/runner.py:5: pipeline.best.prove.tree._build",
     ]
 
 
@@ -153,12 +153,12 @@ PUBLIC: dict[str, set[str]] = {
         *("paired_section", "face_comparisons_section", "bad_boards_section", "serve_section"),
         "trend_section",
     },
-    "pipeline.optimize": {
+    "pipeline.best.optimize": {
         *("BestBoard", "OptimizeConfig", "OptimizeProgress", "OptimizeResult", "ProgressCallback"),
         *("RestartResult", "SECTION", "load_command_config", "load_optimize_config", "optimize"),
         *("read_results", "run_optimize", "INTERRUPTED", "RESULT_COLUMNS"),
     },
-    "pipeline.prove": {
+    "pipeline.best.prove": {
         *(
             "CERTIFICATE_COLUMNS",
             "BOARDS_FILE_COLUMNS",
@@ -171,7 +171,7 @@ PUBLIC: dict[str, set[str]] = {
         # --status and --classes
         *("ProofStatus", "proof_status", "check_undamaged", "parse_class_ids"),
     },
-    "pipeline.prove.tree": {
+    "pipeline.best.prove.tree": {
         # the tree prover, the provers by name, and the gates the benches vary
         *("PROVERS", "TreeProver", "DEDUP_RATIO", "LIFT_KEEP", "LIFT_RATIO", "max_cells"),
     },

@@ -21,11 +21,11 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline import read_run, store
+from pipeline.best.optimize import OptimizeConfig, run_optimize
+from pipeline.best.prove import run_prove
 from pipeline.cli import app
-from pipeline.dataset import find_jobs
-from pipeline.optimize import OptimizeConfig, run_optimize
-from pipeline.prove import run_prove
 from pipeline.runner import run_job
+from pipeline.store.dataset import find_jobs
 from tests.conftest import (
     REPO,
     boggle_command,

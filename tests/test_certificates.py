@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.best.prove._status import proof_status
 from pipeline.lexicon import tanglet_languages
-from pipeline.prove._status import proof_status
 from tests.conftest import need_data
 
 REPO = Path(__file__).resolve().parents[1]

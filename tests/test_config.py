@@ -163,8 +163,8 @@ def test_the_default_config_resolves_like_an_empty_file(tmp_path: Path) -> None:
 
 
 def test_a_literal_field_takes_a_string_and_its_class_names_the_choices(tmp_path: Path) -> None:
+    from pipeline.best.optimize import OptimizeConfig
     from pipeline.config import load_section
-    from pipeline.optimize import OptimizeConfig
 
     path = tmp_path / "opt.toml"
     path.write_text('[optimize]\nstrategy = "hill"\nbackend = "threading"\n', encoding="utf-8")

@@ -22,12 +22,12 @@ import pytest
 
 import pipeline
 from pipeline import store
-from pipeline.dataset import repo_root, resolve_run_dir
 from pipeline.errors import BoggleError, DamagedRunError
 from pipeline.lexicon import load_lexicon
 from pipeline.runner import execute, run_job
 from pipeline.store._pack import BASE64_KEY, SUFFIX, TEXT_KEY
 from pipeline.store._schema import LOCK_FILE, PARTS_DIR, RUN_RECORD
+from pipeline.store.dataset import repo_root, resolve_run_dir
 from tests.conftest import REPO, gen_config, ingest_config, read_side_json, side_path, write_side
 
 SCHEMA5 = REPO / "tests" / "data" / "schema5"  # runs of the layout before packed side files
@@ -228,7 +228,7 @@ def test_a_part_being_written_is_never_read(gen_run: Path, tmp_path: Path) -> No
 
 
 def test_optimize_output_reads_as_a_dataset(tmp_path: Path, enable2k_path: str) -> None:
-    from pipeline.optimize import OptimizeConfig, run_optimize
+    from pipeline.best.optimize import OptimizeConfig, run_optimize
 
     out = tmp_path / "opt"
     cfg = OptimizeConfig(
@@ -372,7 +372,7 @@ def test_import_pipeline_is_light_and_exports_lazily() -> None:
         "heavy = [m for m in ('numpy', 'pyarrow', 'pandas', 'duckdb', 'polars') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
         "from pipeline import read_run, read_run_pandas, run_relation\n"
-        "assert 'pyarrow' in sys.modules and read_run.__module__.startswith('pipeline.dataset.')\n"
+        "assert 'pyarrow' in sys.modules and read_run.__module__.startswith('pipeline.store.dataset.')\n"
         "try:\n    pipeline.nope\nexcept AttributeError:\n    pass\nelse:\n    raise SystemExit('no error')\n"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)

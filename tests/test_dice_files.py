@@ -208,7 +208,7 @@ def test_run_from_a_dice_file_is_recorded_and_analysed_without_the_file(tmp_path
     assert manifest["dice"]["sha256"] == manifest["identity"]["dice"]["sha256"] == mine.sha256
     # the boards are the generator's: the same as `boggle generate` with the file
     gen = run_boggle("generate", "--dice", str(dice), "-n", "400", "--seed", "7", "--chunk-size", "200")
-    from pipeline.dataset import read_run
+    from pipeline.store.dataset import read_run
 
     assert read_run(out, ["board"]).column("board").to_pylist() == gen.stdout.split()
 

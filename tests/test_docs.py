@@ -146,7 +146,7 @@ def test_every_run_config_key_has_a_row() -> None:
 
 
 def test_every_optimize_key_has_a_row() -> None:
-    from pipeline.optimize import OptimizeConfig
+    from pipeline.best.optimize import OptimizeConfig
 
     rows = _rows(_section(_config_page(), "## Search config (`boggle optimize`)"))
     missing = [f.name for f in dataclasses.fields(OptimizeConfig) if f.name not in rows]
@@ -154,7 +154,7 @@ def test_every_optimize_key_has_a_row() -> None:
 
 
 def test_every_prove_setting_has_a_row() -> None:
-    from pipeline.prove import ProveConfig
+    from pipeline.best.prove import ProveConfig
 
     rows = _rows(_section(_config_page(), "## Proof settings (`boggle prove`)"))
     missing = [f.name for f in dataclasses.fields(ProveConfig) if f.name not in rows]
@@ -214,9 +214,9 @@ def test_every_rejects_column_is_described_and_on_the_page() -> None:
 
 
 def test_every_certificate_column_is_described_and_on_the_page() -> None:
-    from pipeline.prove import CERTIFICATE_COLUMNS as COLUMNS
-    from pipeline.prove._certificate import BOARDS_FILE_COLUMNS as BOARD_COLUMNS
-    from pipeline.prove._certificate import CERTIFICATE_SCHEMA
+    from pipeline.best.prove import CERTIFICATE_COLUMNS as COLUMNS
+    from pipeline.best.prove._certificate import BOARDS_FILE_COLUMNS as BOARD_COLUMNS
+    from pipeline.best.prove._certificate import CERTIFICATE_SCHEMA
 
     _assert_described(COLUMNS, CERTIFICATE_SCHEMA.names, "prove certificate")
     assert set(COLUMNS) == set(CERTIFICATE_SCHEMA.names), "a described column the certificate lacks"
@@ -226,9 +226,9 @@ def test_every_certificate_column_is_described_and_on_the_page() -> None:
 
 
 def test_every_optimize_column_is_described_and_on_the_page() -> None:
-    from pipeline.optimize import OptimizeConfig
-    from pipeline.optimize._output import RESULT_COLUMNS as COLUMNS
-    from pipeline.optimize._output import results_table
+    from pipeline.best.optimize import OptimizeConfig
+    from pipeline.best.optimize._output import RESULT_COLUMNS as COLUMNS
+    from pipeline.best.optimize._output import results_table
 
     names = results_table([], OptimizeConfig()).schema.names
     _assert_described(COLUMNS, names, "optimize results")
@@ -344,7 +344,7 @@ def test_the_module_map_follows_a_package_it_is_given(
 
 
 def test_the_design_page_names_only_modules_that_exist() -> None:
-    """The hand-written text of docs/design.md names modules (``pipeline.prove._bounds``) that
+    """The hand-written text of docs/design.md names modules (``pipeline.best.prove._bounds``) that
     are still there."""
     page = hook.BLOCK.sub("", (DOCS / "design.md").read_text(encoding="utf-8"))
     named = set(re.findall(r"`(pipeline(?:\.\w+)+)`", page))
@@ -383,10 +383,10 @@ def test_written_files_have_only_described_columns(
     import pyarrow.parquet as pq
 
     import pipeline.store._schema as schema
+    from pipeline.best.prove import CERTIFICATE_COLUMNS as PROVE_COLUMNS
+    from pipeline.best.prove import ProveConfig, run_prove
+    from pipeline.best.prove._certificate import BOARDS_FILE_COLUMNS as BOARD_COLUMNS
     from pipeline.config import load_config
-    from pipeline.prove import CERTIFICATE_COLUMNS as PROVE_COLUMNS
-    from pipeline.prove import ProveConfig, run_prove
-    from pipeline.prove._certificate import BOARDS_FILE_COLUMNS as BOARD_COLUMNS
     from pipeline.runner import execute
     from tests.conftest import read_side
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.best.prove._config import MAX_CLASS_ID, parse_class_ids
 from pipeline.errors import BoggleError
-from pipeline.prove._config import MAX_CLASS_ID, parse_class_ids
 from tests.conftest import REPO, base_type, cli_commands
 from tests.test_limits_input import limited
 
@@ -174,7 +174,7 @@ def test_class_ids_file_with_a_200_mb_line_is_refused_in_bounded_memory(tmp_path
     code = (
         "import sys\n"
         "from pipeline.errors import BoggleError\n"
-        "from pipeline.prove._config import parse_class_ids\n"
+        "from pipeline.best.prove._config import parse_class_ids\n"
         "try:\n"
         "    parse_class_ids('@' + sys.argv[1])\n"
         "except BoggleError as exc:\n"

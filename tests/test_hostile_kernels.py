@@ -87,7 +87,7 @@ jit.module_file = lambda: built
 def test_a_truncated_module_falls_back_to_the_jit_and_a_copy_of_the_build_loads(tmp_path: Path) -> None:
     real = _built()
     env = job_environment() | {jit.ENV: "aot"}
-    body = "import pipeline.prove.tree._eval\nprint(jit.mode(), jit.why_not_ahead_of_time())"
+    body = "import pipeline.best.prove.tree._eval\nprint(jit.mode(), jit.why_not_ahead_of_time())"
     truncated = tmp_path / real.name
     truncated.write_bytes(real.read_bytes()[: real.stat().st_size // 3])
     shown = subprocess.run(

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.dataset import query_runs
-from pipeline.dataset._query import parse_memory_limit
 from pipeline.errors import ConfigError
+from pipeline.store.dataset import query_runs
+from pipeline.store.dataset._query import parse_memory_limit
 from tests.conftest import ALPHA, boggle_command, job_environment, one_error_line, run_boggle, write_run
 from tests.test_limits_input import boggle as limited_boggle
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from pipeline import store
+from pipeline.best.prove import ProveConfig, run_prove
+from pipeline.best.prove._status import proof_status
 from pipeline.errors import DamagedRunError, OutputConflictError
-from pipeline.prove import ProveConfig, run_prove
-from pipeline.prove._status import proof_status
 from pipeline.runner import run_job
 from pipeline.store._manifest import seal_of
 from pipeline.store._parts import file_blake2b

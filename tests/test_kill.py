@@ -421,7 +421,7 @@ CONTEXTS = {
     # optimize's: the CI failure of stop 30 (workers spawned, main killed before any restart
     # reached them, both left waiting on loky's queue)
     "optimize": (
-        "from pipeline.optimize import OptimizeConfig\nfrom pipeline.optimize._run import parallel",
+        "from pipeline.best.optimize import OptimizeConfig\nfrom pipeline.best.optimize._run import parallel",
         "parallel(OptimizeConfig(n_jobs=2))",
     ),
     # run's and prove's

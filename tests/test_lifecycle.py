@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline import store
+from pipeline.best.prove import ProveConfig, run_prove
 from pipeline.errors import EXIT_OUTPUT_CONFLICT, BoggleError, DamagedRunError, OutputConflictError
-from pipeline.prove import ProveConfig, run_prove
 from pipeline.runner import run_job
 from tests.conftest import (
     boggle_command,
@@ -251,8 +251,8 @@ def test_verify_false_skips_checksums_but_not_sizes(clean_run: Path, tmp_path: P
 
 
 def test_optimize_rerun_interrupted_keeps_the_previous_result(enable2k_path: str, tmp_path: Path) -> None:
-    from pipeline.optimize import OptimizeConfig, read_results, run_optimize
-    from pipeline.optimize._output import INTERRUPTED
+    from pipeline.best.optimize import OptimizeConfig, read_results, run_optimize
+    from pipeline.best.optimize._output import INTERRUPTED
 
     out = tmp_path / "opt"
     cfg = OptimizeConfig(
@@ -413,8 +413,8 @@ def test_ctrl_c_of_an_optimize_rerun_keeps_the_result_and_prints_the_best(
     import signal
     import time
 
-    from pipeline.optimize import read_results
-    from pipeline.optimize._output import INTERRUPTED
+    from pipeline.best.optimize import read_results
+    from pipeline.best.optimize._output import INTERRUPTED
 
     out = tmp_path / "opt"
     # Each restart runs for 20 s whatever the machine's speed, so the signal, sent once the

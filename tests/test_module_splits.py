@@ -55,7 +55,11 @@ FACADES = {
         "pipeline.cli.render._search",
         "pipeline.cli.render._catalog",
     ],
-    "pipeline.dataset": ["pipeline.dataset._read", "pipeline.dataset._catalog", "pipeline.dataset._query"],
+    "pipeline.store.dataset": [
+        "pipeline.store.dataset._read",
+        "pipeline.store.dataset._catalog",
+        "pipeline.store.dataset._query",
+    ],
     "pipeline.parallel": [
         "pipeline.parallel._backends",
         "pipeline.parallel.lifeline",

@@ -196,7 +196,7 @@ def test_ingest_with_input_on_s3(bucket: str, tiny_dict: str, tmp_path: Path) ->
 def test_catalog_of_an_s3_prefix(bucket: str, tiny_dict: str, tmp_path: Path) -> None:
     """``boggle runs ls s3://bucket/prefix`` lists the runs there, with their sizes, and
     ``runs verify`` reads every part of one back (a truncated one is named, exit 4)."""
-    from pipeline.dataset import find_jobs
+    from pipeline.store.dataset import find_jobs
 
     for name in ("a", "b"):
         assert run_job(run_config(tiny_dict, f"s3://{bucket}/nightly/{name}")).status == "complete"
@@ -240,7 +240,7 @@ def test_analyze_s3_same_tables(bucket: str, tiny_dict: str, tmp_path: Path, mot
 
 
 def test_prove_to_s3(bucket: str, tiny_dict: str, tmp_path: Path) -> None:
-    from pipeline.prove import ProveConfig, run_prove
+    from pipeline.best.prove import ProveConfig, run_prove
 
     def cfg(out: str | None) -> ProveConfig:
         return ProveConfig(
@@ -257,7 +257,7 @@ def test_prove_to_s3(bucket: str, tiny_dict: str, tmp_path: Path) -> None:
     # --status reads it in place, finished and (its manifest gone, a part damaged) unfinished
     import pyarrow.parquet as pq
 
-    from pipeline.prove._status import proof_status
+    from pipeline.best.prove._status import proof_status
 
     st = proof_status(url)
     assert st.finished and st.distrusted == [] and st.boards == [(b.board, b.score) for b in res.boards]

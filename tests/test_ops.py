@@ -737,8 +737,8 @@ def test_part_files_stay_readable_as_a_dataset(clean_run: Path) -> None:
 
 def test_choices_match_the_library_and_are_listed_in_help() -> None:
     import pipeline.cli._options as cli
+    from pipeline.best.optimize._config import OBJECTIVES, STRATEGIES
     from pipeline.config import BACKENDS
-    from pipeline.optimize._config import OBJECTIVES, STRATEGIES
     from pipeline.rules import PRESETS
 
     assert [m.value for m in cli.RulesName] == list(PRESETS)

@@ -12,11 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline import store
+from pipeline.best.prove import ProveConfig, run_prove
+from pipeline.best.prove._status import proof_status
 from pipeline.cli import app
 from pipeline.design import DesignConfig, design_dice
 from pipeline.errors import EXIT_OUTPUT_CONFLICT, DamagedRunError
-from pipeline.prove import ProveConfig, run_prove
-from pipeline.prove._status import proof_status
 from pipeline.runner import run_job
 from pipeline.store._manifest import seal_of
 from pipeline.store._parts import part_record_name

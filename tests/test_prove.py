@@ -14,20 +14,26 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-import pipeline.prove._job as prove_job
-import pipeline.prove._search as search
+import pipeline.best.prove._job as prove_job
+import pipeline.best.prove._search as search
+from pipeline.best.prove import ProveConfig, run_prove
+from pipeline.best.prove._bounds import build_prove_trie, class_bounds, class_bounds_reference
+from pipeline.best.prove._bounds import class_boards as pipeline_class_boards
+from pipeline.best.prove._certificate import check_coverage
+from pipeline.best.prove._classes import (
+    ClassSpace,
+    canonical_class_ids,
+    class_digits,
+    default_spec,
+    parse_buckets,
+)
+from pipeline.best.prove._job import META_CPU, META_SESSION, META_SESSION_S, dispatch_order
+from pipeline.best.prove._search import ClassOutcome, ClassProver
 from pipeline.boards import Board, canonical, format_compact, geometry, parse_compact
 from pipeline.cli import app, render
 from pipeline.errors import BoggleError, ConfigError
 from pipeline.lexicon import compile_for_boards
 from pipeline.lexicon.trie import Alphabet
-from pipeline.prove import ProveConfig, run_prove
-from pipeline.prove._bounds import build_prove_trie, class_bounds, class_bounds_reference
-from pipeline.prove._bounds import class_boards as pipeline_class_boards
-from pipeline.prove._certificate import check_coverage
-from pipeline.prove._classes import ClassSpace, canonical_class_ids, class_digits, default_spec, parse_buckets
-from pipeline.prove._job import META_CPU, META_SESSION, META_SESSION_S, dispatch_order
-from pipeline.prove._search import ClassOutcome, ClassProver
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 from tests.conftest import tiny_proof_args

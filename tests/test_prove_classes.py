@@ -11,14 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-import pipeline.prove._worker as worker
-from pipeline.boards import Board, canonical, format_compact
-from pipeline.cli import app
-from pipeline.errors import ConfigError
-from pipeline.lexicon import compile_for_boards
-from pipeline.lexicon.trie import Alphabet
-from pipeline.prove import ProveConfig, run_prove
-from pipeline.prove._classes import (
+import pipeline.best.prove._worker as worker
+from pipeline.best.prove import ProveConfig, run_prove
+from pipeline.best.prove._classes import (
     ClassSpace,
     canonical_class_ids,
     canonical_count,
@@ -27,6 +22,11 @@ from pipeline.prove._classes import (
     parse_sections,
     shape_perms,
 )
+from pipeline.boards import Board, canonical, format_compact
+from pipeline.cli import app
+from pipeline.errors import ConfigError
+from pipeline.lexicon import compile_for_boards
+from pipeline.lexicon.trie import Alphabet
 from pipeline.rules import get_rules
 from pipeline.solve import solve_arrays
 

@@ -1,6 +1,6 @@
 """An independent check of the prover's coverage: how many classes a proof must certify.
 
-The prover lists its canonical classes with :mod:`pipeline.prove._classes` and its coverage check
+The prover lists its canonical classes with :mod:`pipeline.best.prove._classes` and its coverage check
 compares the certificate against that same list, so a mistake there (a symmetry too many, a
 wrong cell kind) would pass unnoticed. Here the number of classes up to symmetry is derived
 from first principles and compared with what the prover reports and certifies:
@@ -11,7 +11,7 @@ from first principles and compared with what the prover reports and certifies:
   number of buckets of the cycle's cells (a symmetry keeps cell kinds, so a cycle has one kind).
 * a brute-force enumeration of the orbits on small shapes (every tuple, every image).
 
-Nothing below imports :mod:`pipeline.prove._classes` or :mod:`pipeline.boards`: the group, the
+Nothing below imports :mod:`pipeline.best.prove._classes` or :mod:`pipeline.boards`: the group, the
 cell kinds and the bucket counts are written out here.
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.prove import ProveConfig, run_prove
+from pipeline.best.prove import ProveConfig, run_prove
 
 Cell = tuple[int, int]
 

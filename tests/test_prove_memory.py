@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.prove._certificate import CERTIFICATE_SCHEMA, columns_table, int64_values
+from pipeline.best.prove._certificate import CERTIFICATE_SCHEMA, columns_table, int64_values
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -62,7 +62,7 @@ def test_int64_values_reads_every_chunk_and_slice() -> None:
 # reads a certificate table (a part, the coverage check, the boards file)
 PROOF_IN_A_FRESH_PROCESS = """
 import sys
-from pipeline.prove import ProveConfig, run_prove
+from pipeline.best.prove import ProveConfig, run_prove
 for out, limit in ((sys.argv[2], None), (sys.argv[2], None), (sys.argv[3], 3)):
     s = run_prove(ProveConfig(sys.argv[1], shape="2x2", threshold=6, classes="ae rst", chunk_size=2,
                               n_jobs=2, backend="threading", out=out, limit_classes=limit))
@@ -118,11 +118,11 @@ def test_return_freed_memory_gives_freed_arrays_back() -> None:
 
 
 def test_a_prover_released_after_each_class_finds_the_same(tiny, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import pipeline.prove.tree._builder as builder
+    import pipeline.best.prove.tree._builder as builder
+    from pipeline.best.prove import tree as tree_mod
+    from pipeline.best.prove._bounds import build_prove_trie, packed_trie
+    from pipeline.best.prove._classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
     from pipeline.boards import geometry
-    from pipeline.prove import tree as tree_mod
-    from pipeline.prove._bounds import build_prove_trie, packed_trie
-    from pipeline.prove._classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
 
     rows, cols, threshold = 2, 3, 20
     geo = geometry(rows, cols)
@@ -165,9 +165,9 @@ def test_a_prover_released_after_each_class_finds_the_same(tiny, monkeypatch) ->
 def test_a_worker_gives_back_its_arrays_at_the_end_of_a_chunk_not_after_each_class(
     tiny_dict: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pipeline.prove._worker as worker
-    import pipeline.prove.tree._builder as builder
-    from pipeline.prove import tree as tree_mod
+    import pipeline.best.prove._worker as worker
+    import pipeline.best.prove.tree._builder as builder
+    from pipeline.best.prove import tree as tree_mod
 
     monkeypatch.setattr(builder, "RELEASE_BYTES", 0)
     seen: list[tuple[int, int]] = []  # (classes proved by then, nodes of the last tree) at each release

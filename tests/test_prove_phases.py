@@ -6,10 +6,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pipeline.prove.tree._builder as builder
-import pipeline.prove.tree._prover as tree
+import pipeline.best.prove.tree._builder as builder
+import pipeline.best.prove.tree._prover as tree
 from benchmarks.prove_phases import phase_rounds
-from pipeline.prove._config import ProveConfig
+from pipeline.best.prove._config import ProveConfig
 from tests.conftest import REPO
 
 TWO = "aeiosuy bcdfghjklmnpqrtvwxz"
@@ -73,7 +73,7 @@ def test_the_phase_bench_prints_a_line_per_class_and_round() -> None:
 def test_the_phase_bench_refuses_bad_class_ids_in_one_line() -> None:
     got = _bench("--shape", "3x3", "--classes", TWO, "--class-ids", "56,x")
     assert got.returncode == 2
-    # parsed as boggle prove parses them (pipeline.prove._config.parse_class_ids)
+    # parsed as boggle prove parses them (pipeline.best.prove._config.parse_class_ids)
     assert got.stderr.splitlines() == [
         "prove_phases: --class-ids:1: not a class id (a whole number >= 0): 'x'"
     ]

@@ -12,12 +12,12 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.best.prove import ProveSummary, run_prove
+from pipeline.best.prove._certificate import canonical_compact
+from pipeline.best.prove._job import META_CPU
+from pipeline.best.prove._status import estimate_left, proof_status
 from pipeline.cli import render
 from pipeline.errors import EXIT_BAD_INPUT, EXIT_OUTPUT_CONFLICT
-from pipeline.prove import ProveSummary, run_prove
-from pipeline.prove._certificate import canonical_compact
-from pipeline.prove._job import META_CPU
-from pipeline.prove._status import estimate_left, proof_status
 from pipeline.store._flock import run_lock
 from tests.conftest import one_error_line, part_bytes, run_boggle, run_config
 from tests.test_lifecycle import _Stop, _stop_after, flip, prove_config

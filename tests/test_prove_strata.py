@@ -16,12 +16,12 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-import pipeline.prove._strata as E
+import pipeline.best.prove._strata as E
 from benchmarks import prove_strata as S
+from pipeline.best.prove._anchor import append_cost_line, cpp_costs
+from pipeline.best.prove._status import class_costs
 from pipeline.cli import app
 from pipeline.lexicon import tanglet_languages
-from pipeline.prove._anchor import append_cost_line, cpp_costs
-from pipeline.prove._status import class_costs
 from tests.conftest import need_data, tiny_proof_args
 
 
@@ -213,8 +213,8 @@ def test_the_cpp_costs_resume_and_compare_with_ours(tiny_dict: str, tmp_path: Pa
     """``cpp`` against a stand-in for the C++ prover (a script that logs its arguments and
     reports no boards): one line per class, the ids mapped to the C++'s, resumed where it stopped
     (a line cut short is proved again); ``compare`` pairs the two on the classes both did."""
-    from pipeline.prove._anchor import cpp_ids
-    from pipeline.prove._worker import proof_problem
+    from pipeline.best.prove._anchor import cpp_ids
+    from pipeline.best.prove._worker import proof_problem
 
     runner = CliRunner()
     base = tiny_proof_args(tiny_dict, tmp_path / "unused")[:-1]

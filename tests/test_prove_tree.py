@@ -10,16 +10,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import pipeline.prove.tree._builder as builder_module
+import pipeline.best.prove.tree._builder as builder_module
+from pipeline.best.prove._bounds import build_prove_trie, class_bounds, packed_trie
+from pipeline.best.prove._classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
+from pipeline.best.prove._search import ClassProver, split_order
+from pipeline.best.prove.tree import PROVERS, TreeProver
+from pipeline.best.prove.tree._build import FIRST, LETTER_BITS, NEXT, TAG, VAL, max_cells, radix_sort
+from pipeline.best.prove.tree._dedup import FORCED_FLAG, derive_paths
+from pipeline.best.prove.tree._eval import eval_tree, lift_cell, lift_frames, tree_branch
+from pipeline.best.prove.tree._reference import tree_bound_reference
 from pipeline.boards import Board, canonical, format_compact, geometry
-from pipeline.prove._bounds import build_prove_trie, class_bounds, packed_trie
-from pipeline.prove._classes import bucket_masks, canonical_class_ids, class_digits, parse_buckets
-from pipeline.prove._search import ClassProver, split_order
-from pipeline.prove.tree import PROVERS, TreeProver
-from pipeline.prove.tree._build import FIRST, LETTER_BITS, NEXT, TAG, VAL, max_cells, radix_sort
-from pipeline.prove.tree._dedup import FORCED_FLAG, derive_paths
-from pipeline.prove.tree._eval import eval_tree, lift_cell, lift_frames, tree_branch
-from pipeline.prove.tree._reference import tree_bound_reference
 from pipeline.solve import solve_arrays
 
 #: Whether class keys are spread over both 64-bit words (fewer fields a word than the default,

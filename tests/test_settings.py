@@ -168,8 +168,8 @@ def test_export_sets_the_variable_for_children_and_this_process(monkeypatch: pyt
 
 def test_call_sites_read_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from pipeline.analyze._display import compare_dirs_from_env
-    from pipeline.dataset import resolve_run_dir
     from pipeline.lexicon import LexiconLimits, cache_dir, default_dictionary, tanglet_dir
+    from pipeline.store.dataset import resolve_run_dir
 
     monkeypatch.setenv("BOGGLE_CACHE_DIR", str(tmp_path / "c"))
     monkeypatch.setenv("BOGGLE_DICTIONARY", "tanglet:fr")

@@ -18,10 +18,10 @@ from pipeline.boards import (
     read_dice_file,
     roll_dice_layout,
 )
-from pipeline.dataset import read_run
 from pipeline.design import WhatIfResult, apply_swaps, paired_gain, parse_swap, run_what_if
 from pipeline.errors import ConfigError
 from pipeline.solve import solve_boards
+from pipeline.store.dataset import read_run
 from tests.conftest import one_error_line, run_boggle
 
 COUNT, CHUNK, SEED = 600, 200, 4

@@ -127,19 +127,19 @@ def reject_columns() -> str:
 
 
 def prove_columns() -> str:
-    from pipeline.prove import CERTIFICATE_COLUMNS
+    from pipeline.best.prove import CERTIFICATE_COLUMNS
 
     return _columns_table(CERTIFICATE_COLUMNS)
 
 
 def prove_board_columns() -> str:
-    from pipeline.prove import BOARDS_FILE_COLUMNS
+    from pipeline.best.prove import BOARDS_FILE_COLUMNS
 
     return _columns_table(BOARDS_FILE_COLUMNS)
 
 
 def optimize_columns() -> str:
-    from pipeline.optimize import RESULT_COLUMNS
+    from pipeline.best.optimize import RESULT_COLUMNS
 
     return _columns_table(RESULT_COLUMNS)
 

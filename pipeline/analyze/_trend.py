@@ -67,9 +67,9 @@ def _as_dict(value: Any) -> dict[str, Any]:
 
 
 def design_key(run: RunInfo) -> str:
-    """The run's design (:func:`pipeline.dataset.design_key`: its identity without its seed and
+    """The run's design (:func:`pipeline.store.dataset.design_key`: its identity without its seed and
     date), as canonical JSON."""
-    from pipeline.dataset import design_key as of_identity
+    from pipeline.store.dataset import design_key as of_identity
 
     return of_identity(run.manifest.get("identity"))
 

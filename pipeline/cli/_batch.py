@@ -373,8 +373,8 @@ def optimize(
 
     Example: boggle optimize configs/optimize-4x4.toml -d enable2k --restarts 4
     """
+    from pipeline.best.optimize import SECTION, OptimizeConfig, load_command_config, run_optimize
     from pipeline.cli import render
-    from pipeline.optimize import SECTION, OptimizeConfig, load_command_config, run_optimize
 
     options = options_for(ctx, OptimizeConfig, overwrite=overwrite or None)
     cfg = load_command_config(config, {f"{SECTION}.{k}": v for k, v in options.items()}, assignments or [])

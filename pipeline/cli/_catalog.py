@@ -1,4 +1,4 @@
-"""``boggle runs``: the catalog of job directories (see :mod:`pipeline.dataset`): ls, show,
+"""``boggle runs``: the catalog of job directories (see :mod:`pipeline.store.dataset`): ls, show,
 verify and query."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def ls(
     Example: boggle runs ls runs/nightly --json
     """
     from pipeline.cli import render
-    from pipeline.dataset import find_jobs
+    from pipeline.store.dataset import find_jobs
 
     entries = find_jobs(roots or ["runs"])
     if as_json:
@@ -74,7 +74,7 @@ def show(run: RunArg, as_json: JsonOpt = False) -> None:
     Example: boggle runs show runs/default
     """
     from pipeline.cli import render
-    from pipeline.dataset import describe_job
+    from pipeline.store.dataset import describe_job
 
     detail = describe_job(run)
     if as_json:
@@ -97,7 +97,7 @@ def verify(runs: RunsArg, as_json: JsonOpt = False) -> None:
     Example: boggle runs verify s3://bucket/runs/nightly
     """
     from pipeline.cli import render
-    from pipeline.dataset import verify_jobs
+    from pipeline.store.dataset import verify_jobs
 
     found = verify_jobs(runs)
     if as_json:
@@ -157,8 +157,8 @@ def query(
     from pipeline.cli import render
     from pipeline.cli._analyzing import capped_threads
     from pipeline.cli._outcome import note
-    from pipeline.dataset import query_runs
     from pipeline.errors import BoggleError
+    from pipeline.store.dataset import query_runs
 
     if len(runs_and_sql) < 2:
         raise BoggleError("give at least one RUN, then the SQL")

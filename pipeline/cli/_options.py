@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 Algorithm = StrEnum("Algorithm", ["trie", "dp", "binary"])  # pipeline.solve._algorithms
 RulesName = StrEnum("RulesName", ["boggle", "big", "superbig"])  # pipeline.rules.PRESETS
 Backend = StrEnum("Backend", ["loky", "threading", "dask"])  # pipeline.config.BACKENDS
-ProveBound = StrEnum("ProveBound", ["tree", "sumax"])  # pipeline.prove.tree.PROVERS
-Strategy = StrEnum("Strategy", ["anneal", "hill"])  # pipeline.optimize._config.STRATEGIES
-Objective = StrEnum("Objective", ["points", "words", "subset"])  # pipeline.optimize._config.OBJECTIVES
+ProveBound = StrEnum("ProveBound", ["tree", "sumax"])  # pipeline.best.prove.tree.PROVERS
+Strategy = StrEnum("Strategy", ["anneal", "hill"])  # pipeline.best.optimize._config.STRATEGIES
+Objective = StrEnum("Objective", ["points", "words", "subset"])  # pipeline.best.optimize._config.OBJECTIVES
 # pipeline.analyze._select.PRESETS: Tanglet's word-count bands
 ServePreset = StrEnum(
     "ServePreset",

@@ -1,4 +1,4 @@
-"""``boggle prove``: certify every board scoring at least a threshold (see :mod:`pipeline.prove`)."""
+"""``boggle prove``: certify every board scoring at least a threshold (see :mod:`pipeline.best.prove`)."""
 
 from __future__ import annotations
 
@@ -101,12 +101,12 @@ def prove(
     # before any kernel module is imported: the kernels compiled ahead of time where they are
     # built (less memory a worker; the same results), else numba's JIT (pipeline.jit)
     jit.prefer_ahead_of_time()
+    from pipeline.best.prove import ProveConfig, parse_class_ids, run_prove
     from pipeline.cli import render
     from pipeline.lexicon import default_dictionary
-    from pipeline.prove import ProveConfig, parse_class_ids, run_prove
 
     if status:
-        from pipeline.prove import check_undamaged, proof_status
+        from pipeline.best.prove import check_undamaged, proof_status
 
         st = proof_status(out)
         for line in render.prove_status(st):

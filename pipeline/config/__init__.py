@@ -21,7 +21,7 @@ else today; :mod:`pipeline.config._schedule`), recorded as ``seed`` and ``seed_d
 may hold placeholders (``runs/nightly/{date}``), filled in when the config is loaded.
 
 Other commands read their own section through the same machinery (:func:`load_section`):
-``boggle optimize`` reads ``[optimize]`` into :class:`pipeline.optimize.OptimizeConfig`.
+``boggle optimize`` reads ``[optimize]`` into :class:`pipeline.best.optimize.OptimizeConfig`.
 
 Validation is declarative: each section is a frozen dataclass whose field types say what a key
 takes (``Literal`` choices, ``Annotated`` ranges and conversions), read by one small checker

@@ -428,7 +428,7 @@ def _paired_runs(
 ) -> tuple[tuple[np.ndarray, list[str]], tuple[np.ndarray, list[str]]]:
     """(scores, boards) of each run in board-id order; an InternalError unless both hold the
     board ids 0..count-1."""
-    from pipeline.dataset import read_run
+    from pipeline.store.dataset import read_run
 
     cols = ["board_id", "board", "score"]
     a, b = read_run(base_dir, cols), read_run(variant_dir, cols)

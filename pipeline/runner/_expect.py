@@ -11,7 +11,7 @@ What is measured (from the parts' ``score`` and ``n_words`` columns):
 ``OP NUMBER`` compares the measured value (the estimate, not an end of its interval) with the
 number. ``within limits`` compares it with the **control limits of the same design's earlier
 nights**: the finished runs beside this one (its parent folder, ``runs/nightly``), of the same
-design (:func:`pipeline.dataset.design_key`: the identity without seed and date) and with an
+design (:func:`pipeline.store.dataset.design_key`: the identity without seed and date) and with an
 earlier schedule's date (``run_date``), the latest :data:`NIGHTS` of them. As in the report's
 trend (:mod:`pipeline.analyze._trend`), a Shewhart chart: the pooled mean of those nights ± 3
 standard errors of a night of this run's size (the pooled within-night standard deviation over
@@ -115,8 +115,8 @@ def earlier_nights(run_dir: Any, identity: Mapping[str, Any], run_date: str | No
     """The measures of the latest :data:`NIGHTS` finished runs beside ``run_dir`` (in its parent
     folder) of the same design with an earlier ``run_date``, oldest first."""
     from pipeline import store
-    from pipeline.dataset import design_key
     from pipeline.errors import BoggleError
+    from pipeline.store.dataset import design_key
 
     if run_date is None:
         return []

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from pipeline.optimize import OptimizeConfig
-from pipeline.optimize._run import prepare
+from pipeline.best.optimize import OptimizeConfig
+from pipeline.best.optimize._run import prepare
 
 LETTERS = set("aeilnprstgdo")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pipeline.best.optimize import OptimizeConfig, load_optimize_config
 from pipeline.cli import app
 from pipeline.config import load_section
 from pipeline.errors import ConfigError
-from pipeline.optimize import OptimizeConfig, load_optimize_config
 from tests.conftest import REPO
 
 

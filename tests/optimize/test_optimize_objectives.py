@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.best.optimize import OptimizeConfig, optimize
 from pipeline.errors import ConfigError
-from pipeline.optimize import OptimizeConfig, optimize
 
 
 def test_words_objective_counts_words(small_dict: str) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.best.optimize import OptimizeConfig, run_optimize
+from pipeline.best.optimize._run import prepare
 from pipeline.boards import format_compact
 from pipeline.errors import ConfigError, OutputConflictError
-from pipeline.optimize import OptimizeConfig, run_optimize
-from pipeline.optimize._run import prepare
 
 
 def test_run_writes_parquet_and_manifest(small_dict: str, tmp_path: Path) -> None:

@@ -7,12 +7,12 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from pipeline.best.optimize import OptimizeConfig
+from pipeline.best.optimize._objectives import make_objective
+from pipeline.best.optimize._run import prepare
+from pipeline.best.optimize._scorer import Scorer, Tables
+from pipeline.best.optimize._space import apply_move
 from pipeline.boards import Board, parse_compact
-from pipeline.optimize import OptimizeConfig
-from pipeline.optimize._objectives import make_objective
-from pipeline.optimize._run import prepare
-from pipeline.optimize._scorer import Scorer, Tables
-from pipeline.optimize._space import apply_move
 from pipeline.solve import encode_boards, solve_arrays
 from pipeline.solve._reference import ReferenceSolver
 

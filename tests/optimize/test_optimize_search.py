@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.best.optimize import OptimizeConfig, optimize
+from pipeline.best.optimize._run import prepare
 from pipeline.boards import canonical, format_compact
-from pipeline.optimize import OptimizeConfig, optimize
-from pipeline.optimize._run import prepare
 from pipeline.solve import encode_boards, solve_arrays
 
 BEST_4X4 = "perslatgsineters"  # docs/rules.md: 3625 points, 1045 words with ENABLE2K
@@ -136,7 +136,7 @@ def test_one_stop_reason_in_a_fixed_order() -> None:
 
     import numpy as np
 
-    from pipeline.optimize._budget import Clock, RestartEvent
+    from pipeline.best.optimize._budget import Clock, RestartEvent
 
     events: list[RestartEvent] = []
 

@@ -6,12 +6,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.boards import Board, canonical, symmetries
-from pipeline.optimize import OptimizeConfig, optimize
-from pipeline.optimize._anneal import AnnealState
-from pipeline.optimize._run import prepare
-from pipeline.optimize._scorer import Scorer
-from pipeline.optimize._space import (
+from pipeline.best.optimize import OptimizeConfig, optimize
+from pipeline.best.optimize._anneal import AnnealState
+from pipeline.best.optimize._run import prepare
+from pipeline.best.optimize._scorer import Scorer
+from pipeline.best.optimize._space import (
     apply_move,
     canonical_key,
     dice_space,
@@ -19,6 +18,7 @@ from pipeline.optimize._space import (
     key_faces,
     shape_symmetries,
 )
+from pipeline.boards import Board, canonical, symmetries
 
 face_strategy = st.sampled_from(["a", "e", "qu", "s", "t", "", "th"])
 

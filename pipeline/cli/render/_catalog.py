@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline.cli.render._log import plural
 
 if TYPE_CHECKING:  # the results each display shows (imported by the commands that make them)
-    from pipeline.dataset import CatalogEntry, QueryResult, Verification
+    from pipeline.store.dataset import CatalogEntry, QueryResult, Verification
 
 
 # ------------------------------------------------------------------ runs (the catalog)
@@ -53,7 +53,7 @@ def catalog_lines(entries: list[CatalogEntry]) -> list[str]:
 
 def catalog_show(d: dict[str, Any]) -> list[str]:
     """``boggle runs show``: a job directory in a few lines (see
-    :func:`pipeline.dataset.describe_job`)."""
+    :func:`pipeline.store.dataset.describe_job`)."""
     count = f"{d['count']:,} {d['unit']}" if d["count"] is not None else "-"
     lines = [
         f"{d['path']}: {d['state']} {d['kind']} ({d['format']}, schema {d['schema_version']})",

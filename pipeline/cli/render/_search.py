@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 from pipeline.cli.render._log import LogStyle, log_progress, plural, stderr_bar, stderr_console, stopped_after
 
 if TYPE_CHECKING:  # the results each display shows (imported by the commands that make them)
+    from pipeline.best.optimize import OptimizeProgress, OptimizeResult
+    from pipeline.best.prove import ProofStatus, ProveProgress, ProveSummary
     from pipeline.design import DesignProgress, DesignResult
-    from pipeline.optimize import OptimizeProgress, OptimizeResult
-    from pipeline.prove import ProofStatus, ProveProgress, ProveSummary
 
 
 # ------------------------------------------------------------------ design-dice
@@ -250,7 +250,7 @@ def optimize_interrupted(out: str | None) -> list[str]:
     """What an interrupted search found so far (from ``OUT/_interrupted.json``), for stderr."""
     from pathlib import Path
 
-    from pipeline.optimize import INTERRUPTED
+    from pipeline.best.optimize import INTERRUPTED
 
     if out is None:
         return []
@@ -363,7 +363,7 @@ def prove_best(res: ProveSummary) -> str:
 
 
 def prove_status(st: ProofStatus, shown: int = 10) -> list[str]:
-    """``boggle prove --status``: the proof in a few lines (see :mod:`pipeline.prove._status`)."""
+    """``boggle prove --status``: the proof in a few lines (see :mod:`pipeline.best.prove._status`)."""
     cfg = st.config
     state = "finished proof" if st.finished else "unfinished proof"
     if st.sample:  # a timing sample ends without _SUCCESS: finished when its parts all verify

@@ -1,4 +1,4 @@
-"""Numba kernels for the search moves (``pipeline.optimize``): every move from a board with its
+"""Numba kernels for the search moves (``pipeline.best.optimize``): every move from a board with its
 score, and the whole annealing loop in machine code. They score with
 :mod:`pipeline.solve.kernels._score`.
 

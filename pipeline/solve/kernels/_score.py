@@ -1,4 +1,4 @@
-"""Numba kernels for the board search (``pipeline.optimize``): score only, no word lists.
+"""Numba kernels for the board search (``pipeline.best.optimize``): score only, no word lists.
 
 The batch solver (:mod:`pipeline.solve.kernels._walk`) allocates its work arrays per call (a
 "seen" stamp per lexicon word, output buffers), which is right for large batches and wrong for
@@ -65,7 +65,7 @@ def score_one(
     work,
 ):
     """Weighted score of one encoded board (int8 [cells], blank = -1); ``trie``: the
-    neighbour masks and the trie's arrays (:meth:`pipeline.optimize._scorer.Scorer.trie_args`),
+    neighbour masks and the trie's arrays (:meth:`pipeline.best.optimize._scorer.Scorer.trie_args`),
     ``work``: :meth:`Scratch.arrays`."""
     nbr_mask, mask, first_child, word_id, weights = trie
     seen, stamp, st_cell, st_node, st_avail, open_nbrs, nbr_faces = work
