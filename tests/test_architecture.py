@@ -20,6 +20,7 @@ from tests.conftest import REPO
 SOURCES = sorted(
     [
         *(REPO / "pipeline").rglob("*.py"),
+        *(REPO / "benchmarks").glob("*.py"),
         *(REPO / "tests").rglob("*.py"),
         *(REPO / "notebooks").glob("*.ipynb"),
     ]
