@@ -1,8 +1,8 @@
 """Our kernel against the field's C++ solver, side by side: ``python -m benchmarks.perf_vs_cpp``.
 
-The C++ solver is danvk/hybrid-boggle's ``cpp_boggle`` module (built by
-outside this repository (docs/development.md) into ``$ANCHOR_DIR``, default ``/tmp/anchor``: a ``venv``,
-the ``hybrid-boggle`` checkout and ``boards44.txt``). Both solve the same compact 4x4 boards with
+The C++ solver is danvk/hybrid-boggle's ``cpp_boggle`` module, built outside this repository
+(docs/development.md) into ``$ANCHOR_DIR``, default ``/tmp/anchor``: a ``venv``, the
+``hybrid-boggle`` checkout and ``boards44.txt``. Both solve the same compact 4x4 boards with
 the same word list in separate processes, alternating (ours, theirs, ours, ...) so that noise
 from other work on the machine hits both alike; each side's rate is one timed pass over the
 boards (ours collects word ids, theirs only scores). Prints every pair's rates and ratio, then
