@@ -48,6 +48,12 @@ def _run(cmd: list[str], cwd: Path | None = None) -> str:
     return done.stdout
 
 
+def _perf_module(checkout: Path) -> str:
+    """The timer of another checkout: ``benchmarks.perf``, or ``pipeline.benches.perf`` in one from
+    before the benchmarks left the package."""
+    return "benchmarks.perf" if (checkout / "benchmarks" / "perf.py").is_file() else "pipeline.benches.perf"
+
+
 def _find(pattern: re.Pattern[str], text: str, what: str) -> re.Match[str]:
     m = pattern.search(text)
     if m is None:
@@ -91,20 +97,9 @@ def main(
             _uniform_boards(board_file, 300_000, seed=0)
         board_file = board_file.resolve()
         files = ["--dictionary", word_list]
-        ours_cmd = [
-            sys.executable,
-            "-m",
-            "benchmarks.perf",
-            "--file",
-            str(board_file),
-            *files,
-            "--rules",
-            "boggle",
-        ]
-        ours_cmd += ["--repeat", "1"]
-        before_cmd = list(ours_cmd)
-        if before is not None and not (before / "benchmarks" / "perf.py").is_file():
-            before_cmd[2] = "pipeline.benches.perf"
+        perf_args = ["--file", str(board_file), *files, "--rules", "boggle", "--repeat", "1"]
+        ours_cmd = [sys.executable, "-m", "benchmarks.perf", *perf_args]
+        before_cmd = [sys.executable, "-m", _perf_module(before), *perf_args] if before else []
         theirs_cmd = [
             str(cpp_python),
             "-m",
